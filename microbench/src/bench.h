@@ -1,0 +1,99 @@
+/*
+ * bench.h - what a benchmark is.  Each benchmark is a descriptor in one table
+ * (meta.c, data.c): the dimension it isolates and four callbacks.  The runner
+ * (runner.c) owns timing, repetitions, warm-up and cache state, so adding a benchmark
+ * means adding a descriptor, never editing a switch.
+ */
+#ifndef FSBENCH_BENCH_H
+#define FSBENCH_BENCH_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cache.h"
+#include "tree.h"
+#include "util.h"
+
+enum family { FAMILY_META = 1, FAMILY_DATA = 2 };
+/* Sequential / creation order, or a random permutation (a new one every repetition). */
+enum order { ORDER_SEQ = 1, ORDER_RANDOM = 2 };
+/* Which request sizes a data benchmark sweeps by default. */
+enum size_sweep { SWEEP_NONE, SWEEP_FULL, SWEEP_SYNC };
+
+struct suite_config;
+struct bench_ctx;
+
+struct bench {
+	const char *name;     /* unique, used by --only */
+	enum family family;
+	const char *op;       /* DESIGN's operation vocabulary: create, stat, read, ... */
+	const char *isolates; /* what this benchmark isolates, for people reading results */
+	unsigned orders;      /* ORDER_* it runs in */
+	unsigned caches;      /* CACHE_* it runs in */
+	enum size_sweep sweep;
+	int reusable;         /* setup once per case (it leaves the tree unchanged) */
+	int variant;          /* a small switch for descriptors sharing callbacks */
+	/* Untimed: build what the timed operations need; sets ctx->n (and ctx->norder). */
+	int (*setup)(struct bench_ctx *ctx);
+	/* Untimed: put caches in the case's declared state. */
+	int (*prepare_cache)(struct bench_ctx *ctx);
+	int (*before_one)(struct bench_ctx *ctx, size_t i); /* untimed, optional */
+	int (*run_one)(struct bench_ctx *ctx, size_t i);    /* exactly one timed operation */
+	int (*after_one)(struct bench_ctx *ctx, size_t i);  /* untimed, optional */
+	void (*teardown)(struct bench_ctx *ctx);            /* optional: close what setup opened */
+};
+
+/* One point of the sweep: a benchmark at one size, order and cache state. */
+struct bench_case {
+	const struct bench *bench;
+	size_t index;  /* position in the plan, for seeding */
+	uint64_t size; /* request size in bytes, 0 for metadata */
+	enum order order;
+	enum cache_mode cache;
+};
+
+struct suite_config {
+	const char *target;
+	int workdir_fd;            /* the suite's own directory beneath target */
+	char workdir[PATH_MAX];
+	int quick;
+	uint64_t block_size;       /* d in Park and Lipton's model */
+	uint64_t file_size;        /* F: data file size */
+	size_t ops;                /* timed operations per repetition (data) */
+	size_t files;              /* entries per hierarchy (metadata) */
+	size_t reps;
+	long warmup;               /* per repetition; -1 = automatic */
+	double case_seconds;       /* timed-work budget of one case */
+	uint64_t seed;
+	const char *data_file;     /* an existing file for read benchmarks, or NULL */
+	int shared_fd;             /* the suite's shared-files directory */
+};
+
+/* State of one case while it runs; callbacks keep what they need here. */
+struct bench_ctx {
+	const struct suite_config *cfg;
+	const struct bench_case *c;
+	int dirfd;             /* the case's own directory */
+	size_t n;              /* operations per repetition */
+	size_t norder;         /* length of `order` (>= n) */
+	size_t *order;         /* identity or a random permutation, remade every repetition */
+	struct tree tree;
+	int fd;                /* the data file, -1 when closed */
+	char path[PATH_MAX + 64]; /* its name, for messages */
+	uint64_t file_bytes;   /* its size */
+	uint64_t stride;       /* random-offset slot size: size rounded up to the block size */
+	unsigned char *buf;
+	size_t entries_per_op; /* readdir: entries each operation returns */
+	int pending_fd;        /* open/close: the descriptor between before_one and after_one */
+};
+
+/* The offset of operation i: consecutive for sequential, a permuted slot for random. */
+uint64_t data_offset(const struct bench_ctx *ctx, size_t i);
+
+extern const struct bench meta_benches[];
+extern const size_t meta_bench_count;
+extern const struct bench data_benches[];
+extern const size_t data_bench_count;
+
+#endif

@@ -1,0 +1,218 @@
+/*
+ * data.c - data benchmarks (Tang 4.1.3, Park and Lipton): read, allocating write,
+ * overwrite (a partial-block size makes it a read-modify-write), append, and fsync /
+ * fdatasync after a write.  Sequential and random use the same pread/pwrite calls and
+ * differ only in offsets (Wang et al.); random offsets are block-aligned slots; buffers
+ * come from posix_memalign so O_DIRECT and the CPU see the same alignment every time.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+enum { FILL_CHUNK = 1 << 20 };
+
+static const char READ_FILE[] = "read.dat";
+static const char OVERWRITE_FILE[] = "overwrite.dat";
+static const char WRITE_FILE[] = "write.dat";
+
+uint64_t data_offset(const struct bench_ctx *ctx, size_t i)
+{
+	if (ctx->c->order == ORDER_SEQ)
+		return (uint64_t)i * ctx->c->size;
+	return (uint64_t)ctx->order[i] * ctx->stride;
+}
+
+static int open_flags(const struct bench_ctx *ctx, int flags)
+{
+	return flags | O_CLOEXEC | (ctx->c->cache == CACHE_DIRECT ? O_DIRECT : 0);
+}
+
+/* Operations one repetition can make in a file of `bytes`, capped by --ops. */
+static void size_ops(struct bench_ctx *ctx, uint64_t bytes)
+{
+	uint64_t size = ctx->c->size, d = ctx->cfg->block_size;
+	uint64_t slots;
+
+	ctx->stride = (size + d - 1) / d * d;
+	slots = ctx->c->order == ORDER_SEQ ? bytes / size : bytes / ctx->stride;
+	ctx->n = slots < ctx->cfg->ops ? (size_t)slots : ctx->cfg->ops;
+	ctx->norder = ctx->c->order == ORDER_SEQ ? ctx->n : (size_t)slots;
+	ctx->buf = xaligned(4096, ctx->stride);
+	memset(ctx->buf, 0x5a, ctx->stride);
+}
+
+/* Write a file of `bytes` once, sequentially, and make it durable; reused across cases. */
+static int fill_shared_file(const struct bench_ctx *ctx, const char *name, uint64_t bytes)
+{
+	struct stat st;
+	unsigned char *chunk;
+	uint64_t off;
+	int fd, rc = 0;
+
+	if (fstatat(ctx->cfg->shared_fd, name, &st, 0) == 0 && (uint64_t)st.st_size == bytes)
+		return 0;
+	fd = openat(ctx->cfg->shared_fd, name, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return fail_errno("openat(O_CREAT)", name);
+	chunk = xaligned(4096, FILL_CHUNK);
+	memset(chunk, 0xa5, FILL_CHUNK);
+	for (off = 0; off < bytes && rc == 0; off += FILL_CHUNK) {
+		size_t len = bytes - off < FILL_CHUNK ? (size_t)(bytes - off) : FILL_CHUNK;
+
+		if (pwrite(fd, chunk, len, (off_t)off) != (ssize_t)len)
+			rc = fail_errno("pwrite (laying out)", name);
+	}
+	if (rc == 0 && fsync(fd) != 0)
+		rc = fail_errno("fsync", name);
+	free(chunk);
+	close(fd);
+	return rc;
+}
+
+static int open_shared(struct bench_ctx *ctx, const char *name, int flags)
+{
+	struct stat st;
+
+	snprintf(ctx->path, sizeof(ctx->path), "%s/shared/%s", ctx->cfg->workdir, name);
+	ctx->fd = openat(ctx->cfg->shared_fd, name, open_flags(ctx, flags));
+	if (ctx->fd < 0)
+		return fail_errno("openat", ctx->path);
+	if (fstat(ctx->fd, &st) != 0)
+		return fail_errno("fstat", ctx->path);
+	ctx->file_bytes = (uint64_t)st.st_size;
+	size_ops(ctx, ctx->file_bytes);
+	return 0;
+}
+
+static int setup_read(struct bench_ctx *ctx)
+{
+	struct stat st;
+
+	if (!ctx->cfg->data_file) {
+		if (fill_shared_file(ctx, READ_FILE, ctx->cfg->file_size) != 0)
+			return -1;
+		return open_shared(ctx, READ_FILE, O_RDONLY);
+	}
+	/* A file the caller provided (e.g. the one fio reads in bench/): only ever read. */
+	snprintf(ctx->path, sizeof(ctx->path), "%s", ctx->cfg->data_file);
+	ctx->fd = open(ctx->path, open_flags(ctx, O_RDONLY));
+	if (ctx->fd < 0)
+		return fail_errno("open", ctx->path);
+	if (fstat(ctx->fd, &st) != 0)
+		return fail_errno("fstat", ctx->path);
+	ctx->file_bytes = (uint64_t)st.st_size;
+	size_ops(ctx, ctx->file_bytes);
+	return 0;
+}
+
+static int setup_overwrite(struct bench_ctx *ctx)
+{
+	if (fill_shared_file(ctx, OVERWRITE_FILE, ctx->cfg->file_size) != 0)
+		return -1;
+	return open_shared(ctx, OVERWRITE_FILE, O_RDWR);
+}
+
+/* A new, empty file every repetition: writes allocate blocks as they go. */
+static int setup_new_file(struct bench_ctx *ctx, int flags)
+{
+	snprintf(ctx->path, sizeof(ctx->path), "%s", WRITE_FILE);
+	ctx->fd = openat(ctx->dirfd, WRITE_FILE, open_flags(ctx, O_CREAT | O_TRUNC | O_WRONLY | flags), 0644);
+	if (ctx->fd < 0)
+		return fail_errno("openat(O_CREAT)", WRITE_FILE);
+	ctx->file_bytes = 0;
+	size_ops(ctx, ctx->cfg->file_size);
+	return 0;
+}
+
+static int setup_write(struct bench_ctx *ctx) { return setup_new_file(ctx, 0); }
+static int setup_append(struct bench_ctx *ctx) { return setup_new_file(ctx, O_APPEND); }
+
+static void teardown_file(struct bench_ctx *ctx)
+{
+	if (ctx->fd >= 0)
+		close(ctx->fd);
+	ctx->fd = -1;
+	free(ctx->buf);
+	ctx->buf = NULL;
+}
+
+/* Cold: the file's pages written back and evicted; warm: read through once first. */
+static int prepare_cache_file(struct bench_ctx *ctx)
+{
+	if (ctx->file_bytes == 0)
+		return 0;
+	if (ctx->c->cache == CACHE_WARM)
+		return cache_warm_file(ctx->fd, ctx->path, ctx->file_bytes);
+	return cache_evict_file(ctx->fd, ctx->path);
+}
+
+static int check_transfer(ssize_t done, uint64_t want, const char *what, const char *path)
+{
+	if (done == (ssize_t)want)
+		return 0;
+	if (done < 0)
+		return fail_errno(what, path);
+	return fail_msg("%s(%s): short transfer, %zd of %llu bytes", what, path, done,
+			(unsigned long long)want);
+}
+
+static int run_pread(struct bench_ctx *ctx, size_t i)
+{
+	ssize_t n = pread(ctx->fd, ctx->buf, ctx->c->size, (off_t)data_offset(ctx, i));
+
+	return check_transfer(n, ctx->c->size, "pread", ctx->path);
+}
+
+static int run_pwrite(struct bench_ctx *ctx, size_t i)
+{
+	ssize_t n = pwrite(ctx->fd, ctx->buf, ctx->c->size, (off_t)data_offset(ctx, i));
+
+	return check_transfer(n, ctx->c->size, "pwrite", ctx->path);
+}
+
+static int run_append(struct bench_ctx *ctx, size_t i)
+{
+	ssize_t n = write(ctx->fd, ctx->buf, ctx->c->size);
+
+	(void)i;
+	return check_transfer(n, ctx->c->size, "write(O_APPEND)", ctx->path);
+}
+
+/* variant 0: fsync, 1: fdatasync.  The write before it is untimed (before_one). */
+static int run_sync(struct bench_ctx *ctx, size_t i)
+{
+	int rc = ctx->c->bench->variant ? fdatasync(ctx->fd) : fsync(ctx->fd);
+
+	(void)i;
+	return rc == 0 ? 0 : fail_errno(ctx->c->bench->variant ? "fdatasync" : "fsync", ctx->path);
+}
+
+#define SEQ_AND_RANDOM (ORDER_SEQ | ORDER_RANDOM)
+
+const struct bench data_benches[] = {
+	{ "read", FAMILY_DATA, "read", "reading an existing file (pread)",
+	  SEQ_AND_RANDOM, CACHE_COLD | CACHE_WARM | CACHE_DIRECT, SWEEP_FULL, 1, 0,
+	  setup_read, prepare_cache_file, NULL, run_pread, NULL, teardown_file },
+	{ "write", FAMILY_DATA, "write", "writing new blocks into an empty file, allocating as it goes (pwrite)",
+	  SEQ_AND_RANDOM, CACHE_WARM | CACHE_DIRECT, SWEEP_FULL, 0, 0,
+	  setup_write, prepare_cache_file, NULL, run_pwrite, NULL, teardown_file },
+	{ "overwrite", FAMILY_DATA, "write", "rewriting allocated blocks in place; a partial block needs a read first (pwrite)",
+	  SEQ_AND_RANDOM, CACHE_COLD | CACHE_WARM | CACHE_DIRECT, SWEEP_FULL, 1, 0,
+	  setup_overwrite, prepare_cache_file, NULL, run_pwrite, NULL, teardown_file },
+	{ "append", FAMILY_DATA, "write", "appending to a file opened O_APPEND (write)",
+	  ORDER_SEQ, CACHE_WARM | CACHE_DIRECT, SWEEP_FULL, 0, 0,
+	  setup_append, prepare_cache_file, NULL, run_append, NULL, teardown_file },
+	{ "fsync", FAMILY_DATA, "fsync", "making one just-written request durable, data and metadata (fsync)",
+	  ORDER_SEQ, CACHE_WARM, SWEEP_SYNC, 0, 0,
+	  setup_write, prepare_cache_file, run_pwrite, run_sync, NULL, teardown_file },
+	{ "fdatasync", FAMILY_DATA, "fsync", "making one just-written request durable, data only (fdatasync)",
+	  ORDER_SEQ, CACHE_WARM, SWEEP_SYNC, 0, 1,
+	  setup_write, prepare_cache_file, run_pwrite, run_sync, NULL, teardown_file },
+};
+const size_t data_bench_count = sizeof(data_benches) / sizeof(data_benches[0]);

@@ -1,0 +1,168 @@
+/*
+ * latency.c - exact percentiles, log2 histograms, bimodality and repetition statistics.
+ */
+#include "latency.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+void latency_init(struct latency *l)
+{
+	memset(l, 0, sizeof(*l));
+}
+
+void latency_free(struct latency *l)
+{
+	free(l->ns);
+	latency_init(l);
+}
+
+void latency_clear(struct latency *l)
+{
+	l->n = 0;
+}
+
+void latency_add(struct latency *l, uint64_t ns)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 1024;
+		uint64_t *grown = realloc(l->ns, cap * sizeof(*grown));
+
+		if (!grown)
+			die("out of memory keeping %zu latency samples", cap);
+		l->ns = grown;
+		l->cap = cap;
+	}
+	l->ns[l->n++] = ns;
+}
+
+static int compare_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Nearest-rank percentile on sorted samples, the definition fio's clat percentiles use. */
+static uint64_t percentile(const uint64_t *sorted, size_t n, double p)
+{
+	size_t rank = (size_t)ceil(p / 100.0 * (double)n);
+
+	if (rank < 1)
+		rank = 1;
+	if (rank > n)
+		rank = n;
+	return sorted[rank - 1];
+}
+
+static int log2_bucket(uint64_t ns)
+{
+	int k = 0;
+
+	while (ns > 1 && k < LOG2_BUCKETS - 1) {
+		ns >>= 1;
+		k++;
+	}
+	return k;
+}
+
+/*
+ * A histogram is called bimodal when it has two local maxima, each holding at least 10%
+ * of the samples, with a valley between them at most half the smaller peak.  On a log2
+ * scale this catches the classic cache-hit / cache-miss split (e.g. 2 us vs 200 us).
+ */
+static void find_bimodality(struct latency_summary *s)
+{
+	uint64_t floor = s->n / 10;
+	int peaks[LOG2_BUCKETS], npeaks = 0;
+
+	for (int k = 0; k < LOG2_BUCKETS; k++) {
+		uint64_t left = k > 0 ? s->log2_hist[k - 1] : 0;
+		uint64_t right = k < LOG2_BUCKETS - 1 ? s->log2_hist[k + 1] : 0;
+		uint64_t c = s->log2_hist[k];
+
+		if (c >= floor && c > 0 && c >= left && c > right)
+			peaks[npeaks++] = k;
+	}
+	for (int a = 0; a < npeaks; a++) {
+		for (int b = a + 1; b < npeaks; b++) {
+			uint64_t smaller = s->log2_hist[peaks[a]] < s->log2_hist[peaks[b]] ?
+				s->log2_hist[peaks[a]] : s->log2_hist[peaks[b]];
+			uint64_t valley = smaller;
+
+			for (int k = peaks[a] + 1; k < peaks[b]; k++)
+				if (s->log2_hist[k] < valley)
+					valley = s->log2_hist[k];
+			if (peaks[b] - peaks[a] >= 2 && valley * 2 <= smaller) {
+				s->bimodal = 1;
+				s->peak_buckets[0] = peaks[a];
+				s->peak_buckets[1] = peaks[b];
+				return;
+			}
+		}
+	}
+}
+
+void latency_summarize(struct latency *l, struct latency_summary *s)
+{
+	double sum = 0;
+
+	memset(s, 0, sizeof(*s));
+	s->n = l->n;
+	if (l->n == 0)
+		return;
+	qsort(l->ns, l->n, sizeof(*l->ns), compare_u64);
+	for (size_t i = 0; i < l->n; i++) {
+		sum += (double)l->ns[i];
+		s->log2_hist[log2_bucket(l->ns[i])]++;
+	}
+	s->mean = sum / (double)l->n;
+	s->min = l->ns[0];
+	s->max = l->ns[l->n - 1];
+	s->p50 = percentile(l->ns, l->n, 50);
+	s->p90 = percentile(l->ns, l->n, 90);
+	s->p99 = percentile(l->ns, l->n, 99);
+	s->p999 = percentile(l->ns, l->n, 99.9);
+	find_bimodality(s);
+}
+
+/* Two-sided 97.5% quantiles of Student's t for 1..30 degrees of freedom; 1.96 beyond. */
+static double t_quantile_975(size_t df)
+{
+	static const double table[] = {
+		12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+		2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+		2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+	};
+
+	if (df >= 1 && df <= sizeof(table) / sizeof(table[0]))
+		return table[df - 1];
+	return 1.96;
+}
+
+void rep_stats_compute(const double *values, size_t n, struct rep_stats *out)
+{
+	double sum = 0, ss = 0, sd, half;
+
+	memset(out, 0, sizeof(*out));
+	out->reps = n;
+	if (n == 0)
+		return;
+	for (size_t i = 0; i < n; i++)
+		sum += values[i];
+	out->mean = sum / (double)n;
+	if (n < 2) {
+		out->ci_low = out->ci_high = out->mean;
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		ss += (values[i] - out->mean) * (values[i] - out->mean);
+	sd = sqrt(ss / (double)(n - 1));
+	half = t_quantile_975(n - 1) * sd / sqrt((double)n);
+	out->ci_low = out->mean - half;
+	out->ci_high = out->mean + half;
+	out->rsd = out->mean > 0 ? sd / out->mean : 0;
+}

@@ -1,0 +1,43 @@
+/*
+ * latency.h - the one latency distribution type: every timed sample is kept, so
+ * percentiles are exact, and a log2 histogram is derived for display and storage.
+ */
+#ifndef FSBENCH_LATENCY_H
+#define FSBENCH_LATENCY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum { LOG2_BUCKETS = 64 };
+
+struct latency {
+	uint64_t *ns;
+	size_t n, cap;
+};
+
+struct latency_summary {
+	size_t n;
+	double mean;
+	uint64_t min, max, p50, p90, p99, p999;
+	/* bucket k counts samples in [2^k, 2^(k+1)) ns; bucket 0 also holds 0 ns. */
+	uint64_t log2_hist[LOG2_BUCKETS];
+	/* Two separated peaks in the log2 histogram (DESIGN: flag bimodal results). */
+	int bimodal;
+	int peak_buckets[2];
+};
+
+void latency_init(struct latency *l);
+void latency_free(struct latency *l);
+void latency_add(struct latency *l, uint64_t ns);
+void latency_clear(struct latency *l);
+/* Sorts l->ns in place; fills the summary.  An empty distribution gives n == 0. */
+void latency_summarize(struct latency *l, struct latency_summary *s);
+
+/* Mean, 95% interval (Student t) and relative standard deviation of repetition means. */
+struct rep_stats {
+	size_t reps;
+	double mean, ci_low, ci_high, rsd;
+};
+void rep_stats_compute(const double *values, size_t n, struct rep_stats *out);
+
+#endif

@@ -1,0 +1,312 @@
+/*
+ * meta.c - metadata benchmarks (Tang 4.1.5-4.1.6): create, unlink, mkdir, rmdir, stat of
+ * files and directories, open, close, readdir, rename, link, symlink, chmod and utimes,
+ * each on a Tang App. C hierarchy, in creation order and in a random order.
+ * Every call is relative to the case directory's descriptor, so nothing outside it is
+ * touched whatever the names are.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+enum { READDIR_ENTRIES = TREE_FANOUT };
+
+static void leaf(const struct bench_ctx *ctx, size_t i, const char *prefix, char *buf)
+{
+	tree_leaf_path(&ctx->tree, ctx->order[i], prefix, buf, TREE_PATH_MAX);
+}
+
+static int make_file(int dirfd, const char *path)
+{
+	int fd = openat(dirfd, path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
+
+	if (fd < 0)
+		return fail_errno("openat(O_CREAT)", path);
+	close(fd);
+	return 0;
+}
+
+/* A hierarchy of ctx->cfg->files leaves whose parents exist but whose leaves do not. */
+static int setup_dirs_only(struct bench_ctx *ctx)
+{
+	tree_init(&ctx->tree, ctx->cfg->files);
+	ctx->n = ctx->norder = ctx->tree.n;
+	return tree_make_dirs(&ctx->tree, ctx->dirfd);
+}
+
+static int setup_files(struct bench_ctx *ctx)
+{
+	char path[TREE_PATH_MAX];
+
+	if (setup_dirs_only(ctx) != 0)
+		return -1;
+	for (size_t i = 0; i < ctx->tree.n; i++) {
+		tree_leaf_path(&ctx->tree, i, "f", path, sizeof(path));
+		if (make_file(ctx->dirfd, path) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int setup_leaf_dirs(struct bench_ctx *ctx)
+{
+	char path[TREE_PATH_MAX];
+
+	if (setup_dirs_only(ctx) != 0)
+		return -1;
+	for (size_t i = 0; i < ctx->tree.n; i++) {
+		tree_leaf_path(&ctx->tree, i, "d", path, sizeof(path));
+		if (mkdirat(ctx->dirfd, path, 0755) != 0)
+			return fail_errno("mkdirat", path);
+	}
+	return 0;
+}
+
+/*
+ * readdir lists whole directories of READDIR_ENTRIES files each (Tang's cap of 100), so
+ * every operation does the same work; the directories themselves sit in an App. C tree.
+ */
+static int setup_listing_dirs(struct bench_ctx *ctx)
+{
+	size_t ndirs = ctx->cfg->files / 20;
+	char dir[TREE_PATH_MAX], path[TREE_PATH_MAX + 16];
+
+	ndirs = ndirs < 20 ? 20 : ndirs > 500 ? 500 : ndirs;
+	tree_init(&ctx->tree, ndirs);
+	ctx->n = ctx->norder = ndirs;
+	ctx->entries_per_op = READDIR_ENTRIES;
+	if (tree_make_dirs(&ctx->tree, ctx->dirfd) != 0)
+		return -1;
+	for (size_t d = 0; d < ndirs; d++) {
+		tree_leaf_path(&ctx->tree, d, "r", dir, sizeof(dir));
+		if (mkdirat(ctx->dirfd, dir, 0755) != 0)
+			return fail_errno("mkdirat", dir);
+		for (size_t e = 0; e < READDIR_ENTRIES; e++) {
+			snprintf(path, sizeof(path), "%s/f%02zu", dir, e);
+			if (make_file(ctx->dirfd, path) != 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+/* Cold: drop every cache (dentries and inodes included); warm: stat what will be used. */
+static int prepare_cache_stat_leaves(struct bench_ctx *ctx, const char *prefix)
+{
+	char path[TREE_PATH_MAX];
+	struct stat st;
+
+	if (ctx->c->cache == CACHE_COLD)
+		return cache_drop_all();
+	for (size_t i = 0; i < ctx->tree.n; i++) {
+		tree_leaf_path(&ctx->tree, i, prefix, path, sizeof(path));
+		if (fstatat(ctx->dirfd, path, &st, AT_SYMLINK_NOFOLLOW) != 0)
+			return fail_errno("fstatat (warming)", path);
+	}
+	return 0;
+}
+
+static int prepare_cache_files(struct bench_ctx *ctx) { return prepare_cache_stat_leaves(ctx, "f"); }
+static int prepare_cache_leaf_dirs(struct bench_ctx *ctx) { return prepare_cache_stat_leaves(ctx, "d"); }
+static int prepare_cache_listing_dirs(struct bench_ctx *ctx) { return prepare_cache_stat_leaves(ctx, "r"); }
+
+/* For benchmarks that create leaves: warm means the parent directories are cached.
+ * Stat-ing the missing leaves would plant negative dentries and change what is measured. */
+static int prepare_cache_parents(struct bench_ctx *ctx)
+{
+	char path[TREE_PATH_MAX];
+	struct stat st;
+
+	if (ctx->c->cache == CACHE_COLD)
+		return cache_drop_all();
+	for (size_t i = 0; i < ctx->tree.n; i += TREE_FANOUT) {
+		tree_leaf_path(&ctx->tree, i, "f", path, sizeof(path));
+		*strrchr(path, '/') = '\0';
+		if (ctx->tree.levels > 1 && fstatat(ctx->dirfd, path, &st, 0) != 0)
+			return fail_errno("fstatat (warming)", path);
+	}
+	return 0;
+}
+
+static int run_create(struct bench_ctx *ctx, size_t i)
+{
+	char path[TREE_PATH_MAX];
+
+	leaf(ctx, i, "f", path);
+	ctx->pending_fd = openat(ctx->dirfd, path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
+	return ctx->pending_fd < 0 ? fail_errno("openat(O_CREAT)", path) : 0;
+}
+
+static int run_open(struct bench_ctx *ctx, size_t i)
+{
+	char path[TREE_PATH_MAX];
+
+	leaf(ctx, i, "f", path);
+	ctx->pending_fd = openat(ctx->dirfd, path, O_RDONLY | O_CLOEXEC);
+	return ctx->pending_fd < 0 ? fail_errno("openat", path) : 0;
+}
+
+static int close_pending(struct bench_ctx *ctx, size_t i)
+{
+	(void)i;
+	if (close(ctx->pending_fd) != 0)
+		return fail_errno("close", NULL);
+	ctx->pending_fd = -1;
+	return 0;
+}
+
+static int run_unlink(struct bench_ctx *ctx, size_t i)
+{
+	char path[TREE_PATH_MAX];
+
+	leaf(ctx, i, "f", path);
+	return unlinkat(ctx->dirfd, path, 0) == 0 ? 0 : fail_errno("unlinkat", path);
+}
+
+static int run_mkdir(struct bench_ctx *ctx, size_t i)
+{
+	char path[TREE_PATH_MAX];
+
+	leaf(ctx, i, "d", path);
+	return mkdirat(ctx->dirfd, path, 0755) == 0 ? 0 : fail_errno("mkdirat", path);
+}
+
+static int run_rmdir(struct bench_ctx *ctx, size_t i)
+{
+	char path[TREE_PATH_MAX];
+
+	leaf(ctx, i, "d", path);
+	return unlinkat(ctx->dirfd, path, AT_REMOVEDIR) == 0 ? 0 : fail_errno("rmdir", path);
+}
+
+static int run_stat(struct bench_ctx *ctx, size_t i)
+{
+	char path[TREE_PATH_MAX];
+	struct stat st;
+
+	leaf(ctx, i, ctx->c->bench->variant ? "d" : "f", path);
+	return fstatat(ctx->dirfd, path, &st, 0) == 0 ? 0 : fail_errno("fstatat", path);
+}
+
+/* getdents64 until the directory is exhausted: one readdir operation lists one directory. */
+static int run_readdir(struct bench_ctx *ctx, size_t i)
+{
+	char path[TREE_PATH_MAX], buf[32768];
+	long got;
+	int fd;
+
+	leaf(ctx, i, "r", path);
+	fd = openat(ctx->dirfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return fail_errno("openat(O_DIRECTORY)", path);
+	while ((got = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0)
+		;
+	close(fd);
+	return got < 0 ? fail_errno("getdents64", path) : 0;
+}
+
+static int run_rename(struct bench_ctx *ctx, size_t i)
+{
+	char from[TREE_PATH_MAX], to[TREE_PATH_MAX];
+
+	leaf(ctx, i, "f", from);
+	leaf(ctx, i, "m", to);
+	return renameat(ctx->dirfd, from, ctx->dirfd, to) == 0 ? 0 : fail_errno("renameat", from);
+}
+
+static int run_link(struct bench_ctx *ctx, size_t i)
+{
+	char from[TREE_PATH_MAX], to[TREE_PATH_MAX];
+
+	leaf(ctx, i, "f", from);
+	leaf(ctx, i, "l", to);
+	return linkat(ctx->dirfd, from, ctx->dirfd, to, 0) == 0 ? 0 : fail_errno("linkat", from);
+}
+
+static int run_symlink(struct bench_ctx *ctx, size_t i)
+{
+	char path[TREE_PATH_MAX];
+
+	leaf(ctx, i, "s", path);
+	return symlinkat("target-of-symlink", ctx->dirfd, path) == 0 ? 0 : fail_errno("symlinkat", path);
+}
+
+/* Alternate the mode so every call really changes the inode. */
+static int run_chmod(struct bench_ctx *ctx, size_t i)
+{
+	char path[TREE_PATH_MAX];
+	mode_t mode = (i & 1) ? 0600 : 0640;
+
+	leaf(ctx, i, "f", path);
+	return fchmodat(ctx->dirfd, path, mode, 0) == 0 ? 0 : fail_errno("fchmodat", path);
+}
+
+static int run_utimes(struct bench_ctx *ctx, size_t i)
+{
+	char path[TREE_PATH_MAX];
+	struct timespec times[2] = { { (time_t)(1000000 + i), 0 }, { (time_t)(1000000 + i), 0 } };
+
+	leaf(ctx, i, "f", path);
+	return utimensat(ctx->dirfd, path, times, 0) == 0 ? 0 : fail_errno("utimensat", path);
+}
+
+static int open_before_close(struct bench_ctx *ctx, size_t i)
+{
+	return run_open(ctx, i);
+}
+
+#define BOTH_ORDERS (ORDER_SEQ | ORDER_RANDOM)
+#define META_CACHES (CACHE_COLD | CACHE_WARM)
+
+const struct bench meta_benches[] = {
+	{ "create", FAMILY_META, "create", "allocating an inode and a directory entry (openat O_CREAT|O_EXCL)",
+	  BOTH_ORDERS, META_CACHES, SWEEP_NONE, 0, 0,
+	  setup_dirs_only, prepare_cache_parents, NULL, run_create, close_pending, NULL },
+	{ "unlink", FAMILY_META, "unlink", "removing a file's entry and freeing its inode",
+	  BOTH_ORDERS, META_CACHES, SWEEP_NONE, 0, 0,
+	  setup_files, prepare_cache_files, NULL, run_unlink, NULL, NULL },
+	{ "mkdir", FAMILY_META, "mkdir", "allocating a directory (inode, entry and its first block)",
+	  BOTH_ORDERS, META_CACHES, SWEEP_NONE, 0, 0,
+	  setup_dirs_only, prepare_cache_parents, NULL, run_mkdir, NULL, NULL },
+	{ "rmdir", FAMILY_META, "rmdir", "removing an empty directory",
+	  BOTH_ORDERS, META_CACHES, SWEEP_NONE, 0, 0,
+	  setup_leaf_dirs, prepare_cache_leaf_dirs, NULL, run_rmdir, NULL, NULL },
+	{ "stat_file", FAMILY_META, "stat", "name lookup plus attribute read of a file",
+	  BOTH_ORDERS, META_CACHES, SWEEP_NONE, 1, 0,
+	  setup_files, prepare_cache_files, NULL, run_stat, NULL, NULL },
+	{ "stat_dir", FAMILY_META, "stat", "name lookup plus attribute read of a directory",
+	  BOTH_ORDERS, META_CACHES, SWEEP_NONE, 1, 1,
+	  setup_leaf_dirs, prepare_cache_leaf_dirs, NULL, run_stat, NULL, NULL },
+	{ "open", FAMILY_META, "open", "path lookup and opening an existing file read-only",
+	  BOTH_ORDERS, META_CACHES, SWEEP_NONE, 1, 0,
+	  setup_files, prepare_cache_files, NULL, run_open, close_pending, NULL },
+	{ "close", FAMILY_META, "close", "closing a just-opened file descriptor",
+	  BOTH_ORDERS, META_CACHES, SWEEP_NONE, 1, 0,
+	  setup_files, prepare_cache_files, open_before_close, close_pending, NULL, NULL },
+	{ "readdir", FAMILY_META, "readdir", "listing a whole directory of 100 entries (open, getdents64, close)",
+	  BOTH_ORDERS, META_CACHES, SWEEP_NONE, 1, 0,
+	  setup_listing_dirs, prepare_cache_listing_dirs, NULL, run_readdir, NULL, NULL },
+	{ "rename", FAMILY_META, "rename", "renaming a file within its directory",
+	  BOTH_ORDERS, META_CACHES, SWEEP_NONE, 0, 0,
+	  setup_files, prepare_cache_files, NULL, run_rename, NULL, NULL },
+	{ "link", FAMILY_META, "link", "adding a hard link beside a file (entry, link count)",
+	  BOTH_ORDERS, META_CACHES, SWEEP_NONE, 0, 0,
+	  setup_files, prepare_cache_files, NULL, run_link, NULL, NULL },
+	{ "symlink", FAMILY_META, "symlink", "creating a symbolic link (inode holding the target)",
+	  BOTH_ORDERS, META_CACHES, SWEEP_NONE, 0, 0,
+	  setup_dirs_only, prepare_cache_parents, NULL, run_symlink, NULL, NULL },
+	{ "chmod", FAMILY_META, "setattr", "changing a file's mode (an inode update)",
+	  BOTH_ORDERS, META_CACHES, SWEEP_NONE, 1, 0,
+	  setup_files, prepare_cache_files, NULL, run_chmod, NULL, NULL },
+	{ "utimes", FAMILY_META, "setattr", "setting a file's times (an inode update)",
+	  BOTH_ORDERS, META_CACHES, SWEEP_NONE, 1, 0,
+	  setup_files, prepare_cache_files, NULL, run_utimes, NULL, NULL },
+};
+const size_t meta_bench_count = sizeof(meta_benches) / sizeof(meta_benches[0]);

@@ -1,0 +1,291 @@
+/*
+ * runner.c - the timing loop.  Every sample in fsbench is taken here, the same three
+ * steps each time: read the clock, do exactly one operation, read the clock; the
+ * timer's own cost is subtracted.  Untimed work (building trees, writing before an
+ * fsync, closing after an open) happens in the descriptor's other callbacks.
+ */
+#include "runner.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "latency.h"
+
+volatile sig_atomic_t stop_requested;
+
+enum { MIN_TIMED_OPS = 8 };
+
+const char *order_name(const struct bench_case *c)
+{
+	if (c->bench->family == FAMILY_META)
+		return c->order == ORDER_SEQ ? "creation" : "random";
+	return c->order == ORDER_SEQ ? "sequential" : "random";
+}
+
+void case_label(const struct bench_case *c, char *buf, size_t len)
+{
+	if (c->bench->family == FAMILY_DATA)
+		snprintf(buf, len, "%s %llu B %s %s", c->bench->name, (unsigned long long)c->size,
+			 order_name(c), cache_mode_name(c->cache));
+	else
+		snprintf(buf, len, "%s %s-order %s", c->bench->name, order_name(c),
+			 cache_mode_name(c->cache));
+}
+
+static void case_dir_name(const struct bench_case *c, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s.%llu.%s.%s", c->bench->name, (unsigned long long)c->size,
+		 order_name(c), cache_mode_name(c->cache));
+}
+
+static int open_case_dir(const struct suite_config *cfg, const char *name)
+{
+	int fd;
+
+	if (mkdirat(cfg->workdir_fd, name, 0755) != 0 && errno != EEXIST)
+		return fail_errno("mkdirat", name);
+	fd = openat(cfg->workdir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	return fd < 0 ? fail_errno("openat", name) : fd;
+}
+
+static size_t warmup_ops(const struct suite_config *cfg, size_t n)
+{
+	size_t w = cfg->warmup >= 0 ? (size_t)cfg->warmup : n / 20;
+
+	if (cfg->warmup < 0 && w < 1)
+		w = 1;
+	if (w >= n)
+		w = n / 2;
+	return w;
+}
+
+struct case_samples {
+	struct latency timed, warm;
+	double *rep_means;
+	size_t *rep_ops;
+	size_t reps_done;
+};
+
+/* One repetition's timed loop.  Returns -1 if an operation failed. */
+static int time_repetition(struct bench_ctx *ctx, uint64_t overhead, uint64_t budget_ns,
+			   struct case_samples *s)
+{
+	const struct bench *b = ctx->c->bench;
+	size_t warm = warmup_ops(ctx->cfg, ctx->n), timed = 0;
+	uint64_t start = now_ns(), sum = 0;
+
+	for (size_t i = 0; i < ctx->n && !stop_requested; i++) {
+		uint64_t t0, t1, sample;
+		int rc;
+
+		if (b->before_one && b->before_one(ctx, i) != 0)
+			return -1;
+		t0 = now_ns();
+		rc = b->run_one(ctx, i);
+		t1 = now_ns();
+		if (rc != 0)
+			return -1;
+		if (b->after_one && b->after_one(ctx, i) != 0)
+			return -1;
+		sample = t1 - t0 > overhead ? t1 - t0 - overhead : 0;
+		if (i < warm) {
+			latency_add(&s->warm, sample);
+			continue;
+		}
+		latency_add(&s->timed, sample);
+		sum += sample;
+		timed++;
+		if (timed >= MIN_TIMED_OPS && t1 - start > budget_ns)
+			break;
+	}
+	if (timed > 0) {
+		s->rep_means[s->reps_done] = (double)sum / (double)timed;
+		s->rep_ops[s->reps_done] = timed;
+		s->reps_done++;
+	}
+	return 0;
+}
+
+static void write_histogram(struct json *j, const struct latency_summary *s)
+{
+	json_key(j, "histogram_log2");
+	json_begin_array(j);
+	for (int k = 0; k < LOG2_BUCKETS; k++) {
+		if (!s->log2_hist[k])
+			continue;
+		json_begin_object(j);
+		json_kv_u64(j, "lo_ns", k == 0 ? 0 : 1ULL << k);
+		json_kv_u64(j, "hi_ns", 1ULL << (k + 1));
+		json_kv_u64(j, "count", s->log2_hist[k]);
+		json_end_object(j);
+	}
+	json_end_array(j);
+}
+
+static void write_result(struct json *j, const struct bench_ctx *ctx, struct case_samples *s,
+			 double seconds)
+{
+	const struct bench_case *c = ctx->c;
+	struct latency_summary timed, warm;
+	struct rep_stats reps;
+	size_t total = 0;
+
+	latency_summarize(&s->timed, &timed);
+	latency_summarize(&s->warm, &warm);
+	rep_stats_compute(s->rep_means, s->reps_done, &reps);
+	json_begin_object(j);
+	json_kv_string(j, "bench", c->bench->name);
+	json_kv_string(j, "family", c->bench->family == FAMILY_META ? "meta" : "data");
+	json_kv_string(j, "op", c->bench->op);
+	json_kv_string(j, "isolates", c->bench->isolates);
+	json_key(j, "size");
+	if (c->bench->family == FAMILY_DATA)
+		json_u64(j, c->size);
+	else
+		json_null(j);
+	json_kv_string(j, "order", order_name(c));
+	json_kv_string(j, "cache", cache_mode_name(c->cache));
+	json_key(j, "cold_method");
+	if (c->cache != CACHE_COLD)
+		json_null(j);
+	else
+		json_string(j, c->bench->family == FAMILY_META ? "drop_caches" : "fadvise_dontneed");
+	json_kv_u64(j, "block_size", ctx->cfg->block_size);
+	if (c->bench->family == FAMILY_DATA)
+		json_kv_bool(j, "partial_block", c->size % ctx->cfg->block_size != 0);
+	else
+		json_kv_u64(j, "objects", ctx->n);
+	if (ctx->entries_per_op)
+		json_kv_u64(j, "entries_per_op", ctx->entries_per_op);
+	json_kv_u64(j, "reps", s->reps_done);
+	json_key(j, "ops_per_rep");
+	json_begin_array(j);
+	for (size_t r = 0; r < s->reps_done; r++) {
+		json_u64(j, s->rep_ops[r]);
+		total += s->rep_ops[r];
+	}
+	json_end_array(j);
+	json_kv_u64(j, "ops", total);
+	json_key(j, "warmup");
+	json_begin_object(j);
+	json_kv_u64(j, "ops", warm.n);
+	json_kv_double(j, "mean_ns", warm.n ? warm.mean : 0);
+	json_kv_u64(j, "p50_ns", warm.p50);
+	json_end_object(j);
+	json_key(j, "latency_ns");
+	json_begin_object(j);
+	json_kv_double(j, "mean", timed.mean);
+	json_kv_double(j, "ci95_low", reps.ci_low);
+	json_kv_double(j, "ci95_high", reps.ci_high);
+	json_kv_double(j, "rsd", reps.rsd);
+	json_kv_u64(j, "min", timed.min);
+	json_kv_u64(j, "p50", timed.p50);
+	json_kv_u64(j, "p90", timed.p90);
+	json_kv_u64(j, "p99", timed.p99);
+	json_kv_u64(j, "p999", timed.p999);
+	json_kv_u64(j, "max", timed.max);
+	json_end_object(j);
+	json_key(j, "rep_means_ns");
+	json_begin_array(j);
+	for (size_t r = 0; r < s->reps_done; r++)
+		json_double(j, s->rep_means[r]);
+	json_end_array(j);
+	write_histogram(j, &timed);
+	json_kv_bool(j, "bimodal", timed.bimodal);
+	json_key(j, "bimodal_peaks_ns");
+	if (timed.bimodal) {
+		json_begin_array(j);
+		json_u64(j, 1ULL << timed.peak_buckets[0]);
+		json_u64(j, 1ULL << timed.peak_buckets[1]);
+		json_end_array(j);
+	} else {
+		json_null(j);
+	}
+	json_kv_bool(j, "interrupted", stop_requested != 0);
+	json_kv_double(j, "seconds", seconds);
+	json_end_object(j);
+}
+
+/* Setup, cache state, timed loop; for benchmarks that change the tree, start afresh. */
+static int run_repetitions(struct bench_ctx *ctx, const char *dirname, uint64_t overhead,
+			   struct case_samples *s)
+{
+	const struct suite_config *cfg = ctx->cfg;
+	const struct bench *b = ctx->c->bench;
+	uint64_t budget = (uint64_t)(cfg->case_seconds * 1e9 / (double)cfg->reps);
+	int set_up = 0, rc = 0;
+
+	for (size_t rep = 0; rep < cfg->reps && rc == 0 && !stop_requested; rep++) {
+		struct rng rng;
+
+		rng_seed(&rng, cfg->seed ^ (ctx->c->index * 0x100000001b3ULL) ^ (rep << 48));
+		if (!set_up) {
+			rc = b->setup(ctx);
+			set_up = 1;
+			if (rc != 0)
+				break;
+			free(ctx->order);
+			ctx->order = xcalloc(ctx->norder, sizeof(*ctx->order));
+		}
+		make_order(ctx->order, ctx->norder, ctx->c->order == ORDER_RANDOM, &rng);
+		rc = b->prepare_cache(ctx);
+		if (rc == 0)
+			rc = time_repetition(ctx, overhead, budget, s);
+		if (b->reusable)
+			continue;
+		if (b->teardown)
+			b->teardown(ctx);
+		set_up = 0;
+		close(ctx->dirfd);
+		ctx->dirfd = -1;
+		if (remove_tree_at(cfg->workdir_fd, dirname) != 0)
+			return -1;
+		ctx->dirfd = open_case_dir(cfg, dirname);
+		if (ctx->dirfd < 0)
+			return -1;
+	}
+	if (set_up && b->teardown)
+		b->teardown(ctx);
+	return rc;
+}
+
+int run_case(const struct suite_config *cfg, const struct bench_case *c, uint64_t overhead,
+	     struct json *j)
+{
+	struct bench_ctx ctx = { .cfg = cfg, .c = c, .fd = -1, .pending_fd = -1 };
+	struct case_samples s;
+	char dirname[256];
+	uint64_t started = now_ns();
+	int rc;
+
+	memset(&s, 0, sizeof(s));
+	latency_init(&s.timed);
+	latency_init(&s.warm);
+	s.rep_means = xcalloc(cfg->reps, sizeof(*s.rep_means));
+	s.rep_ops = xcalloc(cfg->reps, sizeof(*s.rep_ops));
+	case_dir_name(c, dirname, sizeof(dirname));
+	ctx.dirfd = open_case_dir(cfg, dirname);
+	rc = ctx.dirfd < 0 ? -1 : run_repetitions(&ctx, dirname, overhead, &s);
+	if (ctx.pending_fd >= 0)
+		close(ctx.pending_fd);
+	if (ctx.dirfd >= 0)
+		close(ctx.dirfd);
+	if (remove_tree_at(cfg->workdir_fd, dirname) != 0)
+		rc = -1;
+	if (rc == 0 && s.reps_done == 0 && !stop_requested)
+		rc = fail_msg("%s: no operation could be timed", c->bench->name);
+	if (rc == 0 && s.reps_done > 0)
+		write_result(j, &ctx, &s, (double)(now_ns() - started) / 1e9);
+	free(ctx.order);
+	free(s.rep_means);
+	free(s.rep_ops);
+	latency_free(&s.timed);
+	latency_free(&s.warm);
+	return rc;
+}

@@ -1,0 +1,187 @@
+/*
+ * util.c - error reporting, checked allocation, sizes and random permutations.
+ */
+#include "util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char last_error_text[1024];
+
+int fail_msg(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(last_error_text, sizeof(last_error_text), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "fsbench: %s\n", last_error_text);
+	return -1;
+}
+
+const char *last_error(void)
+{
+	return last_error_text;
+}
+
+int fail_errno(const char *what, const char *path)
+{
+	int saved = errno;
+
+	if (path)
+		fail_msg("%s(%s): %s", what, path, strerror(saved));
+	else
+		fail_msg("%s: %s", what, strerror(saved));
+	errno = saved;
+	return -1;
+}
+
+static void vreport(const char *fmt, va_list ap)
+{
+	fputs("fsbench: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+void usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport(fmt, ap);
+	va_end(ap);
+	fputs("Try 'fsbench --help'.\n", stderr);
+	exit(EXIT_USAGE);
+}
+
+void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport(fmt, ap);
+	va_end(ap);
+	exit(EXIT_RUNTIME);
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+
+	if (!p)
+		die("out of memory allocating %zu x %zu bytes", n, size);
+	return p;
+}
+
+void *xaligned(size_t alignment, size_t size)
+{
+	void *p = NULL;
+	int rc = posix_memalign(&p, alignment, size ? size : alignment);
+
+	if (rc != 0)
+		die("posix_memalign(%zu, %zu): %s", alignment, size, strerror(rc));
+	return p;
+}
+
+char *xstrdup(const char *s)
+{
+	char *p = strdup(s);
+
+	if (!p)
+		die("out of memory");
+	return p;
+}
+
+static uint64_t physical_memory(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES);
+	long page = sysconf(_SC_PAGESIZE);
+
+	return (pages > 0 && page > 0) ? (uint64_t)pages * (uint64_t)page : 0;
+}
+
+int parse_size(const char *text, uint64_t *out)
+{
+	char *end = NULL;
+	double value;
+	uint64_t scale = 1;
+
+	if (!text || !*text || *text == '-')
+		return -1;
+	errno = 0;
+	value = strtod(text, &end);
+	if (errno || end == text || value < 0)
+		return -1;
+	if (strcmp(end, "mem") == 0) {
+		scale = physical_memory();
+		end += 3;
+	} else if (*end) {
+		switch (tolower((unsigned char)*end)) {
+		case 'k': scale = 1ULL << 10; break;
+		case 'm': scale = 1ULL << 20; break;
+		case 'g': scale = 1ULL << 30; break;
+		default: return -1;
+		}
+		end++;
+		if (tolower((unsigned char)*end) == 'i')
+			end++;
+		if (tolower((unsigned char)*end) == 'b')
+			end++;
+	}
+	if (*end)
+		return -1;
+	*out = (uint64_t)(value * (double)scale);
+	return 0;
+}
+
+void rng_seed(struct rng *r, uint64_t seed)
+{
+	r->state = seed;
+}
+
+uint64_t rng_next(struct rng *r)
+{
+	uint64_t z = (r->state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+void make_order(size_t *perm, size_t n, int shuffle, struct rng *r)
+{
+	for (size_t i = 0; i < n; i++)
+		perm[i] = i;
+	if (!shuffle)
+		return;
+	for (size_t i = n; i > 1; i--) {
+		size_t j = (size_t)(rng_next(r) % i);
+		size_t tmp = perm[i - 1];
+
+		perm[i - 1] = perm[j];
+		perm[j] = tmp;
+	}
+}
+
+int read_text_file(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		buf[--n] = '\0';
+	return 0;
+}

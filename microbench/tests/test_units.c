@@ -1,0 +1,195 @@
+/*
+ * test_units.c - unit tests for the pieces of fsbench with exact answers: percentiles,
+ * histograms, bimodality, repetition statistics, size parsing, Tang App. C paths,
+ * permutations and the JSON writer.  Prints "N passed, N failed".
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "latency.h"
+#include "tree.h"
+#include "util.h"
+
+static int passed, failed;
+
+static void check(int ok, const char *name)
+{
+	if (ok) {
+		passed++;
+	} else {
+		failed++;
+		printf("FAIL %s\n", name);
+	}
+}
+
+static void test_percentiles_are_nearest_rank(void)
+{
+	struct latency l;
+	struct latency_summary s;
+
+	latency_init(&l);
+	for (uint64_t v = 100; v >= 1; v--)
+		latency_add(&l, v * 1000);
+	latency_summarize(&l, &s);
+	check(s.n == 100, "percentiles: count");
+	check(s.p50 == 50000 && s.p90 == 90000 && s.p99 == 99000 && s.p999 == 100000, "percentiles: nearest rank");
+	check(s.min == 1000 && s.max == 100000, "percentiles: min and max");
+	check(fabs(s.mean - 50500.0) < 1e-9, "percentiles: mean");
+	latency_free(&l);
+}
+
+static void test_log2_histogram_buckets(void)
+{
+	struct latency l;
+	struct latency_summary s;
+
+	latency_init(&l);
+	latency_add(&l, 0);
+	latency_add(&l, 1);
+	latency_add(&l, 1023);
+	latency_add(&l, 1024);
+	latency_add(&l, 2047);
+	latency_summarize(&l, &s);
+	check(s.log2_hist[0] == 2, "histogram: 0 and 1 ns in bucket 0");
+	check(s.log2_hist[9] == 1, "histogram: 1023 ns in [512, 1024)");
+	check(s.log2_hist[10] == 2, "histogram: 1024 and 2047 ns in [1024, 2048)");
+	latency_free(&l);
+}
+
+static void test_bimodal_split_is_flagged(void)
+{
+	struct latency l;
+	struct latency_summary s;
+
+	latency_init(&l);
+	for (int i = 0; i < 500; i++)
+		latency_add(&l, 2100 + (uint64_t)i);      /* cache hits near 2 us: [2048, 4096) */
+	for (int i = 0; i < 400; i++)
+		latency_add(&l, 200000 + (uint64_t)i);    /* misses near 200 us */
+	latency_summarize(&l, &s);
+	check(s.bimodal == 1, "bimodal: hit/miss split flagged");
+	check(s.peak_buckets[0] == 11 && s.peak_buckets[1] == 17, "bimodal: peaks located");
+	latency_free(&l);
+}
+
+static void test_unimodal_is_not_flagged(void)
+{
+	struct latency l;
+	struct latency_summary s;
+	struct rng r;
+
+	rng_seed(&r, 7);
+	latency_init(&l);
+	for (int i = 0; i < 1000; i++)
+		latency_add(&l, 4000 + rng_next(&r) % 3000);
+	latency_summarize(&l, &s);
+	check(s.bimodal == 0, "bimodal: one peak is not flagged");
+	latency_free(&l);
+}
+
+static void test_rep_stats_interval(void)
+{
+	const double v[] = { 10, 12, 14 };
+	struct rep_stats st;
+
+	rep_stats_compute(v, 3, &st);
+	/* mean 12, sd 2, t(0.975, 2) = 4.303, half width = 4.303 * 2 / sqrt(3) */
+	check(fabs(st.mean - 12) < 1e-9, "rep stats: mean");
+	check(fabs(st.ci_high - (12 + 4.303 * 2 / sqrt(3))) < 1e-6, "rep stats: 95% interval");
+	check(fabs(st.rsd - 2.0 / 12.0) < 1e-9, "rep stats: RSD");
+}
+
+static void test_parse_size(void)
+{
+	uint64_t v = 0;
+
+	check(parse_size("4096", &v) == 0 && v == 4096, "size: plain bytes");
+	check(parse_size("4k", &v) == 0 && v == 4096, "size: k");
+	check(parse_size("64KiB", &v) == 0 && v == 65536, "size: KiB");
+	check(parse_size("1M", &v) == 0 && v == 1048576, "size: M");
+	check(parse_size("2G", &v) == 0 && v == 2ULL << 30, "size: G");
+	check(parse_size("0.5mem", &v) == 0 && v > 0, "size: fraction of memory");
+	check(parse_size("12q", &v) != 0, "size: unknown suffix rejected");
+	check(parse_size("-4k", &v) != 0, "size: negative rejected");
+	check(parse_size("", &v) != 0, "size: empty rejected");
+}
+
+static void test_tree_follows_tang_appendix_c(void)
+{
+	struct tree t;
+	char path[TREE_PATH_MAX];
+
+	tree_init(&t, 100);
+	check(t.levels == 1, "tree: 100 entries fit one directory");
+	tree_leaf_path(&t, 42, "f", path, sizeof(path));
+	check(strcmp(path, "f42") == 0, "tree: one-level name");
+	tree_init(&t, 101);
+	check(t.levels == 2, "tree: 101 entries need two levels");
+	tree_init(&t, 10000);
+	check(t.levels == 2, "tree: 10000 entries = ceil(log100) = 2 levels");
+	tree_leaf_path(&t, 4273, "f", path, sizeof(path));
+	check(strcmp(path, "i42/f73") == 0, "tree: two-level name");
+	tree_init(&t, 10001);
+	tree_leaf_path(&t, 10000, "d", path, sizeof(path));
+	check(t.levels == 3 && strcmp(path, "i01/i00/d00") == 0, "tree: three-level name");
+}
+
+static void test_order_is_a_permutation(void)
+{
+	size_t perm[1000], seen[1000] = { 0 }, moved = 0;
+	struct rng r;
+	int ok = 1;
+
+	rng_seed(&r, 3);
+	make_order(perm, 1000, 1, &r);
+	for (size_t i = 0; i < 1000; i++) {
+		if (perm[i] >= 1000 || seen[perm[i]]++)
+			ok = 0;
+		moved += perm[i] != i;
+	}
+	check(ok, "order: shuffled order is a permutation");
+	check(moved > 900, "order: shuffled order moves almost everything");
+	make_order(perm, 1000, 0, &r);
+	check(perm[0] == 0 && perm[999] == 999, "order: sequential order is the identity");
+}
+
+static void test_json_writer(void)
+{
+	char buf[512] = { 0 };
+	FILE *f = fmemopen(buf, sizeof(buf), "w");
+	struct json j;
+
+	json_init(&j, f);
+	json_begin_object(&j);
+	json_kv_string(&j, "s", "a\"b\\c\n");
+	json_key(&j, "a");
+	json_begin_array(&j);
+	json_u64(&j, 1);
+	json_double(&j, 2.5);
+	json_null(&j);
+	json_end_array(&j);
+	json_kv_bool(&j, "t", 1);
+	json_kv_double(&j, "nan", NAN);
+	json_end_object(&j);
+	fclose(f);
+	check(strcmp(buf, "{\"s\":\"a\\\"b\\\\c\\n\",\"a\":[1,2.5,null],\"t\":true,\"nan\":null}\n") == 0,
+	      "json: nesting, commas, escapes, non-finite numbers");
+}
+
+int main(void)
+{
+	test_percentiles_are_nearest_rank();
+	test_log2_histogram_buckets();
+	test_bimodal_split_is_flagged();
+	test_unimodal_is_not_flagged();
+	test_rep_stats_interval();
+	test_parse_size();
+	test_tree_follows_tang_appendix_c();
+	test_order_is_a_permutation();
+	test_json_writer();
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
