@@ -75,12 +75,12 @@ static int fill_shared_file(const struct bench_ctx *ctx, const char *name, uint6
 	return rc;
 }
 
-static int open_shared(struct bench_ctx *ctx, const char *name, int flags)
+/* Open the file the case reads or rewrites (at `dirfd`, or absolute) and size its operations. */
+static int open_existing(struct bench_ctx *ctx, int dirfd, const char *name, int flags)
 {
 	struct stat st;
 
-	snprintf(ctx->path, sizeof(ctx->path), "%s/shared/%s", ctx->cfg->workdir, name);
-	ctx->fd = openat(ctx->cfg->shared_fd, name, open_flags(ctx, flags));
+	ctx->fd = openat(dirfd, name, open_flags(ctx, flags));
 	if (ctx->fd < 0)
 		return fail_errno("openat", ctx->path);
 	if (fstat(ctx->fd, &st) != 0)
@@ -90,10 +90,14 @@ static int open_shared(struct bench_ctx *ctx, const char *name, int flags)
 	return 0;
 }
 
+static int open_shared(struct bench_ctx *ctx, const char *name, int flags)
+{
+	snprintf(ctx->path, sizeof(ctx->path), "%s/shared/%s", ctx->cfg->workdir, name);
+	return open_existing(ctx, ctx->cfg->shared_fd, name, flags);
+}
+
 static int setup_read(struct bench_ctx *ctx)
 {
-	struct stat st;
-
 	if (!ctx->cfg->data_file) {
 		if (fill_shared_file(ctx, READ_FILE, ctx->cfg->file_size) != 0)
 			return -1;
@@ -101,14 +105,7 @@ static int setup_read(struct bench_ctx *ctx)
 	}
 	/* A file the caller provided (e.g. the one fio reads in bench/): only ever read. */
 	snprintf(ctx->path, sizeof(ctx->path), "%s", ctx->cfg->data_file);
-	ctx->fd = open(ctx->path, open_flags(ctx, O_RDONLY));
-	if (ctx->fd < 0)
-		return fail_errno("open", ctx->path);
-	if (fstat(ctx->fd, &st) != 0)
-		return fail_errno("fstat", ctx->path);
-	ctx->file_bytes = (uint64_t)st.st_size;
-	size_ops(ctx, ctx->file_bytes);
-	return 0;
+	return open_existing(ctx, AT_FDCWD, ctx->cfg->data_file, O_RDONLY);
 }
 
 static int setup_overwrite(struct bench_ctx *ctx)
