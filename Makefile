@@ -1,0 +1,54 @@
+# fsbm: `make demo` runs the main job end to end; `make test` builds and runs every test.
+# Both install what they need first (Debian packages, a virtualenv, the native tools).
+
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+FSBM := $(VENV)/bin/fsbm
+STAMP := $(VENV)/.installed
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+DEBIAN_PACKAGES := e2fsprogs xfsprogs btrfs-progs util-linux mount fio strace tshark
+
+.PHONY: all deps venv build test test-c test-py demo bench clean
+
+all: build
+
+# Only the packages that are missing, so a second run costs nothing and needs no network.
+deps:
+	@missing=""; for p in $(DEBIAN_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --disable-pip-version-check -e '.[dev]'
+	touch $@
+
+venv: $(STAMP)
+
+build: venv
+	$(MAKE) -s -C microbench
+
+test-c: build
+	$(MAKE) -s -C microbench check
+
+test-py: build
+	$(PY) -m pytest
+
+test: deps build test-c test-py
+
+demo: deps build
+	$(FSBM) demo
+
+bench: deps build
+	$(PY) bench/fsbench_vs_fio.py
+
+clean:
+	$(MAKE) -s -C microbench clean
+	rm -rf $(VENV) *.egg-info .pytest_cache

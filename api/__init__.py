@@ -1,0 +1,1 @@
+"""The fsbm command line, the HTTP API and reports."""

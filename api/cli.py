@@ -1,0 +1,298 @@
+"""The `fsbm` command line.
+
+Every command turns an FsbmError into one line on stderr and its exit code (2 for bad
+arguments or input, 1 for a failure while running), never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from fsbm import __version__
+from fsbm.errors import FsbmError, UsageError
+from fsbm.api import render
+from fsbm.microbench import scratch
+from fsbm.microbench.fsbench import FsbenchOptions, plan, run_fsbench
+from fsbm.predictor.cost_table import CostTable
+from fsbm.store import ResultsStore
+
+app = typer.Typer(help="fsbm: filesystem workload characterizer and runtime predictor.",
+                  pretty_exceptions_enable=False, no_args_is_help=True, add_completion=False)
+fs_app = typer.Typer(help="Scratch filesystems on loop images: create, list, mount, destroy.", no_args_is_help=True)
+store_app = typer.Typer(help="The results store (SQLite).", no_args_is_help=True)
+app.add_typer(fs_app, name="fs")
+app.add_typer(store_app, name="store")
+
+console = Console()
+errors = Console(stderr=True, soft_wrap=True)
+
+
+@dataclass
+class Settings:
+    store_path: Optional[Path]
+    scratch_root: Optional[Path]
+
+    def store(self) -> ResultsStore:
+        return ResultsStore(self.store_path)
+
+
+def _settings(ctx: typer.Context) -> Settings:
+    return ctx.obj if isinstance(ctx.obj, Settings) else Settings(None, None)
+
+
+def _version(value: bool) -> None:
+    if value:
+        console.print(f"fsbm {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    ctx: typer.Context,
+    store: Optional[Path] = typer.Option(None, "--store", envvar="FSBM_STORE",
+                                         help="Results store (SQLite file). Default: $FSBM_HOME/fsbm.sqlite."),
+    scratch_root: Optional[Path] = typer.Option(None, "--scratch-root", envvar="FSBM_SCRATCH_ROOT",
+                                                help="Where scratch filesystems live. Default: $FSBM_HOME/scratch."),
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
+) -> None:
+    ctx.obj = Settings(store, scratch_root)
+
+
+def _refuse_overwrite(path: Optional[Path], force: bool) -> None:
+    """Nothing the user had is overwritten unless they say so."""
+    if path is not None and path.exists() and not force:
+        raise UsageError(f"{path} exists; choose another name or pass --force")
+
+
+def _write_json(path: Path, body: Any) -> None:
+    tmp = path.with_name(f".{path.name}.partial")
+    tmp.write_text(json.dumps(body, indent=1))
+    os.replace(tmp, path)
+
+
+# -- fs --------------------------------------------------------------------------------
+
+
+@fs_app.command("create")
+def fs_create(
+    ctx: typer.Context,
+    fstype: str = typer.Argument(..., help=f"One of: {', '.join(scratch.FILESYSTEMS)}."),
+    size: str = typer.Option("2G", "--size", help="Image (or tmpfs) size, e.g. 512M, 2G."),
+    mkfs_opts: str = typer.Option("", "--mkfs-opts", help="Extra mkfs options, e.g. '-b 1024'."),
+    mount_opts: str = typer.Option("", "--mount-opts", help="Mount options, e.g. 'data=journal' or 'compress=zstd'."),
+    name: Optional[str] = typer.Option(None, "--name", help="Name (default: from type and options)."),
+) -> None:
+    """Create, format and mount a scratch filesystem on a loop image fsbm owns."""
+    created = scratch.create(fstype, scratch.parse_size(size), mkfs_opts=mkfs_opts.split(), mount_opts=mount_opts,
+                             name=name, root=_settings(ctx).scratch_root)
+    console.print(f"created [bold]{escape(created.name)}[/] ({escape(created.candidate)}) mounted at {escape(str(created.mount_point))}")
+
+
+@fs_app.command("list")
+def fs_list(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """List scratch filesystems and whether each is mounted."""
+    found = scratch.list_all(_settings(ctx).scratch_root)
+    if as_json:
+        console.print_json(json.dumps([dict(fs.to_json(), status=fs.status, candidate=fs.candidate) for fs in found]))
+    elif not found:
+        console.print("no scratch filesystems (create one with `fsbm fs create ext4`)")
+    else:
+        console.print(render.scratch_table(found))
+
+
+@fs_app.command("mount")
+def fs_mount(ctx: typer.Context, name: str) -> None:
+    """Re-attach and mount a scratch filesystem (e.g. after a reboot)."""
+    fs = scratch.mount(name, _settings(ctx).scratch_root)
+    console.print(f"{fs.name} mounted at {fs.mount_point}")
+
+
+@fs_app.command("destroy")
+def fs_destroy(ctx: typer.Context, names: list[str] = typer.Argument(None, help="Names to destroy."),
+               all_: bool = typer.Option(False, "--all", help="Destroy every scratch filesystem.")) -> None:
+    """Unmount, detach and delete scratch filesystems."""
+    root = _settings(ctx).scratch_root
+    targets = [fs.name for fs in scratch.list_all(root)] if all_ else list(names or [])
+    if not targets:
+        raise UsageError("name a scratch filesystem to destroy, or pass --all")
+    for name in targets:
+        scratch.destroy(name, root)
+        console.print(f"destroyed {name}")
+
+
+# -- bench -----------------------------------------------------------------------------
+
+
+def _bench_target(settings: Settings, target: Optional[Path], fs_name: Optional[str]) -> tuple[Path, str, str]:
+    """(directory, candidate label, aging state) for --target or --fs."""
+    if (target is None) == (fs_name is None):
+        raise UsageError("give exactly one of --target DIR or --fs NAME")
+    if fs_name is not None:
+        fs = scratch.get(fs_name, settings.scratch_root)
+        if fs.status != "mounted":
+            raise FsbmError(f"scratch filesystem {fs_name} is {fs.status}", hint=f"fsbm fs mount {fs_name}")
+        return fs.mount_point, fs.candidate, fs.aging_state
+    assert target is not None
+    owner = scratch.find_by_path(target, settings.scratch_root) if target.exists() else None
+    if owner is not None:
+        return target, owner.candidate, owner.aging_state
+    return target, "", "unknown"
+
+
+def measure(settings: Settings, target: Path, options: FsbenchOptions, candidate: str,
+            store: ResultsStore, show: bool = True) -> tuple[dict[str, Any], CostTable]:
+    """Run fsbench with a progress bar, store the run and its cost table; returns both."""
+    _, estimate = plan(target, options)
+    if show:
+        console.print(f"[dim]{escape(candidate or str(target))}: {escape(estimate)}[/]")
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), TextColumn("{task.fields[case]}"), console=console,
+                  transient=True, disable=not show) as progress:
+        task = progress.add_task(escape(candidate or str(target)), total=None, case="")
+
+        def on_progress(done: int, total: int, label: str) -> None:
+            progress.update(task, completed=done, total=total, case=escape(label))
+
+        doc = run_fsbench(target, options, on_progress=on_progress)
+    label = candidate or doc.get("environment", {}).get("fs_type", "unknown")
+    run_id = store.save_fsbench(doc, label=label)
+    table = CostTable.from_fsbench(doc, label, run_id)
+    store.save_document("cost_table", table.to_json(), name=label, run_id=run_id)
+    doc["run_id"] = run_id
+    return doc, table
+
+
+def _report_outcome(doc: dict[str, Any]) -> None:
+    for failure in doc.get("errors", []):
+        errors.print(f"[red]failed[/] {failure['case']}: {failure['reason']}")
+    if doc.get("interrupted"):
+        errors.print(f"interrupted: partial results kept as run {doc['run_id']}")
+        raise typer.Exit(130)
+    if doc.get("errors"):
+        raise typer.Exit(1)
+
+
+@app.command("bench")
+def bench(
+    ctx: typer.Context,
+    target: Optional[Path] = typer.Option(None, "--target", help="Directory on the filesystem to measure."),
+    fs_name: Optional[str] = typer.Option(None, "--fs", help="A scratch filesystem by name (instead of --target)."),
+    quick: bool = typer.Option(False, "--quick", help="Short run, under a minute per filesystem."),
+    only: Optional[str] = typer.Option(None, "--only", help="meta, data, or benchmark names (see fsbench --list)."),
+    sizes: Optional[str] = typer.Option(None, "--sizes", help="Request sizes, e.g. 4k,d-1,d,d+1,1M."),
+    orders: Optional[str] = typer.Option(None, "--orders", help="sequential,random."),
+    caches: Optional[str] = typer.Option(None, "--caches", help="cold,warm,direct."),
+    reps: Optional[int] = typer.Option(None, "--reps", min=1, help="Repetitions per case."),
+    ops: Optional[int] = typer.Option(None, "--ops", min=1, help="Data operations per repetition."),
+    files: Optional[int] = typer.Option(None, "--files", min=1, help="Entries per metadata hierarchy."),
+    file_size: Optional[str] = typer.Option(None, "--file-size", help="Data file size, e.g. 256M or 0.25mem."),
+    case_seconds: Optional[float] = typer.Option(None, "--case-seconds", min=0.001, help="Timed budget per case."),
+    seed: Optional[int] = typer.Option(None, "--seed", min=0, help="Seed of the random orders."),
+    json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the results and fits here."),
+    force: bool = typer.Option(False, "--force", help="Allow --json to replace an existing file."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Show the plan and the time estimate only."),
+) -> None:
+    """Measure per-operation costs with fsbench; results and the cost table go to the store."""
+    settings = _settings(ctx)
+    directory, candidate, aging = _bench_target(settings, target, fs_name)
+    _refuse_overwrite(json_out, force)
+    options = FsbenchOptions(quick=quick, only=only, sizes=sizes, orders=orders, caches=caches, reps=reps, ops=ops,
+                             files=files, file_size=file_size, case_seconds=case_seconds, seed=seed,
+                             aging_state=aging)
+    if dry_run:
+        cases, estimate = plan(directory, options)
+        console.print("\n".join(cases))
+        console.print(estimate)
+        return
+    with settings.store() as store:
+        doc, table = measure(settings, directory, options, candidate, store)
+    for t in render.results_tables(doc):
+        console.print(t)
+    if table.fits:
+        console.print(render.fits_table(table.fits))
+    console.print(f"stored as run {doc['run_id']} (cost table '{escape(table.candidate)}') in {escape(str(store.path))}")
+    if json_out is not None:
+        _write_json(json_out, dict(doc, cost_table=table.to_json()))
+    _report_outcome(doc)
+
+
+# -- store -----------------------------------------------------------------------------
+
+
+@store_app.command("info")
+def store_info(ctx: typer.Context) -> None:
+    """Where the store is, its schema version and what it holds."""
+    with _settings(ctx).store() as store:
+        console.print(f"store: {store.path}\nschema version: {store.schema_version}\njournal: {store.journal_mode}")
+        for table, count in store.counts().items():
+            console.print(f"{table}: {count}")
+
+
+@store_app.command("runs")
+def store_runs(ctx: typer.Context, kind: Optional[str] = typer.Option(None, "--kind"),
+               limit: int = typer.Option(50, "--limit", min=1)) -> None:
+    """List recent runs."""
+    with _settings(ctx).store() as store:
+        console.print(render.runs_table(store.runs(kind, limit)))
+
+
+# -- demo ------------------------------------------------------------------------------
+
+DEMO_FILESYSTEMS = ("ext4", "xfs", "btrfs", "tmpfs")
+
+
+@app.command("demo")
+def demo(ctx: typer.Context, size: str = typer.Option("1G", "--size", help="Size of each scratch filesystem."),
+         keep: bool = typer.Option(False, "--keep", help="Keep the scratch filesystems afterwards.")) -> None:
+    """The main job on embedded defaults: scratch ext4, xfs, btrfs and tmpfs, quick fsbench on each, compared."""
+    from fsbm.api.demo import run_demo
+
+    run_demo(_settings(ctx), console, DEMO_FILESYSTEMS, scratch.parse_size(size), keep)
+
+
+def main() -> None:
+    """Entry point: run the app; FsbmError becomes one line and an exit code."""
+    try:
+        app()
+    except FsbmError as exc:
+        errors.print(f"[red]fsbm: error:[/] {exc.message}", highlight=False)
+        if exc.hint:
+            errors.print(f"  hint: {exc.hint}", highlight=False)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        errors.print("fsbm: interrupted")
+        sys.exit(130)
+    except Exception as exc:  # a bug in fsbm: one line for the user, the details in a file
+        log = _save_traceback()
+        errors.print(f"fsbm: internal error: {type(exc).__name__}: {exc}", highlight=False, markup=False)
+        errors.print(f"  this is a bug in fsbm; the traceback is in {log}", highlight=False, markup=False)
+        sys.exit(70)
+
+
+def _save_traceback() -> Path:
+    import tempfile
+    import traceback
+
+    from fsbm.locations import data_dir
+
+    try:
+        directory = data_dir()
+    except OSError:
+        directory = Path(tempfile.gettempdir())
+    log = directory / "last-error.log"
+    log.write_text(traceback.format_exc())
+    return log
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,83 @@
+"""`fsbm demo`: the main job end to end on embedded defaults.
+
+What exists today: provision each candidate filesystem as a scratch loop image, run the
+quick fsbench suite on each, store the results and cost tables, and compare the
+candidates on the operations a workload spends its time in.  Later stages (trace,
+characterize, predict, replay, report) join this same flow as they land.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from fsbm.api.render import format_ns
+from fsbm.microbench import scratch
+from fsbm.microbench.fsbench import FsbenchOptions
+from fsbm.predictor.cost_table import CostTable
+
+# (label, benchmark, size or None for metadata, order, cache): what the comparison shows.
+HEADLINE: tuple[tuple[str, str, Any, str, str], ...] = (
+    ("create (warm)", "create", None, "creation", "warm"),
+    ("unlink (warm)", "unlink", None, "creation", "warm"),
+    ("stat, random order (cold)", "stat_file", None, "random", "cold"),
+    ("readdir of 100 (cold)", "readdir", None, "random", "cold"),
+    ("mkdir (warm)", "mkdir", None, "creation", "warm"),
+    ("read 4K random (cold)", "read", 4096, "random", "cold"),
+    ("read 1M sequential (cold)", "read", 1048576, "sequential", "cold"),
+    ("overwrite 4095 B random (cold, RMW)", "overwrite", 4095, "random", "cold"),
+    ("write 64K sequential", "write", 65536, "sequential", "warm"),
+    ("fsync after 4K write", "fsync", 4096, "sequential", "warm"),
+)
+
+
+def _comparison(tables: dict[str, CostTable]) -> Table:
+    out = Table(title="per-operation cost, p50 (lower is better)")
+    out.add_column("operation")
+    for name in tables:
+        out.add_column(escape(name), justify="right")
+    for label, bench, size, order, cache in HEADLINE:
+        cells = []
+        values = {name: t.entry(bench, order, cache, size) for name, t in tables.items()}
+        present = [e["latency_ns"]["p50"] for e in values.values() if e]
+        best = min(present) if present else None
+        for entry in values.values():
+            if entry is None:
+                cells.append("-")
+                continue
+            p50 = entry["latency_ns"]["p50"]
+            cells.append(f"[bold green]{format_ns(p50)}[/]" if p50 == best else format_ns(p50))
+        out.add_row(label, *cells)
+    return out
+
+
+def run_demo(settings: Any, console: Console, filesystems: tuple[str, ...], size: int, keep: bool) -> None:
+    from fsbm.api.cli import measure  # one measuring path for `bench` and `demo`
+
+    started = time.monotonic()
+    tables: dict[str, CostTable] = {}
+    made: list[str] = []
+    with settings.store() as store:
+        try:
+            for fstype in filesystems:
+                name = f"demo-{fstype}"
+                try:
+                    scratch.destroy(name, settings.scratch_root)  # a leftover from an interrupted demo
+                except Exception:
+                    pass
+                console.print(f"[bold]{fstype}[/]: creating a {size >> 20} MiB scratch filesystem")
+                fs = scratch.create(fstype, size, name=name, root=settings.scratch_root)
+                made.append(name)
+                _, table = measure(settings, fs.mount_point, FsbenchOptions(quick=True, aging_state=fs.aging_state),
+                                   fs.candidate, store)
+                tables[fs.candidate] = table
+        finally:
+            if not keep:
+                for name in made:
+                    scratch.destroy(name, settings.scratch_root)
+    console.print(_comparison(tables))
+    console.print(f"results and cost tables stored in {store.path}; demo took {time.monotonic() - started:.0f} s")

@@ -1,0 +1,109 @@
+"""Tables people read in a terminal: scratch filesystems, fsbench results, fits, runs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.markup import escape
+from rich.table import Table
+
+from fsbm.microbench.scratch import ScratchFs
+from fsbm.predictor.park_lipton import ParkLiptonFit
+from fsbm.store import RunRecord
+
+
+def format_ns(ns: float | None) -> str:
+    """Latency with a unit a person reads at a glance: 850 ns, 12.3 us, 4.56 ms, 1.20 s."""
+    if ns is None:
+        return "-"
+    for scale, unit in ((1e9, "s"), (1e6, "ms"), (1e3, "us")):
+        if abs(ns) >= scale:
+            return f"{ns / scale:.3g} {unit}"
+    return f"{ns:.0f} ns"
+
+
+def format_bytes(n: int | None) -> str:
+    if n is None:
+        return "-"
+    for scale, unit in ((1 << 30, "G"), (1 << 20, "M"), (1 << 10, "K")):
+        if n >= scale and n % scale == 0:
+            return f"{n // scale}{unit}"
+    return str(n)
+
+
+def scratch_table(filesystems: list[ScratchFs]) -> Table:
+    table = Table(title="scratch filesystems")
+    for column in ("name", "candidate", "size", "status", "mount point", "device", "aging"):
+        table.add_column(column)
+    for fs in filesystems:
+        device = fs.loop_device or "-"
+        if fs.loop_device:
+            device += " (direct I/O)" if fs.direct_io else " (buffered)"
+        table.add_row(escape(fs.name), escape(fs.candidate), format_bytes(fs.size_bytes), escape(fs.status),
+                      escape(str(fs.mount_point)), device, escape(fs.aging_state))
+    return table
+
+
+def _cell(r: dict[str, Any]) -> str:
+    lat = r["latency_ns"]
+    mark = " *" if r.get("bimodal") else ""
+    return f"{format_ns(lat['p50'])} / {format_ns(lat['p99'])}{mark}"
+
+
+def results_tables(doc: dict[str, Any]) -> list[Table]:
+    """Metadata: a row per benchmark; data: a row per benchmark and size.  Cells: p50 / p99."""
+    results = doc.get("results", [])
+    env = doc.get("environment", {})
+    title = escape(f"{env.get('fs_type', '?')} at {env.get('mount_point', '?')}: p50 / p99 per operation (* bimodal)")
+    tables = []
+    for family in ("meta", "data"):
+        rows = [r for r in results if r["family"] == family]
+        if not rows:
+            continue
+        columns = sorted({(r["order"], r["cache"]) for r in rows}, key=lambda oc: (oc[1], oc[0]))
+        table = Table(title=f"{title}: {'metadata' if family == 'meta' else 'data'}")
+        table.add_column("operation")
+        if family == "data":
+            table.add_column("size", justify="right")
+        for order, cache in columns:
+            table.add_column(f"{order}\n{cache}", justify="right")
+        keys: list[tuple[str, int | None]] = []
+        for r in rows:
+            if (r["bench"], r["size"]) not in keys:
+                keys.append((r["bench"], r["size"]))
+        for bench, size in keys:
+            cells = []
+            for order, cache in columns:
+                match = next((r for r in rows if r["bench"] == bench and r["size"] == size
+                              and r["order"] == order and r["cache"] == cache), None)
+                cells.append(_cell(match) if match else "")
+            lead = [bench] + ([format_bytes(size)] if family == "data" else [])
+            table.add_row(*lead, *cells)
+        tables.append(table)
+    return tables
+
+
+def fits_table(fits: list[ParkLiptonFit]) -> Table:
+    table = Table(title="Park and Lipton fits: t = S + ceil(b/d)*D + C*b (+ R if partial overwrite), 95% intervals")
+    for column in ("benchmark", "order", "cache", "S", "D per block", "C per KiB", "R (RMW)", "R²"):
+        table.add_column(column, justify="right" if column not in ("benchmark", "order", "cache") else "left")
+
+    def show(fit: ParkLiptonFit, term: str, scale: float = 1.0) -> str:
+        if term not in fit.params:
+            return "n/a" if term in fit.omitted else "-"
+        e = fit.params[term]
+        return f"{format_ns(e.value * scale)} ±{format_ns((e.ci95_high - e.value) * scale)}"
+
+    for fit in fits:
+        table.add_row(fit.bench, fit.order, fit.cache, show(fit, "S"), show(fit, "D"), show(fit, "C", 1024.0),
+                      show(fit, "R"), f"{fit.r_squared:.3f}")
+    return table
+
+
+def runs_table(runs: list[RunRecord]) -> Table:
+    table = Table(title="runs in the results store")
+    for column in ("id", "kind", "label", "status", "started", "measurements"):
+        table.add_column(column)
+    for run in runs:
+        table.add_row(str(run.id), run.kind, run.label or "", run.status, run.started, str(run.measurements))
+    return table

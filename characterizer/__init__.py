@@ -1,0 +1,1 @@
+"""Workload characterizer: events into a workload profile (issue: characterizer)."""

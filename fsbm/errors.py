@@ -1,0 +1,37 @@
+"""Exception types a caller can catch; the command line turns them into one clear line.
+
+Every message says what was wrong and where (file, line, device), so the CLI never
+needs to show a traceback for bad input.
+"""
+
+from __future__ import annotations
+
+
+class FsbmError(Exception):
+    """A failure the user can act on.  ``exit_code`` is what the CLI exits with."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+class UsageError(FsbmError):
+    """Bad arguments or input: exit code 2, like fsbench and every POSIX tool."""
+
+    exit_code = 2
+
+
+class ExternalToolError(FsbmError):
+    """A program fsbm drives (mkfs, mount, losetup, fsbench) failed; its stderr is kept."""
+
+    def __init__(self, command: list[str], returncode: int, stderr: str) -> None:
+        shown = " ".join(command)
+        detail = stderr.strip().splitlines()
+        tail = "; ".join(detail[-3:]) if detail else "no message"
+        super().__init__(f"{shown} failed (exit {returncode}): {tail}")
+        self.command = command
+        self.returncode = returncode
+        self.stderr = stderr

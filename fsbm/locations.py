@@ -1,0 +1,31 @@
+"""Where fsbm keeps what it owns: the results store and the scratch filesystems.
+
+One data directory, ``$FSBM_HOME`` or the platform's user data directory, so a user can
+find, back up or delete everything fsbm made in one place.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import platformdirs
+
+
+def data_dir() -> Path:
+    """The data directory; created on first use."""
+    configured = os.environ.get("FSBM_HOME")
+    path = Path(configured) if configured else Path(platformdirs.user_data_dir("fsbm"))
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def default_store_path() -> Path:
+    """``$FSBM_STORE`` if set, else ``fsbm.sqlite`` in the data directory."""
+    configured = os.environ.get("FSBM_STORE")
+    return Path(configured) if configured else data_dir() / "fsbm.sqlite"
+
+
+def default_scratch_root() -> Path:
+    """Where scratch filesystems (images and mount points) live."""
+    return data_dir() / "scratch"

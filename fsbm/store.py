@@ -1,0 +1,249 @@
+"""The results store: one embedded SQLite database for runs, environments and results.
+
+WAL journaling lets any number of readers proceed while one writer commits; writers
+take the lock up front (``BEGIN IMMEDIATE``) and wait up to ``busy_timeout`` for each
+other instead of failing.  The schema is versioned with ``PRAGMA user_version`` and
+upgraded by the ordered migrations below, so a newer fsbm opens an older store.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from fsbm.errors import FsbmError
+from fsbm.locations import default_store_path
+
+SCHEMA_VERSION = 1
+
+_MIGRATIONS: list[str] = [
+    # 1: runs, the environments they ran in, per-case measurements, whole documents.
+    """
+    CREATE TABLE environments (
+        id INTEGER PRIMARY KEY,
+        fingerprint TEXT NOT NULL UNIQUE,
+        body TEXT NOT NULL
+    );
+    CREATE TABLE runs (
+        id INTEGER PRIMARY KEY,
+        kind TEXT NOT NULL,
+        label TEXT,
+        status TEXT NOT NULL,
+        started TEXT NOT NULL,
+        finished TEXT,
+        environment_id INTEGER REFERENCES environments(id),
+        config TEXT NOT NULL DEFAULT '{}'
+    );
+    CREATE INDEX runs_by_kind ON runs(kind, started);
+    CREATE TABLE measurements (
+        id INTEGER PRIMARY KEY,
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        bench TEXT NOT NULL,
+        op TEXT NOT NULL,
+        size INTEGER,
+        pattern TEXT NOT NULL,
+        cache TEXT NOT NULL,
+        p50_ns INTEGER,
+        mean_ns REAL,
+        body TEXT NOT NULL
+    );
+    CREATE INDEX measurements_by_run ON measurements(run_id, op);
+    CREATE TABLE documents (
+        id INTEGER PRIMARY KEY,
+        run_id INTEGER REFERENCES runs(id) ON DELETE CASCADE,
+        kind TEXT NOT NULL,
+        name TEXT,
+        created TEXT NOT NULL,
+        body TEXT NOT NULL
+    );
+    CREATE INDEX documents_by_kind ON documents(kind, name);
+    """,
+]
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One row of ``runs``, as listings show it."""
+
+    id: int
+    kind: str
+    label: str | None
+    status: str
+    started: str
+    finished: str | None
+    measurements: int
+
+
+class ResultsStore:
+    """A handle on the SQLite results store.  Cheap to open; one per thread."""
+
+    def __init__(self, path: Path | str | None = None, *, busy_timeout_ms: int = 30000) -> None:
+        self.path = Path(path) if path is not None else default_store_path()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._conn = sqlite3.connect(self.path, timeout=busy_timeout_ms / 1000, isolation_level=None)
+        except (OSError, sqlite3.Error) as exc:
+            raise FsbmError(f"cannot open the results store {self.path}: {exc}") from exc
+        self._conn.row_factory = sqlite3.Row
+        self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+        self._conn.execute("PRAGMA foreign_keys = ON")
+        try:
+            mode = self._conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            self._migrate()
+        except sqlite3.DatabaseError as exc:
+            self._conn.close()
+            raise FsbmError(f"{self.path} is not a usable fsbm results store: {exc}") from exc
+        self.journal_mode = str(mode).lower()
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> "ResultsStore":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def schema_version(self) -> int:
+        return int(self._conn.execute("PRAGMA user_version").fetchone()[0])
+
+    def _migrate(self) -> None:
+        current = self.schema_version
+        if current > SCHEMA_VERSION:
+            raise FsbmError(
+                f"{self.path} has schema version {current}, newer than this fsbm understands "
+                f"({SCHEMA_VERSION}); upgrade fsbm"
+            )
+        for version in range(current, SCHEMA_VERSION):
+            with self.write() as conn:
+                # Re-check inside the write lock: another process may have migrated first.
+                if int(conn.execute("PRAGMA user_version").fetchone()[0]) > version:
+                    continue
+                for statement in _MIGRATIONS[version].split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
+                conn.execute(f"PRAGMA user_version = {version + 1}")
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction: the single-writer lock is taken at the start, not at commit."""
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self._conn
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        else:
+            self._conn.execute("COMMIT")
+
+    # -- environments and runs -------------------------------------------------------
+
+    def environment_id(self, conn: sqlite3.Connection, environment: dict[str, Any]) -> int:
+        """The id of this environment, inserting it the first time it is seen."""
+        body = json.dumps(environment, sort_keys=True)
+        fingerprint = hashlib.sha256(body.encode()).hexdigest()
+        conn.execute("INSERT OR IGNORE INTO environments(fingerprint, body) VALUES (?, ?)", (fingerprint, body))
+        return int(conn.execute("SELECT id FROM environments WHERE fingerprint = ?", (fingerprint,)).fetchone()[0])
+
+    def start_run(self, kind: str, *, label: str | None = None, config: dict[str, Any] | None = None) -> int:
+        with self.write() as conn:
+            cur = conn.execute(
+                "INSERT INTO runs(kind, label, status, started, config) VALUES (?, ?, 'running', ?, ?)",
+                (kind, label, _now(), json.dumps(config or {}, sort_keys=True)),
+            )
+            return int(cur.lastrowid)
+
+    def finish_run(self, run_id: int, status: str) -> None:
+        with self.write() as conn:
+            conn.execute("UPDATE runs SET status = ?, finished = ? WHERE id = ?", (status, _now(), run_id))
+
+    def save_fsbench(self, doc: dict[str, Any], *, label: str | None = None) -> int:
+        """Store one fsbench document (environment, every case) as a finished run; returns its id."""
+        status = "interrupted" if doc.get("interrupted") else ("partial" if doc.get("errors") else "ok")
+        with self.write() as conn:
+            env_id = self.environment_id(conn, doc.get("environment", {}))
+            cur = conn.execute(
+                "INSERT INTO runs(kind, label, status, started, finished, environment_id, config) "
+                "VALUES ('fsbench', ?, ?, ?, ?, ?, ?)",
+                (label, status, doc.get("started", _now()), doc.get("finished", _now()), env_id,
+                 json.dumps(doc.get("config", {}), sort_keys=True)),
+            )
+            run_id = int(cur.lastrowid)
+            conn.executemany(
+                "INSERT INTO measurements(run_id, bench, op, size, pattern, cache, p50_ns, mean_ns, body) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (run_id, r["bench"], r["op"], r.get("size"), r["order"], r["cache"],
+                     r["latency_ns"]["p50"], r["latency_ns"]["mean"], json.dumps(r))
+                    for r in doc.get("results", [])
+                ],
+            )
+            conn.execute(
+                "INSERT INTO documents(run_id, kind, name, created, body) VALUES (?, 'fsbench', ?, ?, ?)",
+                (run_id, label, _now(), json.dumps({k: v for k, v in doc.items() if k != "results"})),
+            )
+        return run_id
+
+    def save_document(self, kind: str, body: dict[str, Any], *, name: str | None = None,
+                      run_id: int | None = None) -> int:
+        """Keep a whole JSON document (a cost table, later a profile or prediction)."""
+        with self.write() as conn:
+            cur = conn.execute(
+                "INSERT INTO documents(run_id, kind, name, created, body) VALUES (?, ?, ?, ?, ?)",
+                (run_id, kind, name, _now(), json.dumps(body)),
+            )
+            return int(cur.lastrowid)
+
+    # -- reading ---------------------------------------------------------------------
+
+    def runs(self, kind: str | None = None, limit: int = 50) -> list[RunRecord]:
+        query = (
+            "SELECT r.id, r.kind, r.label, r.status, r.started, r.finished, "
+            "(SELECT COUNT(*) FROM measurements m WHERE m.run_id = r.id) AS n FROM runs r"
+        )
+        params: tuple[Any, ...] = ()
+        if kind:
+            query += " WHERE r.kind = ?"
+            params = (kind,)
+        query += " ORDER BY r.id DESC LIMIT ?"
+        rows = self._conn.execute(query, params + (limit,)).fetchall()
+        return [RunRecord(r["id"], r["kind"], r["label"], r["status"], r["started"], r["finished"], r["n"])
+                for r in rows]
+
+    def measurements(self, run_id: int) -> list[dict[str, Any]]:
+        rows = self._conn.execute("SELECT body FROM measurements WHERE run_id = ? ORDER BY id", (run_id,))
+        return [json.loads(r["body"]) for r in rows]
+
+    def run_environment(self, run_id: int) -> dict[str, Any] | None:
+        row = self._conn.execute(
+            "SELECT e.body FROM runs r JOIN environments e ON e.id = r.environment_id WHERE r.id = ?", (run_id,)
+        ).fetchone()
+        return json.loads(row["body"]) if row else None
+
+    def documents(self, kind: str, name: str | None = None) -> list[tuple[int, str, dict[str, Any]]]:
+        """(id, created, body) of every stored document of a kind, newest first."""
+        query = "SELECT id, created, body FROM documents WHERE kind = ?"
+        params: tuple[Any, ...] = (kind,)
+        if name is not None:
+            query += " AND name = ?"
+            params += (name,)
+        rows = self._conn.execute(query + " ORDER BY id DESC", params).fetchall()
+        return [(r["id"], r["created"], json.loads(r["body"])) for r in rows]
+
+    def counts(self) -> dict[str, int]:
+        return {
+            table: int(self._conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
+            for table in ("runs", "environments", "measurements", "documents")
+        }

@@ -1,0 +1,102 @@
+"""Cost tables: what each operation costs on one filesystem, in one state, on one machine.
+
+Built from an fsbench document (DESIGN: latency distributions across sizes, patterns and
+cache states, plus the fitted Park and Lipton parameters), kept as JSON with a
+schema_version and in the results store, so the predictor never re-runs a benchmark to
+know a cost.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fsbm.errors import UsageError
+from fsbm.predictor.park_lipton import ParkLiptonFit, fit_fsbench_results
+
+SCHEMA_VERSION = 1
+
+
+@dataclass
+class CostTable:
+    """Measured costs of one candidate filesystem (e.g. 'ext4[data=journal]', aged, cold)."""
+
+    candidate: str
+    environment: dict[str, Any]
+    measured_at: str
+    entries: list[dict[str, Any]]
+    fits: list[ParkLiptonFit] = field(default_factory=list)
+    fsbench_run_id: int | None = None
+
+    @classmethod
+    def from_fsbench(cls, doc: dict[str, Any], candidate: str | None = None,
+                     run_id: int | None = None) -> "CostTable":
+        environment = doc.get("environment", {})
+        entries = [
+            {
+                "bench": r["bench"], "op": r["op"], "size": r.get("size"), "order": r["order"],
+                "cache": r["cache"], "ops": r["ops"], "latency_ns": r["latency_ns"],
+                "histogram_log2": r["histogram_log2"], "bimodal": r["bimodal"],
+                "partial_block": r.get("partial_block"),
+            }
+            for r in doc.get("results", [])
+        ]
+        return cls(
+            candidate=candidate or environment.get("fs_type", "unknown"),
+            environment=environment,
+            measured_at=doc.get("finished") or doc.get("started", ""),
+            entries=entries,
+            fits=fit_fsbench_results(doc.get("results", [])),
+            fsbench_run_id=run_id,
+        )
+
+    def entry(self, bench: str, order: str, cache: str, size: int | None = None) -> dict[str, Any] | None:
+        for e in self.entries:
+            if e["bench"] == bench and e["order"] == order and e["cache"] == cache and e["size"] == size:
+                return e
+        return None
+
+    def fit_for(self, bench: str, order: str, cache: str) -> ParkLiptonFit | None:
+        for f in self.fits:
+            if f.bench == bench and f.order == order and f.cache == cache:
+                return f
+        return None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "kind": "cost_table",
+            "candidate": self.candidate,
+            "measured_at": self.measured_at,
+            "fsbench_run_id": self.fsbench_run_id,
+            "environment": self.environment,
+            "entries": self.entries,
+            "fits": [f.to_json() for f in self.fits],
+        }
+
+    @classmethod
+    def from_json(cls, body: dict[str, Any], source: str = "cost table") -> "CostTable":
+        if body.get("kind") != "cost_table":
+            raise UsageError(f"{source} is not an fsbm cost table (kind={body.get('kind')!r})")
+        if body.get("schema_version") != SCHEMA_VERSION:
+            raise UsageError(f"{source} has schema_version {body.get('schema_version')}; this fsbm reads {SCHEMA_VERSION}")
+        return cls(
+            candidate=body["candidate"], environment=body["environment"], measured_at=body["measured_at"],
+            entries=body["entries"], fits=[ParkLiptonFit.from_json(f) for f in body["fits"]],
+            fsbench_run_id=body.get("fsbench_run_id"),
+        )
+
+    def save(self, path: Path) -> None:
+        path.write_text(json.dumps(self.to_json(), indent=1))
+
+    @classmethod
+    def load(cls, path: Path) -> "CostTable":
+        try:
+            body = json.loads(Path(path).read_text())
+        except OSError as exc:
+            raise UsageError(f"cannot read cost table {path}: {exc.strerror}") from exc
+        except ValueError as exc:
+            raise UsageError(f"{path} is not JSON: {exc}") from exc
+        return cls.from_json(body, str(path))

@@ -1,0 +1,125 @@
+"""Park and Lipton's per-request cost model, fitted to fsbench measurements.
+
+    t(b) = S + ceil(b / d) * D + C * b          (Park and Lipton 1986, eq. for T_r, T_w)
+
+S is the fixed cost of a request (system call, seek, lookup), D the cost of each block
+of size d it touches, C the per-byte cost (copying).  An overwrite that does not end on
+a block boundary first reads the block (their T_ow): that read is the extra term R,
+fitted only where the sizes include both partial and whole blocks.
+
+Fitted by ordinary least squares (statsmodels) on the repetition means of each size,
+so the 95% intervals reflect how much the measurements varied.  When the sizes cannot
+separate a term (e.g. all below one block, so ceil(b/d) is constant), that term is
+left out and the fit says so instead of reporting a meaningless number.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import asdict, dataclass, field
+from typing import Any, Iterable
+
+import numpy as np
+import statsmodels.api as sm
+
+TERMS = ("S", "D", "C", "R")
+
+
+@dataclass(frozen=True)
+class Estimate:
+    value: float
+    ci95_low: float
+    ci95_high: float
+
+
+@dataclass
+class ParkLiptonFit:
+    """Fitted S (ns), D (ns per block), C (ns per byte), R (ns per partial block) with intervals."""
+
+    bench: str
+    op: str
+    order: str
+    cache: str
+    block_size: int
+    params: dict[str, Estimate]
+    r_squared: float
+    observations: int
+    sizes: list[int]
+    omitted: list[str] = field(default_factory=list)
+
+    def predict_ns(self, size: int) -> float:
+        """Modelled mean latency of one request of `size` bytes."""
+        value = 0.0
+        for term, x in zip(TERMS, _regressors(size, self.block_size)):
+            if term in self.params:
+                value += self.params[term].value * x
+        return value
+
+    def to_json(self) -> dict[str, Any]:
+        body = asdict(self)
+        body["params"] = {k: asdict(v) for k, v in self.params.items()}
+        return body
+
+    @classmethod
+    def from_json(cls, body: dict[str, Any]) -> "ParkLiptonFit":
+        body = dict(body)
+        body["params"] = {k: Estimate(**v) for k, v in body["params"].items()}
+        return cls(**body)
+
+
+def _regressors(size: int, block_size: int) -> tuple[float, float, float, float]:
+    """(1, ceil(b/d), b, [b not a multiple of d]) for one request size."""
+    return (1.0, float(math.ceil(size / block_size)), float(size), float(size % block_size != 0))
+
+
+def fit(bench: str, op: str, order: str, cache: str, block_size: int,
+        observations: Iterable[tuple[int, float]]) -> ParkLiptonFit | None:
+    """Fit one (benchmark, order, cache) curve from (size, mean latency ns) pairs.
+
+    Returns None when fewer than three distinct sizes were measured: three or more
+    parameters cannot be told apart from fewer points.
+    """
+    points = [(int(s), float(t)) for s, t in observations if t is not None and math.isfinite(t)]
+    sizes = sorted({s for s, _ in points})
+    if len(sizes) < 3:
+        return None
+    x = np.array([_regressors(s, block_size) for s, _ in points])
+    y = np.array([t for _, t in points])
+    use_rmw = bench == "overwrite"
+    columns, omitted = [0], []
+    for index, term in ((1, "D"), (2, "C"), (3, "R")):
+        if term == "R" and not use_rmw:
+            continue
+        candidate = columns + [index]
+        if np.linalg.matrix_rank(x[:, candidate]) == len(candidate):
+            columns = candidate
+        else:
+            omitted.append(term)
+    names = [TERMS[i] for i in columns]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # tiny samples make statsmodels chatty about kurtosis tests
+        result = sm.OLS(y, x[:, columns]).fit()
+        intervals = np.asarray(result.conf_int(alpha=0.05))
+    params = {
+        name: Estimate(float(result.params[i]), float(intervals[i][0]), float(intervals[i][1]))
+        for i, name in enumerate(names)
+    }
+    r_squared = float(result.rsquared) if math.isfinite(result.rsquared) else 1.0
+    return ParkLiptonFit(bench, op, order, cache, block_size, params, r_squared, len(points), sizes, omitted)
+
+
+def fit_fsbench_results(results: list[dict[str, Any]]) -> list[ParkLiptonFit]:
+    """One fit per data (benchmark, order, cache) in an fsbench document's results."""
+    groups: dict[tuple[str, str, str, str, int], list[tuple[int, float]]] = {}
+    for r in results:
+        if r.get("family") != "data" or r.get("size") is None:
+            continue
+        key = (r["bench"], r["op"], r["order"], r["cache"], int(r["block_size"]))
+        groups.setdefault(key, []).extend((r["size"], m) for m in r.get("rep_means_ns", []))
+    fits = []
+    for (bench, op, order, cache, block_size), points in sorted(groups.items()):
+        fitted = fit(bench, op, order, cache, block_size, points)
+        if fitted is not None:
+            fits.append(fitted)
+    return fits

@@ -1,0 +1,68 @@
+"""Shared fixtures.  Tests that need root or loop devices fail (never skip) under CI=true."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from fsbm.microbench import scratch
+from fsbm.microbench.fsbench import fsbench_binary
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+def require_root() -> None:
+    """Skip on a developer's unprivileged machine; fail in CI, where root is promised."""
+    if os.geteuid() == 0 and Path("/dev/loop-control").exists():
+        return
+    message = "needs root and loop devices"
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{message}, and CI=true promises them")
+    pytest.skip(message)
+
+
+@pytest.fixture
+def fsbm_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private FSBM_HOME per test: its own store and scratch root."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("FSBM_HOME", str(home))
+    monkeypatch.delenv("FSBM_STORE", raising=False)
+    monkeypatch.delenv("FSBM_SCRATCH_ROOT", raising=False)
+    return home
+
+
+def _scratch_fs(fstype: str, size: int, home: Path, **kwargs: object) -> Iterator[scratch.ScratchFs]:
+    require_root()
+    fs = scratch.create(fstype, size, root=home / "scratch", **kwargs)  # type: ignore[arg-type]
+    try:
+        yield fs
+    finally:
+        scratch.destroy(fs.name, home / "scratch")
+
+
+@pytest.fixture
+def tmpfs_fs(fsbm_home: Path) -> Iterator[scratch.ScratchFs]:
+    yield from _scratch_fs("tmpfs", 512 << 20, fsbm_home)
+
+
+@pytest.fixture
+def ext4_fs(fsbm_home: Path) -> Iterator[scratch.ScratchFs]:
+    yield from _scratch_fs("ext4", 1 << 30, fsbm_home)
+
+
+@pytest.fixture(scope="session")
+def fsbench() -> Path:
+    return fsbench_binary()
+
+
+def run_fsbm(*args: str, env: dict[str, str] | None = None, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    """Run the installed `fsbm` command as a user would."""
+    command = [str(Path(sys.executable).parent / "fsbm"), *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
+                          env={**os.environ, **(env or {}), "COLUMNS": "200"})
