@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +20,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from fsbm import __version__
-from fsbm.errors import FsbmError, UsageError
+from fsbm.errors import FsbmError, Terminated, UsageError, raise_terminated
 from fsbm.api import render
 from fsbm.microbench import scratch
 from fsbm.microbench.fsbench import FsbenchOptions, plan, run_fsbench
@@ -262,6 +263,7 @@ def demo(ctx: typer.Context, size: str = typer.Option("1G", "--size", help="Size
 
 def main() -> None:
     """Entry point: run the app; FsbmError becomes one line and an exit code."""
+    signal.signal(signal.SIGTERM, raise_terminated)
     try:
         app()
     except FsbmError as exc:
@@ -272,6 +274,9 @@ def main() -> None:
     except KeyboardInterrupt:
         errors.print("fsbm: interrupted")
         sys.exit(130)
+    except Terminated as exc:
+        errors.print(f"fsbm: {exc}")
+        sys.exit(128 + exc.signum)
     except Exception as exc:  # a bug in fsbm: one line for the user, the details in a file
         log = _save_traceback()
         errors.print(f"fsbm: internal error: {type(exc).__name__}: {exc}", highlight=False, markup=False)

@@ -35,3 +35,19 @@ class ExternalToolError(FsbmError):
         self.command = command
         self.returncode = returncode
         self.stderr = stderr
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised as an exception so the same unwinding runs as for Ctrl-C.
+
+    A BaseException, like KeyboardInterrupt, so no `except Exception` swallows it.
+    """
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"terminated by signal {signum}")
+        self.signum = signum
+
+
+def raise_terminated(signum: int, frame: object) -> None:
+    """A signal handler: SIGTERM becomes Terminated."""
+    raise Terminated(signum)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import threading
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fsbm.errors import FsbmError, UsageError
+from fsbm.errors import FsbmError, Terminated, UsageError
 
 ProgressCallback = Callable[[int, int, str], None]
 
@@ -116,8 +117,10 @@ def run_fsbench(target: Path, options: FsbenchOptions, *, on_progress: ProgressC
             os.close(write_fd)
         try:
             _, stderr = proc.communicate()
-        except KeyboardInterrupt:
-            # fsbench got the same SIGINT; let it write what it has.
+        except (KeyboardInterrupt, Terminated):
+            # Tell fsbench (it may not share our signal) to stop after the operation in
+            # flight; it writes what it measured, which is kept and marked interrupted.
+            proc.send_signal(signal.SIGINT)
             _, stderr = proc.communicate()
         reader.join(timeout=5)
         return _result(proc.returncode, stderr, out_path)

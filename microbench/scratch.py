@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from fsbm.errors import FsbmError, UsageError
+from fsbm.errors import FsbmError, UsageError, raise_terminated
 from fsbm.locations import default_scratch_root
 from fsbm.microbench.mounts import loop_devices_for, mount_at
 from fsbm.microbench.system import require_program, run
@@ -131,16 +131,10 @@ def _write_state(fs: ScratchFs) -> None:
     os.replace(tmp, directory / STATE_FILE)
 
 
-class _Interrupted(BaseException):
-    """SIGTERM during creation, raised so the same unwinding runs as for Ctrl-C."""
-
-
 @contextmanager
 def _terminate_raises() -> Iterator[None]:
-    def handler(signum: int, frame: object) -> None:
-        raise _Interrupted(f"signal {signum}")
-
-    previous = signal.signal(signal.SIGTERM, handler)
+    """SIGTERM raises Terminated while a filesystem is being made, even for library callers."""
+    previous = signal.signal(signal.SIGTERM, raise_terminated)
     try:
         yield
     finally:

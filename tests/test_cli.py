@@ -1,0 +1,78 @@
+"""The fsbm command as a user runs it: clear errors, results in the store."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from fsbm.microbench.scratch import ScratchFs
+from tests.conftest import run_fsbm
+
+
+def test_a_missing_target_is_one_line_and_exit_2(fsbm_home: Path) -> None:
+    done = run_fsbm("bench", "--target", "/nonexistent/place")
+    assert done.returncode == 2
+    assert "target /nonexistent/place does not exist" in done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_target_and_fs_together_are_refused(fsbm_home: Path) -> None:
+    done = run_fsbm("bench", "--target", "/tmp", "--fs", "ext4")
+    assert done.returncode == 2 and "exactly one of --target DIR or --fs NAME" in done.stderr
+
+
+def test_an_unknown_scratch_filesystem_is_named(fsbm_home: Path) -> None:
+    done = run_fsbm("bench", "--fs", "nosuchfs")
+    assert done.returncode == 2 and "no scratch filesystem named 'nosuchfs'" in done.stderr
+
+
+def test_bench_stores_the_run_and_its_cost_table(fsbm_home: Path, tmpfs_fs: ScratchFs, tmp_path: Path) -> None:
+    out = tmp_path / "bench.json"
+    done = run_fsbm("bench", "--fs", tmpfs_fs.name, "--only", "stat_file,read", "--sizes", "512,4k,64k",
+                    "--caches", "warm", "--reps", "2", "--files", "200", "--file-size", "4M", "--json", str(out))
+    assert done.returncode == 0, done.stderr
+    assert "stored as run 1" in done.stdout
+    doc = json.loads(out.read_text())
+    assert doc["cost_table"]["kind"] == "cost_table" and doc["cost_table"]["candidate"] == "tmpfs"
+    assert {f["bench"] for f in doc["cost_table"]["fits"]} == {"read"}
+    runs = run_fsbm("store", "runs")
+    assert "fsbench" in runs.stdout and "tmpfs" in runs.stdout
+    info = run_fsbm("store", "info")
+    assert "schema version: 1" in info.stdout and "journal: wal" in info.stdout
+
+
+def test_bench_never_overwrites_an_existing_json(fsbm_home: Path, tmp_path: Path) -> None:
+    out = tmp_path / "mine.json"
+    out.write_text("keep me")
+    done = run_fsbm("bench", "--target", str(tmp_path), "--json", str(out))
+    assert done.returncode == 2 and "exists" in done.stderr
+    assert out.read_text() == "keep me"
+
+
+def test_fs_create_rejects_an_unknown_type(fsbm_home: Path) -> None:
+    done = run_fsbm("fs", "create", "zfs")
+    assert done.returncode == 2 and "unknown filesystem 'zfs'" in done.stderr
+
+
+def test_sigterm_during_bench_keeps_partial_results_and_leaves_no_work_files(
+        fsbm_home: Path, tmpfs_fs: ScratchFs) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    command = [str(Path(sys.executable).parent / "fsbm"), "bench", "--fs", tmpfs_fs.name, "--only", "meta",
+               "--caches", "warm", "--files", "3000", "--reps", "5"]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while not list(tmpfs_fs.mount_point.glob("fsbench.*")) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGTERM)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert "interrupted: partial results kept as run 1" in stderr
+    assert "Traceback" not in stderr
+    assert list(tmpfs_fs.mount_point.iterdir()) == []
+    runs = run_fsbm("store", "runs").stdout
+    assert "interrupted" in runs

@@ -1,0 +1,86 @@
+"""fsbench refuses bad arguments with one clear line and exit code 2, before touching anything."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+
+def run(fsbench: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(fsbench), *args], capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((), "--target DIR is required"),
+        (("--target", "/nonexistent/dir"), "No such file or directory"),
+        (("--target", "/etc/hostname"), "is not a directory"),
+        (("--target", "/tmp", "--sizes", "4q"), "'4q' is not a request size"),
+        (("--target", "/tmp", "--only", "teleport"), "neither a family"),
+        (("--target", "/tmp", "--caches", "lukewarm"), "unknown value 'lukewarm'"),
+        (("--target", "/tmp", "--reps", "0"), "--reps expects a whole number >= 1"),
+        (("--target", "/tmp", "--file-size", "12"), "--file-size expects a size of at least 4k"),
+        (("--target", "/tmp", "--bogus"), "unknown option '--bogus'"),
+        (("--target", "/tmp", "stray"), "unexpected argument 'stray'"),
+    ],
+)
+def test_bad_arguments_exit_2_with_a_clear_message(fsbench: Path, args: tuple[str, ...], message: str) -> None:
+    done = run(fsbench, *args)
+    assert done.returncode == 2
+    assert message in done.stderr
+    assert done.stderr.startswith("fsbench: ")
+    assert "Traceback" not in done.stderr
+
+
+def test_an_existing_json_file_is_never_overwritten(fsbench: Path, tmp_path: Path) -> None:
+    out = tmp_path / "results.json"
+    out.write_text("precious")
+    done = run(fsbench, "--target", str(tmp_path), "--json", str(out))
+    assert done.returncode == 2
+    assert "exists" in done.stderr
+    assert out.read_text() == "precious"
+
+
+def test_list_names_every_benchmark_with_what_it_isolates(fsbench: Path) -> None:
+    listing = run(fsbench, "--list").stdout.splitlines()
+    names = {line.split()[0] for line in listing}
+    assert {"create", "unlink", "mkdir", "rmdir", "stat_file", "stat_dir", "open", "close", "readdir", "rename",
+            "link", "symlink", "chmod", "utimes", "read", "write", "overwrite", "append", "fsync",
+            "fdatasync"} <= names
+    assert all(len(line.split(None, 3)) == 4 for line in listing)
+
+
+def test_default_sweep_brackets_the_block_size(fsbench: Path, tmp_path: Path) -> None:
+    done = run(fsbench, "--target", str(tmp_path), "--only", "read", "--caches", "warm", "--orders", "seq",
+               "--block-size", "4096", "--dry-run")
+    sizes = [int(line.split()[1]) for line in done.stdout.splitlines() if line.startswith("read ")]
+    assert {4095, 4096, 4097} <= set(sizes)
+    assert min(sizes) == 512 and max(sizes) == 1 << 20
+
+
+def test_dry_run_states_the_time_it_will_take_and_leaves_nothing(fsbench: Path, tmp_path: Path) -> None:
+    done = run(fsbench, "--target", str(tmp_path), "--dry-run")
+    assert done.returncode == 0
+    assert "estimated at most" in done.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_o_direct_cases_with_unaligned_sizes_are_skipped_with_a_reason(fsbench: Path, tmp_path: Path) -> None:
+    done = run(fsbench, "--target", str(tmp_path), "--only", "read", "--sizes", "4095", "--caches", "direct",
+               "--dry-run")
+    assert "skip read 4095 B sequential direct: O_DIRECT needs request sizes that are multiples of 512" in done.stdout
+
+
+def test_help_lists_every_option(fsbench: Path) -> None:
+    text = run(fsbench, "--help").stdout
+    for option in ("--target", "--quick", "--only", "--json", "--sizes", "--caches", "--reps", "--file-size",
+                   "--case-seconds", "--cpu", "--dry-run", "--list"):
+        assert option in text
+
+
+def test_version(fsbench: Path) -> None:
+    assert json.dumps(run(fsbench, "--version").stdout.startswith("fsbench "))

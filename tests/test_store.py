@@ -1,0 +1,92 @@
+"""The results store: versioned schema, WAL, readers alongside one writer."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from fsbm.errors import FsbmError
+from fsbm.store import SCHEMA_VERSION, ResultsStore
+
+FSBENCH_DOC = {
+    "schema_version": 1, "started": "2026-01-01T00:00:00Z", "finished": "2026-01-01T00:01:00Z",
+    "config": {"quick": True}, "environment": {"fs_type": "ext4", "kernel": "Linux x"},
+    "results": [{"bench": "read", "op": "read", "size": 4096, "order": "random", "cache": "cold",
+                 "latency_ns": {"p50": 90000, "mean": 95000.0}}],
+    "errors": [],
+}
+
+
+def test_a_new_store_has_the_current_schema_in_wal_mode(tmp_path: Path) -> None:
+    with ResultsStore(tmp_path / "s.sqlite") as store:
+        assert store.schema_version == SCHEMA_VERSION
+        assert store.journal_mode == "wal"
+
+
+def test_fsbench_runs_round_trip(tmp_path: Path) -> None:
+    with ResultsStore(tmp_path / "s.sqlite") as store:
+        run_id = store.save_fsbench(FSBENCH_DOC, label="ext4")
+        assert store.measurements(run_id) == FSBENCH_DOC["results"]
+        assert store.run_environment(run_id) == FSBENCH_DOC["environment"]
+        [run] = store.runs()
+        assert (run.id, run.kind, run.label, run.status, run.measurements) == (run_id, "fsbench", "ext4", "ok", 1)
+
+
+def test_identical_environments_are_stored_once(tmp_path: Path) -> None:
+    with ResultsStore(tmp_path / "s.sqlite") as store:
+        store.save_fsbench(FSBENCH_DOC)
+        store.save_fsbench(FSBENCH_DOC)
+        assert store.counts()["environments"] == 1
+
+
+def test_readers_proceed_while_a_writer_holds_the_lock(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite"
+    with ResultsStore(path) as writer, ResultsStore(path) as reader:
+        writer.save_fsbench(FSBENCH_DOC)
+        with writer.write() as conn:
+            conn.execute("INSERT INTO runs(kind, status, started) VALUES ('x', 'running', 'now')")
+            started = time.monotonic()
+            assert len(reader.runs()) == 1  # sees the committed state, without waiting
+            assert time.monotonic() - started < 1.0
+
+
+def test_a_second_writer_waits_for_the_first_instead_of_failing(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite"
+    ResultsStore(path).close()
+    released = threading.Event()
+
+    def hold_lock() -> None:
+        with ResultsStore(path) as first, first.write():
+            released.wait(5)
+            time.sleep(0.3)
+
+    holder = threading.Thread(target=hold_lock)
+    holder.start()
+    time.sleep(0.1)
+    released.set()
+    with ResultsStore(path, busy_timeout_ms=10000) as second:
+        started = time.monotonic()
+        second.save_fsbench(FSBENCH_DOC)
+        assert time.monotonic() - started >= 0.1
+    holder.join()
+
+
+def test_a_store_from_a_newer_fsbm_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite"
+    conn = sqlite3.connect(path)
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    conn.close()
+    with pytest.raises(FsbmError, match="newer than this fsbm"):
+        ResultsStore(path)
+
+
+def test_a_file_that_is_not_a_store_is_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_text("not a database at all, just words " * 100)
+    with pytest.raises(FsbmError, match="not a usable fsbm results store"):
+        ResultsStore(path)
+    assert path.read_text().startswith("not a database")
