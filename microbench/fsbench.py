@@ -53,6 +53,7 @@ class FsbenchOptions:
     file_size: str | None = None
     warmup: int | None = None
     case_seconds: float | None = None
+    min_rep_seconds: float | None = None
     block_size: int | None = None
     seed: int | None = None
     cpu: str | None = None

@@ -107,3 +107,11 @@ def test_a_file_the_caller_provides_is_only_read(fsbench: Path, tmpfs_fs: Scratc
                        "--data-file", str(data), "--reps", "2")
     assert {r["bench"] for r in doc["results"]} == {"read"}
     assert data.read_bytes() == before
+
+
+def test_tmpfs_has_no_cold_or_direct_cases_and_says_why(fsbench: Path, tmpfs_fs: ScratchFs) -> None:
+    doc = fsbench_json(fsbench, tmpfs_fs.mount_point, "--only", "read,stat_file", "--sizes", "4k",
+                       "--files", "100", "--reps", "2", "--ops", "50", "--file-size", "1M")
+    assert {r["cache"] for r in doc["results"]} == {"warm"}
+    reasons = {s["reason"] for s in doc["skipped"]}
+    assert any("no cold state" in r for r in reasons) and any("O_DIRECT is buffered" in r for r in reasons)

@@ -64,7 +64,8 @@ struct suite_config {
 	size_t files;              /* entries per hierarchy (metadata) */
 	size_t reps;
 	long warmup;               /* per repetition; -1 = automatic */
-	double case_seconds;       /* timed-work budget of one case */
+	double case_seconds;       /* timed-work budget of one case: a cap */
+	double min_rep_seconds;    /* warm repetitions on an unchanged tree last at least this */
 	uint64_t seed;
 	const char *data_file;     /* an existing file for read benchmarks, or NULL */
 	int shared_fd;             /* the suite's shared-files directory */

@@ -58,6 +58,7 @@ static const struct option_help option_table[] = {
 	{ { "file-size", required_argument, 0, 'S' }, "SIZE", "data file size, e.g. 256M or 0.25mem (default 256M, quick 64M)" },
 	{ { "warmup", required_argument, 0, 'w' }, "N", "operations discarded at the start of each repetition (default 5%)" },
 	{ { "case-seconds", required_argument, 0, 'T' }, "S", "timed-work budget of one case (default 2, quick 0.25)" },
+	{ { "min-rep-seconds", required_argument, 0, 'm' }, "S", "warm repetitions pass over their objects again until this long (default 0.1, quick 0.05; 0: one pass)" },
 	{ { "block-size", required_argument, 0, 'b' }, "N", "block size d (default: the filesystem's f_bsize)" },
 	{ { "seed", required_argument, 0, 'R' }, "N", "seed of every random order (default 1)" },
 	{ { "cpu", required_argument, 0, 'C' }, "N|none", "pin to this CPU (default: the last one allowed)" },
@@ -146,6 +147,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 	o->cfg.warmup = -1;
 	o->cfg.seed = 1;
 	o->cfg.case_seconds = -1;
+	o->cfg.min_rep_seconds = -1;
 	o->orders = ORDER_SEQ | ORDER_RANDOM;
 	o->caches = CACHE_COLD | CACHE_WARM | CACHE_DIRECT;
 	o->cpu = -2; /* choose automatically */
@@ -177,6 +179,14 @@ static void parse_options(int argc, char **argv, struct options *o)
 			o->cfg.case_seconds = strtod(optarg, &end);
 			if (!end || *end || o->cfg.case_seconds <= 0)
 				usage_error("--case-seconds expects a positive number, got '%s'", optarg);
+			break;
+		}
+		case 'm': {
+			char *end = NULL;
+
+			o->cfg.min_rep_seconds = strtod(optarg, &end);
+			if (!end || *end || end == optarg || o->cfg.min_rep_seconds < 0)
+				usage_error("--min-rep-seconds expects a number >= 0, got '%s'", optarg);
 			break;
 		}
 		case 'b':
@@ -219,6 +229,7 @@ static void apply_defaults(struct options *o)
 	if (!c->files) c->files = c->quick ? 1000 : 10000;
 	if (!c->file_size) c->file_size = c->quick ? (64ULL << 20) : (256ULL << 20);
 	if (c->case_seconds < 0) c->case_seconds = c->quick ? 0.25 : 2.0;
+	if (c->min_rep_seconds < 0) c->min_rep_seconds = c->quick ? 0.05 : 0.1;
 }
 
 /* "d-1", "d", "d+1" are relative to the block size; anything else is a size. */
@@ -298,8 +309,14 @@ struct plan {
 };
 
 /* What keeps a case from running here, or NULL if it can run. */
-static const char *why_not(const struct options *o, const struct bench_case *c, int direct_ok, int can_drop)
+static const char *why_not(const struct options *o, const struct bench_case *c, int direct_ok, int can_drop,
+			   int memory_only)
 {
+	/* tmpfs keeps everything in the page cache: labelling any of it cold would be false. */
+	if (memory_only && c->cache == CACHE_COLD)
+		return "tmpfs lives in memory: there is no cold state (cold costs are the warm costs)";
+	if (memory_only && c->cache == CACHE_DIRECT)
+		return "tmpfs has no device: O_DIRECT is buffered there, the same as warm";
 	if (c->cache == CACHE_COLD && c->bench->family == FAMILY_META && !can_drop)
 		return "cold metadata needs root to write /proc/sys/vm/drop_caches";
 	if (c->cache == CACHE_DIRECT && !direct_ok)
@@ -311,9 +328,10 @@ static const char *why_not(const struct options *o, const struct bench_case *c, 
 	return NULL;
 }
 
-static void add_case(struct plan *p, const struct options *o, struct bench_case *c, int direct_ok, int can_drop)
+static void add_case(struct plan *p, const struct options *o, struct bench_case *c, int direct_ok, int can_drop,
+		     int memory_only)
 {
-	const char *reason = why_not(o, c, direct_ok, can_drop);
+	const char *reason = why_not(o, c, direct_ok, can_drop, memory_only);
 
 	if (p->ncases == MAX_CASES || p->nskips == MAX_CASES)
 		usage_error("the plan has more than %d cases; narrow it with --only or --sizes", MAX_CASES);
@@ -335,6 +353,9 @@ static double estimate_case(const struct options *o, const struct bench_case *c)
 	const struct suite_config *cfg = &o->cfg;
 	double setups = c->bench->reusable ? 1.0 : (double)cfg->reps;
 	double seconds = cfg->case_seconds;
+
+	if (c->cache == CACHE_WARM && c->bench->reusable && cfg->min_rep_seconds * (double)cfg->reps > seconds)
+		seconds = cfg->min_rep_seconds * (double)cfg->reps;
 
 	if (c->bench->family == FAMILY_META) {
 		seconds += setups * (double)cfg->files * 30e-6;
@@ -377,7 +398,7 @@ static size_t default_sizes(uint64_t d, int quick, uint64_t *out)
 	return kept;
 }
 
-static void build_plan(struct plan *p, const struct options *o, int direct_ok, int can_drop)
+static void build_plan(struct plan *p, const struct options *o, int direct_ok, int can_drop, int memory_only)
 {
 	const struct bench *tables[] = { meta_benches, data_benches };
 	const size_t counts[] = { meta_bench_count, data_bench_count };
@@ -408,7 +429,7 @@ static void build_plan(struct plan *p, const struct options *o, int direct_ok, i
 
 						if (!(b->orders & ord & o->orders) || !(b->caches & cm & o->caches))
 							continue;
-						add_case(p, o, &c, direct_ok, can_drop);
+						add_case(p, o, &c, direct_ok, can_drop, memory_only);
 					}
 		}
 	}
@@ -516,9 +537,12 @@ static void write_config(struct json *j, const struct options *o, const struct p
 	json_kv_u64(j, "file_size", c->file_size);
 	json_kv_i64(j, "warmup", c->warmup);
 	json_kv_double(j, "case_seconds", c->case_seconds);
+	json_kv_double(j, "min_rep_seconds", c->min_rep_seconds);
 	json_kv_u64(j, "block_size", c->block_size);
 	json_kv_u64(j, "seed", c->seed);
 	json_kv_string(j, "data_file", c->data_file);
+	/* Declared so a reader knows how each data repetition started (data.c). */
+	json_kv_bool(j, "syncfs_before_data_reps", 1);
 	json_kv_u64(j, "cases", p->ncases);
 	json_kv_double(j, "estimated_seconds", p->estimate_seconds);
 	json_end_object(j);
@@ -604,7 +628,8 @@ int main(int argc, char **argv)
 		o.cfg.block_size = env.fs_block_size;
 	snprintf(env.aging_state, sizeof(env.aging_state), "%s", o.aging_state);
 	make_workdir(&o.cfg);
-	build_plan(&plan, &o, probe_direct_io(o.cfg.workdir_fd), cache_can_drop_all());
+	build_plan(&plan, &o, probe_direct_io(o.cfg.workdir_fd), cache_can_drop_all(),
+		   strcmp(env.fs_type, "tmpfs") == 0 || strcmp(env.fs_type, "ramfs") == 0);
 	fprintf(stderr, "fsbench: %zu cases (%zu not applicable here), estimated at most %.0f s\n",
 		plan.ncases, plan.nskips, plan.estimate_seconds);
 	if (o.dry_run) {
