@@ -36,7 +36,9 @@ HEADLINE: tuple[tuple[str, str, Any, str, str], ...] = (
 
 
 def _comparison(tables: dict[str, CostTable]) -> Table:
-    out = Table(title="per-operation cost, p50 (lower is better)")
+    memory_only = [name for name, t in tables.items() if t.memory_only]
+    caption = f"{', '.join(memory_only)}: lives in memory, so its cold costs are its warm costs" if memory_only else None
+    out = Table(title="per-operation cost, p50 (lower is better)", caption=escape(caption) if caption else None)
     out.add_column("operation")
     for name in tables:
         out.add_column(escape(name), justify="right")
