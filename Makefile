@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 FSBM := $(VENV)/bin/fsbm
 STAMP := $(VENV)/.installed
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-DEBIAN_PACKAGES := e2fsprogs xfsprogs btrfs-progs util-linux mount fio strace tshark
+DEBIAN_PACKAGES := e2fsprogs xfsprogs btrfs-progs util-linux mount fio strace tshark zlib1g-dev
 
 .PHONY: all deps venv build test test-c test-py demo bench clean
 
@@ -34,6 +34,7 @@ venv: $(STAMP)
 
 build: venv
 	$(MAKE) -s -C microbench
+	$(MAKE) -s -C traces/native
 
 test-c: build
 	$(MAKE) -s -C microbench check
@@ -51,4 +52,5 @@ bench: deps build
 
 clean:
 	$(MAKE) -s -C microbench clean
+	$(MAKE) -s -C traces/native clean
 	rm -rf $(VENV) *.egg-info .pytest_cache

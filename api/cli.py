@@ -31,7 +31,9 @@ app = typer.Typer(help="fsbm: filesystem workload characterizer and runtime pred
                   pretty_exceptions_enable=False, no_args_is_help=True, add_completion=False)
 fs_app = typer.Typer(help="Scratch filesystems on loop images: create, list, mount, destroy.", no_args_is_help=True)
 store_app = typer.Typer(help="The results store (SQLite).", no_args_is_help=True)
+trace_app = typer.Typer(help="Record and parse traces (strace logs) into event tables.", no_args_is_help=True)
 app.add_typer(fs_app, name="fs")
+app.add_typer(trace_app, name="trace")
 app.add_typer(store_app, name="store")
 
 console = Console()
@@ -225,6 +227,45 @@ def bench(
     if json_out is not None:
         _write_json(json_out, dict(doc, cost_table=table.to_json()))
     _report_outcome(doc)
+
+
+# -- trace -----------------------------------------------------------------------------
+
+
+@trace_app.command("record", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def trace_record(
+    ctx: typer.Context,
+    output: Path = typer.Option(Path("trace.strace"), "-o", "--output", help="Where the strace log goes."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing log."),
+) -> None:
+    """Run a command under strace: fsbm trace record -o LOG -- CMD [ARGS...]."""
+    from fsbm.traces.record import record
+
+    recording = record(list(ctx.args), output, force=force)
+    console.print(f"traced in {recording.wall_seconds:.2f} s (exit {recording.returncode}); log: {escape(str(output))}")
+    if recording.returncode != 0:
+        raise typer.Exit(recording.returncode)
+
+
+@trace_app.command("parse")
+def trace_parse(
+    inputs: list[Path] = typer.Argument(..., help="strace logs (plain or .gz; -ff per-pid files together)."),
+    output: Path = typer.Option(..., "-o", "--output", help="The Parquet event table to write."),
+    keep_going: bool = typer.Option(False, "--keep-going", help="Skip bad records, count them, keep the rest."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing output file."),
+) -> None:
+    """Parse traces into one event table (Parquet)."""
+    from fsbm.traces.ingest import ingest
+
+    result = ingest(list(inputs), output, keep_going=keep_going, force=force)
+    s = result.stats
+    console.print(f"{result.events} events from {s.lines} lines ({result.format}) -> {escape(str(output))}")
+    console.print(f"  not file operations: {s.ignored_calls} calls; signals {s.signals}; "
+                  f"interrupted and restarted {s.restarted}; unfinished at the end {s.unfinished_at_end}")
+    if s.bad_lines:
+        errors.print(f"skipped {s.bad_lines} bad lines; the first:", highlight=False)
+        for message in s.first_errors:
+            errors.print(f"  {message}", highlight=False, markup=False)
 
 
 # -- store -----------------------------------------------------------------------------

@@ -29,3 +29,24 @@ def default_store_path() -> Path:
 def default_scratch_root() -> Path:
     """Where scratch filesystems (images and mount points) live."""
     return data_dir() / "scratch"
+
+
+def native_binary(name: str, beside: Path) -> Path:
+    """A native tool fsbm built: $FSBM_<NAME>, then `beside`/bin/<name>, then PATH.
+
+    `beside` is the package folder whose Makefile builds it (microbench/, traces/).
+    """
+    import shutil
+
+    from fsbm.errors import FsbmError
+
+    configured = os.environ.get(f"FSBM_{name.upper().replace('-', '_')}")
+    candidates = [Path(configured)] if configured else []
+    candidates.append(Path(beside).resolve() / "bin" / name)
+    on_path = shutil.which(name)
+    if on_path:
+        candidates.append(Path(on_path))
+    for candidate in candidates:
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    raise FsbmError(f"the {name} binary is not built", hint="run `make build` (or `make demo`)")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import tempfile
@@ -20,22 +19,14 @@ from pathlib import Path
 from typing import Any
 
 from fsbm.errors import FsbmError, Terminated, UsageError
+from fsbm.locations import native_binary
 
 ProgressCallback = Callable[[int, int, str], None]
 
 
 def fsbench_binary() -> Path:
     """The built fsbench: $FSBM_FSBENCH, the package's bin/, or PATH."""
-    configured = os.environ.get("FSBM_FSBENCH")
-    candidates = [Path(configured)] if configured else []
-    candidates.append(Path(__file__).resolve().parent / "bin" / "fsbench")
-    on_path = shutil.which("fsbench")
-    if on_path:
-        candidates.append(Path(on_path))
-    for candidate in candidates:
-        if candidate.is_file() and os.access(candidate, os.X_OK):
-            return candidate
-    raise FsbmError("the fsbench binary is not built", hint="run `make build` (or `make demo`)")
+    return native_binary("fsbench", Path(__file__).parent)
 
 
 @dataclass

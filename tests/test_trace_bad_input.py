@@ -1,0 +1,148 @@
+"""Bad trace input: a clear error naming the file and line, or with --keep-going the
+events parsed so far and a count of what was skipped.  Never a traceback, never a crash."""
+
+from __future__ import annotations
+
+import gzip
+import random
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from fsbm.errors import UsageError
+from fsbm.traces.errors import TraceParseError
+from fsbm.traces.ingest import ingest, read_events
+from fsbm.traces.strace import parser_binary
+from tests.conftest import SHARED_DATA, run_fsbm
+
+GOOD = (
+    '100 1700000000.000001 openat(AT_FDCWD, "/data/a", O_RDONLY) = 3 <0.000010>\n'
+    '100 1700000000.000002 read(3, "abc", 4096) = 3 <0.000005>\n'
+    '100 1700000000.000003 close(3) = 0 <0.000001>\n'
+)
+
+
+def test_a_line_cut_in_half_names_the_file_and_line(tmp_path: Path) -> None:
+    log = tmp_path / "cut.strace"
+    log.write_text(GOOD + '100 1700000000.000004 openat(AT_FDCWD, "/data/b", O_RDO')
+    with pytest.raises(TraceParseError) as caught:
+        ingest([log], tmp_path / "e.parquet")
+    assert caught.value.position == 4
+    assert "argument list is not closed" in caught.value.reason and "truncated" in caught.value.reason
+    assert not (tmp_path / "e.parquet").exists()
+
+
+def test_keep_going_keeps_what_parsed_and_counts_the_rest(tmp_path: Path) -> None:
+    log = tmp_path / "mixed.strace"
+    log.write_text(GOOD + "this is not strace\n" + GOOD.replace("/data/a", "/data/c"))
+    result = ingest([log], tmp_path / "e.parquet", keep_going=True)
+    assert result.stats.bad_lines == 1
+    assert "mixed.strace:4:" in result.stats.first_errors[0]
+    assert result.events == 6
+    assert set(read_events(tmp_path / "e.parquet").to_pandas()["file"]) == {"/data/a", "/data/c"}
+
+
+def test_binary_garbage_is_not_mistaken_for_a_log(tmp_path: Path) -> None:
+    junk = tmp_path / "junk.bin"
+    junk.write_bytes(bytes(random.Random(1).randrange(256) for _ in range(20000)))
+    with pytest.raises(TraceParseError):
+        ingest([junk], tmp_path / "e.parquet", keep_going=True)
+
+
+def test_text_that_is_not_strace_is_refused_even_with_keep_going(tmp_path: Path) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("".join(f"shopping list item {i}\n" for i in range(100)))
+    with pytest.raises(TraceParseError, match="does not look like strace output"):
+        ingest([notes], tmp_path / "e.parquet", keep_going=True)
+
+
+def test_gzip_input_is_read_and_damaged_gzip_is_reported(tmp_path: Path) -> None:
+    log = tmp_path / "t.strace.gz"
+    log.write_bytes(gzip.compress(GOOD.encode() * 100))
+    assert ingest([log], tmp_path / "e.parquet").events == 300
+    damaged = tmp_path / "bad.strace.gz"
+    blob = bytearray(gzip.compress(GOOD.encode() * 2000))
+    blob[len(blob) // 2: len(blob) // 2 + 64] = b"\0" * 64
+    damaged.write_bytes(bytes(blob))
+    with pytest.raises(TraceParseError, match="compressed data is damaged|cannot be decompressed"):
+        ingest([damaged], tmp_path / "e2.parquet")
+
+
+def test_an_existing_output_is_never_overwritten(tmp_path: Path) -> None:
+    log = tmp_path / "t.strace"
+    log.write_text(GOOD)
+    out = tmp_path / "e.parquet"
+    out.write_text("mine")
+    with pytest.raises(UsageError, match="exists"):
+        ingest([log], out)
+    assert out.read_text() == "mine"
+
+
+def test_the_cli_reports_bad_input_in_one_line_with_exit_2(tmp_path: Path, fsbm_home: Path) -> None:
+    log = tmp_path / "cut.strace"
+    log.write_text(GOOD + "100 1700000000.000004 read(3, ")
+    done = run_fsbm("trace", "parse", str(log), "-o", str(tmp_path / "e.parquet"))
+    assert done.returncode == 2
+    assert f"{log}:4: the argument list is not closed" in done.stderr
+    assert "Traceback" not in done.stderr
+    missing = run_fsbm("trace", "parse", str(tmp_path / "nope.strace"), "-o", str(tmp_path / "x.parquet"))
+    assert missing.returncode == 2 and "nope.strace: no such file" in missing.stderr
+
+
+# -- fuzzing ---------------------------------------------------------------------------
+
+def _seeds() -> list[bytes]:
+    seeds = [GOOD.encode()]
+    directory = SHARED_DATA / "strace"
+    if directory.is_dir():
+        rng = random.Random(7)
+        for log in sorted(directory.iterdir()):
+            lines = log.read_bytes().splitlines(keepends=True)
+            for _ in range(20):
+                start = rng.randrange(max(1, len(lines) - 30))
+                seeds.append(b"".join(lines[start:start + rng.randrange(1, 30)]))
+    return seeds
+
+
+def _mutate(data: bytes, rng: random.Random) -> bytes:
+    buf = bytearray(data)
+    for _ in range(rng.randrange(1, 6)):
+        choice = rng.randrange(6)
+        at = rng.randrange(len(buf) + 1)
+        if choice == 0 and buf:
+            buf[min(at, len(buf) - 1)] = rng.randrange(256)
+        elif choice == 1:
+            del buf[at:]
+        elif choice == 2:
+            buf[at:at] = rng.choice([b"(", b")", b'"', b"\\", b"<", b">", b"{", b"[", b"\0", b"\n", b"<... read resumed>",
+                                     b" <unfinished ...>\n", b" = -1 EBADF", b"\xff\xfe", b"99999999999999999999"])
+        elif choice == 3 and buf:
+            end = min(len(buf), at + rng.randrange(1, 200))
+            buf[at:at] = buf[at:end] * rng.randrange(1, 4)
+        elif choice == 4 and buf:
+            del buf[at:at + rng.randrange(1, 50)]
+        else:
+            buf[at:at] = bytes(rng.randrange(256) for _ in range(rng.randrange(1, 40)))
+    return bytes(buf)
+
+
+def _run(binary: Path, data: bytes) -> tuple[int, str]:
+    done = subprocess.run([str(binary), "--keep-going", "--name", "fuzz", "-"], input=data, capture_output=True,
+                          timeout=30)
+    return done.returncode, done.stderr.decode(errors="replace")
+
+
+def test_ten_thousand_mutated_logs_never_crash_the_parser() -> None:
+    rng = random.Random(20261121)
+    seeds = _seeds()
+    inputs = [_mutate(rng.choice(seeds), rng) for _ in range(10_000)]
+    binary = parser_binary()
+    sanitized = binary.with_name("strace2events-asan")
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        plain = list(pool.map(lambda d: _run(binary, d), inputs))
+        checked = list(pool.map(lambda d: _run(sanitized, d), inputs[:1000])) if sanitized.exists() else []
+    crashes = [(i, code, err[-300:]) for i, (code, err) in enumerate(plain + checked) if code not in (0, 2)]
+    assert not crashes, crashes[:3]
+    assert checked, "the sanitizer build (make -C traces/native asan) is missing"

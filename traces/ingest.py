@@ -1,0 +1,115 @@
+"""Trace files in, one Parquet event table out: format detection and the Parquet writer.
+
+Streams: each parser yields record batches, written as they come, so a trace larger
+than memory parses in constant memory.  The output is written beside its final name and
+renamed at the end, so a failed parse never leaves a half-written table, and an existing
+file is replaced only when the caller says so.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from fsbm.errors import UsageError
+from fsbm.traces.errors import TraceParseError
+from fsbm.traces.schema import EVENT_SCHEMA, metadata
+from fsbm.traces.strace import ParseStats, StraceReader
+
+Format = Literal["strace", "pcap", "ellard"]
+_PCAP_MAGICS = (b"\xd4\xc3\xb2\xa1", b"\xa1\xb2\xc3\xd4", b"\x4d\x3c\xb2\xa1", b"\xa1\xb2\x3c\x4d", b"\x0a\x0d\x0d\x0a")
+
+
+@dataclass
+class IngestResult:
+    output: Path
+    format: str
+    events: int
+    stats: ParseStats
+
+
+def _head(path: Path, n: int = 4096) -> bytes:
+    """The first bytes of a file, decompressed if it is gzip or bzip2."""
+    with open(path, "rb") as raw:
+        magic = raw.read(3)
+    opener = gzip.open if magic[:2] == b"\x1f\x8b" else bz2.open if magic == b"BZh" else open
+    try:
+        with opener(path, "rb") as f:  # type: ignore[operator]
+            return f.read(n)
+    except (OSError, EOFError) as exc:
+        raise TraceParseError(path, None, f"cannot be decompressed ({exc})") from exc
+
+
+def detect_format(path: Path) -> Format:
+    """pcap/pcapng by magic number, Ellard's nfsdump text by its fields, else strace text."""
+    path = Path(path)
+    if not path.is_file():
+        raise TraceParseError(path, None, "no such file" if not path.exists() else "not a regular file")
+    head = _head(path)
+    if head[:4] in _PCAP_MAGICS:
+        return "pcap"
+    first = head.split(b"\n", 1)[0].split()
+    # Ellard: "<time> <src> <dst> <U|T> <C3|R3|C2|R2> <xid> <proc-num> <proc-name> ..."
+    if len(first) > 6 and first[3] in (b"U", b"T") and first[4][:1] in (b"C", b"R"):
+        return "ellard"
+    return "strace"
+
+
+def ingest(inputs: list[Path], output: Path, *, keep_going: bool = False, force: bool = False,
+           fmt: Format | None = None) -> IngestResult:
+    """Parse every input (one format) into one Parquet event table at `output`."""
+    if not inputs:
+        raise UsageError("give at least one trace file")
+    output = Path(output)
+    if output.exists() and not force:
+        raise UsageError(f"{output} exists; choose another name or pass --force")
+    formats = {fmt or detect_format(p) for p in inputs}
+    if len(formats) > 1:
+        raise UsageError(f"the inputs mix formats ({', '.join(sorted(formats))}); parse them separately")
+    kind = formats.pop()
+    if kind != "strace":
+        raise UsageError(f"{kind} input is not supported yet; strace logs are")
+    readers = [StraceReader(p, keep_going=keep_going) for p in inputs]
+    tmp = output.with_name(f".{output.name}.partial")
+    events, seq_base = 0, 0
+    try:
+        with pq.ParquetWriter(tmp, EVENT_SCHEMA, compression="zstd") as writer:
+            for reader in readers:
+                last_seq = -1
+                for batch in reader.batches():
+                    if seq_base:
+                        seq = pa.compute.add(batch.column("seq"), seq_base)
+                        batch = batch.set_column(0, "seq", seq)
+                    writer.write_batch(batch)
+                    events += batch.num_rows
+                    if batch.num_rows:
+                        last_seq = batch.column("seq")[-1].as_py()
+                seq_base = last_seq + 1 if last_seq >= 0 else seq_base
+            stats = ParseStats.merge([r.stats for r in readers if r.stats is not None])
+            # Written into the footer at close: where the events came from and what was skipped.
+            writer.add_key_value_metadata(metadata(
+                format=kind, sources=",".join(str(p) for p in inputs), ts_origin=stats.ts_origin,
+                skipped_records=stats.bad_lines))
+        os.replace(tmp, output)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return IngestResult(output, kind, events, stats)
+
+
+def read_events(path: Path) -> pa.Table:
+    """Read an event table, checking it is one and of a schema version this fsbm reads."""
+    try:
+        table = pq.read_table(path)
+    except (OSError, pa.ArrowInvalid) as exc:
+        raise UsageError(f"{path} is not a Parquet event table ({exc})") from exc
+    version = pq.read_metadata(path).metadata.get(b"fsbm.schema_version") if table.num_columns else None
+    if version is None or int(version) != 1 or table.schema.names != EVENT_SCHEMA.names:
+        raise UsageError(f"{path} is not an fsbm event table (schema_version {version!r})")
+    return table

@@ -1,0 +1,487 @@
+/*
+ * strace2events - strace text (plain or gzip) in, one TSV row per file operation out.
+ *
+ * Columns: seq ts dur actor op orig file path path2 offset size ret errno line, empty
+ * when unknown.  Every read/write carries the offset the kernel used (fd tables, dup,
+ * fork, O_APPEND and lseek are followed in procs.c).  Lines that are not strace output
+ * stop the parse with "FILE:LINE: what was expected" (exit 2), or with --keep-going are
+ * counted and skipped.  Counts go to --stats FILE as JSON.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "args.h"
+#include "events.h"
+#include "lines.h"
+#include "procs.h"
+
+enum { EXIT_BAD_INPUT = 2, SNIFF_LINES = 20, REPORTED_ERRORS = 5 };
+static const int64_t DAY_NS = 86400LL * 1000000000LL;
+
+struct stats {
+	long lines, events, bad_lines, ignored_calls, signals, exits, restarted;
+	long resumed_without_start, lost_unfinished, unfinished_at_end, good_lines;
+	int ts_epoch, ts_of_day;
+	char first_errors[REPORTED_ERRORS][512];
+	int nerrors;
+};
+
+struct parser {
+	const char *name;
+	long default_pid;
+	int keep_going;
+	int64_t day_offset, last_tod;
+	int saw_unprefixed;       /* lines without a pid came first (strace -f, one process so far) */
+	int unprefixed_resolved;  /* ... and we have learnt which pid that process has */
+	long continuation_pid;    /* old strace split a call over two lines; -1 when not */
+	struct procs procs;
+	struct stats st;
+	long seq;
+};
+
+/* -- output: a plain buffer, because fprintf per field is the bottleneck at 1M lines/s -- */
+
+static char outbuf[1 << 16];
+static size_t outlen;
+
+static void out_flush(void)
+{
+	if (outlen && fwrite(outbuf, 1, outlen, stdout) != outlen) {
+		fprintf(stderr, "strace2events: writing the events failed: %s\n", strerror(errno));
+		exit(1);
+	}
+	outlen = 0;
+}
+
+static void out_bytes(const char *s, size_t n)
+{
+	if (outlen + n > sizeof(outbuf))
+		out_flush();
+	if (n > sizeof(outbuf)) {
+		fwrite(s, 1, n, stdout);
+		return;
+	}
+	memcpy(outbuf + outlen, s, n);
+	outlen += n;
+}
+
+/* A text field: tabs, newlines and other control bytes become \xNN so rows stay rows. */
+static void out_text(const char *s)
+{
+	char esc[5];
+
+	if (!s)
+		return;
+	for (const char *p = s; *p; p++) {
+		unsigned char b = (unsigned char)*p;
+
+		if (b < 0x20 || b == 0x7f) {
+			snprintf(esc, sizeof(esc), "\\x%02x", b);
+			out_bytes(esc, 4);
+		} else {
+			out_bytes(p, 1);
+		}
+	}
+}
+
+static void out_int(int64_t v)
+{
+	char tmp[24];
+	size_t n = 0;
+	uint64_t u = v < 0 ? (uint64_t)(-(v + 1)) + 1 : (uint64_t)v;
+
+	if (v == NO_VALUE)
+		return;
+	do {
+		tmp[n++] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		tmp[n++] = '-';
+	while (n)
+		out_bytes(&tmp[--n], 1);
+}
+
+static void out_tab(void)
+{
+	out_bytes("\t", 1);
+}
+
+static void emit(struct parser *ps, const struct event *e)
+{
+	out_int(ps->seq++); out_tab();
+	out_int(e->ts); out_tab();
+	out_int(e->dur); out_tab();
+	out_int(e->pid); out_tab();
+	out_text(e->op); out_tab();
+	out_bytes(e->orig.p, e->orig.len); out_tab();
+	out_text(e->file); out_tab();
+	out_text(e->path); out_tab();
+	out_text(e->path2); out_tab();
+	out_int(e->offset); out_tab();
+	out_int(e->size); out_tab();
+	out_int(e->ret); out_tab();
+	out_text(e->err && e->err[0] ? e->err : NULL); out_tab();
+	out_int(e->line);
+	out_bytes("\n", 1);
+	ps->st.events++;
+}
+
+/* -- errors ------------------------------------------------------------------------ */
+
+static void bad_line(struct parser *ps, long line, const char *why, int cut_short)
+{
+	char msg[512];
+
+	snprintf(msg, sizeof(msg), "%s:%ld: %s%s", ps->name, line, why,
+		 cut_short ? " (the file ends mid-line: is it truncated?)" : "");
+	ps->st.bad_lines++;
+	if (!ps->keep_going) {
+		out_flush();
+		fprintf(stderr, "%s\n", msg);
+		exit(EXIT_BAD_INPUT);
+	}
+	if (ps->st.nerrors < REPORTED_ERRORS)
+		snprintf(ps->st.first_errors[ps->st.nerrors++], sizeof(msg), "%s", msg);
+	if (ps->st.good_lines == 0 && ps->st.bad_lines >= SNIFF_LINES) {
+		out_flush();
+		fprintf(stderr, "%s: does not look like strace output (the first %d lines are not strace lines; "
+			"the first: %s)\n", ps->name, SNIFF_LINES, ps->st.first_errors[0]);
+		exit(EXIT_BAD_INPUT);
+	}
+}
+
+/* -- one call --------------------------------------------------------------------- */
+
+static void handle_call(struct parser *ps, long pid, const char *body, size_t len, int64_t ts,
+			int64_t dur_fallback, long line, int cut_short)
+{
+	struct call c;
+	const struct sysdesc *d;
+	static struct event e;
+	const char *why;
+
+	if (call_parse(body, len, &c, &why) != 0) {
+		bad_line(ps, line, why, cut_short);
+		return;
+	}
+	ps->st.good_lines++;
+	d = syscall_lookup(c.name);
+	if (!d) {
+		ps->st.ignored_calls++;
+		return;
+	}
+	if (strncmp(c.err, "ERESTART", 8) == 0) { /* interrupted, did not complete */
+		ps->st.restarted++;
+		return;
+	}
+	e.ts = ts;
+	e.dur = c.dur_ns >= 0 ? c.dur_ns : dur_fallback;
+	e.pid = pid;
+	e.op = d->op;
+	e.orig = c.name;
+	e.file = e.path = e.path2 = NULL;
+	e.offset = e.size = NO_VALUE;
+	e.ret = c.ret_known ? c.ret : NO_VALUE;
+	e.err = c.err;
+	e.line = line;
+	if (d->handle(procs_get(&ps->procs, pid), &c, d, &e) && e.op && e.file)
+		emit(ps, &e);
+}
+
+static int64_t line_time(struct parser *ps, const struct line *ln)
+{
+	int64_t ts = ln->ts_ns;
+
+	if (ts < 0)
+		return NO_VALUE;
+	if (!ln->ts_of_day) {
+		ps->st.ts_epoch = 1;
+		return ts;
+	}
+	ps->st.ts_of_day = 1;
+	/* -t/-tt give the time of day: a jump back of over 12 h is midnight passing. */
+	if (ps->last_tod >= 0 && ts + ps->day_offset < ps->last_tod - DAY_NS / 2)
+		ps->day_offset += DAY_NS;
+	ts += ps->day_offset;
+	ps->last_tod = ts;
+	return ts;
+}
+
+static void keep_unfinished(struct proc *p, const struct line *ln, int64_t ts, long line, struct stats *st)
+{
+	size_t len = ln->body_len - ln->marker_len;
+
+	if (p->pending_len)
+		st->lost_unfinished++;
+	if (len + 1 > p->pending_cap) {
+		p->pending_cap = len + 256;
+		p->pending = realloc(p->pending, p->pending_cap);
+		if (!p->pending) {
+			fputs("strace2events: out of memory\n", stderr);
+			exit(1);
+		}
+	}
+	memcpy(p->pending, ln->body, len);
+	p->pending_len = len;
+	p->pending_ts = ts;
+	p->pending_line = line;
+}
+
+/* Glue `rest` to the waiting start of a call and handle the whole call. */
+static void resume_with(struct parser *ps, long pid, struct proc *p, const struct line *rest, int64_t ts,
+			long line, int cut_short)
+{
+	static char *joined;
+	static size_t joined_cap;
+	size_t need = p->pending_len + rest->body_len + 1;
+
+	(void)line;
+	if (need > joined_cap) {
+		joined_cap = need * 2;
+		joined = realloc(joined, joined_cap);
+		if (!joined) {
+			fputs("strace2events: out of memory\n", stderr);
+			exit(1);
+		}
+	}
+	memcpy(joined, p->pending, p->pending_len);
+	memcpy(joined + p->pending_len, rest->body, rest->body_len);
+	p->pending_len = 0;
+	handle_call(ps, pid, joined, need - 1, p->pending_ts,
+		    ts != NO_VALUE && p->pending_ts != NO_VALUE ? ts - p->pending_ts : NO_VALUE, p->pending_line,
+		    cut_short);
+}
+
+/* "<... name resumed> rest": the rest of the call this pid left unfinished. */
+static void resume(struct parser *ps, long pid, const struct line *ln, int64_t ts, long line, int cut_short)
+{
+	const char *b = ln->body + 5, *end = ln->body + ln->body_len;
+	const char *mark = b;
+	struct proc *p = procs_get(&ps->procs, pid);
+	struct line rest;
+	size_t name_len;
+
+	while (mark < end && *mark != ' ')
+		mark++;
+	name_len = (size_t)(mark - b);
+	if (end - mark < 9 || memcmp(mark, " resumed>", 9) != 0) {
+		bad_line(ps, line, "expected '<... name resumed>'", cut_short);
+		return;
+	}
+	mark += 9;
+	if (!p->pending_len || p->pending_len < name_len || memcmp(p->pending, b, name_len) != 0 ||
+	    p->pending[name_len] != '(') {
+		ps->st.resumed_without_start++;
+		ps->st.good_lines++;
+		return;
+	}
+	rest = (struct line){ .kind = LINE_RESUMED, .body = mark, .body_len = (size_t)(end - mark) };
+	resume_with(ps, pid, p, &rest, ts, line, cut_short);
+}
+
+static void parse_line(struct parser *ps, const char *text, size_t len, long line, int cut_short)
+{
+	struct line ln;
+	long pid;
+	int64_t ts;
+
+	line_split(text, len, &ln);
+	if (ps->continuation_pid >= 0) {
+		/* The rest of a call old strace interrupted with "Process N attached". */
+		struct proc *p = procs_get(&ps->procs, ps->continuation_pid);
+		struct line rest = { .kind = LINE_RESUMED, .body = text, .body_len = len };
+
+		pid = ps->continuation_pid;
+		ps->continuation_pid = -1;
+		if (ln.kind == LINE_BAD && p->pending_len) {
+			resume_with(ps, pid, p, &rest, NO_VALUE, line, cut_short);
+			return;
+		}
+	}
+	if (ln.pid < 0) {
+		ps->saw_unprefixed = 1;
+	} else if (ps->saw_unprefixed && !ps->unprefixed_resolved) {
+		/* strace -f prints no pid while one process is traced; the first pid it prints
+		 * that no clone created is that process. */
+		ps->unprefixed_resolved = 1;
+		if (!ps->procs.count || !procs_known(&ps->procs, ln.pid))
+			procs_rename(&ps->procs, ps->default_pid, ln.pid);
+	}
+	pid = ln.pid >= 0 ? ln.pid : ps->default_pid;
+	switch (ln.kind) {
+	case LINE_BLANK:
+		return;
+	case LINE_BAD:
+		bad_line(ps, line, ln.why, cut_short);
+		return;
+	case LINE_INFO:
+		ps->st.good_lines++;
+		return;
+	case LINE_SIGNAL:
+		ps->st.signals++;
+		ps->st.good_lines++;
+		return;
+	case LINE_EXIT:
+		ps->st.exits++;
+		ps->st.good_lines++;
+		procs_exit(&ps->procs, pid);
+		return;
+	default:
+		break;
+	}
+	ts = line_time(ps, &ln);
+	if (ln.kind == LINE_UNFINISHED) {
+		keep_unfinished(procs_get(&ps->procs, pid), &ln, ts, line, &ps->st);
+		ps->st.good_lines++;
+		if (ln.attached_midline)
+			ps->continuation_pid = pid;
+	} else if (ln.kind == LINE_RESUMED) {
+		resume(ps, pid, &ln, ts, line, cut_short);
+	} else {
+		handle_call(ps, pid, ln.body, ln.body_len, ts, NO_VALUE, line, cut_short);
+	}
+}
+
+/* -- input ------------------------------------------------------------------------ */
+
+/*
+ * Read in large chunks and split on newlines with memchr: faster than gzgets, and a NUL
+ * byte stays inside its line (where line_split reports binary data) instead of ending it.
+ */
+static void parse_stream(struct parser *ps, gzFile in)
+{
+	size_t cap = 1 << 20, len = 0;
+	char *buf = malloc(cap);
+	long line = 0;
+
+	if (!buf)
+		exit(1);
+	for (;;) {
+		int errnum, got;
+		size_t start = 0;
+		char *nl;
+
+		if (len == cap) { /* one line longer than the buffer: grow it */
+			cap *= 2;
+			buf = realloc(buf, cap);
+			if (!buf)
+				exit(1);
+		}
+		got = gzread(in, buf + len, (unsigned)(cap - len));
+		if (got < 0) {
+			const char *msg = gzerror(in, &errnum);
+
+			out_flush();
+			fprintf(stderr, "%s: the compressed data is damaged after line %ld (%s)\n", ps->name, line, msg);
+			exit(EXIT_BAD_INPUT);
+		}
+		if (got == 0) {
+			if (len > 0) /* a last line with no newline: the file was cut */
+				parse_line(ps, buf, len, ++line, 1);
+			break;
+		}
+		len += (size_t)got;
+		while ((nl = memchr(buf + start, '\n', len - start)) != NULL) {
+			parse_line(ps, buf + start, (size_t)(nl - (buf + start)), ++line, 0);
+			start = (size_t)(nl - buf) + 1;
+		}
+		memmove(buf, buf + start, len - start);
+		len -= start;
+	}
+	ps->st.lines = line;
+	free(buf);
+}
+
+static void write_stats(const struct parser *ps, const char *path)
+{
+	FILE *f = fopen(path, "w");
+	const struct stats *s = &ps->st;
+
+	if (!f) {
+		fprintf(stderr, "strace2events: cannot write %s: %s\n", path, strerror(errno));
+		exit(1);
+	}
+	fprintf(f, "{\"lines\":%ld,\"events\":%ld,\"bad_lines\":%ld,\"ignored_calls\":%ld,\"signals\":%ld,"
+		"\"exits\":%ld,\"restarted\":%ld,\"resumed_without_start\":%ld,\"lost_unfinished\":%ld,"
+		"\"unfinished_at_end\":%ld,\"ts_origin\":\"%s\",\"first_errors\":[",
+		s->lines, s->events, s->bad_lines, s->ignored_calls, s->signals, s->exits, s->restarted,
+		s->resumed_without_start, s->lost_unfinished, s->unfinished_at_end,
+		s->ts_epoch ? "epoch" : s->ts_of_day ? "time_of_day" : "none");
+	for (int i = 0; i < s->nerrors; i++) {
+		fputs(i ? ",\"" : "\"", f);
+		for (const char *p = s->first_errors[i]; *p; p++) {
+			if (*p == '"' || *p == '\\')
+				fputc('\\', f);
+			if ((unsigned char)*p >= 0x20)
+				fputc(*p, f);
+		}
+		fputc('"', f);
+	}
+	fputs("]}\n", f);
+	fclose(f);
+}
+
+static void usage(void)
+{
+	fputs("usage: strace2events [--keep-going] [--pid N] [--name NAME] [--stats FILE] LOG|-\n", stderr);
+	exit(EXIT_BAD_INPUT);
+}
+
+int main(int argc, char **argv)
+{
+	struct parser ps;
+	const char *input = NULL, *stats_path = NULL;
+	gzFile in;
+
+	memset(&ps, 0, sizeof(ps));
+	ps.default_pid = 0;
+	ps.last_tod = -1;
+	ps.continuation_pid = -1;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--keep-going") == 0)
+			ps.keep_going = 1;
+		else if (strcmp(argv[i], "--pid") == 0 && i + 1 < argc)
+			ps.default_pid = strtol(argv[++i], NULL, 10);
+		else if (strcmp(argv[i], "--name") == 0 && i + 1 < argc)
+			ps.name = argv[++i];
+		else if (strcmp(argv[i], "--stats") == 0 && i + 1 < argc)
+			stats_path = argv[++i];
+		else if (argv[i][0] == '-' && argv[i][1] && !input)
+			usage();
+		else if (!input)
+			input = argv[i];
+		else
+			usage();
+	}
+	if (!input)
+		usage();
+	if (!ps.name)
+		ps.name = input;
+	in = strcmp(input, "-") == 0 ? gzdopen(0, "rb") : gzopen(input, "rb");
+	if (!in) {
+		fprintf(stderr, "%s: cannot open: %s\n", ps.name, strerror(errno));
+		return EXIT_BAD_INPUT;
+	}
+	gzbuffer(in, 1 << 17);
+	procs_init(&ps.procs);
+	syscalls_bind(&ps.procs);
+	parse_stream(&ps, in);
+	gzclose(in);
+	for (size_t i = 0; i < ps.procs.cap; i++)
+		if (ps.procs.table[i].used && ps.procs.table[i].pending_len)
+			ps.st.unfinished_at_end++;
+	out_flush();
+	procs_free(&ps.procs);
+	if (ps.st.good_lines == 0 && ps.st.bad_lines > 0) {
+		fprintf(stderr, "%s: does not look like strace output (no line of it is a strace line; the first: %s)\n",
+			ps.name, ps.st.first_errors[0]);
+		return EXIT_BAD_INPUT;
+	}
+	if (stats_path)
+		write_stats(&ps, stats_path);
+	return 0;
+}
