@@ -249,7 +249,8 @@ def trace_record(
 
 @trace_app.command("parse")
 def trace_parse(
-    inputs: list[Path] = typer.Argument(..., help="strace logs (plain or .gz; -ff per-pid files together)."),
+    inputs: list[Path] = typer.Argument(..., help="strace logs (plain or .gz; -ff per-pid files together), "
+                                                  "or NFS captures (pcap/pcapng, plain, .gz or .bz2)."),
     output: Path = typer.Option(..., "-o", "--output", help="The Parquet event table to write."),
     keep_going: bool = typer.Option(False, "--keep-going", help="Skip bad records, count them, keep the rest."),
     force: bool = typer.Option(False, "--force", help="Replace an existing output file."),
@@ -259,9 +260,16 @@ def trace_parse(
 
     result = ingest(list(inputs), output, keep_going=keep_going, force=force)
     s = result.stats
-    console.print(f"{result.events} events from {s.lines} lines ({result.format}) -> {escape(str(output))}")
-    console.print(f"  not file operations: {s.ignored_calls} calls; signals {s.signals}; "
-                  f"interrupted and restarted {s.restarted}; unfinished at the end {s.unfinished_at_end}")
+    unit = "lines" if result.format == "strace" else "NFS frames"
+    console.print(f"{result.events} events from {s.lines} {unit} ({result.format}) -> {escape(str(output))}")
+    if result.format == "strace":
+        console.print(f"  not file operations: {s.ignored_calls} calls; signals {s.signals}; "
+                      f"interrupted and restarted {s.restarted}; unfinished at the end {s.unfinished_at_end}")
+    else:
+        console.print(f"  calls {s.calls}, replies {s.replies}; retransmissions counted once {s.retransmissions}; "
+                      f"replies without a call {s.replies_without_call}; calls without a reply "
+                      f"{s.calls_without_reply}; duplicate replies {s.duplicate_replies}; RPC frames tshark "
+                      f"could not decode {s.undecodable_rpc_frames}")
     if s.bad_lines:
         errors.print(f"skipped {s.bad_lines} bad lines; the first:", highlight=False)
         for message in s.first_errors:

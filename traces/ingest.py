@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 from fsbm.errors import UsageError
 from fsbm.traces.errors import TraceParseError
 from fsbm.traces.schema import EVENT_SCHEMA, metadata
+from fsbm.traces.nfs import NfsReader, NfsStats
 from fsbm.traces.strace import ParseStats, StraceReader
 
 Format = Literal["strace", "pcap", "ellard"]
@@ -32,7 +33,23 @@ class IngestResult:
     output: Path
     format: str
     events: int
-    stats: ParseStats
+    stats: ParseStats | NfsStats
+
+
+def _merge_stats(kind: str, parts: list) -> ParseStats | NfsStats:
+    """Counts of several inputs added up: numbers summed, flags or-ed, the first errors kept."""
+    total = ParseStats() if kind == "strace" else NfsStats()
+    for part in parts:
+        for name, value in vars(part).items():
+            if isinstance(value, bool):
+                setattr(total, name, getattr(total, name) or value)
+            elif isinstance(value, int):
+                setattr(total, name, getattr(total, name) + value)
+            elif isinstance(value, list):
+                setattr(total, name, (getattr(total, name) + value)[:5])
+            elif isinstance(value, str) and value != "none":
+                setattr(total, name, value)
+    return total
 
 
 def _head(path: Path, n: int = 4096) -> bytes:
@@ -74,9 +91,12 @@ def ingest(inputs: list[Path], output: Path, *, keep_going: bool = False, force:
     if len(formats) > 1:
         raise UsageError(f"the inputs mix formats ({', '.join(sorted(formats))}); parse them separately")
     kind = formats.pop()
-    if kind != "strace":
-        raise UsageError(f"{kind} input is not supported yet; strace logs are")
-    readers = [StraceReader(p, keep_going=keep_going) for p in inputs]
+    if kind == "ellard":
+        raise UsageError("Ellard nfsdump text is not supported yet; strace logs and pcap/pcapng captures are")
+    readers: list[StraceReader | NfsReader] = [
+        StraceReader(p, keep_going=keep_going) if kind == "strace" else NfsReader(p, keep_going=keep_going)
+        for p in inputs
+    ]
     tmp = output.with_name(f".{output.name}.partial")
     events, seq_base = 0, 0
     try:
@@ -92,7 +112,7 @@ def ingest(inputs: list[Path], output: Path, *, keep_going: bool = False, force:
                     if batch.num_rows:
                         last_seq = batch.column("seq")[-1].as_py()
                 seq_base = last_seq + 1 if last_seq >= 0 else seq_base
-            stats = ParseStats.merge([r.stats for r in readers if r.stats is not None])
+            stats = _merge_stats(kind, [r.stats for r in readers if r.stats is not None])
             # Written into the footer at close: where the events came from and what was skipped.
             writer.add_key_value_metadata(metadata(
                 format=kind, sources=",".join(str(p) for p in inputs), ts_origin=stats.ts_origin,

@@ -46,19 +46,6 @@ class ParseStats:
     ts_origin: str = "none"
     first_errors: list[str] = field(default_factory=list)
 
-    @classmethod
-    def merge(cls, parts: list["ParseStats"]) -> "ParseStats":
-        total = cls()
-        for part in parts:
-            for name, value in vars(part).items():
-                if isinstance(value, int):
-                    setattr(total, name, getattr(total, name) + value)
-            total.first_errors += part.first_errors
-            if part.ts_origin != "none":
-                total.ts_origin = part.ts_origin
-        total.first_errors = total.first_errors[:5]
-        return total
-
 
 def parser_binary() -> Path:
     """strace2events: $FSBM_STRACE2EVENTS, the package's bin/, or PATH."""

@@ -1,0 +1,170 @@
+"""Real third-party NFS captures (../shared/data/nfs, read at run time).
+
+Per-operation counts equal nfstrace's reference breakdown (ops the server executed, as
+nfstrace counts them) for every capture that has one, and the procedure counts equal
+tshark's own -z rpc,programs statistics.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from fsbm.traces.errors import TraceParseError
+from fsbm.traces.ingest import ingest, read_events
+from tests.conftest import SHARED_DATA
+
+NFS_DIR = SHARED_DATA / "nfs"
+EPAM = NFS_DIR / "epam-nfstrace"
+
+
+def need_data() -> None:
+    if not NFS_DIR.is_dir():
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{NFS_DIR} is missing; CI runs with shared/ beside the clone")
+        pytest.skip("shared data not present")
+
+
+def nfstrace_counts(ref: Path) -> Counter[str]:
+    """'NFS v3 protocol' / 'NFS v4.x protocol' sections: per procedure (v3) or per operation (v4)."""
+    counts: Counter[str] = Counter()
+    version = None
+    in_ops = False
+    for line in ref.read_text().splitlines():
+        header = re.match(r"NFS v(\d)(?:\.\d)? protocol$", line)
+        if header:
+            version, in_ops = header.group(1), False
+            continue
+        if line.startswith("###") or line.startswith("Per connection info"):
+            version = None if line.startswith("Per connection") else version
+            continue
+        if version is None:
+            continue
+        if line.startswith("Total operations"):
+            in_ops = True
+            continue
+        if line.startswith("Total procedures"):
+            in_ops = False
+            continue
+        match = re.match(r"^([A-Z_0-9]+)\s+(\d+)\s+[\d.]+%$", line)
+        if not match or int(match.group(2)) == 0:
+            continue
+        name = match.group(1)
+        if version == "4" and not in_ops:
+            if name == "NULL":
+                counts["NFS4.NULL"] += int(match.group(2))
+            continue  # COMPOUND itself is not an event; its operations are
+        counts[f"NFS{version}.{name}"] += int(match.group(2))
+    return counts
+
+
+CAPTURES_WITH_REFERENCES = sorted(p.name.removesuffix(".pcap.bz2") for p in EPAM.glob("*.pcap.bz2")) \
+    if EPAM.is_dir() else []
+# Captures nfstrace itself cannot count: CIFS mixed in, or TCP it cannot frame.
+NOT_COMPARABLE = {"eth-ipv4-tcp-nfsv3-4-41-cifs1-2", "tcp-seq-overlap-in-fragment-12721",
+                  "eth-ipv4-tcp-nfsv4-incorrect_mount", "lo-ipv4-tcp-nfsv3-nfsacl"}
+
+
+@pytest.mark.parametrize("name", [n for n in CAPTURES_WITH_REFERENCES if n not in NOT_COMPARABLE])
+def test_operation_counts_equal_nfstrace_reference(name: str, tmp_path: Path) -> None:
+    need_data()
+    expected = nfstrace_counts(EPAM / f"{name}.nfstrace-breakdown.ref.txt")
+    result = ingest([EPAM / f"{name}.pcap.bz2"], tmp_path / "e.parquet", keep_going=True)
+    events = read_events(tmp_path / "e.parquet").to_pandas()
+    answered = events[events["dur"].notna()]  # nfstrace counts call/reply pairs
+    ours = Counter(answered["orig"])
+    assert {k: v for k, v in ours.items() if k.startswith(("NFS3", "NFS4"))} == dict(expected)
+
+
+def test_v3_write_offsets_are_sequential_per_file(tmp_path: Path) -> None:
+    need_data()
+    ingest([EPAM / "eth-ipv4-tcp-nfsv3.pcap.bz2"], tmp_path / "e.parquet")
+    writes = read_events(tmp_path / "e.parquet").to_pandas().query("op == 'write'").sort_values("ts")
+    assert len(writes) == 3200 and writes["file"].nunique() == 10 and set(writes["size"]) == {32768}
+    sequential = sum(((g["offset"].values[1:] == g["offset"].values[:-1] + g["size"].values[:-1]).sum())
+                     for _, g in writes.groupby("file"))
+    assert sequential == 3190  # SOURCES.md: 3190 sequential + 10 first writes
+    assert writes["dur"].notna().all() and (writes["dur"] >= 0).all()
+
+
+def test_v4_compound_writes_carry_their_offsets(tmp_path: Path) -> None:
+    need_data()
+    ingest([EPAM / "eth-ipv4-tcp-nfsv4.pcap.bz2"], tmp_path / "e.parquet")
+    writes = read_events(tmp_path / "e.parquet").to_pandas().query("orig == 'NFS4.WRITE'").sort_values("offset")
+    assert len(writes) == 1600 and writes["file"].nunique() == 1
+    assert list(writes["offset"]) == [i * 65536 for i in range(1600)]
+    assert set(writes["ret"]) == {65536}
+
+
+@pytest.mark.parametrize("capture", ["suricata-verify/nfs3-01_wireshark-wiki-nfsv3.pcap", "suricata-verify/nfsv2.pcap",
+                                     "zeek/nfs_base.pcap", "zeek/nfs_write.pcap"])
+def test_procedure_counts_equal_tshark_rpc_statistics(capture: str, tmp_path: Path) -> None:
+    need_data()
+    path = NFS_DIR / capture
+    out = subprocess.run(["tshark", "-r", str(path), "-q", "-n", "-z", "rpc,srt,100003,2", "-z", "rpc,srt,100003,3"],
+                         capture_output=True, text=True, check=True).stdout
+    expected: Counter[str] = Counter()
+    version = None
+    for line in out.splitlines():
+        header = re.search(r"Filter: nfs\.procedure_v(\d)", line)
+        if header:
+            version = header.group(1)
+        row = re.match(r"^\d+\s+(\w+)\s+(\d+)\s+[\d.]+", line.strip())
+        if version and row and int(row.group(2)) > 0:
+            expected[f"NFS{version}.{row.group(1)}"] += int(row.group(2))
+    assert expected, out
+    ingest([path], tmp_path / "e.parquet")
+    ours = Counter(read_events(tmp_path / "e.parquet").to_pandas()["orig"])
+    assert {k: v for k, v in ours.items() if k != "NFS3.NULL" and k != "NFS2.NULL"} == \
+        {k: v for k, v in expected.items() if not k.endswith(".NULL")}
+
+
+def test_udp_retransmissions_are_counted_once_and_unanswered_calls_reported(tmp_path: Path) -> None:
+    need_data()
+    result = ingest([EPAM / "eth-ipv4-udp-nfsv3-dup-retransm.pcap.bz2"], tmp_path / "e.parquet", keep_going=True)
+    events = read_events(tmp_path / "e.parquet").to_pandas()
+    s = result.stats
+    assert (s.calls, s.retransmissions, s.calls_without_reply, s.duplicate_replies) == (15, 3, 1, 1)
+    assert Counter(events["orig"])["NFS3.WRITE"] == 12  # 15 calls less 3 retransmissions
+    assert events["dur"].isna().sum() == 1  # the unanswered one: kept, its duration unknown
+
+
+def test_a_reply_before_its_call_is_reported_not_dropped_silently(tmp_path: Path) -> None:
+    need_data()
+    result = ingest([EPAM / "eth-ipv4-udp-nfsv3-reply-first.pcap.bz2"], tmp_path / "e.parquet", keep_going=True)
+    assert result.stats.undecodable_rpc_frames == 1
+    assert "reply captured before its call" in result.stats.first_errors[0]
+
+
+def test_malformed_captures_name_the_packet_or_are_skipped_with_keep_going(tmp_path: Path) -> None:
+    need_data()
+    for capture in sorted((NFS_DIR / "malformed").glob("*.pcap*")):
+        try:
+            ingest([capture], tmp_path / f"{capture.name}.parquet", keep_going=True)
+        except TraceParseError as exc:  # a clear error is fine; a crash is not
+            assert str(capture) in exc.message
+
+
+def test_a_capture_cut_mid_packet_is_reported_with_the_packet_number(tmp_path: Path) -> None:
+    need_data()
+    data = (NFS_DIR / "zeek" / "nfs_write.pcap").read_bytes()
+    cut = tmp_path / "cut.pcap"
+    cut.write_bytes(data[: len(data) - 700])
+    with pytest.raises(TraceParseError, match=r"cut\.pcap:\d+: the capture is cut short"):
+        ingest([cut], tmp_path / "e.parquet")
+    kept = ingest([cut], tmp_path / "kept.parquet", keep_going=True)
+    assert kept.events > 0 and kept.stats.cut_short
+
+
+def test_a_capture_without_nfs_is_refused(tmp_path: Path) -> None:
+    need_data()
+    other = tmp_path / "other-traffic.pcap"  # real packets, the NFS ones filtered out
+    subprocess.run(["tshark", "-r", str(NFS_DIR / "zeek" / "nfs_base.pcap"), "-Y", "not rpc", "-w", str(other)],
+                   check=True, capture_output=True)
+    with pytest.raises(TraceParseError, match="no NFS calls"):
+        ingest([other], tmp_path / "e.parquet")

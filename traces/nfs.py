@@ -1,0 +1,402 @@
+"""NFS captures (pcap/pcapng, v2/v3/v4.x, TCP/UDP, IPv4/IPv6) -> the event table.
+
+tshark dissects (its field output is the fastest way out of it); this module matches
+calls to replies by (client, server, xid), so duration = reply time - call time, counts
+a retransmitted call once, reports replies without calls and calls without replies
+instead of dropping them, and walks each NFSv4 COMPOUND op by op with the current
+filehandle (PUTFH sets it, LOOKUP descends), so every op becomes its own event.
+
+File identity is tshark's CRC-32 of the file handle (nfs.fh.hash), as hex.
+"""
+
+from __future__ import annotations
+
+import bz2
+import shutil
+import subprocess
+import tempfile
+from collections import OrderedDict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow as pa
+
+from fsbm.microbench.system import require_program
+from fsbm.traces.errors import TraceParseError
+from fsbm.traces.schema import EVENT_SCHEMA
+from fsbm.traces.vocabulary import NFS_OPERATIONS
+
+NFS_PROGRAM = "100003"
+FIELDS = (
+    "frame.number", "frame.time_epoch", "ip.src", "ipv6.src", "ip.dst", "ipv6.dst", "tcp.srcport", "udp.srcport",
+    "tcp.dstport", "udp.dstport", "rpc.xid", "rpc.msgtyp", "rpc.programversion", "rpc.procedure", "nfs.opcode",
+    "nfs.fh.hash", "nfs.name", "nfs.offset3", "nfs.count3", "nfs.offset4", "nfs.count4", "nfs.read.offset",
+    "nfs.write.offset", "nfs.read.count", "nfs.write.data_length", "nfs.read.data_length", "nfs.status",
+    "nfs.status2", "_ws.malformed",
+)
+_IDX = {name: i for i, name in enumerate(FIELDS)}
+
+V2_PROCEDURES = ("NULL", "GETATTR", "SETATTR", "ROOT", "LOOKUP", "READLINK", "READ", "WRITECACHE", "WRITE",
+                 "CREATE", "REMOVE", "RENAME", "LINK", "SYMLINK", "MKDIR", "RMDIR", "READDIR", "STATFS")
+V3_PROCEDURES = ("NULL", "GETATTR", "SETATTR", "LOOKUP", "ACCESS", "READLINK", "READ", "WRITE", "CREATE", "MKDIR",
+                 "SYMLINK", "MKNOD", "REMOVE", "RMDIR", "RENAME", "LINK", "READDIR", "READDIRPLUS", "FSSTAT",
+                 "FSINFO", "PATHCONF", "COMMIT")
+V4_OPERATIONS = {
+    3: "ACCESS", 4: "CLOSE", 5: "COMMIT", 6: "CREATE", 7: "DELEGPURGE", 8: "DELEGRETURN", 9: "GETATTR",
+    10: "GETFH", 11: "LINK", 12: "LOCK", 13: "LOCKT", 14: "LOCKU", 15: "LOOKUP", 16: "LOOKUPP", 17: "NVERIFY",
+    18: "OPEN", 19: "OPENATTR", 20: "OPEN_CONFIRM", 21: "OPEN_DOWNGRADE", 22: "PUTFH", 23: "PUTPUBFH",
+    24: "PUTROOTFH", 25: "READ", 26: "READDIR", 27: "READLINK", 28: "REMOVE", 29: "RENAME", 30: "RENEW",
+    31: "RESTOREFH", 32: "SAVEFH", 33: "SECINFO", 34: "SETATTR", 35: "SETCLIENTID", 36: "SETCLIENTID_CONFIRM",
+    37: "VERIFY", 38: "WRITE", 39: "RELEASE_LOCKOWNER", 40: "BACKCHANNEL_CTL", 41: "BIND_CONN_TO_SESSION",
+    42: "EXCHANGE_ID", 43: "CREATE_SESSION", 44: "DESTROY_SESSION", 45: "FREE_STATEID",
+    46: "GET_DIR_DELEGATION", 47: "GETDEVICEINFO", 48: "GETDEVICELIST", 49: "LAYOUTCOMMIT", 50: "LAYOUTGET",
+    51: "LAYOUTRETURN", 52: "SECINFO_NO_NAME", 53: "SEQUENCE", 54: "SET_SSV", 55: "TEST_STATEID",
+    56: "WANT_DELEGATION", 57: "DESTROY_CLIENTID", 58: "RECLAIM_COMPLETE", 10044: "ILLEGAL",
+}
+# NFS status -> errno name, so a failed NFS call reads like a failed syscall (replay compares them).
+_ERRNO = {1: "EPERM", 2: "ENOENT", 5: "EIO", 6: "ENXIO", 13: "EACCES", 17: "EEXIST", 18: "EXDEV", 19: "ENODEV",
+          20: "ENOTDIR", 21: "EISDIR", 22: "EINVAL", 27: "EFBIG", 28: "ENOSPC", 30: "EROFS", 31: "EMLINK",
+          63: "ENAMETOOLONG", 66: "ENOTEMPTY", 69: "EDQUOT", 70: "ESTALE"}
+_ANSWERED_MEMORY = 200_000
+_BATCH_ROWS = 65_536
+
+
+@dataclass
+class NfsStats:
+    frames: int = 0
+    calls: int = 0
+    replies: int = 0
+    events: int = 0
+    retransmissions: int = 0
+    duplicate_replies: int = 0
+    replies_without_call: int = 0
+    calls_without_reply: int = 0
+    frames_with_several_messages: int = 0
+    ambiguous_frames: int = 0
+    undecodable_rpc_frames: int = 0
+    malformed: int = 0
+    cut_short: bool = False
+    ts_origin: str = "epoch"
+    first_errors: list[str] = field(default_factory=list)
+
+    @property
+    def bad_lines(self) -> int:  # the name the CLI reports skipped records under
+        return self.malformed
+
+    @property
+    def lines(self) -> int:
+        return self.frames
+
+
+@dataclass
+class _Message:
+    frame: int
+    ts: int
+    client: str
+    version: str
+    procedure: int
+    values: dict[str, list[str]]
+
+
+def _ns(epoch: str) -> int:
+    seconds, _, frac = epoch.partition(".")
+    return int(seconds) * 1_000_000_000 + int((frac + "000000000")[:9])
+
+
+def _errno(status: str | None) -> str | None:
+    if status in (None, "", "0"):
+        return None
+    code = int(status)
+    return _ERRNO.get(code, f"NFSERR_{code}")
+
+
+def _hex(value: str | None) -> str | None:
+    return value.lower() if value else None
+
+
+class _Rows:
+    """Column lists for the batch being built."""
+
+    def __init__(self) -> None:
+        self.columns: dict[str, list[object]] = {name: [] for name in EVENT_SCHEMA.names}
+
+    def add(self, **row: object) -> None:
+        for name, values in self.columns.items():
+            values.append(row.get(name))
+
+    def __len__(self) -> int:
+        return len(self.columns["seq"])
+
+    def batch(self) -> pa.RecordBatch:
+        return pa.RecordBatch.from_pydict(self.columns, schema=EVENT_SCHEMA)
+
+
+class NfsReader:
+    """Event batches of one capture.  ``stats`` is set once ``batches()`` is exhausted."""
+
+    def __init__(self, path: Path, *, keep_going: bool = False) -> None:
+        self.path = Path(path)
+        self.keep_going = keep_going
+        self.stats: NfsStats | None = None
+
+    def batches(self) -> Iterator[pa.RecordBatch]:
+        if not self.path.is_file():
+            raise TraceParseError(self.path, None, "no such file", unit="packet")
+        stats = NfsStats()
+        with tempfile.TemporaryDirectory(prefix="fsbm-nfs-") as tmp:
+            capture = _readable_capture(self.path, Path(tmp))
+            yield from self._dissect(capture, stats)
+        if stats.calls == 0 and not self.keep_going:
+            raise TraceParseError(self.path, None, f"no NFS calls in the capture ({stats.frames} NFS frames)",
+                                  unit="packet")
+        self.stats = stats
+
+    def _dissect(self, capture: Path, stats: NfsStats) -> Iterator[pa.RecordBatch]:
+        tshark = require_program("tshark", "tshark")
+        command = [tshark, "-r", str(capture), "-n", "-d", "tcp.port==2049,rpc", "-d", "udp.port==2049,rpc",
+                   # NFS calls and replies, and RPC frames tshark could not place (a reply whose call
+                   # it has not seen): those are counted, not dropped silently.
+                   "-Y", f"rpc.program == {NFS_PROGRAM} || (rpc.msgtyp == 1 && nfs) || (rpc && !rpc.xid)",
+                   "-T", "fields", "-E", "separator=\t", "-E", "occurrence=a", "-E", "aggregator=,"]
+        for name in FIELDS:
+            command += ["-e", name]
+        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                                text=True, bufsize=1 << 20)
+        assert proc.stdout is not None and proc.stderr is not None
+        matcher = _Matcher(stats)
+        rows = _Rows()
+        last_frame = 0
+        try:
+            for line in proc.stdout:
+                cols = line.rstrip("\n").split("\t")
+                if len(cols) != len(FIELDS):
+                    continue
+                last_frame = int(cols[0] or last_frame)
+                stats.frames += 1
+                if cols[_IDX["_ws.malformed"]]:
+                    stats.malformed += 1
+                    message = f"{self.path}:{last_frame}: a malformed NFS packet"
+                    if not self.keep_going:
+                        raise TraceParseError(self.path, last_frame, "a malformed NFS packet (tshark could not "
+                                              "dissect it)", unit="packet")
+                    if len(stats.first_errors) < 5:
+                        stats.first_errors.append(message)
+                    continue
+                if not cols[_IDX["rpc.xid"]]:
+                    stats.undecodable_rpc_frames += 1
+                    if len(stats.first_errors) < 5:
+                        stats.first_errors.append(f"{self.path}:{last_frame}: an RPC frame tshark could not decode "
+                                                  "(a reply captured before its call?)")
+                    continue
+                for message in _split_messages(cols, stats):
+                    matcher.feed(message, rows)
+                if len(rows) >= _BATCH_ROWS:
+                    yield rows.batch()
+                    rows = _Rows()
+        finally:
+            stderr = proc.stderr.read()
+            proc.stdout.close()
+            proc.wait()
+        matcher.finish(rows)
+        if len(rows):
+            yield rows.batch()
+        stats.events = matcher.seq
+        self._check_tshark(proc.returncode, stderr, last_frame, stats)
+
+    def _check_tshark(self, returncode: int, stderr: str, last_frame: int, stats: NfsStats) -> None:
+        text = " ".join(line for line in stderr.splitlines() if "Running as user" not in line).strip()
+        if "cut short in the middle of a packet" in text:
+            stats.cut_short = True
+            if not self.keep_going:
+                raise TraceParseError(self.path, last_frame + 1, "the capture is cut short in the middle of a packet "
+                                      "(truncated?)", unit="packet")
+            return
+        if returncode != 0:
+            reason = text.removeprefix("tshark: ") or f"tshark exited {returncode}"
+            raise TraceParseError(self.path, None, f"not a readable capture: {reason}", unit="packet")
+
+
+def _readable_capture(path: Path, tmp: Path) -> Path:
+    """tshark reads pcap, pcapng and gzip; bzip2 is unpacked to a temporary file first."""
+    with open(path, "rb") as f:
+        magic = f.read(3)
+    if magic != b"BZh":
+        return path
+    target = tmp / "capture.pcap"
+    try:
+        with bz2.open(path, "rb") as src, open(target, "wb") as dst:
+            shutil.copyfileobj(src, dst, 1 << 20)
+    except (OSError, EOFError) as exc:
+        raise TraceParseError(path, None, f"the bzip2 data is damaged ({exc})", unit="packet") from exc
+    return target
+
+
+def _split_messages(cols: list[str], stats: NfsStats) -> Iterator[_Message]:
+    """One frame's RPC messages.  Several in one frame (TCP) have their fields aggregated
+    by tshark: a field whose list divides evenly among the messages is split evenly (each
+    message contributed as many values); any other goes to the first message and the frame
+    is counted as ambiguous."""
+    xids = cols[_IDX["rpc.xid"]].split(",")
+    n = len(xids)
+    if n > 1:
+        stats.frames_with_several_messages += 1
+    src = cols[_IDX["ip.src"]] or cols[_IDX["ipv6.src"]]
+    dst = cols[_IDX["ip.dst"]] or cols[_IDX["ipv6.dst"]]
+    sport = (cols[_IDX["tcp.srcport"]] or cols[_IDX["udp.srcport"]]).split(",")[0]
+    dport = (cols[_IDX["tcp.dstport"]] or cols[_IDX["udp.dstport"]]).split(",")[0]
+    frame, ts = int(cols[0]), _ns(cols[1])
+    per_message = {name: cols[_IDX[name]].split(",") if cols[_IDX[name]] else [] for name in FIELDS[10:-1]}
+    ambiguous = False
+    for k in range(n):
+        values = {}
+        for name, items in per_message.items():
+            if n == 1:
+                values[name] = items
+            elif len(items) % n == 0:
+                chunk = len(items) // n
+                values[name] = items[k * chunk:(k + 1) * chunk]
+            else:
+                values[name] = items if k == 0 else []
+                ambiguous = True
+        msgtyp = (values["rpc.msgtyp"] or ["0"])[0]
+        version = (values["rpc.programversion"] or [""])[-1]
+        procedure = int((values["rpc.procedure"] or ["0"])[0])
+        client = f"{src}:{sport}" if msgtyp == "0" else f"{dst}:{dport}"
+        server = f"{dst}:{dport}" if msgtyp == "0" else f"{src}:{sport}"
+        message = _Message(frame, ts, client, version, procedure, values)
+        message.values["_key"] = [client, server, xids[k]]
+        message.values["_type"] = [msgtyp]
+        yield message
+    if ambiguous:
+        stats.ambiguous_frames += 1
+
+
+class _Matcher:
+    """Pairs calls and replies; emits events when a reply arrives (or at the end)."""
+
+    def __init__(self, stats: NfsStats) -> None:
+        self.stats = stats
+        self.pending: dict[tuple[str, ...], _Message] = {}
+        self.answered: OrderedDict[tuple[str, ...], None] = OrderedDict()
+        self.seq = 0
+
+    def feed(self, m: _Message, rows: _Rows) -> None:
+        key = tuple(m.values["_key"])
+        if m.values["_type"][0] == "0":
+            self.stats.calls += 1
+            if key in self.pending or key in self.answered:
+                self.stats.retransmissions += 1  # the same xid again: one operation, counted once
+                return
+            self.pending[key] = m
+            return
+        self.stats.replies += 1
+        call = self.pending.pop(key, None)
+        if call is None:
+            if key in self.answered:
+                self.stats.duplicate_replies += 1
+            else:
+                self.stats.replies_without_call += 1
+            return
+        self.answered[key] = None
+        if len(self.answered) > _ANSWERED_MEMORY:
+            self.answered.popitem(last=False)
+        self._emit(call, m, rows)
+
+    def finish(self, rows: _Rows) -> None:
+        for call in self.pending.values():
+            self.stats.calls_without_reply += 1
+            self._emit(call, None, rows)
+        self.pending.clear()
+
+    def _emit(self, call: _Message, reply: _Message | None, rows: _Rows) -> None:
+        dur = reply.ts - call.ts if reply else None
+        if call.version == "4" and call.procedure == 1:
+            self._emit_compound(call, reply, dur, rows)
+            return
+        names = V2_PROCEDURES if call.version == "2" else V3_PROCEDURES
+        if call.version == "4":
+            name = "NULL" if call.procedure == 0 else f"PROC{call.procedure}"
+        else:
+            name = names[call.procedure] if call.procedure < len(names) else f"PROC{call.procedure}"
+        cv, rv = call.values, reply.values if reply else {}
+        fhs = cv["nfs.fh.hash"]
+        names_ = cv["nfs.name"]
+        file = _hex(fhs[0]) if fhs else None
+        path = names_[0] if names_ else None
+        path2 = names_[1] if len(names_) > 1 else None
+        status = (rv.get("nfs.status") or rv.get("nfs.status2") or [None])[0] if reply else None
+        if name in ("LOOKUP", "CREATE", "MKDIR", "SYMLINK", "MKNOD") and file:
+            reply_fh = rv.get("nfs.fh.hash") or []
+            file = _hex(reply_fh[0]) if reply_fh and status in (None, "0") else f"{file}/{path}"
+        offset = size = ret = None
+        if name in ("READ", "WRITE"):
+            offset = _first_int(cv, "nfs.offset3", "nfs.read.offset", "nfs.write.offset")
+            size = _first_int(cv, "nfs.count3", "nfs.read.count", "nfs.write.data_length")
+            if reply and status in (None, "0"):
+                ret = _first_int(rv, "nfs.count3", "nfs.read.data_length", "nfs.write.data_length")
+        elif name == "COMMIT":
+            offset = _first_int(cv, "nfs.offset3")
+            size = _first_int(cv, "nfs.count3")
+        if ret is None and reply:
+            ret = -1 if status not in (None, "0") else 0
+        self._add(rows, call, dur, f"NFS{call.version}.{name}", NFS_OPERATIONS.get(name, "other"), file, path,
+                  path2, offset, size, ret, _errno(status))
+
+    def _emit_compound(self, call: _Message, reply: _Message | None, dur: int | None, rows: _Rows) -> None:
+        """Each op of a COMPOUND is an event; the current filehandle follows PUTFH and LOOKUP."""
+        cv = call.values
+        ops = [int(o) for o in cv["nfs.opcode"]]
+        statuses = (reply.values.get("nfs.status") or [])[1:] if reply else []
+        fhs, names = list(cv["nfs.fh.hash"]), list(cv["nfs.name"])
+        offsets, counts = list(cv["nfs.offset4"]), list(cv["nfs.count4"])
+        lengths = list(cv["nfs.write.data_length"])
+        r_counts = list(reply.values.get("nfs.count4") or []) if reply else []
+        r_lengths = list(reply.values.get("nfs.read.data_length") or []) if reply else []
+        current: str | None = None
+        for i, code in enumerate(ops):
+            name = V4_OPERATIONS.get(code, f"OP{code}")
+            executed = reply is None or i < len(statuses)
+            status = statuses[i] if i < len(statuses) else None
+            path = offset = size = ret = None
+            if name == "PUTFH":
+                current = _hex(fhs.pop(0)) if fhs else current
+            elif name in ("PUTROOTFH", "PUTPUBFH"):
+                current = "root"
+            elif name in ("LOOKUP", "CREATE", "REMOVE", "RENAME", "LINK", "OPEN") and names:
+                path = names.pop(0)
+            if name in ("READ", "WRITE", "COMMIT"):
+                offset = int(offsets.pop(0)) if offsets else None
+                if name == "WRITE":
+                    size = int(lengths.pop(0)) if lengths else None
+                    ret = int(r_counts.pop(0)) if r_counts and status in (None, "0") else None
+                elif name == "READ":
+                    size = int(counts.pop(0)) if counts else None
+                    ret = int(r_lengths.pop(0)) if r_lengths and status in (None, "0") else None
+                else:
+                    size = int(counts.pop(0)) if counts else None
+            if not executed:
+                continue  # an earlier op failed: this one never ran
+            if ret is None and reply is not None:
+                ret = -1 if status not in (None, "0") else 0
+            file = current if name not in ("LOOKUP", "OPEN", "CREATE") or not path else f"{current}/{path}"
+            self._add(rows, call, dur, f"NFS4.{name}", NFS_OPERATIONS.get(name, "other"), file, path, None,
+                      offset, size, ret, _errno(status))
+            if name == "LOOKUP" and path and status in (None, "0"):
+                current = f"{current}/{path}"
+
+    def _add(self, rows: _Rows, call: _Message, dur: int | None, orig: str, op: str, file: str | None,
+             path: str | None, path2: str | None, offset: int | None, size: int | None, ret: int | None,
+             errno: str | None) -> None:
+        rows.add(seq=self.seq, ts=call.ts, dur=dur, actor=call.client.rsplit(":", 1)[0], op=op, orig=orig,
+                 file=file or f"?fh/{call.client}", path=path, path2=path2, offset=offset, size=size, ret=ret,
+                 errno=errno, record=call.frame)
+        self.seq += 1
+
+
+def _first_int(values: dict[str, list[str]], *names: str) -> int | None:
+    for name in names:
+        items = values.get(name) or []
+        if items and items[0]:
+            return int(items[0])
+    return None
