@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""Trace parsing speed and memory, against named baselines measured in the same run.
+
+strace: lines/s of `fsbm trace parse` (strace2events -> pyarrow -> Parquet), pinned to one
+core, against `wc -l` on the same file (the floor: reading the bytes and nothing else).
+Target: at least 1 million lines/s.
+NFS: the time of `fsbm trace parse` against `tshark -T fields` with the same fields on
+the same capture (the ceiling of any tshark-based parser).  Target: within 1.3x.
+Memory: peak RSS of the whole parse at 1x and 10x the input; flat means the ratio stays
+near 1.
+
+The strace input is the real Asterisk log from ../shared/data (78 threads, thousands of
+unfinished/resumed pairs) repeated to the size wanted; the capture is nfstrace's NFSv4
+one (45,059 packets).  Usage: .venv/bin/python bench/parse.py [--copies 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import bz2
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+DATA = REPO.parent / "shared" / "data"
+STRACE_LOG = DATA / "strace" / "zicada_asterisk_strace.log"
+CAPTURE = DATA / "nfs" / "epam-nfstrace" / "eth-ipv4-tcp-nfsv4.pcap.bz2"
+PARSE = """
+import resource, sys, time
+from pathlib import Path
+from fsbm.traces.ingest import ingest
+started = time.perf_counter()
+result = ingest([Path(sys.argv[1])], Path(sys.argv[2]), force=True)
+elapsed = time.perf_counter() - started
+peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss + resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+print(result.events, elapsed, peak_kib)
+"""
+
+
+def timed(command: list[str]) -> float:
+    started = time.perf_counter()
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - started
+
+
+def parse(path: Path, out: Path, cpu: str | None) -> tuple[int, float, int]:
+    command = [sys.executable, "-c", PARSE, str(path), str(out)]
+    if cpu is not None:
+        command = ["taskset", "-c", cpu, *command]
+    done = subprocess.run(command, check=True, capture_output=True, text=True)
+    events, seconds, peak = done.stdout.split()
+    return int(events), float(seconds), int(peak)
+
+
+def repeated(source: Path, copies: int, target: Path) -> int:
+    data = source.read_bytes()
+    with open(target, "wb") as out:
+        for _ in range(copies):
+            out.write(data)
+    return data.count(b"\n") * copies
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--copies", type=int, default=100, help="copies of the strace log in the large input")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    if not STRACE_LOG.is_file() or not CAPTURE.is_file():
+        sys.exit(f"needs ../shared/data ({STRACE_LOG.parent}, {CAPTURE.parent})")
+    cpu = str(os.cpu_count() - 1) if shutil.which("taskset") and os.cpu_count() else None
+    figures: dict[str, float] = {}
+    misses = 0
+    with tempfile.TemporaryDirectory(prefix="fsbm-bench-parse-") as tmp:
+        tmp_path = Path(tmp)
+        small, large = tmp_path / "small.strace", tmp_path / "large.strace"
+        small_lines = repeated(STRACE_LOG, max(1, args.copies // 10), small)
+        large_lines = repeated(STRACE_LOG, args.copies, large)
+        wc = timed(["wc", "-l", str(large)])
+        events, seconds, large_peak = parse(large, tmp_path / "large.parquet", cpu)
+        _, _, small_peak = parse(small, tmp_path / "small.parquet", cpu)
+        rate = large_lines / seconds
+        figures.update(strace_lines=large_lines, strace_seconds=seconds, strace_lines_per_s=rate,
+                       wc_seconds=wc, wc_lines_per_s=large_lines / wc, strace_events=events,
+                       peak_rss_small_mib=small_peak / 1024, peak_rss_large_mib=large_peak / 1024)
+        print(f"strace: {large_lines:,} lines ({large.stat().st_size / 1e6:.0f} MB), {events:,} events, "
+              f"pinned to CPU {cpu}")
+        print(f"  fsbm trace parse  {seconds:7.2f} s  {rate / 1e6:6.2f} M lines/s   (target >= 1.00)"
+              f"  {'ok' if rate >= 1e6 else 'MISSED'}")
+        print(f"  wc -l (floor)     {wc:7.2f} s  {large_lines / wc / 1e6:6.2f} M lines/s   "
+              f"parse / wc = {seconds / wc:.1f}x")
+        ratio = large_peak / small_peak
+        print(f"  peak RSS: {small_lines:,} lines {small_peak / 1024:.0f} MiB, {large_lines:,} lines "
+              f"{large_peak / 1024:.0f} MiB: {ratio:.2f}x for {large_lines / small_lines:.0f}x the input "
+              f"(target: flat, < 1.5x)  {'ok' if ratio < 1.5 else 'MISSED'}")
+        misses += (rate < 1e6) + (ratio >= 1.5)
+
+        capture = tmp_path / "capture.pcap"
+        with bz2.open(CAPTURE, "rb") as src, open(capture, "wb") as dst:
+            shutil.copyfileobj(src, dst, 1 << 20)
+        from fsbm.traces.nfs import FIELDS, NFS_PROGRAM
+
+        fields_command = ["tshark", "-r", str(capture), "-n", "-d", "tcp.port==2049,rpc", "-d", "udp.port==2049,rpc",
+                          "-Y", f"rpc.program == {NFS_PROGRAM} || (rpc.msgtyp == 1 && nfs) || (rpc && !rpc.xid)",
+                          "-T", "fields", "-E", "occurrence=a", "-E", "aggregator=,"]
+        for name in FIELDS:
+            fields_command += ["-e", name]
+        ceiling = min(timed(fields_command) for _ in range(3))
+        nfs_runs = [parse(capture, tmp_path / "nfs.parquet", None) for _ in range(3)]
+        nfs_events, nfs_seconds = nfs_runs[0][0], min(run[1] for run in nfs_runs)
+        nfs_ratio = nfs_seconds / ceiling
+        figures.update(nfs_events=nfs_events, nfs_seconds=nfs_seconds, tshark_fields_seconds=ceiling,
+                       nfs_ratio=nfs_ratio)
+        print(f"NFS: {CAPTURE.name} ({capture.stat().st_size / 1e6:.0f} MB), {nfs_events:,} events, best of 3")
+        print(f"  fsbm trace parse          {nfs_seconds:6.2f} s  {nfs_events / nfs_seconds:,.0f} events/s")
+        print(f"  tshark -T fields (ceiling) {ceiling:5.2f} s   parse / tshark = {nfs_ratio:.2f}x (target <= 1.3)"
+              f"  {'ok' if nfs_ratio <= 1.3 else 'MISSED'}")
+        misses += nfs_ratio > 1.3
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=1))
+    return 1 if misses else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
