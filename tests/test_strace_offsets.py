@@ -97,3 +97,34 @@ def test_timestamps_are_epoch_and_durations_known(events: pd.DataFrame) -> None:
     assert events["ts"].notna().all() and events["dur"].notna().all()
     assert events["ts"].min() > 1_600_000_000 * 10**9
     assert (events["ts"].diff().dropna() >= 0).all()
+
+
+THREADS_AND_FORK = textwrap.dedent("""
+    import os, threading
+    box = {}
+    t = threading.Thread(target=lambda: box.update(fd=os.open("shared.dat", os.O_CREAT | os.O_RDWR, 0o644)))
+    t.start(); t.join()
+    os.write(box["fd"], b"t" * 100)     # main thread, fd opened by another thread: 0
+    pid = os.fork()
+    if pid == 0:
+        os.write(box["fd"], b"c" * 50)  # child, from its own per-pid log: 100
+        os._exit(0)
+    os.waitpid(pid, 0)
+    os.write(box["fd"], b"p" * 10)      # 150
+""")
+
+
+def test_per_pid_logs_and_threads_sharing_descriptors(tmp_path: Path) -> None:
+    """strace -ff writes LOG.<pid>; threads share the fd table (CLONE_FILES), a fork copies it."""
+    import subprocess
+
+    (tmp_path / "program.py").write_text(THREADS_AND_FORK)
+    subprocess.run(["strace", "-ff", "-ttt", "-o", str(tmp_path / "log"), sys.executable, "program.py"],
+                   cwd=tmp_path, check=True, capture_output=True)
+    logs = sorted(tmp_path.glob("log.*"))
+    assert len(logs) >= 3  # main thread, helper thread, child
+    ingest(logs, tmp_path / "e.parquet")
+    events = read_events(tmp_path / "e.parquet").to_pandas()
+    writes = events[(events["op"] == "write") & events["file"].str.endswith("shared.dat")]
+    assert [(int(s), int(o)) for s, o in zip(writes["size"], writes["offset"])] == [(100, 0), (50, 100), (10, 150)]
+    assert writes["actor"].nunique() == 2  # the main thread, then the forked child

@@ -16,13 +16,15 @@ from pathlib import Path
 from typing import Literal
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from fsbm.errors import UsageError
 from fsbm.traces.errors import TraceParseError
 from fsbm.traces.schema import EVENT_SCHEMA, metadata
+from fsbm.traces.ellard import EllardReader
 from fsbm.traces.nfs import NfsReader, NfsStats
-from fsbm.traces.strace import ParseStats, StraceReader
+from fsbm.traces.strace import ParseStats, StraceReader, per_pid_suffix
 
 Format = Literal["strace", "pcap", "ellard"]
 _PCAP_MAGICS = (b"\xd4\xc3\xb2\xa1", b"\xa1\xb2\xc3\xd4", b"\x4d\x3c\xb2\xa1", b"\xa1\xb2\x3c\x4d", b"\x0a\x0d\x0d\x0a")
@@ -91,12 +93,12 @@ def ingest(inputs: list[Path], output: Path, *, keep_going: bool = False, force:
     if len(formats) > 1:
         raise UsageError(f"the inputs mix formats ({', '.join(sorted(formats))}); parse them separately")
     kind = formats.pop()
-    if kind == "ellard":
-        raise UsageError("Ellard nfsdump text is not supported yet; strace logs and pcap/pcapng captures are")
-    readers: list[StraceReader | NfsReader] = [
-        StraceReader(p, keep_going=keep_going) if kind == "strace" else NfsReader(p, keep_going=keep_going)
-        for p in inputs
-    ]
+    reader_type = {"strace": StraceReader, "pcap": NfsReader, "ellard": EllardReader}[kind]
+    if kind == "strace" and len(inputs) > 1 and all(per_pid_suffix(p) is not None for p in inputs):
+        # strace -ff: one log per process; merged into one stream so clones relate them.
+        readers = [StraceReader(list(inputs), keep_going=keep_going)]
+    else:
+        readers = [reader_type(p, keep_going=keep_going) for p in inputs]
     tmp = output.with_name(f".{output.name}.partial")
     events, seq_base = 0, 0
     try:
@@ -105,8 +107,8 @@ def ingest(inputs: list[Path], output: Path, *, keep_going: bool = False, force:
                 last_seq = -1
                 for batch in reader.batches():
                     if seq_base:
-                        seq = pa.compute.add(batch.column("seq"), seq_base)
-                        batch = batch.set_column(0, "seq", seq)
+                        seq = pc.add(batch.column("seq"), seq_base)
+                        batch = pa.RecordBatch.from_arrays([seq, *batch.columns[1:]], schema=EVENT_SCHEMA)
                     writer.write_batch(batch)
                     events += batch.num_rows
                     if batch.num_rows:

@@ -16,7 +16,7 @@ import shutil
 import subprocess
 import tempfile
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -90,7 +90,7 @@ class NfsStats:
 
 
 @dataclass
-class _Message:
+class RpcMessage:
     frame: int
     ts: int
     client: str
@@ -115,7 +115,7 @@ def _hex(value: str | None) -> str | None:
     return value.lower() if value else None
 
 
-class _Rows:
+class EventRows:
     """Column lists for the batch being built."""
 
     def __init__(self) -> None:
@@ -132,8 +132,14 @@ class _Rows:
         return pa.RecordBatch.from_pydict(self.columns, schema=EVENT_SCHEMA)
 
 
-class NfsReader:
-    """Event batches of one capture.  ``stats`` is set once ``batches()`` is exhausted."""
+class RpcTraceReader:
+    """A reader of one NFS trace; subclasses say where its RPC messages come from.
+
+    ``stats`` is set once ``batches()`` is exhausted.
+    """
+
+    unit = "line"
+    empty_reason = "no NFS calls in it"
 
     def __init__(self, path: Path, *, keep_going: bool = False) -> None:
         self.path = Path(path)
@@ -142,18 +148,31 @@ class NfsReader:
 
     def batches(self) -> Iterator[pa.RecordBatch]:
         if not self.path.is_file():
-            raise TraceParseError(self.path, None, "no such file", unit="packet")
+            raise TraceParseError(self.path, None, "no such file", unit=self.unit)
         stats = NfsStats()
-        with tempfile.TemporaryDirectory(prefix="fsbm-nfs-") as tmp:
-            capture = _readable_capture(self.path, Path(tmp))
-            yield from self._dissect(capture, stats)
+        yield from events_from_messages(self._messages(stats), stats)
         if stats.calls == 0 and not self.keep_going:
-            raise TraceParseError(self.path, None, f"no NFS calls in the capture ({stats.frames} NFS frames)",
-                                  unit="packet")
+            raise TraceParseError(self.path, None, f"{self.empty_reason} ({stats.frames} NFS records)",
+                                  unit=self.unit)
         self.stats = stats
 
-    def _dissect(self, capture: Path, stats: NfsStats) -> Iterator[pa.RecordBatch]:
-        tshark = require_program("tshark", "tshark")
+    def _messages(self, stats: NfsStats) -> Iterator[RpcMessage]:
+        raise NotImplementedError
+
+
+class NfsReader(RpcTraceReader):
+    """A pcap/pcapng capture, dissected by tshark."""
+
+    unit = "packet"
+    empty_reason = "no NFS calls in the capture"
+
+    def _messages(self, stats: NfsStats) -> Iterator[RpcMessage]:
+        with tempfile.TemporaryDirectory(prefix="fsbm-nfs-") as tmp:
+            yield from self._capture_messages(_readable_capture(self.path, Path(tmp)), stats)
+
+    def _capture_messages(self, capture: Path, stats: NfsStats) -> Iterator[RpcMessage]:
+        """RPC messages in capture order, from tshark's field output."""
+        tshark = _tshark()
         command = [tshark, "-r", str(capture), "-n", "-d", "tcp.port==2049,rpc", "-d", "udp.port==2049,rpc",
                    # NFS calls and replies, and RPC frames tshark could not place (a reply whose call
                    # it has not seen): those are counted, not dropped silently.
@@ -164,8 +183,6 @@ class NfsReader:
         proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
                                 text=True, bufsize=1 << 20)
         assert proc.stdout is not None and proc.stderr is not None
-        matcher = _Matcher(stats)
-        rows = _Rows()
         last_frame = 0
         try:
             for line in proc.stdout:
@@ -176,12 +193,11 @@ class NfsReader:
                 stats.frames += 1
                 if cols[_IDX["_ws.malformed"]]:
                     stats.malformed += 1
-                    message = f"{self.path}:{last_frame}: a malformed NFS packet"
                     if not self.keep_going:
                         raise TraceParseError(self.path, last_frame, "a malformed NFS packet (tshark could not "
                                               "dissect it)", unit="packet")
                     if len(stats.first_errors) < 5:
-                        stats.first_errors.append(message)
+                        stats.first_errors.append(f"{self.path}:{last_frame}: a malformed NFS packet")
                     continue
                 if not cols[_IDX["rpc.xid"]]:
                     stats.undecodable_rpc_frames += 1
@@ -189,19 +205,11 @@ class NfsReader:
                         stats.first_errors.append(f"{self.path}:{last_frame}: an RPC frame tshark could not decode "
                                                   "(a reply captured before its call?)")
                     continue
-                for message in _split_messages(cols, stats):
-                    matcher.feed(message, rows)
-                if len(rows) >= _BATCH_ROWS:
-                    yield rows.batch()
-                    rows = _Rows()
+                yield from _split_messages(cols, stats)
         finally:
             stderr = proc.stderr.read()
             proc.stdout.close()
             proc.wait()
-        matcher.finish(rows)
-        if len(rows):
-            yield rows.batch()
-        stats.events = matcher.seq
         self._check_tshark(proc.returncode, stderr, last_frame, stats)
 
     def _check_tshark(self, returncode: int, stderr: str, last_frame: int, stats: NfsStats) -> None:
@@ -215,6 +223,31 @@ class NfsReader:
         if returncode != 0:
             reason = text.removeprefix("tshark: ") or f"tshark exited {returncode}"
             raise TraceParseError(self.path, None, f"not a readable capture: {reason}", unit="packet")
+
+
+def events_from_messages(messages: Iterable[RpcMessage], stats: NfsStats) -> Iterator[pa.RecordBatch]:
+    """Match calls to replies over a message stream and yield event batches (pcap and Ellard)."""
+    matcher = CallReplyMatcher(stats)
+    rows = EventRows()
+    for message in messages:
+        matcher.feed(message, rows)
+        if len(rows) >= _BATCH_ROWS:
+            yield rows.batch()
+            rows = EventRows()
+    matcher.finish(rows)
+    if len(rows):
+        yield rows.batch()
+    stats.events = matcher.seq
+
+
+def _tshark() -> str:
+    """tshark, located by pyshark (the project's tshark driver), else on PATH with install advice."""
+    try:
+        from pyshark.tshark.tshark import get_process_path
+
+        return get_process_path()
+    except Exception:  # pyshark raises its own not-found type; the message below is clearer
+        return require_program("tshark", "tshark")
 
 
 def _readable_capture(path: Path, tmp: Path) -> Path:
@@ -232,7 +265,7 @@ def _readable_capture(path: Path, tmp: Path) -> Path:
     return target
 
 
-def _split_messages(cols: list[str], stats: NfsStats) -> Iterator[_Message]:
+def _split_messages(cols: list[str], stats: NfsStats) -> Iterator[RpcMessage]:
     """One frame's RPC messages.  Several in one frame (TCP) have their fields aggregated
     by tshark: a field whose list divides evenly among the messages is split evenly (each
     message contributed as many values); any other goes to the first message and the frame
@@ -264,7 +297,7 @@ def _split_messages(cols: list[str], stats: NfsStats) -> Iterator[_Message]:
         procedure = int((values["rpc.procedure"] or ["0"])[0])
         client = f"{src}:{sport}" if msgtyp == "0" else f"{dst}:{dport}"
         server = f"{dst}:{dport}" if msgtyp == "0" else f"{src}:{sport}"
-        message = _Message(frame, ts, client, version, procedure, values)
+        message = RpcMessage(frame, ts, client, version, procedure, values)
         message.values["_key"] = [client, server, xids[k]]
         message.values["_type"] = [msgtyp]
         yield message
@@ -272,16 +305,16 @@ def _split_messages(cols: list[str], stats: NfsStats) -> Iterator[_Message]:
         stats.ambiguous_frames += 1
 
 
-class _Matcher:
+class CallReplyMatcher:
     """Pairs calls and replies; emits events when a reply arrives (or at the end)."""
 
     def __init__(self, stats: NfsStats) -> None:
         self.stats = stats
-        self.pending: dict[tuple[str, ...], _Message] = {}
+        self.pending: dict[tuple[str, ...], RpcMessage] = {}
         self.answered: OrderedDict[tuple[str, ...], None] = OrderedDict()
         self.seq = 0
 
-    def feed(self, m: _Message, rows: _Rows) -> None:
+    def feed(self, m: RpcMessage, rows: EventRows) -> None:
         key = tuple(m.values["_key"])
         if m.values["_type"][0] == "0":
             self.stats.calls += 1
@@ -303,13 +336,16 @@ class _Matcher:
             self.answered.popitem(last=False)
         self._emit(call, m, rows)
 
-    def finish(self, rows: _Rows) -> None:
+    def finish(self, rows: EventRows) -> None:
         for call in self.pending.values():
+            if call.values.get("_short"):
+                self.stats.malformed += 1  # truncated, and no reply to confirm it was a call
+                continue
             self.stats.calls_without_reply += 1
             self._emit(call, None, rows)
         self.pending.clear()
 
-    def _emit(self, call: _Message, reply: _Message | None, rows: _Rows) -> None:
+    def _emit(self, call: RpcMessage, reply: RpcMessage | None, rows: EventRows) -> None:
         dur = reply.ts - call.ts if reply else None
         if call.version == "4" and call.procedure == 1:
             self._emit_compound(call, reply, dur, rows)
@@ -343,7 +379,7 @@ class _Matcher:
         self._add(rows, call, dur, f"NFS{call.version}.{name}", NFS_OPERATIONS.get(name, "other"), file, path,
                   path2, offset, size, ret, _errno(status))
 
-    def _emit_compound(self, call: _Message, reply: _Message | None, dur: int | None, rows: _Rows) -> None:
+    def _emit_compound(self, call: RpcMessage, reply: RpcMessage | None, dur: int | None, rows: EventRows) -> None:
         """Each op of a COMPOUND is an event; the current filehandle follows PUTFH and LOOKUP."""
         cv = call.values
         ops = [int(o) for o in cv["nfs.opcode"]]
@@ -385,7 +421,7 @@ class _Matcher:
             if name == "LOOKUP" and path and status in (None, "0"):
                 current = f"{current}/{path}"
 
-    def _add(self, rows: _Rows, call: _Message, dur: int | None, orig: str, op: str, file: str | None,
+    def _add(self, rows: EventRows, call: RpcMessage, dur: int | None, orig: str, op: str, file: str | None,
              path: str | None, path2: str | None, offset: int | None, size: int | None, ret: int | None,
              errno: str | None) -> None:
         rows.add(seq=self.seq, ts=call.ts, dur=dur, actor=call.client.rsplit(":", 1)[0], op=op, orig=orig,

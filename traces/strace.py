@@ -8,14 +8,17 @@ stays flat however long the log.
 
 from __future__ import annotations
 
+import gzip
+import heapq
 import json
+import threading
 import re
 import subprocess
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import pyarrow as pa
 import pyarrow.csv as pacsv
@@ -52,17 +55,59 @@ def parser_binary() -> Path:
     return native_binary("strace2events", Path(__file__).parent)
 
 
-def _default_pid(path: Path) -> int:
-    """strace -ff -o LOG writes LOG.<pid>: that pid is the actor of every line."""
-    match = _PER_PID_SUFFIX.search(path.name)
-    return int(match.group(1)) if match else 0
+def per_pid_suffix(path: Path) -> int | None:
+    """strace -ff -o LOG writes LOG.<pid>: that pid is the actor of every line in it."""
+    match = _PER_PID_SUFFIX.search(Path(path).name)
+    return int(match.group(1)) if match else None
+
+
+def _merged_per_pid(paths: list[Path], sink: IO[bytes]) -> None:
+    """Write the per-pid logs as one -f style stream ("PID line"), in timestamp order.
+
+    Each log is already in time order, so a k-way merge on the leading timestamp keeps
+    the global order; a line without one stays behind the line before it.
+    """
+    def keyed(path: Path) -> Iterator[tuple[float, int, bytes]]:
+        pid = str(per_pid_suffix(path)).encode()
+        last = 0.0
+        with open(path, "rb") as probe:
+            compressed = probe.read(2) == b"\x1f\x8b"
+        with (gzip.open(path, "rb") if compressed else open(path, "rb")) as f:
+            for number, line in enumerate(f):
+                stamp = line.split(b" ", 1)[0]
+                try:
+                    last = _seconds(stamp)
+                except ValueError:
+                    pass
+                yield last, number, pid + b" " + line if line.endswith(b"\n") else pid + b" " + line + b"\n"
+
+    try:
+        for _, _, line in heapq.merge(*(keyed(p) for p in paths)):
+            sink.write(line)
+    except BrokenPipeError:
+        pass  # the parser stopped early (bad input); it reports why
+    finally:
+        try:
+            sink.close()
+        except BrokenPipeError:
+            pass
+
+
+def _seconds(stamp: bytes) -> float:
+    """A -ttt (epoch) or -t/-tt (time of day) stamp as seconds."""
+    if b":" in stamp:
+        h, m, s = stamp.split(b":")
+        return int(h) * 3600 + int(m) * 60 + float(s)
+    return float(stamp)
 
 
 class StraceReader:
     """Event batches of one strace log.  ``stats`` is set once ``batches()`` is exhausted."""
 
-    def __init__(self, path: Path, *, keep_going: bool = False, block_size: int = 1 << 22) -> None:
-        self.path = Path(path)
+    def __init__(self, path: Path | list[Path], *, keep_going: bool = False, block_size: int = 1 << 22) -> None:
+        # One log, or the per-pid logs of one strace -ff run (merged into one stream).
+        self.paths = [Path(p) for p in path] if isinstance(path, list) else [Path(path)]
+        self.path = self.paths[0]
         self.keep_going = keep_going
         self.block_size = block_size
         self.stats: ParseStats | None = None
@@ -70,17 +115,24 @@ class StraceReader:
     def batches(self) -> Iterator[pa.RecordBatch]:
         """Raises TraceParseError on bad input (unless keep_going)."""
         path = self.path
-        if not path.is_file():
-            raise TraceParseError(path, None, "no such file" if not path.exists() else "not a regular file")
+        for p in self.paths:
+            if not p.is_file():
+                raise TraceParseError(p, None, "no such file" if not p.exists() else "not a regular file")
+        merged = len(self.paths) > 1
+        name = f"{path.parent / path.stem}.* (merged)" if merged else str(path)
         with tempfile.TemporaryDirectory(prefix="fsbm-strace-") as tmp:
             stats_path = Path(tmp) / "stats.json"
-            command = [str(parser_binary()), "--name", str(path), "--stats", str(stats_path),
-                       "--pid", str(_default_pid(path)), str(path)]
+            command = [str(parser_binary()), "--name", name, "--stats", str(stats_path),
+                       "--pid", str(per_pid_suffix(path) or 0), "-" if merged else str(path)]
             if self.keep_going:
                 command.insert(1, "--keep-going")
             proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                    stdin=subprocess.DEVNULL)
+                                    stdin=subprocess.PIPE if merged else subprocess.DEVNULL)
             assert proc.stdout is not None and proc.stderr is not None
+            if merged:
+                assert proc.stdin is not None
+                feeder = threading.Thread(target=_merged_per_pid, args=(self.paths, proc.stdin), daemon=True)
+                feeder.start()
             try:
                 reader = pacsv.open_csv(
                     proc.stdout,
@@ -99,7 +151,7 @@ class StraceReader:
                 stderr = proc.stderr.read().decode(errors="replace")
                 proc.wait()
             if proc.returncode != 0:
-                _raise_failure(proc, path, stderr)
+                _raise_failure(proc, Path(name), stderr)
             self.stats = ParseStats(**json.loads(stats_path.read_text()))
 
 

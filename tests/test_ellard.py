@@ -1,0 +1,68 @@
+"""Ellard's nfsdump text (../shared/data/nfs/ellard-text): per-client operation counts equal
+DataSeries' own analysis of the same lines (ellard-analysis.txt.ref)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from fsbm.traces.errors import TraceParseError
+from fsbm.traces.ingest import detect_format, ingest, read_events
+from tests.conftest import SHARED_DATA
+
+ELLARD = SHARED_DATA / "nfs" / "ellard-text"
+COLUMNS = ("read", "write", "lookup", "getattr", "access", "create", "remove")
+
+
+def reference() -> dict[str, dict[str, int]]:
+    expected = {}
+    for line in (ELLARD / "ellard-analysis.txt.ref").read_text().splitlines():
+        if line.startswith("C "):
+            fields = line.split()
+            numbers = [int(x) for x in fields[6:]]
+            expected[fields[2]] = {"total": numbers[0], **dict(zip(COLUMNS, numbers[2:]))}
+    return expected
+
+
+@pytest.fixture
+def events(tmp_path: Path):
+    if not ELLARD.is_dir():
+        pytest.fail("shared data missing") if __import__("os").environ.get("CI") == "true" else pytest.skip("no data")
+    source = ELLARD / "ellard-raw-data.txt"
+    assert detect_format(source) == "ellard"
+    result = ingest([source], tmp_path / "e.parquet", keep_going=True)
+    return result, read_events(tmp_path / "e.parquet").to_pandas()
+
+
+def test_per_client_counts_equal_dataseries_analysis(events) -> None:
+    _, frame = events
+    ours = {}
+    for client, group in frame.groupby("actor"):
+        names = Counter(group["orig"].str.split(".").str[1].str.lower())
+        ours[client] = {"total": len(group), **{c: names.get(c, 0) for c in COLUMNS}}
+    assert ours == reference()
+
+
+def test_reads_carry_offsets_and_sizes_from_hex(events) -> None:
+    _, frame = events
+    reads = frame[frame["orig"] == "NFS3.READ"].sort_values("ts")
+    assert list(reads["size"])[:2] == [8192, 8192]
+    assert list(reads["offset"])[:2] == [0, 0x6000]
+    assert reads["dur"].notna().any()
+
+
+def test_short_packets_and_unmatched_records_are_counted(events) -> None:
+    result, _ = events
+    assert result.stats.malformed == 1  # the SHORT PACKET lookup no reply confirms
+    assert result.stats.replies_without_call > 0 and result.stats.calls_without_reply > 0
+
+
+def test_a_bad_line_names_its_line(tmp_path: Path) -> None:
+    source = tmp_path / "t.txt"
+    lines = (ELLARD / "ellard-raw-data.txt").read_text().splitlines()[:10]
+    lines[4] = lines[4].replace(" T C3 ", " T Q9 ")
+    source.write_text("\n".join(lines) + "\n")
+    with pytest.raises(TraceParseError, match=r"t\.txt:5: expected T\|U then C2/C3/R2/R3"):
+        ingest([source], tmp_path / "e.parquet", fmt="ellard")
