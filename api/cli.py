@@ -271,7 +271,7 @@ def trace_parse(
                       f"{s.calls_without_reply}; duplicate replies {s.duplicate_replies}; RPC frames tshark "
                       f"could not decode {s.undecodable_rpc_frames}")
     if s.bad_lines:
-        errors.print(f"skipped {s.bad_lines} bad lines; the first:", highlight=False)
+        errors.print(f"skipped {s.bad_lines} bad records; the first:", highlight=False)
         for message in s.first_errors:
             errors.print(f"  {message}", highlight=False, markup=False)
 
