@@ -35,6 +35,7 @@ venv: $(STAMP)
 build: venv
 	$(MAKE) -s -C microbench
 	$(MAKE) -s -C traces/native
+	$(MAKE) -s -C characterizer/native
 
 test-c: build
 	$(MAKE) -s -C microbench check
@@ -53,4 +54,5 @@ bench: deps build
 clean:
 	$(MAKE) -s -C microbench clean
 	$(MAKE) -s -C traces/native clean
+	$(MAKE) -s -C characterizer/native clean
 	rm -rf $(VENV) *.egg-info .pytest_cache

@@ -276,6 +276,43 @@ def trace_parse(
             errors.print(f"  {message}", highlight=False, markup=False)
 
 
+# -- characterize ----------------------------------------------------------------------
+
+
+@app.command("characterize")
+def characterize_command(
+    ctx: typer.Context,
+    source: Path = typer.Argument(..., help="An event table (Parquet) or a trace (strace log, capture)."),
+    every: Optional[int] = typer.Option(None, "--every", min=1, help="Also give the statistics every N events."),
+    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the profile (JSON) here."),
+    force: bool = typer.Option(False, "--force", help="Allow --json to replace an existing file."),
+    keep_going: bool = typer.Option(False, "--keep-going", help="When parsing a trace, skip bad records."),
+) -> None:
+    """The workload profile of a trace: Tang's table, sequentiality, runs, sizes, reuse curve."""
+    import tempfile
+
+    from fsbm.characterizer import characterize_file
+    from fsbm.traces.ingest import ingest
+
+    _refuse_overwrite(json_out, force)
+    if not source.exists():
+        raise UsageError(f"{source} does not exist")
+    if source.suffix == ".parquet":
+        profile = characterize_file(source, every=every)
+    else:
+        with tempfile.TemporaryDirectory(prefix="fsbm-characterize-") as tmp:
+            events = Path(tmp) / "events.parquet"
+            ingest([source], events, keep_going=keep_going)
+            profile = characterize_file(events, every=every)
+            profile.body["source"] = str(source)
+    with _settings(ctx).store() as store:
+        profile_id = store.save_document("profile", profile.to_json(), name=str(source))
+    console.print(render.profile_table(profile.to_json()))
+    console.print(f"profile {profile_id} stored in {escape(str(store.path))}")
+    if json_out is not None:
+        _write_json(json_out, profile.to_json())
+
+
 # -- store -----------------------------------------------------------------------------
 
 

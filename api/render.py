@@ -107,3 +107,37 @@ def runs_table(runs: list[RunRecord]) -> Table:
     for run in runs:
         table.add_row(str(run.id), run.kind, run.label or "", run.status, run.started, str(run.measurements))
     return table
+
+
+def _pct(value: float) -> str:
+    return f"{value:.1f}%"
+
+
+def profile_table(body: dict[str, Any]) -> Table:
+    """Tang's table 5.3 and the numbers a person looks at first."""
+    tang = body["tang"]
+    table = Table(title=escape(f"workload profile: {body.get('source') or ''} ({body['events']:,} events, "
+                               f"{body['protocol']})"), show_header=False)
+    table.add_column("statistic")
+    table.add_column("value", justify="right")
+    for row in ("read", "write", "create", "delete", "mkdir", "rmdir", "readdir", "getattr", "lookup"):
+        table.add_row(f"{row} calls", _pct(tang[f"{row}_pct"]))
+    table.add_row("reads sequential / random", f"{_pct(tang['reads_sequential_pct'])} / {_pct(tang['reads_random_pct'])}")
+    table.add_row("writes sequential / random",
+                  f"{_pct(tang['writes_sequential_pct'])} / {_pct(tang['writes_random_pct'])}")
+    table.add_row("open files (mean ± std)", f"{tang['open_files_mean']:.2f} ± {tang['open_files_std']:.2f}")
+    ns = body["namespace"]
+    table.add_row("files / directories touched", f"{ns['files_touched']:,} / {ns['directories_touched']:,}")
+    table.add_row("working set", format_bytes(body["working_set_bytes"]) if body["working_set_bytes"] else "0")
+    runs = body["runs"]
+    if runs.get("count"):
+        table.add_row("runs entire / sequential / random", f"{runs['entire']} / {runs['sequential']} / {runs['random']}")
+    io = body["timing"]["inside_outside"]
+    if io.get("known"):
+        table.add_row("time inside the filesystem", f"{format_ns(io['inside_ns'])} of {format_ns(io['actor_span_ns'])}")
+    points = body["reuse"]["points"]
+    if points and body["reuse"]["block_reads"]:
+        half = next((p for p in points if p["hit_fraction"] >= 0.5 * points[-1]["hit_fraction"]), points[-1])
+        table.add_row("page cache for half the best hit ratio", format_bytes(half["cache_bytes"]))
+        table.add_row("best block-read hit ratio", _pct(100 * points[-1]["hit_fraction"]))
+    return table

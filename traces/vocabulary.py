@@ -45,3 +45,13 @@ NFS_OPERATIONS: dict[str, str] = {
     "VERIFY": "stat",
     "NVERIFY": "stat",
 }
+
+# NFSv4 COMPOUND operations that only carry state between the real ones (which file, which
+# session).  They are events (traces keep everything) but not workload operations: the
+# characterizer leaves them out of Tang's percentages.
+NFS4_PLUMBING = frozenset({
+    "SEQUENCE", "PUTFH", "PUTROOTFH", "PUTPUBFH", "GETFH", "SAVEFH", "RESTOREFH", "RENEW",
+    "EXCHANGE_ID", "CREATE_SESSION", "DESTROY_SESSION", "DESTROY_CLIENTID", "RECLAIM_COMPLETE",
+    "SETCLIENTID", "SETCLIENTID_CONFIRM", "SECINFO", "SECINFO_NO_NAME", "BIND_CONN_TO_SESSION",
+    "BACKCHANNEL_CTL", "FREE_STATEID", "TEST_STATEID", "RELEASE_LOCKOWNER", "ILLEGAL",
+})

@@ -1,0 +1,89 @@
+"""The event table as numpy arrays: ids for actors, files and operations, integers with
+a sentinel for missing values.  Every statistic is computed on these, vectorized."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from fsbm.traces.vocabulary import NFS4_PLUMBING, OPERATIONS
+
+MISSING = np.iinfo(np.int64).min
+OP_INDEX = {name: i for i, name in enumerate(OPERATIONS)}
+
+
+@dataclass
+class EventArrays:
+    n: int
+    seq: np.ndarray
+    ts: np.ndarray          # int64 ns, MISSING when the trace has no times
+    dur: np.ndarray         # int64 ns, MISSING when unknown
+    actor: np.ndarray       # int32 ids into actors
+    file: np.ndarray        # int32 ids into files
+    op: np.ndarray          # int8 index into OPERATIONS
+    orig: np.ndarray        # int32 ids into origs
+    offset: np.ndarray      # int64, MISSING
+    size: np.ndarray
+    ret: np.ndarray
+    failed: np.ndarray      # bool: errno set
+    plumbing: np.ndarray    # bool: an NFSv4 op that only carries state
+    actors: list[str]
+    files: list[str]
+    origs: list[str]
+    paths: pa.ChunkedArray  # kept as Arrow: only directory statistics need it
+
+    @property
+    def has_time(self) -> bool:
+        return self.n > 0 and bool((self.ts != MISSING).all())
+
+
+def _ints(column: pa.ChunkedArray) -> np.ndarray:
+    return column.fill_null(MISSING).to_numpy().astype(np.int64, copy=False)
+
+
+def _ids(column: pa.ChunkedArray) -> tuple[np.ndarray, list[str]]:
+    encoded = pc.dictionary_encode(column.fill_null("")).combine_chunks()
+    return encoded.indices.to_numpy().astype(np.int32), encoded.dictionary.to_pylist()
+
+
+def to_arrays(table: pa.Table) -> EventArrays:
+    table = table.sort_by("seq") if table.num_rows and not _is_sorted(table["seq"]) else table
+    actor, actors = _ids(table["actor"])
+    file, files = _ids(table["file"])
+    orig, origs = _ids(table["orig"])
+    op_ids, op_names = _ids(table["op"])
+    op_map = np.array([OP_INDEX.get(name, OP_INDEX["other"]) for name in op_names] or [0], dtype=np.int8)
+    plumbing_orig = np.array([o.startswith("NFS4.") and o[5:] in NFS4_PLUMBING for o in origs] or [False])
+    return EventArrays(
+        n=table.num_rows,
+        seq=_ints(table["seq"]),
+        ts=_ints(table["ts"]),
+        dur=_ints(table["dur"]),
+        actor=actor,
+        file=file,
+        op=op_map[op_ids],
+        orig=orig,
+        offset=_ints(table["offset"]),
+        size=_ints(table["size"]),
+        ret=_ints(table["ret"]),
+        failed=table["errno"].is_valid().to_numpy(zero_copy_only=False),
+        plumbing=plumbing_orig[orig],
+        actors=actors,
+        files=files,
+        origs=origs,
+        paths=table["path"],
+    )
+
+
+def _is_sorted(column: pa.ChunkedArray) -> bool:
+    values = column.to_numpy()
+    return bool((np.diff(values) >= 0).all()) if len(values) > 1 else True
+
+
+def access_lengths(ev: EventArrays, idx: np.ndarray | slice = slice(None)) -> np.ndarray:
+    """Bytes an access really moved: ret when known (0 at end of file), else bytes asked."""
+    ret, size = ev.ret[idx], ev.size[idx]
+    return np.where(ret >= 0, ret, np.where(size != MISSING, size, 0))

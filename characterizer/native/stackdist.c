@@ -1,0 +1,52 @@
+/*
+ * stackdist.c - Mattson's LRU stack distances in one pass (Mattson et al. 1970), the
+ * reuse curve's core: for each reference, how many distinct blocks were referenced since
+ * the previous reference to the same block.  A reference hits in an LRU cache of C
+ * blocks exactly when its distance is < C, so one pass gives every cache size.
+ *
+ * The caller supplies prev[i], the index of the previous reference to the same block
+ * (-1 for a first reference).  A Fenwick tree over reference positions marks the latest
+ * reference of every block; the distance is the count of marks strictly between prev[i]
+ * and i.  O(N log N) time, O(N) memory.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+
+static void fenwick_add(int32_t *tree, int64_t n, int64_t i, int32_t delta)
+{
+	for (i++; i <= n; i += i & -i)
+		tree[i] += delta;
+}
+
+/* Sum of marks at positions [0, i]. */
+static int64_t fenwick_prefix(const int32_t *tree, int64_t i)
+{
+	int64_t sum = 0;
+
+	for (i++; i > 0; i -= i & -i)
+		sum += tree[i];
+	return sum;
+}
+
+/* distance[i] = distinct blocks referenced between prev[i] and i, or -1 for a first
+ * reference.  Returns 0, or -1 if memory ran out. */
+int fsbm_stack_distances(const int64_t *prev, int64_t n, int64_t *distance)
+{
+	int32_t *tree = calloc((size_t)n + 1, sizeof(*tree));
+
+	if (!tree)
+		return -1;
+	for (int64_t i = 0; i < n; i++) {
+		int64_t p = prev[i];
+
+		if (p >= 0) {
+			distance[i] = fenwick_prefix(tree, i - 1) - fenwick_prefix(tree, p);
+			fenwick_add(tree, n, p, -1);
+		} else {
+			distance[i] = -1;
+		}
+		fenwick_add(tree, n, i, 1);
+	}
+	free(tree);
+	return 0;
+}

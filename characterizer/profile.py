@@ -1,0 +1,49 @@
+"""The workload profile: what the predictor needs and what a person reads (issue 4).
+
+A plain JSON document with a schema_version, so profiles can be kept, compared, stored
+and sent to the API.  ``Profile`` wraps it with the accessors other parts use.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fsbm.errors import UsageError
+
+SCHEMA_VERSION = 1
+
+
+@dataclass
+class Profile:
+    body: dict[str, Any]
+
+    @property
+    def tang(self) -> dict[str, float]:
+        return self.body["tang"]
+
+    def to_json(self) -> dict[str, Any]:
+        return self.body
+
+    def save(self, path: Path) -> None:
+        Path(path).write_text(json.dumps(self.body, indent=1))
+
+    @classmethod
+    def from_json(cls, body: dict[str, Any], source: str = "profile") -> "Profile":
+        if body.get("kind") != "profile":
+            raise UsageError(f"{source} is not an fsbm workload profile (kind={body.get('kind')!r})")
+        if body.get("schema_version") != SCHEMA_VERSION:
+            raise UsageError(f"{source} has schema_version {body.get('schema_version')}; "
+                             f"this fsbm reads {SCHEMA_VERSION}")
+        return cls(body)
+
+    @classmethod
+    def load(cls, path: Path) -> "Profile":
+        try:
+            return cls.from_json(json.loads(Path(path).read_text()), str(path))
+        except OSError as exc:
+            raise UsageError(f"cannot read {path}: {exc.strerror}") from exc
+        except ValueError as exc:
+            raise UsageError(f"{path} is not JSON: {exc}") from exc

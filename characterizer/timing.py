@@ -1,0 +1,136 @@
+"""Time: inter-arrival and think time per actor, time inside and outside the filesystem,
+concurrency of actors, open files over time (Tang: average open files and its spread)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fsbm.characterizer.arrays import MISSING, OP_INDEX, EventArrays
+from fsbm.characterizer.histograms import distribution
+
+NFS_IDLE_NS = 30 * 1_000_000_000
+
+
+def _by_actor(ev: EventArrays) -> tuple[np.ndarray, np.ndarray]:
+    order = np.lexsort((ev.seq, ev.actor))
+    same = np.zeros(len(order), bool)
+    same[1:] = ev.actor[order][1:] == ev.actor[order][:-1]
+    return order, same
+
+
+def gaps(ev: EventArrays) -> dict[str, object]:
+    """Inter-arrival (start to start) and think time (end to next start) per actor, in ns."""
+    if not ev.has_time or ev.n < 2:
+        return {"inter_arrival_ns": {"count": 0}, "think_ns": {"count": 0}}
+    order, same = _by_actor(ev)
+    ts = ev.ts[order]
+    dur = np.where(ev.dur[order] != MISSING, ev.dur[order], 0)
+    inter = (ts[1:] - ts[:-1])[same[1:]]
+    think = (ts[1:] - (ts[:-1] + dur[:-1]))[same[1:]]
+    return {"inter_arrival_ns": distribution(inter.astype(np.float64)),
+            "think_ns": distribution(np.maximum(think, 0).astype(np.float64))}
+
+
+def inside_outside(ev: EventArrays) -> dict[str, object]:
+    """Per actor: span from first start to last end; inside = time in traced calls."""
+    if not ev.has_time or ev.n == 0:
+        return {"known": False}
+    dur = np.where(ev.dur != MISSING, ev.dur, 0)
+    end = ev.ts + dur
+    actors = len(ev.actors)
+    first = np.full(actors, np.iinfo(np.int64).max)
+    last = np.zeros(actors, np.int64)
+    inside = np.zeros(actors, np.int64)
+    np.minimum.at(first, ev.actor, ev.ts)
+    np.maximum.at(last, ev.actor, end)
+    np.add.at(inside, ev.actor, dur)
+    span = last - first
+    total_span = int(end.max() - ev.ts.min())
+    return {
+        "known": True, "trace_span_ns": total_span, "actor_span_ns": int(span.sum()),
+        "inside_ns": int(inside.sum()), "outside_ns": int(max(span.sum() - inside.sum(), 0)),
+        "inside_fraction": float(inside.sum() / span.sum()) if span.sum() else 0.0,
+        "durations_known_fraction": float((ev.dur != MISSING).mean()),
+    }
+
+
+def concurrency(ev: EventArrays, window_ns: int = 1_000_000_000) -> dict[str, object]:
+    """Distinct actors active per window, and the most calls in flight at once."""
+    if not ev.has_time or ev.n == 0:
+        return {"known": False}
+    window = (ev.ts - ev.ts.min()) // window_ns
+    pairs = np.unique(np.stack((window, ev.actor.astype(np.int64))), axis=1)
+    per_window = np.bincount(pairs[0])
+    dur = np.where(ev.dur != MISSING, ev.dur, 0)
+    times = np.concatenate((ev.ts, ev.ts + dur))
+    steps = np.concatenate((np.ones(ev.n, np.int64), -np.ones(ev.n, np.int64)))
+    order = np.lexsort((steps, times))  # an end before a start at the same instant
+    in_flight = np.cumsum(steps[order])
+    return {"known": True, "window_ns": window_ns, "actors": len(ev.actors),
+            "active_actors_mean": float(per_window[per_window > 0].mean()),
+            "active_actors_max": int(per_window.max()), "max_calls_in_flight": int(in_flight.max()),
+            "active_actors_by_window": per_window.tolist()[:10_000]}
+
+
+def _interval_stats(starts: np.ndarray, ends: np.ndarray, t0: int, t1: int) -> dict[str, float]:
+    """Time-weighted mean and standard deviation of how many intervals are open."""
+    if len(starts) == 0 or t1 <= t0:
+        return {"mean": 0.0, "std": 0.0, "max": 0}
+    times = np.concatenate((starts, ends, [t0, t1]))
+    steps = np.concatenate((np.ones(len(starts), np.int64), -np.ones(len(ends), np.int64), [0, 0]))
+    order = np.lexsort((steps, times))
+    times, level = times[order], np.cumsum(steps[order])
+    weights = np.diff(times)
+    levels = level[:-1]
+    total = weights.sum()
+    mean = float((levels * weights).sum() / total) if total else float(levels.mean())
+    std = float(np.sqrt(((levels - mean) ** 2 * weights).sum() / total)) if total else 0.0
+    return {"mean": mean, "std": std, "max": int(level.max())}
+
+
+def open_files(ev: EventArrays, nfs: bool) -> dict[str, object]:
+    """Tang's open files: strace from open to close; NFS (no open) by Ellard's 30 s idle rule."""
+    if ev.n == 0:
+        return {"mean": 0.0, "std": 0.0, "max": 0}
+    clock = ev.ts if ev.has_time else ev.seq
+    t0, t1 = int(clock.min()), int(clock.max())
+    if nfs:
+        data = np.flatnonzero(~ev.plumbing)
+        order = data[np.lexsort((clock[data], ev.file[data], ev.actor[data]))]
+        c, key_a, key_f = clock[order], ev.actor[order], ev.file[order]
+        new = np.ones(len(order), bool)
+        new[1:] = (key_a[1:] != key_a[:-1]) | (key_f[1:] != key_f[:-1]) | (c[1:] - c[:-1] > NFS_IDLE_NS)
+        first = np.flatnonzero(new)
+        last = np.concatenate((first[1:], [len(order)])) - 1
+        result = _interval_stats(c[first], c[last], t0, t1)
+        result["definition"] = "NFS has no open: a file counts as open from its first access until 30 s idle (Ellard)"
+        return result
+    opening = np.flatnonzero(((ev.op == OP_INDEX["open"]) | (ev.op == OP_INDEX["create"])) & ~ev.failed)
+    closing = np.flatnonzero((ev.op == OP_INDEX["close"]) & ~ev.failed)
+    # Pair each close with the earliest still-open open of the same (actor, file).
+    idx = np.concatenate((opening, closing))
+    kind = np.concatenate((np.ones(len(opening), np.int64), -np.ones(len(closing), np.int64)))
+    order = np.lexsort((idx, ev.file[idx], ev.actor[idx]))
+    idx, kind = idx[order], kind[order]
+    starts: list[int] = []
+    ends: list[int] = []
+    stack: list[int] = []
+    previous_key = None
+    actors, files, times = ev.actor[idx].tolist(), ev.file[idx].tolist(), clock[idx].tolist()
+    for a, f, t, k in zip(actors, files, times, kind.tolist()):
+        if (a, f) != previous_key:
+            starts.extend(stack)  # still open when the trace ends
+            ends.extend([t1] * len(stack))
+            stack = []
+            previous_key = (a, f)
+        if k > 0:
+            stack.append(t)
+        elif stack:
+            starts.append(stack.pop())
+            ends.append(t)
+    starts.extend(stack)
+    ends.extend([t1] * len(stack))
+    result = _interval_stats(np.array(starts, np.int64), np.array(ends, np.int64), t0, t1)
+    result["definition"] = "from a successful open/create to its close (time-weighted)" if ev.has_time else \
+        "from a successful open/create to its close (weighted by events: the trace has no times)"
+    return result

@@ -1,0 +1,153 @@
+"""The characterizer on inputs with known answers: real programs traced for real, and the
+third-party captures whose counts SOURCES.md lists."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+import tarfile
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fsbm.characterizer import Profile, characterize, characterize_file
+from fsbm.characterizer.reuse import stack_distances
+from fsbm.traces.ingest import ingest, read_events
+from fsbm.traces.record import record
+from tests.conftest import SHARED_DATA, run_fsbm
+
+
+def traced_profile(tmp_path: Path, program: str) -> Profile:
+    (tmp_path / "program.py").write_text(textwrap.dedent(program))
+    recording = record([sys.executable, "program.py"], tmp_path / "t.strace", cwd=tmp_path)
+    assert recording.returncode == 0
+    ingest([recording.log], tmp_path / "e.parquet")
+    table = read_events(tmp_path / "e.parquet")
+    # Only the program's own data file, not the interpreter loading its libraries.
+    keep = [str(f).endswith("data.bin") for f in table["file"].to_pylist()]
+    return characterize(table.filter(keep))
+
+
+@pytest.fixture
+def data_file(tmp_path: Path) -> Path:
+    path = tmp_path / "data.bin"
+    path.write_bytes(os.urandom(4 << 20))
+    return path
+
+
+def test_sequential_4k_reads_are_100_percent_sequential(tmp_path: Path, data_file: Path) -> None:
+    profile = traced_profile(tmp_path, """
+        import os
+        fd = os.open("data.bin", os.O_RDONLY)
+        while os.read(fd, 4096):
+            pass
+        os.close(fd)
+    """)
+    assert profile.tang["reads_sequential_pct"] == 100.0
+    assert profile.body["sequentiality"]["read"]["count"] == 1025  # 1024 blocks and the read at EOF
+    assert profile.body["runs"]["entire"] == 1
+
+
+def test_random_preads_are_nearly_never_sequential(tmp_path: Path, data_file: Path) -> None:
+    profile = traced_profile(tmp_path, """
+        import os, random
+        random.seed(5)
+        fd = os.open("data.bin", os.O_RDONLY)
+        for block in random.sample(range(1024), 1024):
+            os.pread(fd, 4096, block * 4096)
+        os.close(fd)
+    """)
+    assert profile.tang["reads_sequential_pct"] < 2.0
+    assert profile.body["runs"]["random"] == 1
+
+
+def test_an_untar_creates_exactly_the_trees_files(tmp_path: Path) -> None:
+    tree = tmp_path / "tree"
+    rng = random.Random(3)
+    files = 0
+    for d in range(7):
+        (tree / f"dir{d}" / "sub").mkdir(parents=True)
+        for f in range(rng.randrange(5, 30)):
+            (tree / f"dir{d}" / ("sub" if f % 3 else "") / f"file{f}.txt").write_bytes(os.urandom(rng.randrange(1, 9000)))
+            files += 1
+    with tarfile.open(tmp_path / "tree.tar", "w") as tar:
+        tar.add(tree, arcname="tree")
+    out = tmp_path / "out"
+    out.mkdir()
+    recording = record(["tar", "-xf", str(tmp_path / "tree.tar"), "-C", str(out)], tmp_path / "t.strace")
+    assert recording.returncode == 0
+    ingest([recording.log], tmp_path / "e.parquet")
+    profile = characterize_file(tmp_path / "e.parquet")
+    assert profile.body["operations"]["create"]["count"] == files
+    assert profile.body["operations"]["mkdir"]["count"] == 1 + 7 * 2  # tree/, dirN/, dirN/sub/
+
+
+def test_the_nfsv3_capture_gives_the_counts_sources_lists(tmp_path: Path) -> None:
+    capture = SHARED_DATA / "nfs" / "epam-nfstrace" / "eth-ipv4-tcp-nfsv3.pcap.bz2"
+    if not capture.exists():
+        pytest.fail("shared data missing") if os.environ.get("CI") == "true" else pytest.skip("no shared data")
+    ingest([capture], tmp_path / "e.parquet")
+    body = characterize_file(tmp_path / "e.parquet").to_json()
+    assert body["original_calls"]["NFS3.WRITE"]["count"] == 3200
+    assert body["operations"]["write"]["request_sizes"]["10K-100K"] == 3200  # all 32 KiB
+    assert body["sequentiality"]["write"]["consecutive"] == 3200  # 3190 + the 10 first at offset 0
+    assert body["tang"]["create_pct"] == pytest.approx(100 * 10 / 3331)
+    assert body["tang"]["lookup_pct"] == pytest.approx(100 * 20 / 3331)
+    assert body["open_files"]["definition"].startswith("NFS has no open")
+
+
+def test_stack_distances_are_mattsons() -> None:
+    keys = np.array([1, 2, 3, 1, 2, 2, 4, 1])
+    # 1 after {2,3}: 2; 2 after {3,1}: 2; 2 again: 0; 1 after {2,4}: 2
+    assert stack_distances(keys).tolist() == [-1, -1, -1, 2, 2, 0, -1, 2]
+
+
+def test_a_re_read_file_hits_once_the_cache_holds_it(tmp_path: Path, data_file: Path) -> None:
+    profile = traced_profile(tmp_path, """
+        import os
+        for _ in range(2):
+            fd = os.open("data.bin", os.O_RDONLY)
+            while os.read(fd, 65536):
+                pass
+            os.close(fd)
+    """)
+    reuse = profile.body["reuse"]
+    assert reuse["distinct_blocks"] == 1024
+    full = [p for p in reuse["points"] if p["cache_blocks"] >= 1024]
+    small = [p for p in reuse["points"] if p["cache_blocks"] < 1023]
+    assert full[0]["hit_fraction"] == pytest.approx(0.5)  # the second pass hits, all of it
+    assert all(p["hit_fraction"] == 0.0 for p in small)  # LRU, looping over more than fits: nothing hits
+
+
+def test_checkpoints_repeat_the_statistics_every_n_events(tmp_path: Path, data_file: Path) -> None:
+    (tmp_path / "program.py").write_text(textwrap.dedent("""
+        import os
+        fd = os.open("data.bin", os.O_RDONLY)
+        while os.read(fd, 4096):
+            pass
+        os.close(fd)
+    """))
+    recording = record([sys.executable, "program.py"], tmp_path / "t.strace", cwd=tmp_path)
+    ingest([recording.log], tmp_path / "e.parquet")
+    profile = characterize_file(tmp_path / "e.parquet", every=500)
+    checkpoints = profile.body["checkpoints"]
+    assert sum(c["events"] for c in checkpoints) == profile.body["events"]
+    assert all("tang" in c for c in checkpoints)
+
+
+def test_the_cli_prints_tangs_table_stores_and_writes_json(tmp_path: Path, fsbm_home: Path) -> None:
+    log = SHARED_DATA / "strace" / "cmatthew_gcc.txt"
+    if not log.exists():
+        pytest.skip("no shared data")
+    out = tmp_path / "p.json"
+    done = run_fsbm("characterize", str(log), "--json", str(out))
+    assert done.returncode == 0, done.stderr
+    assert "read calls" in done.stdout and "profile 1 stored" in done.stdout
+    body = json.loads(out.read_text())
+    assert body["kind"] == "profile" and body["schema_version"] == 1
+    assert Profile.load(out).tang["calls"] > 0
