@@ -87,3 +87,18 @@ def access_lengths(ev: EventArrays, idx: np.ndarray | slice = slice(None)) -> np
     """Bytes an access really moved: ret when known (0 at end of file), else bytes asked."""
     ret, size = ev.ret[idx], ev.size[idx]
     return np.where(ret >= 0, ret, np.where(size != MISSING, size, 0))
+
+
+def present(ids: np.ndarray, size: int) -> np.ndarray:
+    """Which of the dense ids 0..size-1 occur: a bincount, linear time (np.unique sorts)."""
+    return np.bincount(ids, minlength=size).astype(bool) if len(ids) else np.zeros(size, bool)
+
+
+def group_order(ev: EventArrays, idx: np.ndarray, clock: np.ndarray) -> np.ndarray:
+    """An order of idx by (actor, file), then time, then position: one stable sort on a
+    combined key when time never goes backwards in trace order, else a lexsort."""
+    key = ev.actor[idx].astype(np.int64) * max(len(ev.files), 1) + ev.file[idx]
+    by_position = np.argsort(idx, kind="stable")
+    if len(idx) < 2 or (np.diff(clock[by_position]) >= 0).all():
+        return by_position[np.argsort(key[by_position], kind="stable")]
+    return np.lexsort((idx, clock, key))

@@ -10,7 +10,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fsbm.characterizer.arrays import MISSING, OP_INDEX, EventArrays, to_arrays
+from fsbm.characterizer.arrays import MISSING, OP_INDEX, EventArrays, present, to_arrays
 from fsbm.characterizer.histograms import darshan_histogram, distribution, log2_histogram
 from fsbm.characterizer.profile import SCHEMA_VERSION, Profile
 from fsbm.characterizer.reuse import reuse_curve
@@ -83,12 +83,11 @@ def _per_orig(ev: EventArrays) -> dict[str, dict[str, int]]:
 
 def _namespace(ev: EventArrays, sizes: np.ndarray) -> dict[str, object]:
     real = ~np.array([f.startswith("?") for f in ev.files] or [False])
-    used = np.unique(ev.file)
-    files_touched = int(real[used].sum()) if len(used) else 0
+    files_touched = int((real & present(ev.file, len(ev.files))).sum()) if ev.n else 0
     paths = pc.unique(ev.paths.drop_null()).to_pylist()
     directories = {posixpath.dirname(p) for p in paths if p}
     dir_ops = np.isin(ev.op, [OP_INDEX["readdir"], OP_INDEX["mkdir"], OP_INDEX["rmdir"]])
-    directories |= {ev.files[f] for f in np.unique(ev.file[dir_ops])}
+    directories |= {ev.files[f] for f in np.flatnonzero(present(ev.file[dir_ops], len(ev.files)))}
     return {"files_touched": files_touched, "directories_touched": len(directories),
             "file_size_bytes": distribution(sizes.astype(np.float64)),
             "file_bytes_total": int(sizes.sum())}

@@ -17,6 +17,9 @@ from fsbm.characterizer.arrays import MISSING, OP_INDEX, EventArrays, access_len
 from fsbm.locations import native_binary
 
 BLOCK = 4096
+# Above this many block references the curve is computed on coarser blocks (powers of two
+# of 4 KiB), so a trace that moved terabytes stays within memory; the profile says so.
+MAX_REFERENCES = 64_000_000
 
 
 @lru_cache(maxsize=1)
@@ -27,21 +30,29 @@ def _kernel() -> ctypes.CDLL:
     return library
 
 
-def block_references(ev: EventArrays) -> tuple[np.ndarray, np.ndarray]:
-    """(block key, is_read) for every 4 KiB block every read and write touched, in order."""
+def block_references(ev: EventArrays, block: int = BLOCK) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """(block key, is_read, 4 KiB blocks covered) for every block each read and write touched."""
     data = ((ev.op == OP_INDEX["read"]) | (ev.op == OP_INDEX["write"])) & (ev.offset != MISSING)
     length = access_lengths(ev)
     data &= length > 0
-    first = ev.offset[data] // BLOCK
-    last = (ev.offset[data] + length[data] - 1) // BLOCK
-    counts = (last - first + 1).astype(np.int64)
+    offset, length = ev.offset[data], length[data]
+    while block < (1 << 30):
+        first = offset // block
+        last = (offset + length - 1) // block
+        counts = (last - first + 1).astype(np.int64)
+        if counts.sum() <= MAX_REFERENCES:
+            break
+        block *= 2
     total = int(counts.sum())
     starts = np.repeat(first - np.concatenate(([0], np.cumsum(counts)[:-1])), counts)
     blocks = starts + np.arange(total)
     files = np.repeat(ev.file[data].astype(np.int64), counts)
     keys = (files << 40) | blocks
     is_read = np.repeat(ev.op[data] == OP_INDEX["read"], counts)
-    return keys, is_read
+    # How many 4 KiB blocks of the request each (possibly coarse) reference stands for.
+    small = np.repeat(np.maximum(1, length // BLOCK), counts) if block > BLOCK else np.ones(total, np.int64)
+    weight = np.minimum(small, block // BLOCK) if block > BLOCK else small
+    return keys, is_read, weight, block
 
 
 def previous_reference(keys: np.ndarray) -> np.ndarray:
@@ -65,16 +76,24 @@ def stack_distances(keys: np.ndarray) -> np.ndarray:
 
 def reuse_curve(ev: EventArrays, max_points: int = 48) -> dict[str, object]:
     """Hit fraction of block reads for cache sizes from 1 block to the whole working set."""
-    keys, is_read = block_references(ev)
+    keys, is_read, weight, block = block_references(ev)
     if len(keys) == 0:
-        return {"block_size": BLOCK, "block_reads": 0, "distinct_blocks": 0, "points": []}
-    distances = stack_distances(keys)[is_read]
-    reads = len(distances)
-    distinct = int(len(np.unique(keys)))
-    finite = np.sort(distances[distances >= 0])
+        return {"block_size": BLOCK, "granularity_bytes": BLOCK, "block_reads": 0, "distinct_blocks": 0,
+                "points": []}
+    all_distances = stack_distances(keys)
+    distinct = int((all_distances < 0).sum())  # every block's first reference has no distance
+    distances = all_distances[is_read]
+    weights = weight[is_read]
+    reads = float(weights.sum())
+    order = np.argsort(distances, kind="stable")
+    sorted_distances, cumulative = distances[order], np.cumsum(weights[order])
+    first_finite = np.searchsorted(sorted_distances, 0, side="left")
+    hits_before = cumulative[first_finite - 1] if first_finite > 0 else 0
     sizes = np.unique(np.geomspace(1, max(distinct, 1), num=max_points).astype(np.int64))
-    hits = np.searchsorted(finite, sizes, side="left")  # distance < size hits
-    points = [{"cache_blocks": int(s), "cache_bytes": int(s) * BLOCK,
-               "hit_fraction": float(h) / reads if reads else 0.0} for s, h in zip(sizes, hits)]
-    return {"block_size": BLOCK, "block_reads": reads, "distinct_blocks": distinct,
-            "cold_misses": int((distances < 0).sum()), "points": points}
+    ends = np.searchsorted(sorted_distances, sizes, side="left")  # distance < size hits
+    hits = [float(cumulative[e - 1] - hits_before) if e > first_finite else 0.0 for e in ends]
+    unit = block // BLOCK
+    points = [{"cache_blocks": int(s) * unit, "cache_bytes": int(s) * block,
+               "hit_fraction": h / reads if reads else 0.0} for s, h in zip(sizes, hits)]
+    return {"block_size": BLOCK, "granularity_bytes": block, "block_reads": int(reads),
+            "distinct_blocks": distinct * unit, "cold_misses": int(weights[distances < 0].sum()), "points": points}

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fsbm.characterizer.arrays import MISSING, OP_INDEX, EventArrays, access_lengths
+from fsbm.characterizer.arrays import MISSING, OP_INDEX, EventArrays, access_lengths, group_order, present
 
 NFS_RUN_GAP_NS = 30 * 1_000_000_000
 
@@ -46,7 +46,7 @@ def classify(ev: EventArrays, nfs: bool) -> Access:
     is_open = np.concatenate((np.zeros(len(data), bool), np.ones(len(opens), bool)))
     # "Previous" in time: NFS events are written when their reply arrives, not in call order.
     clock = ev.ts[idx] if ev.has_time else ev.seq[idx]
-    order = np.lexsort((idx, clock, ev.file[idx], ev.actor[idx]))
+    order = group_order(ev, idx, clock)
     idx, is_open = idx[order], is_open[order]
     actor, file = ev.actor[idx], ev.file[idx]
     new_group = np.ones(len(idx), bool)
@@ -93,7 +93,7 @@ def file_sizes(ev: EventArrays, acc: Access) -> np.ndarray:
     files = ev.file[acc.index]
     sizes = np.zeros(len(ev.files), np.int64)
     np.maximum.at(sizes, files, acc.end)
-    return sizes[np.unique(files)]
+    return sizes[present(files, len(ev.files))]
 
 
 def runs(ev: EventArrays, acc: Access, sizes_by_file: np.ndarray) -> dict[str, object]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fsbm.characterizer.arrays import MISSING, OP_INDEX, EventArrays
+from fsbm.characterizer.arrays import MISSING, OP_INDEX, EventArrays, group_order, present
 from fsbm.characterizer.histograms import distribution
 
 NFS_IDLE_NS = 30 * 1_000_000_000
@@ -59,8 +59,12 @@ def concurrency(ev: EventArrays, window_ns: int = 1_000_000_000) -> dict[str, ob
     if not ev.has_time or ev.n == 0:
         return {"known": False}
     window = (ev.ts - ev.ts.min()) // window_ns
-    pairs = np.unique(np.stack((window, ev.actor.astype(np.int64))), axis=1)
-    per_window = np.bincount(pairs[0])
+    windows, actors = int(window.max()) + 1, len(ev.actors)
+    key = window * actors + ev.actor
+    if windows * actors <= 50_000_000:
+        per_window = present(key, windows * actors).reshape(windows, actors).sum(axis=1)
+    else:  # a very long trace: the sparse way
+        per_window = np.bincount(np.unique(key) // actors, minlength=windows)
     dur = np.where(ev.dur != MISSING, ev.dur, 0)
     times = np.concatenate((ev.ts, ev.ts + dur))
     steps = np.concatenate((np.ones(ev.n, np.int64), -np.ones(ev.n, np.int64)))
@@ -88,6 +92,21 @@ def _interval_stats(starts: np.ndarray, ends: np.ndarray, t0: int, t1: int) -> d
     return {"mean": mean, "std": std, "max": int(level.max())}
 
 
+def _level_stats(times: np.ndarray, change: np.ndarray, t0: int, t1: int) -> dict[str, float]:
+    """Time-weighted mean and spread of a level that changes by `change` at `times`."""
+    if len(times) == 0 or t1 <= t0:
+        return {"mean": 0.0, "std": 0.0, "max": 0}
+    order = np.lexsort((change, times))
+    times = np.concatenate(([t0], times[order], [t1]))
+    level = np.concatenate(([0], np.cumsum(change[order]), [0]))
+    weights = np.diff(times)
+    levels = level[:-1]
+    total = weights.sum()
+    mean = float((levels * weights).sum() / total) if total else float(levels.mean())
+    std = float(np.sqrt(((levels - mean) ** 2 * weights).sum() / total)) if total else 0.0
+    return {"mean": mean, "std": std, "max": int(level.max())}
+
+
 def open_files(ev: EventArrays, nfs: bool) -> dict[str, object]:
     """Tang's open files: strace from open to close; NFS (no open) by Ellard's 30 s idle rule."""
     if ev.n == 0:
@@ -107,30 +126,26 @@ def open_files(ev: EventArrays, nfs: bool) -> dict[str, object]:
         return result
     opening = np.flatnonzero(((ev.op == OP_INDEX["open"]) | (ev.op == OP_INDEX["create"])) & ~ev.failed)
     closing = np.flatnonzero((ev.op == OP_INDEX["close"]) & ~ev.failed)
-    # Pair each close with the earliest still-open open of the same (actor, file).
     idx = np.concatenate((opening, closing))
-    kind = np.concatenate((np.ones(len(opening), np.int64), -np.ones(len(closing), np.int64)))
-    order = np.lexsort((idx, ev.file[idx], ev.actor[idx]))
-    idx, kind = idx[order], kind[order]
-    starts: list[int] = []
-    ends: list[int] = []
-    stack: list[int] = []
-    previous_key = None
-    actors, files, times = ev.actor[idx].tolist(), ev.file[idx].tolist(), clock[idx].tolist()
-    for a, f, t, k in zip(actors, files, times, kind.tolist()):
-        if (a, f) != previous_key:
-            starts.extend(stack)  # still open when the trace ends
-            ends.extend([t1] * len(stack))
-            stack = []
-            previous_key = (a, f)
-        if k > 0:
-            stack.append(t)
-        elif stack:
-            starts.append(stack.pop())
-            ends.append(t)
-    starts.extend(stack)
-    ends.extend([t1] * len(stack))
-    result = _interval_stats(np.array(starts, np.int64), np.array(ends, np.int64), t0, t1)
+    delta = np.concatenate((np.ones(len(opening), np.int64), -np.ones(len(closing), np.int64)))
+    order = group_order(ev, idx, clock[idx])
+    idx, delta = idx[order], delta[order]
+    key = ev.actor[idx].astype(np.int64) * max(len(ev.files), 1) + ev.file[idx]
+    group = np.cumsum(np.concatenate(([True], key[1:] != key[:-1]))) - 1 if len(idx) else idx
+    # Open descriptors of one file, never below zero: a close of an fd opened before the trace
+    # began is not counted.  Clamped running sum = running sum - min(0, its running minimum);
+    # the minimum restarts per group because each group is offset below all before it.
+    running = np.cumsum(delta)
+    starts_at = np.concatenate(([0], running))[np.flatnonzero(np.concatenate(([True], group[1:] != group[:-1])))]
+    local = running - np.repeat(starts_at, np.bincount(group)) if len(idx) else running
+    offset = group.astype(np.int64) * (len(idx) + 1)
+    floor = np.minimum(np.minimum.accumulate(local - offset) + offset, 0)
+    level = local - floor
+    previous = np.concatenate(([0], level[:-1]))
+    previous[np.concatenate(([True], group[1:] != group[:-1]))] = 0
+    change = level - previous
+    result = _level_stats(clock[idx], change, t0, t1)
+
     result["definition"] = "from a successful open/create to its close (time-weighted)" if ev.has_time else \
         "from a successful open/create to its close (weighted by events: the trace has no times)"
     return result

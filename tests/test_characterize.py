@@ -151,3 +151,24 @@ def test_the_cli_prints_tangs_table_stores_and_writes_json(tmp_path: Path, fsbm_
     body = json.loads(out.read_text())
     assert body["kind"] == "profile" and body["schema_version"] == 1
     assert Profile.load(out).tang["calls"] > 0
+
+
+def test_open_files_are_time_weighted_and_ignore_closes_of_unseen_opens() -> None:
+    import pyarrow as pa
+
+    from fsbm.characterizer.arrays import to_arrays
+    from fsbm.characterizer.timing import open_files
+    from fsbm.traces.schema import EVENT_SCHEMA
+
+    rows = [("close", "/a", 0), ("open", "/a", 10), ("open", "/b", 20), ("close", "/a", 30), ("open", "/a", 40),
+            ("close", "/b", 60), ("close", "/a", 70)]
+    n = len(rows)
+    table = pa.table({
+        "seq": list(range(n)), "ts": [r[2] * 10**9 for r in rows], "dur": [0] * n, "actor": ["1"] * n,
+        "op": [r[0] for r in rows], "orig": [r[0] for r in rows], "file": [r[1] for r in rows], "path": [None] * n,
+        "path2": [None] * n, "offset": [None] * n, "size": [None] * n, "ret": [3] * n, "errno": [None] * n,
+        "record": list(range(n)),
+    }).cast(EVENT_SCHEMA)
+    result = open_files(to_arrays(table), nfs=False)
+    # levels 0,1,2,1,2,1 over 10,10,10,10,20,10 s: the close at t=0 closed nothing we saw open
+    assert result["mean"] == pytest.approx(90 / 70) and result["max"] == 2

@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""Characterizer speed and memory on a 10-million-event table, against a named baseline.
+
+The table is synthetic but shaped like a real mix (per actor: open, reads and writes at
+sequential and random offsets, stats, close), built vectorized and written to Parquet so
+the characterizer reads it the way it reads any trace.  Baseline, measured in the same
+run: pyarrow's own group-by count of events per (actor, file, op) on the same table, the
+least any per-file statistic has to do.  Target: core statistics (Tang's table,
+sequentiality, open files) at >= 2 million events/s on one core; the full profile is
+timed too, and peak RSS is reported against the table's in-memory size.
+
+Usage: .venv/bin/python bench/characterize.py [--events 10000000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+MEASURE = """
+import json, resource, sys, time
+from pathlib import Path
+import pyarrow.parquet as pq
+from fsbm.characterizer.arrays import to_arrays
+from fsbm.characterizer.characterize import _core, characterize
+table = pq.read_table(sys.argv[1])
+t = time.perf_counter(); ev = to_arrays(table); load = time.perf_counter() - t
+t = time.perf_counter(); _core(ev, nfs=False); core = time.perf_counter() - t
+t = time.perf_counter(); characterize(ev); full = time.perf_counter() - t
+t = time.perf_counter(); table.group_by(["actor", "file", "op"]).aggregate([("seq", "count")]); baseline = time.perf_counter() - t
+print(json.dumps({"events": table.num_rows, "to_arrays_s": load, "core_s": core, "full_s": full,
+                  "baseline_groupby_s": baseline, "table_mib": table.nbytes / 2**20,
+                  "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def synthetic(n: int, seed: int = 1) -> pa.Table:
+    rng = np.random.default_rng(seed)
+    actors = rng.integers(0, 64, n)
+    files = rng.integers(0, 20_000, n)
+    ops = rng.choice(np.array(["read", "write", "stat", "open", "close"]), n, p=[0.45, 0.25, 0.2, 0.05, 0.05])
+    size = np.where(np.isin(ops, ["read", "write"]),
+                    rng.choice([512, 4096, 8192, 65536, 1 << 20], n, p=[0.2, 0.5, 0.2, 0.09, 0.01]), 0)
+    offset = np.where(rng.random(n) < 0.6, (np.arange(n) % 256) * 4096, rng.integers(0, 1 << 16, n) * 4096)
+    ts = np.cumsum(rng.integers(1_000, 50_000, n)) + 1_700_000_000 * 10**9
+    data = np.isin(ops, ["read", "write"])
+    return pa.table({
+        "seq": np.arange(n, dtype=np.int64), "ts": ts, "dur": rng.integers(500, 100_000, n),
+        "actor": pa.array(actors.astype(str)), "op": pa.array(ops), "orig": pa.array(ops),
+        "file": pa.array(np.char.add("/data/f", files.astype(str))), "path": pa.nulls(n, pa.string()),
+        "path2": pa.nulls(n, pa.string()),
+        "offset": pa.array(np.where(data, offset, 0), mask=~data), "size": pa.array(size, mask=~data),
+        "ret": pa.array(size), "errno": pa.nulls(n, pa.string()), "record": np.arange(n, dtype=np.int64),
+    })
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=10_000_000)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    from fsbm.traces.schema import EVENT_SCHEMA
+
+    with tempfile.TemporaryDirectory(prefix="fsbm-bench-char-") as tmp:
+        path = Path(tmp) / "events.parquet"
+        pq.write_table(synthetic(args.events).cast(EVENT_SCHEMA), path)
+        cpu = str((os.cpu_count() or 1) - 1)
+        done = subprocess.run(["taskset", "-c", cpu, sys.executable, "-c", MEASURE, str(path)], check=True,
+                              capture_output=True, text=True)
+    f = json.loads(done.stdout)
+    core_rate = f["events"] / (f["to_arrays_s"] + f["core_s"])
+    print(f"{f['events']:,} events, pinned to CPU {cpu}")
+    print(f"  load into arrays          {f['to_arrays_s']:6.2f} s")
+    print(f"  core statistics           {f['core_s']:6.2f} s   load + core: {core_rate / 1e6:.2f} M events/s "
+          f"(target >= 2.0)  {'ok' if core_rate >= 2e6 else 'MISSED'}")
+    print(f"  full profile (+ reuse...) {f['full_s']:6.2f} s   {f['events'] / f['full_s'] / 1e6:.2f} M events/s")
+    print(f"  pyarrow group-by (floor)  {f['baseline_groupby_s']:6.2f} s   core / floor = "
+          f"{f['core_s'] / f['baseline_groupby_s']:.1f}x")
+    print(f"  peak RSS {f['peak_rss_mib']:.0f} MiB for a {f['table_mib']:.0f} MiB table "
+          f"({f['peak_rss_mib'] / f['table_mib']:.1f}x)")
+    if args.json:
+        args.json.write_text(json.dumps(f, indent=1))
+    return 0 if core_rate >= 2e6 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
