@@ -76,22 +76,6 @@ def concurrency(ev: EventArrays, window_ns: int = 1_000_000_000) -> dict[str, ob
             "active_actors_by_window": per_window.tolist()[:10_000]}
 
 
-def _interval_stats(starts: np.ndarray, ends: np.ndarray, t0: int, t1: int) -> dict[str, float]:
-    """Time-weighted mean and standard deviation of how many intervals are open."""
-    if len(starts) == 0 or t1 <= t0:
-        return {"mean": 0.0, "std": 0.0, "max": 0}
-    times = np.concatenate((starts, ends, [t0, t1]))
-    steps = np.concatenate((np.ones(len(starts), np.int64), -np.ones(len(ends), np.int64), [0, 0]))
-    order = np.lexsort((steps, times))
-    times, level = times[order], np.cumsum(steps[order])
-    weights = np.diff(times)
-    levels = level[:-1]
-    total = weights.sum()
-    mean = float((levels * weights).sum() / total) if total else float(levels.mean())
-    std = float(np.sqrt(((levels - mean) ** 2 * weights).sum() / total)) if total else 0.0
-    return {"mean": mean, "std": std, "max": int(level.max())}
-
-
 def _level_stats(times: np.ndarray, change: np.ndarray, t0: int, t1: int) -> dict[str, float]:
     """Time-weighted mean and spread of a level that changes by `change` at `times`."""
     if len(times) == 0 or t1 <= t0:
@@ -121,7 +105,9 @@ def open_files(ev: EventArrays, nfs: bool) -> dict[str, object]:
         new[1:] = (key_a[1:] != key_a[:-1]) | (key_f[1:] != key_f[:-1]) | (c[1:] - c[:-1] > NFS_IDLE_NS)
         first = np.flatnonzero(new)
         last = np.concatenate((first[1:], [len(order)])) - 1
-        result = _interval_stats(c[first], c[last], t0, t1)
+        times = np.concatenate((c[first], c[last]))
+        change = np.concatenate((np.ones(len(first), np.int64), -np.ones(len(last), np.int64)))
+        result = _level_stats(times, change, t0, t1)
         result["definition"] = "NFS has no open: a file counts as open from its first access until 30 s idle (Ellard)"
         return result
     opening = np.flatnonzero(((ev.op == OP_INDEX["open"]) | (ev.op == OP_INDEX["create"])) & ~ev.failed)
