@@ -31,14 +31,14 @@ import pyarrow.parquet as pq
 MEASURE = """
 import json, resource, sys, time
 from pathlib import Path
-import pyarrow.parquet as pq
 from fsbm.characterizer.arrays import to_arrays
 from fsbm.characterizer.characterize import _core, characterize
-table = pq.read_table(sys.argv[1])
+from fsbm.traces.ingest import read_events
+table = read_events(Path(sys.argv[1]))
 t = time.perf_counter(); ev = to_arrays(table); load = time.perf_counter() - t
 t = time.perf_counter(); _core(ev, nfs=False); core = time.perf_counter() - t
 t = time.perf_counter(); characterize(ev); full = time.perf_counter() - t
-t = time.perf_counter(); table.group_by(["actor", "file", "op"]).aggregate([("seq", "count")]); baseline = time.perf_counter() - t
+t = time.perf_counter(); table.unify_dictionaries().group_by(["actor", "file", "op"]).aggregate([("seq", "count")]); baseline = time.perf_counter() - t
 print(json.dumps({"events": table.num_rows, "to_arrays_s": load, "core_s": core, "full_s": full,
                   "baseline_groupby_s": baseline, "table_mib": table.nbytes / 2**20,
                   "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
@@ -74,10 +74,15 @@ def main() -> int:
 
     with tempfile.TemporaryDirectory(prefix="fsbm-bench-char-") as tmp:
         path = Path(tmp) / "events.parquet"
-        pq.write_table(synthetic(args.events).cast(EVENT_SCHEMA), path)
+        from fsbm.traces.schema import metadata
+
+        table = synthetic(args.events).cast(EVENT_SCHEMA)
+        pq.write_table(table.replace_schema_metadata(metadata(format="synthetic")), path)
         cpu = str((os.cpu_count() or 1) - 1)
-        done = subprocess.run(["taskset", "-c", cpu, sys.executable, "-c", MEASURE, str(path)], check=True,
+        done = subprocess.run(["taskset", "-c", cpu, sys.executable, "-c", MEASURE, str(path)],
                               capture_output=True, text=True)
+        if done.returncode != 0:
+            sys.exit(f"the measuring process failed:\n{done.stderr}")
     f = json.loads(done.stdout)
     core_rate = f["events"] / (f["to_arrays_s"] + f["core_s"])
     print(f"{f['events']:,} events, pinned to CPU {cpu}")

@@ -45,6 +45,15 @@ def _ints(column: pa.ChunkedArray) -> np.ndarray:
 
 
 def _ids(column: pa.ChunkedArray) -> tuple[np.ndarray, list[str]]:
+    """Dense ids and their names; a dictionary column (read_events) is used as it is."""
+    if pa.types.is_dictionary(column.type):
+        column = column.unify_dictionaries() if column.num_chunks > 1 else column
+        encoded = column.combine_chunks()
+        if encoded.null_count:
+            names = encoded.dictionary.to_pylist() + [""]
+            ids = encoded.indices.fill_null(len(names) - 1)
+            return ids.to_numpy().astype(np.int32), names
+        return encoded.indices.to_numpy(zero_copy_only=False).astype(np.int32), encoded.dictionary.to_pylist()
     encoded = pc.dictionary_encode(column.fill_null("")).combine_chunks()
     return encoded.indices.to_numpy().astype(np.int32), encoded.dictionary.to_pylist()
 

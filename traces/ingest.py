@@ -125,10 +125,15 @@ def ingest(inputs: list[Path], output: Path, *, keep_going: bool = False, force:
     return IngestResult(output, kind, events, stats)
 
 
+DICTIONARY_COLUMNS = ["actor", "op", "orig", "file", "errno"]
+
+
 def read_events(path: Path) -> pa.Table:
     """Read an event table, checking it is one and of a schema version this fsbm reads."""
     try:
-        table = pq.read_table(path)
+        # Low-cardinality columns come back dictionary-encoded, as Parquet stores them:
+        # the characterizer uses the codes as ids without hashing every string again.
+        table = pq.read_table(path, read_dictionary=DICTIONARY_COLUMNS)
     except (OSError, pa.ArrowInvalid) as exc:
         raise UsageError(f"{path} is not a Parquet event table ({exc})") from exc
     version = pq.read_metadata(path).metadata.get(b"fsbm.schema_version") if table.num_columns else None
