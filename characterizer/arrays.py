@@ -41,7 +41,20 @@ class EventArrays:
 
 
 def _ints(column: pa.ChunkedArray) -> np.ndarray:
-    return column.fill_null(MISSING).to_numpy().astype(np.int64, copy=False)
+    """int64 values, MISSING where null: straight from the Arrow buffers, no new Arrow array."""
+    parts = []
+    for chunk in column.chunks:
+        values = chunk.to_numpy(zero_copy_only=False) if chunk.null_count == 0 else None
+        if values is None:
+            validity, data = chunk.buffers()[:2]
+            raw = np.frombuffer(data, dtype=np.int64, count=chunk.offset + len(chunk))[chunk.offset:]
+            bits = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")
+            valid = bits[chunk.offset:chunk.offset + len(chunk)].astype(bool)
+            values = np.where(valid, raw, MISSING)
+        parts.append(values.astype(np.int64, copy=False))
+    if not parts:
+        return np.zeros(0, np.int64)
+    return np.concatenate(parts) if len(parts) != 1 else parts[0]
 
 
 def _ids(column: pa.ChunkedArray) -> tuple[np.ndarray, list[str]]:
@@ -104,10 +117,9 @@ def present(ids: np.ndarray, size: int) -> np.ndarray:
 
 
 def group_order(ev: EventArrays, idx: np.ndarray, clock: np.ndarray) -> np.ndarray:
-    """An order of idx by (actor, file), then time, then position: one stable sort on a
-    combined key when time never goes backwards in trace order, else a lexsort."""
+    """An order of idx (ascending positions) by (actor, file), then time, then position: one
+    stable sort on a combined key when time never goes backwards in trace order, else a lexsort."""
     key = ev.actor[idx].astype(np.int64) * max(len(ev.files), 1) + ev.file[idx]
-    by_position = np.argsort(idx, kind="stable")
-    if len(idx) < 2 or (np.diff(clock[by_position]) >= 0).all():
-        return by_position[np.argsort(key[by_position], kind="stable")]
+    if len(idx) < 2 or (np.diff(clock) >= 0).all():
+        return np.argsort(key, kind="stable")
     return np.lexsort((idx, clock, key))

@@ -38,12 +38,11 @@ class Access:
 
 
 def classify(ev: EventArrays, nfs: bool) -> Access:
-    data = np.flatnonzero(((ev.op == OP_INDEX["read"]) | (ev.op == OP_INDEX["write"])) & (ev.offset != MISSING)
-                          & ~ev.failed)
-    opens = np.flatnonzero((ev.op == OP_INDEX["open"]) | (ev.op == OP_INDEX["create"]))
+    data = ((ev.op == OP_INDEX["read"]) | (ev.op == OP_INDEX["write"])) & (ev.offset != MISSING) & ~ev.failed
+    opens = (ev.op == OP_INDEX["open"]) | (ev.op == OP_INDEX["create"])
     # Opens go in the same ordering so that each starts a new run of its (actor, file).
-    idx = np.concatenate((data, opens))
-    is_open = np.concatenate((np.zeros(len(data), bool), np.ones(len(opens), bool)))
+    idx = np.flatnonzero(data | opens)
+    is_open = opens[idx]
     # "Previous" in time: NFS events are written when their reply arrives, not in call order.
     clock = ev.ts[idx] if ev.has_time else ev.seq[idx]
     order = group_order(ev, idx, clock)

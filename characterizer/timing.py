@@ -110,10 +110,10 @@ def open_files(ev: EventArrays, nfs: bool) -> dict[str, object]:
         result = _level_stats(times, change, t0, t1)
         result["definition"] = "NFS has no open: a file counts as open from its first access until 30 s idle (Ellard)"
         return result
-    opening = np.flatnonzero(((ev.op == OP_INDEX["open"]) | (ev.op == OP_INDEX["create"])) & ~ev.failed)
-    closing = np.flatnonzero((ev.op == OP_INDEX["close"]) & ~ev.failed)
-    idx = np.concatenate((opening, closing))
-    delta = np.concatenate((np.ones(len(opening), np.int64), -np.ones(len(closing), np.int64)))
+    opening = ((ev.op == OP_INDEX["open"]) | (ev.op == OP_INDEX["create"])) & ~ev.failed
+    closing = (ev.op == OP_INDEX["close"]) & ~ev.failed
+    idx = np.flatnonzero(opening | closing)
+    delta = np.where(opening[idx], 1, -1).astype(np.int64)
     order = group_order(ev, idx, clock[idx])
     idx, delta = idx[order], delta[order]
     key = ev.actor[idx].astype(np.int64) * max(len(ev.files), 1) + ev.file[idx]

@@ -208,6 +208,7 @@ class NfsReader(RpcTraceReader):
                 yield from _split_messages(cols, stats)
         finally:
             stderr = proc.stderr.read()
+            proc.stderr.close()
             proc.stdout.close()
             proc.wait()
         self._check_tshark(proc.returncode, stderr, last_frame, stats)

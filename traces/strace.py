@@ -149,6 +149,7 @@ class StraceReader:
             finally:
                 proc.stdout.close()
                 stderr = proc.stderr.read().decode(errors="replace")
+                proc.stderr.close()
                 proc.wait()
             if proc.returncode != 0:
                 _raise_failure(proc, Path(name), stderr)
