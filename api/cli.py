@@ -287,6 +287,8 @@ def characterize_command(
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write the profile (JSON) here."),
     force: bool = typer.Option(False, "--force", help="Allow --json to replace an existing file."),
     keep_going: bool = typer.Option(False, "--keep-going", help="When parsing a trace, skip bad records."),
+    fio_out: Optional[Path] = typer.Option(None, "--fio", help="Also write the data side as a fio job file."),
+    fio_directory: str = typer.Option("/tmp/fsbm-fio", "--fio-directory", help="Where that fio job puts files."),
 ) -> None:
     """The workload profile of a trace: Tang's table, sequentiality, runs, sizes, reuse curve."""
     import tempfile
@@ -295,6 +297,7 @@ def characterize_command(
     from fsbm.traces.ingest import ingest
 
     _refuse_overwrite(json_out, force)
+    _refuse_overwrite(fio_out, force)
     if not source.exists():
         raise UsageError(f"{source} does not exist")
     if source.suffix == ".parquet":
@@ -311,6 +314,14 @@ def characterize_command(
     console.print(f"profile {profile_id} stored in {escape(str(store.path))}")
     if json_out is not None:
         _write_json(json_out, profile.to_json())
+    if fio_out is not None:
+        from fsbm.characterizer.fio_job import fio_job
+
+        try:
+            fio_out.write_text(fio_job(profile, fio_directory))
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        console.print(f"fio job written to {escape(str(fio_out))}")
 
 
 # -- store -----------------------------------------------------------------------------

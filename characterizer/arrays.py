@@ -116,10 +116,16 @@ def present(ids: np.ndarray, size: int) -> np.ndarray:
     return np.bincount(ids, minlength=size).astype(bool) if len(ids) else np.zeros(size, bool)
 
 
-def group_order(ev: EventArrays, idx: np.ndarray, clock: np.ndarray) -> np.ndarray:
-    """An order of idx (ascending positions) by (actor, file), then time, then position: one
-    stable sort on a combined key when time never goes backwards in trace order, else a lexsort."""
+def group_key(ev: EventArrays, idx: np.ndarray, sub: np.ndarray | None = None) -> np.ndarray:
+    """One int64 per (actor, file[, sub]) so a single sort groups them."""
     key = ev.actor[idx].astype(np.int64) * max(len(ev.files), 1) + ev.file[idx]
-    if len(idx) < 2 or (np.diff(clock) >= 0).all():
+    return key if sub is None else key * 2 + sub
+
+
+def group_order(ev: EventArrays, idx: np.ndarray, clock: np.ndarray, sub: np.ndarray | None = None) -> np.ndarray:
+    """An order of idx (ascending positions) by (actor, file[, sub]), then time, then position:
+    one stable sort when time never goes backwards in trace order, else a lexsort."""
+    key = group_key(ev, idx, sub)
+    if len(idx) < 2 or ((np.diff(idx) >= 0).all() and (np.diff(clock) >= 0).all()):
         return np.argsort(key, kind="stable")
     return np.lexsort((idx, clock, key))

@@ -45,7 +45,8 @@ def _tang(ev: EventArrays, seq: dict[str, dict[str, float]], opened: dict[str, o
         "writes_sequential_pct": seq["write"]["consecutive_pct"],
         "writes_random_pct": 100.0 - seq["write"]["consecutive_pct"] if seq["write"]["count"] else 0.0,
         "open_files_mean": opened["mean"], "open_files_std": opened["std"],
-        "sequential_definition": "consecutive: offset equals the previous end for the same actor and file",
+        "sequential_definition": "consecutive: offset equals the end of the previous read (or write) by the "
+                                 "same actor on the same file; a new open starts at 0",
     })
     return table
 

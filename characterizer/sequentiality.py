@@ -1,9 +1,10 @@
 """Sequential and random access (DESIGN.md: Sequential) and Ellard's runs.
 
-For reads and writes, per actor and file, in trace order:
+For reads and for writes separately (as Darshan counts them, and as fio tracks position),
+per actor and file, in time order:
 - consecutive (DESIGN's sequential, Darshan's CONSEC): the offset equals the end of the
-  previous access; the first access after an open counts from offset 0, so a file read
-  front to back is 100% consecutive.
+  previous read (for a read) or write (for a write); the first after an open counts from
+  offset 0, so a file read front to back is 100% consecutive.
 - sequential (Darshan's SEQ): the offset is at or past the previous end (Darshan tests
   offset > last byte, the same thing); it includes the consecutive ones.
 - random: neither.
@@ -21,7 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fsbm.characterizer.arrays import MISSING, OP_INDEX, EventArrays, access_lengths, group_order, present
+from fsbm.characterizer.arrays import (MISSING, OP_INDEX, EventArrays, access_lengths, group_key, group_order,
+                                       present)
 
 NFS_RUN_GAP_NS = 30 * 1_000_000_000
 
@@ -40,32 +42,57 @@ class Access:
 def classify(ev: EventArrays, nfs: bool) -> Access:
     data = ((ev.op == OP_INDEX["read"]) | (ev.op == OP_INDEX["write"])) & (ev.offset != MISSING) & ~ev.failed
     opens = (ev.op == OP_INDEX["open"]) | (ev.op == OP_INDEX["create"])
-    # Opens go in the same ordering so that each starts a new run of its (actor, file).
     idx = np.flatnonzero(data | opens)
-    is_open = opens[idx]
     # "Previous" in time: NFS events are written when their reply arrives, not in call order.
     clock = ev.ts[idx] if ev.has_time else ev.seq[idx]
-    order = group_order(ev, idx, clock)
-    idx, is_open = idx[order], is_open[order]
-    actor, file = ev.actor[idx], ev.file[idx]
+    order = group_order(ev, idx, clock)  # the one sort: (actor, file), then time
+    idx, clock = idx[order], clock[order]
+    is_open = opens[idx]
+    key = group_key(ev, idx)
     new_group = np.ones(len(idx), bool)
-    new_group[1:] = (actor[1:] != actor[:-1]) | (file[1:] != file[:-1])
+    new_group[1:] = key[1:] != key[:-1]
+    run = _run_ids(new_group, is_open, clock, nfs)
+    consecutive, sequential, end = _per_direction(ev, idx, is_open, new_group)
+    data_rows = ~is_open
+    return Access(idx[data_rows], run[data_rows], consecutive[data_rows], sequential[data_rows], end[data_rows])
+
+
+def _run_ids(new_group: np.ndarray, is_open: np.ndarray, clock: np.ndarray, nfs: bool) -> np.ndarray:
+    """Run ids along the (actor, file, time) order: a new run at each open, or for NFS after
+    30 s idle."""
     boundary = new_group | is_open
-    if nfs and len(idx) and ev.has_time:
-        ts = ev.ts[idx]
-        gap = np.zeros(len(idx), bool)
-        gap[1:] = ts[1:] - ts[:-1] > NFS_RUN_GAP_NS
+    if nfs and len(clock):
+        gap = np.zeros(len(clock), bool)
+        gap[1:] = clock[1:] - clock[:-1] > NFS_RUN_GAP_NS
         boundary |= gap
-    run = np.cumsum(boundary) - 1
-    offset = np.where(is_open, 0, ev.offset[idx])
-    end = np.where(is_open, 0, offset + access_lengths(ev, idx))
-    prev_end = np.zeros(len(idx), np.int64)
-    prev_end[1:] = end[:-1]
-    prev_end[boundary] = 0  # a new run starts from offset 0
-    consecutive = offset == prev_end
-    sequential = offset >= prev_end
-    keep = ~is_open
-    return Access(idx[keep], run[keep], consecutive[keep], sequential[keep], end[keep])
+    return np.cumsum(boundary) - 1
+
+
+def _per_direction(ev: EventArrays, idx: np.ndarray, is_open: np.ndarray,
+                   new_group: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Consecutive and sequential flags and ends along the (actor, file, time) order, each
+    access judged against the previous one in its direction; an open resets both.  The
+    reads (or writes) and the opens are a subsequence of that order: no sort is needed."""
+    n = len(idx)
+    consecutive, sequential, ends = np.zeros(n, bool), np.zeros(n, bool), np.zeros(n, np.int64)
+    is_write = ev.op[idx] == OP_INDEX["write"]
+    group_id = np.cumsum(new_group)
+    for direction in (False, True):
+        rows = np.flatnonzero(is_open | (~is_open & (is_write == direction)))
+        opening = is_open[rows]
+        boundary = np.ones(len(rows), bool)
+        boundary[1:] = group_id[rows][1:] != group_id[rows][:-1]
+        boundary |= opening
+        offset = np.where(opening, 0, ev.offset[idx[rows]])
+        end = np.where(opening, 0, offset + access_lengths(ev, idx[rows]))
+        prev_end = np.zeros(len(rows), np.int64)
+        prev_end[1:] = end[:-1]
+        prev_end[boundary] = 0  # a new run starts from offset 0
+        mine = rows[~opening]
+        consecutive[mine] = (offset == prev_end)[~opening]
+        sequential[mine] = (offset >= prev_end)[~opening]
+        ends[mine] = end[~opening]
+    return consecutive, sequential, ends
 
 
 def percentages(ev: EventArrays, acc: Access) -> dict[str, dict[str, float]]:

@@ -172,3 +172,45 @@ def test_open_files_are_time_weighted_and_ignore_closes_of_unseen_opens() -> Non
     result = open_files(to_arrays(table), nfs=False)
     # levels 0,1,2,1,2,1 over 10,10,10,10,20,10 s: the close at t=0 closed nothing we saw open
     assert result["mean"] == pytest.approx(90 / 70) and result["max"] == 2
+
+
+MIXED = """
+    import os, random
+    random.seed(11)
+    fd = os.open("data.bin", os.O_RDWR)
+    blocks = (4 << 20) // 4096
+    pos = 0
+    for i in range(3000):
+        if random.random() < 0.7:              # 70% reads, mostly sequential 4 KiB
+            if random.random() < 0.2:
+                pos = random.randrange(blocks) * 4096
+            n = len(os.pread(fd, 4096, pos))
+            pos = (pos + 4096) % (4 << 20)
+        else:                                  # 30% writes, random 16 KiB
+            os.pwrite(fd, b"w" * 16384, random.randrange(blocks - 4) * 4096)
+    os.close(fd)
+"""
+
+
+def test_the_fio_job_reproduces_the_data_mix_when_traced(tmp_path: Path, data_file: Path) -> None:
+    """Trace a program, export its profile as fio, trace fio running it: the mix comes back."""
+    from fsbm.characterizer.fio_job import fio_job
+
+    original = traced_profile(tmp_path, MIXED)
+    work = tmp_path / "fio-files"
+    work.mkdir()
+    job = tmp_path / "w.fio"
+    job.write_text(fio_job(original, str(work)))
+    subprocess.run(["fio", "--create_only=1", str(job)], check=True, capture_output=True)  # layout, untraced
+    recording = record(["fio", "--output=/dev/null", str(job)], tmp_path / "fio.strace")
+    assert recording.returncode == 0
+    ingest([recording.log], tmp_path / "fio.parquet")
+    table = read_events(tmp_path / "fio.parquet")
+    keep = [str(f).startswith(str(work)) for f in table["file"].to_pylist()]
+    replayed = characterize(table.filter(keep))
+    a, b = original.to_json(), replayed.to_json()
+    share = lambda p: 100 * p["operations"]["read"]["count"] / (p["operations"]["read"]["count"] +  # noqa: E731
+                                                                  p["operations"]["write"]["count"])
+    assert abs(share(a) - share(b)) <= 5
+    assert abs(a["tang"]["reads_sequential_pct"] - b["tang"]["reads_sequential_pct"]) <= 5
+    assert abs(a["tang"]["writes_sequential_pct"] - b["tang"]["writes_sequential_pct"]) <= 5

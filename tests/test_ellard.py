@@ -39,7 +39,7 @@ def events(tmp_path: Path):
 def test_per_client_counts_equal_dataseries_analysis(events) -> None:
     _, frame = events
     ours = {}
-    for client, group in frame.groupby("actor"):
+    for client, group in frame.groupby("actor", observed=True):
         names = Counter(group["orig"].str.split(".").str[1].str.lower())
         ours[client] = {"total": len(group), **{c: names.get(c, 0) for c in COLUMNS}}
     assert ours == reference()

@@ -87,7 +87,7 @@ def test_v3_write_offsets_are_sequential_per_file(tmp_path: Path) -> None:
     writes = read_events(tmp_path / "e.parquet").to_pandas().query("op == 'write'").sort_values("ts")
     assert len(writes) == 3200 and writes["file"].nunique() == 10 and set(writes["size"]) == {32768}
     sequential = sum(((g["offset"].values[1:] == g["offset"].values[:-1] + g["size"].values[:-1]).sum())
-                     for _, g in writes.groupby("file"))
+                     for _, g in writes.groupby("file", observed=True))
     assert sequential == 3190  # SOURCES.md: 3190 sequential + 10 first writes
     assert writes["dur"].notna().all() and (writes["dur"] >= 0).all()
 
