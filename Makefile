@@ -40,7 +40,10 @@ build: venv
 test-c: build
 	$(MAKE) -s -C microbench check
 
+PY_SOURCES := fsbm microbench traces characterizer predictor api tests bench
+
 test-py: build
+	$(PY) -m pyflakes $(PY_SOURCES)
 	$(PY) -m pytest
 
 test: deps build test-c test-py

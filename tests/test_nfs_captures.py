@@ -74,7 +74,7 @@ NOT_COMPARABLE = {"eth-ipv4-tcp-nfsv3-4-41-cifs1-2", "tcp-seq-overlap-in-fragmen
 def test_operation_counts_equal_nfstrace_reference(name: str, tmp_path: Path) -> None:
     need_data()
     expected = nfstrace_counts(EPAM / f"{name}.nfstrace-breakdown.ref.txt")
-    result = ingest([EPAM / f"{name}.pcap.bz2"], tmp_path / "e.parquet", keep_going=True)
+    ingest([EPAM / f"{name}.pcap.bz2"], tmp_path / "e.parquet", keep_going=True)
     events = read_events(tmp_path / "e.parquet").to_pandas()
     answered = events[events["dur"].notna()]  # nfstrace counts call/reply pairs
     ours = Counter(answered["orig"])

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Iterator
-from pathlib import Path
 
 from fsbm.traces.errors import TraceParseError
 from fsbm.traces.nfs import NfsStats, RpcMessage, RpcTraceReader, _ns

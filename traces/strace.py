@@ -18,7 +18,7 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 import pyarrow as pa
 import pyarrow.csv as pacsv
