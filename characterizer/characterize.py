@@ -14,7 +14,7 @@ from fsbm.characterizer.arrays import MISSING, OP_INDEX, EventArrays, present, t
 from fsbm.characterizer.histograms import darshan_histogram, distribution, log2_histogram
 from fsbm.characterizer.profile import SCHEMA_VERSION, Profile
 from fsbm.characterizer.reuse import reuse_curve
-from fsbm.characterizer.sequentiality import classify, file_sizes, percentages, runs
+from fsbm.characterizer.sequentiality import Access, classify, file_sizes, percentages, runs
 from fsbm.characterizer.timing import concurrency, gaps, inside_outside, open_files
 from fsbm.traces.vocabulary import OPERATIONS
 
@@ -110,24 +110,28 @@ def _window(ev: EventArrays, start: int, stop: int) -> EventArrays:
                        ev.actors, ev.files, ev.origs, ev.paths.slice(start, stop - start))
 
 
-def _core(ev: EventArrays, nfs: bool) -> dict[str, object]:
-    """Tang's statistics for a stretch of events (the whole trace, or one checkpoint)."""
+def _core(ev: EventArrays, nfs: bool) -> tuple[Access, dict[str, object]]:
+    """Tang's statistics for a stretch of events (the whole trace, or one checkpoint), and the
+    classified accesses the rest of the profile is built on."""
     acc = classify(ev, nfs)
     seq = percentages(ev, acc)
-    return {"tang": _tang(ev, seq, open_files(ev, nfs)), "sequentiality": seq}
+    opened = open_files(ev, nfs)
+    return acc, {"tang": _tang(ev, seq, opened), "sequentiality": seq, "open_files": opened}
+
+
+def _checkpoint(ev: EventArrays, start: int, every: int, nfs: bool) -> dict[str, object]:
+    """Tang's statistics for events [start, start + every), so phases of a trace show."""
+    _, core = _core(_window(ev, start, start + every), nfs)
+    return {"first_event": start, "events": min(every, ev.n - start), "tang": core["tang"],
+            "sequentiality": core["sequentiality"]}
 
 
 def characterize(events: pa.Table | EventArrays, *, every: int | None = None, source: str | None = None) -> Profile:
     """The workload profile of an event table; checkpoints every `every` events (Tang: 100,000)."""
     ev = events if isinstance(events, EventArrays) else to_arrays(events)
     nfs = _is_nfs(ev)
-    acc = classify(ev, nfs)
-    seq = percentages(ev, acc)
-    sizes = file_sizes(ev, acc)
-    sizes_by_file = np.zeros(len(ev.files), np.int64)
-    if len(acc.index):
-        np.maximum.at(sizes_by_file, ev.file[acc.index], acc.end)
-    opened = open_files(ev, nfs)
+    acc, core = _core(ev, nfs)
+    sizes_by_file, sizes = file_sizes(ev, acc)
     inside = inside_outside(ev)
     body: dict[str, object] = {
         "schema_version": SCHEMA_VERSION,
@@ -136,23 +140,20 @@ def characterize(events: pa.Table | EventArrays, *, every: int | None = None, so
         "events": ev.n,
         "protocol": "nfs" if nfs else "syscalls",
         "has_timestamps": ev.has_time,
-        "tang": _tang(ev, seq, opened),
-        "sequentiality": seq,
+        "tang": core["tang"],
+        "sequentiality": core["sequentiality"],
         "runs": runs(ev, acc, sizes_by_file),
         "operations": _per_op(ev),
         "original_calls": _per_orig(ev),
         "namespace": _namespace(ev, sizes),
-        "open_files": opened,
+        "open_files": core["open_files"],
         "timing": {**gaps(ev), "inside_outside": inside, "concurrency": concurrency(ev)},
         "fsync": _fsync(ev, inside),
         "reuse": reuse_curve(ev),
     }
     body["working_set_bytes"] = body["reuse"]["distinct_blocks"] * body["reuse"]["block_size"]
     if every:
-        body["checkpoints"] = [
-            {"first_event": start, "events": min(every, ev.n - start), **_core(_window(ev, start, start + every), nfs)}
-            for start in range(0, ev.n, every)
-        ]
+        body["checkpoints"] = [_checkpoint(ev, start, every, nfs) for start in range(0, ev.n, every)]
     return Profile(body)
 
 

@@ -112,14 +112,15 @@ def percentages(ev: EventArrays, acc: Access) -> dict[str, dict[str, float]]:
     return out
 
 
-def file_sizes(ev: EventArrays, acc: Access) -> np.ndarray:
-    """Per file touched by data: max(offset + size) (Tang 5.4)."""
-    if len(acc.index) == 0:
-        return np.zeros(0, np.int64)
-    files = ev.file[acc.index]
+def file_sizes(ev: EventArrays, acc: Access) -> tuple[np.ndarray, np.ndarray]:
+    """Size of every file, max(offset + size) over its accesses (Tang 5.4), indexed by file id;
+    and the sizes of just the files that saw data."""
     sizes = np.zeros(len(ev.files), np.int64)
+    if len(acc.index) == 0:
+        return sizes, np.zeros(0, np.int64)
+    files = ev.file[acc.index]
     np.maximum.at(sizes, files, acc.end)
-    return sizes[present(files, len(ev.files))]
+    return sizes, sizes[present(files, len(ev.files))]
 
 
 def runs(ev: EventArrays, acc: Access, sizes_by_file: np.ndarray) -> dict[str, object]:
