@@ -31,7 +31,8 @@ def _kernel() -> ctypes.CDLL:
 
 
 def block_references(ev: EventArrays, block: int = BLOCK) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """(block key, is_read, 4 KiB blocks covered) for every block each read and write touched."""
+    """(block key, is_read, 4 KiB blocks each reference stands for, granularity) for every block
+    each read and write touched, at the finest granularity that stays under MAX_REFERENCES."""
     data = ((ev.op == OP_INDEX["read"]) | (ev.op == OP_INDEX["write"])) & (ev.offset != MISSING)
     length = access_lengths(ev)
     data &= length > 0
@@ -49,9 +50,11 @@ def block_references(ev: EventArrays, block: int = BLOCK) -> tuple[np.ndarray, n
     files = np.repeat(ev.file[data].astype(np.int64), counts)
     keys = (files << 40) | blocks
     is_read = np.repeat(ev.op[data] == OP_INDEX["read"], counts)
-    # How many 4 KiB blocks of the request each (possibly coarse) reference stands for.
-    small = np.repeat(np.maximum(1, length // BLOCK), counts) if block > BLOCK else np.ones(total, np.int64)
-    weight = np.minimum(small, block // BLOCK) if block > BLOCK else small
+    # A coarse reference stands for the request's 4 KiB blocks, at most the ones it covers.
+    if block == BLOCK:
+        weight = np.ones(total, np.int64)
+    else:
+        weight = np.repeat(np.minimum(np.maximum(1, length // BLOCK), block // BLOCK), counts)
     return keys, is_read, weight, block
 
 
