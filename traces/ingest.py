@@ -8,8 +8,6 @@ file is replaced only when the caller says so.
 
 from __future__ import annotations
 
-import bz2
-import gzip
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +19,7 @@ import pyarrow.parquet as pq
 
 from fsbm.errors import UsageError
 from fsbm.traces.errors import TraceParseError
+from fsbm.traces.files import open_decompressed
 from fsbm.traces.schema import EVENT_SCHEMA, metadata
 from fsbm.traces.ellard import EllardReader
 from fsbm.traces.nfs import NfsReader, NfsStats
@@ -56,11 +55,8 @@ def _merge_stats(kind: str, parts: list) -> ParseStats | NfsStats:
 
 def _head(path: Path, n: int = 4096) -> bytes:
     """The first bytes of a file, decompressed if it is gzip or bzip2."""
-    with open(path, "rb") as raw:
-        magic = raw.read(3)
-    opener = gzip.open if magic[:2] == b"\x1f\x8b" else bz2.open if magic == b"BZh" else open
     try:
-        with opener(path, "rb") as f:  # type: ignore[operator]
+        with open_decompressed(path) as f:
             return f.read(n)
     except (OSError, EOFError) as exc:
         raise TraceParseError(path, None, f"cannot be decompressed ({exc})") from exc

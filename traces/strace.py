@@ -8,7 +8,6 @@ stays flat however long the log.
 
 from __future__ import annotations
 
-import gzip
 import heapq
 import json
 import threading
@@ -25,6 +24,7 @@ import pyarrow.csv as pacsv
 
 from fsbm.locations import native_binary
 from fsbm.traces.errors import TraceParseError
+from fsbm.traces.files import open_decompressed
 from fsbm.traces.schema import EVENT_SCHEMA
 
 _TSV_TYPES = {name: EVENT_SCHEMA.field(name).type for name in EVENT_SCHEMA.names}
@@ -70,9 +70,7 @@ def _merged_per_pid(paths: list[Path], sink: IO[bytes]) -> None:
     def keyed(path: Path) -> Iterator[tuple[float, int, bytes]]:
         pid = str(per_pid_suffix(path)).encode()
         last = 0.0
-        with open(path, "rb") as probe:
-            compressed = probe.read(2) == b"\x1f\x8b"
-        with (gzip.open(path, "rb") if compressed else open(path, "rb")) as f:
+        with open_decompressed(path) as f:
             for number, line in enumerate(f):
                 stamp = line.split(b" ", 1)[0]
                 try:
@@ -145,7 +143,7 @@ class StraceReader:
                     yield pa.RecordBatch.from_arrays(batch.columns, schema=EVENT_SCHEMA)
             except pa.ArrowInvalid as exc:
                 if "Empty CSV file" not in str(exc):
-                    _raise_failure(proc, path, proc.stderr.read().decode(errors="replace") or str(exc))
+                    _raise_failure(proc, Path(name), proc.stderr.read().decode(errors="replace") or str(exc))
             finally:
                 proc.stdout.close()
                 stderr = proc.stderr.read().decode(errors="replace")
