@@ -282,34 +282,50 @@ def trace_parse(
 @app.command("characterize")
 def characterize_command(
     ctx: typer.Context,
-    source: Path = typer.Argument(..., help="An event table (Parquet) or a trace (strace log, capture)."),
+    sources: list[Path] = typer.Argument(..., help="Event tables (Parquet: a file or a directory of files) or traces "
+                                              "(strace logs, captures); several give one profile of them run together."),
     every: Optional[int] = typer.Option(None, "--every", min=1, help="Also give the statistics every N events."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write the profile (JSON) here."),
     force: bool = typer.Option(False, "--force", help="Allow --json to replace an existing file."),
     keep_going: bool = typer.Option(False, "--keep-going", help="When parsing a trace, skip bad records."),
     fio_out: Optional[Path] = typer.Option(None, "--fio", help="Also write the data side as a fio job file."),
     fio_directory: str = typer.Option("/tmp/fsbm-fio", "--fio-directory", help="Where that fio job puts files."),
+    workers: Optional[int] = typer.Option(None, "--workers", min=1,
+                                          help="Run on a local Dask cluster of N worker processes."),
+    scheduler: Optional[str] = typer.Option(None, "--dask", metavar="ADDRESS",
+                                            help="Run on the Dask cluster whose scheduler is at ADDRESS."),
 ) -> None:
     """The workload profile of a trace: Tang's table, sequentiality, runs, sizes, reuse curve."""
     import tempfile
+    from contextlib import ExitStack
 
-    from fsbm.characterizer import characterize_file
+    from fsbm.characterizer.characterize import characterize_files
     from fsbm.traces.ingest import ingest
 
     _refuse_overwrite(json_out, force)
     _refuse_overwrite(fio_out, force)
-    if not source.exists():
-        raise UsageError(f"{source} does not exist")
-    if source.suffix == ".parquet":
-        profile = characterize_file(source, every=every)
-    else:
-        with tempfile.TemporaryDirectory(prefix="fsbm-characterize-") as tmp:
-            events = Path(tmp) / "events.parquet"
-            ingest([source], events, keep_going=keep_going)
-            profile = characterize_file(events, every=every)
-            profile.body["source"] = str(source)
+    if workers and scheduler:
+        raise UsageError("give --workers (a local cluster) or --dask (a running one), not both")
+    for source in sources:
+        if not source.exists():
+            raise UsageError(f"{source} does not exist")
+    with ExitStack() as stack:
+        tables = []
+        for source in sources:
+            if source.suffix == ".parquet" or source.is_dir():
+                tables.append(source)
+                continue
+            tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="fsbm-characterize-")))
+            tables.append(ingest([source], tmp / "events.parquet", keep_going=keep_going).output)
+        client = None
+        if workers or scheduler:
+            from fsbm.characterizer.scale import dask_client
+
+            client = stack.enter_context(dask_client(workers, scheduler))
+        profile = characterize_files(tables, every=every, client=client)
+        profile.body["source"] = ", ".join(str(s) for s in sources)
     with _settings(ctx).store() as store:
-        profile_id = store.save_document("profile", profile.to_json(), name=str(source))
+        profile_id = store.save_document("profile", profile.to_json(), name=profile.body["source"])
     console.print(render.profile_table(profile.to_json()))
     console.print(f"profile {profile_id} stored in {escape(str(store.path))}")
     if json_out is not None:

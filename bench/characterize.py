@@ -9,6 +9,9 @@ least any per-file statistic has to do.  Target: core statistics (Tang's table,
 sequentiality, open files) at >= 2 million events/s on one core; the full profile is
 timed too, and peak RSS is reported against the table's in-memory size.
 
+The same full profile on a local 2-worker Dask cluster is timed against the one-process
+run, with each worker's peak RSS.
+
 Usage: .venv/bin/python bench/characterize.py [--events 10000000]
 """
 
@@ -30,16 +33,33 @@ MEASURE = """
 import json, resource, sys, time
 from pathlib import Path
 from fsbm.characterizer.arrays import to_arrays
-from fsbm.characterizer.characterize import _core, characterize
+from fsbm.characterizer.characterize import characterize, core_statistics
 from fsbm.traces.ingest import read_events
 table = read_events(Path(sys.argv[1]))
 t = time.perf_counter(); ev = to_arrays(table); load = time.perf_counter() - t
-t = time.perf_counter(); _core(ev, nfs=False); core = time.perf_counter() - t
+t = time.perf_counter(); core_statistics(ev); core = time.perf_counter() - t
 t = time.perf_counter(); characterize(ev); full = time.perf_counter() - t
 t = time.perf_counter(); table.unify_dictionaries().group_by(["actor", "file", "op"]).aggregate([("seq", "count")]); baseline = time.perf_counter() - t
 print(json.dumps({"events": table.num_rows, "to_arrays_s": load, "core_s": core, "full_s": full,
                   "baseline_groupby_s": baseline, "table_mib": table.nbytes / 2**20,
                   "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+DASK = """
+import json, resource, sys, time
+from pathlib import Path
+from fsbm.characterizer.scale import characterize_dask, dask_client
+
+def peak_rss_mib():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+if __name__ == "__main__":
+    with dask_client(workers=2) as client:
+        t = time.perf_counter(); characterize_dask(Path(sys.argv[1]), client); full = time.perf_counter() - t
+        workers = client.run(peak_rss_mib)
+    print(json.dumps({"full_s": full, "worker_peak_rss_mib": max(workers.values()),
+                      "client_peak_rss_mib": peak_rss_mib()}))
 """
 
 
@@ -81,6 +101,11 @@ def main() -> int:
                               capture_output=True, text=True)
         if done.returncode != 0:
             sys.exit(f"the measuring process failed:\n{done.stderr}")
+        script = Path(tmp) / "dask_measure.py"  # a file: worker processes re-import __main__
+        script.write_text(DASK)
+        on_dask = subprocess.run([sys.executable, str(script), str(path)], capture_output=True, text=True)
+        if on_dask.returncode != 0:
+            sys.exit(f"the Dask run failed:\n{on_dask.stderr}")
     f = json.loads(done.stdout)
     core_rate = f["events"] / (f["to_arrays_s"] + f["core_s"])
     print(f"{f['events']:,} events, pinned to CPU {cpu}")
@@ -92,6 +117,11 @@ def main() -> int:
           f"{f['core_s'] / f['baseline_groupby_s']:.1f}x")
     print(f"  peak RSS {f['peak_rss_mib']:.0f} MiB for a {f['table_mib']:.0f} MiB table "
           f"({f['peak_rss_mib'] / f['table_mib']:.1f}x)")
+    d = json.loads(on_dask.stdout)
+    print(f"  full profile, 2-worker Dask cluster {d['full_s']:6.2f} s   {f['events'] / d['full_s'] / 1e6:.2f} M "
+          f"events/s ({f['full_s'] / d['full_s']:.2f}x one process); peak RSS per worker "
+          f"{d['worker_peak_rss_mib']:.0f} MiB, client {d['client_peak_rss_mib']:.0f} MiB")
+    f["dask"] = d
     if args.json:
         args.json.write_text(json.dumps(f, indent=1))
     return 0 if core_rate >= 2e6 else 1

@@ -4,6 +4,7 @@ a sentinel for missing values.  Every statistic is computed on these, vectorized
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pyarrow as pa
@@ -35,7 +36,7 @@ class EventArrays:
     origs: list[str]
     paths: pa.ChunkedArray  # kept as Arrow: only directory statistics need it
 
-    @property
+    @cached_property
     def has_time(self) -> bool:
         return self.n > 0 and bool((self.ts != MISSING).all())
 

@@ -1,6 +1,17 @@
-"""Histograms the profile reports: Darshan's ten request-size buckets and log2 buckets."""
+"""Histograms and distributions the profile reports: Darshan's ten request-size buckets,
+log2 buckets, and exact percentiles kept as value counts so partial results merge exactly.
+
+Why value counts: a profile built on a Dask cluster, or the profile of two traces merged,
+must equal the one built in one pass over everything.  Sorted distinct values with their
+counts merge exactly, and percentiles taken as nearest rank (the smallest value with at
+least q% of the observations at or below it, as HdrHistogram and most latency tools
+report) are then the same numbers either way.  Values are integers (ns, bytes), so sums
+are exact too.  Traced latencies and sizes have few distinct values, so this stays small.
+"""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -8,29 +19,77 @@ import numpy as np
 DARSHAN_EDGES = (0, 100, 1_000, 10_000, 100_000, 1_000_000, 4_000_000, 10_000_000, 100_000_000, 1_000_000_000)
 DARSHAN_LABELS = ("0-100", "100-1K", "1K-10K", "10K-100K", "100K-1M", "1M-4M", "4M-10M", "10M-100M",
                   "100M-1G", "1G+")
+PERCENTILES = (50, 90, 99)
 
 
-def darshan_histogram(sizes: np.ndarray) -> dict[str, int]:
-    """Counts per Darshan bucket; a bucket holds [edge, next edge)."""
-    buckets = np.searchsorted(np.array(DARSHAN_EDGES[1:]), sizes, side="right")
-    counts = np.bincount(buckets, minlength=len(DARSHAN_LABELS))
-    return {label: int(c) for label, c in zip(DARSHAN_LABELS, counts)}
+@dataclass
+class ValueCounts:
+    """A multiset of integers: sorted distinct values and how often each occurred."""
+
+    values: np.ndarray  # int64, ascending, distinct
+    counts: np.ndarray  # int64, > 0
+
+    @classmethod
+    def of(cls, values: np.ndarray) -> "ValueCounts":
+        distinct, counts = np.unique(np.asarray(values, dtype=np.int64), return_counts=True)
+        return cls(distinct, counts.astype(np.int64))
+
+    @classmethod
+    def empty(cls) -> "ValueCounts":
+        return cls(np.zeros(0, np.int64), np.zeros(0, np.int64))
+
+    def merge(self, other: "ValueCounts") -> "ValueCounts":
+        if not len(other.values):
+            return self
+        if not len(self.values):
+            return other
+        distinct, inverse = np.unique(np.concatenate((self.values, other.values)), return_inverse=True)
+        counts = np.zeros(len(distinct), np.int64)
+        np.add.at(counts, inverse, np.concatenate((self.counts, other.counts)))
+        return ValueCounts(distinct, counts)
+
+    @property
+    def n(self) -> int:
+        return int(self.counts.sum())
+
+    def total(self) -> int:
+        """The exact sum, as a Python int: high and low 32 bits summed apart cannot overflow."""
+        high, low = self.values >> 32, self.values & 0xFFFFFFFF
+        return (int((high * self.counts).sum()) << 32) + int((low * self.counts).sum())
+
+    def percentile(self, q: int) -> int:
+        """Nearest rank: the smallest value with at least q% of the observations at or below it."""
+        rank = max(1, -(-q * self.n // 100))  # ceil(q * n / 100), integers only
+        return int(self.values[np.searchsorted(np.cumsum(self.counts), rank)])
+
+    def distribution(self) -> dict[str, object]:
+        """Count, mean, percentiles, max and a log2 histogram: a distribution, never a lone mean."""
+        n = self.n
+        if n == 0:
+            return {"count": 0}
+        out: dict[str, object] = {"count": n, "mean": self.total() / n}
+        out.update({f"p{q}": self.percentile(q) for q in PERCENTILES})
+        out["max"] = int(self.values[-1])
+        out["histogram_log2"] = log2_histogram(self.values, self.counts)
+        return out
+
+    def darshan(self) -> dict[str, int]:
+        """Counts per Darshan bucket; a bucket holds [edge, next edge)."""
+        buckets = np.searchsorted(np.array(DARSHAN_EDGES[1:]), self.values, side="right")
+        counts = np.bincount(buckets, weights=self.counts, minlength=len(DARSHAN_LABELS))
+        return {label: int(c) for label, c in zip(DARSHAN_LABELS, counts)}
 
 
-def log2_histogram(values: np.ndarray) -> list[dict[str, int]]:
-    """[{lo, hi, count}] over non-empty buckets [2^k, 2^(k+1)); zero falls in the first."""
+def log2_histogram(values: np.ndarray, counts: np.ndarray | None = None) -> list[dict[str, int]]:
+    """[{lo, hi, count}] over non-empty buckets [2^k, 2^(k+1)); zero and below fall in the first."""
     if len(values) == 0:
         return []
-    clipped = np.maximum(values, 1)
+    clipped = np.maximum(np.asarray(values, dtype=np.int64), 1)
     buckets = np.floor(np.log2(clipped)).astype(np.int64)
-    counts = np.bincount(buckets)
-    return [{"lo": 0 if k == 0 else 1 << k, "hi": 1 << (k + 1), "count": int(c)} for k, c in enumerate(counts) if c]
+    per_bucket = np.bincount(buckets, weights=counts)
+    return [{"lo": 0 if k == 0 else 1 << k, "hi": 1 << (k + 1), "count": int(c)}
+            for k, c in enumerate(per_bucket) if c]
 
 
 def distribution(values: np.ndarray) -> dict[str, object]:
-    """Percentiles, mean and a log2 histogram: a distribution, never a lone mean."""
-    if len(values) == 0:
-        return {"count": 0}
-    p50, p90, p99 = np.percentile(values, [50, 90, 99])
-    return {"count": int(len(values)), "mean": float(values.mean()), "p50": float(p50), "p90": float(p90),
-            "p99": float(p99), "max": float(values.max()), "histogram_log2": log2_histogram(values)}
+    return ValueCounts.of(values).distribution()

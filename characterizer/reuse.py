@@ -8,6 +8,7 @@ scored.  The stack-distance pass itself runs in C (characterizer/native/stackdis
 from __future__ import annotations
 
 import ctypes
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -30,13 +31,26 @@ def _kernel() -> ctypes.CDLL:
     return library
 
 
-def block_references(ev: EventArrays, block: int = BLOCK) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+@dataclass
+class References:
+    """The data accesses a cache sees, in trace order: file ids, offsets, bytes, read or not."""
+
+    file: np.ndarray     # int64 ids
+    offset: np.ndarray   # int64
+    length: np.ndarray   # int64, > 0
+    is_read: np.ndarray  # bool
+
+
+def data_accesses(ev: EventArrays) -> np.ndarray:
+    """Which events reference blocks: reads and writes with an offset that moved bytes."""
+    data = ((ev.op == OP_INDEX["read"]) | (ev.op == OP_INDEX["write"])) & (ev.offset != MISSING)
+    return data & (access_lengths(ev) > 0)
+
+
+def block_references(refs: References, block: int = BLOCK) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """(block key, is_read, 4 KiB blocks each reference stands for, granularity) for every block
     each read and write touched, at the finest granularity that stays under MAX_REFERENCES."""
-    data = ((ev.op == OP_INDEX["read"]) | (ev.op == OP_INDEX["write"])) & (ev.offset != MISSING)
-    length = access_lengths(ev)
-    data &= length > 0
-    offset, length = ev.offset[data], length[data]
+    offset, length = refs.offset, refs.length
     while block < (1 << 30):
         first = offset // block
         last = (offset + length - 1) // block
@@ -47,9 +61,9 @@ def block_references(ev: EventArrays, block: int = BLOCK) -> tuple[np.ndarray, n
     total = int(counts.sum())
     starts = np.repeat(first - np.concatenate(([0], np.cumsum(counts)[:-1])), counts)
     blocks = starts + np.arange(total)
-    files = np.repeat(ev.file[data].astype(np.int64), counts)
+    files = np.repeat(refs.file.astype(np.int64), counts)
     keys = (files << 40) | blocks
-    is_read = np.repeat(ev.op[data] == OP_INDEX["read"], counts)
+    is_read = np.repeat(refs.is_read, counts)
     # A coarse reference stands for the request's 4 KiB blocks, at most the ones it covers.
     if block == BLOCK:
         weight = np.ones(total, np.int64)
@@ -77,9 +91,9 @@ def stack_distances(keys: np.ndarray) -> np.ndarray:
     return out
 
 
-def reuse_curve(ev: EventArrays, max_points: int = 48) -> dict[str, object]:
+def reuse_curve(refs: References, max_points: int = 48) -> dict[str, object]:
     """Hit fraction of block reads for cache sizes from 1 block to the whole working set."""
-    keys, is_read, weight, block = block_references(ev)
+    keys, is_read, weight, block = block_references(refs)
     if len(keys) == 0:
         return {"block_size": BLOCK, "granularity_bytes": BLOCK, "block_reads": 0, "distinct_blocks": 0,
                 "points": []}

@@ -22,8 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fsbm.characterizer.arrays import (MISSING, OP_INDEX, EventArrays, access_lengths, group_key, group_order,
-                                       present)
+from fsbm.characterizer.arrays import MISSING, OP_INDEX, EventArrays, access_lengths, group_key, group_order
 
 NFS_RUN_GAP_NS = 30 * 1_000_000_000
 
@@ -95,38 +94,39 @@ def _per_direction(ev: EventArrays, idx: np.ndarray, is_open: np.ndarray,
     return consecutive, sequential, ends
 
 
-def percentages(ev: EventArrays, acc: Access) -> dict[str, dict[str, float]]:
-    """Per op: % consecutive, % sequential (Darshan), % random, and the counts."""
+def direction_counts(ev: EventArrays, acc: Access) -> dict[str, dict[str, int]]:
+    """Per direction: accesses, consecutive ones, sequential ones (Darshan)."""
     out = {}
     for name in ("read", "write"):
         mask = ev.op[acc.index] == OP_INDEX[name]
-        n = int(mask.sum())
-        consecutive = int(acc.consecutive[mask].sum())
-        sequential = int(acc.sequential[mask].sum())
-        out[name] = {
-            "count": n, "consecutive": consecutive, "sequential": sequential,
-            "consecutive_pct": 100.0 * consecutive / n if n else 0.0,
-            "sequential_pct": 100.0 * sequential / n if n else 0.0,
-            "random_pct": 100.0 * (n - sequential) / n if n else 0.0,
-        }
+        out[name] = {"count": int(mask.sum()), "consecutive": int(acc.consecutive[mask].sum()),
+                     "sequential": int(acc.sequential[mask].sum())}
     return out
 
 
-def file_sizes(ev: EventArrays, acc: Access) -> tuple[np.ndarray, np.ndarray]:
-    """Size of every file, max(offset + size) over its accesses (Tang 5.4), indexed by file id;
-    and the sizes of just the files that saw data."""
+def percentages(counts: dict[str, dict[str, int]]) -> dict[str, dict[str, float]]:
+    """Per direction: % consecutive, % sequential (Darshan), % random, and the counts."""
+    out = {}
+    for name, c in counts.items():
+        n = c["count"]
+        out[name] = {**c, "consecutive_pct": 100.0 * c["consecutive"] / n if n else 0.0,
+                     "sequential_pct": 100.0 * c["sequential"] / n if n else 0.0,
+                     "random_pct": 100.0 * (n - c["sequential"]) / n if n else 0.0}
+    return out
+
+
+def runs(ev: EventArrays, acc: Access) -> tuple[dict[str, int], np.ndarray, np.ndarray]:
+    """Ellard's runs, counted in a form that merges: (counts, size of every file id as these
+    events show it, max offset + length (Tang 5.4), and per file id the runs that went front
+    to back all the way to that size).  A run is *entire* if it reaches the file's size over
+    the whole trace; a part that holds some of a file's actors knows only its own maximum,
+    so whole-file runs are kept per file and only those at the global maximum survive merging.
+    """
     sizes = np.zeros(len(ev.files), np.int64)
     if len(acc.index) == 0:
-        return sizes, np.zeros(0, np.int64)
+        return {"count": 0, "all_consecutive": 0, "read_only": 0, "write_only": 0, "read_write": 0}, sizes, sizes
     files = ev.file[acc.index]
     np.maximum.at(sizes, files, acc.end)
-    return sizes, sizes[present(files, len(ev.files))]
-
-
-def runs(ev: EventArrays, acc: Access, sizes_by_file: np.ndarray) -> dict[str, object]:
-    """Ellard's run classes: counts by pattern and by direction."""
-    if len(acc.index) == 0:
-        return {"count": 0}
     run = acc.run
     starts = np.flatnonzero(np.concatenate(([True], run[1:] != run[:-1])))
     all_consecutive = np.logical_and.reduceat(acc.consecutive, starts)
@@ -134,15 +134,19 @@ def runs(ev: EventArrays, acc: Access, sizes_by_file: np.ndarray) -> dict[str, o
     lengths = np.diff(np.concatenate((starts, [len(run)])))
     writes = lengths - reads
     last_end = acc.end[np.concatenate((starts[1:], [len(run)])) - 1]
-    file_size = sizes_by_file[ev.file[acc.index][starts]]
-    entire = all_consecutive & (last_end >= file_size)
-    sequential = all_consecutive & ~entire
-    n = len(starts)
-    return {
-        "count": n,
-        "entire": int(entire.sum()), "sequential": int(sequential.sum()),
-        "random": int(n - entire.sum() - sequential.sum()),
-        "read_only": int((writes == 0).sum()), "write_only": int((reads == 0).sum()),
-        "read_write": int(((reads > 0) & (writes > 0)).sum()),
-        "definition": "open to close (strace) or 30 s idle gap (NFS), per actor and file",
-    }
+    run_file = files[starts]
+    whole = all_consecutive & (last_end >= sizes[run_file])
+    counts = {"count": len(starts), "all_consecutive": int(all_consecutive.sum()),
+              "read_only": int((writes == 0).sum()), "write_only": int((reads == 0).sum()),
+              "read_write": int(((reads > 0) & (writes > 0)).sum())}
+    return counts, sizes, np.bincount(run_file[whole], minlength=len(ev.files)).astype(np.int64)
+
+
+def run_classes(counts: dict[str, int], entire: int) -> dict[str, object]:
+    """Ellard's run classes from merged counts: entire, sequential (all consecutive, not entire), random."""
+    if not counts["count"]:
+        return {"count": 0}
+    return {"count": counts["count"], "entire": entire, "sequential": counts["all_consecutive"] - entire,
+            "random": counts["count"] - counts["all_consecutive"],
+            "read_only": counts["read_only"], "write_only": counts["write_only"], "read_write": counts["read_write"],
+            "definition": "open to close (strace) or 30 s idle gap (NFS), per actor and file"}

@@ -1,82 +1,170 @@
 """Time: inter-arrival and think time per actor, time inside and outside the filesystem,
-concurrency of actors, open files over time (Tang: average open files and its spread)."""
+actors and calls in flight per window, open files over time (Tang: average open files and
+its spread).
+
+Each function returns what can be merged: counts, sums, per-window arrays (windows counted
+from the trace's origin), or level changes, so a profile built from parts (Dask partitions
+holding whole actors, or two traces) equals the one built in one pass.
+"""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
 from fsbm.characterizer.arrays import MISSING, OP_INDEX, EventArrays, group_order, present
-from fsbm.characterizer.histograms import distribution
+from fsbm.characterizer.histograms import ValueCounts
 
 NFS_IDLE_NS = 30 * 1_000_000_000
+WINDOW_NS = 1_000_000_000
 
 
-def _by_actor(ev: EventArrays) -> tuple[np.ndarray, np.ndarray]:
-    order = np.lexsort((ev.seq, ev.actor))
-    same = np.zeros(len(order), bool)
-    same[1:] = ev.actor[order][1:] == ev.actor[order][:-1]
-    return order, same
+def _known_durations(ev: EventArrays) -> np.ndarray:
+    return np.where(ev.dur != MISSING, ev.dur, 0)
 
 
-def gaps(ev: EventArrays) -> dict[str, object]:
-    """Inter-arrival (start to start) and think time (end to next start) per actor, in ns."""
+def gaps(ev: EventArrays) -> tuple[ValueCounts, ValueCounts]:
+    """Inter-arrival (start to start) and think time (end to next start, at least 0) per actor, ns."""
     if not ev.has_time or ev.n < 2:
-        return {"inter_arrival_ns": {"count": 0}, "think_ns": {"count": 0}}
-    order, same = _by_actor(ev)
+        return ValueCounts.empty(), ValueCounts.empty()
+    order = np.lexsort((ev.seq, ev.actor))
+    same = ev.actor[order][1:] == ev.actor[order][:-1]
     ts = ev.ts[order]
-    dur = np.where(ev.dur[order] != MISSING, ev.dur[order], 0)
-    inter = (ts[1:] - ts[:-1])[same[1:]]
-    think = (ts[1:] - (ts[:-1] + dur[:-1]))[same[1:]]
-    return {"inter_arrival_ns": distribution(inter.astype(np.float64)),
-            "think_ns": distribution(np.maximum(think, 0).astype(np.float64))}
+    dur = _known_durations(ev)[order]
+    inter = (ts[1:] - ts[:-1])[same]
+    think = (ts[1:] - (ts[:-1] + dur[:-1]))[same]
+    return ValueCounts.of(inter), ValueCounts.of(np.maximum(think, 0))
 
 
-def inside_outside(ev: EventArrays) -> dict[str, object]:
-    """Per actor: span from first start to last end; inside = time in traced calls."""
+def inside_sums(ev: EventArrays) -> dict[str, int]:
+    """Per actor, the span from its first start to its last end and the time in traced calls,
+    summed over actors; the first start and last end of all.  Actors never straddle parts."""
     if not ev.has_time or ev.n == 0:
-        return {"known": False}
-    dur = np.where(ev.dur != MISSING, ev.dur, 0)
+        return {"actor_span_ns": 0, "inside_ns": 0, "durations_known": 0, "first_ns": 0, "last_ns": 0}
+    dur = _known_durations(ev)
     end = ev.ts + dur
     actors = len(ev.actors)
     first = np.full(actors, np.iinfo(np.int64).max)
-    last = np.zeros(actors, np.int64)
-    inside = np.zeros(actors, np.int64)
+    last = np.full(actors, np.iinfo(np.int64).min)
     np.minimum.at(first, ev.actor, ev.ts)
     np.maximum.at(last, ev.actor, end)
-    np.add.at(inside, ev.actor, dur)
-    span = last - first
-    total_span = int(end.max() - ev.ts.min())
-    return {
-        "known": True, "trace_span_ns": total_span, "actor_span_ns": int(span.sum()),
-        "inside_ns": int(inside.sum()), "outside_ns": int(max(span.sum() - inside.sum(), 0)),
-        "inside_fraction": float(inside.sum() / span.sum()) if span.sum() else 0.0,
-        "durations_known_fraction": float((ev.dur != MISSING).mean()),
-    }
+    seen = present(ev.actor, actors)
+    return {"actor_span_ns": int((last - first)[seen].sum()), "inside_ns": int(dur.sum()),
+            "durations_known": int((ev.dur != MISSING).sum()), "first_ns": int(ev.ts.min()),
+            "last_ns": int(end.max())}
 
 
-def concurrency(ev: EventArrays, window_ns: int = 1_000_000_000) -> dict[str, object]:
-    """Distinct actors active per window, and the most calls in flight at once."""
-    if not ev.has_time or ev.n == 0:
+def inside_outside(sums: dict[str, int], events: int) -> dict[str, object]:
+    if not events or sums["last_ns"] == sums["first_ns"] == 0:
         return {"known": False}
-    window = (ev.ts - ev.ts.min()) // window_ns
-    windows, actors = int(window.max()) + 1, len(ev.actors)
-    key = window * actors + ev.actor
-    if windows * actors <= 50_000_000:
-        per_window = present(key, windows * actors).reshape(windows, actors).sum(axis=1)
-    else:  # a very long trace: the sparse way
-        per_window = np.bincount(np.unique(key) // actors, minlength=windows)
-    dur = np.where(ev.dur != MISSING, ev.dur, 0)
-    times = np.concatenate((ev.ts, ev.ts + dur))
-    steps = np.concatenate((np.ones(ev.n, np.int64), -np.ones(ev.n, np.int64)))
-    order = np.lexsort((steps, times))  # an end before a start at the same instant
-    in_flight = np.cumsum(steps[order])
-    return {"known": True, "window_ns": window_ns, "actors": len(ev.actors),
-            "active_actors_mean": float(per_window[per_window > 0].mean()),
-            "active_actors_max": int(per_window.max()), "max_calls_in_flight": int(in_flight.max()),
-            "active_actors_by_window": per_window.tolist()[:10_000]}
+    span, inside = sums["actor_span_ns"], sums["inside_ns"]
+    return {"known": True, "trace_span_ns": sums["last_ns"] - sums["first_ns"], "actor_span_ns": span,
+            "inside_ns": inside, "outside_ns": max(span - inside, 0),
+            "inside_fraction": inside / span if span else 0.0,
+            "durations_known_fraction": sums["durations_known"] / events}
 
 
-def _level_stats(times: np.ndarray, change: np.ndarray, t0: int, t1: int) -> dict[str, float]:
+def _sum_by_id(ids: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct ids (ascending) and the sum of values at each: a bincount over the id range
+    when it is small, a sort when the ids are spread (a trace spanning months)."""
+    if not len(ids):
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    low = int(ids.min())
+    if int(ids.max()) - low <= 50_000_000:
+        # float64 sums of integers: exact below 2**53.
+        sums = np.bincount(ids - low, weights=values).astype(np.int64)
+        seen = np.flatnonzero(np.bincount(ids - low).astype(bool))
+        return seen + low, sums[seen]
+    distinct, inverse = np.unique(ids, return_inverse=True)
+    return distinct, np.bincount(inverse, weights=values).astype(np.int64)
+
+
+def _distinct(keys: np.ndarray) -> np.ndarray:
+    """The distinct keys, ascending: a bincount over a small range, else a sort."""
+    low = int(keys.min())
+    if int(keys.max()) - low <= 50_000_000:
+        return np.flatnonzero(np.bincount(keys - low).astype(bool)) + low
+    return np.unique(keys)
+
+
+@dataclass
+class Windows:
+    """Activity per 1 s window since the trace's origin, kept sparse: for the windows where
+    calls start or end, the actors that started one and the ns of calls inside the window;
+    and the runs of whole windows that longer calls cover.  The mean number of calls in
+    flight in a window is its busy ns / WINDOW_NS."""
+
+    ids: np.ndarray
+    active: np.ndarray
+    busy: np.ndarray
+    full_from: np.ndarray
+    full_to: np.ndarray
+
+    @classmethod
+    def empty(cls) -> "Windows":
+        return cls(*(np.zeros(0, np.int64) for _ in range(5)))
+
+    @classmethod
+    def of(cls, ev: EventArrays, origin: int) -> "Windows":
+        if not ev.has_time or ev.n == 0:
+            return cls.empty()
+        start = ev.ts - origin
+        end = start + _known_durations(ev)
+        first, last = start // WINDOW_NS, end // WINDOW_NS
+        actors = max(len(ev.actors), 1)
+        pairs = _distinct(first * actors + ev.actor)  # (window, actor) with a call starting
+        active_ids, active = _sum_by_id(pairs // actors, np.ones(len(pairs), np.int64))
+        spans = last > first
+        busy_ids, busy = _sum_by_id(np.concatenate((first, last[spans])),
+                                    np.concatenate((np.minimum(end, (first + 1) * WINDOW_NS) - start,
+                                                    end[spans] - last[spans] * WINDOW_NS)))
+        long = last > first + 1
+        return cls(*_join(active_ids, active, busy_ids, busy), first[long] + 1, last[long])
+
+    def merge(self, other: "Windows") -> "Windows":
+        ids = np.concatenate((self.ids, other.ids))
+        _, active = _sum_by_id(ids, np.concatenate((self.active, other.active)))
+        distinct, busy = _sum_by_id(ids, np.concatenate((self.busy, other.busy)))
+        return Windows(distinct, active, busy, np.concatenate((self.full_from, other.full_from)),
+                       np.concatenate((self.full_to, other.full_to)))
+
+    def _busy_at(self, windows: np.ndarray) -> np.ndarray:
+        covered = (np.searchsorted(np.sort(self.full_from), windows, side="right")
+                   - np.searchsorted(np.sort(self.full_to), windows, side="right"))
+        partial = np.zeros(len(windows), np.int64)
+        where = np.searchsorted(self.ids, windows)
+        hit = (where < len(self.ids)) & (self.ids[np.minimum(where, len(self.ids) - 1)] == windows)
+        partial[hit] = self.busy[where[hit]]
+        return partial + covered * WINDOW_NS
+
+    def summary(self, actors: int) -> dict[str, object]:
+        if not len(self.ids):
+            return {"known": False, "actors": actors}
+        used = self.ids[self.active > 0]
+        peak_candidates = np.union1d(self.ids, self.full_from)
+        first_windows = np.zeros(min(int(self.ids.max()) + 1, 10_000), np.int64)
+        shown = self.ids < len(first_windows)
+        first_windows[self.ids[shown]] = self.active[shown]
+        return {"known": True, "window_ns": WINDOW_NS, "actors": actors,
+                "active_actors_mean": float(self.active[self.active > 0].mean()) if len(used) else 0.0,
+                "active_actors_max": int(self.active.max()),
+                "calls_in_flight_mean": float(self._busy_at(used).mean() / WINDOW_NS) if len(used) else 0.0,
+                "calls_in_flight_peak_window": float(self._busy_at(peak_candidates).max() / WINDOW_NS),
+                "active_windows": int(len(used)),
+                "active_actors_by_window": first_windows.tolist()}
+
+
+def _join(ids_a: np.ndarray, a: np.ndarray, ids_b: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Two sparse per-window arrays on one set of ids."""
+    ids = np.union1d(ids_a, ids_b)
+    out_a, out_b = np.zeros(len(ids), np.int64), np.zeros(len(ids), np.int64)
+    out_a[np.searchsorted(ids, ids_a)] = a
+    out_b[np.searchsorted(ids, ids_b)] = b
+    return ids, out_a, out_b
+
+
+def level_stats(times: np.ndarray, change: np.ndarray, t0: int, t1: int) -> dict[str, float]:
     """Time-weighted mean and spread of a level that changes by `change` at `times`."""
     if len(times) == 0 or t1 <= t0:
         return {"mean": 0.0, "std": 0.0, "max": 0}
@@ -85,18 +173,18 @@ def _level_stats(times: np.ndarray, change: np.ndarray, t0: int, t1: int) -> dic
     level = np.concatenate(([0], np.cumsum(change[order]), [0]))
     weights = np.diff(times)
     levels = level[:-1]
-    total = weights.sum()
-    mean = float((levels * weights).sum() / total) if total else float(levels.mean())
-    std = float(np.sqrt(((levels - mean) ** 2 * weights).sum() / total)) if total else 0.0
+    total = int(weights.sum())
+    mean = int((levels * weights).sum()) / total
+    std = float(np.sqrt(((levels - mean) ** 2 * weights).sum() / total))
     return {"mean": mean, "std": std, "max": int(level.max())}
 
 
-def open_files(ev: EventArrays, nfs: bool) -> dict[str, object]:
-    """Tang's open files: strace from open to close; NFS (no open) by Ellard's 30 s idle rule."""
+def open_changes(ev: EventArrays, clock: np.ndarray, nfs: bool) -> tuple[np.ndarray, np.ndarray]:
+    """When the number of open files changes, and by how much (Tang's open files).  strace:
+    from a successful open/create to its close.  NFS has no open: a file counts as open from
+    its first access by a client until 30 s idle (Ellard)."""
     if ev.n == 0:
-        return {"mean": 0.0, "std": 0.0, "max": 0}
-    clock = ev.ts if ev.has_time else ev.seq
-    t0, t1 = int(clock.min()), int(clock.max())
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
     if nfs:
         data = np.flatnonzero(~ev.plumbing)
         order = data[np.lexsort((clock[data], ev.file[data], ev.actor[data]))]
@@ -105,11 +193,8 @@ def open_files(ev: EventArrays, nfs: bool) -> dict[str, object]:
         new[1:] = (key_a[1:] != key_a[:-1]) | (key_f[1:] != key_f[:-1]) | (c[1:] - c[:-1] > NFS_IDLE_NS)
         first = np.flatnonzero(new)
         last = np.concatenate((first[1:], [len(order)])) - 1
-        times = np.concatenate((c[first], c[last]))
-        change = np.concatenate((np.ones(len(first), np.int64), -np.ones(len(last), np.int64)))
-        result = _level_stats(times, change, t0, t1)
-        result["definition"] = "NFS has no open: a file counts as open from its first access until 30 s idle (Ellard)"
-        return result
+        return (np.concatenate((c[first], c[last])),
+                np.concatenate((np.ones(len(first), np.int64), -np.ones(len(last), np.int64))))
     opening = ((ev.op == OP_INDEX["open"]) | (ev.op == OP_INDEX["create"])) & ~ev.failed
     closing = (ev.op == OP_INDEX["close"]) & ~ev.failed
     idx = np.flatnonzero(opening | closing)
@@ -129,9 +214,12 @@ def open_files(ev: EventArrays, nfs: bool) -> dict[str, object]:
     level = local - floor
     previous = np.concatenate(([0], level[:-1]))
     previous[np.concatenate(([True], group[1:] != group[:-1]))] = 0
-    change = level - previous
-    result = _level_stats(clock[idx], change, t0, t1)
+    return clock[idx], level - previous
 
-    result["definition"] = "from a successful open/create to its close (time-weighted)" if ev.has_time else \
-        "from a successful open/create to its close (weighted by events: the trace has no times)"
-    return result
+
+def open_files_definition(nfs: bool, has_time: bool) -> str:
+    if nfs:
+        return "NFS has no open: a file counts as open from its first access until 30 s idle (Ellard)"
+    if has_time:
+        return "from a successful open/create to its close (time-weighted)"
+    return "from a successful open/create to its close (weighted by events: the trace has no times)"

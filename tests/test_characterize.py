@@ -157,7 +157,7 @@ def test_open_files_are_time_weighted_and_ignore_closes_of_unseen_opens() -> Non
     import pyarrow as pa
 
     from fsbm.characterizer.arrays import to_arrays
-    from fsbm.characterizer.timing import open_files
+    from fsbm.characterizer.characterize import characterize
     from fsbm.traces.schema import EVENT_SCHEMA
 
     rows = [("close", "/a", 0), ("open", "/a", 10), ("open", "/b", 20), ("close", "/a", 30), ("open", "/a", 40),
@@ -169,7 +169,7 @@ def test_open_files_are_time_weighted_and_ignore_closes_of_unseen_opens() -> Non
         "path2": [None] * n, "offset": [None] * n, "size": [None] * n, "ret": [3] * n, "errno": [None] * n,
         "record": list(range(n)),
     }).cast(EVENT_SCHEMA)
-    result = open_files(to_arrays(table), nfs=False)
+    result = characterize(to_arrays(table)).body["open_files"]
     # levels 0,1,2,1,2,1 over 10,10,10,10,20,10 s: the close at t=0 closed nothing we saw open
     assert result["mean"] == pytest.approx(90 / 70) and result["max"] == 2
 

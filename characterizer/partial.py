@@ -1,0 +1,364 @@
+"""A workload profile in mergeable parts (issue 4: scale-out and merging).
+
+``summarize`` turns the events of some actors into a ``Partial``: counts, sums, value
+counts, per-window arrays, per-file maxima, and the few event-level arrays that need the
+whole trace in order (open/close changes, block references).  ``merge`` adds two parts;
+``finalize`` makes the profile.  The single-machine path is finalize(summarize(everything)),
+a Dask run is finalize(merge(summarize(part) for part in parts)), and two traces merge the
+same way, so all three agree by construction, not by tolerance.
+
+Parts must hold whole actors: per-actor statistics (sequentiality, runs, think time, open
+files, time inside calls) are computed within a part.  Files may be shared between parts:
+per-file state is keyed by name and merged by maximum.  Time is measured from the trace's
+origin (its first timestamp), passed in, so windows line up across parts.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from fsbm.characterizer.arrays import MISSING, OP_INDEX, EventArrays, access_lengths, present
+from fsbm.characterizer.histograms import ValueCounts
+from fsbm.characterizer.profile import SCHEMA_VERSION
+from fsbm.characterizer.reuse import References, data_accesses, reuse_curve
+from fsbm.characterizer.sequentiality import Access, classify, direction_counts, percentages, run_classes, runs
+from fsbm.characterizer.timing import (Windows, gaps, inside_outside, inside_sums, level_stats, open_changes,
+                                       open_files_definition)
+from fsbm.errors import UsageError
+from fsbm.traces.vocabulary import OPERATIONS
+
+# Tang's table 5.3 rows: the percentage of calls that are each of these.
+TANG_ROWS = ("read", "write", "create", "delete", "mkdir", "rmdir", "readdir", "getattr", "lookup")
+SEQUENTIAL_DEFINITION = ("consecutive: offset equals the end of the previous read (or write) by the same actor "
+                         "on the same file; a new open starts at 0")
+
+
+def _add_counts(a: dict, b: dict) -> dict:
+    """Nested dicts of ints added key by key."""
+    out = dict(a)
+    for key, value in b.items():
+        out[key] = _add_counts(out.get(key, {}), value) if isinstance(value, dict) else out.get(key, 0) + value
+    return out
+
+
+def _union(a: pa.Array, b: pa.Array) -> pa.Array:
+    return pc.unique(pa.concat_arrays([a, b]))
+
+
+@dataclass
+class Core:
+    """Tang's statistics for a stretch of events: the whole trace, or one checkpoint."""
+
+    events: int
+    clock_min: int
+    clock_max: int
+    calls: dict[str, int]                # "calls" and each of TANG_ROWS
+    directions: dict[str, dict[str, int]]
+    open_times: np.ndarray
+    open_change: np.ndarray
+
+    def merge(self, other: "Core") -> "Core":
+        return Core(self.events + other.events, min(self.clock_min, other.clock_min),
+                    max(self.clock_max, other.clock_max), _add_counts(self.calls, other.calls),
+                    _add_counts(self.directions, other.directions),
+                    np.concatenate((self.open_times, other.open_times)),
+                    np.concatenate((self.open_change, other.open_change)))
+
+    def finalize(self, nfs: bool, has_time: bool) -> dict[str, object]:
+        seq = percentages(self.directions)
+        opened = level_stats(self.open_times, self.open_change, self.clock_min, self.clock_max)
+        opened["definition"] = open_files_definition(nfs, has_time)
+        n = self.calls["calls"]
+        tang: dict[str, object] = {f"{row}_pct": 100.0 * self.calls[row] / n if n else 0.0 for row in TANG_ROWS}
+        reads, writes = seq["read"], seq["write"]
+        tang.update({
+            "calls": n,
+            "reads_sequential_pct": reads["consecutive_pct"],
+            "reads_random_pct": 100.0 - reads["consecutive_pct"] if reads["count"] else 0.0,
+            "writes_sequential_pct": writes["consecutive_pct"],
+            "writes_random_pct": 100.0 - writes["consecutive_pct"] if writes["count"] else 0.0,
+            "open_files_mean": opened["mean"], "open_files_std": opened["std"],
+            "sequential_definition": SEQUENTIAL_DEFINITION,
+        })
+        return {"tang": tang, "sequentiality": seq, "open_files": opened}
+
+
+@dataclass
+class FileState:
+    """Per file that saw data: its size (max offset + length) and its whole-file runs at that size."""
+
+    names: pa.Array
+    size: np.ndarray
+    entire: np.ndarray
+
+    def merge(self, other: "FileState") -> "FileState":
+        encoded = pc.dictionary_encode(pa.concat_arrays([self.names, other.names]))
+        ids = encoded.indices.to_numpy()
+        size = np.concatenate((self.size, other.size))
+        entire = np.concatenate((self.entire, other.entire))
+        largest = np.full(len(encoded.dictionary), np.iinfo(np.int64).min)
+        np.maximum.at(largest, ids, size)
+        kept = np.zeros(len(largest), np.int64)
+        np.add.at(kept, ids, np.where(size == largest[ids], entire, 0))
+        return FileState(encoded.dictionary, largest, kept)
+
+
+@dataclass
+class ReferenceLog:
+    """Block references in trace order; file names kept so parts can be joined."""
+
+    clock: np.ndarray
+    trace: np.ndarray
+    seq: np.ndarray
+    names: pa.Array
+    file: np.ndarray
+    offset: np.ndarray
+    length: np.ndarray
+    is_read: np.ndarray
+
+    def merge(self, other: "ReferenceLog") -> "ReferenceLog":
+        encoded = pc.dictionary_encode(pa.concat_arrays([self.names, other.names]))
+        remap = encoded.indices.to_numpy().astype(np.int64)
+        file = np.concatenate((remap[:len(self.names)][self.file], remap[len(self.names):][other.file]))
+        return ReferenceLog(*(np.concatenate((getattr(self, f), getattr(other, f)))
+                              for f in ("clock", "trace", "seq")), encoded.dictionary, file,
+                            *(np.concatenate((getattr(self, f), getattr(other, f)))
+                              for f in ("offset", "length", "is_read")))
+
+    def in_order(self) -> References:
+        order = np.lexsort((self.seq, self.trace, self.clock))
+        return References(self.file[order], self.offset[order], self.length[order], self.is_read[order])
+
+
+@dataclass
+class OpStats:
+    count: int
+    failed: int
+    bytes: int
+    sizes: ValueCounts
+    latency: ValueCounts
+
+    def merge(self, other: "OpStats") -> "OpStats":
+        return OpStats(self.count + other.count, self.failed + other.failed, self.bytes + other.bytes,
+                       self.sizes.merge(other.sizes), self.latency.merge(other.latency))
+
+
+@dataclass
+class Partial:
+    nfs: bool
+    has_time: bool
+    every: int | None
+    actors: int
+    core: Core
+    checkpoints: dict[int, Core]
+    run_counts: dict[str, int]
+    files: FileState
+    touched: pa.Array
+    directories: pa.Array
+    ops: dict[str, OpStats]
+    origs: dict[str, dict[str, int]]
+    fsyncs: int
+    written: int
+    inter_arrival: ValueCounts
+    think: ValueCounts
+    inside: dict[str, int]
+    windows: Windows
+    references: ReferenceLog
+    sources: list[str] = field(default_factory=list)
+
+    def merge(self, other: "Partial") -> "Partial":
+        if not self.core.events or not other.core.events:  # e.g. a bucket no actor hashed to
+            return replace(self if self.core.events else other, sources=self.sources + other.sources)
+        if self.nfs != other.nfs:
+            raise UsageError("cannot merge an NFS workload with a system-call workload: their operations differ")
+        if self.has_time != other.has_time:
+            raise UsageError("cannot merge a trace with timestamps with one without")
+        if self.every != other.every:
+            raise UsageError("the parts were checkpointed at different intervals")
+        checkpoints = dict(self.checkpoints)
+        for k, core in other.checkpoints.items():
+            checkpoints[k] = checkpoints[k].merge(core) if k in checkpoints else core
+        ops = dict(self.ops)
+        for name, stats in other.ops.items():
+            ops[name] = ops[name].merge(stats) if name in ops else stats
+        inside = {k: self.inside[k] + other.inside[k] for k in ("actor_span_ns", "inside_ns", "durations_known")}
+        inside["first_ns"] = min(self.inside["first_ns"], other.inside["first_ns"])
+        inside["last_ns"] = max(self.inside["last_ns"], other.inside["last_ns"])
+        return Partial(
+            self.nfs, self.has_time, self.every, self.actors + other.actors, self.core.merge(other.core),
+            checkpoints, _add_counts(self.run_counts, other.run_counts), self.files.merge(other.files),
+            _union(self.touched, other.touched), _union(self.directories, other.directories), ops,
+            _add_counts(self.origs, other.origs), self.fsyncs + other.fsyncs, self.written + other.written,
+            self.inter_arrival.merge(other.inter_arrival), self.think.merge(other.think), inside,
+            self.windows.merge(other.windows),
+            self.references.merge(other.references), self.sources + other.sources)
+
+
+def core_of(ev: EventArrays, clock: np.ndarray, nfs: bool) -> tuple[Core, Access]:
+    """Tang's statistics of a stretch of events, and its classified accesses for the rest."""
+    acc = classify(ev, nfs)
+    calls = ~ev.plumbing
+    lookup_origs = np.array([o.endswith(".LOOKUP") or o.endswith(".LOOKUPP") for o in ev.origs] or [False])
+    is_lookup = lookup_origs[ev.orig] & calls
+    op_counts = np.bincount(ev.op[calls], minlength=len(OPERATIONS))
+    lookups = int(is_lookup.sum())
+    counts = {"calls": int(calls.sum()), "read": op_counts[OP_INDEX["read"]], "write": op_counts[OP_INDEX["write"]],
+              "create": op_counts[OP_INDEX["create"]], "delete": op_counts[OP_INDEX["unlink"]],
+              "mkdir": op_counts[OP_INDEX["mkdir"]], "rmdir": op_counts[OP_INDEX["rmdir"]],
+              "readdir": op_counts[OP_INDEX["readdir"]], "getattr": op_counts[OP_INDEX["stat"]] - lookups,
+              "lookup": lookups}
+    times, change = open_changes(ev, clock, nfs)
+    return Core(ev.n, int(clock.min()) if ev.n else 0, int(clock.max()) if ev.n else 0,
+                {k: int(v) for k, v in counts.items()}, direction_counts(ev, acc), times, change), acc
+
+
+def _window(ev: EventArrays, start: int, stop: int) -> EventArrays:
+    """The events with positions [start, stop), sharing the dictionaries."""
+    cut = slice(start, stop)
+    return EventArrays(stop - start, ev.seq[cut], ev.ts[cut], ev.dur[cut], ev.actor[cut], ev.file[cut], ev.op[cut],
+                       ev.orig[cut], ev.offset[cut], ev.size[cut], ev.ret[cut], ev.failed[cut], ev.plumbing[cut],
+                       ev.actors, ev.files, ev.origs, ev.paths.slice(start, stop - start))
+
+
+def _ops(ev: EventArrays) -> dict[str, OpStats]:
+    length = np.where(ev.ret > 0, ev.ret, 0)
+    out = {}
+    order = np.argsort(ev.op, kind="stable")
+    bounds = np.searchsorted(ev.op[order], np.arange(len(OPERATIONS) + 1))
+    for i, name in enumerate(OPERATIONS):
+        rows = order[bounds[i]:bounds[i + 1]]
+        if not len(rows):
+            continue
+        data = name in ("read", "write")
+        sizes = ev.size[rows]
+        durations = ev.dur[rows]
+        out[name] = OpStats(len(rows), int(ev.failed[rows].sum()), int(length[rows].sum()) if data else 0,
+                            ValueCounts.of(sizes[sizes != MISSING]) if data else ValueCounts.empty(),
+                            ValueCounts.of(durations[durations != MISSING]))
+    return out
+
+
+def _origs(ev: EventArrays) -> dict[str, dict[str, int]]:
+    counts = np.bincount(ev.orig, minlength=len(ev.origs))
+    length = np.where(ev.ret > 0, ev.ret, 0)
+    data = (ev.op == OP_INDEX["read"]) | (ev.op == OP_INDEX["write"])
+    nbytes = np.bincount(ev.orig, weights=np.where(data, length, 0), minlength=len(ev.origs))
+    return {name: {"count": int(c), "bytes": int(b)} for name, c, b in zip(ev.origs, counts, nbytes) if c}
+
+
+def _namespace(ev: EventArrays) -> tuple[pa.Array, pa.Array]:
+    """Names of the real files touched (not "?fd" placeholders) and of the directories."""
+    seen = present(ev.file, len(ev.files))
+    touched = pa.array([f for f, s in zip(ev.files, seen) if s and f and not f.startswith("?")], pa.string())
+    paths = pc.unique(ev.paths.drop_null()).to_pylist()
+    directories = {posixpath.dirname(p) for p in paths if p}
+    dir_ops = np.isin(ev.op, [OP_INDEX["readdir"], OP_INDEX["mkdir"], OP_INDEX["rmdir"]])
+    directories |= {ev.files[f] for f in np.flatnonzero(present(ev.file[dir_ops], len(ev.files)))}
+    return touched, pa.array(sorted(directories), pa.string())
+
+
+def _references(ev: EventArrays, clock: np.ndarray, trace: int) -> ReferenceLog:
+    rows = np.flatnonzero(data_accesses(ev))
+    return ReferenceLog(clock[rows], np.full(len(rows), trace, np.int16), ev.seq[rows],
+                        pa.array(ev.files, pa.string()), ev.file[rows].astype(np.int64), ev.offset[rows],
+                        access_lengths(ev, rows), ev.op[rows] == OP_INDEX["read"])
+
+
+def summarize(ev: EventArrays, *, nfs: bool, origin: int, first_seq: int = 0, every: int | None = None,
+              trace: int = 0, source: str | None = None) -> Partial:
+    """The mergeable statistics of the events of some actors (all of each actor's events).
+    `origin` is the trace's first timestamp and `first_seq` its first sequence number, so
+    time windows and checkpoints line up across parts."""
+    clock = ev.ts - origin if ev.has_time else ev.seq
+    core, acc = core_of(ev, clock, nfs)
+    checkpoints = {}
+    if every and ev.n:
+        window = (ev.seq - first_seq) // every
+        bounds = np.flatnonzero(np.concatenate(([True], window[1:] != window[:-1], [True])))
+        for start, stop in zip(bounds[:-1], bounds[1:]):
+            part = _window(ev, int(start), int(stop))
+            checkpoints[int(window[start])] = core_of(part, clock[start:stop], nfs)[0]
+    run_counts, sizes, entire = runs(ev, acc)
+    with_data = present(ev.file[acc.index], len(ev.files))
+    touched, directories = _namespace(ev)
+    inter, think = gaps(ev)
+    written = np.where((ev.op == OP_INDEX["write"]) & (ev.ret > 0), ev.ret, 0)
+    return Partial(
+        nfs=nfs, has_time=ev.has_time, every=every, actors=int(present(ev.actor, len(ev.actors)).sum()),
+        core=core, checkpoints=checkpoints, run_counts=run_counts,
+        files=FileState(pa.array(ev.files, pa.string()).filter(pa.array(with_data)), sizes[with_data],
+                        entire[with_data]),
+        touched=touched, directories=directories, ops=_ops(ev), origs=_origs(ev),
+        fsyncs=int((ev.op == OP_INDEX["fsync"]).sum()), written=int(written.sum()),
+        inter_arrival=inter, think=think, inside=inside_sums(ev), windows=Windows.of(ev, origin),
+        references=_references(ev, clock, trace), sources=[source] if source else [])
+
+
+def _operations(ops: dict[str, OpStats]) -> dict[str, dict[str, object]]:
+    out = {}
+    for name in OPERATIONS:
+        if name not in ops:
+            continue
+        stats = ops[name]
+        entry: dict[str, object] = {"count": stats.count, "failed": stats.failed}
+        if name in ("read", "write"):
+            entry["bytes"] = stats.bytes
+            entry["request_sizes"] = stats.sizes.darshan()
+            entry["request_size_log2"] = stats.sizes.distribution().get("histogram_log2", [])
+        if stats.latency.n:
+            entry["latency_ns"] = stats.latency.distribution()
+        out[name] = entry
+    return out
+
+
+def finalize(part: Partial) -> dict[str, object]:
+    """The profile body (JSON) of a whole trace, or of several merged."""
+    core = part.core.finalize(part.nfs, part.has_time)
+    sizes = ValueCounts.of(part.files.size)
+    inside = inside_outside(part.inside, part.core.events)
+    span_s = inside["trace_span_ns"] / 1e9 if inside.get("known") else 0
+    body: dict[str, object] = {
+        "schema_version": SCHEMA_VERSION,
+        "kind": "profile",
+        "source": ", ".join(part.sources) if part.sources else None,
+        "events": part.core.events,
+        "protocol": "nfs" if part.nfs else "syscalls",
+        "has_timestamps": part.has_time,
+        "tang": core["tang"],
+        "sequentiality": core["sequentiality"],
+        "runs": run_classes(part.run_counts, int(part.files.entire.sum())),
+        "operations": _operations(part.ops),
+        "original_calls": {name: part.origs[name] for name in sorted(part.origs)},
+        "namespace": {"files_touched": len(part.touched), "directories_touched": len(part.directories),
+                      "file_size_bytes": sizes.distribution(), "file_bytes_total": sizes.total()},
+        "open_files": core["open_files"],
+        "timing": {"inter_arrival_ns": part.inter_arrival.distribution(), "think_ns": part.think.distribution(),
+                   "inside_outside": inside, "concurrency": part.windows.summary(part.actors)},
+        "fsync": {"count": part.fsyncs, "per_second": part.fsyncs / span_s if span_s else None,
+                  "bytes_written_per_fsync": part.written / part.fsyncs if part.fsyncs else None},
+        "reuse": reuse_curve(part.references.in_order()),
+    }
+    body["working_set_bytes"] = body["reuse"]["distinct_blocks"] * body["reuse"]["block_size"]
+    if part.every:
+        body["checkpoints"] = []
+        for k in sorted(part.checkpoints):
+            checkpoint = part.checkpoints[k].finalize(part.nfs, part.has_time)
+            body["checkpoints"].append({"first_event": k * part.every, "events": part.checkpoints[k].events,
+                                        "tang": checkpoint["tang"], "sequentiality": checkpoint["sequentiality"]})
+    return body
+
+
+def is_nfs(ev: EventArrays) -> bool:
+    return any(o.startswith("NFS") for o in ev.origs)
+
+
+def whole_trace(ev: EventArrays, *, every: int | None = None, trace: int = 0, source: str | None = None) -> Partial:
+    """The Partial of a whole trace held in memory: its own origin and first sequence number."""
+    origin = int(ev.ts.min()) if ev.has_time else 0
+    first_seq = int(ev.seq.min()) if ev.n else 0
+    return summarize(ev, nfs=is_nfs(ev), origin=origin, first_seq=first_seq, every=every, trace=trace, source=source)

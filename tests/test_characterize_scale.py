@@ -1,0 +1,105 @@
+"""Scale-out and merging: the characterizer on a real 2-worker Dask cluster gives the same
+profile as one process, exactly; profiles of two traces merge; distributions merge exactly."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+import pytest
+
+from fsbm.characterizer import characterize_file
+from fsbm.characterizer.characterize import characterize_files
+from fsbm.characterizer.histograms import ValueCounts
+from fsbm.characterizer.scale import characterize_dask, dask_client
+from fsbm.errors import UsageError
+from fsbm.traces.ingest import ingest
+from tests.conftest import SHARED_DATA, run_fsbm
+
+STRACE_LOG = SHARED_DATA / "strace" / "zicada_asterisk_strace.log"
+THREADED_LOG = SHARED_DATA / "strace" / "arastoob_multithread_strace1.log"
+NFS_CAPTURE = SHARED_DATA / "nfs" / "epam-nfstrace" / "2sessions-tcp-wsize32k-tcp-wsize512k.pcap.bz2"
+ELLARD = SHARED_DATA / "nfs" / "ellard-text" / "ellard-raw-data.txt"
+
+
+@pytest.fixture(scope="module")
+def tables(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    out = {}
+    for name, source in (("strace", STRACE_LOG), ("threads", THREADED_LOG), ("nfs", NFS_CAPTURE),
+                         ("ellard", ELLARD)):
+        path = tmp_path_factory.mktemp(name) / "events.parquet"
+        ingest([source], path, keep_going=True)
+        out[name] = path
+    return out
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[object]:
+    with dask_client(workers=2) as c:
+        assert len(c.nthreads()) == 2  # type: ignore[attr-defined]
+        yield c
+
+
+@pytest.mark.parametrize("name", ["strace", "threads", "nfs", "ellard"])
+def test_a_two_worker_cluster_gives_the_single_machine_profile_exactly(
+        name: str, tables: dict[str, Path], client: object) -> None:
+    path = tables[name]
+    single = characterize_file(path, every=500).body
+    # Small pieces, so every bucket gathers rows from several pieces and actors are split
+    # across pieces before the shuffle brings them together.
+    distributed = characterize_dask(path, client, every=500, rows_per_piece=200, buckets=3).body
+    assert single["events"] > 50
+    assert json.dumps(distributed, sort_keys=True) == json.dumps(single, sort_keys=True)
+
+
+def test_the_command_line_runs_on_a_local_cluster(tables: dict[str, Path], tmp_path: Path, fsbm_home: Path) -> None:
+    out = tmp_path / "p.json"
+    done = run_fsbm("characterize", str(tables["threads"]), "--workers", "2", "--json", str(out))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(out.read_text()) == characterize_file(tables["threads"]).body
+    both = run_fsbm("characterize", str(tables["threads"]), "--workers", "2", "--dask", "tcp://127.0.0.1:1")
+    assert both.returncode == 2 and "not both" in both.stderr
+
+
+def test_two_traces_merge_into_one_profile_of_both(tables: dict[str, Path]) -> None:
+    a = characterize_file(tables["strace"]).body
+    b = characterize_file(tables["threads"]).body
+    merged = characterize_files([tables["strace"], tables["threads"]]).body
+    swapped = characterize_files([tables["threads"], tables["strace"]]).body
+    assert merged["events"] == a["events"] + b["events"]
+    assert merged["tang"]["calls"] == a["tang"]["calls"] + b["tang"]["calls"]
+    for op, entry in merged["operations"].items():
+        assert entry["count"] == a["operations"].get(op, {}).get("count", 0) + b["operations"].get(op, {}).get("count", 0)
+    reads = a["sequentiality"]["read"]["consecutive"] + b["sequentiality"]["read"]["consecutive"]
+    assert merged["sequentiality"]["read"]["consecutive"] == reads
+    # A weighted mean of the two, not an average of percentages.
+    expected = 100.0 * reads / (a["sequentiality"]["read"]["count"] + b["sequentiality"]["read"]["count"])
+    assert merged["tang"]["reads_sequential_pct"] == pytest.approx(expected)
+    assert max(a["namespace"]["files_touched"], b["namespace"]["files_touched"]) \
+        <= merged["namespace"]["files_touched"] <= a["namespace"]["files_touched"] + b["namespace"]["files_touched"]
+    assert merged["timing"]["concurrency"]["actors"] == a["timing"]["concurrency"]["actors"] + \
+        b["timing"]["concurrency"]["actors"]
+    # The order traces are given in changes nothing but the listed sources.
+    merged.pop("source"), swapped.pop("source")
+    assert json.dumps(merged, sort_keys=True) == json.dumps(swapped, sort_keys=True)
+
+
+def test_a_system_call_trace_and_an_nfs_trace_do_not_merge(tables: dict[str, Path]) -> None:
+    with pytest.raises(UsageError, match="NFS workload with a system-call workload"):
+        characterize_files([tables["strace"], tables["nfs"]])
+
+
+def test_value_counts_give_nearest_rank_percentiles_and_merge_exactly() -> None:
+    rng = np.random.default_rng(3)
+    values = rng.integers(0, 10**12, 100_001) * rng.integers(1, 4, 100_001)
+    whole = ValueCounts.of(values).distribution()
+    halves = ValueCounts.of(values[:40_000]).merge(ValueCounts.of(values[40_000:])).distribution()
+    assert whole == halves
+    ordered = np.sort(values)
+    for q in (50, 90, 99):  # nearest rank: the ceil(q n / 100)-th smallest
+        assert whole[f"p{q}"] == ordered[-(-q * len(values) // 100) - 1]
+    assert whole["mean"] == pytest.approx(values.mean(), rel=1e-12)
+    assert ValueCounts.of(np.array([5])).distribution()["p50"] == 5
+    assert ValueCounts.empty().distribution() == {"count": 0}
