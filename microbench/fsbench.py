@@ -1,25 +1,23 @@
 """Drive the native fsbench binary: options in, one JSON document out, progress as it runs.
 
-fsbench reports progress on a pipe of its own (``--progress-fd``) so its stderr stays
+fsbench reports progress on a pipe of its own (native_run.py) (``--progress-fd``) so its stderr stays
 for errors.  Ctrl-C reaches fsbench too (same process group); it finishes the operation
 in flight and writes what it measured, which is kept and marked interrupted.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import signal
 import subprocess
 import tempfile
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fsbm.errors import FsbmError, Terminated, UsageError
+from fsbm.errors import FsbmError, UsageError
 from fsbm.locations import native_binary
+from fsbm.microbench.native_run import load_result, run_with_progress
 
 ProgressCallback = Callable[[int, int, str], None]
 
@@ -71,12 +69,12 @@ def check_target(target: Path) -> Path:
     return target
 
 
-def _read_progress(fd: int, on_progress: ProgressCallback | None) -> None:
-    with os.fdopen(fd, "r") as lines:
-        for line in lines:
-            parts = line.rstrip("\n").split(" ", 3)
-            if on_progress and len(parts) == 4 and parts[0] == "progress":
-                on_progress(int(parts[1]), int(parts[2]), parts[3])
+def _progress_line(on_progress: ProgressCallback | None) -> Callable[[str], None]:
+    def parse(line: str) -> None:
+        parts = line.split(" ", 3)
+        if on_progress and len(parts) == 4 and parts[0] == "progress":
+            on_progress(int(parts[1]), int(parts[2]), parts[3])
+    return parse
 
 
 def plan(target: Path, options: FsbenchOptions) -> tuple[list[str], str]:
@@ -95,40 +93,11 @@ def run_fsbench(target: Path, options: FsbenchOptions, *, on_progress: ProgressC
     """Run fsbench on `target`; returns its JSON document (possibly partial, see its flags)."""
     check_target(target)
     binary = fsbench_binary()
-    read_fd, write_fd = os.pipe()
     with tempfile.TemporaryDirectory(prefix="fsbm-fsbench-") as tmp:
         out_path = Path(tmp) / "fsbench.json"
-        command = [str(binary), "--target", str(target), "--json", str(out_path),
-                   "--progress-fd", str(write_fd), *options.arguments()]
-        reader = threading.Thread(target=_read_progress, args=(read_fd, on_progress), daemon=True)
-        reader.start()
-        try:
-            proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                                    pass_fds=(write_fd,))
-        finally:
-            os.close(write_fd)
-        try:
-            _, stderr = proc.communicate()
-        except (KeyboardInterrupt, Terminated):
-            # Tell fsbench (it may not share our signal) to stop after the operation in
-            # flight; it writes what it measured, which is kept and marked interrupted.
-            proc.send_signal(signal.SIGINT)
-            _, stderr = proc.communicate()
-        reader.join(timeout=5)
-        return _result(proc.returncode, stderr, out_path)
-
-
-def _result(returncode: int, stderr: str, out_path: Path) -> dict[str, Any]:
-    messages = [line.removeprefix("fsbench: ") for line in stderr.splitlines() if line.strip()]
-    if returncode == 2:
-        raise UsageError(messages[0] if messages else "fsbench rejected its arguments")
-    if not out_path.is_file():
-        detail = "; ".join(messages[-3:]) or f"exit {returncode}"
-        raise FsbmError(f"fsbench failed and wrote no results: {detail}")
-    try:
-        doc: dict[str, Any] = json.loads(out_path.read_text())
-    except ValueError as exc:
-        raise FsbmError(f"fsbench wrote unreadable results ({exc})") from exc
-    doc.setdefault("errors", [])
-    doc["exit_code"] = returncode
-    return doc
+        returncode, stderr = run_with_progress(
+            lambda fd: [str(binary), "--target", str(target), "--json", str(out_path), "--progress-fd", str(fd),
+                        *options.arguments()], _progress_line(on_progress))
+        doc = load_result("fsbench", returncode, stderr, out_path)
+        doc.pop("warnings", None)
+        return doc
