@@ -3,6 +3,8 @@
  */
 #include "latency.h"
 
+#include "json.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,4 +167,20 @@ void rep_stats_compute(const double *values, size_t n, struct rep_stats *out)
 	out->ci_low = out->mean - half;
 	out->ci_high = out->mean + half;
 	out->rsd = out->mean > 0 ? sd / out->mean : 0;
+}
+
+void latency_write_histogram(struct json *j, const struct latency_summary *s)
+{
+	json_key(j, "histogram_log2");
+	json_begin_array(j);
+	for (int k = 0; k < LOG2_BUCKETS; k++) {
+		if (!s->log2_hist[k])
+			continue;
+		json_begin_object(j);
+		json_kv_u64(j, "lo_ns", k == 0 ? 0 : 1ULL << k);
+		json_kv_u64(j, "hi_ns", 1ULL << (k + 1));
+		json_kv_u64(j, "count", s->log2_hist[k]);
+		json_end_object(j);
+	}
+	json_end_array(j);
 }

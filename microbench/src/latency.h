@@ -33,6 +33,10 @@ void latency_clear(struct latency *l);
 /* Sorts l->ns in place; fills the summary.  An empty distribution gives n == 0. */
 void latency_summarize(struct latency *l, struct latency_summary *s);
 
+struct json;
+/* The summary's non-empty log2 buckets as "histogram_log2": [{lo_ns, hi_ns, count}]. */
+void latency_write_histogram(struct json *j, const struct latency_summary *s);
+
 /* Mean, 95% interval (Student t) and relative standard deviation of repetition means. */
 struct rep_stats {
 	size_t reps;

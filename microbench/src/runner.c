@@ -130,22 +130,6 @@ static int time_repetition(struct bench_ctx *ctx, uint64_t overhead, uint64_t bu
 	return 0;
 }
 
-static void write_histogram(struct json *j, const struct latency_summary *s)
-{
-	json_key(j, "histogram_log2");
-	json_begin_array(j);
-	for (int k = 0; k < LOG2_BUCKETS; k++) {
-		if (!s->log2_hist[k])
-			continue;
-		json_begin_object(j);
-		json_kv_u64(j, "lo_ns", k == 0 ? 0 : 1ULL << k);
-		json_kv_u64(j, "hi_ns", 1ULL << (k + 1));
-		json_kv_u64(j, "count", s->log2_hist[k]);
-		json_end_object(j);
-	}
-	json_end_array(j);
-}
-
 static void write_result(struct json *j, const struct bench_ctx *ctx, struct case_samples *s,
 			 double seconds)
 {
@@ -214,7 +198,7 @@ static void write_result(struct json *j, const struct bench_ctx *ctx, struct cas
 	for (size_t r = 0; r < s->reps_done; r++)
 		json_double(j, s->rep_means[r]);
 	json_end_array(j);
-	write_histogram(j, &timed);
+	latency_write_histogram(j, &timed);
 	json_kv_bool(j, "bimodal", timed.bimodal);
 	json_key(j, "bimodal_peaks_ns");
 	if (timed.bimodal) {

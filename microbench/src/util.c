@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+const char *program_name = "fsbench";
 static char last_error_text[1024];
 
 int fail_msg(const char *fmt, ...)
@@ -21,7 +22,7 @@ int fail_msg(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(last_error_text, sizeof(last_error_text), fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "fsbench: %s\n", last_error_text);
+	fprintf(stderr, "%s: %s\n", program_name, last_error_text);
 	return -1;
 }
 
@@ -44,7 +45,7 @@ int fail_errno(const char *what, const char *path)
 
 static void vreport(const char *fmt, va_list ap)
 {
-	fputs("fsbench: ", stderr);
+	fprintf(stderr, "%s: ", program_name);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 }
@@ -56,7 +57,7 @@ void usage_error(const char *fmt, ...)
 	va_start(ap, fmt);
 	vreport(fmt, ap);
 	va_end(ap);
-	fputs("Try 'fsbench --help'.\n", stderr);
+	fprintf(stderr, "Try '%s --help'.\n", program_name);
 	exit(EXIT_USAGE);
 }
 

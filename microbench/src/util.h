@@ -8,6 +8,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The name errors start with: "fsbench" unless a tool's main() sets its own. */
+extern const char *program_name;
+
 /* Exit codes: 2 for a usage error (bad arguments), 1 for a failure while running. */
 enum { EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
 

@@ -1,0 +1,529 @@
+/*
+ * fsreplay.c - replay a trace's operations for real beneath a target directory (issue 5).
+ *
+ * Reads a plan (plan.h), builds the tree it needs (Tang 5.4), optionally drops caches,
+ * then runs the operations in one of three modes:
+ *   serial   one thread, plan order, each operation as soon as the previous ends (Tang);
+ *   threads  one thread per traced actor, each in its own order, and an operation on a
+ *            file or directory waits for the one before it on that resource (ARTC);
+ *   timed    threads, and each actor also keeps its traced think time; the time slept
+ *            beyond (or short of) what was asked is carried into the next sleep, so
+ *            errors do not add up to drift.
+ * Writes JSON: runtime, per-operation latency distributions, and errors compared with the
+ * trace's (an operation that failed traced should fail alike; one that did not should not).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "beneath.h"
+#include "cache.h"
+#include "clock.h"
+#include "json.h"
+#include "latency.h"
+#include "plan.h"
+#include "replay_ops.h"
+#include "util.h"
+
+enum mode { MODE_SERIAL, MODE_THREADS, MODE_TIMED };
+static const char *const mode_names[] = { "serial", "threads", "timed" };
+enum { MISMATCHES_KEPT = 20, FILL_CHUNK = 1 << 20 };
+
+struct options {
+	const char *plan, *target, *output;
+	enum mode mode;
+	int cold, skip_tree, allow_nonempty, progress_fd;
+};
+
+struct mismatch {
+	size_t index;
+	int expected, got;
+};
+
+struct tally { /* per operation kind */
+	uint64_t count, failed_as_traced, failed_unexpectedly, succeeded_unexpectedly, failed_differently;
+};
+
+struct worker {
+	pthread_t thread;
+	const struct plan *plan;
+	const struct options *opt;
+	struct replay_ctx ctx;
+	size_t *ops, n_ops;
+	struct latency lat[OP_KINDS];
+	struct tally tally[OP_KINDS];
+	struct mismatch mismatch[MISMATCHES_KEPT];
+	size_t n_mismatch;
+	uint64_t think_ns, slept_ns;
+	int64_t drift_ns;
+};
+
+static volatile sig_atomic_t stop_requested;
+static _Atomic unsigned char *done;   /* per operation, for dependencies */
+static _Atomic size_t completed;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static void usage(FILE *out)
+{
+	fputs("Usage: fsreplay --plan FILE --target DIR [--mode serial|threads|timed] [--cold]\n"
+	      "                [--skip-tree] [--allow-nonempty] [--output FILE] [--progress-fd N]\n"
+	      "                [--no-openat2]\n"
+	      "Replays a plan's operations for real beneath DIR (every path is resolved with\n"
+	      "openat2 RESOLVE_BENEATH) and writes a JSON report (stdout by default).\n", out);
+}
+
+static void parse_options(int argc, char **argv, struct options *o)
+{
+	static const struct option longs[] = {
+		{ "plan", required_argument, NULL, 'p' }, { "target", required_argument, NULL, 't' },
+		{ "mode", required_argument, NULL, 'm' }, { "cold", no_argument, NULL, 'c' },
+		{ "skip-tree", no_argument, NULL, 's' }, { "allow-nonempty", no_argument, NULL, 'a' },
+		{ "output", required_argument, NULL, 'o' }, { "progress-fd", required_argument, NULL, 'P' },
+		{ "no-openat2", no_argument, NULL, 'n' }, { "help", no_argument, NULL, 'h' }, { 0, 0, 0, 0 },
+	};
+	int c;
+
+	*o = (struct options){ .mode = MODE_SERIAL, .progress_fd = -1 };
+	while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
+		switch (c) {
+		case 'p': o->plan = optarg; break;
+		case 't': o->target = optarg; break;
+		case 'o': o->output = optarg; break;
+		case 'c': o->cold = 1; break;
+		case 's': o->skip_tree = 1; break;
+		case 'a': o->allow_nonempty = 1; break;
+		case 'P': o->progress_fd = atoi(optarg); break;
+		case 'n': beneath_force_fallback(1); break; /* the checked openat walk, for tests */
+		case 'm':
+			for (o->mode = 0; o->mode <= MODE_TIMED && strcmp(mode_names[o->mode], optarg); o->mode++)
+				;
+			if (o->mode > MODE_TIMED)
+				usage_error("--mode must be serial, threads or timed, not '%s'", optarg);
+			break;
+		case 'h': usage(stdout); exit(0);
+		default: usage_error("unknown option");
+		}
+	}
+	if (!o->plan || !o->target)
+		usage_error("--plan and --target are required");
+	if (optind != argc)
+		usage_error("unexpected argument '%s'", argv[optind]);
+}
+
+/* Nothing the user had is overwritten: the tree goes only into an empty directory. */
+static int check_empty(const char *target)
+{
+	DIR *d = opendir(target);
+	struct dirent *e;
+	int entries = 0;
+
+	if (!d)
+		return fail_errno("opendir", target);
+	while ((e = readdir(d)) != NULL)
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, "lost+found"))
+			entries++;
+	closedir(d);
+	if (entries)
+		return fail_msg("%s is not empty; replay builds its tree only in an empty directory "
+				"(--allow-nonempty to use what is there)", target);
+	return 0;
+}
+
+/* One file of the tree, with its parents; -1 and errno, printing nothing: the caller
+ * decides whether the failure is a refused hostile path or a real error. */
+static int fill_file(int root, const struct plan_entry *e, const char *chunk)
+{
+	const char *slash = strrchr(e->path, '/');
+	char parent[4096];
+	int fd, saved;
+
+	if (slash && (size_t)(slash - e->path) < sizeof(parent)) {
+		memcpy(parent, e->path, (size_t)(slash - e->path));
+		parent[slash - e->path] = '\0';
+		if (parent[0] && beneath_mkdirs(root, parent, 0755) != 0)
+			return -1;
+	}
+	fd = beneath_open(root, e->path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0)
+		return -1;
+	for (int64_t left = e->size; left > 0;) {
+		ssize_t n = write(fd, chunk, left < FILL_CHUNK ? (size_t)left : FILL_CHUNK);
+		if (n <= 0) {
+			saved = n < 0 ? errno : ENOSPC;
+			close(fd);
+			errno = saved;
+			return -1;
+		}
+		left -= n;
+	}
+	return close(fd);
+}
+
+/* Tang 5.4: the directories and files (with real data: reading a hole costs nothing) the
+ * trace needs before it starts.  An entry the tree cannot hold (a hostile path) is
+ * reported and skipped; the operations on it will fail and be counted. */
+static int build_tree(int root, const struct plan *p, struct json *j)
+{
+	char *chunk = xaligned(4096, FILL_CHUNK);
+	size_t dirs = 0, files = 0, refused = 0;
+	uint64_t bytes = 0, start = now_ns();
+
+	memset(chunk, 'f', FILL_CHUNK);
+	for (size_t i = 0; i < p->n_tree && !stop_requested; i++) {
+		const struct plan_entry *e = &p->tree[i];
+		int rc = e->size < 0 ? beneath_mkdirs(root, e->path, 0755) : fill_file(root, e, chunk);
+
+		if (rc != 0) {
+			if (errno != EXDEV && errno != ELOOP && errno != ENAMETOOLONG && errno != EINVAL) {
+				free(chunk);
+				return fail_errno("building the tree", e->path);
+			}
+			fprintf(stderr, "fsreplay: tree entry %s refused: %s\n", e->path, strerror(errno));
+			refused++;
+			continue;
+		}
+		if (e->size < 0) {
+			dirs++;
+		} else {
+			files++;
+			bytes += (uint64_t)e->size;
+		}
+	}
+	free(chunk);
+	int sync_fd = beneath_open(root, ".", O_RDONLY | O_DIRECTORY, 0);
+	if (sync_fd < 0 || syncfs(sync_fd) != 0)
+		return fail_errno("syncfs", "the target");
+	close(sync_fd);
+	json_key(j, "tree");
+	json_begin_object(j);
+	json_kv_u64(j, "directories", dirs);
+	json_kv_u64(j, "files", files);
+	json_kv_u64(j, "bytes", bytes);
+	json_kv_u64(j, "refused", refused);
+	json_kv_double(j, "seconds", (double)(now_ns() - start) / 1e9);
+	json_end_object(j);
+	return 0;
+}
+
+static void sleep_ns(uint64_t ns)
+{
+	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000ULL), .tv_nsec = (long)(ns % 1000000000ULL) };
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &ts) == EINTR && !stop_requested)
+		;
+}
+
+/* Timed mode: sleep the traced think time less what earlier sleeps overshot. */
+static void keep_think_time(struct worker *w, const struct plan_op *op)
+{
+	int64_t want = (int64_t)op->think_ns - w->drift_ns;
+	uint64_t start;
+
+	w->think_ns += op->think_ns;
+	if (want <= 0) {
+		w->drift_ns -= (int64_t)op->think_ns;
+		return;
+	}
+	start = now_ns();
+	sleep_ns((uint64_t)want);
+	uint64_t slept = now_ns() - start;
+	w->slept_ns += slept;
+	w->drift_ns += (int64_t)slept - (int64_t)op->think_ns;
+}
+
+static void wait_for(size_t dep)
+{
+	unsigned spins = 0;
+
+	while (!atomic_load_explicit(&done[dep], memory_order_acquire) && !stop_requested) {
+		if (++spins < 64) {
+			sched_yield();
+		} else {
+			struct timespec ts = { 0, 20000 };
+			nanosleep(&ts, NULL);
+		}
+	}
+}
+
+static void record(struct worker *w, size_t index, const struct plan_op *op, int got, uint64_t ns)
+{
+	struct tally *t = &w->tally[op->kind];
+	int expected = op->expect_errno;
+
+	t->count++;
+	if (op->timed)
+		latency_add(&w->lat[op->kind], ns);
+	if (got == expected)
+		t->failed_as_traced += got != 0;
+	else if (expected == 0)
+		t->failed_unexpectedly++;
+	else if (got == 0)
+		t->succeeded_unexpectedly++;
+	else
+		t->failed_differently++;
+	if (got != expected && w->n_mismatch < MISMATCHES_KEPT)
+		w->mismatch[w->n_mismatch++] = (struct mismatch){ index, expected, got };
+}
+
+static void *run_worker(void *arg)
+{
+	struct worker *w = arg;
+	const struct plan *p = w->plan;
+
+	for (size_t i = 0; i < w->n_ops && !stop_requested; i++) {
+		size_t index = w->ops[i];
+		const struct plan_op *op = &p->ops[index];
+
+		if (w->opt->mode != MODE_SERIAL && op->dep >= 0)
+			wait_for((size_t)op->dep);
+		if (w->opt->mode == MODE_TIMED && op->think_ns)
+			keep_think_time(w, op);
+		uint64_t start = now_ns();
+		int got = replay_op(&w->ctx, op);
+		uint64_t ns = now_ns() - start;
+		atomic_store_explicit(&done[index], 1, memory_order_release);
+		atomic_fetch_add_explicit(&completed, 1, memory_order_relaxed);
+		record(w, index, op, got, ns);
+	}
+	return NULL;
+}
+
+static const char *errno_name(int e)
+{
+	const char *name = e ? strerrorname_np(e) : NULL;
+
+	return e == 0 ? "success" : name ? name : "unknown";
+}
+
+static void write_operations(struct json *j, struct worker *workers, size_t n_workers)
+{
+	json_key(j, "operations");
+	json_begin_object(j);
+	for (int k = 0; k < OP_KINDS; k++) {
+		struct tally t = { 0 };
+		struct latency all;
+		struct latency_summary s;
+
+		latency_init(&all);
+		for (size_t i = 0; i < n_workers; i++) {
+			struct tally *w = &workers[i].tally[k];
+			t.count += w->count;
+			t.failed_as_traced += w->failed_as_traced;
+			t.failed_unexpectedly += w->failed_unexpectedly;
+			t.succeeded_unexpectedly += w->succeeded_unexpectedly;
+			t.failed_differently += w->failed_differently;
+			for (size_t x = 0; x < workers[i].lat[k].n; x++)
+				latency_add(&all, workers[i].lat[k].ns[x]);
+		}
+		if (!t.count) {
+			latency_free(&all);
+			continue;
+		}
+		latency_summarize(&all, &s);
+		json_key(j, plan_kind_names[k]);
+		json_begin_object(j);
+		json_kv_u64(j, "count", t.count);
+		json_kv_u64(j, "timed", s.n);
+		json_key(j, "latency_ns");
+		json_begin_object(j);
+		json_kv_double(j, "mean", s.n ? s.mean : 0);
+		json_kv_u64(j, "total", (uint64_t)(s.mean * (double)s.n + 0.5));
+		json_kv_u64(j, "p50", s.p50);
+		json_kv_u64(j, "p90", s.p90);
+		json_kv_u64(j, "p99", s.p99);
+		json_kv_u64(j, "max", s.max);
+		latency_write_histogram(j, &s);
+		json_end_object(j);
+		json_key(j, "errors");
+		json_begin_object(j);
+		json_kv_u64(j, "failed_as_traced", t.failed_as_traced);
+		json_kv_u64(j, "failed_unexpectedly", t.failed_unexpectedly);
+		json_kv_u64(j, "succeeded_unexpectedly", t.succeeded_unexpectedly);
+		json_kv_u64(j, "failed_differently", t.failed_differently);
+		json_end_object(j);
+		json_end_object(j);
+		latency_free(&all);
+	}
+	json_end_object(j);
+}
+
+static void write_mismatches(struct json *j, const struct plan *p, struct worker *workers, size_t n_workers)
+{
+	json_key(j, "mismatches");
+	json_begin_array(j);
+	for (size_t i = 0; i < n_workers; i++) {
+		for (size_t m = 0; m < workers[i].n_mismatch; m++) {
+			const struct mismatch *x = &workers[i].mismatch[m];
+			json_begin_object(j);
+			json_kv_u64(j, "operation", x->index);
+			json_kv_string(j, "kind", plan_kind_names[p->ops[x->index].kind]);
+			json_kv_string(j, "path", p->ops[x->index].path);
+			json_kv_string(j, "traced", errno_name(x->expected));
+			json_kv_string(j, "replayed", errno_name(x->got));
+			json_end_object(j);
+		}
+	}
+	json_end_array(j);
+}
+
+/* Which operations each worker runs: all of them in order (serial), or each actor's. */
+static size_t assign(const struct plan *p, enum mode mode, struct worker **out)
+{
+	size_t n = mode == MODE_SERIAL ? 1 : (p->actors ? p->actors : 1);
+	struct worker *w = xcalloc(n, sizeof(*w));
+	size_t *fill = xcalloc(n, sizeof(*fill));
+
+	for (size_t i = 0; i < p->n_ops; i++)
+		w[mode == MODE_SERIAL ? 0 : p->ops[i].actor].n_ops++;
+	for (size_t a = 0; a < n; a++)
+		w[a].ops = xcalloc(w[a].n_ops ? w[a].n_ops : 1, sizeof(size_t));
+	for (size_t i = 0; i < p->n_ops; i++) {
+		size_t a = mode == MODE_SERIAL ? 0 : p->ops[i].actor;
+		w[a].ops[fill[a]++] = i;
+	}
+	free(fill);
+	*out = w;
+	return n;
+}
+
+static void *report_progress(void *arg)
+{
+	const struct options *o = ((struct worker *)arg)->opt;
+	size_t total = ((struct worker *)arg)->plan->n_ops;
+	char line[64];
+
+	while (!stop_requested) {
+		size_t now = atomic_load(&completed);
+		int len = snprintf(line, sizeof(line), "%zu %zu\n", now, total);
+		if (write(o->progress_fd, line, (size_t)len) < 0 || now >= total)
+			break;
+		sleep_ns(200000000ULL);
+	}
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	struct options opt;
+	struct plan plan;
+	struct worker *workers;
+	struct json j;
+	pthread_t progress;
+	FILE *out = stdout;
+	int root, *fds;
+	size_t n_workers;
+	uint64_t start, runtime;
+
+	program_name = "fsreplay";
+	parse_options(argc, argv, &opt);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	if (plan_load(opt.plan, &plan) != 0)
+		return EXIT_USAGE;
+	root = open(opt.target, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0) {
+		fail_errno("open target directory", opt.target);
+		return EXIT_USAGE;
+	}
+	if (!opt.skip_tree && !opt.allow_nonempty && check_empty(opt.target) != 0)
+		return EXIT_USAGE;
+	if (opt.output && !(out = fopen(opt.output, "w")))
+		die("cannot write %s: %s", opt.output, strerror(errno));
+	json_init(&j, out);
+	json_begin_object(&j);
+	json_kv_u64(&j, "schema_version", 1);
+	json_kv_string(&j, "kind", "replay");
+	json_kv_string(&j, "mode", mode_names[opt.mode]);
+	json_kv_string(&j, "target", opt.target);
+	json_kv_u64(&j, "planned_operations", plan.n_ops);
+	json_kv_u64(&j, "actors", plan.actors);
+	if (!opt.skip_tree && build_tree(root, &plan, &j) != 0)
+		return EXIT_RUNTIME;
+	if (opt.cold && cache_drop_all() != 0)
+		return EXIT_RUNTIME;
+	json_kv_string(&j, "cache", opt.cold ? "cold" : "warm");
+
+	fds = xcalloc(plan.handles ? plan.handles : 1, sizeof(int));
+	for (uint32_t h = 0; h < plan.handles; h++)
+		fds[h] = -1;
+	done = xcalloc(plan.n_ops ? plan.n_ops : 1, 1);
+	n_workers = assign(&plan, opt.mode, &workers);
+	for (size_t i = 0; i < n_workers; i++) {
+		workers[i].plan = &plan;
+		workers[i].opt = &opt;
+		replay_ctx_init(&workers[i].ctx, root, fds, plan.max_io);
+		for (int k = 0; k < OP_KINDS; k++)
+			latency_init(&workers[i].lat[k]);
+	}
+	if (opt.progress_fd >= 0)
+		pthread_create(&progress, NULL, report_progress, &workers[0]);
+	start = now_ns();
+	if (n_workers == 1) {
+		run_worker(&workers[0]);
+	} else {
+		for (size_t i = 0; i < n_workers; i++)
+			if (pthread_create(&workers[i].thread, NULL, run_worker, &workers[i]) != 0)
+				die("cannot start thread %zu of %zu", i, n_workers);
+		for (size_t i = 0; i < n_workers; i++)
+			pthread_join(workers[i].thread, NULL);
+	}
+	runtime = now_ns() - start;
+	if (opt.progress_fd >= 0) {
+		stop_requested = stop_requested ? stop_requested : 2;
+		pthread_join(progress, NULL);
+	}
+	for (uint32_t h = 0; h < plan.handles; h++)
+		if (fds[h] >= 0)
+			close(fds[h]);
+
+	size_t ran = atomic_load(&completed);
+	json_kv_u64(&j, "operations_run", ran);
+	json_kv_bool(&j, "interrupted", ran < plan.n_ops);
+	json_kv_u64(&j, "runtime_ns", runtime);
+	if (opt.mode == MODE_TIMED) {
+		uint64_t think = 0, slept = 0;
+		for (size_t i = 0; i < n_workers; i++) {
+			think += workers[i].think_ns;
+			slept += workers[i].slept_ns;
+		}
+		json_key(&j, "think_time");
+		json_begin_object(&j);
+		json_kv_u64(&j, "traced_ns", think);
+		json_kv_u64(&j, "slept_ns", slept);
+		json_end_object(&j);
+	}
+	write_operations(&j, workers, n_workers);
+	write_mismatches(&j, &plan, workers, n_workers);
+	json_end_object(&j);
+	fputc('\n', out);
+	if (out != stdout && fclose(out) != 0)
+		die("cannot write %s: %s", opt.output, strerror(errno));
+	for (size_t i = 0; i < n_workers; i++) {
+		replay_ctx_free(&workers[i].ctx);
+		for (int k = 0; k < OP_KINDS; k++)
+			latency_free(&workers[i].lat[k]);
+		free(workers[i].ops);
+	}
+	free(workers);
+	free(fds);
+	free((void *)done);
+	plan_free(&plan);
+	close(root);
+	return ran < plan.n_ops ? EXIT_RUNTIME : 0;
+}

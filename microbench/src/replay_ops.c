@@ -1,0 +1,320 @@
+/*
+ * replay_ops.c - each plan operation as the system calls the trace made, every path
+ * resolved beneath the target (beneath.c).  A stat resolves its parent directory once
+ * (cached) and then makes one fstatat, so replay costs what the traced call cost.
+ */
+#include "replay_ops.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "beneath.h"
+#include "util.h"
+
+/* Bumped by every operation that can make a cached directory stale (rename, rmdir, unlink, ...). */
+static _Atomic uint64_t namespace_generation;
+
+void replay_ctx_init(struct replay_ctx *c, int root, int *fds, uint64_t max_io)
+{
+	memset(c, 0, sizeof(*c));
+	c->root = root;
+	c->fds = fds;
+	c->buf = xaligned(4096, max_io ? max_io : 4096);
+	memset(c->buf, 'r', max_io ? max_io : 4096);
+	for (int i = 0; i < DIR_CACHE_SLOTS; i++)
+		c->cache.fd[i] = -1;
+}
+
+static void cache_clear(struct dir_cache *d)
+{
+	for (int i = 0; i < DIR_CACHE_SLOTS; i++) {
+		if (d->fd[i] >= 0)
+			close(d->fd[i]);
+		free(d->name[i]);
+		d->name[i] = NULL;
+		d->fd[i] = -1;
+	}
+}
+
+void replay_ctx_free(struct replay_ctx *c)
+{
+	cache_clear(&c->cache);
+	free(c->buf);
+}
+
+static unsigned hash(const char *s, size_t n)
+{
+	unsigned h = 2166136261u; /* FNV-1a */
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 16777619u;
+	return h % DIR_CACHE_SLOTS;
+}
+
+/* The parent of `path` beneath root, from the cache when nothing renamed or removed since.
+ * The descriptor belongs to the cache: callers do not close it. */
+static int parent_of(struct replay_ctx *c, const char *path, const char **base)
+{
+	const char *slash = strrchr(path, '/');
+	size_t len = slash ? (size_t)(slash - path) : 0;
+	uint64_t now = atomic_load_explicit(&namespace_generation, memory_order_acquire);
+	unsigned slot = hash(path, len);
+	int fd;
+
+	if (c->cache.generation != now) {
+		cache_clear(&c->cache);
+		c->cache.generation = now;
+	}
+	*base = slash ? slash + 1 : path;
+	if (c->cache.name[slot] && strlen(c->cache.name[slot]) == len && memcmp(c->cache.name[slot], path, len) == 0
+	    && (*base)[0] && strcmp(*base, ".") && strcmp(*base, ".."))
+		return c->cache.fd[slot];
+	fd = beneath_parent(c->root, path, base);
+	if (fd < 0)
+		return -1;
+	if (c->cache.fd[slot] >= 0)
+		close(c->cache.fd[slot]);
+	free(c->cache.name[slot]);
+	c->cache.name[slot] = strndup(path, len);
+	c->cache.fd[slot] = fd;
+	return fd;
+}
+
+static void namespace_changed(void)
+{
+	atomic_fetch_add_explicit(&namespace_generation, 1, memory_order_release);
+}
+
+static int handle_fd(struct replay_ctx *c, const struct plan_op *op)
+{
+	if (op->handle < 0 || c->fds[op->handle] < 0) {
+		errno = EBADF;
+		return -1;
+	}
+	return c->fds[op->handle];
+}
+
+/* stat follows a final symlink only beneath root: lstat first, and a symlink is opened
+ * with openat2 (which refuses one pointing out) and then fstat'ed. */
+static int do_stat(struct replay_ctx *c, const struct plan_op *op, int follow)
+{
+	struct stat st;
+	const char *base;
+	int dir = parent_of(c, op->path, &base), fd, rc;
+
+	if (dir < 0 && errno != EINVAL)
+		return -1;
+	if (dir >= 0) {
+		if (fstatat(dir, base, &st, AT_SYMLINK_NOFOLLOW) != 0)
+			return -1;
+		if (!follow || !S_ISLNK(st.st_mode))
+			return 0;
+	}
+	/* A final symlink to follow, or a path ending in "." or "..": resolved whole. */
+	fd = beneath_open(c->root, op->path, O_PATH | (follow ? 0 : O_NOFOLLOW), 0);
+	if (fd < 0)
+		return -1;
+	rc = fstat(fd, &st);
+	close(fd);
+	return rc;
+}
+
+static int do_open(struct replay_ctx *c, const struct plan_op *op)
+{
+	int fd = beneath_open(c->root, op->path, op->flags, op->mode ? op->mode : 0644);
+
+	if (fd < 0)
+		return -1;
+	if (op->handle >= 0) {
+		if (c->fds[op->handle] >= 0)
+			close(c->fds[op->handle]);
+		c->fds[op->handle] = fd;
+	} else {
+		close(fd);
+	}
+	return 0;
+}
+
+static int do_close(struct replay_ctx *c, const struct plan_op *op)
+{
+	int fd = handle_fd(c, op);
+
+	if (fd < 0)
+		return -1;
+	c->fds[op->handle] = -1;
+	return close(fd);
+}
+
+static int do_data(struct replay_ctx *c, const struct plan_op *op)
+{
+	int fd = handle_fd(c, op);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	if (op->kind == OP_READ)
+		n = op->offset >= 0 ? pread(fd, c->buf, op->size, op->offset) : read(fd, c->buf, op->size);
+	else
+		n = op->offset >= 0 ? pwrite(fd, c->buf, op->size, op->offset) : write(fd, c->buf, op->size);
+	return n < 0 ? -1 : 0;
+}
+
+static int do_getdents(int fd, char *buf, size_t size)
+{
+	long n = syscall(SYS_getdents64, fd, buf, size < 4096 ? 4096 : size);
+
+	return n < 0 ? -1 : (int)(n > 0);
+}
+
+/* A whole directory listed, as an NFS READDIR or a traced readdir without an open. */
+static int do_readdir(struct replay_ctx *c, const struct plan_op *op)
+{
+	int fd = beneath_open(c->root, op->path, O_RDONLY | O_DIRECTORY, 0), more, saved;
+
+	if (fd < 0)
+		return -1;
+	while ((more = do_getdents(fd, c->buf, 32768 < op->size ? op->size : 32768)) > 0)
+		;
+	saved = errno;
+	close(fd);
+	errno = saved;
+	return more < 0 ? -1 : 0;
+}
+
+/* Two-path operations: both parents resolved beneath root. */
+static int do_two_paths(struct replay_ctx *c, const struct plan_op *op)
+{
+	const char *base1, *base2;
+	int dir1, dir2, rc;
+
+	if (op->kind == OP_SYMLINK) { /* path2 is the new name; path the text it holds */
+		dir2 = parent_of(c, op->path2, &base2);
+		return dir2 < 0 ? -1 : symlinkat(op->path, dir2, base2);
+	}
+	dir1 = beneath_parent(c->root, op->path, &base1);
+	if (dir1 < 0)
+		return -1;
+	dir2 = parent_of(c, op->path2, &base2);
+	if (dir2 < 0) {
+		rc = -1;
+	} else if (op->kind == OP_RENAME) {
+		rc = renameat(dir1, base1, dir2, base2);
+	} else {
+		rc = linkat(dir1, base1, dir2, base2, 0);
+	}
+	int saved = errno;
+	close(dir1);
+	errno = saved;
+	return rc;
+}
+
+/* chmod and utimes on the file an O_PATH descriptor holds, through its /proc/self/fd
+ * entry, so a final symlink is followed only beneath root. */
+static int do_attr(struct replay_ctx *c, const struct plan_op *op)
+{
+	char proc[64];
+	int fd = beneath_open(c->root, op->path, O_PATH, 0), rc, saved;
+
+	if (fd < 0)
+		return -1;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	rc = op->kind == OP_CHMOD ? chmod(proc, op->mode ? op->mode : 0644) : utimensat(AT_FDCWD, proc, NULL, 0);
+	saved = errno;
+	close(fd);
+	errno = saved;
+	return rc;
+}
+
+static int do_truncate(struct replay_ctx *c, const struct plan_op *op)
+{
+	int fd = op->kind == OP_FTRUNCATE ? handle_fd(c, op) : beneath_open(c->root, op->path, O_WRONLY, 0);
+	int rc, saved;
+
+	if (fd < 0)
+		return -1;
+	rc = ftruncate(fd, (off_t)op->size);
+	saved = errno;
+	if (op->kind == OP_TRUNCATE)
+		close(fd);
+	errno = saved;
+	return rc;
+}
+
+static int do_op(struct replay_ctx *c, const struct plan_op *op)
+{
+	const char *base;
+	struct stat st;
+	char link[256];
+	int dir, fd, rc;
+
+	switch ((enum op_kind)op->kind) {
+	case OP_OPEN:
+		return do_open(c, op);
+	case OP_CLOSE:
+		return do_close(c, op);
+	case OP_READ:
+	case OP_WRITE:
+		return do_data(c, op);
+	case OP_FSYNC:
+	case OP_FDATASYNC:
+		fd = handle_fd(c, op);
+		return fd < 0 ? -1 : op->kind == OP_FSYNC ? fsync(fd) : fdatasync(fd);
+	case OP_STAT:
+	case OP_ACCESS:
+		return do_stat(c, op, 1);
+	case OP_LSTAT:
+		return do_stat(c, op, 0);
+	case OP_FSTAT:
+		fd = handle_fd(c, op);
+		return fd < 0 ? -1 : fstat(fd, &st);
+	case OP_UNLINK:
+	case OP_RMDIR:
+		dir = parent_of(c, op->path, &base);
+		if (dir < 0)
+			return -1;
+		rc = unlinkat(dir, base, op->kind == OP_RMDIR ? AT_REMOVEDIR : 0);
+		namespace_changed();
+		return rc;
+	case OP_MKDIR:
+		dir = parent_of(c, op->path, &base);
+		return dir < 0 ? -1 : mkdirat(dir, base, op->mode ? op->mode : 0755);
+	case OP_RENAME:
+	case OP_LINK:
+	case OP_SYMLINK:
+		rc = do_two_paths(c, op);
+		namespace_changed();
+		return rc;
+	case OP_READLINK:
+		dir = parent_of(c, op->path, &base);
+		return dir < 0 ? -1 : (readlinkat(dir, base, link, sizeof(link)) < 0 ? -1 : 0);
+	case OP_READDIR:
+		return do_readdir(c, op);
+	case OP_GETDENTS:
+		fd = handle_fd(c, op);
+		return fd < 0 ? -1 : (do_getdents(fd, c->buf, op->size) < 0 ? -1 : 0);
+	case OP_TRUNCATE:
+	case OP_FTRUNCATE:
+		return do_truncate(c, op);
+	case OP_CHMOD:
+	case OP_UTIMES:
+		return do_attr(c, op);
+	case OP_KINDS:
+		break;
+	}
+	errno = EINVAL;
+	return -1;
+}
+
+int replay_op(struct replay_ctx *c, const struct plan_op *op)
+{
+	errno = 0;
+	return do_op(c, op) == 0 ? 0 : (errno ? errno : EIO);
+}
