@@ -10,6 +10,8 @@ import json
 import os
 import signal
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
@@ -152,20 +154,27 @@ def _bench_target(settings: Settings, target: Optional[Path], fs_name: Optional[
     return target, "", "unknown"
 
 
+@contextmanager
+def _progress(description: str, show: bool = True) -> Iterator[Callable[..., None]]:
+    """A progress bar; yields update(done, total[, label]) for a tool's progress callback."""
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), TextColumn("{task.fields[case]}"), console=console,
+                  transient=True, disable=not show) as progress:
+        task = progress.add_task(description, total=None, case="")
+
+        def update(done: int, total: int, label: str = "") -> None:
+            progress.update(task, completed=done, total=total, case=escape(label))
+
+        yield update
+
+
 def measure(settings: Settings, target: Path, options: FsbenchOptions, candidate: str,
             store: ResultsStore, show: bool = True) -> tuple[dict[str, Any], CostTable]:
     """Run fsbench with a progress bar, store the run and its cost table; returns both."""
     _, estimate = plan(target, options)
     if show:
         console.print(f"[dim]{escape(candidate or str(target))}: {escape(estimate)}[/]")
-    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), TextColumn("{task.fields[case]}"), console=console,
-                  transient=True, disable=not show) as progress:
-        task = progress.add_task(escape(candidate or str(target)), total=None, case="")
-
-        def on_progress(done: int, total: int, label: str) -> None:
-            progress.update(task, completed=done, total=total, case=escape(label))
-
+    with _progress(escape(candidate or str(target)), show) as on_progress:
         doc = run_fsbench(target, options, on_progress=on_progress)
     label = candidate or doc.get("environment", {}).get("fs_type", "unknown")
     run_id = store.save_fsbench(doc, label=label)
@@ -297,7 +306,6 @@ def characterize_command(
 ) -> None:
     """The workload profile of a trace: Tang's table, sequentiality, runs, sizes, reuse curve."""
     import tempfile
-    from contextlib import ExitStack
 
     from fsbm.characterizer.characterize import characterize_files
     from fsbm.traces.ingest import ingest
@@ -338,6 +346,75 @@ def characterize_command(
         except ValueError as exc:
             raise UsageError(str(exc)) from None
         console.print(f"fio job written to {escape(str(fio_out))}")
+
+
+# -- replay ----------------------------------------------------------------------------
+
+
+def _events_of(source: Path, stack: ExitStack, keep_going: bool) -> Path:
+    """An event table for a trace or a table: traces are parsed into a temporary one."""
+    import tempfile
+
+    from fsbm.traces.ingest import ingest
+
+    if source.suffix == ".parquet":
+        return source
+    tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="fsbm-events-")))
+    return ingest([source], tmp / "events.parquet", keep_going=keep_going).output
+
+
+@app.command("replay")
+def replay_command(
+    ctx: typer.Context,
+    source: Path = typer.Argument(..., help="A trace (strace log, capture) or an event table (Parquet)."),
+    target: Optional[Path] = typer.Option(None, "--target", help="An empty directory to replay beneath."),
+    fs_name: Optional[str] = typer.Option(None, "--fs", help="A scratch filesystem by name (instead of --target)."),
+    mode: str = typer.Option("serial", "--mode", help="serial (Tang), threads (per actor, ARTC order) or timed."),
+    cold: bool = typer.Option(False, "--cold", help="Drop caches after building the tree."),
+    plan_out: Optional[Path] = typer.Option(None, "--plan", help="Also keep the replay plan here."),
+    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the replay report (JSON) here."),
+    force: bool = typer.Option(False, "--force", help="Allow --json and --plan to replace existing files."),
+    keep_going: bool = typer.Option(False, "--keep-going", help="When parsing a trace, skip bad records."),
+) -> None:
+    """Replay a trace for real beneath a directory: runtime, latencies, errors against the trace."""
+    import tempfile
+
+    from fsbm.microbench.replay import MODES, run_replay
+    from fsbm.traces.ingest import read_events
+    from fsbm.traces.replay_plan import write_plan
+
+    if mode not in MODES:
+        raise UsageError(f"--mode must be one of {', '.join(MODES)}, not {mode!r}")
+    if not source.exists():
+        raise UsageError(f"{source} does not exist")
+    _refuse_overwrite(json_out, force)
+    _refuse_overwrite(plan_out, force)
+    settings = _settings(ctx)
+    directory, candidate, aging = _bench_target(settings, target, fs_name)
+    with ExitStack() as stack:
+        events = _events_of(source, stack, keep_going)
+        plan_path = plan_out or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="fsbm-plan-"))) / "plan"
+        stats = write_plan(read_events(events), plan_path)
+        console.print(f"[dim]plan: {stats.operations:,} operations by {stats.actors} actors; tree "
+                      f"{stats.tree_directories:,} directories, {stats.tree_files:,} files "
+                      f"({stats.tree_bytes / 2**20:.1f} MiB); left out: "
+                      f"{', '.join(f'{n:,} {why}' for why, n in stats.skipped.items()) or 'nothing'}[/]")
+        with _progress(f"replaying ({mode})") as advance:
+            doc = run_replay(plan_path, directory, mode=mode, cold=cold, on_progress=advance)
+    doc.update(source=str(source), candidate=candidate, aging_state=aging,
+               plan={"events": stats.events, "operations": stats.operations, "skipped": dict(stats.skipped),
+                     "implicit_opens": stats.implicit_opens})
+    with settings.store() as store:
+        replay_id = store.save_document("replay", doc, name=str(source))
+    console.print(render.replay_table(doc))
+    for warning in doc.get("warnings", []):
+        errors.print(f"warning: {warning}", markup=False, highlight=False)
+    console.print(f"replay {replay_id} stored in {escape(str(store.path))}")
+    if json_out is not None:
+        _write_json(json_out, doc)
+    if doc.get("interrupted"):
+        raise FsbmError(f"replay interrupted after {doc['operations_run']:,} of {doc['planned_operations']:,} "
+                        "operations; what ran is stored")
 
 
 # -- store -----------------------------------------------------------------------------

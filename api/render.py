@@ -141,3 +141,18 @@ def profile_table(body: dict[str, Any]) -> Table:
         table.add_row("page cache for half the best hit ratio", format_bytes(half["cache_bytes"]))
         table.add_row("best block-read hit ratio", _pct(100 * points[-1]["hit_fraction"]))
     return table
+
+
+def replay_table(doc: dict[str, Any]) -> Table:
+    """A replay: runtime, and per operation its count, latency and errors against the trace."""
+    table = Table(title=escape(f"replay ({doc['mode']}, {doc.get('cache', '?')} cache) of "
+                               f"{doc['operations_run']:,} operations: {format_ns(doc['runtime_ns'])}"))
+    for column in ("operation", "count", "p50", "p99", "total", "failed as traced", "mismatched"):
+        table.add_column(column, justify="left" if column == "operation" else "right")
+    for name, entry in doc["operations"].items():
+        lat, errors = entry["latency_ns"], entry["errors"]
+        mismatched = errors["failed_unexpectedly"] + errors["succeeded_unexpectedly"] + errors["failed_differently"]
+        table.add_row(name, f"{entry['count']:,}", format_ns(lat["p50"]), format_ns(lat["p99"]),
+                      format_ns(lat["total"]), f"{errors['failed_as_traced']:,}",
+                      f"[red]{mismatched:,}[/]" if mismatched else "0")
+    return table

@@ -1,0 +1,38 @@
+"""Drive the native fsreplay: a plan and a target in, one JSON report out (issue 5)."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from fsbm.locations import native_binary
+from fsbm.microbench.fsbench import check_target
+from fsbm.microbench.native_run import load_result, run_with_progress
+
+MODES = ("serial", "threads", "timed")
+
+
+def fsreplay_binary() -> Path:
+    """The built fsreplay: $FSBM_FSREPLAY, the package's bin/, or PATH."""
+    return native_binary("fsreplay", Path(__file__).parent)
+
+
+def run_replay(plan: Path, target: Path, *, mode: str = "serial", cold: bool = False,
+               on_progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+    """Replay `plan` beneath `target` (which must be empty: the plan's tree is built there)."""
+    check_target(target)
+    binary = fsreplay_binary()
+
+    def progress(line: str) -> None:
+        done, _, total = line.partition(" ")
+        if on_progress and done.isdigit() and total.isdigit():
+            on_progress(int(done), int(total))
+
+    with tempfile.TemporaryDirectory(prefix="fsbm-replay-") as tmp:
+        out_path = Path(tmp) / "replay.json"
+        command = [str(binary), "--plan", str(plan), "--target", str(target), "--mode", mode,
+                   "--output", str(out_path), *(["--cold"] if cold else [])]
+        returncode, stderr = run_with_progress(lambda fd: [*command, "--progress-fd", str(fd)], progress)
+        return load_result("fsreplay", returncode, stderr, out_path)

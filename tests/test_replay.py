@@ -1,0 +1,188 @@
+"""fsreplay on real traced programs and on hostile traces: what ran, how errors compare with
+the trace, and that nothing outside the target changes whatever the trace says."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import textwrap
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from fsbm.microbench.replay import fsreplay_binary
+from fsbm.traces.ingest import ingest, read_events
+from fsbm.traces.record import record
+from fsbm.traces.replay_plan import build_plan, write_plan
+from fsbm.traces.schema import EVENT_SCHEMA
+from tests.conftest import run_fsbm
+
+WORKLOAD = "tar xf src.tar && grep -rc zzz src > /dev/null; cat src/f1 src/f2 > both; mv both src/both; rm -rf src"
+
+
+@pytest.fixture
+def traced(tmp_path: Path) -> Path:
+    """A real workload traced here: untar, grep, cat, mv, rm of a 30-file tree."""
+    work = tmp_path / "work"
+    (work / "src").mkdir(parents=True)
+    for i in range(30):
+        (work / "src" / f"f{i}").write_bytes(os.urandom(1000 * (i + 1)))
+    with tarfile.open(work / "src.tar", "w") as tar:
+        tar.add(work / "src", arcname="src")
+    for f in (work / "src").iterdir():
+        f.unlink()
+    (work / "src").rmdir()
+    recording = record(["sh", "-c", WORKLOAD], tmp_path / "w.strace", cwd=work)
+    assert recording.returncode == 0
+    return recording.log
+
+
+def snapshot(root: Path) -> dict[str, tuple[str, int]]:
+    """Every entry beneath root: its kind and content hash (or link text), and mode."""
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        for name in dirnames + filenames:
+            p = Path(dirpath) / name
+            st = p.lstat()
+            if p.is_symlink():
+                content = "link:" + os.readlink(p)
+            elif p.is_file():
+                content = hashlib.sha256(p.read_bytes()).hexdigest()
+            else:
+                content = "dir"
+            out[str(p.relative_to(root))] = (content, st.st_mode)
+    return out
+
+
+@pytest.mark.parametrize("mode", ["serial", "threads", "timed"])
+def test_a_traced_workload_replays_with_the_errors_it_had(traced: Path, tmp_path: Path, fsbm_home: Path,
+                                                          mode: str) -> None:
+    target = tmp_path / "target"
+    target.mkdir()
+    out = tmp_path / "replay.json"
+    done = run_fsbm("replay", str(traced), "--target", str(target), "--mode", mode, "--json", str(out))
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(out.read_text())
+    assert doc["operations_run"] == doc["planned_operations"] > 500 and not doc["interrupted"]
+    ops = doc["operations"]
+    # The workload's own operations, each replayed: 30 files created by tar, 31 removed by rm.
+    assert ops["unlink"]["count"] >= 31 and ops["rename"]["count"] == 1 and ops["rmdir"]["count"] >= 1
+    # Everything that failed traced (the dynamic loader probing paths) failed alike; nothing else did.
+    assert ops["open"]["errors"]["failed_as_traced"] > 10
+    assert doc["mismatches"] == [], doc["mismatches"]
+    # The end state is the traced one: src removed again.
+    work = target / str(traced.parent / "work").lstrip("/")
+    assert (work / "src.tar").is_file() and not (work / "src").exists()
+    if mode == "timed":
+        assert doc["think_time"]["slept_ns"] > 0
+
+
+def test_timed_mode_keeps_the_traced_think_time(tmp_path: Path) -> None:
+    program = tmp_path / "slow.py"
+    program.write_text(textwrap.dedent("""
+        import os, time
+        for i in range(8):
+            with open(f"f{i}", "w") as f:
+                f.write("x" * 4096)
+            time.sleep(0.15)
+            os.stat(f"f{i}")
+    """))
+    recording = record([sys.executable, str(program)], tmp_path / "slow.strace", cwd=tmp_path)
+    ingest([recording.log], tmp_path / "slow.parquet")
+    table = read_events(tmp_path / "slow.parquet")
+    mine = table.filter(pa.array([str(f).startswith(str(tmp_path) + "/f") for f in table["file"].to_pylist()]))
+    write_plan(mine, tmp_path / "plan")
+    runtimes = {}
+    for mode in ("serial", "timed"):
+        target = tmp_path / mode
+        target.mkdir()
+        done = subprocess.run([str(fsreplay_binary()), "--plan", str(tmp_path / "plan"), "--target", str(target),
+                               "--mode", mode], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        runtimes[mode] = json.loads(done.stdout)["runtime_ns"]
+    traced_ns = max(mine["ts"].to_pylist()) - min(mine["ts"].to_pylist())
+    assert runtimes["serial"] < 0.1 * traced_ns
+    assert abs(runtimes["timed"] - traced_ns) / traced_ns < 0.05, (runtimes, traced_ns)
+
+
+def _events(rows: list[tuple[str, str, str | None, int | None]]) -> pa.Table:
+    """(op, path, path2, errno) rows by one actor, as the strace parser writes them."""
+    n = len(rows)
+    return pa.table({
+        "seq": list(range(n)), "ts": [None] * n, "dur": [None] * n, "actor": ["1"] * n,
+        "op": [r[0] for r in rows], "orig": [r[0] for r in rows], "file": [r[1] for r in rows],
+        "path": [r[1] for r in rows], "path2": [r[2] for r in rows], "offset": [0 if r[0] == "write" else None
+                                                                               for r in rows],
+        "size": [64 if r[0] == "write" else None for r in rows], "ret": [64 if r[0] == "write" else 0 for r in rows],
+        "errno": [r[3] for r in rows], "record": list(range(n)),
+    }).cast(EVENT_SCHEMA)
+
+
+@pytest.mark.parametrize("walk", [False, True], ids=["openat2", "openat-walk"])
+def test_hostile_traces_change_nothing_outside_the_target(tmp_path: Path, walk: bool) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "precious").write_text("keep me")
+    (outside / "dir").mkdir()
+    target = tmp_path / "target"
+    target.mkdir()
+    escape_rel = os.path.relpath(outside, target)  # "../outside"
+    long_name = "n" * 300
+    rows = [
+        ("create", f"{escape_rel}/planted", None, None),            # ../ out of the target
+        ("write", f"{escape_rel}/planted", None, None),
+        ("unlink", f"{escape_rel}/precious", None, None),
+        ("rmdir", f"{escape_rel}/dir", None, None),
+        ("symlink", "/inside/link", str(outside), None),             # planted mid-trace, pointing out
+        ("create", "/inside/link/evil", None, None),                 # through it
+        ("write", "/inside/link/evil", None, None),
+        ("unlink", "/inside/link/precious", None, None),
+        ("setattr", "/inside/link/precious", None, None),
+        ("rename", "/inside/link/precious", "/inside/stolen", None),
+        ("symlink", "/inside/up", "../../..", None),
+        ("create", "/inside/up/" + str(outside).lstrip("/") + "/evil2", None, None),
+        ("create", "/inside/" + long_name, None, "ENAMETOOLONG"),    # a name too long
+        ("mkdir", "/inside/" + "/".join(["d" * 200] * 30), None, None),  # a path too long
+    ]
+    table = _events(rows)
+    plan = tmp_path / "plan"
+    text, _ = build_plan(table)
+    # Absolute paths the plan builder would have made relative, written in by hand.
+    text += f"O\t0\tunlink\t-1\t0\t0\t-1\t0\t0\t0\t-1\t1\t{outside}/precious\t\n"
+    text += f"O\t0\trename\t-1\t0\t0\t-1\t0\t0\t0\t-1\t1\tinside/x\t{outside}/y\n"
+    plan.write_text(text)
+    before = snapshot(outside)
+    command = [str(fsreplay_binary()), "--plan", str(plan), "--target", str(target), "--allow-nonempty"]
+    done = subprocess.run(command + (["--no-openat2"] if walk else []), capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert snapshot(outside) == before
+    assert (outside / "precious").read_text() == "keep me"
+    refused = [m for m in doc["mismatches"] if m["replayed"] in ("EXDEV", "ELOOP", "ENAMETOOLONG", "ENOENT")]
+    assert len(refused) >= 8, doc["mismatches"]
+    # The planted symlink itself is an entry beneath the target, as traced.
+    assert (target / "inside" / "link").is_symlink(), doc["mismatches"]
+
+
+def test_a_bad_plan_names_its_line(tmp_path: Path) -> None:
+    plan = tmp_path / "plan"
+    plan.write_text("fsbm-replay-plan\t1\nactors\t1\nhandles\t0\nmaxio\t4096\nO\t0\tfrobnicate\t-1\t0\t0\t-1\t0\t0\t0"
+                    "\t-1\t1\tx\t\n")
+    done = subprocess.run([str(fsreplay_binary()), "--plan", str(plan), "--target", str(tmp_path)],
+                          capture_output=True, text=True)
+    assert done.returncode == 2
+    assert f"{plan}:5: unknown operation kind" in done.stderr
+
+
+def test_replay_refuses_a_target_that_is_not_empty(traced: Path, tmp_path: Path, fsbm_home: Path) -> None:
+    target = tmp_path / "busy"
+    target.mkdir()
+    (target / "mine").write_text("user data")
+    done = run_fsbm("replay", str(traced), "--target", str(target))
+    assert done.returncode == 2 and "not empty" in done.stderr and "Traceback" not in done.stderr
+    assert (target / "mine").read_text() == "user data" and len(list(target.iterdir())) == 1

@@ -1,0 +1,319 @@
+"""Events in, a replay plan out (DESIGN: Replay; Tang 5.4; ARTC's resource order).
+
+The plan (format in microbench/src/plan.h) holds the tree the trace needs before it
+starts, then its operations, each with the actor that made it, the open file it uses,
+its real size and offset, the error the trace saw, the actor's think time before it, and
+the earlier operation on the same file or directory by another actor it must follow.
+
+Names: strace paths are kept, made relative to the target ("/home/a/f" -> "home/a/f");
+descriptors whose file the trace never showed become "_unknown/fd-N-pid-P"; NFS file
+handles become "_nfs/<handle>".  Nothing is made safe here by string checks: ".." and
+absolute paths pass through, and fsreplay's openat2(RESOLVE_BENEATH) refuses them.
+Events on pipes, sockets, /dev, /proc and /sys are left out, counted by reason.
+"""
+
+from __future__ import annotations
+
+import errno as errno_names
+import os
+import posixpath
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow as pa
+
+PSEUDO_PREFIXES = ("/dev/", "/proc/", "/sys/", "/run/")
+NFS_ERRORS = {"NOENT": "ENOENT", "EXIST": "EEXIST", "NOTDIR": "ENOTDIR", "ISDIR": "EISDIR", "NOTEMPTY": "ENOTEMPTY",
+              "ACCES": "EACCES", "PERM": "EPERM", "NOSPC": "ENOSPC", "NAMETOOLONG": "ENAMETOOLONG",
+              "STALE": "ESTALE", "ROFS": "EROFS", "FBIG": "EFBIG", "DQUOT": "EDQUOT", "XDEV": "EXDEV"}
+NAMESPACE_OPS = {"create", "unlink", "mkdir", "rmdir", "rename", "link", "symlink"}
+LSTAT_CALLS = {"lstat", "lstat64"}
+FD_STAT_CALLS = {"fstat", "fstat64", "fstatfs"}
+
+
+@dataclass
+class PlanStats:
+    events: int = 0
+    operations: int = 0
+    implicit_opens: int = 0
+    skipped: Counter = field(default_factory=Counter)
+    tree_directories: int = 0
+    tree_files: int = 0
+    tree_bytes: int = 0
+    actors: int = 0
+
+
+def replay_name(name: str) -> str | None:
+    """Where a traced file lives beneath the target; None for what is not a file to replay."""
+    if not name:
+        return None
+    if name.startswith("?fd="):
+        return "_unknown/" + name[1:].replace("=", "-").replace("/", "-")
+    if name.startswith("/"):
+        if name.startswith(PSEUDO_PREFIXES) or name in ("/dev", "/proc", "/sys"):
+            return None
+        stripped = name.lstrip("/")
+        return stripped or "."
+    if name.startswith("0x") or all(c in "0123456789abcdef" for c in name.lower()):
+        return "_nfs/" + name
+    if ":[" in name or name.startswith(("pipe:", "socket:", "anon_inode:")):
+        return None
+    return name  # relative as traced: fsreplay resolves it beneath the target, or refuses
+
+
+def errno_number(name: str | None) -> int:
+    if not name:
+        return 0
+    if name.startswith("NFS"):
+        name = NFS_ERRORS.get(name.split("ERR_", 1)[-1], "EIO")
+    return getattr(errno_names, name, errno_names.EIO)
+
+
+def _escape(path: str) -> str:
+    return path.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n")
+
+
+@dataclass
+class _Op:
+    actor: int
+    kind: str
+    handle: int = -1
+    flags: int = 0
+    offset: int = -1
+    size: int = 0
+    errno: int = 0
+    think: int = 0
+    dep: int = -1
+    timed: bool = True
+    path: str = ""
+    path2: str = ""
+
+
+class PlanBuilder:
+    """One pass over the events in trace order, then the tree and the flags."""
+
+    def __init__(self) -> None:
+        self.ops: list[_Op] = []
+        self.stats = PlanStats()
+        self.actor_ids: dict[str, int] = {}
+        self.current: dict[tuple[int, str], list[int]] = defaultdict(list)  # (actor, path) -> open handles
+        self.handles = 0
+        self.written: set[int] = set()
+        self.listed: set[int] = set()
+        self.created_handles: dict[int, bool] = {}
+        self.last_end: dict[int, int] = {}
+        self.last_on: dict[str, int] = {}
+        self.first_use: dict[str, tuple[str, int, bool]] = {}  # path -> (op, errno, as destination)
+        self.directories: set[str] = set()
+        self.size: dict[str, int] = defaultdict(int)
+        self.max_io = 4096
+
+    def _actor(self, name: str) -> int:
+        return self.actor_ids.setdefault(name, len(self.actor_ids))
+
+    def _touch(self, path: str, op: str, err: int, destination: bool = False) -> None:
+        self.first_use.setdefault(path, (op, err, destination))
+
+    def _emit(self, op: _Op, resources: tuple[str, ...]) -> None:
+        index = len(self.ops)
+        deps = [self.last_on[r] for r in resources if r in self.last_on and self.ops[self.last_on[r]].actor != op.actor]
+        op.dep = max(deps) if deps else -1
+        for r in resources:
+            self.last_on[r] = index
+        self.max_io = max(self.max_io, op.size)
+        self.ops.append(op)
+
+    def _handle_for(self, actor: int, path: str) -> int:
+        """The actor's open handle on path; an untimed open first when the trace has none (NFS,
+        or a descriptor opened before tracing began)."""
+        stack = self.current[(actor, path)]
+        if stack:
+            return stack[-1]
+        handle = self.handles
+        self.handles += 1
+        stack.append(handle)
+        self.stats.implicit_opens += 1
+        self._emit(_Op(actor, "open", handle=handle, timed=False, path=path), (path,))
+        return handle
+
+    def add(self, row: dict, ts: int | None, dur: int | None) -> None:
+        self.stats.events += 1
+        op, orig = row["op"], row["orig"] or ""
+        if orig.startswith("NFS4.") and orig[5:] in {"SEQUENCE", "PUTFH", "PUTROOTFH", "GETFH", "SAVEFH", "RESTOREFH"}:
+            self.stats.skipped["nfs4 state"] += 1
+            return
+        call = orig.rsplit(".", 1)[-1].lower()
+        path = replay_name(row["file"] or row["path"] or "")
+        if path is None:
+            self.stats.skipped["not a file (pipe, socket, /dev, /proc, /sys)"] += 1
+            return
+        actor = self._actor(row["actor"] or "?")
+        err = errno_number(row["errno"])
+        think = 0
+        if ts is not None:
+            if actor in self.last_end:
+                think = max(0, ts - self.last_end[actor])
+            self.last_end[actor] = ts + (dur or 0)
+        base = dict(actor=actor, errno=err, think=think, path=path)
+        size = row["size"] if row["size"] is not None and row["size"] >= 0 else 0
+        offset = row["offset"] if row["offset"] is not None and row["offset"] >= 0 else -1
+        nfs = orig.startswith("NFS")
+        if op in ("open", "create"):
+            self._touch(path, op, err)
+            handle = -1
+            if not err and not (nfs and op == "create"):
+                handle = self.handles
+                self.handles += 1
+                self.current[(actor, path)].append(handle)
+                self.created_handles[handle] = op == "create"
+            flags = os.O_CREAT | os.O_RDWR if op == "create" else os.O_RDONLY
+            if op == "create" and err == errno_names.EEXIST:
+                flags |= os.O_EXCL
+            self._emit(_Op(kind="open", handle=handle, flags=flags, **base), (path, posixpath.dirname(path)))
+        elif op == "close":
+            stack = self.current.get((actor, path))
+            if not stack:
+                self.stats.skipped["close of a file not opened in the trace"] += 1
+                return
+            self._emit(_Op(kind="close", handle=stack.pop(), **base), (path,))
+        elif op in ("read", "write"):
+            self._touch(path, op, err)
+            handle = self._handle_for(actor, path)
+            if op == "write":
+                self.written.add(handle)
+            end = (offset if offset >= 0 else 0) + max(size, row["ret"] or 0)
+            if op == "read" and not err:
+                self.size[path] = max(self.size[path], end if offset >= 0 else size)
+            self._emit(_Op(kind=op, handle=handle, offset=offset, size=size, **base), (path,))
+        elif op == "stat":
+            self._touch(path, op, err)
+            if call in FD_STAT_CALLS and self.current.get((actor, path)):
+                self._emit(_Op(kind="fstat", handle=self.current[(actor, path)][-1], **base), (path,))
+            else:
+                self._emit(_Op(kind="lstat" if call in LSTAT_CALLS else "stat", **base), (path,))
+        elif op == "readdir":
+            self._touch(path, op, err)
+            self.directories.add(path)
+            stack = self.current.get((actor, path))
+            if stack and not nfs:
+                self.listed.add(stack[-1])
+                self._emit(_Op(kind="getdents", handle=stack[-1], size=max(size, 4096), **base), (path,))
+            else:
+                self._emit(_Op(kind="readdir", **base), (path,))
+        elif op == "fsync":
+            handle = self._handle_for(actor, path)
+            self._emit(_Op(kind="fdatasync" if call == "fdatasync" else "fsync", handle=handle, **base), (path,))
+        elif op == "setattr":
+            self._touch(path, op, err)
+            truncating = "truncate" in call or (nfs and row["size"] is not None)
+            if truncating and call.startswith("f") and self.current.get((actor, path)):
+                self._emit(_Op(kind="ftruncate", handle=self.current[(actor, path)][-1], size=size, **base), (path,))
+            else:
+                self._emit(_Op(kind="truncate" if truncating else ("utimes" if "utime" in call else "chmod"),
+                               size=size, **base), (path,))
+        elif op in ("mkdir", "rmdir", "unlink", "readlink"):
+            self._touch(path, op, err)
+            if op in ("mkdir", "rmdir"):
+                self.directories.add(path)
+            self._emit(_Op(kind=op, **base), (path, posixpath.dirname(path)))
+        elif op in ("rename", "link", "symlink"):
+            self._two_paths(op, row, path, base)
+        else:
+            self.stats.skipped[f"{op} (not replayed)"] += 1
+            return
+        self.stats.operations += 1
+
+    def _two_paths(self, op: str, row: dict, path: str, base: dict) -> None:
+        err = base["errno"]
+        other = row["path2"] or ""
+        if op == "symlink":  # path: the link made; path2: the text it holds (kept as traced)
+            self._touch(path, op, err, destination=True)
+            self._emit(_Op(kind="symlink", **{**base, "path": other, "path2": path}),
+                       (path, posixpath.dirname(path)))
+            return
+        target = replay_name(other)
+        if target is None:
+            self.stats.skipped[f"{op} to a pseudo file"] += 1
+            return
+        if op == "link":  # path: the new name; path2: the existing file
+            self._touch(target, op, err)
+            self._touch(path, op, err, destination=True)
+            self._emit(_Op(kind="link", **{**base, "path": target, "path2": path}),
+                       (target, path, posixpath.dirname(path)))
+            return
+        self._touch(path, op, err)
+        self._touch(target, op, err, destination=True)
+        self._emit(_Op(kind="rename", **{**base, "path2": target}),
+                   (path, target, posixpath.dirname(path), posixpath.dirname(target)))
+
+    def finish_flags(self) -> None:
+        for op in self.ops:
+            if op.kind != "open" or op.handle < 0:
+                continue
+            if op.handle in self.listed or op.path in self.directories:
+                op.flags = os.O_RDONLY | os.O_DIRECTORY
+            elif op.handle in self.written:
+                op.flags = (op.flags & ~os.O_ACCMODE) | os.O_RDWR
+
+    def tree(self) -> list[tuple[str, int]]:
+        """Tang 5.4: (path, size) for files and (path, -1) for directories present at the start."""
+        exists = {}
+        for path, (op, err, destination) in self.first_use.items():
+            made_here = (op in ("create", "mkdir") and err == 0) or destination
+            exists[path] = not made_here and err != errno_names.ENOENT
+
+        def ancestors(path: str) -> list[str]:
+            out, parent = [], posixpath.dirname(path)
+            while parent:
+                out.append(parent)
+                parent = posixpath.dirname(parent)
+            return out
+
+        def present_at_start(path: str) -> bool:
+            """Present unless made during the trace, or beneath something made during it."""
+            return exists.get(path, True) and all(exists.get(a, True) for a in ancestors(path))
+
+        entries: dict[str, int] = {}
+        for path in self.first_use:  # hostile ones ("..") are kept: fsreplay refuses them, and says so
+            for parent in ancestors(path):
+                if parent != "." and present_at_start(parent):
+                    entries[parent] = -1
+        for path in self.first_use:
+            if path not in entries and path != "." and present_at_start(path):
+                entries[path] = -1 if path in self.directories else self.size.get(path, 0)
+        return sorted(entries.items(), key=lambda item: (item[0].count("/"), item[0]))
+
+
+def build_plan(table: pa.Table) -> tuple[str, PlanStats]:
+    """The plan text for an event table, and what went into it."""
+    builder = PlanBuilder()
+    columns = ["seq", "ts", "dur", "actor", "op", "orig", "file", "path", "path2", "offset", "size", "ret", "errno"]
+    data = table.select(columns)
+    nfs = any(str(o).startswith("NFS") for o in data["orig"].unique().to_pylist())
+    # NFS events are written when the reply comes; replay them in the order the calls went out.
+    order = "ts" if nfs and data["ts"].null_count == 0 else "seq"
+    data = data.sort_by([(order, "ascending"), ("seq", "ascending")])
+    for batch in data.to_batches(max_chunksize=65536):
+        rows = batch.to_pylist()
+        for row in rows:
+            builder.add(row, row["ts"], row["dur"])
+    builder.finish_flags()
+    tree = builder.tree()
+    stats = builder.stats
+    stats.actors = len(builder.actor_ids)
+    stats.tree_directories = sum(1 for _, size in tree if size < 0)
+    stats.tree_files = len(tree) - stats.tree_directories
+    stats.tree_bytes = sum(size for _, size in tree if size > 0)
+    lines = ["fsbm-replay-plan\t1", f"actors\t{max(stats.actors, 1)}", f"handles\t{builder.handles}",
+             f"maxio\t{builder.max_io}"]
+    lines += [f"D\t{_escape(p)}" if size < 0 else f"F\t{size}\t{_escape(p)}" for p, size in tree]
+    lines += [f"O\t{o.actor}\t{o.kind}\t{o.handle}\t{o.flags}\t0\t{o.offset}\t{o.size}\t{o.errno}\t{o.think}\t"
+              f"{o.dep}\t{int(o.timed)}\t{_escape(o.path)}\t{_escape(o.path2)}" for o in builder.ops]
+    return "\n".join(lines) + "\n", stats
+
+
+def write_plan(table: pa.Table, output: Path) -> PlanStats:
+    text, stats = build_plan(table)
+    Path(output).write_text(text)
+    return stats
