@@ -90,6 +90,3 @@ def log2_histogram(values: np.ndarray, counts: np.ndarray | None = None) -> list
     return [{"lo": 0 if k == 0 else 1 << k, "hi": 1 << (k + 1), "count": int(c)}
             for k, c in enumerate(per_bucket) if c]
 
-
-def distribution(values: np.ndarray) -> dict[str, object]:
-    return ValueCounts.of(values).distribution()

@@ -29,7 +29,7 @@ from fsbm.characterizer.arrays import to_arrays
 from fsbm.characterizer.partial import Partial, finalize, summarize
 from fsbm.characterizer.profile import Profile
 from fsbm.errors import UsageError
-from fsbm.traces.ingest import DICTIONARY_COLUMNS
+from fsbm.traces.ingest import DICTIONARY_COLUMNS, check_event_table
 
 ROWS_PER_PIECE = 1_000_000
 
@@ -68,8 +68,7 @@ def pieces(path: Path, rows_per_piece: int = ROWS_PER_PIECE) -> list[Piece]:
         raise UsageError(f"{path} holds no .parquet files")
     out = []
     for file in files:
-        read_events_schema_only(file)
-        meta = pq.ParquetFile(file).metadata
+        meta = check_event_table(file)
         group, rows = [], 0
         for i in range(meta.num_row_groups):
             group.append(i)
@@ -80,19 +79,6 @@ def pieces(path: Path, rows_per_piece: int = ROWS_PER_PIECE) -> list[Piece]:
         if group:
             out.append(Piece(str(file), tuple(group)))
     return out
-
-
-def read_events_schema_only(path: Path) -> None:
-    """The same checks read_events makes, on the footer alone."""
-    from fsbm.traces.schema import EVENT_SCHEMA
-
-    try:
-        meta = pq.read_metadata(path)
-    except (OSError, pa.ArrowInvalid) as exc:
-        raise UsageError(f"{path} is not a Parquet event table ({exc})") from exc
-    version = (meta.metadata or {}).get(b"fsbm.schema_version")
-    if version is None or int(version) != 1 or meta.schema.to_arrow_schema().names != EVENT_SCHEMA.names:
-        raise UsageError(f"{path} is not an fsbm event table (schema_version {version!r})")
 
 
 def _bucket_of(actors: list[str], buckets: int) -> np.ndarray:

@@ -124,15 +124,25 @@ def ingest(inputs: list[Path], output: Path, *, keep_going: bool = False, force:
 DICTIONARY_COLUMNS = ["actor", "op", "orig", "file", "errno"]
 
 
+def check_event_table(path: Path) -> pq.FileMetaData:
+    """The footer of an fsbm event table of a schema version this fsbm reads; a clear error
+    for anything else, before any data is read."""
+    try:
+        meta = pq.read_metadata(path)
+    except (OSError, pa.ArrowInvalid) as exc:
+        raise UsageError(f"{path} is not a Parquet event table ({exc})") from exc
+    version = (meta.metadata or {}).get(b"fsbm.schema_version")
+    if version is None or int(version) != 1 or meta.schema.to_arrow_schema().names != EVENT_SCHEMA.names:
+        raise UsageError(f"{path} is not an fsbm event table (schema_version {version!r})")
+    return meta
+
+
 def read_events(path: Path) -> pa.Table:
     """Read an event table, checking it is one and of a schema version this fsbm reads."""
+    check_event_table(path)
     try:
         # Low-cardinality columns come back dictionary-encoded, as Parquet stores them:
         # the characterizer uses the codes as ids without hashing every string again.
-        table = pq.read_table(path, read_dictionary=DICTIONARY_COLUMNS)
+        return pq.read_table(path, read_dictionary=DICTIONARY_COLUMNS)
     except (OSError, pa.ArrowInvalid) as exc:
         raise UsageError(f"{path} is not a Parquet event table ({exc})") from exc
-    version = pq.read_metadata(path).metadata.get(b"fsbm.schema_version") if table.num_columns else None
-    if version is None or int(version) != 1 or table.schema.names != EVENT_SCHEMA.names:
-        raise UsageError(f"{path} is not an fsbm event table (schema_version {version!r})")
-    return table
