@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,8 +20,16 @@
 #include "beneath.h"
 #include "util.h"
 
-/* Bumped by every operation that can make a cached directory stale (rename, rmdir, unlink, ...). */
-static _Atomic uint64_t namespace_generation;
+/*
+ * Paths whose meaning an operation changed (rename, rmdir, unlink, mkdir, link, symlink),
+ * numbered; each thread catches up by dropping the cached directories at or beneath them,
+ * and only those, so a replay's own lookups stay few and do not disturb what it replays.
+ * A thread that fell more than CHANGE_LOG changes behind drops everything.
+ */
+enum { CHANGE_LOG = 1024 };
+static pthread_mutex_t change_lock = PTHREAD_MUTEX_INITIALIZER;
+static char *changed[CHANGE_LOG];
+static _Atomic uint64_t change_seq;
 
 void replay_ctx_init(struct replay_ctx *c, int root, int *fds, uint64_t max_io)
 {
@@ -46,7 +55,8 @@ static void cache_clear(struct dir_cache *d)
 
 void replay_ctx_free(struct replay_ctx *c)
 {
-	cache_clear(&c->cache);
+	for (int i = 0; i < DIR_CACHE_SLOTS; i++)
+		free(c->cache.name[i]);
 	free(c->buf);
 }
 
@@ -59,20 +69,56 @@ static unsigned hash(const char *s, size_t n)
 	return h % DIR_CACHE_SLOTS;
 }
 
-/* The parent of `path` beneath root, from the cache when nothing renamed or removed since.
+static void cache_forget(struct dir_cache *d, const char *path)
+{
+	size_t len = strlen(path);
+
+	for (int i = 0; i < DIR_CACHE_SLOTS; i++) {
+		const char *name = d->name[i];
+		if (name && strncmp(name, path, len) == 0 && (name[len] == '\0' || name[len] == '/')) {
+			close(d->fd[i]);
+			free(d->name[i]);
+			d->name[i] = NULL;
+			d->fd[i] = -1;
+		}
+	}
+}
+
+static void catch_up(struct dir_cache *d)
+{
+	if (d->generation == atomic_load_explicit(&change_seq, memory_order_acquire))
+		return;
+	pthread_mutex_lock(&change_lock);
+	uint64_t now = atomic_load_explicit(&change_seq, memory_order_relaxed);
+	if (now - d->generation > CHANGE_LOG)
+		cache_clear(d);
+	else
+		for (uint64_t seq = d->generation; seq < now; seq++)
+			cache_forget(d, changed[seq % CHANGE_LOG]);
+	pthread_mutex_unlock(&change_lock);
+	d->generation = now;
+}
+
+static void namespace_changed(const char *path)
+{
+	pthread_mutex_lock(&change_lock);
+	uint64_t seq = atomic_load_explicit(&change_seq, memory_order_relaxed);
+	free(changed[seq % CHANGE_LOG]);
+	changed[seq % CHANGE_LOG] = xstrdup(path);
+	atomic_store_explicit(&change_seq, seq + 1, memory_order_release);
+	pthread_mutex_unlock(&change_lock);
+}
+
+/* The parent of `path` beneath root, from the cache unless a change since touched it.
  * The descriptor belongs to the cache: callers do not close it. */
 static int parent_of(struct replay_ctx *c, const char *path, const char **base)
 {
 	const char *slash = strrchr(path, '/');
 	size_t len = slash ? (size_t)(slash - path) : 0;
-	uint64_t now = atomic_load_explicit(&namespace_generation, memory_order_acquire);
 	unsigned slot = hash(path, len);
 	int fd;
 
-	if (c->cache.generation != now) {
-		cache_clear(&c->cache);
-		c->cache.generation = now;
-	}
+	catch_up(&c->cache);
 	*base = slash ? slash + 1 : path;
 	if (c->cache.name[slot] && strlen(c->cache.name[slot]) == len && memcmp(c->cache.name[slot], path, len) == 0
 	    && (*base)[0] && strcmp(*base, ".") && strcmp(*base, ".."))
@@ -86,11 +132,6 @@ static int parent_of(struct replay_ctx *c, const char *path, const char **base)
 	c->cache.name[slot] = strndup(path, len);
 	c->cache.fd[slot] = fd;
 	return fd;
-}
-
-static void namespace_changed(void)
-{
-	atomic_fetch_add_explicit(&namespace_generation, 1, memory_order_release);
 }
 
 static int handle_fd(struct replay_ctx *c, const struct plan_op *op)
@@ -216,17 +257,38 @@ static int do_two_paths(struct replay_ctx *c, const struct plan_op *op)
 	return rc;
 }
 
-/* chmod and utimes on the file an O_PATH descriptor holds, through its /proc/self/fd
- * entry, so a final symlink is followed only beneath root. */
+#ifndef SYS_fchmodat2
+#define SYS_fchmodat2 452 /* Linux 6.6; this libc's headers predate it */
+#endif
+
+/*
+ * chmod and utimes as one call on (parent, base) that does not follow a final symlink
+ * (fchmodat2 and utimensat with AT_SYMLINK_NOFOLLOW), so nothing outside root is touched.
+ * A final symlink, or a kernel without fchmodat2, takes the long way: the file opened O_PATH
+ * beneath root (following the link only beneath it) and changed through /proc/self/fd.
+ */
 static int do_attr(struct replay_ctx *c, const struct plan_op *op)
 {
+	const char *base;
 	char proc[64];
-	int fd = beneath_open(c->root, op->path, O_PATH, 0), rc, saved;
+	mode_t mode = op->mode ? op->mode : 0644;
+	int dir = parent_of(c, op->path, &base), fd, rc, saved;
 
+	if (dir >= 0) {
+		rc = op->kind == OP_CHMOD ? (int)syscall(SYS_fchmodat2, dir, base, mode, AT_SYMLINK_NOFOLLOW)
+					  : utimensat(dir, base, NULL, AT_SYMLINK_NOFOLLOW);
+		if (rc == 0 || (errno != ENOSYS && errno != EOPNOTSUPP))
+			return rc;
+		if (op->kind != OP_CHMOD) /* utimensat set the symlink's own times: done */
+			return rc;
+	} else if (errno != EINVAL) {
+		return -1;
+	}
+	fd = beneath_open(c->root, op->path, O_PATH, 0);
 	if (fd < 0)
 		return -1;
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-	rc = op->kind == OP_CHMOD ? chmod(proc, op->mode ? op->mode : 0644) : utimensat(AT_FDCWD, proc, NULL, 0);
+	rc = op->kind == OP_CHMOD ? chmod(proc, mode) : utimensat(AT_FDCWD, proc, NULL, 0);
 	saved = errno;
 	close(fd);
 	errno = saved;
@@ -281,16 +343,20 @@ static int do_op(struct replay_ctx *c, const struct plan_op *op)
 		if (dir < 0)
 			return -1;
 		rc = unlinkat(dir, base, op->kind == OP_RMDIR ? AT_REMOVEDIR : 0);
-		namespace_changed();
+		namespace_changed(op->path);
 		return rc;
-	case OP_MKDIR:
+	case OP_MKDIR: /* the name may have been a cached symlink */
 		dir = parent_of(c, op->path, &base);
-		return dir < 0 ? -1 : mkdirat(dir, base, op->mode ? op->mode : 0755);
+		rc = dir < 0 ? -1 : mkdirat(dir, base, op->mode ? op->mode : 0755);
+		namespace_changed(op->path);
+		return rc;
 	case OP_RENAME:
 	case OP_LINK:
 	case OP_SYMLINK:
 		rc = do_two_paths(c, op);
-		namespace_changed();
+		if (op->kind == OP_RENAME)
+			namespace_changed(op->path);
+		namespace_changed(op->path2);
 		return rc;
 	case OP_READLINK:
 		dir = parent_of(c, op->path, &base);

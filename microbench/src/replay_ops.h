@@ -25,6 +25,7 @@ struct replay_ctx {
 };
 
 void replay_ctx_init(struct replay_ctx *c, int root, int *fds, uint64_t max_io);
+/* Frees memory; the cached directory descriptors are left for exit to close. */
 void replay_ctx_free(struct replay_ctx *c);
 
 /* Run one operation; 0 on success, else the errno it failed with. */

@@ -472,6 +472,7 @@ static const struct sysdesc table[] = {
 	{ "utime", "setattr", h_path, -1, 0, -1 },
 	{ "utimes", "setattr", h_path, -1, 0, -1 },
 	{ "fchmodat", "setattr", h_path, 0, 1, -1 },
+	{ "fchmodat2", "setattr", h_path, 0, 1, -1 },
 	{ "fchownat", "setattr", h_path, 0, 1, -1 },
 	{ "utimensat", "setattr", h_path, 0, 1, -1 },
 	{ "futimesat", "setattr", h_path, 0, 1, -1 },
