@@ -299,6 +299,9 @@ def characterize_command(
     keep_going: bool = typer.Option(False, "--keep-going", help="When parsing a trace, skip bad records."),
     fio_out: Optional[Path] = typer.Option(None, "--fio", help="Also write the data side as a fio job file."),
     fio_directory: str = typer.Option("/tmp/fsbm-fio", "--fio-directory", help="Where that fio job puts files."),
+    synthetic_out: Optional[Path] = typer.Option(None, "--synthetic", help="Also write a synthetic workload with "
+                                                 "this profile (an event table `fsbm replay` runs) here."),
+    synthetic_events: int = typer.Option(20_000, "--synthetic-events", min=100, help="Calls in that workload."),
     workers: Optional[int] = typer.Option(None, "--workers", min=1,
                                           help="Run on a local Dask cluster of N worker processes."),
     scheduler: Optional[str] = typer.Option(None, "--dask", metavar="ADDRESS",
@@ -312,6 +315,7 @@ def characterize_command(
 
     _refuse_overwrite(json_out, force)
     _refuse_overwrite(fio_out, force)
+    _refuse_overwrite(synthetic_out, force)
     if workers and scheduler:
         raise UsageError("give --workers (a local cluster) or --dask (a running one), not both")
     for source in sources:
@@ -346,6 +350,15 @@ def characterize_command(
         except ValueError as exc:
             raise UsageError(str(exc)) from None
         console.print(f"fio job written to {escape(str(fio_out))}")
+    if synthetic_out is not None:
+        from fsbm.characterizer.synthetic import write_synthetic
+
+        try:
+            n = write_synthetic(profile, synthetic_out, events=synthetic_events)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        console.print(f"synthetic workload of {n:,} calls written to {escape(str(synthetic_out))} "
+                      f"(run it: fsbm replay {escape(str(synthetic_out))} --target DIR)")
 
 
 # -- replay ----------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tarfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pytest
 
 from fsbm.microbench import scratch
 from fsbm.microbench.fsbench import fsbench_binary
+from fsbm.traces.record import record
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO.parent / "shared" / "data"
@@ -66,3 +68,23 @@ def run_fsbm(*args: str, env: dict[str, str] | None = None, timeout: float = 600
     command = [str(Path(sys.executable).parent / "fsbm"), *args]
     return subprocess.run(command, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
                           env={**os.environ, **(env or {}), "COLUMNS": "200"})
+
+
+WORKLOAD = "tar xf src.tar && grep -rc zzz src > /dev/null; cat src/f1 src/f2 > both; mv both src/both; rm -rf src"
+
+
+@pytest.fixture
+def traced(tmp_path: Path) -> Path:
+    """A real workload traced here: untar, grep, cat, mv, rm of a 30-file tree."""
+    work = tmp_path / "work"
+    (work / "src").mkdir(parents=True)
+    for i in range(30):
+        (work / "src" / f"f{i}").write_bytes(os.urandom(1000 * (i + 1)))
+    with tarfile.open(work / "src.tar", "w") as tar:
+        tar.add(work / "src", arcname="src")
+    for f in (work / "src").iterdir():
+        f.unlink()
+    (work / "src").rmdir()
+    recording = record(["sh", "-c", WORKLOAD], tmp_path / "w.strace", cwd=work)
+    assert recording.returncode == 0
+    return recording.log

@@ -8,7 +8,6 @@ import json
 import os
 import subprocess
 import sys
-import tarfile
 import textwrap
 from pathlib import Path
 
@@ -21,26 +20,6 @@ from fsbm.traces.record import record
 from fsbm.traces.replay_plan import build_plan, write_plan
 from fsbm.traces.schema import EVENT_SCHEMA
 from tests.conftest import run_fsbm
-
-WORKLOAD = "tar xf src.tar && grep -rc zzz src > /dev/null; cat src/f1 src/f2 > both; mv both src/both; rm -rf src"
-
-
-@pytest.fixture
-def traced(tmp_path: Path) -> Path:
-    """A real workload traced here: untar, grep, cat, mv, rm of a 30-file tree."""
-    work = tmp_path / "work"
-    (work / "src").mkdir(parents=True)
-    for i in range(30):
-        (work / "src" / f"f{i}").write_bytes(os.urandom(1000 * (i + 1)))
-    with tarfile.open(work / "src.tar", "w") as tar:
-        tar.add(work / "src", arcname="src")
-    for f in (work / "src").iterdir():
-        f.unlink()
-    (work / "src").rmdir()
-    recording = record(["sh", "-c", WORKLOAD], tmp_path / "w.strace", cwd=work)
-    assert recording.returncode == 0
-    return recording.log
-
 
 def snapshot(root: Path) -> dict[str, tuple[str, int]]:
     """Every entry beneath root: its kind and content hash (or link text), and mode."""
