@@ -7,28 +7,17 @@ scored.  The stack-distance pass itself runs in C (characterizer/native/stackdis
 
 from __future__ import annotations
 
-import ctypes
 from dataclasses import dataclass
-from functools import lru_cache
-from pathlib import Path
 
 import numpy as np
 
 from fsbm.characterizer.arrays import MISSING, OP_INDEX, EventArrays, access_lengths
-from fsbm.locations import native_binary
+from fsbm.characterizer.kernels import library
 
 BLOCK = 4096
 # Above this many block references the curve is computed on coarser blocks (powers of two
 # of 4 KiB), so a trace that moved terabytes stays within memory; the profile says so.
 MAX_REFERENCES = 64_000_000
-
-
-@lru_cache(maxsize=1)
-def _kernel() -> ctypes.CDLL:
-    library = ctypes.CDLL(str(native_binary("libfsbm_stackdist.so", Path(__file__).parent)))
-    library.fsbm_stack_distances.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p]
-    library.fsbm_stack_distances.restype = ctypes.c_int
-    return library
 
 
 @dataclass
@@ -86,7 +75,7 @@ def previous_reference(keys: np.ndarray) -> np.ndarray:
 def stack_distances(keys: np.ndarray) -> np.ndarray:
     prev = np.ascontiguousarray(previous_reference(keys), dtype=np.int64)
     out = np.empty(len(keys), dtype=np.int64)
-    if len(keys) and _kernel().fsbm_stack_distances(prev.ctypes.data, len(keys), out.ctypes.data) != 0:
+    if len(keys) and library().fsbm_stack_distances(prev.ctypes.data, len(keys), out.ctypes.data) != 0:
         raise MemoryError("stack distances: out of memory")
     return out
 

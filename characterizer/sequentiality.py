@@ -18,80 +18,56 @@ was consecutive, else *random*; and read-only, write-only or read-write.
 
 from __future__ import annotations
 
+import ctypes
 from dataclasses import dataclass
 
 import numpy as np
 
-from fsbm.characterizer.arrays import MISSING, OP_INDEX, EventArrays, access_lengths, group_key, group_order
+from fsbm.characterizer.arrays import OP_INDEX, EventArrays
+from fsbm.characterizer.kernels import library
 
 NFS_RUN_GAP_NS = 30 * 1_000_000_000
 
 
 @dataclass
 class Access:
-    """The data accesses in (actor, file, time) order, with their classification."""
+    """The data accesses in time order, with their classification."""
 
     index: np.ndarray        # positions in the event arrays
-    run: np.ndarray          # run id of each access
+    run: np.ndarray          # run id of each access, 0 .. runs-1
     consecutive: np.ndarray  # bool
     sequential: np.ndarray   # bool
+    last_of_run: np.ndarray  # bool
     end: np.ndarray          # offset + length
+    runs: int
 
 
 def classify(ev: EventArrays, nfs: bool) -> Access:
-    data = ((ev.op == OP_INDEX["read"]) | (ev.op == OP_INDEX["write"])) & (ev.offset != MISSING) & ~ev.failed
-    opens = (ev.op == OP_INDEX["open"]) | (ev.op == OP_INDEX["create"])
-    idx = np.flatnonzero(data | opens)
-    # "Previous" in time: NFS events are written when their reply arrives, not in call order.
-    clock = ev.ts[idx] if ev.has_time else ev.seq[idx]
-    order = group_order(ev, idx, clock)  # the one sort: (actor, file), then time
-    idx, clock = idx[order], clock[order]
-    is_open = opens[idx]
-    key = group_key(ev, idx)
-    new_group = np.ones(len(idx), bool)
-    new_group[1:] = key[1:] != key[:-1]
-    run = _run_ids(new_group, is_open, clock, nfs)
-    consecutive, sequential, end = _per_direction(ev, idx, is_open, new_group)
-    data_rows = ~is_open
-    return Access(idx[data_rows], run[data_rows], consecutive[data_rows], sequential[data_rows], end[data_rows])
-
-
-def _run_ids(new_group: np.ndarray, is_open: np.ndarray, clock: np.ndarray, nfs: bool) -> np.ndarray:
-    """Run ids along the (actor, file, time) order: a new run at each open, or for NFS after
-    30 s idle."""
-    boundary = new_group | is_open
-    if nfs and len(clock):
-        gap = np.zeros(len(clock), bool)
-        gap[1:] = clock[1:] - clock[:-1] > NFS_RUN_GAP_NS
-        boundary |= gap
-    return np.cumsum(boundary) - 1
-
-
-def _per_direction(ev: EventArrays, idx: np.ndarray, is_open: np.ndarray,
-                   new_group: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Consecutive and sequential flags and ends along the (actor, file, time) order, each
-    access judged against the previous one in its direction; an open resets both.  The
-    reads (or writes) and the opens are a subsequence of that order: no sort is needed."""
-    n = len(idx)
-    consecutive, sequential, ends = np.zeros(n, bool), np.zeros(n, bool), np.zeros(n, np.int64)
-    is_write = ev.op[idx] == OP_INDEX["write"]
-    group_id = np.cumsum(new_group)
-    for direction in (False, True):
-        rows = np.flatnonzero(is_open | (~is_open & (is_write == direction)))
-        opening = is_open[rows]
-        boundary = np.ones(len(rows), bool)
-        boundary[1:] = group_id[rows][1:] != group_id[rows][:-1]
-        boundary |= opening
-        offset = np.where(opening, 0, ev.offset[idx[rows]])
-        end = np.where(opening, 0, offset + access_lengths(ev, idx[rows]))
-        prev_end = np.zeros(len(rows), np.int64)
-        prev_end[1:] = end[:-1]
-        prev_end[boundary] = 0  # a new run starts from offset 0
-        mine = rows[~opening]
-        consecutive[mine] = (offset == prev_end)[~opening]
-        sequential[mine] = (offset >= prev_end)[~opening]
-        ends[mine] = end[~opening]
-    return consecutive, sequential, ends
+    """One pass in C (characterizer/native/sequence.c) over the events in time order: by
+    trace order when time never goes back in it (strace), else by time, stably (NFS events
+    are written when their reply arrives, not in call order)."""
+    clock = np.ascontiguousarray(ev.ts if ev.has_time else ev.seq, dtype=np.int64)
+    order = None
+    if ev.n > 1 and not (np.diff(clock) >= 0).all():
+        order = np.ascontiguousarray(np.argsort(clock, kind="stable"), dtype=np.int64)
+    # Named, so each array outlives the call that reads it through a raw pointer.
+    op, failed = np.ascontiguousarray(ev.op, np.int8), np.ascontiguousarray(ev.failed, np.bool_)
+    actor, file = np.ascontiguousarray(ev.actor, np.int32), np.ascontiguousarray(ev.file, np.int32)
+    offset, size, ret = (np.ascontiguousarray(a, np.int64) for a in (ev.offset, ev.size, ev.ret))
+    index, run, end = (np.empty(ev.n, np.int64) for _ in range(3))
+    flags = np.zeros(ev.n, np.uint8)
+    runs = ctypes.c_int64(0)
+    count = library().fsbm_sequence(
+        ev.n, order.ctypes.data if order is not None else None, op.ctypes.data, failed.ctypes.data,
+        actor.ctypes.data, file.ctypes.data,
+        max(len(ev.files), 1), offset.ctypes.data, size.ctypes.data, ret.ctypes.data, clock.ctypes.data,
+        OP_INDEX["read"], OP_INDEX["write"], OP_INDEX["open"], OP_INDEX["create"], NFS_RUN_GAP_NS if nfs else 0,
+        index.ctypes.data, run.ctypes.data, flags.ctypes.data, end.ctypes.data, ctypes.byref(runs))
+    if count < 0:
+        raise MemoryError("sequence classification: out of memory")
+    flags = flags[:count]
+    return Access(index[:count], run[:count], (flags & 1).astype(bool), (flags & 2).astype(bool),
+                  (flags & 4).astype(bool), end[:count], runs.value)
 
 
 def direction_counts(ev: EventArrays, acc: Access) -> dict[str, dict[str, int]]:
@@ -127,16 +103,16 @@ def runs(ev: EventArrays, acc: Access) -> tuple[dict[str, int], np.ndarray, np.n
         return {"count": 0, "all_consecutive": 0, "read_only": 0, "write_only": 0, "read_write": 0}, sizes, sizes
     files = ev.file[acc.index]
     np.maximum.at(sizes, files, acc.end)
-    run = acc.run
-    starts = np.flatnonzero(np.concatenate(([True], run[1:] != run[:-1])))
-    all_consecutive = np.logical_and.reduceat(acc.consecutive, starts)
-    reads = np.add.reduceat((ev.op[acc.index] == OP_INDEX["read"]).astype(np.int64), starts)
-    lengths = np.diff(np.concatenate((starts, [len(run)])))
-    writes = lengths - reads
-    last_end = acc.end[np.concatenate((starts[1:], [len(run)])) - 1]
-    run_file = files[starts]
+    n = acc.runs
+    broken = np.bincount(acc.run, weights=~acc.consecutive, minlength=n)
+    reads = np.bincount(acc.run, weights=ev.op[acc.index] == OP_INDEX["read"], minlength=n).astype(np.int64)
+    writes = np.bincount(acc.run, minlength=n) - reads
+    last_end, run_file = np.zeros(n, np.int64), np.zeros(n, np.int64)
+    last_end[acc.run[acc.last_of_run]] = acc.end[acc.last_of_run]
+    run_file[acc.run[acc.last_of_run]] = files[acc.last_of_run]
+    all_consecutive = broken == 0
     whole = all_consecutive & (last_end >= sizes[run_file])
-    counts = {"count": len(starts), "all_consecutive": int(all_consecutive.sum()),
+    counts = {"count": n, "all_consecutive": int(all_consecutive.sum()),
               "read_only": int((writes == 0).sum()), "write_only": int((reads == 0).sum()),
               "read_write": int(((reads > 0) & (writes > 0)).sum())}
     return counts, sizes, np.bincount(run_file[whole], minlength=len(ev.files)).astype(np.int64)

@@ -214,3 +214,37 @@ def test_the_fio_job_reproduces_the_data_mix_when_traced(tmp_path: Path, data_fi
     assert abs(share(a) - share(b)) <= 5
     assert abs(a["tang"]["reads_sequential_pct"] - b["tang"]["reads_sequential_pct"]) <= 5
     assert abs(a["tang"]["writes_sequential_pct"] - b["tang"]["writes_sequential_pct"]) <= 5
+
+
+@pytest.mark.parametrize("log", ["arastoob_multithread_strace1.log", "davidfoliveira_strace.txt"])
+def test_the_sequence_kernel_agrees_with_a_plain_walk(tmp_path: Path, log: str) -> None:
+    """The C pass (sequence.c) against the definition written out in Python, on real logs."""
+    from fsbm.characterizer.arrays import MISSING, OP_INDEX, to_arrays
+    from fsbm.characterizer.sequentiality import classify
+
+    ingest([SHARED_DATA / "strace" / log], tmp_path / "e.parquet", keep_going=True)
+    ev = to_arrays(read_events(tmp_path / "e.parquet"))
+    acc = classify(ev, nfs=False)
+    ends: dict[tuple[int, int], list[int]] = {}
+    runs: dict[tuple[int, int], int] = {}
+    expected, run_count = [], 0
+    for i in range(ev.n):  # strace: trace order is time order
+        group, op = (int(ev.actor[i]), int(ev.file[i])), int(ev.op[i])
+        if op in (OP_INDEX["open"], OP_INDEX["create"]):
+            ends[group] = [0, 0]
+            runs.pop(group, None)
+        elif op in (OP_INDEX["read"], OP_INDEX["write"]) and ev.offset[i] != MISSING and not ev.failed[i]:
+            last = ends.setdefault(group, [0, 0])
+            d = int(op == OP_INDEX["write"])
+            length = ev.ret[i] if ev.ret[i] >= 0 else (ev.size[i] if ev.size[i] != MISSING else 0)
+            expected.append((i, ev.offset[i] == last[d], ev.offset[i] >= last[d], ev.offset[i] + length))
+            last[d] = ev.offset[i] + length
+            if group not in runs:
+                runs[group] = run_count
+                run_count += 1
+    assert len(expected) > 100
+    assert [int(i) for i in acc.index] == [e[0] for e in expected]
+    assert acc.consecutive.tolist() == [e[1] for e in expected]
+    assert acc.sequential.tolist() == [e[2] for e in expected]
+    assert acc.end.tolist() == [e[3] for e in expected]
+    assert acc.runs == run_count

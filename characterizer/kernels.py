@@ -1,0 +1,24 @@
+"""The characterizer's C kernels (characterizer/native), loaded once through ctypes."""
+
+from __future__ import annotations
+
+import ctypes
+from functools import lru_cache
+from pathlib import Path
+
+from fsbm.locations import native_binary
+
+_P = ctypes.c_void_p
+_I64 = ctypes.c_int64
+_I8 = ctypes.c_int8
+
+
+@lru_cache(maxsize=1)
+def library() -> ctypes.CDLL:
+    lib = ctypes.CDLL(str(native_binary("libfsbm_characterizer.so", Path(__file__).parent)))
+    lib.fsbm_stack_distances.argtypes = [_P, _I64, _P]
+    lib.fsbm_stack_distances.restype = ctypes.c_int
+    lib.fsbm_sequence.argtypes = [_I64, _P, _P, _P, _P, _P, _I64, _P, _P, _P, _P, _I8, _I8, _I8, _I8, _I64,
+                                  _P, _P, _P, _P, _P]
+    lib.fsbm_sequence.restype = _I64
+    return lib

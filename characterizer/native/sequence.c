@@ -1,0 +1,177 @@
+/*
+ * sequence.c - consecutive and sequential accesses, and Ellard's runs, in one pass over
+ * the events in time order (sequentiality.py says what each term means).
+ *
+ * Why C: the statistic is a state machine per (actor, file) - where the last read and the
+ * last write ended, which run is open - and a hash table of those states makes it one
+ * linear pass, where the vectorized form needed a sort of every access by (actor, file).
+ *
+ * For each event i (in the given order):
+ *   an open or create of (actor, file) resets both directions' last end to 0 and closes
+ *   the group's run;
+ *   a read or write with a known offset that did not fail is an access: consecutive if its
+ *   offset equals the last end in its direction, sequential if at or past it; the end
+ *   becomes offset + length.  It joins the group's run, or opens a new one when none is
+ *   open or (NFS) the group was idle longer than gap_ns.
+ * Output per access, in processing order: the event's index, its run, flags (1 consecutive,
+ * 2 sequential, 4 the last access of its run) and its end.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+
+#define MISSING INT64_MIN
+
+enum { CONSECUTIVE = 1, SEQUENTIAL = 2, LAST_OF_RUN = 4 };
+
+struct group {
+	int64_t key;       /* -1: empty slot */
+	int64_t end[2];    /* where the last read, the last write ended */
+	int64_t last_clock;
+	int64_t run;       /* -1: no run open */
+	int64_t last_access;
+};
+
+/* Group states: indexed directly by key when the key range is small (no hashing, no
+ * probing), else an open-addressing hash table that grows. */
+struct table {
+	struct group *slots;
+	uint64_t mask;
+	uint64_t used;
+	int dense;
+};
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	return x;
+}
+
+static int table_init(struct table *t, uint64_t capacity, int dense)
+{
+	t->slots = malloc(capacity * sizeof(*t->slots));
+	if (!t->slots)
+		return -1;
+	for (uint64_t i = 0; i < capacity; i++)
+		t->slots[i] = (struct group){ .key = dense ? (int64_t)i : -1, .end = { 0, 0 }, .last_clock = MISSING,
+					      .run = -1, .last_access = -1 };
+	t->mask = capacity - 1;
+	t->used = 0;
+	t->dense = dense;
+	return 0;
+}
+
+static struct group *find(struct table *t, int64_t key);
+
+static int grow(struct table *t)
+{
+	struct table bigger;
+	uint64_t old_capacity = t->mask + 1;
+
+	if (table_init(&bigger, 2 * old_capacity, 0) != 0)
+		return -1;
+	for (uint64_t i = 0; i < old_capacity; i++) {
+		if (t->slots[i].key < 0)
+			continue;
+		struct group *g = find(&bigger, t->slots[i].key);
+		*g = t->slots[i];
+	}
+	free(t->slots);
+	*t = bigger;
+	return 0;
+}
+
+/* The group's slot, claimed (fresh state) if the key is new.  NULL when out of memory. */
+static struct group *find(struct table *t, int64_t key)
+{
+	if (t->dense)
+		return &t->slots[key];
+	uint64_t i = mix((uint64_t)key) & t->mask;
+
+	while (t->slots[i].key >= 0 && t->slots[i].key != key)
+		i = (i + 1) & t->mask;
+	if (t->slots[i].key < 0) {
+		if (2 * (t->used + 1) > t->mask + 1) {
+			if (grow(t) != 0)
+				return NULL;
+			return find(t, key);
+		}
+		t->slots[i].key = key;
+		t->used++;
+	}
+	return &t->slots[i];
+}
+
+/*
+ * Returns the number of accesses written (the out arrays hold n entries), or -1 when out of
+ * memory; *runs gets the number of runs.  order may be NULL (events already in time order).
+ */
+int64_t fsbm_sequence(int64_t n, const int64_t *order, const int8_t *op, const uint8_t *failed,
+		      const int32_t *actor, const int32_t *file, int64_t n_files, const int64_t *offset,
+		      const int64_t *size, const int64_t *ret, const int64_t *clock, int8_t op_read,
+		      int8_t op_write, int8_t op_open, int8_t op_create, int64_t gap_ns, int64_t *acc_index,
+		      int64_t *acc_run, uint8_t *acc_flags, int64_t *acc_end, int64_t *runs)
+{
+	struct table t;
+	int64_t accesses = 0, next_run = 0, actors = 0;
+	uint64_t range, capacity = 1024;
+
+	*runs = 0;
+	if (n == 0)
+		return 0;
+	for (int64_t i = 0; i < n; i++)
+		if (actor[i] >= actors)
+			actors = actor[i] + 1;
+	range = (uint64_t)actors * (uint64_t)n_files;
+	while (capacity < 2 * (range < (uint64_t)n ? range : (uint64_t)n))
+		capacity *= 2;
+	if (table_init(&t, range <= 4 * (uint64_t)n + 1024 && range <= (1ULL << 26) ? range : capacity,
+		       range <= 4 * (uint64_t)n + 1024 && range <= (1ULL << 26)) != 0)
+		return -1;
+	for (int64_t k = 0; k < n; k++) {
+		int64_t i = order ? order[k] : k;
+		int8_t o = op[i];
+		int is_open = o == op_open || o == op_create;
+		int is_access = (o == op_read || o == op_write) && offset[i] != MISSING && !failed[i];
+
+		if (!is_open && !is_access)
+			continue;
+		struct group *g = find(&t, (int64_t)actor[i] * n_files + file[i]);
+		if (!g) {
+			free(t.slots);
+			return -1;
+		}
+		int idle = gap_ns > 0 && g->last_clock != MISSING && clock[i] - g->last_clock > gap_ns;
+		g->last_clock = clock[i];
+		if (is_open || idle) { /* the run ends here; an open also starts both directions at 0 */
+			if (g->last_access >= 0)
+				acc_flags[g->last_access] |= LAST_OF_RUN;
+			g->run = -1;
+			g->last_access = -1;
+			if (is_open) {
+				g->end[0] = g->end[1] = 0;
+				continue;
+			}
+		}
+		int direction = o == op_write;
+		int64_t length = ret[i] >= 0 ? ret[i] : size[i] != MISSING ? size[i] : 0;
+		uint8_t flags = (offset[i] == g->end[direction] ? CONSECUTIVE : 0) |
+				(offset[i] >= g->end[direction] ? SEQUENTIAL : 0);
+		if (g->run < 0)
+			g->run = next_run++;
+		g->end[direction] = offset[i] + length;
+		g->last_access = accesses;
+		acc_index[accesses] = i;
+		acc_run[accesses] = g->run;
+		acc_flags[accesses] = flags;
+		acc_end[accesses] = g->end[direction];
+		accesses++;
+	}
+	for (uint64_t s = 0; s <= t.mask; s++)
+		if (t.slots[s].key >= 0 && t.slots[s].last_access >= 0)
+			acc_flags[t.slots[s].last_access] |= LAST_OF_RUN;
+	free(t.slots);
+	*runs = next_run;
+	return accesses;
+}
