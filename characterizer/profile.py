@@ -13,7 +13,8 @@ from typing import Any
 
 from fsbm.errors import UsageError
 
-SCHEMA_VERSION = 1
+# 2: nearest-rank percentiles (they merge exactly); concurrency as calls in flight per window.
+SCHEMA_VERSION = 2
 
 
 @dataclass
