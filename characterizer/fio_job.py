@@ -60,6 +60,9 @@ def fio_job(profile: Profile, directory: str, *, name: str = "fsbm-workload") ->
         "file_service_type=roundrobin",
         f"numjobs={jobs}",
         f"number_ios={max(1, (reads + writes) // jobs)}",
+        # Without io_size fio stops once it has moved `filesize` bytes, which may be a
+        # fraction of the profile's calls; with it, number_ios is what ends the job.
+        f"io_size={max(size, 2 * (ops.get('read', {}).get('bytes', 0) + ops.get('write', {}).get('bytes', 0)) // jobs)}",
         "randrepeat=0",
         "",
         f"[{name}]",
