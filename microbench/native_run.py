@@ -43,6 +43,15 @@ def run_with_progress(command: Callable[[int], list[str]], on_line: Callable[[st
     return proc.returncode, stderr
 
 
+def count_progress(on_progress: Callable[[int, int], None] | None) -> Callable[[str], None]:
+    """A line handler for tools that report "DONE TOTAL" lines (fsreplay, fsage)."""
+    def parse(line: str) -> None:
+        done, _, total = line.partition(" ")
+        if on_progress and done.isdigit() and total.isdigit():
+            on_progress(int(done), int(total))
+    return parse
+
+
 def load_result(tool: str, returncode: int, stderr: str, out_path: Path) -> dict[str, Any]:
     """The tool's JSON document; exit 2 is a usage error, a missing document a failure."""
     messages = [line.removeprefix(f"{tool}: ") for line in stderr.splitlines() if line.strip()]

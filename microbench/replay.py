@@ -9,7 +9,7 @@ from typing import Any
 
 from fsbm.locations import native_binary
 from fsbm.microbench.fsbench import check_target
-from fsbm.microbench.native_run import load_result, run_with_progress
+from fsbm.microbench.native_run import count_progress, load_result, run_with_progress
 
 MODES = ("serial", "threads", "timed")
 
@@ -25,14 +25,10 @@ def run_replay(plan: Path, target: Path, *, mode: str = "serial", cold: bool = F
     check_target(target)
     binary = fsreplay_binary()
 
-    def progress(line: str) -> None:
-        done, _, total = line.partition(" ")
-        if on_progress and done.isdigit() and total.isdigit():
-            on_progress(int(done), int(total))
-
     with tempfile.TemporaryDirectory(prefix="fsbm-replay-") as tmp:
         out_path = Path(tmp) / "replay.json"
         command = [str(binary), "--plan", str(plan), "--target", str(target), "--mode", mode,
                    "--output", str(out_path), *(["--cold"] if cold else [])]
-        returncode, stderr = run_with_progress(lambda fd: [*command, "--progress-fd", str(fd)], progress)
+        returncode, stderr = run_with_progress(lambda fd: [*command, "--progress-fd", str(fd)],
+                                                 count_progress(on_progress))
         return load_result("fsreplay", returncode, stderr, out_path)

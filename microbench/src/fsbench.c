@@ -474,23 +474,6 @@ static int pick_cpu(int requested)
 	return chosen;
 }
 
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop_requested = 1;
-}
-
-static void install_signals(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-}
-
 static void iso_now(char *buf, size_t len)
 {
 	time_t t = time(NULL);
@@ -641,7 +624,7 @@ int main(int argc, char **argv)
 			printf("skip %s: %s\n", plan.skips[i].label, plan.skips[i].reason);
 		return remove_workdir(&o.cfg) == 0 ? 0 : EXIT_RUNTIME;
 	}
-	install_signals();
+	stop_on_signals();
 	env.pinned_cpu = pick_cpu(o.cpu);
 	env.timer_overhead_ns = timer_overhead_ns();
 	out = open_output(&o, tmp_path, sizeof(tmp_path));

@@ -69,15 +69,8 @@ struct worker {
 	int64_t drift_ns;
 };
 
-static volatile sig_atomic_t stop_requested;
 static _Atomic unsigned char *done;   /* per operation, for dependencies */
 static _Atomic size_t completed;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop_requested = 1;
-}
 
 static void usage(FILE *out)
 {
@@ -127,25 +120,6 @@ static void parse_options(int argc, char **argv, struct options *o)
 		usage_error("--skip-tree and --tree-only leave nothing to do");
 	if (optind != argc)
 		usage_error("unexpected argument '%s'", argv[optind]);
-}
-
-/* Nothing the user had is overwritten: the tree goes only into an empty directory. */
-static int check_empty(const char *target)
-{
-	DIR *d = opendir(target);
-	struct dirent *e;
-	int entries = 0;
-
-	if (!d)
-		return fail_errno("opendir", target);
-	while ((e = readdir(d)) != NULL)
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, "lost+found"))
-			entries++;
-	closedir(d);
-	if (entries)
-		return fail_msg("%s is not empty; replay builds its tree only in an empty directory "
-				"(--allow-nonempty to use what is there)", target);
-	return 0;
 }
 
 /* One file of the tree, with its parents; -1 and errno, printing nothing: the caller
@@ -405,16 +379,15 @@ static size_t assign(const struct plan *p, enum mode mode, struct worker **out)
 	return n;
 }
 
-static void *report_progress(void *arg)
+static void *progress_thread(void *arg)
 {
 	const struct options *o = ((struct worker *)arg)->opt;
 	size_t total = ((struct worker *)arg)->plan->n_ops;
-	char line[64];
 
 	while (!stop_requested) {
 		size_t now = atomic_load(&completed);
-		int len = snprintf(line, sizeof(line), "%zu %zu\n", now, total);
-		if (write(o->progress_fd, line, (size_t)len) < 0 || now >= total)
+		report_progress(o->progress_fd, now, total);
+		if (now >= total)
 			break;
 		sleep_ns(200000000ULL);
 	}
@@ -435,8 +408,7 @@ int main(int argc, char **argv)
 
 	program_name = "fsreplay";
 	parse_options(argc, argv, &opt);
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
+	stop_on_signals();
 	if (plan_load(opt.plan, &plan) != 0)
 		return EXIT_USAGE;
 	root = open(opt.target, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -444,7 +416,9 @@ int main(int argc, char **argv)
 		fail_errno("open target directory", opt.target);
 		return EXIT_USAGE;
 	}
-	if (!opt.skip_tree && !opt.allow_nonempty && check_empty(opt.target) != 0)
+	if (!opt.skip_tree && !opt.allow_nonempty &&
+	    require_empty_dir(opt.target, "replay builds its tree only in an empty directory "
+				      "(--allow-nonempty to use what is there)") != 0)
 		return EXIT_USAGE;
 	if (opt.output && !(out = fopen(opt.output, "w")))
 		die("cannot write %s: %s", opt.output, strerror(errno));
@@ -480,7 +454,7 @@ int main(int argc, char **argv)
 			latency_init(&workers[i].lat[k]);
 	}
 	if (opt.progress_fd >= 0)
-		pthread_create(&progress, NULL, report_progress, &workers[0]);
+		pthread_create(&progress, NULL, progress_thread, &workers[0]);
 	start = now_ns();
 	if (n_workers == 1) {
 		run_worker(&workers[0]);

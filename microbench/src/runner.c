@@ -17,7 +17,6 @@
 #include "clock.h"
 #include "latency.h"
 
-volatile sig_atomic_t stop_requested;
 
 enum { MIN_TIMED_OPS = 8 };
 

@@ -10,7 +10,6 @@
 #include "json.h"
 
 /* Set by SIGINT/SIGTERM: the runner stops after the operation in flight. */
-extern volatile sig_atomic_t stop_requested;
 
 /* Human-readable label of a case, e.g. "read 4096 B random cold". */
 void case_label(const struct bench_case *c, char *buf, size_t len);

@@ -4,8 +4,10 @@
 #include "util.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -185,4 +187,50 @@ int read_text_file(const char *path, char *buf, size_t len)
 	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
 		buf[--n] = '\0';
 	return 0;
+}
+
+int require_empty_dir(const char *path, const char *why)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	int entries = 0;
+
+	if (!d)
+		return fail_errno("opendir", path);
+	while ((e = readdir(d)) != NULL)
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, "lost+found"))
+			entries++;
+	closedir(d);
+	return entries ? fail_msg("%s is not empty; %s", path, why) : 0;
+}
+
+void report_progress(int fd, uint64_t done, uint64_t total)
+{
+	char line[64];
+	int len;
+
+	if (fd < 0)
+		return;
+	len = snprintf(line, sizeof(line), "%llu %llu\n", (unsigned long long)done, (unsigned long long)total);
+	if (write(fd, line, (size_t)len) < 0)
+		return; /* the reader went away: progress is only a courtesy */
+}
+
+volatile sig_atomic_t stop_requested;
+
+static void on_stop_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+void stop_on_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 }

@@ -5,6 +5,7 @@
 #ifndef FSBENCH_UTIL_H
 #define FSBENCH_UTIL_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -45,5 +46,18 @@ void make_order(size_t *perm, size_t n, int shuffle, struct rng *r);
 
 /* Read a small text file (sysfs, procfs) into buf, newline stripped; -1 if unreadable. */
 int read_text_file(const char *path, char *buf, size_t len);
+
+/* Write "DONE TOTAL\n" on a progress descriptor (fsreplay, fsage); nothing when fd < 0. */
+void report_progress(int fd, uint64_t done, uint64_t total);
+
+/* 0 if the directory holds nothing (lost+found aside), else an error saying why it must. */
+int require_empty_dir(const char *path, const char *why);
+
+/*
+ * Set by SIGINT, SIGTERM or SIGHUP once stop_on_signals() ran: every tool finishes the
+ * operation in flight, writes what it has and exits, so Ctrl-C never loses results.
+ */
+extern volatile sig_atomic_t stop_requested;
+void stop_on_signals(void);
 
 #endif
