@@ -122,6 +122,14 @@ def fs_mount(ctx: typer.Context, name: str) -> None:
     console.print(f"{fs.name} mounted at {fs.mount_point}")
 
 
+@fs_app.command("snapshot")
+def fs_snapshot(ctx: typer.Context, name: str = typer.Argument(..., help="The scratch filesystem to copy."),
+                new_name: str = typer.Argument(..., help="The copy's name.")) -> None:
+    """Copy a scratch filesystem (its image, frozen while copied), e.g. to start many runs from one aged state."""
+    fs = scratch.snapshot(name, new_name, _settings(ctx).scratch_root)
+    console.print(f"{fs.name} ({fs.fstype}, {escape(fs.aging_state)}) mounted at {escape(str(fs.mount_point))}")
+
+
 @fs_app.command("destroy")
 def fs_destroy(ctx: typer.Context, names: list[str] = typer.Argument(None, help="Names to destroy."),
                all_: bool = typer.Option(False, "--all", help="Destroy every scratch filesystem.")) -> None:
@@ -359,6 +367,66 @@ def characterize_command(
             raise UsageError(str(exc)) from None
         console.print(f"synthetic workload of {n:,} calls written to {escape(str(synthetic_out))} "
                       f"(run it: fsbm replay {escape(str(synthetic_out))} --target DIR)")
+
+
+# -- age -------------------------------------------------------------------------------
+
+
+@app.command("age")
+def age_command(
+    ctx: typer.Context,
+    target: Optional[Path] = typer.Option(None, "--target", help="An empty directory to lay the tree down in."),
+    fs_name: Optional[str] = typer.Option(None, "--fs", help="A scratch filesystem (tree in its aged/ directory); "
+                                                           "its aging state is recorded."),
+    rounds: int = typer.Option(10, "--rounds", min=0, max=1000, help="Rounds of delete-and-recreate (Tang: 10)."),
+    files: Optional[int] = typer.Option(None, "--files", min=1, help="Files in the tree (default 1000)."),
+    fill: Optional[float] = typer.Option(None, "--fill", min=1, max=98, help="Fill the filesystem to this % instead."),
+    max_file: Optional[str] = typer.Option(None, "--max-file", help="Largest file, e.g. 64M."),
+    seed: int = typer.Option(1, "--seed", min=0, help="The same seed ages the same way."),
+    from_profile: Optional[Path] = typer.Option(None, "--from-profile", help="File sizes from a profile (JSON)."),
+    listing: Optional[Path] = typer.Option(None, "--sizes", help="File sizes from an `ls -l` listing or "
+                                                                 "lines starting with a size."),
+    snapshot_name: Optional[str] = typer.Option(None, "--snapshot", help="Then copy the aged --fs image into a new "
+                                                                         "scratch filesystem of this name."),
+    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the aging report (JSON) here."),
+    force: bool = typer.Option(False, "--force", help="Allow --json to replace an existing file."),
+) -> None:
+    """Age a filesystem (Tang, appendix E) and measure its layout before and after (FIEMAP)."""
+    from fsbm.characterizer.profile import Profile
+    from fsbm.microbench.age import AgingOptions, run_aging, sizes_from_listing, sizes_from_profile
+
+    settings = _settings(ctx)
+    _refuse_overwrite(json_out, force)
+    if files and fill:
+        raise UsageError("give --files or --fill, not both")
+    if from_profile and listing:
+        raise UsageError("give --from-profile or --sizes, not both")
+    if snapshot_name and not fs_name:
+        raise UsageError("--snapshot copies a scratch filesystem: give --fs NAME")
+    directory, candidate, _ = _bench_target(settings, target, fs_name)
+    if fs_name:
+        directory = directory / "aged"
+        directory.mkdir(exist_ok=True)
+    sizes = sizes_from_profile(Profile.load(from_profile).body, seed) if from_profile else \
+        sizes_from_listing(listing) if listing else None
+    options = AgingOptions(rounds=rounds, files=files, fill_pct=fill, max_file=max_file, seed=seed, sizes=sizes)
+    with _progress("aging") as update:
+        doc = run_aging(directory, options, on_progress=update)
+    doc.update(candidate=candidate, aging_state=options.describe())
+    if fs_name and not doc.get("interrupted"):
+        scratch.set_aging_state(fs_name, options.describe(), settings.scratch_root)
+    with settings.store() as store:
+        aging_id = store.save_document("aging", doc, name=fs_name or str(directory))
+    console.print(render.aging_table(doc))
+    console.print(f"aging {aging_id} stored in {escape(str(store.path))}")
+    if json_out is not None:
+        _write_json(json_out, doc)
+    if doc.get("interrupted"):
+        raise FsbmError(f"aging interrupted after {doc['rounds_completed']} of {doc['rounds']} rounds; the tree "
+                        "is whole and what was measured is stored")
+    if snapshot_name:
+        copy = scratch.snapshot(fs_name, snapshot_name, settings.scratch_root)
+        console.print(f"snapshot {copy.name} mounted at {escape(str(copy.mount_point))} ({escape(copy.aging_state)})")
 
 
 # -- replay ----------------------------------------------------------------------------

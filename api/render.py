@@ -156,3 +156,28 @@ def replay_table(doc: dict[str, Any]) -> Table:
                       format_ns(lat["total"]), f"{errors['failed_as_traced']:,}",
                       f"[red]{mismatched:,}[/]" if mismatched else "0")
     return table
+
+
+def _layout_rows(layout: dict[str, Any]) -> list[str]:
+    free = layout["free_space"]
+    return [
+        "-" if layout["layout_score"] is None else f"{layout['layout_score']:.4f}",
+        f"{layout['extents_per_file_mean']:.2f}",
+        f"{layout['extents_per_file_max']:,}",
+        f"{free['extents']:,}" if free["supported"] else "-",
+        f"{free['mean_extent_bytes'] / 2**20:.2f} MiB" if free["supported"] else "-",
+        f"{100 * free['fraction_in_extents_of_1MiB_or_more']:.1f}%" if free["supported"] else "-",
+    ]
+
+
+def aging_table(doc: dict[str, Any]) -> Table:
+    """Layout before and after aging: Smith and Seltzer's score, extents, free space."""
+    table = Table(title=escape(f"aging: {doc['files']:,} files, {doc['bytes'] / 2**20:.0f} MiB, "
+                               f"{doc['rounds_completed']} of {doc['rounds']} rounds, {doc['seconds']:.1f} s"))
+    for column in ("", "before", "after"):
+        table.add_column(column, justify="left" if not column else "right")
+    labels = ("layout score (1 = contiguous)", "extents per file, mean", "extents per file, max",
+              "free-space extents", "mean free extent", "free space in extents >= 1 MiB")
+    for label, before, after in zip(labels, _layout_rows(doc["before"]), _layout_rows(doc["after"])):
+        table.add_row(label, before, after)
+    return table

@@ -208,31 +208,76 @@ def create(fstype: str, size: int, *, mkfs_opts: list[str] | None = None, mount_
         raise UsageError("tmpfs has no mkfs; pass its options with --mount-opts")
     name = name or _default_name(fstype, mkfs_opts, mount_opts, base)
     _check_name(name)
-    directory = base / name
-    fs = ScratchFs(name, fstype, size, mkfs_opts, mount_opts, str(directory),
+    fs = ScratchFs(name, fstype, size, mkfs_opts, mount_opts, str(base / name),
                    datetime.now(timezone.utc).isoformat(timespec="seconds"))
+
+    def format_image(image: Path) -> None:
+        os.truncate(image, size)
+        _format_image(fs)
+
+    return _build(fs, format_image)
+
+
+def snapshot(name: str, new_name: str, root: Path | None = None) -> ScratchFs:
+    """A copy of a scratch filesystem's image, mounted as a new scratch filesystem, so many
+    runs can start from the same aged state.  The source is frozen (fsfreeze) while copied,
+    so the copy is consistent; it keeps the source's aging state."""
+    base = _scratch_root(root)
+    _require_root()
+    _check_name(new_name)
+    source = get(name, root)
+    if source.image is None:
+        raise UsageError(f"{name} is tmpfs: it has no image to copy")
+    mount_opts = source.mount_opts
+    if source.fstype == "xfs":  # two xfs filesystems with one UUID mount only with nouuid
+        mount_opts = ",".join(o for o in (mount_opts, "nouuid") if o)
+    fs = ScratchFs(new_name, source.fstype, source.size_bytes, list(source.mkfs_opts), mount_opts,
+                   str(base / new_name), datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                   aging_state=source.aging_state)
+    cp = require_program("cp", "coreutils")
+    fsfreeze = require_program("fsfreeze", "util-linux")
+    frozen = source.status == "mounted"
+
+    def copy_image(image: Path) -> None:
+        if frozen:
+            run([fsfreeze, "--freeze", str(source.mount_point)])
+        try:
+            run([cp, "--sparse=always", str(source.image), str(image)])
+        finally:
+            if frozen:
+                run([fsfreeze, "--unfreeze", str(source.mount_point)])
+
+    return _build(fs, copy_image)
+
+
+def _build(fs: ScratchFs, make_image: Callable[[Path], None]) -> ScratchFs:
+    """Directory, image (created empty and exclusively, then filled by make_image), loop
+    device and mount, each step with its undo; on any failure nothing is left behind."""
+    directory = Path(fs.directory)
     undo = _Undo()
     with _terminate_raises():
         try:
             try:
                 directory.mkdir()
             except FileExistsError:
-                raise UsageError(f"a scratch filesystem named '{name}' exists; destroy it or pick --name") from None
+                raise UsageError(f"a scratch filesystem named '{fs.name}' exists; destroy it or pick "
+                                 "another name") from None
             undo.push("remove directory", lambda: _remove_if_empty(directory))
             fs.mount_point.mkdir()
             undo.push("remove mount point", lambda: _remove_if_empty(fs.mount_point))
             if fs.image is not None:
                 image = fs.image
-                with open(image, "xb") as out:  # exclusive: fsbm formats only what it creates
-                    out.truncate(size)
+                with open(image, "xb"):  # exclusive: fsbm formats only what it creates
+                    pass
                 undo.push("remove image", lambda: image.unlink(missing_ok=True))
-                _format_image(fs)
+                make_image(image)
             _attach(fs, undo)
             _write_state(fs)
         except BaseException as exc:
             problems = undo.unwind()
             if problems:
-                raise FsbmError(f"creating {name} failed ({exc}); cleanup also failed: {'; '.join(problems)}") from exc
+                raise FsbmError(f"creating {fs.name} failed ({exc}); cleanup also failed: "
+                                f"{'; '.join(problems)}") from exc
             raise
     fs.status = "mounted"
     return fs
