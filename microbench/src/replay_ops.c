@@ -168,9 +168,33 @@ static int do_stat(struct replay_ctx *c, const struct plan_op *op, int follow)
 	return rc;
 }
 
+/*
+ * open, as cheaply as the traced call: one openat of the base name from the cached parent,
+ * with O_NOFOLLOW so a final symlink is never followed there.  A final symlink (ELOOP), or
+ * a path ending in "." or "..", is opened whole with openat2 from root instead, which
+ * follows a link only beneath root.  O_PATH would open the link itself: it goes to openat2.
+ */
+static int open_beneath(struct replay_ctx *c, const char *path, int flags, mode_t mode)
+{
+	const char *base;
+	int dir, fd;
+
+	if (!(flags & O_PATH)) {
+		dir = parent_of(c, path, &base);
+		if (dir < 0 && errno != EINVAL)
+			return -1;
+		if (dir >= 0) {
+			fd = openat(dir, base, flags | O_NOFOLLOW | O_CLOEXEC, mode);
+			if (fd >= 0 || errno != ELOOP || (flags & O_NOFOLLOW))
+				return fd;
+		}
+	}
+	return beneath_open(c->root, path, flags, mode);
+}
+
 static int do_open(struct replay_ctx *c, const struct plan_op *op)
 {
-	int fd = beneath_open(c->root, op->path, op->flags, op->mode ? op->mode : 0644);
+	int fd = open_beneath(c, op->path, op->flags, op->mode ? op->mode : 0644);
 
 	if (fd < 0)
 		return -1;
@@ -218,7 +242,7 @@ static int do_getdents(int fd, char *buf, size_t size)
 /* A whole directory listed, as an NFS READDIR or a traced readdir without an open. */
 static int do_readdir(struct replay_ctx *c, const struct plan_op *op)
 {
-	int fd = beneath_open(c->root, op->path, O_RDONLY | O_DIRECTORY, 0), more, saved;
+	int fd = open_beneath(c, op->path, O_RDONLY | O_DIRECTORY, 0), more, saved;
 
 	if (fd < 0)
 		return -1;
@@ -297,7 +321,7 @@ static int do_attr(struct replay_ctx *c, const struct plan_op *op)
 
 static int do_truncate(struct replay_ctx *c, const struct plan_op *op)
 {
-	int fd = op->kind == OP_FTRUNCATE ? handle_fd(c, op) : beneath_open(c->root, op->path, O_WRONLY, 0);
+	int fd = op->kind == OP_FTRUNCATE ? handle_fd(c, op) : open_beneath(c, op->path, O_WRONLY, 0);
 	int rc, saved;
 
 	if (fd < 0)
