@@ -91,121 +91,139 @@ class _Writer:
         }).cast(EVENT_SCHEMA)
 
 
+class _Generator:
+    """Turns the profile's counts into rows: sessions (open or create, data calls, close),
+    directory listings, and calls with a life of their own.  One seeded random source."""
+
+    def __init__(self, profile: Profile, counts: dict[str, int], seed: int, root: str) -> None:
+        self.rng = np.random.default_rng(seed)
+        body = profile.body
+        ops = body["operations"]
+        self.counts = counts
+        self.read_size = _sampler(ops.get("read", {}).get("request_size_log2", []), self.rng, 4096)
+        self.write_size = _sampler(ops.get("write", {}).get("request_size_log2", []), self.rng, 4096)
+        file_size = _sampler(body["namespace"]["file_size_bytes"].get("histogram_log2", []), self.rng, 1 << 20)
+        # Exactly the profile's share of consecutive accesses, in a shuffled order (not a coin
+        # per access, whose spread would show in a few thousand accesses).
+        self.consecutive = {}
+        for direction in ("read", "write"):
+            n = counts.get(direction, 0)
+            flags = np.arange(n) < round(body["sequentiality"][direction]["consecutive_pct"] / 100 * n)
+            self.rng.shuffle(flags)
+            self.consecutive[direction] = iter(flags.tolist())
+        n_dirs = max(1, min(16, body["namespace"]["directories_touched"]))
+        self.directories = [f"{root}/d{i}" for i in range(n_dirs)]
+        n_files = max(4, min(256, counts.get("read", 0) // 8))
+        self.pool = [f"{self.directories[i % n_dirs]}/f{i}" for i in range(n_files)]
+        self.sizes = {f: min(MAX_FILE, max(4096, file_size())) for f in self.pool}
+        self.out = _Writer()
+        self.serial = 0  # makes every new name unique
+
+    def pick(self, names: list[str]) -> str:
+        return names[int(self.rng.integers(len(names)))]
+
+    def units(self) -> list[tuple[str, object]]:
+        """Sessions and single calls, shuffled: (kind, data calls) or ("single", call)."""
+        counts, rng = self.counts, self.rng
+        readdirs = counts.get("readdir", 0)
+        self.dir_sessions = max(1, min(readdirs, counts.get("open", 0))) if readdirs else 0
+        opens, creates = max(0, counts.get("open", 0) - self.dir_sessions), counts.get("create", 0)
+        reads = ["read"] * counts.get("read", 0)
+        writes = ["write"] * counts.get("write", 0) + ["fsync"] * counts.get("fsync", 0)
+        if (reads and not opens) or (writes and not opens + creates):
+            opens = 1  # data with nowhere to go in the profile: one session holds it
+        # Reads go to files of the tree (a new file has nothing to read); writes to any session.
+        rng.shuffle(reads)
+        rng.shuffle(writes)
+        read_parts = np.array_split(np.array(reads, dtype=object), max(1, opens))
+        write_parts = np.array_split(np.array(writes, dtype=object), max(1, opens + creates))
+        units: list[tuple[str, object]] = []
+        for k in range(opens + creates):
+            calls = list(write_parts[k]) + (list(read_parts[k]) if k < opens else [])
+            rng.shuffle(calls)
+            units.append(("open" if k < opens else "create", calls))
+        units += [("opendir", [])] * self.dir_sessions
+        for kind in ("stat", "unlink", "mkdir", "rmdir", FILLER, "rename", "link", "symlink"):
+            units += [("single", kind)] * counts.get(kind, 0)
+        rng.shuffle(units)
+        self.listings = iter(np.array_split(np.arange(readdirs), max(1, self.dir_sessions)))
+        return units
+
+    def single(self, kind: str) -> None:
+        """A call on its own; what it removes, the tree provides (the plan sees it used first)."""
+        d = self.pick(self.directories)
+        k, self.serial = self.serial, self.serial + 1
+        if kind == "stat":
+            self.out.add(kind, self.pick(self.pool))
+        elif kind == FILLER:
+            self.out.add(FILLER, self.pick(self.pool), errno="EINVAL")
+        elif kind == "unlink":
+            self.out.add("unlink", f"{d}/old{k}")
+        elif kind == "rmdir":
+            self.out.add("rmdir", f"{d}/empty{k}")
+        elif kind == "mkdir":
+            self.out.add("mkdir", f"{d}/new{k}")
+        elif kind == "rename":
+            self.out.add("rename", f"{d}/moving{k}", path2=f"{d}/moved{k}")
+        else:  # link, symlink: a new name for a file of the tree
+            self.out.add(kind, f"{d}/{kind}{k}", path2=self.pick(self.pool))
+
+    def listing(self) -> str:
+        d = self.pick(self.directories)
+        self.out.add("open", d)
+        for _ in next(self.listings):
+            self.out.add("readdir", d, size=32768)
+        return d
+
+    def session(self, kind: str, calls: list[str]) -> str:
+        """An open (of a file of the tree) or a create, then its data calls in order."""
+        if kind == "create":
+            target = f"{self.pick(self.directories)}/new-file{self.serial}"
+            self.serial += 1
+            limit = MAX_FILE
+        else:
+            target = self.pick(self.pool)
+            limit = self.sizes[target]
+        self.out.add(kind, target)
+        ends = {"read": 0, "write": 0}
+        for call in calls:
+            if call == "fsync":
+                self.out.add("fsync", target)
+                continue
+            size = min(self.read_size() if call == "read" else self.write_size(), limit)
+            offset = self._offset(call, ends[call], size, limit)
+            self.out.add(call, target, offset=offset, size=size)
+            ends[call] = offset + size
+        return target
+
+    def _offset(self, direction: str, end: int, size: int, limit: int) -> int:
+        """Consecutive (at the previous end; it may run past the tree's file: the plan sizes
+        files to what is read), or an aligned slot of the file anywhere but there."""
+        if next(self.consecutive[direction]) and end + size <= MAX_FILE:
+            return end
+        slots = max(3, (limit - size) // 4096 + 1)
+        slot = int(self.rng.integers(slots - 1))
+        if end % 4096 == 0 and slot >= end // 4096:
+            slot += 1
+        return slot * 4096
+
+
 def synthesize(profile: Profile, *, events: int = 20_000, seed: int = 1, root: str = "/synthetic") -> pa.Table:
     """An event table of about `events` calls with the profile's mix, replayable by fsbm."""
-    rng = np.random.default_rng(seed)
-    body = profile.body
     counts = _counts(profile, events)
-    ops = body["operations"]
-    read_size = _sampler(ops.get("read", {}).get("request_size_log2", []), rng, 4096)
-    write_size = _sampler(ops.get("write", {}).get("request_size_log2", []), rng, 4096)
-    file_size = _sampler(body["namespace"]["file_size_bytes"].get("histogram_log2", []), rng, 1 << 20)
-    seq = body["sequentiality"]
-    # Exactly the profile's share of consecutive accesses, in a shuffled order (not a coin per
-    # access, whose spread would show in a few thousand accesses).
-    consecutive = {}
-    for direction in ("read", "write"):
-        n = counts.get(direction, 0)
-        flags = np.arange(n) < round(seq[direction]["consecutive_pct"] / 100 * n)
-        rng.shuffle(flags)
-        consecutive[direction] = iter(flags.tolist())
-    directories = [f"{root}/d{i}" for i in range(max(1, min(16, body["namespace"]["directories_touched"])))]
-    pool = [f"{directories[i % len(directories)]}/f{i}" for i in range(max(4, min(256, counts.get("read", 0) // 8)))]
-    sizes = {f: min(MAX_FILE, max(4096, file_size())) for f in pool}
-    out = _Writer()
-
-    # Sessions: every open of a file for data, every create, every open of a directory to list it.
-    readdirs = counts.get("readdir", 0)
-    dir_sessions = max(1, min(readdirs, counts.get("open", 0))) if readdirs else 0
-    opens, creates = max(0, counts.get("open", 0) - dir_sessions), counts.get("create", 0)
-    reads = ["read"] * counts.get("read", 0)
-    writes = ["write"] * counts.get("write", 0) + ["fsync"] * counts.get("fsync", 0)
-    if (reads and not opens) or (writes and not opens + creates):
-        opens = 1  # data with nowhere to go in the profile: one session holds it
-    # Reads go to files of the tree (a new file has nothing to read); writes to any session.
-    rng.shuffle(reads)
-    rng.shuffle(writes)
-    read_parts = np.array_split(np.array(reads, dtype=object), max(1, opens))
-    write_parts = np.array_split(np.array(writes, dtype=object), max(1, opens + creates))
-    units: list[tuple[str, object]] = []
-    for k in range(opens + creates):
-        calls = list(write_parts[k]) + (list(read_parts[k]) if k < opens else [])
-        rng.shuffle(calls)
-        units.append(("session", ("open" if k < opens else "create", calls)))
-    units += [("session", ("opendir", []))] * dir_sessions
-    closes = counts.get("close", 0)
-    # Calls with a life of their own, between sessions.
-    for kind in ("stat", "unlink", "mkdir", "rmdir", FILLER, "rename", "link", "symlink"):
-        units += [("single", kind)] * counts.get(kind, 0)
-    rng.shuffle(units)
-    listings = np.array_split(np.arange(readdirs), max(1, dir_sessions)) if dir_sessions else []
-    closes_left, listing = closes, 0
-    made = {"create": 0, "mkdir": 0, "unlink": 0, "rmdir": 0, "misc": 0}
-
-    for unit, value in units:
-        if unit == "single":
-            kind = value
-            d = directories[int(rng.integers(len(directories)))]
-            made_key = kind if kind in made else "misc"
-            k = made[made_key]
-            made[made_key] += 1
-            if kind == "stat":
-                out.add(kind, pool[int(rng.integers(len(pool)))])
-            elif kind == FILLER:
-                out.add(FILLER, pool[int(rng.integers(len(pool)))], errno="EINVAL")
-            elif kind == "unlink":
-                out.add("unlink", f"{d}/old{k}")
-            elif kind == "rmdir":
-                out.add("rmdir", f"{d}/empty{k}")
-            elif kind == "mkdir":
-                out.add("mkdir", f"{d}/new{k}")
-            elif kind == "rename":
-                out.add("rename", f"{d}/moving{k}", path2=f"{d}/moved{k}")
-            elif kind == "link":
-                out.add("link", f"{d}/hard{k}", path2=pool[int(rng.integers(len(pool)))])
-            elif kind == "symlink":
-                out.add("symlink", f"{d}/sym{k}", path2=pool[int(rng.integers(len(pool)))])
+    gen = _Generator(profile, counts, seed, root)
+    closes_left = counts.get("close", 0)
+    for kind, value in gen.units():
+        if kind == "single":
+            gen.single(value)
             continue
-        kind, calls = value
-        if kind == "opendir":
-            d = directories[int(rng.integers(len(directories)))]
-            out.add("open", d)
-            for _ in listings[listing]:
-                out.add("readdir", d, size=32768)
-            listing += 1
-            target = d
-        else:
-            if kind == "create":
-                target = f"{directories[int(rng.integers(len(directories)))]}/new-file{made['create']}"
-                made["create"] += 1
-                size_limit = MAX_FILE
-            else:
-                target = pool[int(rng.integers(len(pool)))]
-                size_limit = sizes[target]
-            out.add(kind, target)
-            ends = {"read": 0, "write": 0}
-            for call in calls:
-                if call == "fsync":
-                    out.add("fsync", target)
-                    continue
-                size = min(read_size() if call == "read" else write_size(), size_limit)
-                # Consecutive may run past the tree's file: the plan sizes files to what is read.
-                if next(consecutive[call]) and ends[call] + size <= MAX_FILE:
-                    offset = ends[call]
-                else:  # random: an aligned slot of the file, any but the consecutive place
-                    slots = max(3, (size_limit - size) // 4096 + 1)
-                    slot = int(rng.integers(slots - 1))
-                    if ends[call] % 4096 == 0 and slot >= ends[call] // 4096:
-                        slot += 1
-                    offset = slot * 4096
-                out.add(call, target, offset=offset, size=size)
-                ends[call] = offset + size
+        target = gen.listing() if kind == "opendir" else gen.session(kind, value)
         if closes_left:
-            out.add("close", target)
+            gen.out.add("close", target)
             closes_left -= 1
     for _ in range(closes_left):  # closes with no session left to close: as many readlinks
-        out.add(FILLER, pool[int(rng.integers(len(pool)))], errno="EINVAL")
-    return out.table()
+        gen.out.add(FILLER, gen.pick(gen.pool), errno="EINVAL")
+    return gen.out.table()
 
 
 def write_synthetic(profile: Profile, output: Path, *, events: int = 20_000, seed: int = 1) -> int:
