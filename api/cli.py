@@ -390,6 +390,8 @@ def age_command(
                                                                          "scratch filesystem of this name."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write the aging report (JSON) here."),
     force: bool = typer.Option(False, "--force", help="Allow --json to replace an existing file."),
+    any_fs: bool = typer.Option(False, "--fill-any-filesystem", help="Allow --fill on a filesystem that is not an "
+                                                                     "fsbm scratch filesystem."),
 ) -> None:
     """Age a filesystem (Tang, appendix E) and measure its layout before and after (FIEMAP)."""
     from fsbm.characterizer.profile import Profile
@@ -404,6 +406,9 @@ def age_command(
     if snapshot_name and not fs_name:
         raise UsageError("--snapshot copies a scratch filesystem: give --fs NAME")
     directory, candidate, _ = _bench_target(settings, target, fs_name)
+    if fill and target is not None and not any_fs and scratch.find_by_path(target, settings.scratch_root) is None:
+        raise UsageError(f"--fill {fill:g} fills the whole filesystem {target} is on, and it is not an fsbm scratch "
+                         "filesystem; use --fs NAME, or --fill-any-filesystem if that is what you mean")
     if fs_name:
         directory = directory / "aged"
         directory.mkdir(exist_ok=True)

@@ -127,3 +127,11 @@ def test_the_command_line_ages_a_scratch_fs_records_it_and_snapshots_it(fsbm_hom
         for name in ("x-aged", "x"):
             run_fsbm("fs", "destroy", name)
     assert not os.listdir(fsbm_home / "scratch")
+
+
+def test_fill_refuses_a_filesystem_fsbm_does_not_own(tmp_path: Path, fsbm_home: Path) -> None:
+    target = tmp_path / "empty"
+    target.mkdir()
+    done = run_fsbm("age", "--target", str(target), "--fill", "50")
+    assert done.returncode == 2 and "not an fsbm scratch filesystem" in done.stderr
+    assert not any(target.iterdir())
