@@ -19,21 +19,31 @@ from fsbm.microbench.age import AgingOptions, fsage_binary, run_aging, sizes_fro
 from tests.conftest import require_root, run_fsbm
 
 
-def read_everything(fs: scratch.ScratchFs) -> tuple[float, int]:
-    """Seconds to read every file front to back in name order (1 MiB O_DIRECT reads: the
-    disk, not the page cache), and the read requests the loop device completed meanwhile."""
-    files = sorted(p for p in fs.mount_point.rglob("*") if p.is_file())
-    stat = Path("/sys/block") / Path(fs.loop_device).name / "stat"
-    buffer = mmap.mmap(-1, 1 << 20)
-    requests = int(stat.read_text().split()[0])
+def read_file(path: Path, buffer: mmap.mmap) -> float:
+    """Seconds to read a file front to back in 1 MiB O_DIRECT reads (the disk, not the cache)."""
     start = time.perf_counter()
-    for path in files:
-        fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
-        offset = 0
-        while (n := os.preadv(fd, [buffer], offset)) > 0:
-            offset += n
-        os.close(fd)
-    return time.perf_counter() - start, int(stat.read_text().split()[0]) - requests
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
+    offset = 0
+    while (n := os.preadv(fd, [buffer], offset)) > 0:
+        offset += n
+    os.close(fd)
+    return time.perf_counter() - start
+
+
+def read_both(fresh: scratch.ScratchFs, aged: scratch.ScratchFs) -> tuple[dict[str, float], dict[str, int]]:
+    """Every file of both trees read sequentially, file by file in turn (which tree first
+    alternates), so the host's noise falls on both alike; the seconds and the read requests
+    each loop device completed."""
+    names = sorted(p.relative_to(fresh.mount_point) for p in fresh.mount_point.rglob("*") if p.is_file())
+    stats = {k: Path("/sys/block") / Path(fs.loop_device).name / "stat" for k, fs in (("fresh", fresh), ("aged", aged))}
+    before = {k: int(p.read_text().split()[0]) for k, p in stats.items()}
+    buffer = mmap.mmap(-1, 1 << 20)
+    seconds = {"fresh": 0.0, "aged": 0.0}
+    for i, name in enumerate(names):
+        order = (("fresh", fresh), ("aged", aged)) if i % 2 == 0 else (("aged", aged), ("fresh", fresh))
+        for key, fs in order:
+            seconds[key] += read_file(fs.mount_point / name, buffer)
+    return seconds, {k: int(p.read_text().split()[0]) - before[k] for k, p in stats.items()}
 
 
 def test_aging_lowers_ext4_layout_score_and_slows_a_sequential_read(fsbm_home: Path) -> None:
@@ -51,18 +61,11 @@ def test_aging_lowers_ext4_layout_score_and_slows_a_sequential_read(fsbm_home: P
         assert aged_layout["layout_score"] < fresh_layout["layout_score"] - 0.005
         assert aged_layout["extents_per_file_mean"] > 1.5 * fresh_layout["extents_per_file_mean"]
         assert aged_layout["free_space"]["extents"] > 5 * fresh_layout["free_space"]["extents"]
-        # Sequential reads of the same tree from the disk, alternating so drift hits both
-        # alike, after the aging's writes have drained and one discarded round.  Noise on a
-        # shared disk only adds time, so the fastest round is each tree's own cost.
+        # Sequential reads of the same files from the disk, interleaved file by file.
         os.sync()
-        time.sleep(2)
-        read_everything(fresh), read_everything(aged)
-        runs: dict[str, list[tuple[float, int]]] = {"fresh": [], "aged": []}
-        for _ in range(7):
-            runs["fresh"].append(read_everything(fresh))
-            runs["aged"].append(read_everything(aged))
-        seconds = {k: min(t for t, _ in v) for k, v in runs.items()}
-        requests = {k: statistics.median(r for _, r in v) for k, v in runs.items()}
+        runs = [read_both(fresh, aged) for _ in range(3)]
+        seconds = {k: statistics.median(r[0][k] for r in runs) for k in ("fresh", "aged")}
+        requests = {k: statistics.median(r[1][k] for r in runs) for k in ("fresh", "aged")}
         print(f"layout score {fresh_layout['layout_score']:.4f} -> {aged_layout['layout_score']:.4f}; "
               f"read {seconds['fresh']:.3f} s -> {seconds['aged']:.3f} s ({seconds['aged'] / seconds['fresh']:.2f}x), "
               f"{requests['fresh']:.0f} -> {requests['aged']:.0f} disk reads")
