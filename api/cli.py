@@ -369,6 +369,19 @@ def characterize_command(
                       f"(run it: fsbm replay {escape(str(synthetic_out))} --target DIR)")
 
 
+def _keep_report(settings: Settings, kind: str, doc: dict[str, Any], name: str, table: Any,
+                 json_out: Optional[Path]) -> None:
+    """A native tool's report: stored, shown with its warnings, and written to --json."""
+    with settings.store() as store:
+        document_id = store.save_document(kind, doc, name=name)
+    console.print(table)
+    for warning in doc.get("warnings", []):
+        errors.print(f"warning: {warning}", markup=False, highlight=False)
+    console.print(f"{kind} {document_id} stored in {escape(str(store.path))}")
+    if json_out is not None:
+        _write_json(json_out, doc)
+
+
 # -- age -------------------------------------------------------------------------------
 
 
@@ -420,12 +433,7 @@ def age_command(
     doc.update(candidate=candidate, aging_state=options.describe())
     if fs_name and not doc.get("interrupted"):
         scratch.set_aging_state(fs_name, options.describe(), settings.scratch_root)
-    with settings.store() as store:
-        aging_id = store.save_document("aging", doc, name=fs_name or str(directory))
-    console.print(render.aging_table(doc))
-    console.print(f"aging {aging_id} stored in {escape(str(store.path))}")
-    if json_out is not None:
-        _write_json(json_out, doc)
+    _keep_report(settings, "aging", doc, fs_name or str(directory), render.aging_table(doc), json_out)
     if doc.get("interrupted"):
         raise FsbmError(f"aging interrupted after {doc['rounds_completed']} of {doc['rounds']} rounds; the tree "
                         "is whole and what was measured is stored")
@@ -490,14 +498,7 @@ def replay_command(
     doc.update(source=str(source), candidate=candidate, aging_state=aging,
                plan={"events": stats.events, "operations": stats.operations, "skipped": dict(stats.skipped),
                      "implicit_opens": stats.implicit_opens})
-    with settings.store() as store:
-        replay_id = store.save_document("replay", doc, name=str(source))
-    console.print(render.replay_table(doc))
-    for warning in doc.get("warnings", []):
-        errors.print(f"warning: {warning}", markup=False, highlight=False)
-    console.print(f"replay {replay_id} stored in {escape(str(store.path))}")
-    if json_out is not None:
-        _write_json(json_out, doc)
+    _keep_report(settings, "replay", doc, str(source), render.replay_table(doc), json_out)
     if doc.get("interrupted"):
         raise FsbmError(f"replay interrupted after {doc['operations_run']:,} of {doc['planned_operations']:,} "
                         "operations; what ran is stored")
