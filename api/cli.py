@@ -382,6 +382,35 @@ def _keep_report(settings: Settings, kind: str, doc: dict[str, Any], name: str, 
         _write_json(json_out, doc)
 
 
+# -- probe -----------------------------------------------------------------------------
+
+
+@app.command("probe")
+def probe_command(
+    ctx: typer.Context,
+    target: Optional[Path] = typer.Option(None, "--target", help="A directory on the filesystem to probe."),
+    fs_name: Optional[str] = typer.Option(None, "--fs", help="A scratch filesystem by name (instead of --target)."),
+    only: Optional[str] = typer.Option(None, "--only", help="Probes to run, e.g. block-size,readahead."),
+    quick: bool = typer.Option(False, "--quick", help="Smaller files: seconds, not minutes."),
+    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the results (JSON) here."),
+    force: bool = typer.Option(False, "--force", help="Allow --json to replace an existing file."),
+) -> None:
+    """Find the parameters that decide performance (block size, readahead, direct blocks) from user space."""
+    from fsbm.microbench.probe import PROBES, run_probes
+
+    settings = _settings(ctx)
+    _refuse_overwrite(json_out, force)
+    names = [n.strip() for n in only.split(",")] if only else None
+    unknown = sorted(set(names or []) - set(PROBES))
+    if unknown:
+        raise UsageError(f"unknown probe {', '.join(unknown)}; choose from {', '.join(PROBES)}")
+    directory, candidate, aging = _bench_target(settings, target, fs_name)
+    with console.status("probing"):
+        doc = run_probes(directory, only=names, quick=quick)
+    doc.update(candidate=candidate, aging_state=aging)
+    _keep_report(settings, "probe", doc, candidate or str(directory), render.probe_table(doc), json_out)
+
+
 # -- age -------------------------------------------------------------------------------
 
 

@@ -181,3 +181,21 @@ def aging_table(doc: dict[str, Any]) -> Table:
     for label, before, after in zip(labels, _layout_rows(doc["before"]), _layout_rows(doc["after"])):
         table.add_row(label, before, after)
     return table
+
+
+def probe_table(doc: dict[str, Any]) -> Table:
+    """Each probe's answer, with how it was found."""
+    table = Table(title=escape(f"filesystem parameters of {doc['target']}"))
+    for column in ("parameter", "value", "how", "time"):
+        table.add_column(column, justify="right" if column in ("value", "time") else "left")
+    rows = {"block-size": [("block size", "block_size_bytes", "block_size_method"),
+                           ("page-cache transfer unit", "transfer_unit_bytes", "transfer_unit_method")],
+            "readahead": [("readahead depth", "readahead_bytes", "method")],
+            "direct-blocks": [("direct blocks per inode", "direct_blocks", "direct_blocks_method")]}
+    for probe, result in doc["probes"].items():
+        for label, key, how in rows.get(probe, []):
+            value = result.get(key)
+            shown = "-" if value is None else (format_bytes(value) + "B" if key.endswith("_bytes") else str(value))
+            table.add_row(label, shown, escape(result.get("error") or result.get(how, "")),
+                          f"{result.get('seconds', 0):.2f} s")
+    return table

@@ -1,0 +1,70 @@
+"""The parameter probes against values set on this machine (issue 6): block sizes chosen at
+mkfs, readahead set on the loop device, ext2's twelve direct blocks."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from fsbm.microbench import scratch
+from fsbm.microbench.probe import run_probes
+from tests.conftest import require_root, run_fsbm
+
+
+@pytest.fixture
+def make_fs(fsbm_home: Path) -> Iterator:
+    made = []
+
+    def make(fstype: str, *mkfs_opts: str) -> scratch.ScratchFs:
+        require_root()
+        fs = scratch.create(fstype, 256 << 20, mkfs_opts=list(mkfs_opts), root=fsbm_home / "scratch")
+        made.append(fs.name)
+        return fs
+
+    yield make
+    for name in made:
+        scratch.destroy(name, fsbm_home / "scratch")
+
+
+@pytest.mark.parametrize("block", [1024, 2048, 4096])
+def test_block_size_is_exact_on_ext4_images_made_with_it(make_fs, block: int) -> None:
+    fs = make_fs("ext4", "-b", str(block))
+    result = run_probes(fs.mount_point, only=["block-size"], quick=True)["probes"]["block-size"]
+    assert result["block_size_bytes"] == block
+    assert result["transfer_unit_bytes"] == 4096  # Shenoy's spikes: the page the cache moves
+
+
+@pytest.mark.parametrize("readahead_kb", [64, 512, 2048])
+def test_readahead_depth_is_within_25_percent_of_read_ahead_kb(make_fs, readahead_kb: int) -> None:
+    fs = make_fs("ext4")
+    knob = Path("/sys/block") / Path(fs.loop_device).name / "queue" / "read_ahead_kb"
+    knob.write_text(str(readahead_kb))
+    result = run_probes(fs.mount_point, only=["readahead"], quick=True)["probes"]["readahead"]
+    assert result["readahead_bytes"] == pytest.approx(readahead_kb * 1024, rel=0.25), result
+    print(f"read_ahead_kb {readahead_kb}: resident {result['readahead_bytes']}, timed {result['timed_depth_bytes']}")
+
+
+def test_ext2_has_twelve_direct_blocks_and_ext4_none(make_fs) -> None:
+    ext2 = run_probes(make_fs("ext2").mount_point, only=["direct-blocks"])["probes"]["direct-blocks"]
+    assert ext2["direct_blocks"] == 12 and not ext2["extent_mapped"]
+    ext4 = run_probes(make_fs("ext4").mount_point, only=["direct-blocks"])["probes"]["direct-blocks"]
+    assert ext4["direct_blocks"] is None and ext4["extent_mapped"]
+
+
+def test_the_command_line_probes_and_stores(make_fs, tmp_path: Path) -> None:
+    fs = make_fs("ext2")
+    out = tmp_path / "probe.json"
+    done = run_fsbm("probe", "--target", str(fs.mount_point), "--quick", "--json", str(out))
+    assert done.returncode == 0, done.stderr
+    probes = json.loads(out.read_text())["probes"]
+    # mke2fs picks 1 KiB blocks for a filesystem this small; the kernel says which.
+    assert probes["block-size"]["block_size_bytes"] == os.statvfs(fs.mount_point).f_bsize
+    assert probes["direct-blocks"]["direct_blocks"] == 12
+    assert "probe 1 stored" in done.stdout
+    bad = run_fsbm("probe", "--target", str(fs.mount_point), "--only", "cache-size")
+    assert bad.returncode == 2 and "unknown probe cache-size" in bad.stderr
+    assert not [p for p in fs.mount_point.iterdir() if p.name.startswith("fsbm-probe")]
