@@ -392,10 +392,12 @@ def probe_command(
     fs_name: Optional[str] = typer.Option(None, "--fs", help="A scratch filesystem by name (instead of --target)."),
     only: Optional[str] = typer.Option(None, "--only", help="Probes to run, e.g. block-size,readahead."),
     quick: bool = typer.Option(False, "--quick", help="Smaller files: seconds, not minutes."),
+    memory_limit: Optional[str] = typer.Option(None, "--memory-limit", help="Run in a memory cgroup of this size, "
+                                                                           "e.g. 256M (the cache-size probe needs it)."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write the results (JSON) here."),
     force: bool = typer.Option(False, "--force", help="Allow --json to replace an existing file."),
 ) -> None:
-    """Find the parameters that decide performance (block size, readahead, direct blocks) from user space."""
+    """Find the parameters that decide performance (block size, readahead, direct blocks, page cache)."""
     from fsbm.microbench.probe import PROBES, run_probes
 
     settings = _settings(ctx)
@@ -405,10 +407,14 @@ def probe_command(
     if unknown:
         raise UsageError(f"unknown probe {', '.join(unknown)}; choose from {', '.join(PROBES)}")
     directory, candidate, aging = _bench_target(settings, target, fs_name)
+    limit = scratch.parse_size(memory_limit) if memory_limit else None
     with console.status("probing"):
-        doc = run_probes(directory, only=names, quick=quick)
+        doc = run_probes(directory, only=names, quick=quick, memory_limit=limit)
     doc.update(candidate=candidate, aging_state=aging)
     _keep_report(settings, "probe", doc, candidate or str(directory), render.probe_table(doc), json_out)
+    failed = [name for name, result in doc["probes"].items() if "error" in result]
+    if failed:
+        raise FsbmError(f"probe {', '.join(failed)} failed; the others are stored")
 
 
 # -- age -------------------------------------------------------------------------------

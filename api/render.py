@@ -191,11 +191,12 @@ def probe_table(doc: dict[str, Any]) -> Table:
     rows = {"block-size": [("block size", "block_size_bytes", "block_size_method"),
                            ("page-cache transfer unit", "transfer_unit_bytes", "transfer_unit_method")],
             "readahead": [("readahead depth", "readahead_bytes", "method")],
-            "direct-blocks": [("direct blocks per inode", "direct_blocks", "direct_blocks_method")]}
+            "direct-blocks": [("direct blocks per inode", "direct_blocks", "direct_blocks_method")],
+            "cache-size": [("page cache", "page_cache_bytes", "method")]}
     for probe, result in doc["probes"].items():
         for label, key, how in rows.get(probe, []):
             value = result.get(key)
             shown = "-" if value is None else (format_bytes(value) + "B" if key.endswith("_bytes") else str(value))
-            table.add_row(label, shown, escape(result.get("error") or result.get(how, "")),
+            table.add_row(label, shown, escape(result.get("error") or result.get("skipped") or result.get(how, "")),
                           f"{result.get('seconds', 0):.2f} s")
     return table

@@ -19,9 +19,9 @@ from tests.conftest import require_root, run_fsbm
 def make_fs(fsbm_home: Path) -> Iterator:
     made = []
 
-    def make(fstype: str, *mkfs_opts: str) -> scratch.ScratchFs:
+    def make(fstype: str, *mkfs_opts: str, size: int = 256 << 20) -> scratch.ScratchFs:
         require_root()
-        fs = scratch.create(fstype, 256 << 20, mkfs_opts=list(mkfs_opts), root=fsbm_home / "scratch")
+        fs = scratch.create(fstype, size, mkfs_opts=list(mkfs_opts), root=fsbm_home / "scratch")
         made.append(fs.name)
         return fs
 
@@ -65,6 +65,25 @@ def test_the_command_line_probes_and_stores(make_fs, tmp_path: Path) -> None:
     assert probes["block-size"]["block_size_bytes"] == os.statvfs(fs.mount_point).f_bsize
     assert probes["direct-blocks"]["direct_blocks"] == 12
     assert "probe 1 stored" in done.stdout
-    bad = run_fsbm("probe", "--target", str(fs.mount_point), "--only", "cache-size")
-    assert bad.returncode == 2 and "unknown probe cache-size" in bad.stderr
+    bad = run_fsbm("probe", "--target", str(fs.mount_point), "--only", "frobnicate")
+    assert bad.returncode == 2 and "unknown probe frobnicate" in bad.stderr
     assert not [p for p in fs.mount_point.iterdir() if p.name.startswith("fsbm-probe")]
+
+
+@pytest.mark.parametrize("limit_mib", [256, 1024])
+def test_page_cache_size_is_within_15_percent_of_a_memory_cgroup_limit(make_fs, limit_mib: int) -> None:
+    fs = make_fs("ext4", size=(limit_mib * 3 // 2 + 256) << 20)
+    result = run_probes(fs.mount_point, only=["cache-size"], memory_limit=limit_mib << 20)["probes"]["cache-size"]
+    print(f"memory cgroup {limit_mib} MiB: page cache {result['page_cache_bytes'] / 2**20:.0f} MiB "
+          f"in {result['seconds']:.1f} s")
+    assert result["cgroup_limit_bytes"] == limit_mib << 20
+    assert result["page_cache_bytes"] == pytest.approx(limit_mib << 20, rel=0.15)
+
+
+def test_cache_size_outside_a_cgroup_is_skipped_unless_asked(make_fs, tmp_path: Path) -> None:
+    fs = make_fs("ext4")
+    result = run_probes(fs.mount_point)["probes"]["cache-size"]
+    assert "skipped" in result and result["file_bytes_needed"] > 1 << 30
+    asked = run_fsbm("probe", "--target", str(fs.mount_point), "--only", "cache-size")
+    assert asked.returncode == 1 and "needs" in asked.stderr and "MiB free" in asked.stderr
+    assert not list(fs.mount_point.glob("fsbm-probe*"))

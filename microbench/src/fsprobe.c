@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "cache.h"
@@ -24,18 +25,24 @@ static const struct probe probes[] = {
 	{ "block-size", "block size (allocation) and page-cache transfer unit (Shenoy 2.2)", probe_block_size },
 	{ "readahead", "sequential readahead depth (Shenoy 2.3)", probe_readahead },
 	{ "direct-blocks", "direct block pointers in an inode (Shenoy 2.5)", probe_direct_blocks },
+	{ "cache-size", "page-cache size, in this process's memory cgroup if any (Shenoy 2.4)", probe_cache_size },
 };
 enum { N_PROBES = sizeof(probes) / sizeof(probes[0]) };
 
 int probe_cold_file(const struct probe_ctx *c, const char *name, uint64_t size)
 {
-	char *chunk = xaligned(4096, 1 << 20);
-	int fd = openat(c->dir, name, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644), rc = 0;
+	struct statvfs vfs;
+	char *chunk;
+	int fd, rc = 0;
 
-	if (fd < 0) {
-		free(chunk);
+	if (fstatvfs(c->dir, &vfs) == 0 && (uint64_t)vfs.f_bavail * vfs.f_frsize < size + (16 << 20))
+		return fail_msg("%s needs %llu MiB free (a %llu MiB file and 16 MiB to spare); the target has "
+				"%llu MiB", name, (unsigned long long)((size >> 20) + 16), (unsigned long long)(size >> 20),
+				(unsigned long long)((uint64_t)vfs.f_bavail * vfs.f_frsize >> 20));
+	fd = openat(c->dir, name, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
 		return fail_errno("create", name);
-	}
+	chunk = xaligned(4096, 1 << 20);
 	memset(chunk, 'p', 1 << 20);
 	for (uint64_t done = 0; done < size && rc == 0;) {
 		size_t n = size - done < (1 << 20) ? (size_t)(size - done) : (1 << 20);
@@ -49,6 +56,8 @@ int probe_cold_file(const struct probe_ctx *c, const char *name, uint64_t size)
 		rc = cache_evict_file(fd, name);
 	close(fd);
 	free(chunk);
+	if (rc != 0)
+		unlinkat(c->dir, name, 0); /* nothing of the probe's is left behind */
 	return rc;
 }
 
@@ -76,7 +85,7 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
 		switch (c) {
 		case 't': ctx.target = optarg; break;
-		case 'o': only = optarg; break;
+		case 'o': only = optarg; ctx.asked = 1; break;
 		case 'q': ctx.quick = 1; break;
 		case 'O': output = optarg; break;
 		case 'l':
