@@ -192,7 +192,8 @@ def probe_table(doc: dict[str, Any]) -> Table:
                            ("page-cache transfer unit", "transfer_unit_bytes", "transfer_unit_method")],
             "readahead": [("readahead depth", "readahead_bytes", "method")],
             "direct-blocks": [("direct blocks per inode", "direct_blocks", "direct_blocks_method")],
-            "cache-size": [("page cache", "page_cache_bytes", "method")]}
+            "cache-size": [("page cache (Shenoy)", "page_cache_bytes", "method"),
+                           ("page cache (Tang's binary search)", "binary_search_bytes", "method")]}
     for probe, result in doc["probes"].items():
         for label, key, how in rows.get(probe, []):
             value = result.get(key)

@@ -74,10 +74,12 @@ def test_the_command_line_probes_and_stores(make_fs, tmp_path: Path) -> None:
 def test_page_cache_size_is_within_15_percent_of_a_memory_cgroup_limit(make_fs, limit_mib: int) -> None:
     fs = make_fs("ext4", size=(limit_mib * 3 // 2 + 256) << 20)
     result = run_probes(fs.mount_point, only=["cache-size"], memory_limit=limit_mib << 20)["probes"]["cache-size"]
-    print(f"memory cgroup {limit_mib} MiB: page cache {result['page_cache_bytes'] / 2**20:.0f} MiB "
+    print(f"memory cgroup {limit_mib} MiB: page cache {result['page_cache_bytes'] / 2**20:.0f} MiB (Shenoy), "
+          f"{result['binary_search_bytes'] / 2**20:.0f} MiB (Tang, {result['binary_search_tests']} tests) "
           f"in {result['seconds']:.1f} s")
     assert result["cgroup_limit_bytes"] == limit_mib << 20
     assert result["page_cache_bytes"] == pytest.approx(limit_mib << 20, rel=0.15)
+    assert result["binary_search_bytes"] == pytest.approx(limit_mib << 20, rel=0.15)
 
 
 def test_cache_size_outside_a_cgroup_is_skipped_unless_asked(make_fs, tmp_path: Path) -> None:

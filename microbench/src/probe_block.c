@@ -45,13 +45,6 @@ static int64_t allocation_unit(int dir)
 	return unit;
 }
 
-static int compare_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* One pass over the cold span: the gaps between slow chunks, tallied by power of two. */
 static int spike_pass(int fd, int64_t *counts, uint64_t *spikes)
 {
@@ -70,8 +63,7 @@ static int spike_pass(int fd, int64_t *counts, uint64_t *spikes)
 	}
 	/* A hit costs about the same every time; a miss goes to the disk: far above the median. */
 	memcpy(sorted, ns, sizeof(ns));
-	qsort(sorted, n, sizeof(*sorted), compare_u64);
-	threshold = 4 * sorted[n / 2];
+	threshold = 4 * median_u64(sorted, n);
 	for (size_t i = 0; i < n; i++) {
 		if (ns[i] <= threshold)
 			continue;

@@ -1,11 +1,14 @@
 /*
- * probe_cache.c - how much file data the page cache holds (Shenoy 2.4).
+ * probe_cache.c - how much file data the page cache holds, two ways.
  *
- * Read a file larger than the cache front to back, then back to front, timing each chunk:
- * the tail is still cached and comes back fast; the first chunk the cache dropped is slow,
- * and every chunk below it too.  The cache size is what lay between that chunk and the end.
- * Readahead is off for the backward pass (POSIX_FADV_RANDOM), so a miss reads only itself;
- * misses on the way back evict only pages older than the ones still to be read.
+ * Shenoy 2.4: read a file larger than the cache front to back, then back to front, timing
+ * each chunk: the tail is still cached and comes back fast; the first chunk the cache
+ * dropped is slow, and every chunk below it too.  The cache size is what lay between that
+ * chunk and the end.  Readahead is off for the backward pass (POSIX_FADV_RANDOM), so a miss
+ * reads only itself, and misses evict only pages older than the ones still to be read.
+ *
+ * Tang 4.1 (phase II): binary search on a size S: read S bytes sequentially, then the same
+ * bytes again in a random order; if every chunk of the second pass is fast, S fits.
  *
  * The file must outgrow the cache: 1.5x the memory cgroup's limit when the probe runs in
  * one (fsbm probe --memory-limit makes one), else 1.2x the machine's memory.
@@ -55,101 +58,161 @@ static uint64_t cgroup_limit(void)
 	return limit;
 }
 
-static int compare_u64(const void *a, const void *b)
+static int read_chunk(int fd, char *buf, uint64_t k, uint64_t *ns)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	uint64_t t = now_ns();
 
-	return x < y ? -1 : x > y;
+	if (pread(fd, buf, CHUNK, (off_t)(k * CHUNK)) != CHUNK)
+		return -1;
+	*ns = now_ns() - t;
+	return 0;
 }
 
-int probe_cache_size(const struct probe_ctx *c, struct json *j)
+/* Shenoy: forward, then backward until CONFIRM slow chunks in a row (one slow hit is noise;
+ * below the boundary every chunk misses).  The bytes above the boundary, or -1. */
+static int shenoy_backward(int fd, char *buf, uint64_t chunks, uint64_t *warm_ns, uint64_t *threshold,
+			   int64_t *bytes)
 {
-	const char *name = "fsbm-probe-cache";
-	struct sysinfo si;
-	uint64_t limit = cgroup_limit(), memory, size, start = now_ns(), warm[WARM_SAMPLES], threshold;
-	uint64_t boundary = 0, slow_run = 0, chunks;
-	char *buf = xaligned(4096, CHUNK);
-	int fd, found = 0;
+	uint64_t warm[WARM_SAMPLES], ns, boundary = 0, slow_run = 0;
 
-	if (sysinfo(&si) != 0) {
-		free(buf);
-		return fail_errno("sysinfo", NULL);
-	}
-	memory = (uint64_t)si.totalram * si.mem_unit;
-	size = limit && limit < memory ? limit + limit / 2 : memory + memory / 5;
-	if (!(limit && limit < memory) && !c->asked) {
-		json_kv_string(j, "skipped", "outside a memory cgroup the file must outgrow all of memory; run it in one "
-					     "(fsbm probe --memory-limit SIZE) or name it (--only cache-size)");
-		json_kv_u64(j, "file_bytes_needed", size);
-		free(buf);
-		return 0;
-	}
-	size = (size + CHUNK - 1) / CHUNK * CHUNK;
-	chunks = size / CHUNK;
-	if (probe_cold_file(c, name, size) != 0) {
-		free(buf);
+	*bytes = -1;
+	if (posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) != 0 || posix_fadvise(fd, 0, 0, POSIX_FADV_NORMAL) != 0)
 		return -1;
-	}
-	fd = openat(c->dir, name, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		free(buf);
-		return fail_errno("open", name);
-	}
 	for (uint64_t k = 0; k < chunks; k++)
-		if (pread(fd, buf, CHUNK, (off_t)(k * CHUNK)) != CHUNK)
-			goto failed;
+		if (read_chunk(fd, buf, k, &ns) != 0)
+			return -1;
 	if (posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM) != 0)
-		goto failed;
+		return -1;
 	/* The last chunks are surely cached: their cost is the hit cost. */
-	for (int i = 0; i < WARM_SAMPLES; i++) {
-		uint64_t t = now_ns();
-		if (pread(fd, buf, CHUNK, (off_t)((chunks - 1 - (uint64_t)i) * CHUNK)) != CHUNK)
-			goto failed;
-		warm[i] = now_ns() - t;
-	}
-	qsort(warm, WARM_SAMPLES, sizeof(*warm), compare_u64);
-	threshold = 10 * warm[WARM_SAMPLES / 2] > 100000 ? 10 * warm[WARM_SAMPLES / 2] : 100000;
-	/* Backwards; the boundary is the first of CONFIRM slow chunks in a row (a lone slow hit
-	 * is noise; below the boundary every chunk misses). */
-	for (uint64_t k = chunks - 1 - WARM_SAMPLES; k + 1 > 0 && !found; k--) {
-		uint64_t t = now_ns();
-		if (pread(fd, buf, CHUNK, (off_t)(k * CHUNK)) != CHUNK)
-			goto failed;
-		if (now_ns() - t > threshold) {
+	for (int i = 0; i < WARM_SAMPLES; i++)
+		if (read_chunk(fd, buf, chunks - 1 - (uint64_t)i, &warm[i]) != 0)
+			return -1;
+	*warm_ns = median_u64(warm, WARM_SAMPLES);
+	*threshold = 10 * *warm_ns > 100000 ? 10 * *warm_ns : 100000;
+	for (uint64_t k = chunks - 1 - WARM_SAMPLES; k + 1 > 0; k--) {
+		if (read_chunk(fd, buf, k, &ns) != 0)
+			return -1;
+		if (ns > *threshold) {
 			if (slow_run++ == 0)
 				boundary = k;
-			found = slow_run >= CONFIRM;
+			if (slow_run >= CONFIRM) {
+				*bytes = (int64_t)((chunks - boundary - 1) * CHUNK);
+				return 0;
+			}
 		} else {
 			slow_run = 0;
 		}
 		if (k == 0)
 			break;
 	}
+	return 0;
+}
+
+/* Tang: does a prefix of `chunks` chunks stay cached through a re-read in random order? */
+static int fits(int fd, char *buf, uint64_t chunks, uint64_t threshold, struct rng *r, int *answer)
+{
+	size_t *order = xcalloc(chunks, sizeof(size_t));
+	uint64_t ns, slow = 0;
+	int rc = 0;
+
+	if (posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) != 0 || posix_fadvise(fd, 0, 0, POSIX_FADV_NORMAL) != 0)
+		rc = -1;
+	for (uint64_t k = 0; k < chunks && rc == 0; k++)
+		rc = read_chunk(fd, buf, k, &ns);
+	if (rc == 0)
+		rc = posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
+	make_order(order, chunks, 1, r);
+	for (uint64_t i = 0; i < chunks && rc == 0; i++) {
+		rc = read_chunk(fd, buf, order[i], &ns);
+		slow += ns > threshold;
+	}
+	free(order);
+	*answer = slow * 200 <= chunks; /* at most 0.5% slow: noise, not misses */
+	return rc;
+}
+
+static int tang_binary_search(int fd, char *buf, uint64_t chunks, uint64_t threshold, uint64_t step,
+			      int64_t *bytes, int *tests)
+{
+	uint64_t lo = 0, hi = chunks; /* lo fits; hi (the whole file, 1.5x the cache) does not */
+	struct rng r;
+	int answer;
+
+	rng_seed(&r, 1);
+	*tests = 0;
+	while (hi - lo > step) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (fits(fd, buf, mid, threshold, &r, &answer) != 0)
+			return -1;
+		(*tests)++;
+		if (answer)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	*bytes = (int64_t)(lo * CHUNK);
+	return 0;
+}
+
+static void json_size_or_null(struct json *j, const char *key, int64_t bytes)
+{
+	json_key(j, key);
+	if (bytes >= 0)
+		json_i64(j, bytes);
+	else
+		json_null(j);
+}
+
+int probe_cache_size(const struct probe_ctx *c, struct json *j)
+{
+	const char *name = "fsbm-probe-cache";
+	struct sysinfo si;
+	uint64_t limit = cgroup_limit(), memory, size, start = now_ns(), chunks, warm_ns = 0, threshold = 0;
+	int64_t shenoy = -1, tang = -1;
+	int tests = 0, fd, bounded;
+	char *buf;
+
+	if (sysinfo(&si) != 0)
+		return fail_errno("sysinfo", NULL);
+	memory = (uint64_t)si.totalram * si.mem_unit;
+	bounded = limit && limit < memory;
+	size = bounded ? limit + limit / 2 : memory + memory / 5;
+	if (!bounded && !c->asked) {
+		json_kv_string(j, "skipped", "outside a memory cgroup the file must outgrow all of memory; run it in one "
+					     "(fsbm probe --memory-limit SIZE) or name it (--only cache-size)");
+		json_kv_u64(j, "file_bytes_needed", size);
+		return 0;
+	}
+	chunks = (size + CHUNK - 1) / CHUNK;
+	if (probe_cold_file(c, name, chunks * CHUNK) != 0)
+		return -1;
+	fd = openat(c->dir, name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return fail_errno("open", name);
+	buf = xaligned(4096, CHUNK);
+	uint64_t shenoy_start = now_ns();
+	int rc = shenoy_backward(fd, buf, chunks, &warm_ns, &threshold, &shenoy);
+	double shenoy_s = (double)(now_ns() - shenoy_start) / 1e9;
+	/* Tang's search to within 1/50 of the file (1/20 with --quick). */
+	if (rc == 0)
+		rc = tang_binary_search(fd, buf, chunks, threshold, chunks / (c->quick ? 20 : 50) + 1, &tang, &tests);
 	close(fd);
 	unlinkat(c->dir, name, 0);
 	free(buf);
-	json_key(j, "page_cache_bytes");
-	if (found)
-		json_u64(j, size - (boundary + 1) * CHUNK);
-	else
-		json_null(j);
-	json_key(j, "cgroup_limit_bytes");
-	if (limit && limit < memory)
-		json_u64(j, limit);
-	else
-		json_null(j);
+	if (rc != 0)
+		return fail_errno("read", name);
+	json_size_or_null(j, "page_cache_bytes", shenoy);
+	json_size_or_null(j, "binary_search_bytes", tang);
+	json_size_or_null(j, "cgroup_limit_bytes", bounded ? (int64_t)limit : -1);
 	json_kv_u64(j, "memory_bytes", memory);
-	json_kv_u64(j, "file_bytes", size);
-	json_kv_u64(j, "warm_read_ns", warm[WARM_SAMPLES / 2]);
+	json_kv_u64(j, "file_bytes", chunks * CHUNK);
+	json_kv_u64(j, "warm_read_ns", warm_ns);
 	json_kv_u64(j, "threshold_ns", threshold);
+	json_kv_double(j, "shenoy_seconds", shenoy_s);
+	json_kv_i64(j, "binary_search_tests", tests);
 	json_kv_string(j, "method", "Shenoy 2.4: read a file larger than the cache forward, then backward without "
-				    "readahead; the cache is what lies above the first of 8 slow chunks in a row");
+				    "readahead; the cache is what lies above the first of 8 slow chunks in a row. "
+				    "binary_search: Tang, the largest prefix that a random-order re-read finds cached");
 	json_kv_double(j, "seconds", (double)(now_ns() - start) / 1e9);
 	return 0;
-failed:
-	fail_errno("read", name);
-	close(fd);
-	unlinkat(c->dir, name, 0);
-	free(buf);
-	return -1;
 }

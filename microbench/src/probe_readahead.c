@@ -29,13 +29,6 @@
 
 enum { CHUNK = 4096, RAMP_CHUNK = 64 << 10, WARM_SAMPLES = 64 };
 
-static int compare_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* Bytes resident in the page cache from `from` on, without reading them; -1 if unknown. */
 static int64_t resident_after(int fd, uint64_t from, uint64_t size)
 {
@@ -84,8 +77,7 @@ static int one_trial(int fd, uint64_t size, uint64_t ramp, char *buf, struct tri
 			return -1;
 		warm[i] = now_ns() - start;
 	}
-	qsort(warm, WARM_SAMPLES, sizeof(*warm), compare_u64);
-	t->warm_ns = warm[WARM_SAMPLES / 2];
+	t->warm_ns = median_u64(warm, WARM_SAMPLES);
 	t->threshold_ns = 10 * t->warm_ns > 50000 ? 10 * t->warm_ns : 50000;
 	t->resident = resident_after(fd, ramp, size);
 	for (uint64_t off = ramp; off + CHUNK <= size; off += CHUNK) {
@@ -147,7 +139,7 @@ int probe_readahead(const struct probe_ctx *c, struct json *j)
 	uint64_t timed[7];
 	for (int i = 0; i < n_trials; i++)
 		timed[i] = trials[i].found ? trials[i].depth : UINT64_MAX;
-	qsort(timed, (size_t)n_trials, sizeof(*timed), compare_u64);
+	median_u64(timed, (size_t)n_trials); /* sorts them */
 	qsort(trials, (size_t)n_trials, sizeof(*trials), by_resident);
 	const struct trial *median = &trials[n_trials / 2];
 	json_key(j, "readahead_bytes");

@@ -234,3 +234,16 @@ void stop_on_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 }
+
+static int compare_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+uint64_t median_u64(uint64_t *values, size_t n)
+{
+	qsort(values, n, sizeof(*values), compare_u64);
+	return n ? values[n / 2] : 0;
+}

@@ -47,6 +47,9 @@ void make_order(size_t *perm, size_t n, int shuffle, struct rng *r);
 /* Read a small text file (sysfs, procfs) into buf, newline stripped; -1 if unreadable. */
 int read_text_file(const char *path, char *buf, size_t len);
 
+/* The median of n values (sorts them in place); 0 for none. */
+uint64_t median_u64(uint64_t *values, size_t n);
+
 /* Write "DONE TOTAL\n" on a progress descriptor (fsreplay, fsage); nothing when fd < 0. */
 void report_progress(int fd, uint64_t done, uint64_t total);
 
