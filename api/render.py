@@ -192,12 +192,15 @@ def probe_table(doc: dict[str, Any]) -> Table:
                            ("page-cache transfer unit", "transfer_unit_bytes", "transfer_unit_method")],
             "readahead": [("readahead depth", "readahead_bytes", "method")],
             "direct-blocks": [("direct blocks per inode", "direct_blocks", "direct_blocks_method")],
+            "name-cache": [("stat, name and inode cached", "stat_random_warm_ns", "method"),
+                           ("stat, caches dropped", "stat_random_cold_ns", "method")],
             "cache-size": [("page cache (Shenoy)", "page_cache_bytes", "method"),
                            ("page cache (Tang's binary search)", "binary_search_bytes", "method")]}
     for probe, result in doc["probes"].items():
         for label, key, how in rows.get(probe, []):
             value = result.get(key)
-            shown = "-" if value is None else (format_bytes(value) + "B" if key.endswith("_bytes") else str(value))
+            shown = "-" if value is None else (format_bytes(value) + "B" if key.endswith("_bytes") else
+                                               format_ns(value) if key.endswith("_ns") else str(value))
             table.add_row(label, shown, escape(result.get("error") or result.get("skipped") or result.get(how, "")),
                           f"{result.get('seconds', 0):.2f} s")
     return table

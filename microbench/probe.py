@@ -12,7 +12,7 @@ from fsbm.microbench.cgroup import memory_cgroup, run_inside
 from fsbm.microbench.fsbench import check_target
 from fsbm.microbench.native_run import load_result, run_with_progress
 
-PROBES = ("block-size", "readahead", "direct-blocks", "cache-size")
+PROBES = ("block-size", "readahead", "direct-blocks", "name-cache", "cache-size")
 
 
 def fsprobe_binary() -> Path:

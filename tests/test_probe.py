@@ -89,3 +89,11 @@ def test_cache_size_outside_a_cgroup_is_skipped_unless_asked(make_fs, tmp_path: 
     asked = run_fsbm("probe", "--target", str(fs.mount_point), "--only", "cache-size")
     assert asked.returncode == 1 and "needs" in asked.stderr and "MiB free" in asked.stderr
     assert not list(fs.mount_point.glob("fsbm-probe*"))
+
+
+def test_name_cache_hits_cost_less_than_misses_and_hold_a_few_thousand_files(make_fs) -> None:
+    result = run_probes(make_fs("ext4").mount_point, only=["name-cache"], quick=True)["probes"]["name-cache"]
+    print(f"stat: last {result['stat_last_ns']} ns, random warm {result['stat_random_warm_ns']} ns, "
+          f"random cold {result['stat_random_cold_ns']} ns over {result['files']} files")
+    assert result["caches_hold_all"]
+    assert result["stat_random_cold_ns"] > 2 * result["stat_random_warm_ns"]

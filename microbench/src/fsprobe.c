@@ -25,6 +25,7 @@ static const struct probe probes[] = {
 	{ "block-size", "block size (allocation) and page-cache transfer unit (Shenoy 2.2)", probe_block_size },
 	{ "readahead", "sequential readahead depth (Shenoy 2.3)", probe_readahead },
 	{ "direct-blocks", "direct block pointers in an inode (Shenoy 2.5)", probe_direct_blocks },
+	{ "name-cache", "name-lookup and inode cache: hit against miss (Tang 4.1 phase II)", probe_name_cache },
 	{ "cache-size", "page-cache size, in this process's memory cgroup if any (Shenoy 2.4)", probe_cache_size },
 };
 enum { N_PROBES = sizeof(probes) / sizeof(probes[0]) };

@@ -22,6 +22,7 @@ int probe_block_size(const struct probe_ctx *c, struct json *j);
 int probe_readahead(const struct probe_ctx *c, struct json *j);
 int probe_direct_blocks(const struct probe_ctx *c, struct json *j);
 int probe_cache_size(const struct probe_ctx *c, struct json *j);
+int probe_name_cache(const struct probe_ctx *c, struct json *j);
 
 /* A file beneath the target filled with `size` bytes, fsynced and evicted from the cache. */
 int probe_cold_file(const struct probe_ctx *c, const char *name, uint64_t size);
