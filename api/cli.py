@@ -187,6 +187,9 @@ def measure(settings: Settings, target: Path, options: FsbenchOptions, candidate
     label = candidate or doc.get("environment", {}).get("fs_type", "unknown")
     run_id = store.save_fsbench(doc, label=label)
     table = CostTable.from_fsbench(doc, label, run_id)
+    probes = store.documents("probe", name=label)
+    if probes:  # what fsprobe found on this candidate goes with its costs
+        table = table.with_parameters(probes[0][2], probes[0][0])
     store.save_document("cost_table", table.to_json(), name=label, run_id=run_id)
     doc["run_id"] = run_id
     return doc, table
@@ -369,6 +372,13 @@ def characterize_command(
                       f"(run it: fsbm replay {escape(str(synthetic_out))} --target DIR)")
 
 
+def _one_target(positional: Optional[Path], option: Optional[Path]) -> Optional[Path]:
+    """TARGET may be given as an argument or as --target, not both."""
+    if positional is not None and option is not None:
+        raise UsageError("give the target once: as an argument or as --target")
+    return positional if positional is not None else option
+
+
 def _keep_report(settings: Settings, kind: str, doc: dict[str, Any], name: str, table: Any,
                  json_out: Optional[Path]) -> None:
     """A native tool's report: stored, shown with its warnings, and written to --json."""
@@ -388,6 +398,7 @@ def _keep_report(settings: Settings, kind: str, doc: dict[str, Any], name: str, 
 @app.command("probe")
 def probe_command(
     ctx: typer.Context,
+    target_arg: Optional[Path] = typer.Argument(None, metavar="[TARGET]", help="Same as --target."),
     target: Optional[Path] = typer.Option(None, "--target", help="A directory on the filesystem to probe."),
     fs_name: Optional[str] = typer.Option(None, "--fs", help="A scratch filesystem by name (instead of --target)."),
     only: Optional[str] = typer.Option(None, "--only", help="Probes to run, e.g. block-size,readahead."),
@@ -400,6 +411,7 @@ def probe_command(
     """Find the parameters that decide performance (block size, readahead, direct blocks, page cache)."""
     from fsbm.microbench.probe import PROBES, run_probes
 
+    target = _one_target(target_arg, target)
     settings = _settings(ctx)
     _refuse_overwrite(json_out, force)
     names = [n.strip() for n in only.split(",")] if only else None
@@ -412,6 +424,18 @@ def probe_command(
         doc = run_probes(directory, only=names, quick=quick, memory_limit=limit)
     doc.update(candidate=candidate, aging_state=aging)
     _keep_report(settings, "probe", doc, candidate or str(directory), render.probe_table(doc), json_out)
+    if candidate:
+        with settings.store() as store:
+            tables = store.documents("cost_table", name=candidate)
+            probe_id = store.documents("probe", name=candidate)[0][0]
+            if tables:  # a new version of the newest cost table, with the parameters in it
+                table = CostTable.from_json(tables[0][2]).with_parameters(doc, probe_id)
+                table_id = store.save_document("cost_table", table.to_json(), name=candidate,
+                                               run_id=table.fsbench_run_id)
+                console.print(f"parameters added to cost table '{escape(candidate)}' (document {table_id})")
+            else:
+                console.print(f"[dim]no cost table for '{escape(candidate)}' yet: `fsbm bench` will take these "
+                              "parameters[/]")
     failed = [name for name, result in doc["probes"].items() if "error" in result]
     if failed:
         raise FsbmError(f"probe {', '.join(failed)} failed; the others are stored")
@@ -423,6 +447,7 @@ def probe_command(
 @app.command("age")
 def age_command(
     ctx: typer.Context,
+    target_arg: Optional[Path] = typer.Argument(None, metavar="[TARGET]", help="Same as --target."),
     target: Optional[Path] = typer.Option(None, "--target", help="An empty directory to lay the tree down in."),
     fs_name: Optional[str] = typer.Option(None, "--fs", help="A scratch filesystem (tree in its aged/ directory); "
                                                            "its aging state is recorded."),
@@ -445,6 +470,7 @@ def age_command(
     from fsbm.characterizer.profile import Profile
     from fsbm.microbench.age import AgingOptions, run_aging, sizes_from_listing, sizes_from_profile
 
+    target = _one_target(target_arg, target)
     settings = _settings(ctx)
     _refuse_overwrite(json_out, force)
     if files and fill:

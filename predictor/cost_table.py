@@ -33,6 +33,8 @@ class CostTable:
     entries: list[dict[str, Any]]
     fits: list[ParkLiptonFit] = field(default_factory=list)
     fsbench_run_id: int | None = None
+    # What fsprobe found on this candidate (block size, readahead, page cache, ...).
+    parameters: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_fsbench(cls, doc: dict[str, Any], candidate: str | None = None,
@@ -85,6 +87,7 @@ class CostTable:
             "environment": self.environment,
             "entries": self.entries,
             "fits": [f.to_json() for f in self.fits],
+            "parameters": self.parameters,
         }
 
     @classmethod
@@ -96,8 +99,19 @@ class CostTable:
         return cls(
             candidate=body["candidate"], environment=body["environment"], measured_at=body["measured_at"],
             entries=body["entries"], fits=[ParkLiptonFit.from_json(f) for f in body["fits"]],
-            fsbench_run_id=body.get("fsbench_run_id"),
+            fsbench_run_id=body.get("fsbench_run_id"), parameters=body.get("parameters", {}),
         )
+
+    def with_parameters(self, probe: dict[str, Any], probe_id: int | None = None) -> "CostTable":
+        """This table with the answers of an fsprobe report (each probe's value, not how)."""
+        keys = {"block-size": ("block_size_bytes", "transfer_unit_bytes"), "readahead": ("readahead_bytes",),
+                "direct-blocks": ("direct_blocks",), "cache-size": ("page_cache_bytes", "binary_search_bytes"),
+                "name-cache": ("stat_random_warm_ns", "stat_random_cold_ns")}
+        found: dict[str, Any] = {"probe_document_id": probe_id, "memory_limit_bytes": probe.get("memory_limit_bytes")}
+        for name, result in probe.get("probes", {}).items():
+            found.update({k: result[k] for k in keys.get(name, ()) if result.get(k) is not None})
+        return CostTable(self.candidate, self.environment, self.measured_at, self.entries, self.fits,
+                         self.fsbench_run_id, {**self.parameters, **found})
 
     def save(self, path: Path) -> None:
         path.write_text(json.dumps(self.to_json(), indent=1))

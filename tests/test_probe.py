@@ -97,3 +97,23 @@ def test_name_cache_hits_cost_less_than_misses_and_hold_a_few_thousand_files(mak
           f"random cold {result['stat_random_cold_ns']} ns over {result['files']} files")
     assert result["caches_hold_all"]
     assert result["stat_random_cold_ns"] > 2 * result["stat_random_warm_ns"]
+
+
+def test_probe_results_go_into_the_candidates_cost_table(fsbm_home: Path) -> None:
+    from fsbm.predictor.cost_table import CostTable
+    from fsbm.store import ResultsStore
+
+    require_root()
+    assert run_fsbm("fs", "create", "ext2", "--size", "256M", "--name", "e2").returncode == 0
+    try:
+        first = run_fsbm("probe", "--fs", "e2", "--only", "block-size,direct-blocks", "--quick")
+        assert first.returncode == 0 and "no cost table" in first.stdout, first.stderr
+        bench = run_fsbm("bench", "--fs", "e2", "--quick", "--only", "stat_file")
+        assert bench.returncode == 0, bench.stderr
+        with ResultsStore(fsbm_home / "fsbm.sqlite") as store:
+            table = CostTable.from_json(store.documents("cost_table", name="ext2")[0][2])
+        assert table.parameters["direct_blocks"] == 12 and table.parameters["block_size_bytes"] in (1024, 4096)
+        again = run_fsbm("probe", "--fs", "e2", "--only", "direct-blocks")
+        assert again.returncode == 0 and "parameters added to cost table 'ext2'" in again.stdout
+    finally:
+        run_fsbm("fs", "destroy", "e2")
