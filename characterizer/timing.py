@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fsbm.characterizer.arrays import MISSING, OP_INDEX, EventArrays, group_order, present
+from fsbm.characterizer.arrays import MISSING, OP_INDEX, EventArrays, group_key, group_order, present
 from fsbm.characterizer.histograms import ValueCounts
 
 NFS_IDLE_NS = 30 * 1_000_000_000
@@ -201,7 +201,7 @@ def open_changes(ev: EventArrays, clock: np.ndarray, nfs: bool) -> tuple[np.ndar
     delta = np.where(opening[idx], 1, -1).astype(np.int64)
     order = group_order(ev, idx, clock[idx])
     idx, delta = idx[order], delta[order]
-    key = ev.actor[idx].astype(np.int64) * max(len(ev.files), 1) + ev.file[idx]
+    key = group_key(ev, idx)
     group = np.cumsum(np.concatenate(([True], key[1:] != key[:-1]))) - 1 if len(idx) else idx
     # Open descriptors of one file, never below zero: a close of an fd opened before the trace
     # began is not counted.  Clamped running sum = running sum - min(0, its running minimum);

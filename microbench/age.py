@@ -102,11 +102,3 @@ def run_aging(target: Path, options: AgingOptions, *,
                                                  count_progress(on_progress))
         return load_result("fsage", returncode, stderr, out_path)
 
-
-def measure_layout(target: Path) -> dict[str, Any]:
-    """The layout of whatever lies beneath `target`, without changing it."""
-    with tempfile.TemporaryDirectory(prefix="fsbm-layout-") as tmp:
-        out_path = Path(tmp) / "layout.json"
-        command = [str(fsage_binary()), "--target", str(target), "--measure-only", "--output", str(out_path)]
-        returncode, stderr = run_with_progress(lambda fd: command, None)
-        return load_result("fsage", returncode, stderr, out_path)["layout"]

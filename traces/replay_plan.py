@@ -101,7 +101,6 @@ class PlanBuilder:
         self.handles = 0
         self.written: set[int] = set()
         self.listed: set[int] = set()
-        self.created_handles: dict[int, bool] = {}
         self.last_end: dict[int, int] = {}
         self.last_on: dict[str, int] = {}
         self.first_use: dict[str, tuple[str, int, bool]] = {}  # path -> (op, errno, as destination)
@@ -166,7 +165,6 @@ class PlanBuilder:
                 handle = self.handles
                 self.handles += 1
                 self.current[(actor, path)].append(handle)
-                self.created_handles[handle] = op == "create"
             flags = os.O_CREAT | os.O_RDWR if op == "create" else os.O_RDONLY
             if op == "create" and err == errno_names.EEXIST:
                 flags |= os.O_EXCL

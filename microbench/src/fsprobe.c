@@ -80,7 +80,7 @@ int main(int argc, char **argv)
 	const char *only = NULL, *output = NULL;
 	FILE *out = stdout;
 	struct json j;
-	int c, failures = 0;
+	int c, failures = 0, selected[N_PROBES];
 
 	program_name = "fsprobe";
 	while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
@@ -99,13 +99,16 @@ int main(int argc, char **argv)
 	}
 	if (!ctx.target)
 		usage_error("--target is required");
-	if (only) {
+	for (int i = 0; i < N_PROBES; i++)
+		selected[i] = !only;
+	if (only) { /* one parse: each name must be a probe, and marks it to run */
 		char copy[256], *name, *save;
 		snprintf(copy, sizeof(copy), "%s", only);
 		for (name = strtok_r(copy, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
 			int known = 0;
 			for (int i = 0; i < N_PROBES; i++)
-				known |= strcmp(probes[i].name, name) == 0;
+				if (strcmp(probes[i].name, name) == 0)
+					known = selected[i] = 1;
 			if (!known)
 				usage_error("unknown probe '%s' (see --list)", name);
 		}
@@ -127,14 +130,8 @@ int main(int argc, char **argv)
 	json_key(&j, "probes");
 	json_begin_object(&j);
 	for (int i = 0; i < N_PROBES && !stop_requested; i++) {
-		char wanted[258];
-		snprintf(wanted, sizeof(wanted), ",%s,", probes[i].name);
-		if (only) {
-			char list[258];
-			snprintf(list, sizeof(list), ",%s,", only);
-			if (!strstr(list, wanted))
-				continue;
-		}
+		if (!selected[i])
+			continue;
 		json_key(&j, probes[i].name);
 		json_begin_object(&j);
 		if (probes[i].run(&ctx, &j) != 0) {
