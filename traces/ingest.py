@@ -8,6 +8,7 @@ file is replaced only when the caller says so.
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,7 @@ from fsbm.traces.files import open_decompressed
 from fsbm.traces.schema import EVENT_SCHEMA, metadata
 from fsbm.traces.ellard import EllardReader
 from fsbm.traces.nfs import NfsReader, NfsStats
+from fsbm.traces.record import read_recording
 from fsbm.traces.strace import ParseStats, StraceReader, per_pid_suffix
 
 Format = Literal["strace", "pcap", "ellard"]
@@ -95,6 +97,9 @@ def ingest(inputs: list[Path], output: Path, *, keep_going: bool = False, force:
         readers = [StraceReader(list(inputs), keep_going=keep_going)]
     else:
         readers = [reader_type(p, keep_going=keep_going) for p in inputs]
+    recordings = _recordings(inputs) if kind == "strace" else []
+    # fsbm trace record's helper (fsrusage) is in the log; its calls are not the workload's.
+    helpers = pa.array(sorted({str(r["helper_pid"]) for r in recordings if r.get("helper_pid")}), pa.string())
     tmp = output.with_name(f".{output.name}.partial")
     events, seq_base = 0, 0
     try:
@@ -102,6 +107,8 @@ def ingest(inputs: list[Path], output: Path, *, keep_going: bool = False, force:
             for reader in readers:
                 last_seq = -1
                 for batch in reader.batches():
+                    if len(helpers):
+                        batch = batch.filter(pc.invert(pc.is_in(batch.column("actor"), value_set=helpers)))
                     if seq_base:
                         seq = pc.add(batch.column("seq"), seq_base)
                         batch = pa.RecordBatch.from_arrays([seq, *batch.columns[1:]], schema=EVENT_SCHEMA)
@@ -112,13 +119,37 @@ def ingest(inputs: list[Path], output: Path, *, keep_going: bool = False, force:
                 seq_base = last_seq + 1 if last_seq >= 0 else seq_base
             stats = _merge_stats(kind, [r.stats for r in readers if r.stats is not None])
             # Written into the footer at close: where the events came from and what was skipped.
+            extra = {}
+            if recordings:
+                extra["recordings"] = json.dumps(recordings)
             writer.add_key_value_metadata(metadata(
                 format=kind, sources=",".join(str(p) for p in inputs), ts_origin=stats.ts_origin,
-                skipped_records=stats.bad_lines))
+                skipped_records=stats.bad_lines, **extra))
         os.replace(tmp, output)
     finally:
         tmp.unlink(missing_ok=True)
     return IngestResult(output, kind, events, stats)
+
+
+def _recordings(inputs: list[Path]) -> list[dict]:
+    """What `fsbm trace record` kept beside each log (CPU time and so on), once per recording:
+    strace -ff's LOG.<pid> files share LOG's."""
+    found: dict[Path, dict] = {}
+    for path in inputs:
+        log = Path(path)
+        if per_pid_suffix(log) is not None:
+            log = log.with_suffix("")
+        facts = read_recording(log)
+        if facts is not None:
+            found[log] = facts
+    return list(found.values())
+
+
+def recordings_of(path: Path) -> list[dict]:
+    """The recording facts an event table's footer carries (empty for traces not made by
+    `fsbm trace record`)."""
+    raw = (check_event_table(path).metadata or {}).get(b"fsbm.recordings")
+    return json.loads(raw) if raw else []
 
 
 DICTIONARY_COLUMNS = ["actor", "op", "orig", "file", "errno"]

@@ -17,11 +17,13 @@ from __future__ import annotations
 import errno as errno_names
 import os
 import posixpath
+import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 PSEUDO_PREFIXES = ("/dev/", "/proc/", "/sys/", "/run/")
 NFS_ERRORS = {"NOENT": "ENOENT", "EXIST": "EEXIST", "NOTDIR": "ENOTDIR", "ISDIR": "EISDIR", "NOTEMPTY": "ENOTEMPTY",
@@ -156,6 +158,8 @@ class PlanBuilder:
             self.last_end[actor] = ts + (dur or 0)
         base = dict(actor=actor, errno=err, think=think, path=path)
         size = row["size"] if row["size"] is not None and row["size"] >= 0 else 0
+        if op == "write" and row["ret"] is not None and 0 <= row["ret"] < size:
+            size = row["ret"]  # what was written; copy_file_range asks for "up to" an enormous length
         offset = row["offset"] if row["offset"] is not None and row["offset"] >= 0 else -1
         nfs = orig.startswith("NFS")
         if op in ("open", "create"):
@@ -283,11 +287,29 @@ class PlanBuilder:
         return sorted(entries.items(), key=lambda item: (item[0].count("/"), item[0]))
 
 
-def build_plan(table: pa.Table) -> tuple[str, PlanStats]:
-    """The plan text for an event table, and what went into it."""
+def within(table: pa.Table, scope: str) -> pa.Table:
+    """The events on files beneath the directory `scope`, their names made relative to it, so
+    the replay target stands for that directory (calls elsewhere, on libraries or headers,
+    are on other filesystems and are not replayed)."""
+    scope = scope.rstrip("/") or "/"
+    if scope == "/":
+        return table
+    pattern = "^" + re.escape(scope) + "(/|$)"
+    file = table["file"].cast(pa.string())
+    table = table.filter(pc.fill_null(pc.match_substring_regex(file, pattern), False))
+    for column in ("file", "path", "path2"):
+        values = table[column].cast(pa.string())
+        rebased = pc.replace_substring_regex(values, pattern, "")
+        rebased = pc.if_else(pc.and_(pc.equal(rebased, ""), pc.match_substring_regex(values, pattern)), ".", rebased)
+        table = table.set_column(table.schema.get_field_index(column), column, rebased)
+    return table
+
+
+def build_plan(table: pa.Table, scope: str | None = None) -> tuple[str, PlanStats]:
+    """The plan text for an event table (of the events beneath `scope`), and what went into it."""
     builder = PlanBuilder()
     columns = ["seq", "ts", "dur", "actor", "op", "orig", "file", "path", "path2", "offset", "size", "ret", "errno"]
-    data = table.select(columns)
+    data = within(table.select(columns), scope) if scope else table.select(columns)
     nfs = any(str(o).startswith("NFS") for o in data["orig"].unique().to_pylist())
     # NFS events are written when the reply comes; replay them in the order the calls went out.
     order = "ts" if nfs and data["ts"].null_count == 0 else "seq"
@@ -311,7 +333,7 @@ def build_plan(table: pa.Table) -> tuple[str, PlanStats]:
     return "\n".join(lines) + "\n", stats
 
 
-def write_plan(table: pa.Table, output: Path) -> PlanStats:
-    text, stats = build_plan(table)
+def write_plan(table: pa.Table, output: Path, scope: str | None = None) -> PlanStats:
+    text, stats = build_plan(table, scope)
     Path(output).write_text(text)
     return stats

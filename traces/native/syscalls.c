@@ -440,6 +440,11 @@ static const struct sysdesc table[] = {
 	{ "pwritev", "write", h_rw, 0, -1, 3 },
 	{ "preadv2", "read", h_rw, 0, -1, 3 },
 	{ "pwritev2", "write", h_rw, 0, -1, 3 },
+	/* In-kernel copies (cp uses copy_file_range): one event, the write to the destination;
+	 * the read of the source has no event of its own. */
+	{ "copy_file_range", "write", h_rw, 2, 4, 3 },
+	{ "sendfile", "write", h_rw, 0, 3, -1 },
+	{ "sendfile64", "write", h_rw, 0, 3, -1 },
 	{ "lseek", "seek", h_lseek, 0, -1, -1 },
 	{ "_llseek", "seek", h_lseek, 0, 3, -1 },
 	{ "dup", NULL, h_dup, 0, -1, -1 },
