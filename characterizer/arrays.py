@@ -101,6 +101,21 @@ def to_arrays(table: pa.Table) -> EventArrays:
     )
 
 
+def subset(ev: EventArrays, rows: np.ndarray) -> EventArrays:
+    """The events where the boolean mask `rows` is set, sharing the dictionaries."""
+    picked = [getattr(ev, name)[rows] for name in ("seq", "ts", "dur", "actor", "file", "op", "orig", "offset",
+                                                    "size", "ret", "failed", "plumbing")]
+    return EventArrays(int(rows.sum()), *picked, ev.actors, ev.files, ev.origs, ev.paths.filter(pa.array(rows)))
+
+
+def under(ev: EventArrays, directory: str) -> np.ndarray:
+    """Which events are on files beneath `directory` (an absolute path), or on it."""
+    directory = directory.rstrip("/") or "/"
+    prefix = directory if directory == "/" else directory + "/"
+    inside = np.array([f == directory or f.startswith(prefix) for f in ev.files] or [False])
+    return inside[ev.file]
+
+
 def _is_sorted(column: pa.ChunkedArray) -> bool:
     values = column.to_numpy()
     return bool((np.diff(values) >= 0).all()) if len(values) > 1 else True

@@ -11,14 +11,16 @@ from pathlib import Path
 import pyarrow as pa
 
 from fsbm.characterizer.arrays import EventArrays, to_arrays
-from fsbm.characterizer.partial import Partial, core_of, finalize, is_nfs, whole_trace
+from fsbm.characterizer.partial import Partial, core_of, finalize, is_nfs, recording_totals, whole_trace
 from fsbm.characterizer.profile import Profile
 
 
-def characterize(events: pa.Table | EventArrays, *, every: int | None = None, source: str | None = None) -> Profile:
-    """The workload profile of an event table; checkpoints every `every` events (Tang: 100,000)."""
+def characterize(events: pa.Table | EventArrays, *, every: int | None = None, source: str | None = None,
+                 scope: str | None = None) -> Profile:
+    """The workload profile of an event table; checkpoints every `every` events (Tang: 100,000);
+    with a `scope`, of the events on files beneath that directory."""
     ev = events if isinstance(events, EventArrays) else to_arrays(events)
-    return Profile(finalize(whole_trace(ev, every=every, source=source)))
+    return Profile(finalize(whole_trace(ev, every=every, source=source, scope=scope)))
 
 
 def core_statistics(ev: EventArrays) -> dict[str, object]:
@@ -28,24 +30,41 @@ def core_statistics(ev: EventArrays) -> dict[str, object]:
     return core_of(ev, clock, nfs)[0].finalize(nfs, ev.has_time)
 
 
-def characterize_file(path: Path, *, every: int | None = None) -> Profile:
-    from fsbm.traces.ingest import read_events
-
-    return characterize(read_events(path), every=every, source=str(path))
+def characterize_file(path: Path, *, every: int | None = None, scope: str | None = None) -> Profile:
+    return characterize_files([path], every=every, scope=scope)
 
 
-def characterize_files(paths: list[Path], *, every: int | None = None, client: object | None = None) -> Profile:
+def characterize_files(paths: list[Path], *, every: int | None = None, client: object | None = None,
+                       scope: str | None = None) -> Profile:
     """One profile of one or more event tables; several are taken as run together, each from
     its own start, their actors kept apart, files of the same name taken as the same file.
-    With a Dask client, each table is summarized on the cluster (scale.py)."""
-    from fsbm.traces.ingest import read_events
+    With a Dask client, each table is summarized on the cluster (scale.py).
 
+    The workload is the events beneath `scope`; by default the scope `fsbm trace record` was
+    given, when every table was recorded with the same one, else everything ("/")."""
+    from fsbm.traces.ingest import read_events, recordings_of
+
+    recordings = [recordings_of(path) if Path(path).is_file() else [] for path in paths]
+    if scope is None:
+        scope = recorded_directory([r for found in recordings for r in found])
     parts = []
     for i, path in enumerate(paths):
+        recording = recording_totals(recordings[i])
         if client is not None:
             from fsbm.characterizer.scale import partial_dask
 
-            parts.append(partial_dask(path, client, every=every, trace=i))
+            part = partial_dask(path, client, every=every, trace=i, scope=scope)
+            part.recording = recording
+            parts.append(part)
         else:
-            parts.append(whole_trace(to_arrays(read_events(path)), every=every, trace=i, source=str(path)))
+            parts.append(whole_trace(to_arrays(read_events(path)), every=every, trace=i, source=str(path),
+                                     scope=scope, recording=recording))
     return Profile(finalize(reduce(Partial.merge, parts)))
+
+
+def recorded_directory(recordings: list[dict]) -> str | None:
+    """The one scope every recording was given, or None."""
+    directories = {r.get("scope") for r in recordings}
+    if len(directories) == 1 and None not in directories:
+        return directories.pop()
+    return None

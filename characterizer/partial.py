@@ -22,12 +22,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fsbm.characterizer.arrays import MISSING, OP_INDEX, EventArrays, access_lengths, present
+from fsbm.characterizer.arrays import MISSING, OP_INDEX, EventArrays, access_lengths, present, subset, under
+from fsbm.characterizer.classes import costed, data_classes, metadata_classes
 from fsbm.characterizer.histograms import ValueCounts
 from fsbm.characterizer.profile import SCHEMA_VERSION
 from fsbm.characterizer.reuse import References, data_accesses, reuse_curve
 from fsbm.characterizer.sequentiality import Access, classify, direction_counts, percentages, run_classes, runs
-from fsbm.characterizer.timing import (Windows, gaps, inside_outside, inside_sums, level_stats, open_changes,
+from fsbm.characterizer.timing import (TraceTime, Windows, gaps, inside_outside, inside_sums, level_stats, open_changes,
                                        open_files_definition)
 from fsbm.errors import UsageError
 from fsbm.traces.vocabulary import OPERATIONS
@@ -169,17 +170,26 @@ class Partial:
     inside: dict[str, int]
     windows: Windows
     references: ReferenceLog
+    classes: dict
+    trace_time: TraceTime
+    scope: str | None = None
+    # CPU and wall time `fsbm trace record` measured (fsrusage), added over recordings.
+    recording: dict[str, int] = field(default_factory=dict)
     sources: list[str] = field(default_factory=list)
 
     def merge(self, other: "Partial") -> "Partial":
-        if not self.core.events or not other.core.events:  # e.g. a bucket no actor hashed to
-            return replace(self if self.core.events else other, sources=self.sources + other.sources)
+        if not self.core.events or not other.core.events:  # e.g. a bucket no actor hashed to, or none in scope
+            return replace(self if self.core.events else other, trace_time=self.trace_time.merge(other.trace_time),
+                           recording=_add_counts(self.recording, other.recording),
+                           sources=self.sources + other.sources)
         if self.nfs != other.nfs:
             raise UsageError("cannot merge an NFS workload with a system-call workload: their operations differ")
         if self.has_time != other.has_time:
             raise UsageError("cannot merge a trace with timestamps with one without")
         if self.every != other.every:
             raise UsageError("the parts were checkpointed at different intervals")
+        if self.scope != other.scope:
+            raise UsageError(f"cannot merge workloads scoped to different directories ({self.scope} and {other.scope})")
         checkpoints = dict(self.checkpoints)
         for k, core in other.checkpoints.items():
             checkpoints[k] = checkpoints[k].merge(core) if k in checkpoints else core
@@ -195,8 +205,9 @@ class Partial:
             _union(self.touched, other.touched), _union(self.directories, other.directories), ops,
             _add_counts(self.origs, other.origs), self.fsyncs + other.fsyncs, self.written + other.written,
             self.inter_arrival.merge(other.inter_arrival), self.think.merge(other.think), inside,
-            self.windows.merge(other.windows),
-            self.references.merge(other.references), self.sources + other.sources)
+            self.windows.merge(other.windows), self.references.merge(other.references),
+            _add_counts(self.classes, other.classes), self.trace_time.merge(other.trace_time), self.scope,
+            _add_counts(self.recording, other.recording), self.sources + other.sources)
 
 
 def core_of(ev: EventArrays, clock: np.ndarray, nfs: bool) -> tuple[Core, Access]:
@@ -270,10 +281,18 @@ def _references(ev: EventArrays, clock: np.ndarray, trace: int) -> ReferenceLog:
 
 
 def summarize(ev: EventArrays, *, nfs: bool, origin: int, first_seq: int = 0, every: int | None = None,
-              trace: int = 0, source: str | None = None) -> Partial:
+              trace: int = 0, source: str | None = None, scope: str | None = None,
+              recording: dict[str, int] | None = None) -> Partial:
     """The mergeable statistics of the events of some actors (all of each actor's events).
     `origin` is the trace's first timestamp and `first_seq` its first sequence number, so
-    time windows and checkpoints line up across parts."""
+    time windows and checkpoints line up across parts.  With a `scope` (a directory), the
+    workload is the events on files beneath it: the rest (libraries, headers, /tmp) live on
+    other filesystems, and only their time is kept (TraceTime)."""
+    everything = scope in (None, "/")
+    in_scope = np.ones(ev.n, bool) if everything else under(ev, scope)
+    trace_time = TraceTime.of(ev, costed(ev) & in_scope)
+    if not everything:
+        ev = subset(ev, in_scope)
     clock = ev.ts - origin if ev.has_time else ev.seq
     core, acc = core_of(ev, clock, nfs)
     checkpoints = {}
@@ -296,7 +315,9 @@ def summarize(ev: EventArrays, *, nfs: bool, origin: int, first_seq: int = 0, ev
         touched=touched, directories=directories, ops=_ops(ev), origs=_origs(ev),
         fsyncs=int((ev.op == OP_INDEX["fsync"]).sum()), written=int(written.sum()),
         inter_arrival=inter, think=think, inside=inside_sums(ev), windows=Windows.of(ev, origin),
-        references=_references(ev, clock, trace), sources=[source] if source else [])
+        references=_references(ev, clock, trace),
+        classes={"data": data_classes(ev, acc), "metadata": metadata_classes(ev)}, trace_time=trace_time,
+        scope=scope, recording=dict(recording or {}), sources=[source] if source else [])
 
 
 def _operations(ops: dict[str, OpStats]) -> dict[str, dict[str, object]]:
@@ -342,6 +363,10 @@ def finalize(part: Partial) -> dict[str, object]:
         "fsync": {"count": part.fsyncs, "per_second": part.fsyncs / span_s if span_s else None,
                   "bytes_written_per_fsync": part.written / part.fsyncs if part.fsyncs else None},
         "reuse": reuse_curve(part.references.in_order()),
+        "scope": part.scope,
+        "classes": part.classes,
+        "trace_time": part.trace_time.summary(),
+        "recording": part.recording or None,
     }
     body["working_set_bytes"] = body["reuse"]["distinct_blocks"] * body["reuse"]["block_size"]
     if part.every:
@@ -357,8 +382,22 @@ def is_nfs(ev: EventArrays) -> bool:
     return any(o.startswith("NFS") for o in ev.origs)
 
 
-def whole_trace(ev: EventArrays, *, every: int | None = None, trace: int = 0, source: str | None = None) -> Partial:
+def whole_trace(ev: EventArrays, *, every: int | None = None, trace: int = 0, source: str | None = None,
+                scope: str | None = None, recording: dict[str, int] | None = None) -> Partial:
     """The Partial of a whole trace held in memory: its own origin and first sequence number."""
     origin = int(ev.ts.min()) if ev.has_time else 0
     first_seq = int(ev.seq.min()) if ev.n else 0
-    return summarize(ev, nfs=is_nfs(ev), origin=origin, first_seq=first_seq, every=every, trace=trace, source=source)
+    return summarize(ev, nfs=is_nfs(ev), origin=origin, first_seq=first_seq, every=every, trace=trace, source=source,
+                     scope=scope, recording=recording)
+
+
+RECORDING_FIELDS = ("user_cpu_ns", "system_cpu_ns", "wall_ns", "traced_wall_ns")
+
+
+def recording_totals(recordings: list[dict]) -> dict[str, int]:
+    """The CPU and wall times of a trace's recordings (fsrusage), added; empty when unknown."""
+    if not recordings:
+        return {}
+    totals = {name: sum(int(r.get(name) or 0) for r in recordings) for name in RECORDING_FIELDS}
+    totals["recordings"] = len(recordings)
+    return totals

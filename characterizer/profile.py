@@ -14,7 +14,8 @@ from typing import Any
 from fsbm.errors import UsageError
 
 # 2: nearest-rank percentiles (they merge exactly); concurrency as calls in flight per window.
-SCHEMA_VERSION = 2
+# 3: event classes, the trace's time outside the priced calls, the recording's CPU time, a scope.
+SCHEMA_VERSION = 3
 
 
 @dataclass

@@ -98,9 +98,10 @@ def split(piece: Piece, buckets: int) -> tuple[Facts, list[pa.Table]]:
     return facts, [table.filter(pa.array(bucket == k)) for k in range(buckets)]
 
 
-def summarize_bucket(parts: list[pa.Table], facts: Facts, every: int | None, trace: int) -> Partial:
+def summarize_bucket(parts: list[pa.Table], facts: Facts, every: int | None, trace: int,
+                     scope: str | None = None) -> Partial:
     return summarize(to_arrays(pa.concat_tables(parts)), nfs=facts.nfs, origin=facts.origin or 0,
-                     first_seq=facts.first_seq or 0, every=every, trace=trace)
+                     first_seq=facts.first_seq or 0, every=every, trace=trace, scope=scope)
 
 
 def _tree(items: list, combine) -> object:
@@ -129,7 +130,7 @@ def dask_client(workers: int | None = None, scheduler: str | None = None) -> Ite
 
 
 def partial_dask(path: Path, client: object, *, every: int | None = None, trace: int = 0,
-                 buckets: int | None = None, rows_per_piece: int = ROWS_PER_PIECE) -> Partial:
+                 buckets: int | None = None, rows_per_piece: int = ROWS_PER_PIECE, scope: str | None = None) -> Partial:
     """The mergeable statistics of a Parquet event table, computed on a Dask cluster."""
     import dask
     from dask import delayed
@@ -138,7 +139,7 @@ def partial_dask(path: Path, client: object, *, every: int | None = None, trace:
     n_buckets = buckets or 2 * max(1, len(client.nthreads()))  # type: ignore[attr-defined]
     splits = [delayed(split, nout=2)(piece, n_buckets) for piece in work]
     facts = _tree([s[0] for s in splits], delayed(Facts.merge))
-    summaries = [delayed(summarize_bucket)([s[1][k] for s in splits], facts, every, trace)
+    summaries = [delayed(summarize_bucket)([s[1][k] for s in splits], facts, every, trace, scope)
                  for k in range(n_buckets)]
     part, total = dask.compute(_tree(summaries, delayed(Partial.merge)), facts, scheduler=client)
     if part.core.events != total.events:

@@ -223,3 +223,61 @@ def open_files_definition(nfs: bool, has_time: bool) -> str:
     if has_time:
         return "from a successful open/create to its close (time-weighted)"
     return "from a successful open/create to its close (weighted by events: the trace has no times)"
+
+
+# Names that are not files a filesystem serves: time in calls on them is waiting (a pipe, a
+# socket) or not a filesystem's at all (/proc).
+_NOT_FILES = ("/proc/", "/sys/", "/dev/")
+
+
+def _real_files(ev: EventArrays) -> np.ndarray:
+    """Per file id: is it a path on a real filesystem (not a pipe, socket, /proc or /dev)?"""
+    return np.array([f.startswith("/") and not f.startswith(_NOT_FILES) for f in ev.files] or [False])
+
+
+@dataclass
+class TraceTime:
+    """What the predictor needs to find the time a traced program spends outside the
+    filesystem under study (predictor/outside.py): the calls the trace holds, how much
+    tracing inflated each call's measured duration (the duration of close(), which really
+    costs about a microsecond, is almost all inflation), and the calls on other filesystems
+    or of operations no cost table prices, whose traced time counts as outside."""
+
+    calls: int
+    actors: int   # processes and threads: parts hold whole actors, so this adds
+    first_ns: int
+    last_ns: int
+    close_durations: ValueCounts
+    outside_calls: int
+    outside_calls_ns: int
+
+    @classmethod
+    def of(cls, ev: EventArrays, priced: np.ndarray) -> "TraceTime":
+        """`priced`: the events whose cost the predictor models (in scope and of a priced operation)."""
+        actors = int(present(ev.actor, len(ev.actors)).sum())
+        if not ev.has_time or not ev.n:
+            return cls(ev.n, actors, 0, 0, ValueCounts.empty(), 0, 0)
+        known = ev.dur != MISSING
+        close = (ev.op == OP_INDEX["close"]) & known
+        outside = ~priced & known & _real_files(ev)[ev.file]
+        return cls(ev.n, actors, int(ev.ts.min()), int((ev.ts + _known_durations(ev)).max()),
+                   ValueCounts.of(ev.dur[close]), int(outside.sum()), int(ev.dur[outside].sum()))
+
+    def merge(self, other: "TraceTime") -> "TraceTime":
+        spans = [(t.first_ns, t.last_ns) for t in (self, other) if t.last_ns]
+        return TraceTime(self.calls + other.calls, self.actors + other.actors, min((s[0] for s in spans), default=0),
+                         max((s[1] for s in spans), default=0), self.close_durations.merge(other.close_durations),
+                         self.outside_calls + other.outside_calls, self.outside_calls_ns + other.outside_calls_ns)
+
+    def summary(self) -> dict[str, object]:
+        if not self.last_ns:
+            return {"known": False, "calls": self.calls, "actors": self.actors}
+        inflation = self.close_durations.percentile(50) if self.close_durations.n else None
+        corrected = self.outside_calls_ns - self.outside_calls * (inflation or 0)
+        return {"known": True, "calls": self.calls, "actors": self.actors, "span_ns": self.last_ns - self.first_ns,
+                "per_call_inflation_ns": inflation, "inflation_from_calls": self.close_durations.n,
+                "outside_calls": self.outside_calls, "outside_calls_ns": self.outside_calls_ns,
+                "outside_calls_corrected_ns": max(corrected, 0),
+                "definition": "outside calls: calls on other filesystems, or of operations no cost table prices "
+                              "(mmap, seek, other); corrected: less the per-call inflation, the median traced "
+                              "duration of close()"}

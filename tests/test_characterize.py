@@ -149,7 +149,7 @@ def test_the_cli_prints_tangs_table_stores_and_writes_json(tmp_path: Path, fsbm_
     assert done.returncode == 0, done.stderr
     assert "read calls" in done.stdout and "profile 1 stored" in done.stdout
     body = json.loads(out.read_text())
-    assert body["kind"] == "profile" and body["schema_version"] == 2
+    assert body["kind"] == "profile" and body["schema_version"] == 3
     assert Profile.load(out).tang["calls"] > 0
 
 

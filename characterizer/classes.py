@@ -1,0 +1,81 @@
+"""Event classes: what the predictor multiplies by a cost (DESIGN: Prediction).
+
+A data class is (read or write, request-size bucket, sequential or random): the bucket is
+the power of two at or below the bytes the call moved (0 for a read at end of file), and
+sequential is the characterizer's consecutive (sequentiality.py).  Its count and bytes are
+kept, so the predictor prices each class at its mean request size.  A metadata class is an
+operation with its outcome: done, failed (a failed lookup still walks the path), or, for
+readdir, the empty call that ends a listing.
+
+Counts add, so classes merge like every other part of a profile (partial.py).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fsbm.characterizer.arrays import OP_INDEX, EventArrays, access_lengths
+from fsbm.characterizer.sequentiality import Access
+from fsbm.traces.vocabulary import OPERATIONS
+
+# The operations a filesystem's cost table prices.  The rest (seek, mmap, other) cost the
+# same on every filesystem as far as fsbench can tell: their time stays outside.
+COSTED_OPERATIONS = ("open", "close", "create", "read", "write", "stat", "setattr", "readdir", "mkdir", "rmdir",
+                     "unlink", "rename", "link", "symlink", "readlink", "fsync")
+DATA_OPERATIONS = ("read", "write")
+
+_COSTED = np.array([name in COSTED_OPERATIONS for name in OPERATIONS])
+
+
+def costed(ev: EventArrays) -> np.ndarray:
+    """Which events are of an operation a cost table prices."""
+    return _COSTED[ev.op]
+
+
+def size_bucket(length: np.ndarray) -> np.ndarray:
+    """The power of two at or below each length; 0 for 0."""
+    out = np.zeros(len(length), np.int64)
+    positive = length > 0
+    out[positive] = np.left_shift(1, np.floor(np.log2(length[positive])).astype(np.int64))
+    return out
+
+
+def data_classes(ev: EventArrays, acc: Access) -> dict[str, dict[str, dict[str, dict[str, int]]]]:
+    """{op: {"sequential"|"random": {bucket: {"count", "bytes"}}}} over the classified accesses."""
+    rows = acc.index
+    out: dict[str, dict[str, dict[str, dict[str, int]]]] = {}
+    if not len(rows):
+        return out
+    length = access_lengths(ev, rows)
+    bucket = size_bucket(length)
+    for name in DATA_OPERATIONS:
+        is_op = ev.op[rows] == OP_INDEX[name]
+        for order, flag in (("sequential", True), ("random", False)):
+            pick = is_op & (acc.consecutive == flag)
+            if not pick.any():
+                continue
+            buckets, inverse = np.unique(bucket[pick], return_inverse=True)
+            counts = np.bincount(inverse)
+            nbytes = np.bincount(inverse, weights=length[pick])
+            out.setdefault(name, {})[order] = {str(int(b)): {"count": int(c), "bytes": int(n)}
+                                               for b, c, n in zip(buckets, counts, nbytes)}
+    return out
+
+
+def metadata_classes(ev: EventArrays) -> dict[str, dict[str, int]]:
+    """{op: {"done", "failed", "empty"}} for every priced operation that is not a data access;
+    reads and writes appear here only for their failures."""
+    out: dict[str, dict[str, int]] = {}
+    empty_listing = (ev.op == OP_INDEX["readdir"]) & (ev.ret == 0)
+    for name in COSTED_OPERATIONS:
+        is_op = ev.op == OP_INDEX[name]
+        failed = int((is_op & ev.failed).sum())
+        if name in DATA_OPERATIONS:
+            if failed:
+                out[name] = {"done": 0, "failed": failed, "empty": 0}
+            continue
+        total = int(is_op.sum())
+        if total:
+            empty = int((is_op & empty_listing).sum())
+            out[name] = {"done": total - failed - empty, "failed": failed, "empty": empty}
+    return out
