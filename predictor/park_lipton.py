@@ -123,3 +123,30 @@ def fit_fsbench_results(results: list[dict[str, Any]]) -> list[ParkLiptonFit]:
         if fitted is not None:
             fits.append(fitted)
     return fits
+
+
+def nonnegative_fit(points: Iterable[tuple[int, float]], block_size: int, *, with_rmw: bool = False) -> dict[str, float]:
+    """S, D, C (and R) >= 0 minimizing the *relative* error over (size, mean latency ns) points.
+
+    The OLS fit above is for reading: its terms and intervals say what a request costs.
+    With sizes from 512 B to 1 MiB, ceil(b/d) and b are nearly collinear, so OLS often
+    trades a negative D against a large C, and its absolute-error fit is ruled by the big
+    requests.  Prediction between measured sizes needs a curve that never goes negative and
+    fits the small requests as well as the large: non-negative least squares on rows
+    divided by the latency they should reproduce.
+    """
+    from scipy.optimize import nnls
+
+    rows = [(s, t) for s, t in points if t is not None and math.isfinite(t) and t > 0]
+    if not rows:
+        return {}
+    terms = 4 if with_rmw else 3
+    x = np.array([_regressors(s, block_size)[:terms] for s, _ in rows])
+    y = np.array([t for _, t in rows])
+    solution, _ = nnls(x / y[:, None], np.ones(len(y)))
+    return {name: float(v) for name, v in zip(TERMS[:terms], solution)}
+
+
+def evaluate(params: dict[str, float], size: int, block_size: int) -> float:
+    """t(size) under parameters from nonnegative_fit."""
+    return sum(params.get(term, 0.0) * x for term, x in zip(TERMS, _regressors(size, block_size)))

@@ -1,0 +1,190 @@
+"""The count x cost model (DESIGN: Prediction): a profile's event classes, priced on one
+candidate, give the time the workload spends in that filesystem, line by line.
+
+Which price each class gets:
+- reads: the share the page cache would hold (the profile's reuse curve at the cache
+  size; a cold start counts first touches as misses) at the warm price, the rest at the
+  cold price, sequential or random as the class is; and the first read of each file
+  that misses pays a seek on top (fsbench's sequential price is a long stream's);
+- writes: buffered, so the warm price; sequential ones allocate (fsbench write), random
+  ones rewrite in place (fsbench overwrite);
+- fsync: fsbench's fsync plus writing the bytes each fsync makes durable;
+- metadata: on a cold start, one call per distinct name touched pays the cold price (the
+  first look at it), the rest the warm price; failed calls cost a lookup; the empty
+  getdents64 that ends a listing is counted in the listing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from fsbm.predictor.pricing import FREE, Price, Pricer
+
+STARTS = ("cold", "warm")
+GROUPS = ("metadata", "read", "write", "sync")
+
+
+@dataclass(frozen=True)
+class Line:
+    """One priced class: `count` calls (fractional where a share is taken) at `price` each."""
+
+    op: str
+    group: str
+    detail: str
+    count: float
+    price: Price
+
+    @property
+    def total_ns(self) -> float:
+        return self.count * self.price.ns
+
+    def to_json(self) -> dict[str, Any]:
+        return {"op": self.op, "group": self.group, "detail": self.detail, "count": self.count,
+                "ns_each": self.price.ns, "total_ns": self.total_ns, "source": self.price.source}
+
+
+@dataclass
+class FsTime:
+    """The modelled time a workload spends in one candidate filesystem."""
+
+    candidate: str
+    lines: list[Line] = field(default_factory=list)
+
+    @property
+    def total_ns(self) -> float:
+        return sum(line.total_ns for line in self.lines)
+
+    @property
+    def low_ns(self) -> float:
+        return sum(line.count * line.price.low_ns for line in self.lines)
+
+    @property
+    def high_ns(self) -> float:
+        return sum(line.count * line.price.high_ns for line in self.lines)
+
+    def by_op(self) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for line in self.lines:
+            out[line.op] = out.get(line.op, 0.0) + line.total_ns
+        return dict(sorted(out.items(), key=lambda kv: -kv[1]))
+
+    def by_group(self) -> dict[str, float]:
+        out = {g: 0.0 for g in GROUPS}
+        for line in self.lines:
+            out[line.group] += line.total_ns
+        return out
+
+
+def hit_fraction(reuse: dict[str, Any], cache_bytes: int, start: str = "cold") -> float:
+    """The share of block reads a page cache of `cache_bytes` holds, from the reuse curve.
+
+    Cold start: the curve as the characterizer gives it (first references miss).  Warm
+    start: the data was read before the workload began, so first references hit too
+    when the whole working set fits."""
+    points = reuse.get("points") or []
+    reads = reuse.get("block_reads") or 0
+    if not reads:
+        return 0.0
+    held = [p["hit_fraction"] for p in points if p["cache_bytes"] <= cache_bytes]
+    fraction = held[-1] if held else 0.0
+    if start == "warm":
+        working_set = reuse.get("distinct_blocks", 0) * reuse.get("block_size", 4096)
+        if working_set <= cache_bytes:
+            fraction = min(1.0, fraction + reuse.get("cold_misses", 0) / reads)
+    return fraction
+
+
+def _kib(size: float) -> str:
+    if size >= 1 << 20:
+        return f"{size / (1 << 20):.3g} MiB"
+    if size >= 1024:
+        return f"{size / 1024:.3g} KiB"
+    return f"{size:.0f} B"
+
+
+def _split(op: str, group: str, detail: str, count: float, cold_share: float, cold: Price, warm: Price) -> list[Line]:
+    """`count` calls, `cold_share` of them at the cold price."""
+    out = []
+    if cold_share > 0:
+        out.append(Line(op, group, f"{detail}, cold".lstrip(", "), count * cold_share, cold))
+    if cold_share < 1:
+        out.append(Line(op, group, f"{detail}, warm".lstrip(", "), count * (1 - cold_share), warm))
+    return out
+
+
+def _stream_starts(profile: dict[str, Any], hits: float) -> float:
+    """Sequential reads that start a stream (the first read of a file in a run) and miss:
+    fsbench's sequential cold price is a long stream's average, readahead included, but
+    each file read from its start first pays a seek."""
+    runs = profile.get("runs") or {}
+    streams = runs.get("read_only", 0) + runs.get("read_write", 0)
+    sequential = profile["classes"]["data"].get("read", {}).get("sequential", {})
+    misses = sum(c["count"] for c in sequential.values()) * (1 - hits)
+    return min(streams * (1 - hits), misses)
+
+
+def _data_lines(profile: dict[str, Any], pricer: Pricer, hits: float) -> list[Line]:
+    lines = []
+    seeks = _stream_starts(profile, hits)
+    if seeks > 0:
+        # Priced as the random cold read of one page, less the sequential cold read it replaces.
+        seek = pricer.data("read", "random", "cold", 4096)
+        streamed = pricer.data("read", "sequential", "cold", 4096)
+        extra = Price(max(seek.ns - streamed.ns, 0.0), max(seek.low_ns - streamed.high_ns, 0.0),
+                      max(seek.high_ns - streamed.low_ns, 0.0), f"{seek.source} less {streamed.source}")
+        lines.append(Line("read", "read", "first read of a file from a cold cache: a seek", seeks, extra))
+    for op, orders in profile["classes"]["data"].items():
+        for order, buckets in orders.items():
+            for bucket, counts in sorted(buckets.items(), key=lambda kv: int(kv[0])):
+                n, nbytes = counts["count"], counts["bytes"]
+                size = nbytes / n if n else 0
+                detail = f"{_kib(size)} {order}"
+                if op == "read":
+                    miss = pricer.data("read", order, "cold", round(size))
+                    hit = pricer.data("read", order, "warm", round(size))
+                    lines += [Line(op, "read", f"{detail}, {label}", n * share, price)
+                              for label, share, price in (("cache miss", 1 - hits, miss), ("cache hit", hits, hit))
+                              if share > 0]
+                else:
+                    bench = "write" if order == "sequential" else "overwrite"
+                    lines.append(Line(op, "write", f"{detail}, buffered", n, pricer.data(bench, order, "warm",
+                                                                                          round(size))))
+    return lines
+
+
+def _metadata_lines(profile: dict[str, Any], pricer: Pricer, start: str) -> list[Line]:
+    classes = profile["classes"]["metadata"]
+    names = profile["namespace"]["files_touched"] + profile["namespace"]["directories_touched"]
+    calls = sum(c["done"] + c["failed"] for op, c in classes.items() if op not in ("close", "fsync"))
+    cold_share = min(1.0, names / calls) if calls and start == "cold" else 0.0
+    lines = []
+    for op, counts in classes.items():
+        if op == "fsync":
+            if counts["done"]:
+                per_fsync = profile["fsync"].get("bytes_written_per_fsync") or 0
+                lines.append(Line(op, "sync", f"after {_kib(per_fsync)} written", counts["done"],
+                                  pricer.fsync(per_fsync)))
+        elif op in ("read", "write"):
+            pass  # failed data calls: below
+        elif op == "close":
+            lines.append(Line(op, "metadata", "", counts["done"], pricer.metadata("close", "warm")))
+        elif counts["done"]:
+            lines += _split(op, "metadata", "", counts["done"], cold_share, pricer.metadata(op, "cold"),
+                            pricer.metadata(op, "warm"))
+        if counts["failed"]:
+            lines += _split(op, "metadata", "failed", counts["failed"], cold_share, pricer.failed_lookup("cold"),
+                            pricer.failed_lookup("warm"))
+        if counts.get("empty"):
+            lines.append(Line(op, "metadata", "end of listing", counts["empty"],
+                              Price(0.0, 0.0, 0.0, "counted in the listing's first getdents64")))
+    return lines
+
+
+def price_workload(profile: dict[str, Any], pricer: Pricer, *, cache_bytes: int, start: str = "cold") -> FsTime:
+    """The modelled filesystem time of a profile's workload on the pricer's candidate."""
+    if "classes" not in profile:
+        raise ValueError("the profile has no event classes; characterize the trace again with this fsbm")
+    hits = hit_fraction(profile["reuse"], cache_bytes, start)
+    lines = _data_lines(profile, pricer, hits) + _metadata_lines(profile, pricer, start)
+    return FsTime(pricer.table.candidate, [line for line in lines if line.count > 0 or line.price is FREE])

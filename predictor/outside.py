@@ -1,0 +1,29 @@
+"""What a profile says about the time its program spends outside the filesystem.
+
+Tracing inflates each traced call by tens of microseconds here (ptrace stops on both sides
+of the call), which for a program making tens of thousands of calls is many times its
+untraced runtime, and the inflation per call varies by a third between programs: no
+subtraction from the traced wall time survives that.  So the features are what tracing
+does not inflate (fsrusage's CPU time, the number of processes) and the time of calls on
+other filesystems less the per-call inflation measured in the same trace; calibration.py
+turns them into seconds.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fsbm.errors import UsageError
+
+
+def outside_features(profile: dict[str, Any]) -> dict[str, float]:
+    """user_cpu_s, actors, outside_calls_s of a profile made from `fsbm trace record`."""
+    recording = profile.get("recording")
+    trace_time = profile.get("trace_time") or {}
+    if not recording or not trace_time.get("known"):
+        raise UsageError(f"the profile of {profile.get('source') or 'this trace'} has no recording facts: the time "
+                         "outside the filesystem is unknown",
+                         hint="record the program with `fsbm trace record` (it keeps the CPU time beside the log), "
+                              "or use the relative form (--measured SECONDS --traced-on CANDIDATE)")
+    return {"user_cpu_s": recording["user_cpu_ns"] / 1e9, "actors": float(trace_time.get("actors", 1)),
+            "outside_calls_s": trace_time.get("outside_calls_corrected_ns", 0) / 1e9}

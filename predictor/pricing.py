@@ -1,0 +1,149 @@
+"""What one call of each event class costs on one candidate (DESIGN: Prediction, Cost table).
+
+A price is the mean latency fsbench measured for the case, with its 95% interval, and
+always says where it came from.  A request size fsbench did not measure is priced through
+the Park and Lipton curve t = S + ceil(b/d)*D + C*b, fitted (non-negative, relative error)
+to that case's measured sizes and pinned to the measurements: the curve's value is scaled
+by the measured/fitted ratio interpolated between the two nearest measured sizes, so the
+price equals the measurement where there is one and follows the curve in between.  A case
+fsbench did not measure at all is an error naming it, never a default.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from fsbm.errors import UsageError
+from fsbm.predictor.cost_table import CostTable
+from fsbm.predictor.park_lipton import evaluate, nonnegative_fit
+
+# The fsbench benchmark that prices each metadata operation, and what stands in where
+# fsbench has none (said in the price's source).
+METADATA_BENCH = {"open": "open", "close": "close", "create": "create", "stat": "stat_file", "setattr": "chmod",
+                  "readdir": "readdir", "mkdir": "mkdir", "rmdir": "rmdir", "unlink": "unlink", "rename": "rename",
+                  "link": "link", "symlink": "symlink", "readlink": "stat_file"}
+# Programs walk trees in the order the entries were made far more often than at random.
+METADATA_ORDER = "creation"
+
+
+@dataclass(frozen=True)
+class Price:
+    """Mean cost of one call, ns, with a 95% interval of that mean."""
+
+    ns: float
+    low_ns: float
+    high_ns: float
+    source: str
+
+    def scaled(self, factor: float, source: str | None = None) -> "Price":
+        return Price(self.ns * factor, self.low_ns * factor, self.high_ns * factor, source or self.source)
+
+    def plus(self, other: "Price", source: str) -> "Price":
+        return Price(self.ns + other.ns, self.low_ns + other.low_ns, self.high_ns + other.high_ns, source)
+
+
+FREE = Price(0.0, 0.0, 0.0, "free")
+
+
+def _measured(entry: dict, label: str) -> Price:
+    latency = entry["latency_ns"]
+    mean = float(latency["mean"])
+    return Price(mean, float(latency.get("ci95_low", mean)), float(latency.get("ci95_high", mean)), label)
+
+
+class Pricer:
+    """Prices from one candidate's cost table."""
+
+    def __init__(self, table: CostTable) -> None:
+        self.table = table
+        self.block_size = int(table.environment.get("fs_block_size") or 4096)
+        self._fits: dict[tuple[str, str, str], dict[str, float]] = {}
+
+    def _entry(self, bench: str, order: str, cache: str, size: int | None = None) -> dict:
+        entry = self.table.entry(bench, order, cache, size)
+        if entry is None:
+            what = f"{bench} {order} {cache}" + (f" {size} B" if size is not None else "")
+            raise UsageError(f"the cost table of {self.table.candidate} has no measurement of {what}",
+                             hint="run `fsbm bench` on it without --only, --orders or --caches")
+        return entry
+
+    def metadata(self, op: str, cache: str) -> Price:
+        bench = METADATA_BENCH[op]
+        price = _measured(self._entry(bench, METADATA_ORDER, cache), f"fsbench {bench} {cache}")
+        if op == "readlink":
+            return Price(price.ns, price.low_ns, price.high_ns, f"fsbench stat_file {cache} (no readlink benchmark)")
+        if op == "readdir":
+            # fsbench's readdir is a whole listing: open, getdents64, close.  A traced readdir is
+            # one getdents64; the listing's open and close are events of their own.
+            ends = self.metadata("open", cache).plus(self.metadata("close", cache), "")
+            floor = self.metadata("close", cache)
+            ns = max(price.ns - ends.ns, floor.ns)
+            return Price(ns, max(price.low_ns - ends.high_ns, floor.low_ns), max(price.high_ns - ends.low_ns, floor.high_ns),
+                         f"fsbench readdir {cache} less its open and close")
+        return price
+
+    def failed_lookup(self, cache: str) -> Price:
+        price = self.metadata("stat", cache)
+        return Price(price.ns, price.low_ns, price.high_ns, f"fsbench stat_file {cache} (a failed call walks the path)")
+
+    def _curve(self, bench: str, order: str, cache: str) -> list[tuple[int, dict]]:
+        if self.table.memory_only and cache in ("cold", "direct"):
+            cache = "warm"
+        found = sorted((e["size"], e) for e in self.table.entries
+                       if e["bench"] == bench and e["order"] == order and e["cache"] == cache and e["size"])
+        if not found:
+            raise UsageError(f"the cost table of {self.table.candidate} has no measurement of {bench} {order} {cache}",
+                             hint="run `fsbm bench` on it without --only, --orders or --caches")
+        return found
+
+    def _fit(self, bench: str, order: str, cache: str, curve: list[tuple[int, dict]]) -> dict[str, float]:
+        key = (bench, order, cache)
+        if key not in self._fits:
+            points = [(size, float(e["latency_ns"]["mean"])) for size, e in curve]
+            self._fits[key] = nonnegative_fit(points, self.block_size, with_rmw=bench == "overwrite")
+        return self._fits[key]
+
+    def data(self, bench: str, order: str, cache: str, size: int) -> Price:
+        """One `bench` call (read, write, overwrite, ...) of `size` bytes."""
+        size = max(int(size), 1)
+        curve = self._curve(bench, order, cache)
+        sizes = [s for s, _ in curve]
+        label = f"fsbench {bench} {order} {cache}"
+        if size in sizes:
+            return _measured(curve[sizes.index(size)][1], f"{label} {size} B")
+        params = self._fit(bench, order, cache, curve)
+        modelled = evaluate(params, size, self.block_size)
+        if len(curve) == 1 or modelled <= 0:
+            # One size, or a curve that is zero there: the nearest measurement, said so.
+            nearest = min(curve, key=lambda c: abs(math.log(c[0] / size)))
+            return _measured(nearest[1], f"{label} {nearest[0]} B (nearest measured size to {size} B)")
+        anchors = [(s, _measured(e, ""), evaluate(params, s, self.block_size)) for s, e in curve]
+        below = [a for a in anchors if a[0] < size]
+        above = [a for a in anchors if a[0] > size]
+        if below and above:
+            (s0, p0, m0), (s1, p1, m1) = below[-1], above[0]
+            w = math.log(size / s0) / math.log(s1 / s0)
+            where = f"Park-Lipton between {s0} and {s1} B"
+        else:
+            (s0, p0, m0) = below[-1] if below else above[0]
+            (s1, p1, m1), w = (s0, p0, m0), 0.0
+            where = f"Park-Lipton from {s0} B (beyond the measured sizes)"
+        ratio = (1 - w) * (p0.ns / m0 if m0 > 0 else 1.0) + w * (p1.ns / m1 if m1 > 0 else 1.0)
+        low = (1 - w) * (p0.low_ns / p0.ns if p0.ns else 1.0) + w * (p1.low_ns / p1.ns if p1.ns else 1.0)
+        high = (1 - w) * (p0.high_ns / p0.ns if p0.ns else 1.0) + w * (p1.high_ns / p1.ns if p1.ns else 1.0)
+        ns = modelled * ratio
+        return Price(ns, ns * low, ns * high, f"{label} {size} B: {where}")
+
+    def fsync(self, bytes_per_fsync: float) -> Price:
+        """fsync after `bytes_per_fsync` dirty bytes: fsbench's fsync of one 4 KiB write, plus
+        the time to write the rest through to the device (sequential direct writes)."""
+        base = _measured(self._entry("fsync", "sequential", "warm", 4096), "fsbench fsync after 4096 B")
+        extra_bytes = int(bytes_per_fsync) - 4096
+        if extra_bytes <= 0:
+            return base
+        through = self.data("write", "sequential", "direct", int(bytes_per_fsync))
+        first = self.data("write", "sequential", "direct", 4096)
+        extra = Price(max(through.ns - first.ns, 0.0), max(through.low_ns - first.high_ns, 0.0),
+                      max(through.high_ns - first.low_ns, 0.0), "")
+        return base.plus(extra, f"fsbench fsync after 4096 B + direct write of {int(bytes_per_fsync)} B less 4096 B")

@@ -1,0 +1,150 @@
+"""The predictor's arithmetic: pricing through Park and Lipton, the count x cost model,
+calibration as scikit-learn estimators.  Pure functions, so small tables built here."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.model_selection import LeaveOneGroupOut, cross_val_predict
+
+from fsbm.errors import UsageError
+from fsbm.predictor.calibration import FS_COLUMNS, FsCalibration, OutsideCalibration, RuntimeModel
+from fsbm.predictor.cost_table import CostTable
+from fsbm.predictor.model import hit_fraction, price_workload
+from fsbm.predictor.park_lipton import evaluate, nonnegative_fit
+from fsbm.predictor.pricing import Pricer
+
+S, D, C = 2000.0, 300.0, 0.05  # ns, ns per 4 KiB block, ns per byte
+
+
+def curve(size: int) -> float:
+    return S + math.ceil(size / 4096) * D + C * size
+
+
+def entry(bench: str, order: str, cache: str, size: int | None, mean: float) -> dict:
+    return {"bench": bench, "op": bench, "size": size, "order": order, "cache": cache, "ops": 1000,
+            "latency_ns": {"mean": mean, "ci95_low": 0.9 * mean, "ci95_high": 1.1 * mean},
+            "histogram_log2": [], "bimodal": False, "partial_block": None}
+
+
+def table(fs_type: str = "ext4", scale: float = 1.0) -> CostTable:
+    sizes = (512, 4096, 65536, 1048576)
+    entries = [entry(b, o, c, s, scale * curve(s) * (8 if c == "cold" else 1))
+               for b, orders in (("read", ("sequential", "random")), ("write", ("sequential", "random")),
+                                 ("overwrite", ("sequential", "random")))
+               for o in orders for c in ("cold", "warm", "direct") for s in sizes]
+    entries += [entry(b, "creation", c, None, scale * (10_000 if c == "cold" else 2_000))
+                for b in ("open", "close", "create", "stat_file", "chmod", "readdir", "mkdir", "rmdir", "unlink",
+                          "rename", "link", "symlink") for c in ("cold", "warm")]
+    entries.append(entry("fsync", "sequential", "warm", 4096, scale * 500_000))
+    return CostTable(fs_type, {"fs_type": fs_type, "fs_block_size": 4096, "aging_state": "fresh"}, "now", entries)
+
+
+def test_nonnegative_fit_recovers_an_exact_curve_and_never_goes_negative() -> None:
+    points = [(s, curve(s)) for s in (512, 4095, 4096, 4097, 65536, 1048576)]
+    params = nonnegative_fit(points, 4096)
+    assert all(v >= 0 for v in params.values())
+    for size in (100, 8192, 300_000, 4 << 20):
+        assert evaluate(params, size, 4096) == pytest.approx(curve(size), rel=0.02)
+
+
+def test_prices_are_measured_where_measured_and_follow_the_curve_between() -> None:
+    pricer = Pricer(table())
+    measured = pricer.data("read", "random", "warm", 4096)
+    assert measured.ns == pytest.approx(curve(4096)) and "4096 B" in measured.source
+    between = pricer.data("read", "random", "warm", 10240)
+    assert between.ns == pytest.approx(curve(10240), rel=0.02)
+    assert "Park-Lipton between 4096 and 65536 B" in between.source
+    beyond = pricer.data("read", "random", "warm", 8 << 20)
+    assert "beyond the measured sizes" in beyond.source and beyond.ns > pricer.data("read", "random", "warm",
+                                                                                    1 << 20).ns
+    assert between.low_ns < between.ns < between.high_ns
+
+
+def test_a_case_fsbench_did_not_measure_is_an_error_naming_it() -> None:
+    bare = table()
+    bare.entries = [e for e in bare.entries if not (e["bench"] == "read" and e["cache"] == "cold")]
+    with pytest.raises(UsageError, match="no measurement of read random cold"):
+        Pricer(bare).data("read", "random", "cold", 4096)
+
+
+def test_memory_only_filesystems_price_cold_as_warm() -> None:
+    tmpfs = table("tmpfs")
+    tmpfs.entries = [e for e in tmpfs.entries if e["cache"] != "cold"]
+    assert Pricer(tmpfs).data("read", "random", "cold", 4096).ns == pytest.approx(curve(4096))
+
+
+def profile(reads: int = 1000, fsyncs: int = 0) -> dict:
+    return {
+        "classes": {"data": {"read": {"random": {"4096": {"count": reads, "bytes": reads * 4096}}},
+                             "write": {"sequential": {"65536": {"count": 10, "bytes": 10 * 65536}}}},
+                    "metadata": {"stat": {"done": 90, "failed": 10, "empty": 0},
+                                 "readdir": {"done": 5, "failed": 0, "empty": 5},
+                                 **({"fsync": {"done": fsyncs, "failed": 0, "empty": 0}} if fsyncs else {})}},
+        "namespace": {"files_touched": 40, "directories_touched": 10},
+        "fsync": {"bytes_written_per_fsync": 4096 if fsyncs else None},
+        "reuse": {"block_size": 4096, "block_reads": 1000, "distinct_blocks": 500, "cold_misses": 500,
+                  "points": [{"cache_blocks": 1, "cache_bytes": 4096, "hit_fraction": 0.1},
+                             {"cache_blocks": 500, "cache_bytes": 500 * 4096, "hit_fraction": 0.5}]},
+    }
+
+
+def test_the_model_is_count_times_cost_class_by_class() -> None:
+    pricer = Pricer(table())
+    fs = price_workload(profile(fsyncs=3), pricer, cache_bytes=1 << 30)
+    expected_reads = 1000 * (0.5 * 8 * curve(4096) + 0.5 * curve(4096))
+    assert fs.by_op()["read"] == pytest.approx(expected_reads)
+    assert fs.by_op()["write"] == pytest.approx(10 * curve(65536))
+    assert fs.by_op()["fsync"] == pytest.approx(3 * 500_000)
+    # 50 names over 105 lookups and listings: that share is cold.
+    cold = 50 / 105
+    assert fs.by_op()["stat"] == pytest.approx(100 * (cold * 10_000 + (1 - cold) * 2_000))
+    assert sum(fs.by_group().values()) == pytest.approx(fs.total_ns)
+    assert fs.low_ns < fs.total_ns < fs.high_ns
+    warm = price_workload(profile(), pricer, cache_bytes=1 << 30, start="warm")
+    assert warm.by_op()["read"] == pytest.approx(1000 * curve(4096))  # all of it fits and was cached
+
+
+def test_hit_fraction_reads_the_reuse_curve_at_the_cache_size() -> None:
+    reuse = profile()["reuse"]
+    assert hit_fraction(reuse, 1024) == 0.0
+    assert hit_fraction(reuse, 100 * 4096) == 0.1
+    assert hit_fraction(reuse, 1 << 30) == 0.5
+    assert hit_fraction(reuse, 1 << 30, start="warm") == 1.0
+
+
+def training_rows(rng: np.random.Generator) -> pd.DataFrame:
+    """Six programs on two filesystems; 'xfs' replays at 1.5x its model, outside = 1.1 x CPU."""
+    rows = []
+    for p in range(6):
+        cpu = rng.uniform(0.05, 1.0)
+        for candidate, factor in (("ext4 fresh", 1.0), ("xfs fresh", 1.5)):
+            modelled = rng.uniform(0.01, 0.5, size=len(FS_COLUMNS))
+            replay = modelled.sum() * factor * rng.lognormal(0, 0.03)
+            rows.append({"program": f"p{p}", "candidate": candidate, **dict(zip(FS_COLUMNS, modelled)),
+                         "user_cpu_s": cpu, "actors": float(rng.integers(1, 4)), "outside_calls_s": 0.0,
+                         "replay_s": replay, "real_s": replay + 1.1 * cpu})
+    return pd.DataFrame(rows)
+
+
+def test_calibration_recovers_the_factors_with_intervals() -> None:
+    rows = training_rows(np.random.default_rng(3))
+    fs = FsCalibration().fit(rows, rows["replay_s"])
+    assert fs.factor("xfs fresh")["factor"] == pytest.approx(1.5, rel=0.05)
+    assert fs.factor("xfs fresh")["low"] < 1.5 < fs.factor("xfs fresh")["high"]
+    assert fs.factor("btrfs fresh")["factor"] == pytest.approx(1.25, rel=0.1)  # unseen: pooled
+    outside = OutsideCalibration().fit(rows, rows["real_s"] - fs.predict(rows))
+    assert outside.coefficients_["user_cpu_s"]["value"] == pytest.approx(1.1, rel=0.05)
+    assert all(c["value"] >= 0 for c in outside.coefficients_.values())
+
+
+def test_the_runtime_model_keeps_scikit_learns_contract() -> None:
+    rows = training_rows(np.random.default_rng(5))
+    predicted = cross_val_predict(RuntimeModel(), rows, rows["real_s"], groups=rows["program"], cv=LeaveOneGroupOut())
+    errors = np.abs(predicted / rows["real_s"] - 1)
+    assert np.median(errors) < 0.05
+    parts = RuntimeModel().fit(rows, rows["real_s"]).predict_parts(rows)
+    assert (parts["low"] <= parts["runtime"]).all() and (parts["runtime"] <= parts["high"]).all()
