@@ -257,11 +257,16 @@ def trace_record(
     ctx: typer.Context,
     output: Path = typer.Option(Path("trace.strace"), "-o", "--output", help="Where the strace log goes."),
     force: bool = typer.Option(False, "--force", help="Replace an existing log."),
+    scope: Optional[Path] = typer.Option(None, "--scope", metavar="DIR", help="The directory the workload's files "
+                                         "live in (on the filesystem under study); calls elsewhere count as time "
+                                         "outside. Kept with the log as characterize's default --scope."),
 ) -> None:
     """Run a command under strace: fsbm trace record -o LOG -- CMD [ARGS...]."""
     from fsbm.traces.record import record
 
-    recording = record(list(ctx.args), output, force=force)
+    if scope is not None and not scope.is_dir():
+        raise UsageError(f"--scope {scope} is not a directory")
+    recording = record(list(ctx.args), output, force=force, scope=scope)
     console.print(f"traced in {recording.wall_seconds:.2f} s (exit {recording.returncode}); log: {escape(str(output))}")
     if recording.returncode != 0:
         raise typer.Exit(recording.returncode)
@@ -317,6 +322,9 @@ def characterize_command(
                                           help="Run on a local Dask cluster of N worker processes."),
     scheduler: Optional[str] = typer.Option(None, "--dask", metavar="ADDRESS",
                                             help="Run on the Dask cluster whose scheduler is at ADDRESS."),
+    scope: Optional[str] = typer.Option(None, "--scope", metavar="DIR", help="The workload is the calls on files "
+                                        "beneath DIR (default: the --scope given to `fsbm trace record`; else "
+                                        "all, '/'). Calls elsewhere count as time outside."),
 ) -> None:
     """The workload profile of a trace: Tang's table, sequentiality, runs, sizes, reuse curve."""
     import tempfile
@@ -345,7 +353,7 @@ def characterize_command(
             from fsbm.characterizer.scale import dask_client
 
             client = stack.enter_context(dask_client(workers, scheduler))
-        profile = characterize_files(tables, every=every, client=client)
+        profile = characterize_files(tables, every=every, client=client, scope=_absolute_scope(scope))
         profile.body["source"] = ", ".join(str(s) for s in sources)
     with _settings(ctx).store() as store:
         profile_id = store.save_document("profile", profile.to_json(), name=profile.body["source"])
@@ -370,6 +378,168 @@ def characterize_command(
             raise UsageError(str(exc)) from None
         console.print(f"synthetic workload of {n:,} calls written to {escape(str(synthetic_out))} "
                       f"(run it: fsbm replay {escape(str(synthetic_out))} --target DIR)")
+
+
+def _absolute_scope(scope: Optional[str]) -> Optional[str]:
+    """--scope as an absolute path (trace paths are absolute); "/" for everything."""
+    if scope is None:
+        return None
+    return os.path.abspath(scope)
+
+
+def _profile_of(source: Path, stack: ExitStack, keep_going: bool, scope: Optional[str]) -> dict[str, Any]:
+    """A profile from a profile JSON file, or from a trace or event table (characterized now)."""
+    from fsbm.characterizer.characterize import characterize_files
+    from fsbm.characterizer.profile import Profile
+
+    if not source.exists():
+        raise UsageError(f"{source} does not exist")
+    if source.suffix == ".json":
+        if scope is not None:
+            raise UsageError("--scope applies to a trace; a profile was characterized with its scope already")
+        return Profile.load(source).to_json()
+    profile = characterize_files([_events_of(source, stack, keep_going)], scope=_absolute_scope(scope))
+    profile.body["source"] = str(source)
+    return profile.to_json()
+
+
+def _cost_tables(store: ResultsStore, names: list[str]) -> list[tuple[int, CostTable]]:
+    """The newest cost table of each named candidate; a clear error naming what the store has."""
+    found = []
+    for name in names:
+        kept = store.documents("cost_table", name=name)
+        if not kept:
+            known = sorted({n for _, _, body in store.documents("cost_table") for n in [body.get("candidate")] if n})
+            raise UsageError(f"the store has no cost table for '{name}' (it has: {', '.join(known) or 'none'})",
+                             hint="measure it with `fsbm bench --fs NAME` or `fsbm bench --target DIR`")
+        document_id, _, body = kept[0]
+        found.append((document_id, CostTable.from_json(body, f"cost table {document_id}")))
+    return found
+
+
+def _page_cache_bytes(given: Optional[str]) -> int:
+    """--cache-size, else the memory the kernel says is available now (what a page cache can grow to)."""
+    if given:
+        return scratch.parse_size(given)
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemAvailable:"):
+            return int(line.split()[1]) * 1024
+    raise UsageError("cannot read MemAvailable from /proc/meminfo; give --cache-size")
+
+
+@app.command("predict")
+def predict_command(
+    ctx: typer.Context,
+    source: Path = typer.Argument(..., help="A workload: a profile (JSON from `fsbm characterize --json`), a trace "
+                                            "(strace log, capture) or an event table (Parquet)."),
+    candidates: str = typer.Option(..., "--candidates", help="Cost tables by name, e.g. ext4,xfs,btrfs (see "
+                                                             "`fsbm store info`; `fsbm bench` makes them)."),
+    cache_size: Optional[str] = typer.Option(None, "--cache-size", help="Page cache of the target machine, e.g. 8G "
+                                                                        "(default: memory available here now)."),
+    start: str = typer.Option("cold", "--start", help="cold (nothing cached when the workload starts) or warm."),
+    measured: Optional[float] = typer.Option(None, "--measured", min=0.0, help="A measured runtime (s) of the "
+                                             "workload on --traced-on: adds the relative form."),
+    traced_on: Optional[str] = typer.Option(None, "--traced-on", help="The candidate --measured was measured on."),
+    scope: Optional[str] = typer.Option(None, "--scope", metavar="DIR", help="For a trace: see `fsbm characterize`."),
+    uncalibrated: bool = typer.Option(False, "--uncalibrated", help="Ignore the stored calibration: the raw model."),
+    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the prediction (JSON) here."),
+    force: bool = typer.Option(False, "--force", help="Allow --json to replace an existing file."),
+    keep_going: bool = typer.Option(False, "--keep-going", help="When parsing a trace, skip bad records."),
+) -> None:
+    """Predict the workload's runtime on each candidate: interval, breakdown, ranking."""
+    from fsbm.predictor.predict import Calibration, predict
+
+    _refuse_overwrite(json_out, force)
+    if start not in ("cold", "warm"):
+        raise UsageError(f"--start must be cold or warm, not {start!r}")
+    if (measured is None) != (traced_on is None):
+        raise UsageError("give --measured and --traced-on together")
+    names = [n.strip() for n in candidates.split(",") if n.strip()]
+    if not names:
+        raise UsageError("--candidates names no cost table")
+    settings = _settings(ctx)
+    with ExitStack() as stack:
+        profile = _profile_of(source, stack, keep_going, scope)
+    with settings.store() as store:
+        tables = _cost_tables(store, names)
+        kept = [] if uncalibrated else store.documents("calibration")
+        calibration = Calibration(kept[0][2], kept[0][0]) if kept else Calibration(None)
+        try:
+            doc = predict(profile, tables, cache_bytes=_page_cache_bytes(cache_size), start=start,
+                          calibration=calibration, measured=(measured, traced_on) if measured is not None else None)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        document_id = store.save_document("prediction", doc, name=str(source))
+    console.print(render.prediction_table(doc))
+    console.print(f"prediction {document_id} stored in {escape(str(store.path))}")
+    if json_out is not None:
+        _write_json(json_out, doc)
+
+
+@app.command("validate")
+def validate_command(
+    ctx: typer.Context,
+    candidates: str = typer.Option("ext4,xfs,btrfs,tmpfs", "--candidates", help="Filesystem types to run on."),
+    states: str = typer.Option("fresh,aged", "--states", help="fresh, aged or both (tmpfs is never aged)."),
+    traced_on: str = typer.Option("ext4", "--traced-on", help="The filesystem type the programs are traced on (fresh)."),
+    rounds: int = typer.Option(5, "--rounds", min=1, help="Interleaved rounds of real runs and replays."),
+    scale: float = typer.Option(1.0, "--scale", min=0.05, max=4.0, help="Size of the programs' work (1: full)."),
+    only: Optional[str] = typer.Option(None, "--only", help="Programs to run, e.g. untar,grep (default: all)."),
+    seed: int = typer.Option(1, "--seed", min=0, help="Seed of the shuffled order."),
+    fresh: bool = typer.Option(False, "--fresh", help="Remake the val-* filesystems and their cost tables."),
+    measurements: Optional[Path] = typer.Option(None, "--from", help="Judge these stored measurements (JSON) "
+                                                "instead of measuring."),
+    doc_out: Path = typer.Option(Path("docs/validation.md"), "--doc", help="Where the validation table goes."),
+    json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the measurements (JSON) here."),
+    force: bool = typer.Option(False, "--force", help="Allow --json to replace an existing file."),
+) -> None:
+    """Measure the predictor's error on real programs (fresh and aged filesystems) and calibrate it."""
+    from fsbm.api.validation import ValidationOptions, markdown, measure_suite
+    from fsbm.predictor.judge import judge
+    from fsbm.predictor.suite import programs
+
+    _refuse_overwrite(json_out, force)
+    settings = _settings(ctx)
+    if measurements is not None:
+        try:
+            doc = json.loads(measurements.read_text())
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"cannot read measurements {measurements}: {exc}") from None
+        if doc.get("kind") != "validation_measurements":
+            raise UsageError(f"{measurements} is not a validation measurements file")
+    else:
+        known = {p.name for p in programs()}
+        chosen = tuple(n.strip() for n in only.split(",")) if only else None
+        unknown = sorted(set(chosen or ()) - known)
+        if unknown:
+            raise UsageError(f"unknown program {', '.join(unknown)}; choose from {', '.join(sorted(known))}")
+        if len(chosen or known) < 2:
+            raise UsageError("leave-one-program-out needs at least two programs")
+        types = tuple(c.strip() for c in candidates.split(",") if c.strip())
+        bad = sorted(set(types) - set(scratch.FILESYSTEMS))
+        if bad:
+            raise UsageError(f"unknown filesystem {', '.join(bad)}; choose from {', '.join(scratch.FILESYSTEMS)}")
+        wanted_states = tuple(x.strip() for x in states.split(",") if x.strip())
+        if not wanted_states or set(wanted_states) - {"fresh", "aged"}:
+            raise UsageError("--states takes fresh, aged or fresh,aged")
+        options = ValidationOptions(candidates=types, states=wanted_states, traced_on=traced_on, rounds=rounds,
+                                    scale=scale, only=chosen, seed=seed, fresh=fresh)
+        doc = measure_suite(settings, options, console)
+    judged = judge(doc, cache_bytes=_page_cache_bytes(None))
+    with settings.store() as store:
+        if measurements is None:
+            store.save_document("validation_measurements", doc, name=doc["traced_on"])
+        calibration_id = store.save_document("calibration", judged.calibration, name="validation")
+        store.save_document("validation", {"kind": "validation", "summary": judged.summary,
+                                           "rows": judged.rows.to_dict(orient="records"),
+                                           "pairs": judged.pairs.to_dict(orient="records"),
+                                           "calibration_id": calibration_id}, name=doc["traced_on"])
+    console.print(render.validation_table(judged.rows, judged.summary))
+    doc_out.parent.mkdir(parents=True, exist_ok=True)
+    doc_out.write_text(markdown(doc, judged))
+    console.print(f"calibration {calibration_id} stored (fsbm predict uses it); table written to {escape(str(doc_out))}")
+    if json_out is not None:
+        _write_json(json_out, doc)
 
 
 def _one_target(positional: Optional[Path], option: Optional[Path]) -> Optional[Path]:

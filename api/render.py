@@ -204,3 +204,58 @@ def probe_table(doc: dict[str, Any]) -> Table:
             table.add_row(label, shown, escape(result.get("error") or result.get("skipped") or result.get(how, "")),
                           f"{result.get('seconds', 0):.2f} s")
     return table
+
+
+def _seconds(value: float | None) -> str:
+    return "-" if value is None else format_ns(value * 1e9)
+
+
+def prediction_table(doc: dict[str, Any]) -> Table:
+    """Per candidate: predicted runtime with its 90% interval, the split, the top operations."""
+    calibrated = "calibrated" if doc["calibrated"] else "uncalibrated (run `fsbm validate` to calibrate)"
+    ranking = doc.get("ranking") or doc.get("relative_ranking") or {}
+    caption = ""
+    if ranking.get("best"):
+        caption = (f"{ranking['best']} is predicted fastest, {100 * ranking['faster_by']:.0f}% ahead of "
+                   f"{ranking['runner_up']} (confidence {100 * ranking['confidence']:.0f}%)")
+    table = Table(title=f"predicted runtime, {doc['start']} start ({calibrated})", caption=escape(caption) or None)
+    table.add_column("candidate")
+    if doc["absolute"]:
+        table.add_column("runtime", justify="right")
+        table.add_column("90% interval", justify="right")
+        table.add_column("outside", justify="right")
+    table.add_column("in the filesystem", justify="right")
+    if "measured" in doc:
+        table.add_column(f"relative to {doc['measured']['on']}", justify="right")
+    table.add_column("where the filesystem time goes")
+    order = ranking.get("order") or [c["candidate"] for c in doc["candidates"]]
+    for entry in sorted(doc["candidates"], key=lambda c: order.index(c["candidate"])):
+        top = sorted(entry["breakdown_s"].items(), key=lambda kv: -kv[1])[:3]
+        total = entry["fs_s"] or 1.0
+        split = ", ".join(f"{op} {100 * s / total:.0f}%" for op, s in top if s > 0)
+        cells = [escape(entry["candidate"])]
+        if doc["absolute"]:
+            cells += [_seconds(entry["runtime_s"]), f"{_seconds(entry['low_s'])} - {_seconds(entry['high_s'])}",
+                      _seconds(entry["outside_s"])]
+        cells.append(_seconds(entry["fs_s"]))
+        if "measured" in doc:
+            cells.append(f"{_seconds(entry['relative_s'])} ({_seconds(entry['relative_low_s'])} - "
+                         f"{_seconds(entry['relative_high_s'])})")
+        cells.append(escape(split))
+        table.add_row(*cells)
+    return table
+
+
+def validation_table(rows: Any, summary: dict[str, Any]) -> Table:
+    """Measured against predicted, per program and target (leave-one-program-out)."""
+    met = "targets met" if summary["targets_met"] else "targets NOT met"
+    caption = (f"median error {100 * summary['median_abs_error']:.1f}% (ratios "
+               f"{100 * (summary['median_ratio_error'] or 0):.1f}%), largest {100 * summary['max_abs_error']:.1f}%; "
+               f"{summary['pairs_ranked_right']}/{summary['pairs_compared']} pairs ranked right: {met}")
+    table = Table(title="validation: real runs against predictions", caption=caption)
+    for name in ("program", "target", "measured", "replayed", "predicted", "error", "ratio error"):
+        table.add_column(name, justify="left" if name in ("program", "target") else "right")
+    for r in rows.itertuples():
+        table.add_row(r.program, r.candidate, _seconds(r.real_s), _seconds(r.replay_s), _seconds(r.predicted_s),
+                      f"{100 * r.abs_error:+.0f}%", "-" if r.ratio_error != r.ratio_error else f"{100 * r.ratio_error:+.0f}%")
+    return table

@@ -1,0 +1,139 @@
+"""Judging the predictor on the measured suite (issue 7): leave-one-program-out predictions,
+their errors against the real runs, and the report docs/validation.md is made of.
+
+No program is predicted by a model fitted on itself: for each program, the calibration is
+fitted on the others (sklearn's LeaveOneGroupOut) and predicts it.  Two errors are kept:
+- absolute: predicted runtime against the median of the real runs;
+- relative (Mesnier's relative fitness): the runtime measured on the traced filesystem,
+  scaled by the modelled ratio of candidate to traced, against the ratio measured within
+  each round (so the disk's drift between rounds cancels), medianed over rounds.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sklearn.model_selection import LeaveOneGroupOut
+
+from fsbm.predictor.calibration import FS_COLUMNS, RuntimeModel
+from fsbm.predictor.cost_table import CostTable
+from fsbm.predictor.model import GROUPS, price_workload
+from fsbm.predictor.outside import outside_features
+from fsbm.predictor.pricing import Pricer
+
+TARGETS = {"median_abs_error": 0.10, "median_ratio_error": 0.10, "max_error": 0.25, "rank_gap": 0.15}
+
+
+@dataclass
+class Judged:
+    rows: pd.DataFrame
+    pairs: pd.DataFrame
+    summary: dict[str, Any]
+    calibration: dict[str, Any]
+
+
+def _medians(records: list[dict], kind: str) -> dict[tuple[str, str], list[float]]:
+    out: dict[tuple[str, str], list[float]] = {}
+    for r in records:
+        if r["kind"] == kind:
+            out.setdefault((r["program"], r["target"]), []).append(r["seconds"])
+    return out
+
+
+def features(doc: dict[str, Any], cache_bytes: int) -> pd.DataFrame:
+    """One row per (program, target): modelled seconds per group, outside features, measured
+    real and replayed seconds (medians, with the real runs' spread)."""
+    real = _medians(doc["records"], "real")
+    replay = _medians(doc["records"], "replay")
+    tables = {name: CostTable.from_json(body) for name, body in doc["cost_tables"].items()}
+    rows = []
+    for program in doc["programs"]:
+        outside = outside_features(program["profile"])
+        for target in doc["targets"]:
+            fs = price_workload(program["profile"], Pricer(tables[target["candidate"]]), cache_bytes=cache_bytes)
+            groups = fs.by_group()
+            runs = real[(program["name"], target["label"])]
+            rows.append({"program": program["name"], "candidate": target["label"], "state": target["state"],
+                         **{f"fs_{g}_s": groups[g] / 1e9 for g in GROUPS}, **outside,
+                         "replay_s": statistics.median(replay[(program["name"], target["label"])]),
+                         "real_s": statistics.median(runs), "real_min_s": min(runs), "real_max_s": max(runs),
+                         "runs": len(runs)})
+    return pd.DataFrame(rows)
+
+
+def _round_ratios(records: list[dict], traced_on: str) -> dict[tuple[str, str], float]:
+    """Median over rounds of real(target) / real(traced filesystem) in the same round."""
+    by_round: dict[tuple[str, int], dict[str, float]] = {}
+    for r in records:
+        if r["kind"] == "real":
+            by_round.setdefault((r["program"], r["round"]), {})[r["target"]] = r["seconds"]
+    ratios: dict[tuple[str, str], list[float]] = {}
+    for (program, _), seconds in by_round.items():
+        if traced_on not in seconds:
+            continue
+        for target, value in seconds.items():
+            ratios.setdefault((program, target), []).append(value / seconds[traced_on])
+    return {k: statistics.median(v) for k, v in ratios.items()}
+
+
+def judge(doc: dict[str, Any], cache_bytes: int) -> Judged:
+    rows = features(doc, cache_bytes)
+    traced_on = doc["traced_on"]
+    for column in ("predicted_s", "low_s", "high_s", "fs_calibrated_s", "outside_s"):
+        rows[column] = np.nan
+    for train, test in LeaveOneGroupOut().split(rows, groups=rows["program"]):
+        model = RuntimeModel().fit(rows.iloc[train], rows.iloc[train]["real_s"])
+        parts = model.predict_parts(rows.iloc[test])
+        index = rows.index[test]
+        rows.loc[index, "predicted_s"] = parts["runtime"]
+        rows.loc[index, "low_s"] = parts["low"]
+        rows.loc[index, "high_s"] = parts["high"]
+        rows.loc[index, "fs_calibrated_s"] = parts["fs"]
+        rows.loc[index, "outside_s"] = parts["outside"]
+    rows["raw_s"] = rows[list(FS_COLUMNS)].sum(axis=1) + rows["user_cpu_s"] + rows["outside_calls_s"]
+    rows["abs_error"] = rows["predicted_s"] / rows["real_s"] - 1
+    measured_ratio = _round_ratios(doc["records"], traced_on)
+    base = rows[rows["candidate"] == traced_on].set_index("program")
+    rows["measured_ratio"] = [measured_ratio.get((p, c), np.nan) for p, c in zip(rows["program"], rows["candidate"])]
+    rows["predicted_ratio"] = [pred / base.loc[p, "predicted_s"] for p, pred in zip(rows["program"], rows["predicted_s"])]
+    rows["relative_s"] = [base.loc[p, "real_s"] * r for p, r in zip(rows["program"], rows["predicted_ratio"])]
+    rows["ratio_error"] = rows["predicted_ratio"] / rows["measured_ratio"] - 1
+    pairs = _pairs(rows)
+    others = rows[rows["candidate"] != traced_on]
+    summary = {
+        "median_abs_error": float(rows["abs_error"].abs().median()),
+        "max_abs_error": float(rows["abs_error"].abs().max()),
+        "median_ratio_error": float(others["ratio_error"].abs().median()) if len(others) else None,
+        "max_ratio_error": float(others["ratio_error"].abs().max()) if len(others) else None,
+        "pairs_compared": int(len(pairs)),
+        "pairs_ranked_right": int(pairs["right"].sum()) if len(pairs) else 0,
+        "median_raw_error": float((rows["raw_s"] / rows["real_s"] - 1).abs().median()),
+    }
+    summary["targets_met"] = bool(
+        summary["median_abs_error"] <= TARGETS["median_abs_error"]
+        and (summary["median_ratio_error"] or 0) <= TARGETS["median_ratio_error"]
+        and summary["max_abs_error"] <= TARGETS["max_error"] and (summary["max_ratio_error"] or 0) <= TARGETS["max_error"]
+        and summary["pairs_ranked_right"] == summary["pairs_compared"])
+    calibration = RuntimeModel().fit(rows, rows["real_s"]).to_json()
+    return Judged(rows, pairs, summary, calibration)
+
+
+def _pairs(rows: pd.DataFrame) -> pd.DataFrame:
+    """Every pair of targets whose measured runtimes differ by more than TARGETS['rank_gap']:
+    was the faster one predicted faster?"""
+    out = []
+    for program, group in rows.groupby("program"):
+        items = list(group.itertuples())
+        for i, a in enumerate(items):
+            for b in items[i + 1:]:
+                fast, slow = (a, b) if a.real_s <= b.real_s else (b, a)
+                if slow.real_s / fast.real_s - 1 <= TARGETS["rank_gap"]:
+                    continue
+                out.append({"program": program, "faster": fast.candidate, "slower": slow.candidate,
+                            "measured_gap": slow.real_s / fast.real_s - 1,
+                            "right": bool(fast.predicted_s < slow.predicted_s)})
+    return pd.DataFrame(out, columns=["program", "faster", "slower", "measured_gap", "right"])

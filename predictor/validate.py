@@ -1,0 +1,148 @@
+"""Measuring the suite for real: traces on the traced filesystem, then interleaved rounds of
+untraced cold runs and cold replays on every target (issue 7: Validation).
+
+This machine's disk speed drifts by up to 2x over minutes, so nothing is measured in a
+block: each round runs every program on every target once, in a shuffled order, and every
+error is later computed within rounds (ratios between targets of the same round) as well as
+over medians.  Every run starts cold: its outputs removed, `sync`, caches dropped.
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from fsbm.characterizer.characterize import characterize_files
+from fsbm.errors import FsbmError
+from fsbm.microbench import cache
+from fsbm.microbench.replay import run_replay
+from fsbm.predictor.suite import Inputs, Program, clean, run_command
+from fsbm.traces.ingest import ingest, read_events
+from fsbm.traces.record import record
+from fsbm.traces.replay_plan import write_plan
+
+Progress = Callable[[str], None]
+WORK_DIRECTORY = "fsbm-validate"
+
+
+@dataclass(frozen=True)
+class Target:
+    """One filesystem the suite runs on: which cost table prices it, where it is mounted."""
+
+    label: str        # e.g. "xfs aged"
+    candidate: str    # the cost table's name
+    mount: Path
+    state: str        # fresh | aged
+
+    def work(self, program: Program) -> Path:
+        return self.mount / WORK_DIRECTORY / program.name
+
+
+@dataclass
+class Traced:
+    """A program's trace on the traced filesystem, and what was made of it."""
+
+    program: str
+    log: Path
+    events: Path
+    plan: Path
+    profile: dict[str, Any]
+
+
+def stage(program: Program, target: Target, inputs: Inputs) -> Path:
+    """The program's inputs on the target, staged once; a half-staged directory is redone."""
+    work = target.work(program)
+    done = work / ".staged"
+    key = f"{inputs.corpus.name} scale {inputs.scale:g}\n"
+    if done.exists() and done.read_text() == key:
+        return work
+    if work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True)
+    program.stage(work, inputs)
+    done.write_text(key)
+    return work
+
+
+def _cold(work: Path) -> None:
+    subprocess.run(["sync"], check=True)
+    cache.drop_all()
+
+
+def trace_program(program: Program, target: Target, inputs: Inputs, directory: Path) -> Traced:
+    """Record the program cold on `target` with `fsbm trace record`, then parse, characterize
+    (scoped to its work directory) and plan its replay."""
+    work = stage(program, target, inputs)
+    clean(work, program)
+    _cold(work)
+    log = directory / f"{program.name}.strace"
+    recording = record(program.command, log, force=True, cwd=work, scope=work, quiet=True)
+    if recording.returncode != 0 and not (program.name == "grep" and recording.returncode == 1):
+        raise FsbmError(f"traced run of {program.name} failed (exit {recording.returncode})")
+    clean(work, program)
+    events = ingest([log], directory / f"{program.name}.parquet", force=True).output
+    profile = characterize_files([events]).to_json()
+    profile["source"] = f"{program.name}: {program.description}"
+    plan = directory / f"{program.name}.plan"
+    write_plan(read_events(events), plan, scope=str(work))
+    return Traced(program.name, log, events, plan, profile)
+
+
+def time_run(program: Program, target: Target, inputs: Inputs) -> float:
+    """Seconds of one untraced cold run."""
+    work = stage(program, target, inputs)
+    clean(work, program)
+    _cold(work)
+    started = time.perf_counter()
+    run_command(program, work)
+    seconds = time.perf_counter() - started
+    clean(work, program)
+    return seconds
+
+
+def time_replay(traced: Traced, target: Target) -> dict[str, float]:
+    """One cold serial replay of the program's plan on the target: its seconds, and the time
+    inside the replayed calls."""
+    base = target.mount / WORK_DIRECTORY / "replays"
+    base.mkdir(parents=True, exist_ok=True)
+    directory = Path(tempfile.mkdtemp(prefix=f"{traced.program}-", dir=base))
+    try:
+        report = run_replay(traced.plan, directory, mode="serial", cold=True)
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+    mismatches = sum(op.get("failed_unexpectedly", 0) + op.get("succeeded_unexpectedly", 0)
+                     + op.get("failed_differently", 0) for op in report.get("operations", {}).values())
+    return {"seconds": report["runtime_ns"] / 1e9, "mismatches": mismatches}
+
+
+def measure_rounds(programs: list[Program], targets: list[Target], inputs: Inputs, traced: dict[str, Traced], *,
+                   rounds: int, seed: int, progress: Progress) -> list[dict[str, Any]]:
+    """`rounds` rounds; in each, every (program, target) runs once for real and is replayed
+    once, in a shuffled order.  One record per measurement."""
+    rng = random.Random(seed)
+    records: list[dict[str, Any]] = []
+    pairs = [(p, t) for p in programs for t in targets]
+    for r in range(rounds):
+        order = pairs[:]
+        rng.shuffle(order)
+        started = time.monotonic()
+        for program, target in order:
+            seconds = time_run(program, target, inputs)
+            records.append({"round": r, "program": program.name, "target": target.label, "kind": "real",
+                            "seconds": seconds, "at": time.time()})
+            replay = time_replay(traced[program.name], target)
+            records.append({"round": r, "program": program.name, "target": target.label, "kind": "replay",
+                            "seconds": replay["seconds"], "mismatches": replay["mismatches"], "at": time.time()})
+        progress(f"round {r + 1} of {rounds}: {len(order)} runs and replays in {time.monotonic() - started:.0f} s")
+    return records
+
+
+def targets_json(targets: list[Target]) -> list[dict[str, Any]]:
+    return [{**asdict(t), "mount": str(t.mount)} for t in targets]

@@ -1,0 +1,116 @@
+"""Prediction end to end: a real program recorded with `fsbm trace record --scope`, real
+cost tables from fsbench, `fsbm predict` and `fsbm validate` as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pyarrow.compute as pc
+
+from fsbm.characterizer.characterize import characterize_files
+from fsbm.store import ResultsStore
+from fsbm.traces.ingest import ingest, read_events
+from fsbm.traces.record import record
+from tests.conftest import run_fsbm
+
+
+def _tree(root: Path, files: int = 40) -> int:
+    total = 0
+    for i in range(files):
+        directory = root / "src" / f"d{i % 4}"
+        directory.mkdir(parents=True, exist_ok=True)
+        data = os.urandom(1000 + 997 * i)
+        (directory / f"f{i}.c").write_bytes(data)
+        total += len(data)
+    return total
+
+
+def test_a_recording_keeps_cpu_time_and_scope_and_the_profile_holds_only_the_scope(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    total = _tree(work)
+    recording = record(["sh", "-c", "cat /etc/passwd > /dev/null && cp -r src copy"], tmp_path / "t.strace",
+                       cwd=work, scope=work)
+    assert recording.returncode == 0
+    assert recording.facts["user_cpu_ns"] >= 0 and recording.facts["scope"] == str(work.resolve())
+    table = read_events(ingest([recording.log], tmp_path / "e.parquet").output)
+    helper = str(recording.facts["helper_pid"])
+    assert helper not in set(pc.unique(table["actor"].cast("string")).to_pylist())  # fsrusage's calls are not kept
+    profile = characterize_files([tmp_path / "e.parquet"]).to_json()
+    assert profile["scope"] == str(work.resolve())  # the recorded scope is the default
+    assert profile["recording"]["recordings"] == 1
+    assert profile["trace_time"]["outside_calls"] > 0  # /etc/passwd and the libraries: other filesystems
+    # cp copies in the kernel (copy_file_range): each copy counts as the write of the whole file.
+    writes = profile["classes"]["data"]["write"]
+    assert sum(b["bytes"] for order in writes.values() for b in order.values()) == total
+    everything = characterize_files([tmp_path / "e.parquet"], scope="/").to_json()
+    assert everything["events"] > profile["events"]
+
+
+def test_predict_ranks_candidates_from_real_cost_tables(tmp_path: Path, ext4_fs, tmpfs_fs) -> None:
+    for fs in (ext4_fs, tmpfs_fs):
+        done = run_fsbm("bench", "--fs", fs.name, "--quick", "--only", "meta,read,write,overwrite,fsync")
+        assert done.returncode == 0, done.stderr
+    work = ext4_fs.mount_point / "work"
+    work.mkdir()
+    _tree(work, 80)
+    log = tmp_path / "w.strace"
+    done = run_fsbm("trace", "record", "-o", str(log), "--scope", str(work), "--", "sh", "-c",
+                    f"cd {work} && cp -r src copy && grep -rc zzz copy > /dev/null; sync copy/d0/f0.c && rm -rf copy")
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / "prediction.json"
+    done = run_fsbm("predict", str(log), "--candidates", f"{ext4_fs.name},{tmpfs_fs.name}", "--json", str(out),
+                    "--measured", "0.05", "--traced-on", ext4_fs.name)
+    assert done.returncode == 0, done.stderr
+    assert "predicted runtime" in done.stdout
+    doc = json.loads(out.read_text())
+    by_name = {c["candidate"]: c for c in doc["candidates"]}
+    for entry in by_name.values():
+        assert entry["low_s"] <= entry["runtime_s"] <= entry["high_s"]
+        assert entry["runtime_s"] == entry["fs_s"] + entry["outside_s"]
+        assert {"write", "unlink", "read"} <= set(entry["breakdown_s"])
+        assert all(line["source"] for line in entry["lines"])
+    assert doc["ranking"]["order"][0] == tmpfs_fs.name  # memory beats a cold disk for a copy and delete
+    assert 0.5 <= doc["ranking"]["confidence"] <= 1.0
+    assert by_name[ext4_fs.name]["relative_s"] == 0.05
+    assert by_name[tmpfs_fs.name]["relative_s"] < 0.05
+    with ResultsStore(Path(os.environ["FSBM_HOME"]) / "fsbm.sqlite") as store:
+        assert store.documents("prediction")
+    missing = run_fsbm("predict", str(log), "--candidates", "nosuch")
+    assert missing.returncode == 2 and "no cost table for 'nosuch'" in missing.stderr
+    assert ext4_fs.name in missing.stderr and "Traceback" not in missing.stderr
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps({"kind": "profile", "schema_version": 2}))
+    refused = run_fsbm("predict", str(old), "--candidates", ext4_fs.name)
+    assert refused.returncode == 2 and "schema_version 2" in refused.stderr
+
+
+def test_validate_measures_programs_judges_them_and_calibrates(tmp_path: Path, fsbm_home: Path) -> None:
+    from tests.conftest import require_root
+
+    require_root()
+    doc = tmp_path / "validation.md"
+    done = run_fsbm("validate", "--candidates", "ext4,tmpfs", "--states", "fresh", "--rounds", "2", "--scale", "0.1",
+                    "--only", "untar,sqlite,grep", "--doc", str(doc), "--json", str(tmp_path / "m.json"), timeout=900)
+    try:
+        assert done.returncode == 0, done.stderr
+        text = doc.read_text()
+        assert "leave-one-program-out" in text and "| sqlite | tmpfs fresh |" in text
+        measured = json.loads((tmp_path / "m.json").read_text())
+        assert {r["kind"] for r in measured["records"]} == {"real", "replay"}
+        assert len(measured["records"]) == 2 * 3 * 2 * 2  # rounds x programs x targets x (real, replay)
+        with ResultsStore(fsbm_home / "fsbm.sqlite") as store:
+            (_, _, result), = store.documents("validation")
+            assert store.documents("calibration")
+        rows = {(r["program"], r["candidate"]): r for r in result["rows"]}
+        sqlite_ext4, sqlite_tmpfs = rows[("sqlite", "ext4 fresh")], rows[("sqlite", "tmpfs fresh")]
+        # fsync-bound: memory is far faster, and the model, fitted without sqlite, says so.
+        assert sqlite_tmpfs["real_s"] < sqlite_ext4["real_s"] / 1.15
+        assert sqlite_tmpfs["predicted_s"] < sqlite_ext4["predicted_s"]
+        again = run_fsbm("validate", "--from", str(tmp_path / "m.json"), "--doc", str(tmp_path / "again.md"))
+        assert again.returncode == 0, again.stderr
+    finally:
+        for name in ("val-ext4", "val-tmpfs"):
+            run_fsbm("fs", "destroy", name)
