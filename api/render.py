@@ -212,7 +212,10 @@ def _seconds(value: float | None) -> str:
 
 def prediction_table(doc: dict[str, Any]) -> Table:
     """Per candidate: predicted runtime with its 90% interval, the split, the top operations."""
-    calibrated = "calibrated" if doc["calibrated"] else "uncalibrated (run `fsbm validate` to calibrate)"
+    if not doc["validated"]:
+        calibrated = "not validated here: intervals from the cost measurements alone; run `fsbm validate`"
+    else:
+        calibrated = "calibrated" if doc["calibrated"] else "raw model, which validated better than calibrated"
     ranking = doc.get("ranking") or doc.get("relative_ranking") or {}
     caption = ""
     if ranking.get("best"):
@@ -221,8 +224,7 @@ def prediction_table(doc: dict[str, Any]) -> Table:
     table = Table(title=f"predicted runtime, {doc['start']} start ({calibrated})", caption=escape(caption) or None)
     table.add_column("candidate")
     if doc["absolute"]:
-        table.add_column("runtime", justify="right")
-        table.add_column("90% interval", justify="right")
+        table.add_column("runtime (90%)", justify="right")
         table.add_column("outside", justify="right")
     table.add_column("in the filesystem", justify="right")
     if "measured" in doc:
@@ -235,7 +237,7 @@ def prediction_table(doc: dict[str, Any]) -> Table:
         split = ", ".join(f"{op} {100 * s / total:.0f}%" for op, s in top if s > 0)
         cells = [escape(entry["candidate"])]
         if doc["absolute"]:
-            cells += [_seconds(entry["runtime_s"]), f"{_seconds(entry['low_s'])} - {_seconds(entry['high_s'])}",
+            cells += [f"{_seconds(entry['runtime_s'])} ({_seconds(entry['low_s'])}-{_seconds(entry['high_s'])})",
                       _seconds(entry["outside_s"])]
         cells.append(_seconds(entry["fs_s"]))
         if "measured" in doc:

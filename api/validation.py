@@ -150,9 +150,8 @@ def markdown(doc: dict[str, Any], judged: Any) -> str:
         f"| largest error of ratios | {_share(s['max_ratio_error'])} | <= {100 * TARGETS['max_error']:.0f}% |",
         f"| pairs (> {100 * TARGETS['rank_gap']:.0f}% apart) ranked right | {s['pairs_ranked_right']} of "
         f"{s['pairs_compared']} | all |",
-        f"| median error of the raw model (no calibration) | {100 * s['median_raw_error']:.1f}% | - |",
         "",
-        f"Targets **{verdict}**.",
+        f"Targets **{verdict}** (form adopted: {s['adopted']}).",
         "",
         "## Per program and target",
         "",
@@ -176,12 +175,25 @@ def markdown(doc: dict[str, Any], judged: Any) -> str:
     for r in wrong.itertuples():
         lines.append(f"- {r.program}: {r.faster} measured {100 * r.measured_gap:.0f}% faster than {r.slower}, "
                      "predicted slower.")
+    worst = judged.rows.assign(size=judged.rows["abs_error"].abs()).nlargest(6, "size")
+    lines += ["", "## Largest misses", ""]
+    lines += [f"- {r.program} on {r.candidate}: predicted {r.predicted_s:.3f} s, measured {r.real_s:.3f} s "
+              f"({_pct(r.abs_error)}); modelled filesystem time {r.fs_calibrated_s:.3f} s, replayed {r.replay_s:.3f} s, "
+              f"outside {r.outside_s:.3f} s." for r in worst.itertuples()]
+    lines += ["", "## Raw against calibrated", "",
+              "Both forms, each leave-one-program-out; the better median error is adopted (above) and is what "
+              "`fsbm predict` uses.", "",
+              "| form | median error | largest | median ratio error | pairs right |", "|---|---|---|---|---|"]
+    for name, v in s["variants"].items():
+        lines.append(f"| {name}{' (adopted)' if name == s['adopted'] else ''} | {100 * v['median_abs_error']:.1f}% | "
+                     f"{100 * v['max_abs_error']:.1f}% | {_share(v['median_ratio_error'])} | "
+                     f"{v['pairs_ranked_right']} of {v['pairs_compared']} |")
     cal = judged.calibration
-    lines += ["", "## Calibration (fitted on every program; what `fsbm predict` uses)", "",
+    lines += ["", "## Calibration factors (fitted on every program's replays)", "",
               "| filesystem | replayed / modelled | 90% of workloads within |", "|---|---|---|"]
     for key, f in sorted(cal["fs_factors"].items()):
         lines.append(f"| {'all (pooled)' if key == '*' else key} | {f['factor']:.2f} | {f['low']:.2f}-{f['high']:.2f} |")
-    terms = ", ".join(f"{name} {c['value']:.3g} (90% CI {c['low']:.3g} to {c['high']:.3g})"
-                      for name, c in cal["outside_coefficients"].items())
-    lines += ["", f"Outside the filesystem, seconds = {terms}; residual sd {cal['outside_residual_sd_s']:.3f} s.", ""]
+    lines += ["", "Outside the filesystem: the CPU time the traced run used (fsrusage) plus its calls on other "
+              f"filesystems, not fitted. `fsbm predict`'s 90% band is the 5th-95th percentile of these errors "
+              f"({_pct(cal['error_p5'])} to {_pct(cal['error_p95'])}).", ""]
     return "\n".join(lines) + "\n"

@@ -2,21 +2,16 @@
 (issue 7), as scikit-learn estimators (fit/predict, so cross-validation works) whose
 coefficients and intervals come from statsmodels.
 
-Two corrections, because the raw model misses in two different places:
+FsCalibration, per candidate: how the time the replay of a workload really spends in
+the filesystem compares with the count x cost sum.  Fitted as one factor per candidate on
+log(replayed / modelled), so it is a ratio with an interval ("replays on xfs take 1.3x
+what fsbench's costs say, 90% of workloads within 0.9-1.8x"), not a free regression on a
+handful of rows.
 
-- FsCalibration, per candidate: how the time the replay of a workload really spends in
-  the filesystem compares with the count x cost sum.  Fitted as one factor per candidate
-  on log(replayed / modelled), so it is a ratio with an interval ("replays on xfs take 1.3x
-  what fsbench's costs say, 90% of workloads within 0.9-1.8x"), not a free regression on
-  a handful of rows.
-- OutsideCalibration, per machine: the time a program spends outside the filesystem,
-  from what the trace can say about it without tracing's inflation: the CPU time the
-  program's processes used, how many processes and threads it ran (each a start-up: exec,
-  dynamic loading, page faults on a cold cache), and the time of its calls on other
-  filesystems.  Fitted by OLS without intercept; a feature whose coefficient comes out
-  negative is dropped (time cannot be negative) and the rest refitted.
-
-RuntimeModel joins them: predicted runtime = outside + calibrated filesystem time.
+RuntimeModel joins it with the time outside the filesystem: predicted runtime = outside +
+(calibrated) filesystem time.  Whether the calibration is used at all is decided by
+measurement: `fsbm validate` compares it with the raw model under leave-one-program-out
+and keeps the better (predictor/judge.py).
 """
 
 from __future__ import annotations
@@ -34,7 +29,6 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from fsbm.predictor.model import GROUPS
 
 FS_COLUMNS = tuple(f"fs_{g}_s" for g in GROUPS)
-OUTSIDE_COLUMNS = ("user_cpu_s", "actors", "outside_calls_s")
 POOLED = "*"
 
 
@@ -91,71 +85,40 @@ class FsCalibration(BaseEstimator, RegressorMixin):
                 np.array([m * f["high"] for m, f in zip(modelled, found)]))
 
 
-class OutsideCalibration(BaseEstimator, RegressorMixin):
-    """Seconds outside the filesystem from OUTSIDE_COLUMNS, by OLS through the origin."""
-
-    def __init__(self, alpha: float = 0.1) -> None:
-        self.alpha = alpha
-
-    def fit(self, X: pd.DataFrame, y: Any) -> "OutsideCalibration":
-        target = np.asarray(y, float)
-        columns = list(OUTSIDE_COLUMNS)
-        while True:
-            design = X[columns].to_numpy(float)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                result = sm.OLS(target, design).fit()
-            negative = [c for c, v in zip(columns, result.params) if v < 0]
-            if not negative or len(columns) == 1:
-                break
-            columns.remove(min(negative, key=lambda c: result.params[columns.index(c)]))
-        self.columns_ = columns
-        self.result_ = result
-        intervals = np.asarray(result.conf_int(alpha=self.alpha))
-        self.coefficients_ = {c: {"value": float(v), "low": float(lo), "high": float(hi)}
-                              for c, v, (lo, hi) in zip(columns, result.params, intervals)}
-        self.residual_sd_ = float(np.sqrt(result.scale)) if result.df_resid > 0 else 0.0
-        return self
-
-    def predict(self, X: pd.DataFrame) -> np.ndarray:
-        return np.clip(X[self.columns_].to_numpy(float) @ np.array([self.coefficients_[c]["value"]
-                                                                      for c in self.columns_]), 0, None)
-
-    def predict_interval(self, X: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-        frame = self.result_.get_prediction(X[self.columns_].to_numpy(float)).summary_frame(alpha=self.alpha)
-        return (np.clip(frame["obs_ci_lower"].to_numpy(), 0, None), np.clip(frame["obs_ci_upper"].to_numpy(), 0, None))
-
-
 class RuntimeModel(BaseEstimator, RegressorMixin):
-    """Runtime seconds = outside + calibrated filesystem time.
+    """Runtime seconds = outside + filesystem time, calibrated or not.
 
-    fit(X, y): X holds per (workload, candidate) the candidate, FS_COLUMNS, OUTSIDE_COLUMNS
-    and `replay_s` (the replay's measured seconds: what FsCalibration is fitted on); y is the
-    program's measured runtime there.  The outside part is fitted on y less the calibrated
-    filesystem time, over every candidate (a program's outside time is the same on each)."""
+    X holds per (workload, candidate) the candidate, FS_COLUMNS, OUTSIDE_COLUMNS and
+    `replay_s` (the replay's measured seconds, what FsCalibration is fitted on).  The
+    outside time is taken as measured (outside.py), not fitted: with a handful of training
+    programs, every fitted outside model tried did worse under leave-one-program-out than
+    the CPU time itself (docs/validation.md).  `calibrate=False` is the raw model."""
 
-    def __init__(self, alpha: float = 0.1) -> None:
+    def __init__(self, alpha: float = 0.1, calibrate: bool = True) -> None:
         self.alpha = alpha
+        self.calibrate = calibrate
 
-    def fit(self, X: pd.DataFrame, y: Any) -> "RuntimeModel":
-        self.fs_ = FsCalibration(self.alpha).fit(X, X["replay_s"])
-        outside = np.asarray(y, float) - self.fs_.predict(X)
-        self.outside_ = OutsideCalibration(self.alpha).fit(X, outside)
+    def fit(self, X: pd.DataFrame, y: Any = None) -> "RuntimeModel":
+        self.fs_ = FsCalibration(self.alpha).fit(X, X["replay_s"]) if self.calibrate else None
         return self
 
+    @staticmethod
+    def outside(X: pd.DataFrame) -> np.ndarray:
+        return (X["user_cpu_s"] + X["outside_calls_s"]).to_numpy(float)
+
     def predict(self, X: pd.DataFrame) -> np.ndarray:
-        return self.fs_.predict(X) + self.outside_.predict(X)
+        return self.predict_parts(X)["runtime"]
 
     def predict_parts(self, X: pd.DataFrame) -> dict[str, np.ndarray]:
-        fs_low, fs_high = self.fs_.predict_interval(X)
-        out_low, out_high = self.outside_.predict_interval(X)
-        fs, out = self.fs_.predict(X), self.outside_.predict(X)
-        # Independent errors: the half-widths add in quadrature.
-        low = fs + out - np.sqrt((fs - fs_low) ** 2 + (out - out_low) ** 2)
-        high = fs + out + np.sqrt((fs_high - fs) ** 2 + (out_high - out) ** 2)
-        return {"fs": fs, "outside": out, "runtime": fs + out, "low": np.clip(low, 0, None), "high": high}
+        modelled = X[list(FS_COLUMNS)].sum(axis=1).to_numpy(float)
+        if self.fs_ is not None:
+            fs = self.fs_.predict(X)
+            fs_low, fs_high = self.fs_.predict_interval(X)
+        else:
+            fs, fs_low, fs_high = modelled, modelled, modelled
+        out = self.outside(X)
+        return {"fs": fs, "outside": out, "runtime": fs + out, "low": fs_low + out, "high": fs_high + out}
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": "calibration", "schema_version": 1, "alpha": self.alpha,
-                "fs_factors": self.fs_.factors_, "outside_coefficients": self.outside_.coefficients_,
-                "outside_residual_sd_s": self.outside_.residual_sd_}
+        return {"kind": "calibration", "schema_version": 2, "alpha": self.alpha,
+                "fs_factors": self.fs_.factors_ if self.fs_ is not None else {}}

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import LeaveOneGroupOut
 
-from fsbm.predictor.calibration import FS_COLUMNS, RuntimeModel
+from fsbm.predictor.calibration import RuntimeModel
 from fsbm.predictor.cost_table import CostTable
 from fsbm.predictor.model import GROUPS, price_workload
 from fsbm.predictor.outside import outside_features
@@ -80,29 +80,17 @@ def _round_ratios(records: list[dict], traced_on: str) -> dict[tuple[str, str], 
     return {k: statistics.median(v) for k, v in ratios.items()}
 
 
-def judge(doc: dict[str, Any], cache_bytes: int) -> Judged:
-    rows = features(doc, cache_bytes)
-    traced_on = doc["traced_on"]
-    for column in ("predicted_s", "low_s", "high_s", "fs_calibrated_s", "outside_s"):
-        rows[column] = np.nan
+def _leave_one_program_out(rows: pd.DataFrame, calibrate: bool) -> dict[str, np.ndarray]:
+    """Every row predicted by a model fitted on the other programs' rows."""
+    out = {k: np.full(len(rows), np.nan) for k in ("runtime", "low", "high", "fs", "outside")}
     for train, test in LeaveOneGroupOut().split(rows, groups=rows["program"]):
-        model = RuntimeModel().fit(rows.iloc[train], rows.iloc[train]["real_s"])
-        parts = model.predict_parts(rows.iloc[test])
-        index = rows.index[test]
-        rows.loc[index, "predicted_s"] = parts["runtime"]
-        rows.loc[index, "low_s"] = parts["low"]
-        rows.loc[index, "high_s"] = parts["high"]
-        rows.loc[index, "fs_calibrated_s"] = parts["fs"]
-        rows.loc[index, "outside_s"] = parts["outside"]
-    rows["raw_s"] = rows[list(FS_COLUMNS)].sum(axis=1) + rows["user_cpu_s"] + rows["outside_calls_s"]
-    rows["abs_error"] = rows["predicted_s"] / rows["real_s"] - 1
-    measured_ratio = _round_ratios(doc["records"], traced_on)
-    base = rows[rows["candidate"] == traced_on].set_index("program")
-    rows["measured_ratio"] = [measured_ratio.get((p, c), np.nan) for p, c in zip(rows["program"], rows["candidate"])]
-    rows["predicted_ratio"] = [pred / base.loc[p, "predicted_s"] for p, pred in zip(rows["program"], rows["predicted_s"])]
-    rows["relative_s"] = [base.loc[p, "real_s"] * r for p, r in zip(rows["program"], rows["predicted_ratio"])]
-    rows["ratio_error"] = rows["predicted_ratio"] / rows["measured_ratio"] - 1
-    pairs = _pairs(rows)
+        parts = RuntimeModel(calibrate=calibrate).fit(rows.iloc[train]).predict_parts(rows.iloc[test])
+        for key in out:
+            out[key][test] = parts[key]
+    return out
+
+
+def _summary(rows: pd.DataFrame, pairs: pd.DataFrame, traced_on: str) -> dict[str, Any]:
     others = rows[rows["candidate"] != traced_on]
     summary = {
         "median_abs_error": float(rows["abs_error"].abs().median()),
@@ -111,15 +99,50 @@ def judge(doc: dict[str, Any], cache_bytes: int) -> Judged:
         "max_ratio_error": float(others["ratio_error"].abs().max()) if len(others) else None,
         "pairs_compared": int(len(pairs)),
         "pairs_ranked_right": int(pairs["right"].sum()) if len(pairs) else 0,
-        "median_raw_error": float((rows["raw_s"] / rows["real_s"] - 1).abs().median()),
+        "error_p5": float(rows["abs_error"].quantile(0.05)), "error_p95": float(rows["abs_error"].quantile(0.95)),
     }
     summary["targets_met"] = bool(
         summary["median_abs_error"] <= TARGETS["median_abs_error"]
         and (summary["median_ratio_error"] or 0) <= TARGETS["median_ratio_error"]
         and summary["max_abs_error"] <= TARGETS["max_error"] and (summary["max_ratio_error"] or 0) <= TARGETS["max_error"]
         and summary["pairs_ranked_right"] == summary["pairs_compared"])
-    calibration = RuntimeModel().fit(rows, rows["real_s"]).to_json()
-    return Judged(rows, pairs, summary, calibration)
+    return summary
+
+
+def _errors(rows: pd.DataFrame, parts: dict[str, np.ndarray], measured_ratio: dict, traced_on: str) -> pd.DataFrame:
+    rows = rows.copy()
+    rows["predicted_s"], rows["low_s"], rows["high_s"] = parts["runtime"], parts["low"], parts["high"]
+    rows["fs_calibrated_s"], rows["outside_s"] = parts["fs"], parts["outside"]
+    rows["abs_error"] = rows["predicted_s"] / rows["real_s"] - 1
+    base = rows[rows["candidate"] == traced_on].set_index("program")
+    rows["measured_ratio"] = [measured_ratio.get((p, c), np.nan) for p, c in zip(rows["program"], rows["candidate"])]
+    rows["predicted_ratio"] = [pred / base.loc[p, "predicted_s"] for p, pred in zip(rows["program"], rows["predicted_s"])]
+    rows["relative_s"] = [base.loc[p, "real_s"] * r for p, r in zip(rows["program"], rows["predicted_ratio"])]
+    rows["ratio_error"] = rows["predicted_ratio"] / rows["measured_ratio"] - 1
+    return rows
+
+
+def judge(doc: dict[str, Any], cache_bytes: int) -> Judged:
+    """Both forms of the model (raw, and calibrated on replays) predicted leave-one-program-
+    out; the one with the smaller median error is adopted, and its errors are the verdict."""
+    rows = features(doc, cache_bytes)
+    traced_on = doc["traced_on"]
+    measured_ratio = _round_ratios(doc["records"], traced_on)
+    variants = {}
+    for name, calibrate in (("raw", False), ("calibrated", True)):
+        judged_rows = _errors(rows, _leave_one_program_out(rows, calibrate), measured_ratio, traced_on)
+        pairs = _pairs(judged_rows)
+        variants[name] = (judged_rows, pairs, _summary(judged_rows, pairs, traced_on))
+    adopted = min(variants, key=lambda n: variants[n][2]["median_abs_error"])
+    judged_rows, pairs, summary = variants[adopted]
+    judged_rows["raw_s"] = variants["raw"][0]["predicted_s"]
+    judged_rows["calibrated_s"] = variants["calibrated"][0]["predicted_s"]
+    summary = {**summary, "adopted": adopted,
+               "variants": {name: v[2] for name, v in variants.items()}}
+    calibration = RuntimeModel(calibrate=True).fit(rows).to_json()
+    calibration.update({"adopted": adopted == "calibrated", "error_p5": summary["error_p5"],
+                        "error_p95": summary["error_p95"], "median_abs_error": summary["median_abs_error"]})
+    return Judged(judged_rows, pairs, summary, calibration)
 
 
 def _pairs(rows: pd.DataFrame) -> pd.DataFrame:

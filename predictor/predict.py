@@ -7,8 +7,9 @@ Per candidate: the runtime with a 90% interval, in two forms when it can:
 and where the time goes, operation by operation; then the ranking and how sure it is.
 
 The calibration is the newest one `fsbm validate` stored: a factor per filesystem and
-state ("xfs aged"), and the outside-time coefficients of this machine.  Without one the
-prediction is the raw model and says so.
+state ("xfs aged"), used only if it predicted better than the raw model there, and the
+spread of the validation's errors, which is the interval.  Without a validation the
+interval is the measured costs' alone, and the output says so.
 """
 
 from __future__ import annotations
@@ -38,50 +39,56 @@ def calibration_key(table: CostTable) -> str:
 
 @dataclass
 class Calibration:
+    """What `fsbm validate` measured: per-filesystem factors (used only when they were
+    measured to help) and the spread of its leave-one-program-out errors (the interval)."""
+
     body: dict[str, Any] | None
     document_id: int | None = None
 
-    def fs_factor(self, key: str) -> dict[str, float]:
-        factors = (self.body or {}).get("fs_factors", {})
-        found = factors.get(key) or factors.get(POOLED)
-        if found:
-            return {**found, "key": key if key in factors else "pooled over all filesystems"}
-        return {"factor": 1.0, "low": 1.0, "high": 1.0, "key": "uncalibrated"}
+    @property
+    def measured(self) -> bool:
+        return self.body is not None
 
-    def outside(self, features: dict[str, float]) -> tuple[float, float, float, str]:
-        """Outside seconds with a 90% interval, and how they were found."""
-        if not self.body:
-            value = features["user_cpu_s"] + features["outside_calls_s"]
-            return value, value, value, "uncalibrated: CPU time + calls on other filesystems"
-        coefficients = self.body["outside_coefficients"]
-        value = max(sum(c["value"] * features[name] for name, c in coefficients.items()), 0.0)
-        half = Z90 * self.body.get("outside_residual_sd_s", 0.0)
-        terms = " + ".join(f"{c['value']:.3g} x {name}" for name, c in coefficients.items())
-        return value, max(value - half, 0.0), value + half, f"calibrated: {terms}"
+    def fs_factor(self, key: str) -> dict[str, Any]:
+        if not self.body or not self.body.get("adopted"):
+            return {"factor": 1.0, "key": "none (the raw model validated better)" if self.body else "none"}
+        factors = self.body.get("fs_factors", {})
+        found = factors.get(key) or factors.get(POOLED)
+        if not found:
+            return {"factor": 1.0, "key": "none"}
+        return {**found, "key": key if key in factors else "pooled over all filesystems"}
+
+    def interval(self, runtime: float) -> tuple[float, float] | None:
+        """The 90% band of real runtimes given a prediction: from the validation's errors
+        (error = predicted / real - 1), or None without a validation."""
+        if not self.body or "error_p5" not in self.body:
+            return None
+        return runtime / (1 + self.body["error_p95"]), runtime / (1 + self.body["error_p5"])
+
+
+def outside_time(features: dict[str, float]) -> float:
+    """Seconds outside the filesystem: CPU time of the traced run + calls on other filesystems."""
+    return features["user_cpu_s"] + features["outside_calls_s"]
 
 
 def _candidate(profile: dict[str, Any], table: CostTable, table_id: int | None, calibration: Calibration,
-               outside: tuple[float, float, float, str], cache_bytes: int, start: str) -> dict[str, Any]:
+               outside: float, cache_bytes: int, start: str) -> dict[str, Any]:
     fs: FsTime = price_workload(profile, Pricer(table), cache_bytes=cache_bytes, start=start)
     key = calibration_key(table)
     factor = calibration.fs_factor(key)
     modelled = fs.total_ns / 1e9
     fs_s = modelled * factor["factor"]
-    # The interval of the filesystem part: the calibration's spread of replayed/modelled, or
-    # without one the 95% intervals of the measured costs.
-    fs_low = modelled * factor["low"] if calibration.body else fs.low_ns / 1e9
-    fs_high = modelled * factor["high"] if calibration.body else fs.high_ns / 1e9
-    out, out_low, out_high, out_source = outside
-    runtime = fs_s + out
-    low = runtime - math.hypot(fs_s - fs_low, out - out_low)
-    high = runtime + math.hypot(fs_high - fs_s, out_high - out)
+    runtime = fs_s + outside
+    band = calibration.interval(runtime)
+    if band is None:  # no validation yet: the 95% intervals of the measured costs alone
+        band = (outside + fs.low_ns * factor["factor"] / 1e9, outside + fs.high_ns * factor["factor"] / 1e9)
     scale = factor["factor"] / 1e9
     return {
         "candidate": table.candidate, "calibration_key": key, "cost_table_id": table_id,
         "cost_table_measured_at": table.measured_at, "environment": {k: table.environment.get(k) for k in
                                                                       ("fs_type", "mount_options", "aging_state")},
-        "runtime_s": runtime, "low_s": max(low, 0.0), "high_s": high,
-        "fs_s": fs_s, "fs_modelled_s": modelled, "fs_factor": factor, "outside_s": out, "outside_source": out_source,
+        "runtime_s": runtime, "low_s": band[0], "high_s": band[1],
+        "fs_s": fs_s, "fs_modelled_s": modelled, "fs_factor": factor, "outside_s": outside,
         "breakdown_s": {op: ns * scale for op, ns in fs.by_op().items()},
         "lines": [line.to_json() for line in fs.lines],
     }
@@ -116,17 +123,18 @@ def predict(profile: dict[str, Any], tables: list[tuple[int | None, CostTable]],
     calibration = calibration or Calibration(None)
     try:
         features = outside_features(profile)
-        outside = calibration.outside(features)
+        outside = outside_time(features)
     except UsageError:
         if measured is None:
             raise
-        features, outside = None, (0.0, 0.0, 0.0, "unknown: relative form only")
+        features, outside = None, 0.0
     entries = [_candidate(profile, table, table_id, calibration, outside, cache_bytes, start)
                for table_id, table in tables]
     doc: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION, "kind": "prediction", "workload": profile.get("source"),
         "scope": profile.get("scope"), "cache_bytes": cache_bytes, "start": start,
-        "calibration_id": calibration.document_id, "calibrated": calibration.body is not None,
+        "calibration_id": calibration.document_id, "validated": calibration.measured,
+        "calibrated": bool(calibration.body and calibration.body.get("adopted")),
         "outside_features": features, "absolute": features is not None, "candidates": entries,
     }
     if features is not None:
