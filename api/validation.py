@@ -46,7 +46,8 @@ def _filesystem(settings: Any, fstype: str, state: str, console: Console, fresh:
     """The scratch filesystem val-<type>[-aged], made (and aged) if it is not there."""
     name = f"val-{fstype}" + ("-aged" if state == "aged" else "")
     existing = {fs.name: fs for fs in scratch.list_all(settings.scratch_root)}
-    if name in existing and fresh:
+    unfinished = name in existing and state == "aged" and not existing[name].aging_state.startswith("aged")
+    if name in existing and (fresh or unfinished):  # an interrupted aging is redone from scratch
         scratch.destroy(name, settings.scratch_root)
     elif name in existing:
         return scratch.mount(name, settings.scratch_root)
