@@ -447,11 +447,12 @@ def predict_command(
     keep_going: bool = typer.Option(False, "--keep-going", help="When parsing a trace, skip bad records."),
 ) -> None:
     """Predict the workload's runtime on each candidate: interval, breakdown, ranking."""
+    from fsbm.predictor.model import STARTS
     from fsbm.predictor.predict import Calibration, predict
 
     _refuse_overwrite(json_out, force)
-    if start not in ("cold", "warm"):
-        raise UsageError(f"--start must be cold or warm, not {start!r}")
+    if start not in STARTS:
+        raise UsageError(f"--start must be one of {', '.join(STARTS)}, not {start!r}")
     if (measured is None) != (traced_on is None):
         raise UsageError("give --measured and --traced-on together")
     names = [n.strip() for n in candidates.split(",") if n.strip()]

@@ -147,7 +147,7 @@ def markdown(doc: dict[str, Any], judged: Any) -> str:
         f"| median absolute error, runtimes | {100 * s['median_abs_error']:.1f}% | <= {100 * TARGETS['median_abs_error']:.0f}% |",
         f"| largest absolute error, runtimes | {100 * s['max_abs_error']:.1f}% | <= {100 * TARGETS['max_error']:.0f}% |",
         f"| median error of ratios to {doc['traced_on']} | {_share(s['median_ratio_error'])} | "
-        f"<= {100 * TARGETS['median_abs_error']:.0f}% |",
+        f"<= {100 * TARGETS['median_ratio_error']:.0f}% |",
         f"| largest error of ratios | {_share(s['max_ratio_error'])} | <= {100 * TARGETS['max_error']:.0f}% |",
         f"| pairs (> {100 * TARGETS['rank_gap']:.0f}% apart) ranked right | {s['pairs_ranked_right']} of "
         f"{s['pairs_compared']} | all |",

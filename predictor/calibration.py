@@ -27,6 +27,7 @@ from scipy import stats
 from sklearn.base import BaseEstimator, RegressorMixin
 
 from fsbm.predictor.model import GROUPS
+from fsbm.predictor.outside import outside_seconds
 
 FS_COLUMNS = tuple(f"fs_{g}_s" for g in GROUPS)
 POOLED = "*"
@@ -88,7 +89,7 @@ class FsCalibration(BaseEstimator, RegressorMixin):
 class RuntimeModel(BaseEstimator, RegressorMixin):
     """Runtime seconds = outside + filesystem time, calibrated or not.
 
-    X holds per (workload, candidate) the candidate, FS_COLUMNS, OUTSIDE_COLUMNS and
+    X holds per (workload, candidate) the candidate, FS_COLUMNS, outside.py's features and
     `replay_s` (the replay's measured seconds, what FsCalibration is fitted on).  The
     outside time is taken as measured (outside.py), not fitted: with a handful of training
     programs, every fitted outside model tried did worse under leave-one-program-out than
@@ -102,10 +103,6 @@ class RuntimeModel(BaseEstimator, RegressorMixin):
         self.fs_ = FsCalibration(self.alpha).fit(X, X["replay_s"]) if self.calibrate else None
         return self
 
-    @staticmethod
-    def outside(X: pd.DataFrame) -> np.ndarray:
-        return (X["user_cpu_s"] + X["outside_calls_s"]).to_numpy(float)
-
     def predict(self, X: pd.DataFrame) -> np.ndarray:
         return self.predict_parts(X)["runtime"]
 
@@ -116,7 +113,7 @@ class RuntimeModel(BaseEstimator, RegressorMixin):
             fs_low, fs_high = self.fs_.predict_interval(X)
         else:
             fs, fs_low, fs_high = modelled, modelled, modelled
-        out = self.outside(X)
+        out = outside_seconds(X).to_numpy(float)
         return {"fs": fs, "outside": out, "runtime": fs + out, "low": fs_low + out, "high": fs_high + out}
 
     def to_json(self) -> dict[str, Any]:

@@ -36,7 +36,7 @@ class Judged:
     calibration: dict[str, Any]
 
 
-def _medians(records: list[dict], kind: str) -> dict[tuple[str, str], list[float]]:
+def _seconds_by_pair(records: list[dict], kind: str) -> dict[tuple[str, str], list[float]]:
     out: dict[tuple[str, str], list[float]] = {}
     for r in records:
         if r["kind"] == kind:
@@ -47,14 +47,14 @@ def _medians(records: list[dict], kind: str) -> dict[tuple[str, str], list[float
 def features(doc: dict[str, Any], cache_bytes: int) -> pd.DataFrame:
     """One row per (program, target): modelled seconds per group, outside features, measured
     real and replayed seconds (medians, with the real runs' spread)."""
-    real = _medians(doc["records"], "real")
-    replay = _medians(doc["records"], "replay")
-    tables = {name: CostTable.from_json(body) for name, body in doc["cost_tables"].items()}
+    real = _seconds_by_pair(doc["records"], "real")
+    replay = _seconds_by_pair(doc["records"], "replay")
+    pricers = {name: Pricer(CostTable.from_json(body)) for name, body in doc["cost_tables"].items()}
     rows = []
     for program in doc["programs"]:
         outside = outside_features(program["profile"])
         for target in doc["targets"]:
-            fs = price_workload(program["profile"], Pricer(tables[target["candidate"]]), cache_bytes=cache_bytes)
+            fs = price_workload(program["profile"], pricers[target["candidate"]], cache_bytes=cache_bytes)
             groups = fs.by_group()
             runs = real[(program["name"], target["label"])]
             rows.append({"program": program["name"], "candidate": target["label"], "state": target["state"],

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from fsbm.predictor.pricing import FREE, Price, Pricer
+from fsbm.predictor.pricing import Price, Pricer
 
 STARTS = ("cold", "warm")
 GROUPS = ("metadata", "read", "write", "sync")
@@ -187,4 +187,4 @@ def price_workload(profile: dict[str, Any], pricer: Pricer, *, cache_bytes: int,
         raise ValueError("the profile has no event classes; characterize the trace again with this fsbm")
     hits = hit_fraction(profile["reuse"], cache_bytes, start)
     lines = _data_lines(profile, pricer, hits) + _metadata_lines(profile, pricer, start)
-    return FsTime(pricer.table.candidate, [line for line in lines if line.count > 0 or line.price is FREE])
+    return FsTime(pricer.table.candidate, [line for line in lines if line.count > 0])

@@ -3,10 +3,10 @@
 Tracing inflates each traced call by tens of microseconds here (ptrace stops on both sides
 of the call), which for a program making tens of thousands of calls is many times its
 untraced runtime, and the inflation per call varies by a third between programs: no
-subtraction from the traced wall time survives that.  So the features are what tracing
-does not inflate (fsrusage's CPU time, the number of processes) and the time of calls on
-other filesystems less the per-call inflation measured in the same trace; calibration.py
-turns them into seconds.
+subtraction from the traced wall time survives that.  So the time outside is what tracing
+inflates least, fsrusage's CPU time, plus the time of calls on other filesystems less the
+per-call inflation measured in the same trace.  It is not fitted: every fitted form tried
+validated worse (docs/validation.md).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from fsbm.errors import UsageError
 
 
 def outside_features(profile: dict[str, Any]) -> dict[str, float]:
-    """user_cpu_s, actors, outside_calls_s of a profile made from `fsbm trace record`."""
+    """user_cpu_s and outside_calls_s of a profile made from `fsbm trace record`."""
     recording = profile.get("recording")
     trace_time = profile.get("trace_time") or {}
     if not recording or not trace_time.get("known"):
@@ -25,5 +25,11 @@ def outside_features(profile: dict[str, Any]) -> dict[str, float]:
                          "outside the filesystem is unknown",
                          hint="record the program with `fsbm trace record` (it keeps the CPU time beside the log), "
                               "or use the relative form (--measured SECONDS --traced-on CANDIDATE)")
-    return {"user_cpu_s": recording["user_cpu_ns"] / 1e9, "actors": float(trace_time.get("actors", 1)),
+    return {"user_cpu_s": recording["user_cpu_ns"] / 1e9,
             "outside_calls_s": trace_time.get("outside_calls_corrected_ns", 0) / 1e9}
+
+
+def outside_seconds(features: Any) -> Any:
+    """Seconds outside the filesystem: CPU time + calls on other filesystems.  `features` is a
+    dict from outside_features or a DataFrame of such rows (then one value per row)."""
+    return features["user_cpu_s"] + features["outside_calls_s"]

@@ -24,7 +24,7 @@ from fsbm.errors import UsageError
 from fsbm.predictor.calibration import POOLED
 from fsbm.predictor.cost_table import CostTable
 from fsbm.predictor.model import FsTime, price_workload
-from fsbm.predictor.outside import outside_features
+from fsbm.predictor.outside import outside_features, outside_seconds
 from fsbm.predictor.pricing import Pricer
 
 SCHEMA_VERSION = 1
@@ -64,11 +64,6 @@ class Calibration:
         if not self.body or "error_p5" not in self.body:
             return None
         return runtime / (1 + self.body["error_p95"]), runtime / (1 + self.body["error_p5"])
-
-
-def outside_time(features: dict[str, float]) -> float:
-    """Seconds outside the filesystem: CPU time of the traced run + calls on other filesystems."""
-    return features["user_cpu_s"] + features["outside_calls_s"]
 
 
 def _candidate(profile: dict[str, Any], table: CostTable, table_id: int | None, calibration: Calibration,
@@ -123,7 +118,7 @@ def predict(profile: dict[str, Any], tables: list[tuple[int | None, CostTable]],
     calibration = calibration or Calibration(None)
     try:
         features = outside_features(profile)
-        outside = outside_time(features)
+        outside = outside_seconds(features)
     except UsageError:
         if measured is None:
             raise

@@ -43,9 +43,6 @@ class Price:
         return Price(self.ns + other.ns, self.low_ns + other.low_ns, self.high_ns + other.high_ns, source)
 
 
-FREE = Price(0.0, 0.0, 0.0, "free")
-
-
 def _measured(entry: dict, label: str) -> Price:
     latency = entry["latency_ns"]
     mean = float(latency["mean"])
