@@ -108,11 +108,24 @@ static int shenoy_backward(int fd, char *buf, uint64_t chunks, uint64_t *warm_ns
 	return 0;
 }
 
-/* Tang: does a prefix of `chunks` chunks stay cached through a re-read in random order? */
+/* Bytes this process has had read from storage (/proc/self/io), or -1 without I/O accounting. */
+static int64_t storage_read_bytes(void)
+{
+	char text[512], *line;
+
+	if (read_text_file("/proc/self/io", text, sizeof(text)) != 0 || !(line = strstr(text, "read_bytes: ")))
+		return -1;
+	return strtoll(line + strlen("read_bytes: "), NULL, 10);
+}
+
+/* Tang: does a prefix of `chunks` chunks stay cached through a re-read in random order?  Tang
+ * timed each read; on a shared host a stalled hit looks like a miss, so where the kernel counts
+ * the bytes it fetched from storage for us, that count decides, and time only without it. */
 static int fits(int fd, char *buf, uint64_t chunks, uint64_t threshold, struct rng *r, int *answer)
 {
 	size_t *order = xcalloc(chunks, sizeof(size_t));
 	uint64_t ns, slow = 0;
+	int64_t fetched_before, fetched_after;
 	int rc = 0;
 
 	if (posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) != 0 || posix_fadvise(fd, 0, 0, POSIX_FADV_NORMAL) != 0)
@@ -122,12 +135,16 @@ static int fits(int fd, char *buf, uint64_t chunks, uint64_t threshold, struct r
 	if (rc == 0)
 		rc = posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
 	make_order(order, chunks, 1, r);
+	fetched_before = storage_read_bytes();
 	for (uint64_t i = 0; i < chunks && rc == 0; i++) {
 		rc = read_chunk(fd, buf, order[i], &ns);
 		slow += ns > threshold;
 	}
+	fetched_after = storage_read_bytes();
 	free(order);
-	*answer = slow * 200 <= chunks; /* at most 0.5% slow: noise, not misses */
+	if (fetched_before >= 0 && fetched_after >= 0)
+		slow = (uint64_t)(fetched_after - fetched_before) / CHUNK;
+	*answer = slow * 200 <= chunks; /* at most 0.5% missed */
 	return rc;
 }
 
@@ -212,7 +229,8 @@ int probe_cache_size(const struct probe_ctx *c, struct json *j)
 	json_kv_i64(j, "binary_search_tests", tests);
 	json_kv_string(j, "method", "Shenoy 2.4: read a file larger than the cache forward, then backward without "
 				    "readahead; the cache is what lies above the first of 8 slow chunks in a row. "
-				    "binary_search: Tang, the largest prefix that a random-order re-read finds cached");
+				    "binary_search: Tang, the largest prefix that a random-order re-read finds cached "
+				    "(misses counted by /proc/self/io read_bytes where it exists, else timed)");
 	json_kv_double(j, "seconds", (double)(now_ns() - start) / 1e9);
 	return 0;
 }
