@@ -21,7 +21,7 @@ from typing import Any
 from fsbm.errors import FsbmError
 from fsbm.locations import default_store_path
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _MIGRATIONS: list[str] = [
     # 1: runs, the environments they ran in, per-case measurements, whole documents.
@@ -65,11 +65,40 @@ _MIGRATIONS: list[str] = [
     );
     CREATE INDEX documents_by_kind ON documents(kind, name);
     """,
+    # 2: background jobs of the HTTP API (a trace upload turned into a profile).
+    """
+    CREATE TABLE jobs (
+        id TEXT PRIMARY KEY,
+        kind TEXT NOT NULL,
+        status TEXT NOT NULL,
+        progress REAL NOT NULL DEFAULT 0,
+        message TEXT NOT NULL DEFAULT '',
+        created TEXT NOT NULL,
+        updated TEXT NOT NULL,
+        input TEXT NOT NULL DEFAULT '{}',
+        result TEXT
+    );
+    """,
 ]
 
 
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+@dataclass(frozen=True)
+class JobRecord:
+    """One row of ``jobs``: what an API client polls."""
+
+    id: str
+    kind: str
+    status: str          # queued | running | done | failed
+    progress: float      # 0..1
+    message: str
+    created: str
+    updated: str
+    input: dict[str, Any]
+    result: dict[str, Any] | None
 
 
 @dataclass(frozen=True)
@@ -100,6 +129,10 @@ class ResultsStore:
         self._conn.execute("PRAGMA foreign_keys = ON")
         try:
             mode = self._conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if str(mode).lower() == "wal":
+                # In WAL mode NORMAL keeps the database consistent through a crash and loses at
+                # most the last commits on power loss; FULL would fsync every saved prediction.
+                self._conn.execute("PRAGMA synchronous = NORMAL")
             self._migrate()
         except sqlite3.DatabaseError as exc:
             self._conn.close()
@@ -242,8 +275,55 @@ class ResultsStore:
         rows = self._conn.execute(query + " ORDER BY id DESC", params).fetchall()
         return [(r["id"], r["created"], json.loads(r["body"])) for r in rows]
 
+    def document(self, document_id: int, kind: str | None = None) -> tuple[str, str, dict[str, Any]] | None:
+        """(kind, created, body) of one stored document, or None (also when it is of another kind)."""
+        row = self._conn.execute("SELECT kind, created, body FROM documents WHERE id = ?", (document_id,)).fetchone()
+        if row is None or (kind is not None and row["kind"] != kind):
+            return None
+        return row["kind"], row["created"], json.loads(row["body"])
+
+    def document_names(self, kind: str) -> list[tuple[int, str | None, str]]:
+        """(id, name, created) of every document of a kind, newest first, without the bodies."""
+        rows = self._conn.execute("SELECT id, name, created FROM documents WHERE kind = ? ORDER BY id DESC", (kind,))
+        return [(r["id"], r["name"], r["created"]) for r in rows]
+
+    # -- jobs --------------------------------------------------------------------------
+
+    def create_job(self, job_id: str, kind: str, job_input: dict[str, Any]) -> JobRecord:
+        now = _now()
+        with self.write() as conn:
+            conn.execute("INSERT INTO jobs(id, kind, status, created, updated, input) VALUES (?, ?, 'queued', ?, ?, ?)",
+                         (job_id, kind, now, now, json.dumps(job_input)))
+        job = self.job(job_id)
+        assert job is not None
+        return job
+
+    def update_job(self, job_id: str, *, status: str | None = None, progress: float | None = None,
+                   message: str | None = None, result: dict[str, Any] | None = None) -> None:
+        sets, params = ["updated = ?"], [_now()]
+        for column, value in (("status", status), ("progress", progress), ("message", message)):
+            if value is not None:
+                sets.append(f"{column} = ?")
+                params.append(value)
+        if result is not None:
+            sets.append("result = ?")
+            params.append(json.dumps(result))
+        with self.write() as conn:
+            conn.execute(f"UPDATE jobs SET {', '.join(sets)} WHERE id = ?", (*params, job_id))
+
+    def job(self, job_id: str) -> JobRecord | None:
+        row = self._conn.execute("SELECT * FROM jobs WHERE id = ?", (job_id,)).fetchone()
+        if row is None:
+            return None
+        return JobRecord(row["id"], row["kind"], row["status"], row["progress"], row["message"], row["created"],
+                         row["updated"], json.loads(row["input"]), json.loads(row["result"]) if row["result"] else None)
+
+    def unfinished_jobs(self) -> list[JobRecord]:
+        ids = [r["id"] for r in self._conn.execute("SELECT id FROM jobs WHERE status IN ('queued', 'running')")]
+        return [job for job in map(self.job, ids) if job is not None]
+
     def counts(self) -> dict[str, int]:
         return {
             table: int(self._conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
-            for table in ("runs", "environments", "measurements", "documents")
+            for table in ("runs", "environments", "measurements", "documents", "jobs")
         }
