@@ -66,9 +66,10 @@ class Calibration:
         return runtime / (1 + self.body["error_p95"]), runtime / (1 + self.body["error_p5"])
 
 
-def _candidate(profile: dict[str, Any], table: CostTable, table_id: int | None, calibration: Calibration,
+def _candidate(profile: dict[str, Any], pricer: Pricer, table_id: int | None, calibration: Calibration,
                outside: float, cache_bytes: int, start: str) -> dict[str, Any]:
-    fs: FsTime = price_workload(profile, Pricer(table), cache_bytes=cache_bytes, start=start)
+    table = pricer.table
+    fs: FsTime = price_workload(profile, pricer, cache_bytes=cache_bytes, start=start)
     key = calibration_key(table)
     factor = calibration.fs_factor(key)
     modelled = fs.total_ns / 1e9
@@ -106,10 +107,10 @@ def _ranking(entries: list[dict[str, Any]], value: str, low: str, high: str) -> 
     return out
 
 
-def predict(profile: dict[str, Any], tables: list[tuple[int | None, CostTable]], *, cache_bytes: int,
+def predict(profile: dict[str, Any], tables: list[tuple[int | None, Pricer]], *, cache_bytes: int,
             start: str = "cold", calibration: Calibration | None = None,
             measured: tuple[float, str] | None = None) -> dict[str, Any]:
-    """The prediction document for a profile on each candidate's cost table.
+    """The prediction document for a profile on each candidate's cost table (its Pricer).
 
     `measured` = (seconds, candidate): a real runtime on one of the candidates (the traced
     filesystem), for the relative form."""
@@ -123,8 +124,8 @@ def predict(profile: dict[str, Any], tables: list[tuple[int | None, CostTable]],
         if measured is None:
             raise
         features, outside = None, 0.0
-    entries = [_candidate(profile, table, table_id, calibration, outside, cache_bytes, start)
-               for table_id, table in tables]
+    entries = [_candidate(profile, pricer, table_id, calibration, outside, cache_bytes, start)
+               for table_id, pricer in tables]
     doc: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION, "kind": "prediction", "workload": profile.get("source"),
         "scope": profile.get("scope"), "cache_bytes": cache_bytes, "start": start,
@@ -140,7 +141,7 @@ def predict(profile: dict[str, Any], tables: list[tuple[int | None, CostTable]],
         if base is None:
             raise UsageError(f"--traced-on {on} is not one of the candidates ({', '.join(e['candidate'] for e in entries)})")
         for e in entries:
-            ratio = e["runtime_s"] / base["runtime_s"] if base["runtime_s"] else float("nan")
+            ratio = e["runtime_s"] / base["runtime_s"] if base["runtime_s"] else 1.0
             relative_spread = math.hypot(_sigma(e) / e["runtime_s"], _sigma(base) / base["runtime_s"]) \
                 if e is not base and e["runtime_s"] else 0.0
             e["relative_s"] = seconds * ratio

@@ -56,6 +56,9 @@ class Pricer:
         self.table = table
         self.block_size = int(table.environment.get("fs_block_size") or 4096)
         self._fits: dict[tuple[str, str, str], dict[str, float]] = {}
+        # A cost table never changes, so neither does a price: the HTTP API prices the same
+        # classes again and again with one Pricer per stored table.
+        self._data: dict[tuple[str, str, str, int], Price] = {}
 
     def _entry(self, bench: str, order: str, cache: str, size: int | None = None) -> dict:
         entry = self.table.entry(bench, order, cache, size)
@@ -104,6 +107,12 @@ class Pricer:
     def data(self, bench: str, order: str, cache: str, size: int) -> Price:
         """One `bench` call (read, write, overwrite, ...) of `size` bytes."""
         size = max(int(size), 1)
+        key = (bench, order, cache, size)
+        if key not in self._data:
+            self._data[key] = self._price_data(bench, order, cache, size)
+        return self._data[key]
+
+    def _price_data(self, bench: str, order: str, cache: str, size: int) -> Price:
         curve = self._curve(bench, order, cache)
         sizes = [s for s, _ in curve]
         label = f"fsbench {bench} {order} {cache}"
