@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 FSBM := $(VENV)/bin/fsbm
 STAMP := $(VENV)/.installed
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-DEBIAN_PACKAGES := e2fsprogs xfsprogs btrfs-progs util-linux mount fio strace tshark zlib1g-dev git sqlite3 make gcc
+DEBIAN_PACKAGES := e2fsprogs xfsprogs btrfs-progs util-linux mount fio strace tshark zlib1g-dev git sqlite3 make gcc chromium fonts-dejavu-core
 
 .PHONY: all deps venv build test test-c test-py demo bench clean
 
@@ -53,6 +53,7 @@ demo: deps build
 
 bench: deps build
 	$(PY) bench/fsbench_vs_fio.py
+	$(PY) bench/api.py
 
 clean:
 	$(MAKE) -s -C microbench clean

@@ -79,10 +79,19 @@ def _refuse_overwrite(path: Optional[Path], force: bool) -> None:
         raise UsageError(f"{path} exists; choose another name or pass --force")
 
 
-def _write_json(path: Path, body: Any) -> None:
+def _write_text(path: Path, text: str) -> None:
+    """Written whole or not at all: a partial file, then renamed over."""
     tmp = path.with_name(f".{path.name}.partial")
-    tmp.write_text(json.dumps(body, indent=1))
+    try:
+        tmp.write_text(text)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
     os.replace(tmp, path)
+
+
+def _write_json(path: Path, body: Any) -> None:
+    _write_text(path, json.dumps(body, indent=1))
 
 
 # -- fs --------------------------------------------------------------------------------
@@ -403,28 +412,11 @@ def _profile_of(source: Path, stack: ExitStack, keep_going: bool, scope: Optiona
     return profile.to_json()
 
 
-def _cost_tables(store: ResultsStore, names: list[str]) -> list[tuple[int, CostTable]]:
-    """The newest cost table of each named candidate; a clear error naming what the store has."""
-    found = []
-    for name in names:
-        kept = store.documents("cost_table", name=name)
-        if not kept:
-            known = sorted({n for _, _, body in store.documents("cost_table") for n in [body.get("candidate")] if n})
-            raise UsageError(f"the store has no cost table for '{name}' (it has: {', '.join(known) or 'none'})",
-                             hint="measure it with `fsbm bench --fs NAME` or `fsbm bench --target DIR`")
-        document_id, _, body = kept[0]
-        found.append((document_id, CostTable.from_json(body, f"cost table {document_id}")))
-    return found
-
-
 def _page_cache_bytes(given: Optional[str]) -> int:
     """--cache-size, else the memory the kernel says is available now (what a page cache can grow to)."""
-    if given:
-        return scratch.parse_size(given)
-    for line in Path("/proc/meminfo").read_text().splitlines():
-        if line.startswith("MemAvailable:"):
-            return int(line.split()[1]) * 1024
-    raise UsageError("cannot read MemAvailable from /proc/meminfo; give --cache-size")
+    from fsbm.api.service import memory_available_bytes
+
+    return scratch.parse_size(given) if given else memory_available_bytes()
 
 
 @app.command("predict")
@@ -448,33 +440,118 @@ def predict_command(
 ) -> None:
     """Predict the workload's runtime on each candidate: interval, breakdown, ranking."""
     from fsbm.predictor.model import STARTS
-    from fsbm.predictor.predict import Calibration, predict
 
     _refuse_overwrite(json_out, force)
     if start not in STARTS:
         raise UsageError(f"--start must be one of {', '.join(STARTS)}, not {start!r}")
     if (measured is None) != (traced_on is None):
         raise UsageError("give --measured and --traced-on together")
+    doc = _prediction(_settings(ctx), source, _names(candidates), keep_going=keep_going, scope=scope,
+                      cache_bytes=_page_cache_bytes(cache_size), start=start, uncalibrated=uncalibrated,
+                      measured=(measured, traced_on) if measured is not None else None)
+    console.print(render.prediction_table(doc))
+    console.print(f"prediction {doc['id']} stored (its report: fsbm report {doc['id']} -o report.html)")
+    if json_out is not None:
+        _write_json(json_out, _prediction_json(doc))
+
+
+def _names(candidates: str) -> list[str]:
     names = [n.strip() for n in candidates.split(",") if n.strip()]
     if not names:
         raise UsageError("--candidates names no cost table")
-    settings = _settings(ctx)
+    return names
+
+
+def _prediction(settings: Settings, source: Path, names: list[str], *, keep_going: bool, scope: Optional[str],
+                cache_bytes: int, start: str, uncalibrated: bool,
+                measured: Optional[tuple[float, str]]) -> dict[str, Any]:
+    """Predict a workload (profile file, trace or event table) and keep the profile and the
+    prediction in the store; the prediction, with its id."""
+    from fsbm.api.service import Predictor
+
     with ExitStack() as stack:
         profile = _profile_of(source, stack, keep_going, scope)
+    predictor = Predictor(settings.store_path)
     with settings.store() as store:
-        tables = _cost_tables(store, names)
-        kept = [] if uncalibrated else store.documents("calibration")
-        calibration = Calibration(kept[0][2], kept[0][0]) if kept else Calibration(None)
+        profile_id = store.save_document("profile", profile, name=profile.get("source") or str(source))
+        doc = predictor.predict(store, profile, names, cache_bytes=cache_bytes, start=start,
+                                uncalibrated=uncalibrated, measured=measured, profile_id=profile_id)
+        predictor.save(store, doc, name=str(source))
+    return doc
+
+
+def _prediction_json(doc: dict[str, Any]) -> dict[str, Any]:
+    """The --json form: the API's Prediction model, so the two cannot drift."""
+    from fsbm.api.models import Prediction
+
+    return Prediction.model_validate(doc).model_dump(mode="json")
+
+
+@app.command("report")
+def report_command(
+    ctx: typer.Context,
+    source: str = typer.Argument(..., help="A stored prediction's id (from `fsbm predict`), or a workload as "
+                                           "`fsbm predict` takes it (then --candidates)."),
+    output: Path = typer.Option(..., "-o", "--output", help="The HTML file to write."),
+    candidates: Optional[str] = typer.Option(None, "--candidates", help="For a workload: cost tables by name."),
+    cache_size: Optional[str] = typer.Option(None, "--cache-size", help="For a workload: see `fsbm predict`."),
+    start: str = typer.Option("cold", "--start", help="For a workload: cold or warm."),
+    scope: Optional[str] = typer.Option(None, "--scope", metavar="DIR", help="For a trace: see `fsbm characterize`."),
+    uncalibrated: bool = typer.Option(False, "--uncalibrated", help="For a workload: the raw model."),
+    force: bool = typer.Option(False, "--force", help="Allow replacing an existing output file."),
+    keep_going: bool = typer.Option(False, "--keep-going", help="When parsing a trace, skip bad records."),
+) -> None:
+    """The purchase-decision report (self-contained HTML) of a prediction, or of a new one."""
+    from fsbm.api.report import report_for_prediction
+    from fsbm.api.service import Predictor
+
+    _refuse_overwrite(output, force)
+    settings = _settings(ctx)
+    if source.isdigit():
+        if candidates:
+            raise UsageError("--candidates applies to a workload; a stored prediction has its candidates")
+        prediction_id = int(source)
+    else:
+        if not candidates:
+            raise UsageError(f"{source} is not a prediction id; to predict it, give --candidates")
+        if start not in ("cold", "warm"):
+            raise UsageError(f"--start must be cold or warm, not {start!r}")
+        doc = _prediction(settings, Path(source), _names(candidates), keep_going=keep_going, scope=scope,
+                          cache_bytes=_page_cache_bytes(cache_size), start=start, uncalibrated=uncalibrated,
+                          measured=None)
+        console.print(render.prediction_table(doc))
+        prediction_id = doc["id"]
+    with settings.store() as store:
         try:
-            doc = predict(profile, tables, cache_bytes=_page_cache_bytes(cache_size), start=start,
-                          calibration=calibration, measured=(measured, traced_on) if measured is not None else None)
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
-        document_id = store.save_document("prediction", doc, name=str(source))
-    console.print(render.prediction_table(doc))
-    console.print(f"prediction {document_id} stored in {escape(str(store.path))}")
-    if json_out is not None:
-        _write_json(json_out, doc)
+            html = report_for_prediction(Predictor(settings.store_path), store, prediction_id)
+        except LookupError as exc:
+            raise UsageError(f"{exc} (see `fsbm store runs`; `fsbm predict` makes predictions)") from None
+    _write_text(output, html)
+    console.print(f"report of prediction {prediction_id} written to {escape(str(output))}")
+
+
+@app.command("serve")
+def serve_command(
+    ctx: typer.Context,
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
+    port: int = typer.Option(8000, "--port", min=0, max=65535, help="Port to listen on."),
+    max_upload: str = typer.Option("1G", "--max-upload", help="Largest trace upload accepted."),
+    workers: int = typer.Option(1, "--workers", min=1, max=64, help="Server processes."),
+) -> None:
+    """The HTTP prediction API (FastAPI): traces, jobs, profiles, predictions, filesystems, reports.
+
+    Set FSBM_API_KEY to require that key in the X-API-Key header.  OpenAPI at /docs."""
+    import uvicorn
+
+    settings = _settings(ctx)
+    limit = scratch.parse_size(max_upload)
+    if settings.store_path:
+        os.environ["FSBM_STORE"] = str(settings.store_path)
+    os.environ["FSBM_MAX_UPLOAD"] = str(limit)
+    console.print(f"fsbm API on http://{host}:{port} (docs at /docs), store {escape(str(settings.store().path))}"
+                  + (", API key required" if os.environ.get("FSBM_API_KEY") else ""))
+    uvicorn.run("fsbm.api.server:app_from_environment", factory=True, host=host, port=port, workers=workers,
+                log_level="warning")
 
 
 @app.command("validate")
@@ -763,11 +840,18 @@ DEMO_FILESYSTEMS = ("ext4", "xfs", "btrfs", "tmpfs")
 
 @app.command("demo")
 def demo(ctx: typer.Context, size: str = typer.Option("1G", "--size", help="Size of each scratch filesystem."),
-         keep: bool = typer.Option(False, "--keep", help="Keep the scratch filesystems afterwards.")) -> None:
-    """The main job on embedded defaults: scratch ext4, xfs, btrfs and tmpfs, quick fsbench on each, compared."""
+         rounds: int = typer.Option(5, "--rounds", min=1, max=20, help="Cold rounds of real runs and replays."),
+         candidates: str = typer.Option(",".join(DEMO_FILESYSTEMS), "--candidates",
+                                        help="Filesystem types to compare (the first is traced on).")) -> None:
+    """The main job on embedded defaults: scratch ext4, xfs, btrfs and tmpfs measured; a real program
+    recorded, characterized and predicted on each; replayed and run on each; the verdict and the report."""
     from fsbm.api.demo import run_demo
 
-    run_demo(_settings(ctx), console, DEMO_FILESYSTEMS, scratch.parse_size(size), keep)
+    types = tuple(_names(candidates))
+    bad = sorted(set(types) - set(scratch.FILESYSTEMS))
+    if bad:
+        raise UsageError(f"unknown filesystem {', '.join(bad)}; choose from {', '.join(scratch.FILESYSTEMS)}")
+    run_demo(_settings(ctx), console, types, scratch.parse_size(size), rounds=rounds)
 
 
 def main() -> None:

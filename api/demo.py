@@ -1,17 +1,21 @@
-"""`fsbm demo`: the main job end to end on embedded defaults.
+"""`fsbm demo` (`make demo`): the whole job on embedded defaults, end to end.
 
-What exists today: record a real program (unpack a generated source tree, grep it,
-delete it) with strace, turn the log into events and a workload profile; provision each
-candidate filesystem as a scratch loop image, run the quick fsbench suite on each, store
-the results and cost tables, and compare the candidates on the operations a workload
-spends its time in.  Prediction, replay and the report join this flow as they land.
+1. Provision the candidates as scratch loop images (ext4, xfs and btrfs aged as `fsbm
+   validate` ages them, tmpfs as it is) and run quick fsbench on each: cost tables.
+2. Record a real program with `fsbm trace record` on the first candidate: unpack a source
+   tree (a slice of Python's standard library), grep it, delete it.
+3. Characterize the trace and predict the program's runtime on every candidate.
+4. Measure, in shuffled cold rounds: the program for real on each candidate, and the
+   trace replayed there (fsreplay).  Print the verdict: predicted against measured.
+5. Write the purchase-decision report.
+
+Everything lands in the store, and the scratch filesystems are kept (`fsbm fs destroy` removes
+them), so a second run measures no cost table again.
 """
 
 from __future__ import annotations
 
-import random
-import shutil
-import tarfile
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -21,24 +25,18 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from fsbm.api.render import format_ns
-from fsbm.microbench import scratch
-from fsbm.microbench.fsbench import FsbenchOptions
+from fsbm.api.provision import AGING, provision, stored_or_measured_cost_table
+from fsbm.api.render import HEADLINE, format_ns, profile_table
+from fsbm.locations import data_dir
 from fsbm.predictor.cost_table import CostTable
+from fsbm.predictor.suite import Inputs, Program, build_corpus, copy_corpus
+from fsbm.predictor.validate import Target, measure_rounds, trace_program
 
-# (label, benchmark, size or None for metadata, order, cache): what the comparison shows.
-HEADLINE: tuple[tuple[str, str, Any, str, str], ...] = (
-    ("create (warm)", "create", None, "creation", "warm"),
-    ("unlink (warm)", "unlink", None, "creation", "warm"),
-    ("stat, random order (cold)", "stat_file", None, "random", "cold"),
-    ("readdir of 100 (cold)", "readdir", None, "random", "cold"),
-    ("mkdir (warm)", "mkdir", None, "creation", "warm"),
-    ("read 4K random (cold)", "read", 4096, "random", "cold"),
-    ("read 1M sequential (cold)", "read", 1048576, "sequential", "cold"),
-    ("overwrite 4095 B random (cold, RMW)", "overwrite", 4095, "random", "cold"),
-    ("write 64K sequential", "write", 65536, "sequential", "warm"),
-    ("fsync after 4K write", "fsync", 4096, "sequential", "warm"),
-)
+CORPUS_BYTES = 24_000_000
+ROUNDS = 5
+PROGRAM = Program("untar-grep-delete", "unpack a source tree, search it, delete it (tar, grep -r, rm -rf)",
+                  copy_corpus, ["sh", "-c", "tar -xf corpus.tar -C out && grep -r -c -e import out > /dev/null; "
+                                            "rm -rf out/tree"], ("out/tree",))
 
 
 def _comparison(tables: dict[str, CostTable]) -> Table:
@@ -63,70 +61,99 @@ def _comparison(tables: dict[str, CostTable]) -> Table:
     return out
 
 
-def _source_tree(root: Path, files: int = 400) -> Path:
-    """A deterministic little source tree, tarred: the demo's embedded workload."""
-    rng = random.Random(1995)
-    tree = root / "src"
-    for i in range(files):
-        directory = tree / f"module{i % 17}" / f"part{i % 5}"
-        directory.mkdir(parents=True, exist_ok=True)
-        body = "".join(f"int f{i}_{j}(int x) {{ return x * {rng.randrange(1000)}; }}\n"
-                       for j in range(rng.randrange(5, 120)))
-        (directory / f"file{i}.c").write_text(body + ("/* needle */\n" if i % 7 == 0 else ""))
-    archive = root / "src.tar"
-    with tarfile.open(archive, "w") as tar:
-        tar.add(tree, arcname="src")
-    shutil.rmtree(tree)
-    return archive
+def _seconds(value: float) -> str:
+    return format_ns(value * 1e9)
 
 
-def _workload(settings: Any, console: Console) -> None:
-    """Record, parse and characterize the embedded workload; print its profile."""
-    from fsbm.api.render import profile_table
-    from fsbm.characterizer import characterize_file
-    from fsbm.traces.ingest import ingest
-    from fsbm.traces.record import record
-
-    with tempfile.TemporaryDirectory(prefix="fsbm-demo-") as tmp:
-        root = Path(tmp)
-        archive = _source_tree(root)
-        script = f"tar -xf {archive} -C {root} && grep -rl needle {root}/src > /dev/null && rm -rf {root}/src"
-        console.print("[bold]workload[/]: untar a 400-file source tree, grep it, delete it (traced with strace)")
-        recording = record(["sh", "-c", script], root / "workload.strace")
-        result = ingest([recording.log], root / "events.parquet")
-        profile = characterize_file(root / "events.parquet")
-        profile.body["source"] = "demo: untar + grep + rm of a 400-file tree"
-        with settings.store() as store:
-            store.save_document("profile", profile.to_json(), name="demo workload")
-        console.print(f"{result.events:,} events from {result.stats.lines:,} strace lines "
-                      f"(traced run took {recording.wall_seconds:.2f} s)")
-        console.print(profile_table(profile.to_json()))
+def _error(predicted: float, measured: float) -> str:
+    return f"{100 * (predicted / measured - 1):+.0f}%" if measured else "-"
 
 
-def run_demo(settings: Any, console: Console, filesystems: tuple[str, ...], size: int, keep: bool) -> None:
-    from fsbm.api.cli import measure  # one measuring path for `bench` and `demo`
+def verdict_table(prediction: dict[str, Any], measured: dict[str, dict[str, list[float]]]) -> Table:
+    """Per candidate, fastest predicted first: the prediction against the real runs, and the
+    modelled filesystem time against the replays."""
+    ranking = prediction.get("ranking") or {}
+    order = ranking.get("order") or [c["candidate"] for c in prediction["candidates"]]
+    caption = ""
+    if ranking.get("best"):
+        caption = (f"verdict: {ranking['best']}, predicted {100 * ranking['faster_by']:.0f}% faster than "
+                   f"{ranking['runner_up']} (confidence {100 * ranking['confidence']:.0f}%)")
+    table = Table(title="predicted against measured (medians of the cold rounds)", caption=escape(caption) or None)
+    for column in ("candidate", "predicted (90%)", "real run", "error", "modelled fs time", "replayed", "error"):
+        table.add_column(column, justify="left" if column == "candidate" else "right")
+    by_name = {c["candidate"]: c for c in prediction["candidates"]}
+    for name in order:
+        entry, runs = by_name[name], measured.get(name, {})
+        real = statistics.median(runs["real"]) if runs.get("real") else 0.0
+        replay = statistics.median(runs["replay"]) if runs.get("replay") else 0.0
+        table.add_row(escape(name), f"{_seconds(entry['runtime_s'])} ({_seconds(entry['low_s'])}-"
+                                    f"{_seconds(entry['high_s'])})", _seconds(real),
+                      _error(entry["runtime_s"], real), _seconds(entry["fs_s"]), _seconds(replay),
+                      _error(entry["fs_s"], replay))
+    return table
+
+
+def run_demo(settings: Any, console: Console, filesystems: tuple[str, ...], size: int, *,
+             rounds: int = ROUNDS, corpus_bytes: int = CORPUS_BYTES) -> Path:
+    """The demo; the report's path."""
+    from fsbm.api.report import report_for_prediction
+    from fsbm.api.service import Predictor, memory_available_bytes
 
     started = time.monotonic()
-    _workload(settings, console)
+    step = 0
+
+    def headline(text: str) -> None:
+        nonlocal step
+        step += 1
+        console.rule(f"[bold]{step}. {escape(text)}[/] [dim]({time.monotonic() - started:.0f} s)[/]")
+
+    headline(f"candidates: {', '.join(filesystems)}, provisioned and measured (quick fsbench)")
+    targets: list[Target] = []
     tables: dict[str, CostTable] = {}
-    made: list[str] = []
     with settings.store() as store:
-        try:
-            for fstype in filesystems:
-                name = f"demo-{fstype}"
-                try:
-                    scratch.destroy(name, settings.scratch_root)  # a leftover from an interrupted demo
-                except Exception:
-                    pass
-                console.print(f"[bold]{fstype}[/]: creating a {size >> 20} MiB scratch filesystem")
-                fs = scratch.create(fstype, size, name=name, root=settings.scratch_root)
-                made.append(name)
-                _, table = measure(settings, fs.mount_point, FsbenchOptions(quick=True, aging_state=fs.aging_state),
-                                   fs.candidate, store)
-                tables[fs.candidate] = table
-        finally:
-            if not keep:
-                for name in made:
-                    scratch.destroy(name, settings.scratch_root)
+        for fstype in filesystems:
+            aged = fstype != "tmpfs"  # memory has no layout to age
+            fs = provision(settings, f"demo-{fstype}", fstype, size, AGING if aged else None, console)
+            tables[fs.name] = stored_or_measured_cost_table(settings, fs, store, console)
+            targets.append(Target(fs.name, fs.name, fs.mount_point, "aged" if aged else "fresh"))
     console.print(_comparison(tables))
-    console.print(f"results and cost tables stored in {store.path}; demo took {time.monotonic() - started:.0f} s")
+
+    headline(f"recording the workload on {targets[0].label}: {PROGRAM.description}")
+    inputs = Inputs(build_corpus(data_dir() / "demo" / f"corpus-{corpus_bytes}.tar", corpus_bytes),
+                    Path(__file__).resolve().parents[1] / "microbench" / "src", corpus_bytes / 24e6)
+    with tempfile.TemporaryDirectory(prefix="fsbm-demo-") as tmp:
+        traced = trace_program(PROGRAM, targets[0], inputs, Path(tmp))
+        console.print(profile_table(traced.profile))
+
+        headline("predicting its runtime on each candidate")
+        predictor = Predictor(settings.store_path)
+        with settings.store() as store:
+            profile_id = store.save_document("profile", traced.profile, name=traced.profile["source"])
+            prediction = predictor.predict(store, traced.profile, [t.candidate for t in targets],
+                                           cache_bytes=memory_available_bytes(), profile_id=profile_id)
+            predictor.save(store, prediction, name=f"demo: {PROGRAM.name}")
+
+        headline(f"measuring: {rounds} shuffled cold rounds of real runs and replays on every candidate")
+        records = measure_rounds([PROGRAM], targets, inputs, {PROGRAM.name: traced}, rounds=rounds, seed=1,
+                                 progress=lambda line: console.print(f"  {escape(line)}"))
+    measured: dict[str, dict[str, list[float]]] = {}
+    for r in records:
+        measured.setdefault(r["target"], {}).setdefault(r["kind"], []).append(r["seconds"])
+
+    headline("verdict and report")
+    console.print(verdict_table(prediction, measured))
+    with settings.store() as store:
+        for name, kinds in measured.items():
+            for kind, seconds in kinds.items():
+                store.save_document("observation", {"candidate": name, "kind": "real run" if kind == "real" else kind,
+                                                    "compare_with": "runtime_s" if kind == "real" else "fs_s",
+                                                    "seconds": seconds}, name=str(prediction["id"]))
+        html = report_for_prediction(predictor, store, prediction["id"])
+    report = data_dir() / "reports" / f"prediction-{prediction['id']}.html"
+    report.parent.mkdir(parents=True, exist_ok=True)
+    report.write_text(html)
+    console.print(f"report: {escape(str(report))} (open it in a browser; `fsbm serve` serves it as "
+                  f"/v1/reports/{prediction['id']})")
+    console.print(f"scratch filesystems kept for the next run ({', '.join(t.candidate for t in targets)}: "
+                  f"`fsbm fs destroy NAME` removes one); demo took {time.monotonic() - started:.0f} s")
+    return report

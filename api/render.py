@@ -12,6 +12,22 @@ from fsbm.predictor.park_lipton import ParkLiptonFit
 from fsbm.store import RunRecord
 
 
+# (label, benchmark, size or None for metadata, order, cache): the costs a person compares
+# candidates by first (the demo's table, the report's).
+HEADLINE: tuple[tuple[str, str, Any, str, str], ...] = (
+    ("create (warm)", "create", None, "creation", "warm"),
+    ("unlink (warm)", "unlink", None, "creation", "warm"),
+    ("stat, random order (cold)", "stat_file", None, "random", "cold"),
+    ("readdir of 100 (cold)", "readdir", None, "random", "cold"),
+    ("mkdir (warm)", "mkdir", None, "creation", "warm"),
+    ("read 4K random (cold)", "read", 4096, "random", "cold"),
+    ("read 1M sequential (cold)", "read", 1048576, "sequential", "cold"),
+    ("overwrite 4095 B random (cold, RMW)", "overwrite", 4095, "random", "cold"),
+    ("write 64K sequential", "write", 65536, "sequential", "warm"),
+    ("fsync after 4K write", "fsync", 4096, "sequential", "warm"),
+)
+
+
 def format_ns(ns: float | None) -> str:
     """Latency with a unit a person reads at a glance: 850 ns, 12.3 us, 4.56 ms, 1.20 s."""
     if ns is None:

@@ -19,15 +19,11 @@ from rich.console import Console
 from rich.markup import escape
 
 from fsbm.locations import data_dir
-from fsbm.microbench import scratch
-from fsbm.microbench.age import AgingOptions, run_aging
-from fsbm.microbench.fsbench import FsbenchOptions
-from fsbm.predictor.cost_table import CostTable
+from fsbm.api.provision import AGING, provision, stored_or_measured_cost_table
 from fsbm.predictor.suite import Inputs, build_corpus, programs
 from fsbm.predictor.validate import Target, measure_rounds, targets_json, trace_program
 
 IMAGE_BYTES = 2 << 30
-AGING = AgingOptions(rounds=8, fill_pct=50.0, seed=7)
 
 
 @dataclass
@@ -40,40 +36,6 @@ class ValidationOptions:
     only: tuple[str, ...] | None = None
     seed: int = 1
     fresh: bool = False
-
-
-def _filesystem(settings: Any, fstype: str, state: str, console: Console, fresh: bool) -> scratch.ScratchFs:
-    """The scratch filesystem val-<type>[-aged], made (and aged) if it is not there."""
-    name = f"val-{fstype}" + ("-aged" if state == "aged" else "")
-    existing = {fs.name: fs for fs in scratch.list_all(settings.scratch_root)}
-    unfinished = name in existing and state == "aged" and not existing[name].aging_state.startswith("aged")
-    if name in existing and (fresh or unfinished):  # an interrupted aging is redone from scratch
-        scratch.destroy(name, settings.scratch_root)
-    elif name in existing:
-        return scratch.mount(name, settings.scratch_root)
-    console.print(f"[bold]{name}[/]: creating a {IMAGE_BYTES >> 30} GiB {fstype} scratch filesystem")
-    fs = scratch.create(fstype, IMAGE_BYTES, name=name, root=settings.scratch_root)
-    if state == "aged":
-        console.print(f"[bold]{name}[/]: {AGING.describe()}")
-        aging = fs.mount_point / "fsbm-aging"
-        aging.mkdir()
-        run_aging(aging, AGING)
-        scratch.set_aging_state(name, AGING.describe(), settings.scratch_root)
-        fs = scratch.get(name, settings.scratch_root)
-    return fs
-
-
-def _cost_table(settings: Any, fs: scratch.ScratchFs, store: Any, console: Console, fresh: bool) -> CostTable:
-    """The newest cost table of this filesystem in the store, or a quick fsbench run's."""
-    from fsbm.api.cli import measure  # one measuring path for bench, demo and validate
-
-    kept = store.documents("cost_table", name=fs.name)
-    if kept and not fresh:
-        table = CostTable.from_json(kept[0][2], f"cost table {kept[0][0]}")
-        console.print(f"[dim]{escape(fs.name)}: cost table {kept[0][0]} from the store (measured {table.measured_at})[/]")
-        return table
-    _, table = measure(settings, fs.mount_point, FsbenchOptions(quick=True, aging_state=fs.aging_state), fs.name, store)
-    return table
 
 
 def machine() -> dict[str, Any]:
@@ -94,8 +56,10 @@ def measure_suite(settings: Any, options: ValidationOptions, console: Console) -
             for state in options.states:
                 if state == "aged" and fstype == "tmpfs":
                     continue  # memory has no layout to age
-                fs = _filesystem(settings, fstype, state, console, options.fresh)
-                table = _cost_table(settings, fs, store, console, options.fresh)
+                name = f"val-{fstype}" + ("-aged" if state == "aged" else "")
+                fs = provision(settings, name, fstype, IMAGE_BYTES, AGING if state == "aged" else None, console,
+                               options.fresh)
+                table = stored_or_measured_cost_table(settings, fs, store, console, options.fresh)
                 targets.append(Target(f"{fstype} {state}", fs.name, fs.mount_point, state))
                 tables[fs.name] = table.to_json()
     baseline = next((t for t in targets if t.label == f"{options.traced_on} fresh"), targets[0])

@@ -229,13 +229,15 @@ class ResultsStore:
             )
         return run_id
 
-    def save_document(self, kind: str, body: dict[str, Any], *, name: str | None = None,
+    def save_document(self, kind: str, body: dict[str, Any] | str, *, name: str | None = None,
                       run_id: int | None = None) -> int:
-        """Keep a whole JSON document (a cost table, later a profile or prediction)."""
+        """Keep a whole JSON document (a cost table, a profile, a prediction); `body` may come
+        already encoded (a pydantic model's JSON, which is several times faster than json.dumps)."""
+        encoded = body if isinstance(body, str) else json.dumps(body)
         with self.write() as conn:
             cur = conn.execute(
                 "INSERT INTO documents(run_id, kind, name, created, body) VALUES (?, ?, ?, ?, ?)",
-                (run_id, kind, name, _now(), json.dumps(body)),
+                (run_id, kind, name, _now(), encoded),
             )
             return int(cur.lastrowid)
 

@@ -74,7 +74,8 @@ def build_corpus(path: Path, budget_bytes: int) -> Path:
     return path
 
 
-def _copy_corpus(work: Path, inputs: Inputs) -> None:
+def copy_corpus(work: Path, inputs: Inputs) -> None:
+    """The corpus tar file and an empty out/ to unpack it into."""
     shutil.copyfile(inputs.corpus, work / "corpus.tar")
     (work / "out").mkdir()
 
@@ -126,7 +127,7 @@ def _big_database(work: Path, inputs: Inputs) -> None:
 def programs(scale: float = 1.0) -> list[Program]:
     """The suite.  Every command is a real program from Debian's packages."""
     return [
-        Program("untar", "unpack a source tree (tar -x)", _copy_corpus, ["tar", "-xf", "corpus.tar", "-C", "out"],
+        Program("untar", "unpack a source tree (tar -x)", copy_corpus, ["tar", "-xf", "corpus.tar", "-C", "out"],
                 ("out/tree",)),
         Program("compile", "compile a multi-file C project (make, gcc -O1)", _c_project, ["make", "-s", "-j1"],
                 ("*.o",)),

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import tarfile
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -88,3 +89,44 @@ def traced(tmp_path: Path) -> Path:
     recording = record(["sh", "-c", WORKLOAD], tmp_path / "w.strace", cwd=work)
     assert recording.returncode == 0
     return recording.log
+
+
+@dataclass(frozen=True)
+class Served:
+    home: Path
+    store: Path
+    log: Path            # a program recorded on ext4 with `fsbm trace record`
+    command: str         # that program, to run again untraced
+    candidates: tuple[str, str]
+
+    @property
+    def env(self) -> dict[str, str]:
+        return {"FSBM_HOME": str(self.home)}
+
+
+@pytest.fixture(scope="session")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """One store for the API and report tests: quick cost tables of a scratch ext4 and tmpfs, and a
+    recorded copy-grep-delete of a small tree on the ext4."""
+    require_root()
+    home = tmp_path_factory.mktemp("api") / "home"
+    env = {"FSBM_HOME": str(home)}
+    made = []
+    try:
+        for fstype in ("ext4", "tmpfs"):
+            fs = scratch.create(fstype, 512 << 20, name=f"api-{fstype}", root=home / "scratch")
+            made.append(fs)
+            done = run_fsbm("bench", "--fs", fs.name, "--quick", "--only", "meta,read,write,overwrite,fsync", env=env)
+            assert done.returncode == 0, done.stderr
+        work = made[0].mount_point / "work"
+        (work / "src").mkdir(parents=True)
+        for i in range(60):
+            (work / "src" / f"f{i}.c").write_bytes(os.urandom(700 * (i + 1)))
+        log = home.parent / "w.strace"
+        command = f"cd {work} && cp -r src copy && grep -rc zzz copy > /dev/null; rm -rf copy"
+        done = run_fsbm("trace", "record", "-o", str(log), "--scope", str(work), "--", "sh", "-c", command, env=env)
+        assert done.returncode == 0, done.stderr
+        yield Served(home, home / "fsbm.sqlite", log, command, (made[0].candidate, made[1].candidate))
+    finally:
+        for fs in made:
+            scratch.destroy(fs.name, home / "scratch")

@@ -1,4 +1,6 @@
-"""`make demo`'s embedded workload: a real untar + grep + rm, recorded, parsed, characterized."""
+"""`make demo`, end to end on two candidates: provisioned, measured, a real program recorded,
+characterized, predicted, run and replayed, the verdict printed and the report written; a
+second run measures no cost table again."""
 
 from __future__ import annotations
 
@@ -6,24 +8,35 @@ import json
 import sqlite3
 from pathlib import Path
 
-from rich.console import Console
-
-from fsbm.api.cli import Settings
-from fsbm.api.demo import _workload
+from tests.conftest import require_root, run_fsbm
 
 
-def test_the_demo_workload_is_traced_and_characterized_with_the_trees_counts(fsbm_home: Path) -> None:
-    console = Console(record=True, width=120)
-    _workload(Settings(None, None), console)
-    text = console.export_text()
-    assert "read calls" in text and "reads sequential / random" in text
-    rows = sqlite3.connect(fsbm_home / "fsbm.sqlite").execute(
-        "SELECT body FROM documents WHERE kind = 'profile'").fetchall()
-    profile = json.loads(rows[0][0])
-    ops = {name: entry["count"] for name, entry in profile["operations"].items()}
-    # 400 files in 17 module directories of 5 parts each (17 and 5 coprime: 85 parts) under src/
-    directories = 1 + 17 + 85
-    assert ops["unlink"] == 400 and ops["rmdir"] == directories and ops["mkdir"] == directories
-    assert profile["original_calls"]["unlinkat"]["count"] == 400 + directories  # rm -rf uses unlinkat for both
-    # tar's 400 creates, and the shell's "> /dev/null" (O_CREAT on a file that exists: see the note)
-    assert ops["create"] == 401
+def test_the_demo_runs_the_whole_job_and_a_second_run_reuses_the_store(fsbm_home: Path) -> None:
+    require_root()
+    try:
+        first = run_fsbm("demo", "--candidates", "ext4,tmpfs", "--rounds", "2", "--size", "768M")
+        assert first.returncode == 0, first.stderr
+        for step in ("1. candidates", "2. recording the workload on demo-ext4", "3. predicting",
+                     "4. measuring: 2 shuffled cold rounds", "5. verdict and report"):
+            assert step in first.stdout
+        assert "predicted against measured" in first.stdout and "verdict: demo-tmpfs" in first.stdout
+        db = sqlite3.connect(fsbm_home / "fsbm.sqlite")
+        prediction_id, body = db.execute("SELECT id, body FROM documents WHERE kind = 'prediction'").fetchone()
+        prediction = json.loads(body)
+        assert {c["candidate"] for c in prediction["candidates"]} == {"demo-ext4", "demo-tmpfs"}
+        observations = [json.loads(b) for (b,) in db.execute(
+            "SELECT body FROM documents WHERE kind = 'observation' AND name = ?", (str(prediction_id),))]
+        assert {(o["candidate"], o["kind"]) for o in observations} == {
+            (c, k) for c in ("demo-ext4", "demo-tmpfs") for k in ("real run", "replay")}
+        assert all(len(o["seconds"]) == 2 and min(o["seconds"]) > 0 for o in observations)
+        report = fsbm_home / "reports" / f"prediction-{prediction_id}.html"
+        assert "Predicted against measured" in report.read_text()
+        tables = db.execute("SELECT COUNT(*) FROM documents WHERE kind = 'cost_table'").fetchone()[0]
+        assert tables == 2
+
+        second = run_fsbm("demo", "--candidates", "ext4,tmpfs", "--rounds", "1", "--size", "768M")
+        assert second.returncode == 0, second.stderr
+        assert second.stdout.count("from the store") == 2 and "creating" not in second.stdout
+        assert db.execute("SELECT COUNT(*) FROM documents WHERE kind = 'cost_table'").fetchone()[0] == tables
+    finally:
+        run_fsbm("fs", "destroy", "demo-ext4", "demo-tmpfs")

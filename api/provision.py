@@ -1,0 +1,54 @@
+"""Scratch filesystems that outlive a command, with their cost tables: what `fsbm validate`
+and `fsbm demo` stand on.  A second run finds both and measures nothing again.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from rich.console import Console
+from rich.markup import escape
+
+from fsbm.microbench import scratch
+from fsbm.microbench.age import AgingOptions, run_aging
+from fsbm.microbench.fsbench import FsbenchOptions
+from fsbm.predictor.cost_table import CostTable
+
+# The aged state fsbm's calibrations are measured on ("xfs aged" means this).
+AGING = AgingOptions(rounds=8, fill_pct=50.0, seed=7)
+
+
+def provision(settings: Any, name: str, fstype: str, size: int, aging: Optional[AgingOptions], console: Console,
+              fresh: bool = False) -> scratch.ScratchFs:
+    """The scratch filesystem `name`, made (and aged with `aging`) if it is not there; an
+    interrupted aging is redone from scratch, and `fresh` remakes it regardless."""
+    existing = {fs.name: fs for fs in scratch.list_all(settings.scratch_root)}
+    unfinished = name in existing and aging is not None and not existing[name].aging_state.startswith("aged")
+    if name in existing and (fresh or unfinished):
+        scratch.destroy(name, settings.scratch_root)
+    elif name in existing:
+        return scratch.mount(name, settings.scratch_root)
+    console.print(f"[bold]{escape(name)}[/]: creating a {size >> 20} MiB {fstype} scratch filesystem")
+    fs = scratch.create(fstype, size, name=name, root=settings.scratch_root)
+    if aging is not None:
+        console.print(f"[bold]{escape(name)}[/]: {escape(aging.describe())}")
+        directory = fs.mount_point / "fsbm-aging"
+        directory.mkdir()
+        run_aging(directory, aging)
+        scratch.set_aging_state(name, aging.describe(), settings.scratch_root)
+        fs = scratch.get(name, settings.scratch_root)
+    return fs
+
+
+def stored_or_measured_cost_table(settings: Any, fs: scratch.ScratchFs, store: Any, console: Console,
+                                  fresh: bool = False) -> CostTable:
+    """The newest cost table of this filesystem in the store, or a quick fsbench run's."""
+    from fsbm.api.cli import measure  # one measuring path for bench, demo and validate
+
+    kept = store.documents("cost_table", name=fs.name)
+    if kept and not fresh:
+        table = CostTable.from_json(kept[0][2], f"cost table {kept[0][0]}")
+        console.print(f"[dim]{escape(fs.name)}: cost table {kept[0][0]} from the store (measured {table.measured_at})[/]")
+        return table
+    _, table = measure(settings, fs.mount_point, FsbenchOptions(quick=True, aging_state=fs.aging_state), fs.name, store)
+    return table

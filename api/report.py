@@ -1,0 +1,347 @@
+"""The purchase-decision report: one self-contained HTML page per prediction.
+
+Its order is a reader's: the verdict first (which candidate, by how much, how sure), then
+the predicted runtimes with their intervals, where the time goes, the workload in plain
+words, how the answer moves with the page-cache size, the microbenchmark costs that
+drove it, and predicted against measured wherever replays or real runs were kept.
+Inline SVG and CSS only (charts.py): it opens offline, on a phone, and prints.
+"""
+
+from __future__ import annotations
+
+import math
+import platform
+import time
+from html import escape
+from typing import Any, Optional
+
+from fsbm import __version__
+from fsbm.api.charts import IntervalBar, interval_bars, log_lines, stacked_bars
+from fsbm.api.render import HEADLINE, format_ns
+from fsbm.api.service import Predictor
+from fsbm.predictor.model import price_workload
+from fsbm.store import ResultsStore
+
+CLOSE_CALL = 0.05       # predicted gaps under 5% are called too close
+TOP_OPERATIONS = 6      # the stacked chart shows these, the rest as "other"
+TOP_LINES = 8           # priced classes shown per candidate
+
+
+def seconds(value: Optional[float]) -> str:
+    return "-" if value is None else format_ns(value * 1e9)
+
+
+def _bytes(value: float) -> str:
+    for scale, unit in ((1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")):
+        if value >= scale:
+            return f"{value / scale:.3g} {unit}"
+    return f"{value:.0f} B"
+
+
+def _pct(value: Optional[float]) -> str:
+    return "-" if value is None else f"{100 * value:.0f}%"
+
+
+# -- what goes into a report ------------------------------------------------------------------
+
+
+def cache_sweep(predictor: Predictor, store: ResultsStore, prediction: dict[str, Any],
+                profile: dict[str, Any]) -> dict[str, list[tuple[float, float]]]:
+    """Each candidate's predicted runtime as the page cache grows, from 1 MiB to well past the
+    workload's working set and this prediction's own cache size (calibration and time
+    outside held as predicted)."""
+    reuse = profile.get("reuse") or {}
+    working_set = reuse.get("distinct_blocks", 0) * reuse.get("block_size", 4096)
+    top = max(4 * working_set, 2 * prediction["cache_bytes"], 1 << 24)
+    sizes = sorted({int(2 ** e) for e in range(20, int(math.log2(top)) + 1)} | {int(prediction["cache_bytes"])})
+    sweep = {}
+    for entry in prediction["candidates"]:
+        if entry.get("cost_table_id") is None:
+            continue
+        pricer = predictor.pricer(store, entry["cost_table_id"])
+        factor = entry["fs_factor"]["factor"]
+        sweep[entry["candidate"]] = [
+            (size, entry["outside_s"] + factor * price_workload(profile, pricer, cache_bytes=size,
+                                                                 start=prediction["start"]).total_ns / 1e9)
+            for size in sizes]
+    return sweep
+
+
+def report_data(predictor: Predictor, store: ResultsStore, prediction_id: int) -> dict[str, Any]:
+    """Everything the page shows, gathered from the store (LookupError if the prediction is not there)."""
+    found = store.document(prediction_id, "prediction")
+    if found is None:
+        raise LookupError(f"no prediction {prediction_id}")
+    prediction = {**found[2], "id": prediction_id}
+    profile = predictor.profile(store, prediction["profile_id"]) if prediction.get("profile_id") else None
+    headline = {}
+    for entry in prediction["candidates"]:
+        if entry.get("cost_table_id") is not None:
+            table = predictor.pricer(store, entry["cost_table_id"]).table
+            headline[entry["candidate"]] = [(label, table.entry(bench, order, cache, size))
+                                            for label, bench, size, order, cache in HEADLINE]
+    validation = store.documents("validation")
+    observations = [body for _, _, body in store.documents("observation", name=str(prediction_id))]
+    return {
+        "prediction": prediction, "created": found[1], "profile": profile, "headline": headline,
+        "sweep": cache_sweep(predictor, store, prediction, profile) if profile and prediction["absolute"] else {},
+        "validation": validation[0][2]["summary"] if validation and prediction.get("validated") else None,
+        "observations": observations,
+    }
+
+
+def report_for_prediction(predictor: Predictor, store: ResultsStore, prediction_id: int) -> str:
+    return render(report_data(predictor, store, prediction_id))
+
+
+# -- the page ----------------------------------------------------------------------------------
+
+
+def _ranked(prediction: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any], str]:
+    """Candidates in predicted order, the ranking used, and the runtime field it ranks by."""
+    ranking = prediction.get("ranking") or prediction.get("relative_ranking") or {}
+    field = "runtime_s" if prediction.get("ranking") else ("relative_s" if ranking else "fs_s")
+    entries = sorted(prediction["candidates"], key=lambda e: e.get(field) or 0.0)
+    return entries, ranking, field
+
+
+def _verdict(prediction: dict[str, Any], validation: Optional[dict[str, Any]]) -> str:
+    entries, ranking, field = _ranked(prediction)
+    best = entries[0]
+    if len(entries) == 1:
+        headline = f"{escape(best['candidate'])}: {seconds(best.get(field))} predicted."
+    else:
+        gap, confidence = ranking.get("faster_by") or 0.0, ranking.get("confidence") or 0.0
+        runner = escape(ranking.get("runner_up", entries[1]["candidate"]))
+        if gap < CLOSE_CALL:
+            headline = (f"Too close to call: <b>{escape(best['candidate'])}</b> and <b>{runner}</b> are predicted "
+                        f"within {_pct(gap)} of each other. Choose on other grounds.")
+        else:
+            sure = ("very likely" if confidence >= 0.95 else "likely" if confidence >= 0.8 else
+                    "more likely than not" if confidence >= 0.6 else "uncertain")
+            headline = (f"Choose <b>{escape(best['candidate'])}</b>: predicted {seconds(best.get(field))}, "
+                        f"<b>{_pct(gap)} faster</b> than {runner}, the next best. The model is {_pct(confidence)} "
+                        f"sure of that order ({sure}).")
+    if validation:
+        trust = (f"On this machine the model's median error against real runs is "
+                 f"{_pct(validation['median_abs_error'])} (largest {_pct(validation['max_abs_error'])}), and it "
+                 f"ranked {validation['pairs_ranked_right']} of {validation['pairs_compared']} pairs of filesystems "
+                 "right (fsbm validate, docs/validation.md).")
+    else:
+        trust = ("This model has not been validated on this machine: the intervals cover only the spread of the "
+                 "measured costs. Run <code>fsbm validate</code> for measured error bars.")
+    return f'<section class="verdict"><h2>Verdict</h2><p class="headline">{headline}</p><p>{trust}</p></section>'
+
+
+def _runtime_section(prediction: dict[str, Any]) -> str:
+    entries, _, field = _ranked(prediction)
+    low, high = ("low_s", "high_s") if field == "runtime_s" else ("relative_low_s", "relative_high_s")
+    if field == "fs_s":
+        low = high = "fs_s"
+    bars = [IntervalBar(e["candidate"], e[field], e.get(low) or e[field], e.get(high) or e[field], i == 0)
+            for i, e in enumerate(entries)]
+    chart = interval_bars("runtime", bars, seconds, "predicted runtime per candidate with 90% intervals")
+    rows = "".join(
+        f"<tr><td>{escape(e['candidate'])}</td><td>{seconds(e.get(field))}</td>"
+        f"<td>{seconds(e.get(low))} to {seconds(e.get(high))}</td><td>{seconds(e['outside_s'])}</td>"
+        f"<td>{seconds(e['fs_s'])}</td><td>{escape(e['environment'].get('aging_state') or '-')}</td></tr>"
+        for e in entries)
+    form = {"runtime_s": "absolute form: time outside the filesystem plus count x cost",
+            "relative_s": f"relative form: the runtime measured on {escape(prediction['measured']['on'])} scaled by "
+                          "the modelled ratio" if prediction.get("measured") else "",
+            "fs_s": "time inside the filesystem only (the trace has no recording of its CPU time)"}[field]
+    return (f'<section><h2>Predicted runtime</h2><p>{form}; bars are the prediction, whiskers its 90% interval, '
+            f'{escape(prediction["start"])} start, page cache {_bytes(prediction["cache_bytes"])}.</p>'
+            f'<figure>{chart}</figure><div class="scroll"><table><thead><tr><th>candidate</th><th>predicted</th>'
+            f'<th>90% interval</th><th>outside the fs</th><th>in the fs</th><th>aging</th></tr></thead>'
+            f'<tbody>{rows}</tbody></table></div></section>')
+
+
+def _breakdown_section(prediction: dict[str, Any]) -> str:
+    entries, _, _ = _ranked(prediction)
+    totals: dict[str, float] = {}
+    for e in entries:
+        for op, s in e["breakdown_s"].items():
+            totals[op] = totals.get(op, 0.0) + s
+    top = [op for op, _ in sorted(totals.items(), key=lambda kv: -kv[1])[:TOP_OPERATIONS]]
+    rows = []
+    for e in entries:
+        parts = {"outside the fs": e["outside_s"]} if prediction["absolute"] else {}
+        parts.update({op: e["breakdown_s"].get(op, 0.0) for op in top})
+        rest = sum(s for op, s in e["breakdown_s"].items() if op not in top)
+        if rest > 0:
+            parts["other operations"] = rest
+        rows.append((e["candidate"], parts))
+    chart = stacked_bars("breakdown", rows, seconds, "where the predicted time goes, per candidate and operation")
+    return ('<section><h2>Where the time goes</h2><p>Per candidate, the predicted time split by operation '
+            '(calibrated), and the time the program spends outside the filesystem, which no filesystem changes.</p>'
+            f'<figure>{chart}</figure></section>')
+
+
+def _profile_words(profile: dict[str, Any]) -> str:
+    tang, ns = profile.get("tang", {}), profile.get("namespace", {})
+    mix = sorted(((k[:-4], v) for k, v in tang.items() if k.endswith("_pct") and not k.startswith(("reads_", "writes_"))
+                  and v), key=lambda kv: -kv[1])
+    said = ", ".join(f"{v:.0f}% {k}" for k, v in mix[:4] if v >= 1)
+    sentences = [f"{tang.get('calls', profile.get('events', 0)):,} filesystem calls" + (f": {said}." if said else ".")]
+    if tang.get("read_pct"):
+        sentences.append(f"Reads are {tang.get('reads_sequential_pct', 0):.0f}% sequential.")
+    if tang.get("write_pct"):
+        sentences.append(f"Writes are {tang.get('writes_sequential_pct', 0):.0f}% sequential.")
+    if ns:
+        sentences.append(f"It touches {ns.get('files_touched', 0):,} files in {ns.get('directories_touched', 0):,} "
+                         f"directories, {_bytes(ns.get('file_bytes_total') or 0)} of file data.")
+    fsync = profile.get("fsync") or {}
+    if fsync.get("count"):
+        sentences.append(f"It calls fsync {fsync['count']:,} times, every {_bytes(fsync.get('bytes_written_per_fsync') or 0)} "
+                         "written: durability is part of its cost.")
+    if profile.get("working_set_bytes"):
+        sentences.append(f"Its working set is {_bytes(profile['working_set_bytes'])}.")
+    return " ".join(sentences)
+
+
+def _profile_section(profile: Optional[dict[str, Any]]) -> str:
+    if not profile:
+        return "<section><h2>The workload</h2><p>The profile of this prediction is not in the store.</p></section>"
+    tang = profile.get("tang", {})
+    labels = [("read", "read_pct"), ("write", "write_pct"), ("create", "create_pct"), ("delete", "delete_pct"),
+              ("mkdir", "mkdir_pct"), ("rmdir", "rmdir_pct"), ("readdir", "readdir_pct"), ("getattr", "getattr_pct"),
+              ("lookup", "lookup_pct"), ("reads sequential", "reads_sequential_pct"),
+              ("writes sequential", "writes_sequential_pct")]
+    rows = "".join(f"<tr><td>{name}</td><td>{tang[key]:.1f}%</td></tr>" for name, key in labels if key in tang)
+    if "open_files_mean" in tang:
+        rows += f"<tr><td>open files, mean ± sd</td><td>{tang['open_files_mean']:.2f} ± {tang['open_files_std']:.2f}</td></tr>"
+    reuse = profile.get("reuse") or {}
+    points = [(p["cache_bytes"], 100 * p["hit_fraction"]) for p in reuse.get("points", []) if p["cache_bytes"] > 0]
+    curve = (f"<figure>{log_lines('reuse', [('block-read hit ratio', points)], _bytes, lambda v: f'{v:.0f}%', 'reuse curve: hit ratio against page-cache size')}"
+             "<figcaption>Reuse curve: the share of block reads a page cache of each size would hold (LRU).</figcaption>"
+             "</figure>" if points else "<p>The workload reads no file data twice: no reuse curve.</p>")
+    return (f'<section><h2>The workload</h2><p class="source">{escape(profile.get("source") or "")}</p>'
+            f'<p>{escape(_profile_words(profile))}</p><div class="two"><div><h3>Tang\'s table</h3>'
+            f'<table class="narrow"><tbody>{rows}</tbody></table></div><div><h3>Reuse</h3>{curve}</div></div></section>')
+
+
+def _sweep_section(prediction: dict[str, Any], sweep: dict[str, list[tuple[float, float]]]) -> str:
+    if not sweep:
+        return ""
+    sizes = [size for size, _ in next(iter(sweep.values()))]
+    winners = [min(sweep, key=lambda c: sweep[c][i][1]) for i in range(len(sizes))]
+    changes = [(sizes[i], winners[i - 1], winners[i]) for i in range(1, len(sizes)) if winners[i] != winners[i - 1]]
+    if not changes:
+        said = (f"{escape(winners[0])} is predicted fastest at every page-cache size from {_bytes(sizes[0])} to "
+                f"{_bytes(sizes[-1])}: the choice does not depend on how much memory the machine has.")
+    else:
+        said = "The ranking changes with the page cache: " + "; ".join(
+            f"from {_bytes(size)}, {escape(new)} overtakes {escape(old)}" for size, old, new in changes) + "."
+    chart = log_lines("cache-sweep", list(sweep.items()), _bytes, seconds,
+                      "predicted runtime against page-cache size per candidate", marker_x=prediction["cache_bytes"])
+    return (f'<section><h2>If the machine had more or less memory</h2><p>{said}</p><figure>{chart}</figure></section>')
+
+
+def _microbench_section(prediction: dict[str, Any], headline: dict[str, list[tuple[str, Any]]]) -> str:
+    entries, _, _ = _ranked(prediction)
+    drivers = []
+    for e in entries[:2]:
+        lines = sorted(e["lines"], key=lambda line: -line["total_ns"])[:TOP_LINES]
+        rows = "".join(f"<tr><td>{escape(line['op'])}</td><td>{escape(line['detail'])}</td>"
+                       f"<td>{line['count']:,.0f}</td><td>{format_ns(line['ns_each'])}</td>"
+                       f"<td>{seconds(line['total_ns'] / 1e9)}</td><td class=\"src\">{escape(line['source'])}</td></tr>"
+                       for line in lines)
+        drivers.append(f"<h3>{escape(e['candidate'])}: the costliest classes of calls</h3><div class=\"scroll\"><table>"
+                       "<thead><tr><th>op</th><th>class</th><th>calls</th><th>each</th><th>total (raw)</th>"
+                       f"<th>measured by</th></tr></thead><tbody>{rows}</tbody></table></div>")
+    names = [e["candidate"] for e in entries if e["candidate"] in headline]
+    costs = ""
+    if names:
+        head = "".join(f"<th>{escape(n)}</th>" for n in names)
+        body = ""
+        for i, (label, *_rest) in enumerate(headline[names[0]]):
+            cells = []
+            for n in names:
+                entry = headline[n][i][1]
+                cells.append(f"<td>{format_ns(entry['latency_ns']['p50']) if entry else '-'}</td>")
+            body += f"<tr><td>{escape(label)}</td>{''.join(cells)}</tr>"
+        costs = (f"<h3>Headline fsbench costs (p50)</h3><div class=\"scroll\"><table><thead><tr><th>operation</th>{head}"
+                 f"</tr></thead><tbody>{body}</tbody></table></div>")
+    return ('<section><h2>The measurements behind it</h2><p>Each prediction is a sum of calls times what fsbench '
+            'measured each call to cost on that candidate; these are the terms that weigh most.</p>'
+            + "".join(drivers) + costs + "</section>")
+
+
+def _observed_section(prediction: dict[str, Any], observations: list[dict[str, Any]]) -> str:
+    if not observations:
+        return ""
+    by_name = {e["candidate"]: e for e in prediction["candidates"]}
+    rows, bars = [], []
+    for o in observations:
+        entry = by_name.get(o["candidate"])
+        if entry is None or not o["seconds"]:
+            continue
+        predicted = entry[o["compare_with"]]
+        measured = sorted(o["seconds"])[len(o["seconds"]) // 2]
+        error = predicted / measured - 1 if measured else None
+        what = "filesystem time vs replay" if o["compare_with"] == "fs_s" else "runtime vs real run"
+        rows.append(f"<tr><td>{escape(o['candidate'])}</td><td>{escape(o['kind'])}</td><td>{what}</td>"
+                    f"<td>{seconds(predicted)}</td><td>{seconds(measured)} ({len(o['seconds'])} runs, "
+                    f"{seconds(min(o['seconds']))}-{seconds(max(o['seconds']))})</td>"
+                    f"<td>{'-' if error is None else f'{100 * error:+.0f}%'}</td></tr>")
+        bars.append(IntervalBar(f"{o['candidate']} predicted", predicted, predicted, predicted))
+        bars.append(IntervalBar(f"{o['candidate']} {o['kind']}", measured, min(o["seconds"]), max(o["seconds"]), True))
+    if not bars:
+        return ""
+    chart = interval_bars("observed", bars, seconds, "predicted against measured per candidate (whiskers: "
+                                                      "fastest to slowest measurement)")
+    return ('<section><h2>Predicted against measured</h2><p>Where the workload was also replayed or run on a '
+            'candidate, the prediction next to what was measured (median).</p>'
+            f'<figure>{chart}</figure><div class="scroll"><table><thead><tr><th>candidate</th><th>measured by</th>'
+            '<th>compares</th><th>predicted</th><th>measured</th><th>error</th></tr></thead><tbody>'
+            + "".join(rows) + "</tbody></table></div></section>")
+
+
+STYLE = """
+:root{--ink:#1b1f24;--muted:#5b6570;--line:#d5dbe1;--accent:#0072B2;--bg:#fff}
+*{box-sizing:border-box}body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;
+color:var(--ink);background:var(--bg)}main{max-width:60rem;margin:0 auto;padding:1rem}
+h1{font-size:1.6rem;margin:.5rem 0}h2{font-size:1.25rem;border-bottom:1px solid var(--line);padding-bottom:.2rem;
+margin-top:2rem}h3{font-size:1rem;margin:1rem 0 .4rem}.meta,.source,figcaption,.src{color:var(--muted);font-size:.85rem}
+.verdict{background:#eef5fb;border-left:5px solid var(--accent);padding:.6rem 1rem;margin-top:1rem}
+.verdict h2{border:0;margin-top:0}.headline{font-size:1.15rem}figure{margin:.5rem 0;overflow-x:auto}
+svg.chart{width:100%;min-width:34rem;height:auto;display:block}svg text{font-family:inherit;font-size:12px;fill:var(--ink)}
+svg .tick{fill:var(--muted);font-size:11px}svg .grid{stroke:#eceff2}svg .whisker{stroke:var(--ink);stroke-width:1.5}
+svg .marker{stroke:#D55E00;stroke-dasharray:4 3}svg .line{stroke-width:2}
+table{border-collapse:collapse;width:100%;font-size:.9rem}th,td{text-align:left;padding:.3rem .5rem;
+border-bottom:1px solid var(--line);vertical-align:top}th{background:#f6f8fa}table.narrow{width:auto}
+.scroll{overflow-x:auto}.two{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,2fr);gap:1rem}.two>div{min-width:0}
+code{background:#f6f8fa;padding:0 .2rem}
+@media (max-width:40rem){.two{grid-template-columns:1fr}body{font-size:15px}}
+@media print{main{max-width:none}section,figure,table{break-inside:avoid}.verdict{background:none}
+a{color:inherit;text-decoration:none}}
+"""
+
+
+def render(data: dict[str, Any]) -> str:
+    """The report page for the data `report_data` gathered."""
+    prediction = data["prediction"]
+    workload = prediction.get("workload") or (data["profile"] or {}).get("source") or "workload"
+    names = ", ".join(e["candidate"] for e in prediction["candidates"])
+    made = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    body = [
+        f"<header><h1>Which filesystem for {escape(str(workload))}?</h1>"
+        f'<p class="meta">Prediction {prediction["id"]} of {escape(data["created"])} on {escape(names)}; '
+        f"report made {made} by fsbm {__version__} on {escape(platform.node())}.</p></header>",
+        _verdict(prediction, data["validation"]),
+        _runtime_section(prediction),
+        _breakdown_section(prediction),
+        _profile_section(data["profile"]),
+        _sweep_section(prediction, data["sweep"]),
+        _microbench_section(prediction, data["headline"]),
+        _observed_section(prediction, data["observations"]),
+        '<footer><p class="meta">How this is made: the workload\'s calls are counted by class (operation, request '
+        "size, sequential or random, page-cache hit or miss from the reuse curve) and each class is priced with "
+        "the cost fsbench measured on the candidate; time outside the filesystem is the traced program's CPU "
+        "time. See docs/validation.md for how close such predictions come.</p></footer>",
+    ]
+    return ("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+            f"<title>fsbm report: {escape(str(workload))}</title><style>{STYLE}</style></head>"
+            f"<body><main>{''.join(body)}</main></body></html>\n")

@@ -1,0 +1,191 @@
+"""`fsbm serve`: the prediction service (FastAPI).
+
+POST /v1/traces uploads a trace and returns a job; the job's profile then feeds
+POST /v1/predictions, whose answer carries the id of its HTML report.  Every body is one
+of the pydantic models in models.py, the same ones `fsbm predict --json` writes.  A bad
+request is a 4xx saying what was wrong; ids are numbers or hex, never paths.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, AsyncIterator, Optional
+
+from fastapi import Depends, FastAPI, HTTPException, Path as PathParam, Query, Request, Security, status
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.security import APIKeyHeader
+
+from fsbm import __version__
+from fsbm.api.jobs import Jobs, UploadRefused, job_view, parse_recording
+from fsbm.api.models import (ErrorBody, Filesystems, Health, Job, Prediction, PredictionRequest, StoredProfile)
+from fsbm.api.service import LruCache, Predictor, cost_table_summaries, memory_available_bytes
+from fsbm.errors import FsbmError
+from fsbm.locations import default_store_path
+from fsbm.store import ResultsStore
+
+DEFAULT_MAX_UPLOAD = 1 << 30
+ANSWERS_KEPT = 4096  # predictions answered from memory when asked again (about 30 KB each)
+API_KEY_HEADER = "X-API-Key"
+_ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorBody} for code in (400, 401, 404, 413)}
+# The report is HTML, its errors JSON like every other route's: said so explicitly.
+_HTML_ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"description": "Error", "content": {"application/json": {"schema": ErrorBody.model_json_schema()}}}
+    for code in (401, 404)}
+
+
+def create_app(store_path: Optional[Path] = None, *, api_key: Optional[str] = None,
+               max_upload_bytes: int = DEFAULT_MAX_UPLOAD) -> FastAPI:
+    """The service on one store.  `api_key` (else $FSBM_API_KEY), when set, is required on /v1."""
+    store_path = Path(store_path) if store_path else default_store_path()
+    ResultsStore(store_path).close()  # created and migrated now, so the first request cannot race it
+    api_key = api_key if api_key is not None else os.environ.get("FSBM_API_KEY") or None
+    predictor = Predictor(store_path)
+    jobs = Jobs(store_path, max_upload_bytes)
+    answers = LruCache(ANSWERS_KEPT)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        jobs.recover()
+        yield
+        jobs.shutdown()
+
+    key_header = APIKeyHeader(name=API_KEY_HEADER, auto_error=False,
+                              description="The key the server was started with (FSBM_API_KEY).")
+
+    def authorized(given: Optional[str] = Security(key_header)) -> None:
+        if not (given and secrets.compare_digest(given.encode(), str(api_key).encode())):
+            raise HTTPException(status.HTTP_401_UNAUTHORIZED, f"missing or wrong {API_KEY_HEADER} header")
+
+    app = FastAPI(title="fsbm", version=__version__, lifespan=lifespan,
+                  description="Filesystem workload characterizer and runtime predictor: upload a trace, get its "
+                              "profile, predict its runtime on candidate filesystems, read the report.")
+    v1 = [Depends(authorized)] if api_key else []  # the schema declares the key only when one is required
+    # Handlers that take a millisecond or two of CPU and a local SQLite read run on the event
+    # loop (async def): a thread hop costs more than they do.  Rendering a report and reading
+    # every cost table take longer and run in the thread pool (def).
+
+    @app.exception_handler(FsbmError)
+    async def _usage(_: Request, exc: FsbmError) -> JSONResponse:
+        detail = exc.message + (f" (hint: {exc.hint})" if exc.hint else "")
+        return JSONResponse({"detail": detail}, status_code=400)
+
+    @app.get("/healthz", response_model=Health, tags=["service"])
+    async def healthz() -> dict[str, Any]:
+        store = predictor.store()
+        return {"status": "ok", "version": __version__, "store": str(store.path),
+                "schema_version": store.schema_version}
+
+    @app.post("/v1/traces", response_model=Job, status_code=202, dependencies=v1, responses=_ERRORS,
+              tags=["traces"], openapi_extra={"requestBody": {"required": True, "content": {
+                  "application/octet-stream": {"schema": {"type": "string", "format": "binary", "minLength": 1}}}}})
+    async def upload_trace(
+        request: Request,
+        name: str = Query(..., min_length=1, max_length=255, description="The trace's file name: its suffix "
+                          "(.strace, .log, .pcap, .pcapng, .bz2, ...) helps say its format."),
+        recording: Optional[str] = Query(None, max_length=4096, description="For a log made by `fsbm trace "
+                                         "record`: the JSON it wrote beside it (LOG.recording.json)."),
+        keep_going: bool = Query(False, description="Skip bad records instead of failing the job."),
+        scope: Optional[str] = Query(None, max_length=4096, description="Only calls on files beneath this absolute "
+                                     "directory are the workload."),
+    ) -> dict[str, Any]:
+        """Upload a strace log or an NFS capture (the request body, streamed to disk); returns the job
+        that parses and characterizes it.  Poll GET /v1/jobs/{id}."""
+        try:
+            facts = parse_recording(recording)
+        except ValueError as exc:
+            raise HTTPException(400, str(exc)) from None
+        if scope is not None and not scope.startswith("/"):
+            raise HTTPException(400, "scope must be an absolute directory, as the trace's paths are")
+        try:
+            job = await jobs.receive(request.stream(), name, facts, keep_going, scope)
+        except UploadRefused as exc:
+            raise HTTPException(exc.status, str(exc)) from None
+        return job_view(job)
+
+    @app.get("/v1/jobs/{job_id}", response_model=Job, dependencies=v1, responses=_ERRORS, tags=["traces"])
+    async def get_job(job_id: str = PathParam(..., pattern=r"^[0-9a-f]{32}$")) -> dict[str, Any]:
+        """A trace job: queued, running (with progress), done (with its profile) or failed (with why)."""
+        job = predictor.store().job(job_id)
+        if job is None:
+            raise HTTPException(404, f"no job {job_id}")
+        return job_view(job)
+
+    @app.get("/v1/profiles/{profile_id}", response_model=StoredProfile, dependencies=v1, responses=_ERRORS,
+             tags=["profiles"])
+    async def get_profile(profile_id: int = PathParam(..., ge=1, le=2**62)) -> dict[str, Any]:
+        """A stored workload profile (Tang's table, sequentiality, sizes, reuse curve, event classes)."""
+        found = predictor.store().document(profile_id, "profile")
+        if found is None:
+            raise HTTPException(404, f"no profile {profile_id}")
+        return {"id": profile_id, "created": found[1], "profile": found[2]}
+
+    @app.post("/v1/predictions", response_model=Prediction, status_code=201, dependencies=v1, responses=_ERRORS,
+              tags=["predictions"])
+    async def create_prediction(body: PredictionRequest) -> Response:
+        """Predict a profile's runtime on each candidate (cost tables by name): 90% interval, where the
+        time goes, ranking; the prediction is kept and its report is at /v1/reports/{id}.  The same
+        question (stored profile, the same cost tables and calibration, the same options) gets the
+        same stored answer."""
+        store = predictor.store()
+        cache_bytes = body.cache_bytes if body.cache_bytes is not None else memory_available_bytes()
+        measured = (body.measured_s, body.traced_on) if body.measured_s is not None else None
+        key = None
+        if body.profile_id is not None:
+            try:
+                profile = predictor.profile(store, body.profile_id)
+            except LookupError as exc:
+                raise HTTPException(404, str(exc)) from None
+            profile_id = body.profile_id
+            key = predictor.answer_key(store, profile_id, body.candidates, cache_bytes=cache_bytes,
+                                       start=body.start, uncalibrated=body.uncalibrated, measured=measured)
+            if (known := answers.peek(key)) is not None:
+                return Response(known, status_code=201, media_type="application/json")
+        else:
+            assert body.profile is not None
+            profile = body.profile.model_dump(mode="json")
+            profile_id = store.save_document("profile", profile, name=profile.get("source") or "inline")
+        doc = predictor.predict(store, profile, body.candidates, cache_bytes=cache_bytes, start=body.start,
+                                uncalibrated=body.uncalibrated, profile_id=profile_id, measured=measured)
+        predictor.save(store, doc, name=profile.get("source") or f"profile {profile_id}")
+        answer = Prediction.model_validate(doc).model_dump_json()
+        if key is not None:
+            answers.put(key, answer)
+        return Response(answer, status_code=201, media_type="application/json")
+
+    @app.get("/v1/predictions/{prediction_id}", response_model=Prediction, dependencies=v1, responses=_ERRORS,
+             tags=["predictions"])
+    async def get_prediction(prediction_id: int = PathParam(..., ge=1, le=2**62)) -> dict[str, Any]:
+        """A stored prediction."""
+        found = predictor.store().document(prediction_id, "prediction")
+        if found is None:
+            raise HTTPException(404, f"no prediction {prediction_id}")
+        return {**found[2], "id": prediction_id}
+
+    @app.get("/v1/filesystems", response_model=Filesystems, dependencies=v1, tags=["filesystems"])
+    def filesystems() -> dict[str, Any]:
+        """The cost tables the store holds (newest first), each with the environment it was measured in."""
+        return {"cost_tables": cost_table_summaries(predictor.store())}
+
+    @app.get("/v1/reports/{prediction_id}", response_class=HTMLResponse, dependencies=v1, responses=_HTML_ERRORS,
+             tags=["reports"])
+    def report(prediction_id: int = PathParam(..., ge=1, le=2**62)) -> HTMLResponse:
+        """The purchase-decision report of a prediction: self-contained HTML."""
+        from fsbm.api.report import report_for_prediction
+
+        try:
+            html = report_for_prediction(predictor, predictor.store(), prediction_id)
+        except LookupError as exc:
+            raise HTTPException(404, str(exc)) from None
+        return HTMLResponse(html)
+
+    return app
+
+
+def app_from_environment() -> FastAPI:
+    """The app `fsbm serve` runs in each uvicorn worker: store from $FSBM_STORE (or the default),
+    upload limit from $FSBM_MAX_UPLOAD, key from $FSBM_API_KEY."""
+    limit = os.environ.get("FSBM_MAX_UPLOAD")
+    return create_app(None, max_upload_bytes=int(limit) if limit else DEFAULT_MAX_UPLOAD)

@@ -1,0 +1,162 @@
+"""Predicting from what the results store holds: one path for `fsbm predict`, `fsbm report`
+and POST /v1/predictions.
+
+Stored documents never change once written, so a cost table's Pricer (with its fitted
+Park-Lipton curves and the prices it has worked out), a profile and a calibration are kept
+by document id for as long as the service lives; only "which is the newest table of this
+candidate" is asked of the store each time.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any, Optional
+
+from fsbm.errors import UsageError
+from fsbm.predictor.cost_table import CostTable
+from fsbm.predictor.predict import Calibration, predict
+from fsbm.predictor.pricing import Pricer
+from fsbm.store import ResultsStore
+
+CACHED_DOCUMENTS = 256
+
+
+def memory_available_bytes() -> int:
+    """What a page cache can grow to here now: the kernel's MemAvailable, in whole MiB (it moves
+    by pages from one moment to the next; a prediction should not)."""
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemAvailable:"):
+            return (int(line.split()[1]) >> 10) << 20
+    raise UsageError("cannot read MemAvailable from /proc/meminfo; give the page-cache size")
+
+
+class LruCache:
+    """A small thread-safe LRU: of things built from stored documents, and of answers."""
+
+    def __init__(self, size: int) -> None:
+        self._items: OrderedDict[Any, Any] = OrderedDict()
+        self._size = size
+        self._lock = threading.Lock()
+
+    def peek(self, key: Any) -> Any:
+        """The value kept under key, or None."""
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]
+        return None
+
+    def put(self, key: Any, value: Any) -> None:
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self._size:
+                self._items.popitem(last=False)
+
+    def get(self, key: Any, build: Any) -> Any:
+        """The value kept under key, built (and kept) the first time; `build` must not return None."""
+        value = self.peek(key)
+        if value is None:
+            value = build()
+            self.put(key, value)
+        return value
+
+
+class Predictor:
+    """Predictions against one store.  Thread-safe: SQLite handles are per thread."""
+
+    def __init__(self, store_path: Optional[Path]) -> None:
+        self.store_path = store_path
+        self._pricers = LruCache(CACHED_DOCUMENTS)
+        self._documents = LruCache(CACHED_DOCUMENTS)
+        self._local = threading.local()
+
+    def store(self) -> ResultsStore:
+        """This thread's handle on the store, opened on first use (a server thread keeps its own)."""
+        store = getattr(self._local, "store", None)
+        if store is None:
+            store = self._local.store = ResultsStore(self.store_path)
+        return store
+
+    def _document(self, store: ResultsStore, document_id: int, kind: str) -> Optional[dict[str, Any]]:
+        def load() -> Optional[dict[str, Any]]:
+            found = store.document(document_id, kind)
+            return found[2] if found else None
+        return self._documents.get((kind, document_id), load)
+
+    def profile(self, store: ResultsStore, profile_id: int) -> dict[str, Any]:
+        body = self._document(store, profile_id, "profile")
+        if body is None:
+            raise LookupError(f"no profile {profile_id} in the store")
+        return body
+
+    def pricer(self, store: ResultsStore, table_id: int) -> Pricer:
+        def build() -> Pricer:
+            body = self._document(store, table_id, "cost_table")
+            if body is None:
+                raise LookupError(f"no cost table {table_id} in the store")
+            return Pricer(CostTable.from_json(body, f"cost table {table_id}"))
+        return self._pricers.get(table_id, build)
+
+    def newest_tables(self, store: ResultsStore, names: list[str]) -> list[tuple[int, Pricer]]:
+        """The newest cost table of each named candidate; a clear error naming what the store has."""
+        found = []
+        known = {name: document_id for document_id, name, _ in reversed(store.document_names("cost_table")) if name}
+        for name in names:
+            if name not in known:
+                raise UsageError(f"the store has no cost table for '{name}' (it has: {', '.join(sorted(known)) or 'none'})",
+                                 hint="measure it with `fsbm bench --fs NAME` or `fsbm bench --target DIR`")
+            found.append((known[name], self.pricer(store, known[name])))
+        return found
+
+    def calibration(self, store: ResultsStore, uncalibrated: bool = False) -> Calibration:
+        """The newest calibration `fsbm validate` stored (none if asked for the raw model)."""
+        if uncalibrated:
+            return Calibration(None)
+        kept = store.document_names("calibration")
+        if not kept:
+            return Calibration(None)
+        document_id = kept[0][0]
+        return Calibration(self._document(store, document_id, "calibration"), document_id)
+
+    def predict(self, store: ResultsStore, profile: dict[str, Any], names: list[str], *,
+                cache_bytes: Optional[int] = None, start: str = "cold", uncalibrated: bool = False,
+                measured: Optional[tuple[float, str]] = None, profile_id: Optional[int] = None) -> dict[str, Any]:
+        """The prediction document (not stored: `save` does that)."""
+        tables = self.newest_tables(store, names)
+        try:
+            doc = predict(profile, tables, cache_bytes=memory_available_bytes() if cache_bytes is None else cache_bytes,
+                          start=start, calibration=self.calibration(store, uncalibrated), measured=measured)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        doc["profile_id"] = profile_id
+        return doc
+
+    @staticmethod
+    def save(store: ResultsStore, doc: dict[str, Any], name: str) -> int:
+        """Keep a prediction, checked against the API's model; its id is also its report's."""
+        from fsbm.api.models import Prediction
+
+        doc["id"] = store.save_document("prediction", Prediction.model_validate(doc).model_dump_json(), name=name)
+        return doc["id"]
+
+    def answer_key(self, store: ResultsStore, profile_id: int, names: list[str], **question: Any) -> str:
+        """What makes two prediction requests the same question: the profile, the cost tables
+        (by id: a newer table is a new question), the calibration and the rest of the request."""
+        tables = [document_id for document_id, _ in self.newest_tables(store, names)]
+        calibration = self.calibration(store, bool(question.get("uncalibrated"))).document_id
+        return json.dumps([profile_id, tables, calibration, question], sort_keys=True, default=str)
+
+
+def cost_table_summaries(store: ResultsStore) -> list[dict[str, Any]]:
+    """Every stored cost table, newest first: what it is of, when measured, in what environment."""
+    out = []
+    for document_id, created, body in store.documents("cost_table"):
+        table = CostTable.from_json(body, f"cost table {document_id}")
+        out.append({"id": document_id, "candidate": table.candidate, "created": created,
+                    "measured_at": table.measured_at, "memory_only": table.memory_only,
+                    "cases": len(table.entries), "environment": table.environment})
+    return out

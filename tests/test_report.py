@@ -1,0 +1,120 @@
+"""The purchase-decision report in a real browser: headless Chromium (Debian's package) opens
+it, on a desktop and on a phone's viewport, and in print; no console errors, every chart
+drawn with its marks, nothing wider than a phone.  Screenshots go to build/screenshots/ for a
+reviewer to look at."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import sync_playwright
+
+from fsbm.api.report import report_for_prediction
+from fsbm.api.service import Predictor
+from fsbm.characterizer.characterize import characterize_files
+from fsbm.microbench import cache
+from fsbm.store import ResultsStore
+from fsbm.traces.ingest import ingest
+from tests.conftest import REPO, Served
+
+SCREENSHOTS = REPO / "build" / "screenshots"
+CHARTS = {"runtime", "breakdown", "reuse", "cache-sweep", "observed"}
+
+
+def _chromium() -> str:
+    found = shutil.which("chromium")
+    if not found:
+        pytest.fail("chromium is missing: `make deps` installs Debian's package")
+    return found
+
+
+@pytest.fixture
+def report_file(served: Served, tmp_path: Path) -> Path:
+    """The report of a real prediction (the recorded program, real cost tables), with the
+    program's real cold runs on the traced ext4 as its measured side."""
+    events = ingest([served.log], tmp_path / "e.parquet").output
+    profile = characterize_files([events]).to_json()
+    profile["source"] = "copy, grep and delete a 60-file tree"
+    seconds = []
+    for _ in range(3):
+        subprocess.run(["sync"], check=True)
+        cache.drop_all()
+        started = time.perf_counter()
+        subprocess.run(["sh", "-c", served.command], check=True)
+        seconds.append(time.perf_counter() - started)
+    predictor = Predictor(served.store)
+    with ResultsStore(served.store) as store:
+        profile_id = store.save_document("profile", profile, name=profile["source"])
+        doc = predictor.predict(store, profile, list(served.candidates), profile_id=profile_id)
+        predictor.save(store, doc, "report test")
+        store.save_document("observation", {"candidate": served.candidates[0], "kind": "real run",
+                                            "compare_with": "runtime_s", "seconds": seconds}, name=str(doc["id"]))
+        html = report_for_prediction(predictor, store, doc["id"])
+    out = tmp_path / "report.html"
+    out.write_text(html)
+    return out
+
+
+def _open(browser, path: Path, viewport: dict, media: str = "screen"):  # type: ignore[no-untyped-def]
+    page = browser.new_page(viewport=viewport)
+    problems: list[str] = []
+    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type in ("error", "warning")
+            else None)
+    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    page.on("requestfailed", lambda r: problems.append(f"request failed: {r.url}"))
+    page.emulate_media(media=media)
+    page.goto(path.as_uri())
+    page.wait_for_load_state("load")
+    return page, problems
+
+
+CHART_STATE = """() => [...document.querySelectorAll('svg.chart')].map(s => {
+    const box = s.getBoundingClientRect();
+    return {name: s.dataset.chart, width: box.width, height: box.height,
+            marks: [...s.querySelectorAll('.mark')].filter(m => {
+                const b = m.getBoundingClientRect(); return b.width > 0 || b.height > 0; }).length};
+})"""
+
+
+def test_the_report_renders_every_chart_without_console_errors(report_file: Path, served: Served) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=_chromium(), args=["--no-sandbox"])
+        try:
+            page, problems = _open(browser, report_file, {"width": 1280, "height": 900})
+            charts = page.evaluate(CHART_STATE)
+            page.screenshot(path=str(SCREENSHOTS / "report-desktop.png"), full_page=True)
+            assert problems == []
+            assert {c["name"] for c in charts} == CHARTS
+            for chart in charts:
+                assert chart["width"] > 300 and chart["height"] > 40 and chart["marks"] > 0, chart
+            verdict = page.inner_text("section.verdict")
+            assert verdict.startswith("Verdict") and "not been validated" in verdict
+            observed = page.inner_text("section:has(svg[data-chart=observed])")
+            assert "real run" in observed and "runtime vs real run" in observed
+
+            phone, problems = _open(browser, report_file, {"width": 390, "height": 844})
+            phone.screenshot(path=str(SCREENSHOTS / "report-phone.png"), full_page=True)
+            assert problems == []
+            # The page itself never scrolls sideways; wide charts and tables scroll in their own box.
+            assert phone.evaluate("document.documentElement.scrollWidth") <= 390
+            assert phone.evaluate("parseFloat(getComputedStyle(document.body).fontSize)") >= 14
+
+            printed, problems = _open(browser, report_file, {"width": 800, "height": 1100}, media="print")
+            printed.pdf(path=str(SCREENSHOTS / "report.pdf"))
+            assert problems == [] and (SCREENSHOTS / "report.pdf").stat().st_size > 10_000
+        finally:
+            browser.close()
+    print(f"screenshots: {SCREENSHOTS}")
+
+
+def test_the_report_is_whole_on_its_own(report_file: Path) -> None:
+    html = report_file.read_text()
+    for outside in ("<script", "src=\"http", "href=\"http", "@import", "url("):
+        assert outside not in html
+    assert json.dumps("Verdict")[1:-1] in html
