@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from fsbm.microbench.scratch import ScratchFs
+from fsbm.store import SCHEMA_VERSION
 from tests.conftest import run_fsbm
 
 
@@ -38,7 +39,7 @@ def test_bench_stores_the_run_and_its_cost_table(fsbm_home: Path, tmpfs_fs: Scra
     runs = run_fsbm("store", "runs")
     assert "fsbench" in runs.stdout and "tmpfs" in runs.stdout
     info = run_fsbm("store", "info")
-    assert "schema version: 1" in info.stdout and "journal: wal" in info.stdout
+    assert f"schema version: {SCHEMA_VERSION}" in info.stdout and "journal: wal" in info.stdout
 
 
 def test_bench_never_overwrites_an_existing_json(fsbm_home: Path, tmp_path: Path) -> None:
