@@ -149,8 +149,7 @@ def create_app(store_path: Optional[Path] = None, *, api_key: Optional[str] = No
             profile_id = store.save_document("profile", profile, name=profile.get("source") or "inline")
         doc = predictor.predict(store, profile, body.candidates, cache_bytes=cache_bytes, start=body.start,
                                 uncalibrated=body.uncalibrated, profile_id=profile_id, measured=measured)
-        predictor.save(store, doc, name=profile.get("source") or f"profile {profile_id}")
-        answer = Prediction.model_validate(doc).model_dump_json()
+        answer = predictor.save(store, doc, name=profile.get("source") or f"profile {profile_id}")
         if key is not None:
             answers.put(key, answer)
         return Response(answer, status_code=201, media_type="application/json")

@@ -136,12 +136,14 @@ class Predictor:
         return doc
 
     @staticmethod
-    def save(store: ResultsStore, doc: dict[str, Any], name: str) -> int:
-        """Keep a prediction, checked against the API's model; its id is also its report's."""
+    def save(store: ResultsStore, doc: dict[str, Any], name: str) -> str:
+        """Keep a prediction, checked against the API's model once; its id (also its report's)
+        goes into `doc`.  The prediction as the API answers it (JSON, with the id)."""
         from fsbm.api.models import Prediction
 
-        doc["id"] = store.save_document("prediction", Prediction.model_validate(doc).model_dump_json(), name=name)
-        return doc["id"]
+        checked = Prediction.model_validate(doc)
+        doc["id"] = checked.id = store.save_document("prediction", checked.model_dump_json(), name=name)
+        return checked.model_dump_json()
 
     def answer_key(self, store: ResultsStore, profile_id: int, names: list[str], **question: Any) -> str:
         """What makes two prediction requests the same question: the profile, the cost tables
