@@ -439,11 +439,8 @@ def predict_command(
     keep_going: bool = typer.Option(False, "--keep-going", help="When parsing a trace, skip bad records."),
 ) -> None:
     """Predict the workload's runtime on each candidate: interval, breakdown, ranking."""
-    from fsbm.predictor.model import STARTS
-
     _refuse_overwrite(json_out, force)
-    if start not in STARTS:
-        raise UsageError(f"--start must be one of {', '.join(STARTS)}, not {start!r}")
+    _check_start(start)
     if (measured is None) != (traced_on is None):
         raise UsageError("give --measured and --traced-on together")
     doc = _prediction(_settings(ctx), source, _names(candidates), keep_going=keep_going, scope=scope,
@@ -453,6 +450,13 @@ def predict_command(
     console.print(f"prediction {doc['id']} stored (its report: fsbm report {doc['id']} -o report.html)")
     if json_out is not None:
         _write_json(json_out, _prediction_json(doc))
+
+
+def _check_start(start: str) -> None:
+    from fsbm.predictor.model import STARTS
+
+    if start not in STARTS:
+        raise UsageError(f"--start must be one of {', '.join(STARTS)}, not {start!r}")
 
 
 def _names(candidates: str) -> list[str]:
@@ -514,8 +518,7 @@ def report_command(
     else:
         if not candidates:
             raise UsageError(f"{source} is not a prediction id; to predict it, give --candidates")
-        if start not in ("cold", "warm"):
-            raise UsageError(f"--start must be cold or warm, not {start!r}")
+        _check_start(start)
         doc = _prediction(settings, Path(source), _names(candidates), keep_going=keep_going, scope=scope,
                           cache_bytes=_page_cache_bytes(cache_size), start=start, uncalibrated=uncalibrated,
                           measured=None)

@@ -26,7 +26,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from fsbm.api.provision import AGING, provision, stored_or_measured_cost_table
-from fsbm.api.render import HEADLINE, format_ns, profile_table
+from fsbm.api.render import HEADLINE, format_ns, format_seconds, profile_table
 from fsbm.locations import data_dir
 from fsbm.predictor.cost_table import CostTable
 from fsbm.predictor.suite import Inputs, Program, build_corpus, copy_corpus
@@ -61,10 +61,6 @@ def _comparison(tables: dict[str, CostTable]) -> Table:
     return out
 
 
-def _seconds(value: float) -> str:
-    return format_ns(value * 1e9)
-
-
 def _error(predicted: float, measured: float) -> str:
     return f"{100 * (predicted / measured - 1):+.0f}%" if measured else "-"
 
@@ -86,9 +82,9 @@ def verdict_table(prediction: dict[str, Any], measured: dict[str, dict[str, list
         entry, runs = by_name[name], measured.get(name, {})
         real = statistics.median(runs["real"]) if runs.get("real") else 0.0
         replay = statistics.median(runs["replay"]) if runs.get("replay") else 0.0
-        table.add_row(escape(name), f"{_seconds(entry['runtime_s'])} ({_seconds(entry['low_s'])}-"
-                                    f"{_seconds(entry['high_s'])})", _seconds(real),
-                      _error(entry["runtime_s"], real), _seconds(entry["fs_s"]), _seconds(replay),
+        table.add_row(escape(name), f"{format_seconds(entry['runtime_s'])} ({format_seconds(entry['low_s'])}-"
+                                    f"{format_seconds(entry['high_s'])})", format_seconds(real),
+                      _error(entry["runtime_s"], real), format_seconds(entry["fs_s"]), format_seconds(replay),
                       _error(entry["fs_s"], replay))
     return table
 

@@ -222,7 +222,8 @@ def probe_table(doc: dict[str, Any]) -> Table:
     return table
 
 
-def _seconds(value: float | None) -> str:
+def format_seconds(value: float | None) -> str:
+    """Seconds with a unit a person reads at a glance (format_ns), '-' for none."""
     return "-" if value is None else format_ns(value * 1e9)
 
 
@@ -253,12 +254,12 @@ def prediction_table(doc: dict[str, Any]) -> Table:
         split = ", ".join(f"{op} {100 * s / total:.0f}%" for op, s in top if s > 0)
         cells = [escape(entry["candidate"])]
         if doc["absolute"]:
-            cells += [f"{_seconds(entry['runtime_s'])} ({_seconds(entry['low_s'])}-{_seconds(entry['high_s'])})",
-                      _seconds(entry["outside_s"])]
-        cells.append(_seconds(entry["fs_s"]))
+            cells += [f"{format_seconds(entry['runtime_s'])} ({format_seconds(entry['low_s'])}-{format_seconds(entry['high_s'])})",
+                      format_seconds(entry["outside_s"])]
+        cells.append(format_seconds(entry["fs_s"]))
         if "measured" in doc:
-            cells.append(f"{_seconds(entry['relative_s'])} ({_seconds(entry['relative_low_s'])} - "
-                         f"{_seconds(entry['relative_high_s'])})")
+            cells.append(f"{format_seconds(entry['relative_s'])} ({format_seconds(entry['relative_low_s'])} - "
+                         f"{format_seconds(entry['relative_high_s'])})")
         cells.append(escape(split))
         table.add_row(*cells)
     return table
@@ -274,6 +275,6 @@ def validation_table(rows: Any, summary: dict[str, Any]) -> Table:
     for name in ("program", "target", "measured", "replayed", "predicted", "error", "ratio error"):
         table.add_column(name, justify="left" if name in ("program", "target") else "right")
     for r in rows.itertuples():
-        table.add_row(r.program, r.candidate, _seconds(r.real_s), _seconds(r.replay_s), _seconds(r.predicted_s),
+        table.add_row(r.program, r.candidate, format_seconds(r.real_s), format_seconds(r.replay_s), format_seconds(r.predicted_s),
                       f"{100 * r.abs_error:+.0f}%", "-" if r.ratio_error != r.ratio_error else f"{100 * r.ratio_error:+.0f}%")
     return table

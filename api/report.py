@@ -17,7 +17,7 @@ from typing import Any, Optional
 
 from fsbm import __version__
 from fsbm.api.charts import IntervalBar, interval_bars, log_lines, stacked_bars
-from fsbm.api.render import HEADLINE, format_ns
+from fsbm.api.render import HEADLINE, format_ns, format_seconds
 from fsbm.api.service import Predictor
 from fsbm.predictor.model import price_workload
 from fsbm.store import ResultsStore
@@ -25,10 +25,6 @@ from fsbm.store import ResultsStore
 CLOSE_CALL = 0.05       # predicted gaps under 5% are called too close
 TOP_OPERATIONS = 6      # the stacked chart shows these, the rest as "other"
 TOP_LINES = 8           # priced classes shown per candidate
-
-
-def seconds(value: Optional[float]) -> str:
-    return "-" if value is None else format_ns(value * 1e9)
 
 
 def _bytes(value: float) -> str:
@@ -109,7 +105,7 @@ def _verdict(prediction: dict[str, Any], validation: Optional[dict[str, Any]]) -
     entries, ranking, field = _ranked(prediction)
     best = entries[0]
     if len(entries) == 1:
-        headline = f"{escape(best['candidate'])}: {seconds(best.get(field))} predicted."
+        headline = f"{escape(best['candidate'])}: {format_seconds(best.get(field))} predicted."
     else:
         gap, confidence = ranking.get("faster_by") or 0.0, ranking.get("confidence") or 0.0
         runner = escape(ranking.get("runner_up", entries[1]["candidate"]))
@@ -119,7 +115,7 @@ def _verdict(prediction: dict[str, Any], validation: Optional[dict[str, Any]]) -
         else:
             sure = ("very likely" if confidence >= 0.95 else "likely" if confidence >= 0.8 else
                     "more likely than not" if confidence >= 0.6 else "uncertain")
-            headline = (f"Choose <b>{escape(best['candidate'])}</b>: predicted {seconds(best.get(field))}, "
+            headline = (f"Choose <b>{escape(best['candidate'])}</b>: predicted {format_seconds(best.get(field))}, "
                         f"<b>{_pct(gap)} faster</b> than {runner}, the next best. The model is {_pct(confidence)} "
                         f"sure of that order ({sure}).")
     if validation:
@@ -140,11 +136,11 @@ def _runtime_section(prediction: dict[str, Any]) -> str:
         low = high = "fs_s"
     bars = [IntervalBar(e["candidate"], e[field], e.get(low) or e[field], e.get(high) or e[field], i == 0)
             for i, e in enumerate(entries)]
-    chart = interval_bars("runtime", bars, seconds, "predicted runtime per candidate with 90% intervals")
+    chart = interval_bars("runtime", bars, format_seconds, "predicted runtime per candidate with 90% intervals")
     rows = "".join(
-        f"<tr><td>{escape(e['candidate'])}</td><td>{seconds(e.get(field))}</td>"
-        f"<td>{seconds(e.get(low))} to {seconds(e.get(high))}</td><td>{seconds(e['outside_s'])}</td>"
-        f"<td>{seconds(e['fs_s'])}</td><td>{escape(e['environment'].get('aging_state') or '-')}</td></tr>"
+        f"<tr><td>{escape(e['candidate'])}</td><td>{format_seconds(e.get(field))}</td>"
+        f"<td>{format_seconds(e.get(low))} to {format_seconds(e.get(high))}</td><td>{format_seconds(e['outside_s'])}</td>"
+        f"<td>{format_seconds(e['fs_s'])}</td><td>{escape(e['environment'].get('aging_state') or '-')}</td></tr>"
         for e in entries)
     form = {"runtime_s": "absolute form: time outside the filesystem plus count x cost",
             "relative_s": f"relative form: the runtime measured on {escape(prediction['measured']['on'])} scaled by "
@@ -172,7 +168,8 @@ def _breakdown_section(prediction: dict[str, Any]) -> str:
         if rest > 0:
             parts["other operations"] = rest
         rows.append((e["candidate"], parts))
-    chart = stacked_bars("breakdown", rows, seconds, "where the predicted time goes, per candidate and operation")
+    chart = stacked_bars("breakdown", rows, format_seconds,
+                         "where the predicted time goes, per candidate and operation")
     return ('<section><h2>Where the time goes</h2><p>Per candidate, the predicted time split by operation '
             '(calibrated), and the time the program spends outside the filesystem, which no filesystem changes.</p>'
             f'<figure>{chart}</figure></section>')
@@ -233,7 +230,7 @@ def _sweep_section(prediction: dict[str, Any], sweep: dict[str, list[tuple[float
     else:
         said = "The ranking changes with the page cache: " + "; ".join(
             f"from {_bytes(size)}, {escape(new)} overtakes {escape(old)}" for size, old, new in changes) + "."
-    chart = log_lines("cache-sweep", list(sweep.items()), _bytes, seconds,
+    chart = log_lines("cache-sweep", list(sweep.items()), _bytes, format_seconds,
                       "predicted runtime against page-cache size per candidate", marker_x=prediction["cache_bytes"])
     return (f'<section><h2>If the machine had more or less memory</h2><p>{said}</p><figure>{chart}</figure></section>')
 
@@ -245,7 +242,7 @@ def _microbench_section(prediction: dict[str, Any], headline: dict[str, list[tup
         lines = sorted(e["lines"], key=lambda line: -line["total_ns"])[:TOP_LINES]
         rows = "".join(f"<tr><td>{escape(line['op'])}</td><td>{escape(line['detail'])}</td>"
                        f"<td>{line['count']:,.0f}</td><td>{format_ns(line['ns_each'])}</td>"
-                       f"<td>{seconds(line['total_ns'] / 1e9)}</td><td class=\"src\">{escape(line['source'])}</td></tr>"
+                       f"<td>{format_seconds(line['total_ns'] / 1e9)}</td><td class=\"src\">{escape(line['source'])}</td></tr>"
                        for line in lines)
         drivers.append(f"<h3>{escape(e['candidate'])}: the costliest classes of calls</h3><div class=\"scroll\"><table>"
                        "<thead><tr><th>op</th><th>class</th><th>calls</th><th>each</th><th>total (raw)</th>"
@@ -282,14 +279,14 @@ def _observed_section(prediction: dict[str, Any], observations: list[dict[str, A
         error = predicted / measured - 1 if measured else None
         what = "filesystem time vs replay" if o["compare_with"] == "fs_s" else "runtime vs real run"
         rows.append(f"<tr><td>{escape(o['candidate'])}</td><td>{escape(o['kind'])}</td><td>{what}</td>"
-                    f"<td>{seconds(predicted)}</td><td>{seconds(measured)} ({len(o['seconds'])} runs, "
-                    f"{seconds(min(o['seconds']))}-{seconds(max(o['seconds']))})</td>"
+                    f"<td>{format_seconds(predicted)}</td><td>{format_seconds(measured)} ({len(o['seconds'])} runs, "
+                    f"{format_seconds(min(o['seconds']))}-{format_seconds(max(o['seconds']))})</td>"
                     f"<td>{'-' if error is None else f'{100 * error:+.0f}%'}</td></tr>")
         bars.append(IntervalBar(f"{o['candidate']} predicted", predicted, predicted, predicted))
         bars.append(IntervalBar(f"{o['candidate']} {o['kind']}", measured, min(o["seconds"]), max(o["seconds"]), True))
     if not bars:
         return ""
-    chart = interval_bars("observed", bars, seconds, "predicted against measured per candidate (whiskers: "
+    chart = interval_bars("observed", bars, format_seconds, "predicted against measured per candidate (whiskers: "
                                                       "fastest to slowest measurement)")
     return ('<section><h2>Predicted against measured</h2><p>Where the workload was also replayed or run on a '
             'candidate, the prediction next to what was measured (median).</p>'

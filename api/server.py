@@ -19,7 +19,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.security import APIKeyHeader
 
 from fsbm import __version__
-from fsbm.api.jobs import Jobs, UploadRefused, job_view, parse_recording
+from fsbm.api.jobs import JOB_ID, Jobs, UploadRefused, job_view, parse_recording
 from fsbm.api.models import (ErrorBody, Filesystems, Health, Job, Prediction, PredictionRequest, StoredProfile)
 from fsbm.api.service import LruCache, Predictor, cost_table_summaries, memory_available_bytes
 from fsbm.errors import FsbmError
@@ -106,7 +106,7 @@ def create_app(store_path: Optional[Path] = None, *, api_key: Optional[str] = No
         return job_view(job)
 
     @app.get("/v1/jobs/{job_id}", response_model=Job, dependencies=v1, responses=_ERRORS, tags=["traces"])
-    async def get_job(job_id: str = PathParam(..., pattern=r"^[0-9a-f]{32}$")) -> dict[str, Any]:
+    async def get_job(job_id: str = PathParam(..., pattern=JOB_ID.pattern)) -> dict[str, Any]:
         """A trace job: queued, running (with progress), done (with its profile) or failed (with why)."""
         job = predictor.store().job(job_id)
         if job is None:
