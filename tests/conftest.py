@@ -59,6 +59,11 @@ def ext4_fs(fsbm_home: Path) -> Iterator[scratch.ScratchFs]:
     yield from _scratch_fs("ext4", 1 << 30, fsbm_home)
 
 
+@pytest.fixture
+def xfs_fs(fsbm_home: Path) -> Iterator[scratch.ScratchFs]:
+    yield from _scratch_fs("xfs", 1 << 30, fsbm_home)
+
+
 @pytest.fixture(scope="session")
 def fsbench() -> Path:
     return fsbench_binary()

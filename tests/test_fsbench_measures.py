@@ -115,3 +115,19 @@ def test_tmpfs_has_no_cold_or_direct_cases_and_says_why(fsbench: Path, tmpfs_fs:
     assert {r["cache"] for r in doc["results"]} == {"warm"}
     reasons = {s["reason"] for s in doc["skipped"]}
     assert any("no cold state" in r for r in reasons) and any("O_DIRECT is buffered" in r for r in reasons)
+
+
+def test_copy_is_a_read_and_write_on_ext4_and_a_clone_on_xfs(fsbench: Path, ext4_fs: ScratchFs,
+                                                           xfs_fs: ScratchFs) -> None:
+    """cp's copy_file_range: ext4 moves the bytes, so a cold 1 MiB copy costs far more than
+    a 4 KiB one; xfs (reflink, mkfs's default) shares the extents, so size hardly matters."""
+    def costs(fs: ScratchFs) -> dict[int, float]:
+        doc = fsbench_json(fsbench, fs.mount_point, "--only", "copy", "--sizes", "4k,1M", "--caches", "cold",
+                           "--reps", "3", "--ops", "64", "--file-size", "64M")
+        assert not doc["errors"] and not list((fs.mount_point).rglob("c*"))  # copies are removed
+        return {size: result(doc, "copy", size, "sequential", "cold")["latency_ns"]["mean"] for size in (4096, 1 << 20)}
+
+    ext4, xfs = costs(ext4_fs), costs(xfs_fs)
+    assert ext4[1 << 20] > 4 * ext4[4096], ext4
+    assert xfs[1 << 20] < 2 * xfs[4096], xfs
+    assert xfs[1 << 20] < ext4[1 << 20] / 4, (xfs, ext4)

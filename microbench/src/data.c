@@ -1,7 +1,8 @@
 /*
  * data.c - data benchmarks (Tang 4.1.3, Park and Lipton): read, allocating write,
  * overwrite (a partial-block size makes it a read-modify-write), append, and fsync /
- * fdatasync after a write.  Sequential and random use the same pread/pwrite calls and
+ * fdatasync after a write, and copying a whole file in the kernel (copy_file_range).
+ * Sequential and random use the same pread/pwrite calls and
  * differ only in offsets (Wang et al.); random offsets are block-aligned slots; buffers
  * come from posix_memalign so O_DIRECT and the CPU see the same alignment every time.
  */
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "tree.h"
 
 enum { FILL_CHUNK = 1 << 20 };
 
@@ -196,6 +198,102 @@ static int run_sync(struct bench_ctx *ctx, size_t i)
 	return rc == 0 ? 0 : fail_errno(ctx->c->bench->variant ? "fdatasync" : "fsync", ctx->path);
 }
 
+/*
+ * copy: one whole file of the case's size copied into a new file with copy_file_range,
+ * as cp does.  Where the filesystem shares extents (xfs with reflink, btrfs) the kernel
+ * clones the file; elsewhere it reads and writes it, so what this costs is the
+ * filesystem's answer, not ours.  Sources are Tang App. C leaves "s" written once; each
+ * copy goes to the leaf "c" beside its source, made before and removed after the timed
+ * call.  The source files take at most a quarter of --file-size.
+ */
+static int setup_copy(struct bench_ctx *ctx)
+{
+	uint64_t size = ctx->c->size, budget = ctx->cfg->file_size / 4 / size;
+	char path[TREE_PATH_MAX];
+	int rc = 0;
+
+	ctx->n = ctx->norder = budget < ctx->cfg->ops ? (size_t)(budget ? budget : 1) : ctx->cfg->ops;
+	tree_init(&ctx->tree, ctx->n);
+	if (tree_make_dirs(&ctx->tree, ctx->dirfd) != 0)
+		return -1;
+	ctx->buf = xaligned(4096, size);
+	memset(ctx->buf, 0x3c, size);
+	for (size_t i = 0; i < ctx->n && rc == 0; i++) {
+		int fd;
+
+		tree_leaf_path(&ctx->tree, i, "s", path, sizeof(path));
+		fd = openat(ctx->dirfd, path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
+		if (fd < 0)
+			return fail_errno("openat(O_CREAT)", path);
+		rc = check_transfer(pwrite(fd, ctx->buf, size, 0), size, "pwrite (laying out)", path);
+		close(fd);
+	}
+	if (rc == 0 && syncfs(ctx->dirfd) != 0)
+		rc = fail_errno("syncfs", ctx->cfg->target);
+	return rc;
+}
+
+/* Cold: every source's pages written back and evicted; warm: every source read through. */
+static int prepare_cache_copy(struct bench_ctx *ctx)
+{
+	char path[TREE_PATH_MAX];
+	int rc = 0;
+
+	if (syncfs(ctx->dirfd) != 0)
+		return fail_errno("syncfs", ctx->cfg->target);
+	for (size_t i = 0; i < ctx->n && rc == 0; i++) {
+		int fd;
+
+		tree_leaf_path(&ctx->tree, i, "s", path, sizeof(path));
+		fd = openat(ctx->dirfd, path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return fail_errno("openat", path);
+		rc = ctx->c->cache == CACHE_WARM ? cache_warm_file(fd, path, ctx->c->size) : cache_evict_file(fd, path);
+		close(fd);
+	}
+	return rc;
+}
+
+/* Untimed: open the source (ctx->fd) and make the empty destination (ctx->pending_fd). */
+static int open_copy_pair(struct bench_ctx *ctx, size_t i)
+{
+	char path[TREE_PATH_MAX];
+
+	tree_leaf_path(&ctx->tree, ctx->order[i], "s", path, sizeof(path));
+	ctx->fd = openat(ctx->dirfd, path, O_RDONLY | O_CLOEXEC);
+	if (ctx->fd < 0)
+		return fail_errno("openat", path);
+	tree_leaf_path(&ctx->tree, ctx->order[i], "c", ctx->path, TREE_PATH_MAX);
+	ctx->pending_fd = openat(ctx->dirfd, ctx->path, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
+	return ctx->pending_fd < 0 ? fail_errno("openat(O_CREAT)", ctx->path) : 0;
+}
+
+static int run_copy(struct bench_ctx *ctx, size_t i)
+{
+	uint64_t left = ctx->c->size;
+
+	(void)i;
+	while (left > 0) {
+		ssize_t n = copy_file_range(ctx->fd, NULL, ctx->pending_fd, NULL, left, 0);
+
+		if (n <= 0)
+			return n < 0 ? fail_errno("copy_file_range", ctx->path)
+				     : fail_msg("copy_file_range(%s): source ended early", ctx->path);
+		left -= (uint64_t)n;
+	}
+	return 0;
+}
+
+/* Untimed: close both and remove the copy, so every copy makes a new file. */
+static int remove_copy(struct bench_ctx *ctx, size_t i)
+{
+	(void)i;
+	close(ctx->fd);
+	close(ctx->pending_fd);
+	ctx->fd = ctx->pending_fd = -1;
+	return unlinkat(ctx->dirfd, ctx->path, 0) == 0 ? 0 : fail_errno("unlinkat", ctx->path);
+}
+
 #define SEQ_AND_RANDOM (ORDER_SEQ | ORDER_RANDOM)
 
 const struct bench data_benches[] = {
@@ -217,5 +315,8 @@ const struct bench data_benches[] = {
 	{ "fdatasync", FAMILY_DATA, "fsync", "making one just-written request durable, data only (fdatasync)",
 	  ORDER_SEQ, CACHE_WARM, SWEEP_SYNC, 0, 1,
 	  setup_write, prepare_cache_file, run_pwrite, run_sync, NULL, teardown_file },
+	{ "copy", FAMILY_DATA, "copy", "copying a whole file in the kernel: a clone where extents can be shared (copy_file_range)",
+	  ORDER_SEQ, CACHE_COLD | CACHE_WARM, SWEEP_FULL, 1, 0,
+	  setup_copy, prepare_cache_copy, open_copy_pair, run_copy, remove_copy, teardown_file },
 };
 const size_t data_bench_count = sizeof(data_benches) / sizeof(data_benches[0]);
