@@ -12,7 +12,7 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat, NonNegativeInt, field_validator, model_validator
 
-from fsbm.characterizer.classes import COSTED_OPERATIONS, DATA_OPERATIONS
+from fsbm.characterizer.classes import COSTED_OPERATIONS, DATA_CLASSES
 from fsbm.predictor.model import STARTS
 
 ORDERS = ("sequential", "random")
@@ -53,8 +53,8 @@ class Classes(_Open):
     @classmethod
     def _data_names(cls, data: dict[str, dict[str, dict[str, ClassCount]]]) -> Any:
         for op, orders in data.items():
-            if op not in DATA_OPERATIONS:
-                raise ValueError(f"data class {op!r} is not one of {', '.join(DATA_OPERATIONS)}")
+            if op not in DATA_CLASSES:
+                raise ValueError(f"data class {op!r} is not one of {', '.join(DATA_CLASSES)}")
             for order, buckets in orders.items():
                 if order not in ORDERS:
                     raise ValueError(f"order {order!r} of {op} is not one of {', '.join(ORDERS)}")

@@ -3,7 +3,10 @@
 A data class is (read or write, request-size bucket, sequential or random): the bucket is
 the power of two at or below the bytes the call moved (0 for a read at end of file), and
 sequential is the characterizer's consecutive (sequentiality.py).  Its count and bytes are
-kept, so the predictor prices each class at its mean request size.  A metadata class is an
+kept, so the predictor prices each class at its mean request size.  An in-kernel copy
+(copy_file_range) is a write event, but its class is "copy": a filesystem that shares
+extents clones it instead of reading and writing the bytes, so it is priced by fsbench's
+copy, not its write.  A metadata class is an
 operation with its outcome: done, failed (a failed lookup still walks the path), or, for
 readdir, the empty call that ends a listing.
 
@@ -23,6 +26,9 @@ from fsbm.traces.vocabulary import OPERATIONS
 COSTED_OPERATIONS = ("open", "close", "create", "read", "write", "stat", "setattr", "readdir", "mkdir", "rmdir",
                      "unlink", "rename", "link", "symlink", "readlink", "fsync")
 DATA_OPERATIONS = ("read", "write")
+# The data classes: the data operations, and the in-kernel copies among the writes.
+DATA_CLASSES = ("read", "write", "copy")
+COPY_CALLS = ("copy_file_range",)
 
 _COSTED = np.array([name in COSTED_OPERATIONS for name in OPERATIONS])
 
@@ -40,18 +46,27 @@ def size_bucket(length: np.ndarray) -> np.ndarray:
     return out
 
 
+def _copies(ev: EventArrays, rows: np.ndarray) -> np.ndarray:
+    """Which of the accesses at `rows` are in-kernel copies."""
+    ids = [i for i, name in enumerate(ev.origs) if name in COPY_CALLS]
+    return np.isin(ev.orig[rows], ids) if ids else np.zeros(len(rows), bool)
+
+
 def data_classes(ev: EventArrays, acc: Access) -> dict[str, dict[str, dict[str, dict[str, int]]]]:
-    """{op: {"sequential"|"random": {bucket: {"count", "bytes"}}}} over the classified accesses."""
+    """{class: {"sequential"|"random": {bucket: {"count", "bytes"}}}} over the classified
+    accesses; copies are always "sequential" (a copy moves a whole file, or the rest of it)."""
     rows = acc.index
     out: dict[str, dict[str, dict[str, dict[str, int]]]] = {}
     if not len(rows):
         return out
     length = access_lengths(ev, rows)
     bucket = size_bucket(length)
-    for name in DATA_OPERATIONS:
-        is_op = ev.op[rows] == OP_INDEX[name]
+    copy = _copies(ev, rows)
+    consecutive = acc.consecutive | copy
+    for name in DATA_CLASSES:
+        is_op = copy if name == "copy" else (ev.op[rows] == OP_INDEX[name]) & ~copy
         for order, flag in (("sequential", True), ("random", False)):
-            pick = is_op & (acc.consecutive == flag)
+            pick = is_op & (consecutive == flag)
             if not pick.any():
                 continue
             buckets, inverse = np.unique(bucket[pick], return_inverse=True)

@@ -8,6 +8,9 @@ Which price each class gets:
   that misses pays a seek on top (fsbench's sequential price is a long stream's);
 - writes: buffered, so the warm price; sequential ones allocate (fsbench write), random
   ones rewrite in place (fsbench overwrite);
+- in-kernel copies (copy_file_range): fsbench's copy of a whole file of that size, whose
+  source is cached in the share the reads are (a filesystem that shares extents clones it,
+  one that does not reads and writes it: the cost table says which);
 - fsync: fsbench's fsync plus writing the bytes each fsync makes durable;
 - metadata: on a cold start, one call per distinct name touched pays the cold price (the
   first look at it), the rest the warm price; failed calls cost a lookup; the empty
@@ -140,10 +143,11 @@ def _data_lines(profile: dict[str, Any], pricer: Pricer, hits: float) -> list[Li
                 n, nbytes = counts["count"], counts["bytes"]
                 size = nbytes / n if n else 0
                 detail = f"{_kib(size)} {order}"
-                if op == "read":
-                    miss = pricer.data("read", order, "cold", round(size))
-                    hit = pricer.data("read", order, "warm", round(size))
-                    lines += [Line(op, "read", f"{detail}, {label}", n * share, price)
+                if op in ("read", "copy"):
+                    group = "read" if op == "read" else "write"
+                    miss = pricer.data(op, order, "cold", round(size))
+                    hit = pricer.data(op, order, "warm", round(size))
+                    lines += [Line(op, group, f"{detail}, {label}", n * share, price)
                               for label, share, price in (("cache miss", 1 - hits, miss), ("cache hit", hits, hit))
                               if share > 0]
                 else:

@@ -105,12 +105,27 @@ class Pricer:
         return self._fits[key]
 
     def data(self, bench: str, order: str, cache: str, size: int) -> Price:
-        """One `bench` call (read, write, overwrite, ...) of `size` bytes."""
+        """One `bench` call (read, write, overwrite, copy, ...) of `size` bytes."""
         size = max(int(size), 1)
         key = (bench, order, cache, size)
         if key not in self._data:
-            self._data[key] = self._price_data(bench, order, cache, size)
+            if bench == "copy" and not self._has("copy"):
+                self._data[key] = self._copy_without_benchmark(cache, size)
+            else:
+                self._data[key] = self._price_data(bench, order, cache, size)
         return self._data[key]
+
+    def _has(self, bench: str) -> bool:
+        return any(e["bench"] == bench for e in self.table.entries)
+
+    def _copy_without_benchmark(self, cache: str, size: int) -> Price:
+        """A cost table measured before fsbench had its copy benchmark: the copy priced as
+        reading the source and writing the destination, which is what a filesystem that
+        cannot share extents does (and an overestimate on one that can), said so."""
+        read = self.data("read", "sequential", cache, size)
+        write = self.data("write", "sequential", "warm", size)
+        return read.plus(write, f"{read.source} + {write.source} (this cost table has no copy benchmark: "
+                                "measure it again to price clones)")
 
     def _price_data(self, bench: str, order: str, cache: str, size: int) -> Price:
         curve = self._curve(bench, order, cache)

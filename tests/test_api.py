@@ -54,7 +54,7 @@ def test_a_recorded_trace_goes_from_upload_to_profile_to_prediction_to_report(cl
     job = _finished(client, job)
     assert job["status"] == "done" and job["progress"] == 1.0, job
     profile = client.get(job["profile_url"]).json()["profile"]
-    assert profile["recording"]["user_cpu_ns"] >= 0 and profile["classes"]["data"]["write"]
+    assert profile["recording"]["user_cpu_ns"] >= 0 and profile["classes"]["data"]["copy"]
 
     response = client.post("/v1/predictions", json={"profile_id": job["profile_id"],
                                                     "candidates": list(served.candidates)})

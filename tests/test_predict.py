@@ -9,7 +9,11 @@ from pathlib import Path
 
 import pyarrow.compute as pc
 
+import pytest
+
 from fsbm.characterizer.characterize import characterize_files
+from fsbm.errors import FsbmError
+from fsbm.predictor.outside import outside_features
 from fsbm.store import ResultsStore
 from fsbm.traces.ingest import ingest, read_events
 from fsbm.traces.record import record
@@ -42,16 +46,49 @@ def test_a_recording_keeps_cpu_time_and_scope_and_the_profile_holds_only_the_sco
     assert profile["scope"] == str(work.resolve())  # the recorded scope is the default
     assert profile["recording"]["recordings"] == 1
     assert profile["trace_time"]["outside_calls"] > 0  # /etc/passwd and the libraries: other filesystems
-    # cp copies in the kernel (copy_file_range): each copy counts as the write of the whole file.
-    writes = profile["classes"]["data"]["write"]
-    assert sum(b["bytes"] for order in writes.values() for b in order.values()) == total
+    # cp copies in the kernel (copy_file_range): each copy is of the class "copy", whole files.
+    copies = profile["classes"]["data"]["copy"]
+    assert sum(b["bytes"] for order in copies.values() for b in order.values()) == total
+    assert "write" not in profile["classes"]["data"] and set(copies) == {"sequential"}
     everything = characterize_files([tmp_path / "e.parquet"], scope="/").to_json()
     assert everything["events"] > profile["events"]
 
 
+def test_untraced_runs_measure_the_cpu_time_tracing_bends_and_the_predictor_takes_it(tmp_path: Path) -> None:
+    """A CPU-bound loop between a few file calls: its untraced runs keep their CPU time, and
+    every run starts from what before_each leaves (here: the output removed)."""
+    work = tmp_path / "work"
+    work.mkdir()
+    starts: list[bool] = []
+
+    def before_each() -> None:
+        starts.append((work / "out").exists())
+        (work / "out").unlink(missing_ok=True)
+
+    burn = "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; echo $i > out"
+    recording = record(["sh", "-c", burn], tmp_path / "t.strace", cwd=work, scope=work, untraced_runs=2,
+                       before_each=before_each)
+    assert recording.returncode == 0 and starts == [False, True, True]  # 2 untraced runs, then the traced one
+    facts = recording.facts
+    assert facts["untraced_runs"] == 2 and facts["untraced_exit_status"] == 0
+    assert facts["untraced_user_cpu_ns"] > 20_000_000  # the loop is user time
+    assert facts["untraced_wall_ns"] >= facts["untraced_user_cpu_ns"] * 0.5
+    ingest([recording.log], tmp_path / "e.parquet")
+    profile = characterize_files([tmp_path / "e.parquet"]).to_json()
+    assert profile["recording"]["untraced_user_cpu_ns"] == facts["untraced_user_cpu_ns"]
+    assert outside_features(profile)["user_cpu_s"] == facts["untraced_user_cpu_ns"] / 1e9
+
+
+def test_untraced_runs_refuse_a_command_that_does_not_repeat_itself(tmp_path: Path) -> None:
+    flip = "if [ -e done ]; then exit 3; fi; touch done"
+    with pytest.raises(FsbmError, match="does not do the same work every time"):
+        record(["sh", "-c", flip], tmp_path / "t.strace", cwd=tmp_path, untraced_runs=2)
+    assert not (tmp_path / "t.strace").exists()  # refused before tracing
+
+
 def test_predict_ranks_candidates_from_real_cost_tables(tmp_path: Path, ext4_fs, tmpfs_fs) -> None:
     for fs in (ext4_fs, tmpfs_fs):
-        done = run_fsbm("bench", "--fs", fs.name, "--quick", "--only", "meta,read,write,overwrite,fsync")
+        done = run_fsbm("bench", "--fs", fs.name, "--quick", "--only", "meta,read,write,overwrite,fsync,copy")
         assert done.returncode == 0, done.stderr
     work = ext4_fs.mount_point / "work"
     work.mkdir()
@@ -70,7 +107,7 @@ def test_predict_ranks_candidates_from_real_cost_tables(tmp_path: Path, ext4_fs,
     for entry in by_name.values():
         assert entry["low_s"] <= entry["runtime_s"] <= entry["high_s"]
         assert entry["runtime_s"] == entry["fs_s"] + entry["outside_s"]
-        assert {"write", "unlink", "read"} <= set(entry["breakdown_s"])
+        assert {"copy", "unlink", "read"} <= set(entry["breakdown_s"])
         assert all(line["source"] for line in entry["lines"])
     assert doc["ranking"]["order"][0] == tmpfs_fs.name  # memory beats a cold disk for a copy and delete
     assert 0.5 <= doc["ranking"]["confidence"] <= 1.0

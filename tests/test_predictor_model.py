@@ -108,6 +108,21 @@ def test_the_model_is_count_times_cost_class_by_class() -> None:
     assert warm.by_op()["read"] == pytest.approx(1000 * curve(4096))  # all of it fits and was cached
 
 
+def test_copies_are_priced_by_fsbench_copy_and_without_it_as_a_read_and_a_write() -> None:
+    copying = profile()
+    copying["classes"]["data"]["copy"] = {"sequential": {"65536": {"count": 20, "bytes": 20 * 65536}}}
+    cloning = table("xfs")
+    cloning.entries += [entry("copy", "sequential", c, s, 15_000.0) for c in ("cold", "warm") for s in (512, 65536)]
+    fs = price_workload(copying, Pricer(cloning), cache_bytes=1 << 30)
+    assert fs.by_op()["copy"] == pytest.approx(20 * 15_000)  # a clone: flat in size
+    assert {line.group for line in fs.lines if line.op == "copy"} == {"write"}
+    older = price_workload(copying, Pricer(table("ext4")), cache_bytes=1 << 30)
+    # No copy benchmark: half the sources cached (the reuse curve), the copy written.
+    expected = 20 * (0.5 * 8 * curve(65536) + 0.5 * curve(65536) + curve(65536))
+    assert older.by_op()["copy"] == pytest.approx(expected)
+    assert all("no copy benchmark" in line.price.source for line in older.lines if line.op == "copy")
+
+
 def test_hit_fraction_reads_the_reuse_curve_at_the_cache_size() -> None:
     reuse = profile()["reuse"]
     assert hit_fraction(reuse, 1024) == 0.0
