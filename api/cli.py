@@ -144,9 +144,13 @@ def fs_destroy(ctx: typer.Context, names: list[str] = typer.Argument(None, help=
                all_: bool = typer.Option(False, "--all", help="Destroy every scratch filesystem.")) -> None:
     """Unmount, detach and delete scratch filesystems."""
     root = _settings(ctx).scratch_root
-    targets = [fs.name for fs in scratch.list_all(root)] if all_ else list(names or [])
-    if not targets:
+    if all_ and names:
+        raise UsageError("give names or --all, not both")
+    if not all_ and not names:
         raise UsageError("name a scratch filesystem to destroy, or pass --all")
+    targets = [fs.name for fs in scratch.list_all(root)] if all_ else list(names)
+    if not targets:
+        console.print("no scratch filesystems to destroy")
     for name in targets:
         scratch.destroy(name, root)
         console.print(f"destroyed {name}")
@@ -269,13 +273,17 @@ def trace_record(
     scope: Optional[Path] = typer.Option(None, "--scope", metavar="DIR", help="The directory the workload's files "
                                          "live in (on the filesystem under study); calls elsewhere count as time "
                                          "outside. Kept with the log as characterize's default --scope."),
+    untraced_runs: int = typer.Option(0, "--untraced-runs", min=0, max=20, metavar="N",
+                                      help="First run the command N times without tracing, to measure its CPU time "
+                                           "untouched by strace (the predictor prefers it). Only for a command that "
+                                           "does the same work every time: nothing is undone between runs."),
 ) -> None:
     """Run a command under strace: fsbm trace record -o LOG -- CMD [ARGS...]."""
     from fsbm.traces.record import record
 
     if scope is not None and not scope.is_dir():
         raise UsageError(f"--scope {scope} is not a directory")
-    recording = record(list(ctx.args), output, force=force, scope=scope)
+    recording = record(list(ctx.args), output, force=force, scope=scope, untraced_runs=untraced_runs)
     console.print(f"traced in {recording.wall_seconds:.2f} s (exit {recording.returncode}); log: {escape(str(output))}")
     if recording.returncode != 0:
         raise typer.Exit(recording.returncode)

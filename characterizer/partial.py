@@ -392,12 +392,17 @@ def whole_trace(ev: EventArrays, *, every: int | None = None, trace: int = 0, so
 
 
 RECORDING_FIELDS = ("user_cpu_ns", "system_cpu_ns", "wall_ns", "traced_wall_ns")
+UNTRACED_FIELDS = ("untraced_user_cpu_ns", "untraced_system_cpu_ns", "untraced_wall_ns")
 
 
 def recording_totals(recordings: list[dict]) -> dict[str, int]:
-    """The CPU and wall times of a trace's recordings (fsrusage), added; empty when unknown."""
+    """The CPU and wall times of a trace's recordings (fsrusage), added; empty when unknown.
+    The untraced medians (record's untraced_runs) are added only when every recording has
+    them: a total missing one program's would look whole and be wrong."""
     if not recordings:
         return {}
     totals = {name: sum(int(r.get(name) or 0) for r in recordings) for name in RECORDING_FIELDS}
+    if all(r.get("untraced_runs") for r in recordings):
+        totals.update({name: sum(int(r[name]) for r in recordings) for name in UNTRACED_FIELDS})
     totals["recordings"] = len(recordings)
     return totals

@@ -17,7 +17,9 @@ from fsbm.errors import UsageError
 
 
 def outside_features(profile: dict[str, Any]) -> dict[str, float]:
-    """user_cpu_s and outside_calls_s of a profile made from `fsbm trace record`."""
+    """user_cpu_s and outside_calls_s of a profile made from `fsbm trace record`; the CPU
+    time of its untraced runs where it has them (record's untraced_runs), which tracing has
+    not bent."""
     recording = profile.get("recording")
     trace_time = profile.get("trace_time") or {}
     if not recording or not trace_time.get("known"):
@@ -25,7 +27,8 @@ def outside_features(profile: dict[str, Any]) -> dict[str, float]:
                          "outside the filesystem is unknown",
                          hint="record the program with `fsbm trace record` (it keeps the CPU time beside the log), "
                               "or use the relative form (--measured SECONDS --traced-on CANDIDATE)")
-    return {"user_cpu_s": recording["user_cpu_ns"] / 1e9,
+    user = recording.get("untraced_user_cpu_ns", recording["user_cpu_ns"])
+    return {"user_cpu_s": user / 1e9,
             "outside_calls_s": trace_time.get("outside_calls_corrected_ns", 0) / 1e9}
 
 

@@ -76,14 +76,22 @@ def _cold(work: Path) -> None:
     cache.drop_all()
 
 
+UNTRACED_RUNS = 3
+
+
 def trace_program(program: Program, target: Target, inputs: Inputs, directory: Path) -> Traced:
-    """Record the program cold on `target` with `fsbm trace record`, then parse, characterize
-    (scoped to its work directory) and plan its replay."""
+    """Record the program cold on `target` with `fsbm trace record` (after UNTRACED_RUNS cold
+    untraced runs, for its CPU time), then parse, characterize (scoped to its work
+    directory) and plan its replay."""
     work = stage(program, target, inputs)
-    clean(work, program)
-    _cold(work)
+
+    def start_cold() -> None:
+        clean(work, program)
+        _cold(work)
+
     log = directory / f"{program.name}.strace"
-    recording = record(program.command, log, force=True, cwd=work, scope=work, quiet=True)
+    recording = record(program.command, log, force=True, cwd=work, scope=work, quiet=True,
+                       untraced_runs=UNTRACED_RUNS, before_each=start_cold)
     if recording.returncode != 0 and not (program.name == "grep" and recording.returncode == 1):
         raise FsbmError(f"traced run of {program.name} failed (exit {recording.returncode})")
     clean(work, program)
@@ -107,9 +115,10 @@ def time_run(program: Program, target: Target, inputs: Inputs) -> float:
     return seconds
 
 
-def time_replay(traced: Traced, target: Target) -> dict[str, float]:
-    """One cold serial replay of the program's plan on the target: its seconds, and the time
-    inside the replayed calls."""
+def time_replay(traced: Traced, target: Target) -> dict[str, Any]:
+    """One cold serial replay of the program's plan on the target: its seconds, its
+    mismatches, and the time inside the replayed calls of each operation (ops_ns), which is
+    where the model's miss can be found operation by operation."""
     base = target.mount / WORK_DIRECTORY / "replays"
     base.mkdir(parents=True, exist_ok=True)
     directory = Path(tempfile.mkdtemp(prefix=f"{traced.program}-", dir=base))
@@ -119,7 +128,9 @@ def time_replay(traced: Traced, target: Target) -> dict[str, float]:
         shutil.rmtree(directory, ignore_errors=True)
     mismatches = sum(op.get("failed_unexpectedly", 0) + op.get("succeeded_unexpectedly", 0)
                      + op.get("failed_differently", 0) for op in report.get("operations", {}).values())
-    return {"seconds": report["runtime_ns"] / 1e9, "mismatches": mismatches}
+    ops_ns = {op: entry["latency_ns"]["total"] for op, entry in report.get("operations", {}).items()
+              if entry.get("latency_ns")}
+    return {"seconds": report["runtime_ns"] / 1e9, "mismatches": mismatches, "ops_ns": ops_ns}
 
 
 def measure_rounds(programs: list[Program], targets: list[Target], inputs: Inputs, traced: dict[str, Traced], *,
@@ -139,7 +150,8 @@ def measure_rounds(programs: list[Program], targets: list[Target], inputs: Input
                             "seconds": seconds, "at": time.time()})
             replay = time_replay(traced[program.name], target)
             records.append({"round": r, "program": program.name, "target": target.label, "kind": "replay",
-                            "seconds": replay["seconds"], "mismatches": replay["mismatches"], "at": time.time()})
+                            "seconds": replay["seconds"], "mismatches": replay["mismatches"],
+                            "ops_ns": replay["ops_ns"], "at": time.time()})
         progress(f"round {r + 1} of {rounds}: {len(order)} runs and replays in {time.monotonic() - started:.0f} s")
     return records
 

@@ -11,14 +11,24 @@ calls themselves, so the traced wall time is no measure of the program's own.  T
 therefore runs under fsrusage (traces/native/fsrusage.c), which writes the CPU time the
 program's process tree used beside the log (LOG.recording.json); `trace parse` carries it
 into the event table and the predictor takes the time outside the filesystem from it.
+
+Even CPU time is bent by tracing: the kernel splits it into user and system time by
+sampling ticks, and under ptrace most ticks land in the system (measured here: the same
+program's traced user time 0 ms one run and 51 ms the next; 0-10 ms untraced).  For a
+command that does the same work every time, `untraced_runs` first runs it that many times
+without strace, under fsrusage alone, and keeps the medians (untraced_*): what the
+predictor prefers when they are there.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import statistics
+import tempfile
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -59,12 +69,48 @@ class Recording:
     facts: dict[str, Any]
 
 
+UNTRACED_FIELDS = ("user_cpu_ns", "system_cpu_ns", "wall_ns")
+
+
+def measure_untraced(command: list[str], runs: int, *, cwd: Path | None = None, quiet: bool = False,
+                     before_each: Callable[[], None] | None = None) -> dict[str, int]:
+    """Run `command` `runs` times without tracing, under fsrusage: the median of each of its
+    CPU and wall times, as untraced_user_cpu_ns and so on.  `before_each` (e.g. removing
+    the last run's outputs and dropping caches) runs before every run."""
+    rusage = native_binary("fsrusage", Path(__file__).parent)
+    samples: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="fsbm-untraced-") as tmp:
+        for run in range(runs):
+            if before_each is not None:
+                before_each()
+            facts_path = Path(tmp) / f"run-{run}.json"
+            try:
+                done = subprocess.run([str(rusage), "--output", str(facts_path), "--", *command], cwd=cwd,
+                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL if quiet else None)
+            except OSError as exc:
+                raise FsbmError(f"cannot run {command[0]}: {exc.strerror}") from exc
+            if not facts_path.exists():
+                raise FsbmError(f"untraced run {run + 1} of {' '.join(command)} could not be started "
+                                f"(exit {done.returncode})")
+            samples.append(json.loads(facts_path.read_text()))
+    statuses = sorted({s["exit_status"] for s in samples})
+    if len(statuses) > 1:
+        raise FsbmError(f"the untraced runs of {' '.join(command)} exited {' and '.join(map(str, statuses))}: it does "
+                        "not do the same work every time, so leave out --untraced-runs")
+    out = {f"untraced_{name}": int(statistics.median(s[name] for s in samples)) for name in UNTRACED_FIELDS}
+    out.update(untraced_runs=runs, untraced_exit_status=statuses[0])
+    return out
+
+
 def record(command: list[str], log: Path, *, force: bool = False, cwd: Path | None = None,
-           scope: Path | None = None, quiet: bool = False) -> Recording:
+           scope: Path | None = None, quiet: bool = False, untraced_runs: int = 0,
+           before_each: Callable[[], None] | None = None) -> Recording:
     """Run `command` under strace, writing the log to `log` and its recording facts beside
     it; the command's exit status is returned.  `scope`, kept with the facts, is the
     directory the workload's files live in: the characterizer's default scope.  `quiet`
-    sends the command's standard output to /dev/null."""
+    sends the command's standard output to /dev/null.  `untraced_runs` > 0 measures the
+    command untraced first (measure_untraced, with `before_each` before every run,
+    the traced one included)."""
     if not command:
         raise UsageError("give the command to trace after --, e.g. fsbm trace record -o t.log -- make")
     log = Path(log)
@@ -75,6 +121,10 @@ def record(command: list[str], log: Path, *, force: bool = False, cwd: Path | No
     facts_path.unlink(missing_ok=True)
     strace = require_program("strace", "strace")
     rusage = native_binary("fsrusage", Path(__file__).parent)
+    untraced = measure_untraced(command, untraced_runs, cwd=cwd, quiet=quiet, before_each=before_each) \
+        if untraced_runs > 0 else {}
+    if before_each is not None:
+        before_each()
     started = time.monotonic()
     try:
         done = subprocess.run([strace, *STRACE_FLAGS, "-o", str(log), "--",
@@ -88,7 +138,11 @@ def record(command: list[str], log: Path, *, force: bool = False, cwd: Path | No
     facts = read_recording(log)
     if facts is None:
         raise FsbmError(f"the command ran but {facts_path} was not written (exit {done.returncode})")
+    if untraced and untraced["untraced_exit_status"] != facts.get("exit_status"):
+        raise FsbmError(f"the untraced runs exited {untraced['untraced_exit_status']} but the traced run "
+                        f"{facts.get('exit_status')}: the command did not do the same work each time "
+                        f"(the log {log} is kept; record again without --untraced-runs)")
     facts.update({"command": command, "cwd": str(Path(cwd or os.getcwd()).resolve()), "traced_wall_ns": int(wall * 1e9),
-                  "strace_flags": STRACE_FLAGS, "scope": str(Path(scope).resolve()) if scope else None})
+                  "strace_flags": STRACE_FLAGS, "scope": str(Path(scope).resolve()) if scope else None, **untraced})
     facts_path.write_text(json.dumps(facts, indent=1))
     return Recording(log, done.returncode, wall, facts)
