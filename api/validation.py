@@ -88,6 +88,27 @@ def _share(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.1f}%"
 
 
+def _operations_section(operations: Any) -> list[str]:
+    """Modelled / replayed seconds per operation and target: where the model misses."""
+    if not len(operations) or not operations["replay_s"].sum():
+        return []  # measurements made before replays kept their operations' times
+    targets = list(dict.fromkeys(operations["candidate"]))
+    cells = {(r.op, r.candidate): r for r in operations.itertuples()}
+    ops = operations.groupby("op")["replay_s"].sum().sort_values(ascending=False).index
+    lines = ["", "## Model against replay, operation by operation", "",
+             "Raw modelled seconds / replayed seconds inside each operation, summed over the programs (the replayed "
+             "seconds in brackets). In-kernel copies are compared with the replay's writes: fsreplay writes the "
+             "bytes a copy_file_range moved, it does not copy or clone them.", "",
+             "| operation | " + " | ".join(targets) + " |", "|---|" + "---|" * len(targets)]
+    for op in ops:
+        row = []
+        for t in targets:
+            r = cells.get((op, t))
+            row.append("-" if r is None or r.ratio != r.ratio else f"{r.ratio:.2f} ({r.replay_s:.3f})")
+        lines.append(f"| {op} | " + " | ".join(row) + " |")
+    return lines
+
+
 def markdown(doc: dict[str, Any], judged: Any) -> str:
     """docs/validation.md: what was measured, how close the predictions came, where they miss."""
     from fsbm.predictor.judge import TARGETS
@@ -153,12 +174,13 @@ def markdown(doc: dict[str, Any], judged: Any) -> str:
         lines.append(f"| {name}{' (adopted)' if name == s['adopted'] else ''} | {100 * v['median_abs_error']:.1f}% | "
                      f"{100 * v['max_abs_error']:.1f}% | {_share(v['median_ratio_error'])} | "
                      f"{v['pairs_ranked_right']} of {v['pairs_compared']} |")
+    lines += _operations_section(judged.operations)
     cal = judged.calibration
     lines += ["", "## Calibration factors (fitted on every program's replays)", "",
               "| filesystem | replayed / modelled | 90% of workloads within |", "|---|---|---|"]
     for key, f in sorted(cal["fs_factors"].items()):
         lines.append(f"| {'all (pooled)' if key == '*' else key} | {f['factor']:.2f} | {f['low']:.2f}-{f['high']:.2f} |")
-    lines += ["", "Outside the filesystem: the CPU time the traced run used (fsrusage) plus its calls on other "
-              f"filesystems, not fitted. `fsbm predict`'s 90% band is the 5th-95th percentile of these errors "
+    lines += ["", "Outside the filesystem: the user CPU time of the program's untraced cold runs before it was traced "
+              "(the traced run's where there are none) plus its calls on other filesystems, not fitted. `fsbm predict`'s 90% band is the 5th-95th percentile of these errors "
               f"({_pct(cal['error_p5'])} to {_pct(cal['error_p95'])}).", ""]
     return "\n".join(lines) + "\n"

@@ -34,6 +34,7 @@ class Judged:
     pairs: pd.DataFrame
     summary: dict[str, Any]
     calibration: dict[str, Any]
+    operations: pd.DataFrame  # operation_ratios
 
 
 def _seconds_by_pair(records: list[dict], kind: str) -> dict[tuple[str, str], list[float]]:
@@ -44,11 +45,24 @@ def _seconds_by_pair(records: list[dict], kind: str) -> dict[tuple[str, str], li
     return out
 
 
+def _replayed_ops(records: list[dict]) -> dict[tuple[str, str], dict[str, float]]:
+    """Per (program, target), the median over replays of the seconds inside each operation."""
+    samples: dict[tuple[str, str], dict[str, list[float]]] = {}
+    for r in records:
+        if r["kind"] == "replay":
+            pair = samples.setdefault((r["program"], r["target"]), {})
+            for op, ns in (r.get("ops_ns") or {}).items():
+                pair.setdefault(op, []).append(ns / 1e9)
+    return {k: {op: statistics.median(v) for op, v in ops.items()} for k, ops in samples.items()}
+
+
 def features(doc: dict[str, Any], cache_bytes: int) -> pd.DataFrame:
-    """One row per (program, target): modelled seconds per group, outside features, measured
-    real and replayed seconds (medians, with the real runs' spread)."""
+    """One row per (program, target): modelled seconds per group and per operation, outside
+    features, measured real and replayed seconds (medians, with the real runs' spread) and
+    the replay's seconds per operation where the measurements have them."""
     real = _seconds_by_pair(doc["records"], "real")
     replay = _seconds_by_pair(doc["records"], "replay")
+    replayed_ops = _replayed_ops(doc["records"])
     pricers = {name: Pricer(CostTable.from_json(body)) for name, body in doc["cost_tables"].items()}
     rows = []
     for program in doc["programs"]:
@@ -61,8 +75,27 @@ def features(doc: dict[str, Any], cache_bytes: int) -> pd.DataFrame:
                          **{f"fs_{g}_s": groups[g] / 1e9 for g in GROUPS}, **outside,
                          "replay_s": statistics.median(replay[(program["name"], target["label"])]),
                          "real_s": statistics.median(runs), "real_min_s": min(runs), "real_max_s": max(runs),
-                         "runs": len(runs)})
+                         "runs": len(runs), "model_ops_s": {op: ns / 1e9 for op, ns in fs.by_op().items()},
+                         "replay_ops_s": replayed_ops.get((program["name"], target["label"]), {})})
     return pd.DataFrame(rows)
+
+
+def operation_ratios(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per operation and target, over every program: modelled seconds (raw) / replayed
+    seconds in that operation.  Where the model misses, operation by operation; the copies
+    are compared with the replay's writes, which is what fsreplay makes of them."""
+    totals: dict[tuple[str, str], list[float]] = {}
+    for r in rows.itertuples():
+        model = dict(r.model_ops_s)
+        if "copy" in model:
+            model["write"] = model.get("write", 0.0) + model.pop("copy")
+        for op in set(model) | set(r.replay_ops_s):
+            pair = totals.setdefault((op, r.candidate), [0.0, 0.0])
+            pair[0] += model.get(op, 0.0)
+            pair[1] += r.replay_ops_s.get(op, 0.0)
+    out = [{"op": op, "candidate": c, "model_s": m, "replay_s": p, "ratio": m / p if p > 0 else np.nan}
+           for (op, c), (m, p) in totals.items() if p > 0.001 or m > 0.001]
+    return pd.DataFrame(out, columns=["op", "candidate", "model_s", "replay_s", "ratio"])
 
 
 def _round_ratios(records: list[dict], traced_on: str) -> dict[tuple[str, str], float]:
@@ -142,7 +175,7 @@ def judge(doc: dict[str, Any], cache_bytes: int) -> Judged:
     calibration = RuntimeModel(calibrate=True).fit(rows).to_json()
     calibration.update({"adopted": adopted == "calibrated", "error_p5": summary["error_p5"],
                         "error_p95": summary["error_p95"], "median_abs_error": summary["median_abs_error"]})
-    return Judged(judged_rows, pairs, summary, calibration)
+    return Judged(judged_rows, pairs, summary, calibration, operation_ratios(rows))
 
 
 def _pairs(rows: pd.DataFrame) -> pd.DataFrame:
