@@ -191,7 +191,9 @@ def _progress(description: str, show: bool = True) -> Iterator[Callable[..., Non
 
 def measure(settings: Settings, target: Path, options: FsbenchOptions, candidate: str,
             store: ResultsStore, show: bool = True) -> tuple[dict[str, Any], CostTable]:
-    """Run fsbench with a progress bar, store the run and its cost table; returns both."""
+    """Run fsbench with a progress bar, store the run and its cost table; returns both.  An
+    interrupted run is kept, but not as a cost table: predictions and the filesystems' reuse
+    of stored tables would take its missing cases for a complete measurement."""
     _, estimate = plan(target, options)
     if show:
         console.print(f"[dim]{escape(candidate or str(target))}: {escape(estimate)}[/]")
@@ -203,7 +205,8 @@ def measure(settings: Settings, target: Path, options: FsbenchOptions, candidate
     probes = store.documents("probe", name=label)
     if probes:  # what fsprobe found on this candidate goes with its costs
         table = table.with_parameters(probes[0][2], probes[0][0])
-    store.save_document("cost_table", table.to_json(), name=label, run_id=run_id)
+    if not doc.get("interrupted"):
+        store.save_document("cost_table", table.to_json(), name=label, run_id=run_id)
     doc["run_id"] = run_id
     return doc, table
 
@@ -614,10 +617,14 @@ def validate_command(
         options = ValidationOptions(candidates=types, states=wanted_states, traced_on=traced_on, rounds=rounds,
                                     scale=scale, only=chosen, seed=seed, fresh=fresh)
         doc = measure_suite(settings, options, console)
+        # Kept before judging: the measuring took many minutes, the judging can be redone (--from).
+        with settings.store() as store:
+            measured_id = store.save_document("validation_measurements", doc, name=doc["traced_on"])
+        console.print(f"measurements stored as document {measured_id}")
+        if json_out is not None:
+            _write_json(json_out, doc)
     judged = judge(doc, cache_bytes=_page_cache_bytes(None))
     with settings.store() as store:
-        if measurements is None:
-            store.save_document("validation_measurements", doc, name=doc["traced_on"])
         calibration_id = store.save_document("calibration", judged.calibration, name="validation")
         store.save_document("validation", {"kind": "validation", "summary": judged.summary,
                                            "rows": judged.rows.to_dict(orient="records"),
@@ -627,7 +634,7 @@ def validate_command(
     doc_out.parent.mkdir(parents=True, exist_ok=True)
     doc_out.write_text(markdown(doc, judged))
     console.print(f"calibration {calibration_id} stored (fsbm predict uses it); table written to {escape(str(doc_out))}")
-    if json_out is not None:
+    if json_out is not None and measurements is not None:
         _write_json(json_out, doc)
 
 

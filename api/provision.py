@@ -9,6 +9,7 @@ from typing import Any, Optional
 from rich.console import Console
 from rich.markup import escape
 
+from fsbm.errors import FsbmError
 from fsbm.microbench import scratch
 from fsbm.microbench.age import AgingOptions, run_aging
 from fsbm.microbench.fsbench import FsbenchOptions
@@ -42,13 +43,18 @@ def provision(settings: Any, name: str, fstype: str, size: int, aging: Optional[
 
 def stored_or_measured_cost_table(settings: Any, fs: scratch.ScratchFs, store: Any, console: Console,
                                   fresh: bool = False) -> CostTable:
-    """The newest cost table of this filesystem in the store, or a quick fsbench run's."""
+    """The newest complete cost table of this filesystem in the store, or a quick fsbench
+    run's (an interrupted run's table, which older fsbm stored, is measured again)."""
     from fsbm.api.cli import measure  # one measuring path for bench, demo and validate
 
-    kept = store.documents("cost_table", name=fs.name)
+    kept = [k for k in store.documents("cost_table", name=fs.name)
+            if store.run_status(k[2].get("fsbench_run_id")) != "interrupted"]
     if kept and not fresh:
         table = CostTable.from_json(kept[0][2], f"cost table {kept[0][0]}")
         console.print(f"[dim]{escape(fs.name)}: cost table {kept[0][0]} from the store (measured {table.measured_at})[/]")
         return table
-    _, table = measure(settings, fs.mount_point, FsbenchOptions(quick=True, aging_state=fs.aging_state), fs.name, store)
+    doc, table = measure(settings, fs.mount_point, FsbenchOptions(quick=True, aging_state=fs.aging_state), fs.name,
+                         store)
+    if doc.get("interrupted"):
+        raise FsbmError(f"fsbench on {fs.name} was interrupted; its partial results are run {doc['run_id']}")
     return table

@@ -267,6 +267,13 @@ class ResultsStore:
         ).fetchone()
         return json.loads(row["body"]) if row else None
 
+    def run_status(self, run_id: int | None) -> str | None:
+        """ok, partial (some cases failed) or interrupted; None for an unknown run."""
+        if run_id is None:
+            return None
+        row = self._conn.execute("SELECT status FROM runs WHERE id = ?", (run_id,)).fetchone()
+        return row["status"] if row else None
+
     def documents(self, kind: str, name: str | None = None) -> list[tuple[int, str, dict[str, Any]]]:
         """(id, created, body) of every stored document of a kind, newest first."""
         query = "SELECT id, created, body FROM documents WHERE kind = ?"

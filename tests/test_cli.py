@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from fsbm.microbench.scratch import ScratchFs
-from fsbm.store import SCHEMA_VERSION
+from fsbm.store import SCHEMA_VERSION, ResultsStore
 from tests.conftest import run_fsbm
 
 
@@ -77,3 +77,6 @@ def test_sigterm_during_bench_keeps_partial_results_and_leaves_no_work_files(
     assert list(tmpfs_fs.mount_point.iterdir()) == []
     runs = run_fsbm("store", "runs").stdout
     assert "interrupted" in runs
+    # Kept as a run, never as a cost table: a table missing cases would break predictions later.
+    with ResultsStore(fsbm_home / "fsbm.sqlite") as store:
+        assert store.run_status(1) == "interrupted" and not store.documents("cost_table")
