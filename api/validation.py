@@ -97,8 +97,8 @@ def _operations_section(operations: Any) -> list[str]:
     ops = operations.groupby("op")["replay_s"].sum().sort_values(ascending=False).index
     lines = ["", "## Model against replay, operation by operation", "",
              "Raw modelled seconds / replayed seconds inside each operation, summed over the programs (the replayed "
-             "seconds in brackets). In-kernel copies are compared with the replay's writes: fsreplay writes the "
-             "bytes a copy_file_range moved, it does not copy or clone them.", "",
+             "seconds in brackets). Creates count with the opens and in-kernel copies with the writes, as fsreplay "
+             "performs them: it writes the bytes a copy_file_range moved, it does not copy or clone them.", "",
              "| operation | " + " | ".join(targets) + " |", "|---|" + "---|" * len(targets)]
     for op in ops:
         row = []

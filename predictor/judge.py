@@ -80,19 +80,33 @@ def features(doc: dict[str, Any], cache_bytes: int) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+# fsreplay's operation kinds (microbench/src/plan.c) in the model's vocabulary, and the
+# model's operations fsreplay performs as another: a create is an open with O_CREAT, a
+# copy the write of its bytes.
+REPLAYED_AS = {"fdatasync": "fsync", "lstat": "stat", "fstat": "stat", "access": "stat", "getdents": "readdir",
+               "chmod": "setattr", "utimes": "setattr", "truncate": "setattr", "ftruncate": "setattr",
+               "create": "open", "copy": "write"}
+
+
+def _in_replay_terms(seconds: dict[str, float]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for op, value in seconds.items():
+        name = REPLAYED_AS.get(op, op)
+        out[name] = out.get(name, 0.0) + value
+    return out
+
+
 def operation_ratios(rows: pd.DataFrame) -> pd.DataFrame:
     """Per operation and target, over every program: modelled seconds (raw) / replayed
-    seconds in that operation.  Where the model misses, operation by operation; the copies
-    are compared with the replay's writes, which is what fsreplay makes of them."""
+    seconds in that operation.  Where the model misses, operation by operation (REPLAYED_AS
+    puts both in one vocabulary)."""
     totals: dict[tuple[str, str], list[float]] = {}
     for r in rows.itertuples():
-        model = dict(r.model_ops_s)
-        if "copy" in model:
-            model["write"] = model.get("write", 0.0) + model.pop("copy")
-        for op in set(model) | set(r.replay_ops_s):
+        model, replayed = _in_replay_terms(r.model_ops_s), _in_replay_terms(r.replay_ops_s)
+        for op in set(model) | set(replayed):
             pair = totals.setdefault((op, r.candidate), [0.0, 0.0])
             pair[0] += model.get(op, 0.0)
-            pair[1] += r.replay_ops_s.get(op, 0.0)
+            pair[1] += replayed.get(op, 0.0)
     out = [{"op": op, "candidate": c, "model_s": m, "replay_s": p, "ratio": m / p if p > 0 else np.nan}
            for (op, c), (m, p) in totals.items() if p > 0.001 or m > 0.001]
     return pd.DataFrame(out, columns=["op", "candidate", "model_s", "replay_s", "ratio"])

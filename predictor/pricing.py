@@ -158,10 +158,11 @@ class Pricer:
 
     def fsync(self, bytes_per_fsync: float) -> Price:
         """fsync after `bytes_per_fsync` dirty bytes: fsbench's fsync of one 4 KiB write, plus
-        the time to write the rest through to the device (sequential direct writes)."""
+        the time to write the rest through to the device (sequential direct writes).  A
+        filesystem in memory has no device: its fsync is fsbench's, whatever was written."""
         base = _measured(self._entry("fsync", "sequential", "warm", 4096), "fsbench fsync after 4096 B")
         extra_bytes = int(bytes_per_fsync) - 4096
-        if extra_bytes <= 0:
+        if extra_bytes <= 0 or self.table.memory_only:
             return base
         through = self.data("write", "sequential", "direct", int(bytes_per_fsync))
         first = self.data("write", "sequential", "direct", 4096)

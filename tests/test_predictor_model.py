@@ -77,6 +77,12 @@ def test_memory_only_filesystems_price_cold_as_warm() -> None:
     assert Pricer(tmpfs).data("read", "random", "cold", 4096).ns == pytest.approx(curve(4096))
 
 
+def test_fsync_writes_the_dirty_bytes_through_except_where_there_is_no_device() -> None:
+    disk = Pricer(table("ext4")).fsync(1 << 20)
+    assert disk.ns == pytest.approx(500_000 + curve(1 << 20) - curve(4096))  # direct writes of the rest
+    assert Pricer(table("tmpfs")).fsync(1 << 20).ns == pytest.approx(500_000)  # tmpfs: nothing to write through
+
+
 def profile(reads: int = 1000, fsyncs: int = 0) -> dict:
     return {
         "classes": {"data": {"read": {"random": {"4096": {"count": reads, "bytes": reads * 4096}}},
