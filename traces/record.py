@@ -25,8 +25,8 @@ from __future__ import annotations
 import json
 import os
 import statistics
-import tempfile
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
