@@ -89,7 +89,10 @@ def test_a_signal_during_creation_unwinds_everything(fsbm_home: Path, tmp_path: 
     command = [str(Path(sys.executable).parent / "fsbm"), "--scratch-root", str(root), "fs", "create", "ext4",
                "--size", "256M"]
     env = {**os.environ, "PATH": f"{shims}:{os.environ['PATH']}"}
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    # A shell that runs the suite in the background hands its children SIGINT ignored, and
+    # Python keeps it so; the Ctrl-C this test stands for is never ignored.
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 60
     while not (tmp_path / "mount-started").exists() and time.monotonic() < deadline:
         time.sleep(0.01)
