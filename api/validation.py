@@ -181,6 +181,7 @@ def markdown(doc: dict[str, Any], judged: Any) -> str:
     for key, f in sorted(cal["fs_factors"].items()):
         lines.append(f"| {'all (pooled)' if key == '*' else key} | {f['factor']:.2f} | {f['low']:.2f}-{f['high']:.2f} |")
     lines += ["", "Outside the filesystem: the user CPU time of the program's untraced cold runs before it was traced "
-              "(the traced run's where there are none) plus its calls on other filesystems, not fitted. `fsbm predict`'s 90% band is the 5th-95th percentile of these errors "
+              "(the traced run's where there are none) plus its calls on other filesystems, not fitted. "
+              "`fsbm predict`'s 90% band is the 5th-95th percentile of these errors "
               f"({_pct(cal['error_p5'])} to {_pct(cal['error_p95'])}).", ""]
     return "\n".join(lines) + "\n"

@@ -16,6 +16,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +72,10 @@ def stage(program: Program, target: Target, inputs: Inputs) -> Path:
     return work
 
 
-def _cold(work: Path) -> None:
+def start_cold(work: Path, program: Program) -> None:
+    """What every run, traced or not, starts from: the last run's outputs removed, everything
+    written back, every cache dropped."""
+    clean(work, program)
     subprocess.run(["sync"], check=True)
     cache.drop_all()
 
@@ -84,14 +88,9 @@ def trace_program(program: Program, target: Target, inputs: Inputs, directory: P
     untraced runs, for its CPU time), then parse, characterize (scoped to its work
     directory) and plan its replay."""
     work = stage(program, target, inputs)
-
-    def start_cold() -> None:
-        clean(work, program)
-        _cold(work)
-
     log = directory / f"{program.name}.strace"
     recording = record(program.command, log, force=True, cwd=work, scope=work, quiet=True,
-                       untraced_runs=UNTRACED_RUNS, before_each=start_cold)
+                       untraced_runs=UNTRACED_RUNS, before_each=partial(start_cold, work, program))
     if recording.returncode != 0 and not (program.name == "grep" and recording.returncode == 1):
         raise FsbmError(f"traced run of {program.name} failed (exit {recording.returncode})")
     clean(work, program)
@@ -106,8 +105,7 @@ def trace_program(program: Program, target: Target, inputs: Inputs, directory: P
 def time_run(program: Program, target: Target, inputs: Inputs) -> float:
     """Seconds of one untraced cold run."""
     work = stage(program, target, inputs)
-    clean(work, program)
-    _cold(work)
+    start_cold(work, program)
     started = time.perf_counter()
     run_command(program, work)
     seconds = time.perf_counter() - started
