@@ -102,6 +102,44 @@ class CostTable:
             fsbench_run_id=body.get("fsbench_run_id"), parameters=body.get("parameters", {}),
         )
 
+    @classmethod
+    def median_of(cls, tables: list["CostTable"]) -> "CostTable":
+        """One table from several measurements of the same candidate: each case is the
+        measurement whose mean is the median of the case's means (of an even number, the
+        lower of the middle two: a real measurement, its histogram intact), and its interval is widened to every repeat's mean.
+
+        Why: this machine's disk speed drifts by up to 2x over minutes, and one quick table
+        catches whatever the disk was doing then (the same cold 4 KiB random read measured
+        269 us and 126 us twenty minutes apart).  Tables measured at times spread over the
+        runs they are to predict, taken case by case at their median, follow the disk the
+        runs saw.  `repeats` on each entry says how many measurements it is the median of,
+        and their means."""
+        if not tables:
+            raise ValueError("no cost tables to take the median of")
+        if len({t.candidate for t in tables}) > 1:
+            raise UsageError("cost tables of different candidates cannot be combined: "
+                             + ", ".join(sorted({t.candidate for t in tables})))
+        cases: dict[tuple, list[dict[str, Any]]] = {}
+        for table in tables:
+            for e in table.entries:
+                cases.setdefault((e["bench"], e["op"], e["size"], e["order"], e["cache"]), []).append(e)
+        entries = []
+        for found in cases.values():
+            ranked = sorted(found, key=lambda e: float(e["latency_ns"]["mean"]))
+            chosen = ranked[(len(ranked) - 1) // 2]
+            means = [float(e["latency_ns"]["mean"]) for e in found]
+            latency = dict(chosen["latency_ns"])
+            latency["ci95_low"] = min(float(latency.get("ci95_low", latency["mean"])), *means)
+            latency["ci95_high"] = max(float(latency.get("ci95_high", latency["mean"])), *means)
+            entries.append({**chosen, "latency_ns": latency, "repeats": {"count": len(found), "means_ns": means}})
+        block_size = int(tables[0].environment.get("fs_block_size") or 4096)
+        results = [{**e, "family": "data", "block_size": block_size, "rep_means_ns": e["repeats"]["means_ns"]}
+                   for e in entries if e["size"] is not None]
+        times = sorted(t.measured_at for t in tables)
+        return cls(tables[0].candidate, tables[0].environment, f"{times[0]} .. {times[-1]} (median of {len(tables)})",
+                   entries, fit_fsbench_results(results), None,
+                   {**tables[0].parameters, "median_of_runs": [t.fsbench_run_id for t in tables]})
+
     def with_parameters(self, probe: dict[str, Any], probe_id: int | None = None) -> "CostTable":
         """This table with the answers of an fsprobe report (each probe's value, not how)."""
         keys = {"block-size": ("block_size_bytes", "transfer_unit_bytes"), "readahead": ("readahead_bytes",),

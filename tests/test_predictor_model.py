@@ -146,7 +146,8 @@ def training_rows(rng: np.random.Generator) -> pd.DataFrame:
             modelled = rng.uniform(0.01, 0.5, size=len(FS_COLUMNS))
             replay = modelled.sum() * factor * rng.lognormal(0, 0.03)
             rows.append({"program": f"p{p}", "candidate": candidate, **dict(zip(FS_COLUMNS, modelled)),
-                         "user_cpu_s": cpu, "actors": float(rng.integers(1, 4)), "outside_calls_s": 0.0,
+                         "user_cpu_s": cpu, "actors": float(rng.integers(1, 4)), "system_cpu_s": 0.0,
+                         "outside_calls_s": 0.0,
                          "replay_s": replay, "real_s": replay + cpu})
     return pd.DataFrame(rows)
 
@@ -168,3 +169,22 @@ def test_the_runtime_model_keeps_scikit_learns_contract() -> None:
     assert np.median(np.abs(raw / rows["real_s"] - 1)) > 0.05  # xfs's 1.5x is what calibration is for
     parts = RuntimeModel().fit(rows, rows["real_s"]).predict_parts(rows)
     assert (parts["low"] <= parts["runtime"]).all() and (parts["runtime"] <= parts["high"]).all()
+
+
+def test_median_of_tables_takes_each_case_from_the_middle_measurement_and_spans_all_of_them() -> None:
+    slow, fast, middle = table(scale=2.0), table(scale=0.5), table(scale=1.0)
+    slow.measured_at, fast.measured_at, middle.measured_at = "t3", "t1", "t2"
+    merged = CostTable.median_of([slow, fast, middle])
+    price = Pricer(merged).data("read", "random", "cold", 4096)
+    assert price.ns == pytest.approx(8 * curve(4096))
+    assert price.low_ns == pytest.approx(0.5 * 8 * curve(4096)) and price.high_ns == pytest.approx(2 * 8 * curve(4096))
+    case = merged.entry("read", "random", "cold", 4096)
+    assert case["repeats"]["count"] == 3 and sorted(case["repeats"]["means_ns"]) == pytest.approx(
+        [s * 8 * curve(4096) for s in (0.5, 1.0, 2.0)])
+    assert merged.measured_at == "t1 .. t3 (median of 3)"
+    assert {f.bench for f in merged.fits} >= {"read", "write"}  # refitted through the repeats' means
+    # A case measured in only some of the tables is the median of those.
+    fast.entries = [e for e in fast.entries if e["bench"] != "fsync"]
+    assert CostTable.median_of([slow, fast]).entry("fsync", "sequential", "warm", 4096)["repeats"]["count"] == 1
+    with pytest.raises(UsageError, match="different candidates"):
+        CostTable.median_of([table("ext4"), table("xfs")])
