@@ -578,7 +578,9 @@ def validate_command(
     scale: float = typer.Option(1.0, "--scale", min=0.05, max=4.0, help="Size of the programs' work (1: full)."),
     only: Optional[str] = typer.Option(None, "--only", help="Programs to run, e.g. untar,grep (default: all)."),
     seed: int = typer.Option(1, "--seed", min=0, help="Seed of the shuffled order."),
-    fresh: bool = typer.Option(False, "--fresh", help="Remake the val-* filesystems and their cost tables."),
+    fresh: bool = typer.Option(False, "--fresh", help="Remake the val-* filesystems (provisioned and aged)."),
+    table_repeats: int = typer.Option(3, "--table-repeats", min=1, help="Cost-table measurements per target, spread "
+                                      "over the rounds; each case is judged at their median."),
     measurements: Optional[Path] = typer.Option(None, "--from", help="Judge these stored measurements (JSON) "
                                                 "instead of measuring."),
     doc_out: Path = typer.Option(Path("docs/validation.md"), "--doc", help="Where the validation table goes."),
@@ -615,7 +617,8 @@ def validate_command(
         if not wanted_states or set(wanted_states) - {"fresh", "aged"}:
             raise UsageError("--states takes fresh, aged or fresh,aged")
         options = ValidationOptions(candidates=types, states=wanted_states, traced_on=traced_on, rounds=rounds,
-                                    scale=scale, only=chosen, seed=seed, fresh=fresh)
+                                    scale=scale, only=chosen, seed=seed, fresh=fresh,
+                                    table_repeats=table_repeats)
         doc = measure_suite(settings, options, console)
         # Kept before judging: the measuring took many minutes, the judging can be redone (--from).
         with settings.store() as store:

@@ -45,14 +45,19 @@ def stored_or_measured_cost_table(settings: Any, fs: scratch.ScratchFs, store: A
                                   fresh: bool = False) -> CostTable:
     """The newest complete cost table of this filesystem in the store, or a quick fsbench
     run's (an interrupted run's table, which older fsbm stored, is measured again)."""
-    from fsbm.api.cli import measure  # one measuring path for bench, demo and validate
-
     kept = [k for k in store.documents("cost_table", name=fs.name)
             if store.run_status(k[2].get("fsbench_run_id")) != "interrupted"]
     if kept and not fresh:
         table = CostTable.from_json(kept[0][2], f"cost table {kept[0][0]}")
         console.print(f"[dim]{escape(fs.name)}: cost table {kept[0][0]} from the store (measured {table.measured_at})[/]")
         return table
+    return measure_cost_table(settings, fs, store)
+
+
+def measure_cost_table(settings: Any, fs: scratch.ScratchFs, store: Any) -> CostTable:
+    """A quick fsbench run's cost table of the scratch filesystem, stored under its name."""
+    from fsbm.api.cli import measure  # one measuring path for bench, demo and validate
+
     doc, table = measure(settings, fs.mount_point, FsbenchOptions(quick=True, aging_state=fs.aging_state), fs.name,
                          store)
     if doc.get("interrupted"):

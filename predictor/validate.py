@@ -131,14 +131,26 @@ def time_replay(traced: Traced, target: Target) -> dict[str, Any]:
     return {"seconds": report["runtime_ns"] / 1e9, "mismatches": mismatches, "ops_ns": ops_ns}
 
 
+def table_boundaries(rounds: int, repeats: int) -> list[int]:
+    """Where, between rounds, each target's cost table is measured: `repeats` times, spread
+    evenly from before the first round (0) to after the last (`rounds`)."""
+    if repeats <= 1:
+        return [0]
+    return sorted({round(i * rounds / (repeats - 1)) for i in range(repeats)})
+
+
 def measure_rounds(programs: list[Program], targets: list[Target], inputs: Inputs, traced: dict[str, Traced], *,
-                   rounds: int, seed: int, progress: Progress) -> list[dict[str, Any]]:
+                   rounds: int, seed: int, progress: Progress,
+                   at_boundary: Callable[[int], None] = lambda boundary: None) -> list[dict[str, Any]]:
     """`rounds` rounds; in each, every (program, target) runs once for real and is replayed
-    once, in a shuffled order.  One record per measurement."""
+    once, in a shuffled order.  One record per measurement.  `at_boundary(b)` runs before
+    round b and, with b = rounds, after the last: where the cost tables are measured, so
+    they see the disk the rounds saw."""
     rng = random.Random(seed)
     records: list[dict[str, Any]] = []
     pairs = [(p, t) for p in programs for t in targets]
     for r in range(rounds):
+        at_boundary(r)
         order = pairs[:]
         rng.shuffle(order)
         started = time.monotonic()
@@ -151,6 +163,7 @@ def measure_rounds(programs: list[Program], targets: list[Target], inputs: Input
                             "seconds": replay["seconds"], "mismatches": replay["mismatches"],
                             "ops_ns": replay["ops_ns"], "at": time.time()})
         progress(f"round {r + 1} of {rounds}: {len(order)} runs and replays in {time.monotonic() - started:.0f} s")
+    at_boundary(rounds)
     return records
 
 

@@ -13,6 +13,7 @@ import pytest
 
 from fsbm.characterizer.characterize import characterize_files
 from fsbm.errors import FsbmError
+from fsbm.predictor.cost_table import CostTable
 from fsbm.predictor.outside import outside_features
 from fsbm.store import ResultsStore
 from fsbm.traces.ingest import ingest, read_events
@@ -130,7 +131,8 @@ def test_validate_measures_programs_judges_them_and_calibrates(tmp_path: Path, f
     require_root()
     doc = tmp_path / "validation.md"
     done = run_fsbm("validate", "--candidates", "ext4,tmpfs", "--states", "fresh", "--rounds", "2", "--scale", "0.1",
-                    "--only", "untar,sqlite,grep", "--doc", str(doc), "--json", str(tmp_path / "m.json"), timeout=900)
+                    "--only", "untar,sqlite,grep", "--table-repeats", "2", "--doc", str(doc),
+                    "--json", str(tmp_path / "m.json"), timeout=900)
     try:
         assert done.returncode == 0, done.stderr
         text = doc.read_text()
@@ -138,9 +140,15 @@ def test_validate_measures_programs_judges_them_and_calibrates(tmp_path: Path, f
         measured = json.loads((tmp_path / "m.json").read_text())
         assert {r["kind"] for r in measured["records"]} == {"real", "replay"}
         assert len(measured["records"]) == 2 * 3 * 2 * 2  # rounds x programs x targets x (real, replay)
+        # Each target's cost table measured before the first round and after the last, judged
+        # at their per-case median, and each measurement kept in the store.
+        assert {name: len(runs) for name, runs in measured["cost_table_runs"].items()} == {"val-ext4": 2, "val-tmpfs": 2}
+        judged_table = CostTable.from_json(measured["cost_tables"]["val-ext4"])
+        assert judged_table.entry("read", "random", "cold", 4096)["repeats"]["count"] == 2
         with ResultsStore(fsbm_home / "fsbm.sqlite") as store:
             (_, _, result), = store.documents("validation")
             assert store.documents("calibration")
+            assert len(store.documents("cost_table", name="val-ext4")) == 2
         rows = {(r["program"], r["candidate"]): r for r in result["rows"]}
         sqlite_ext4, sqlite_tmpfs = rows[("sqlite", "ext4 fresh")], rows[("sqlite", "tmpfs fresh")]
         # fsync-bound: memory is far faster, and the model, fitted without sqlite, says so.
