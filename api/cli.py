@@ -442,7 +442,8 @@ def predict_command(
     start: str = typer.Option("cold", "--start", help="cold (nothing cached when the workload starts) or warm."),
     measured: Optional[float] = typer.Option(None, "--measured", min=0.0, help="A measured runtime (s) of the "
                                              "workload on --traced-on: adds the relative form."),
-    traced_on: Optional[str] = typer.Option(None, "--traced-on", help="The candidate --measured was measured on."),
+    traced_on: Optional[str] = typer.Option(None, "--traced-on", help="The candidate the workload was traced (and "
+                                            "--measured) on: its costs tell the system time outside the filesystem."),
     scope: Optional[str] = typer.Option(None, "--scope", metavar="DIR", help="For a trace: see `fsbm characterize`."),
     uncalibrated: bool = typer.Option(False, "--uncalibrated", help="Ignore the stored calibration: the raw model."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write the prediction (JSON) here."),
@@ -452,11 +453,11 @@ def predict_command(
     """Predict the workload's runtime on each candidate: interval, breakdown, ranking."""
     _refuse_overwrite(json_out, force)
     _check_start(start)
-    if (measured is None) != (traced_on is None):
-        raise UsageError("give --measured and --traced-on together")
+    if measured is not None and traced_on is None:
+        raise UsageError("--measured needs --traced-on, the candidate it was measured on")
     doc = _prediction(_settings(ctx), source, _names(candidates), keep_going=keep_going, scope=scope,
                       cache_bytes=_page_cache_bytes(cache_size), start=start, uncalibrated=uncalibrated,
-                      measured=(measured, traced_on) if measured is not None else None)
+                      measured=measured, traced_on=traced_on)
     console.print(render.prediction_table(doc))
     console.print(f"prediction {doc['id']} stored (its report: fsbm report {doc['id']} -o report.html)")
     if json_out is not None:
@@ -479,7 +480,7 @@ def _names(candidates: str) -> list[str]:
 
 def _prediction(settings: Settings, source: Path, names: list[str], *, keep_going: bool, scope: Optional[str],
                 cache_bytes: int, start: str, uncalibrated: bool,
-                measured: Optional[tuple[float, str]]) -> dict[str, Any]:
+                measured: Optional[float] = None, traced_on: Optional[str] = None) -> dict[str, Any]:
     """Predict a workload (profile file, trace or event table) and keep the profile and the
     prediction in the store; the prediction, with its id."""
     from fsbm.api.service import Predictor
@@ -490,7 +491,8 @@ def _prediction(settings: Settings, source: Path, names: list[str], *, keep_goin
     with settings.store() as store:
         profile_id = store.save_document("profile", profile, name=profile.get("source") or str(source))
         doc = predictor.predict(store, profile, names, cache_bytes=cache_bytes, start=start,
-                                uncalibrated=uncalibrated, measured=measured, profile_id=profile_id)
+                                uncalibrated=uncalibrated, measured=measured, traced_on=traced_on,
+                                profile_id=profile_id)
         predictor.save(store, doc, name=str(source))
     return doc
 
@@ -531,8 +533,7 @@ def report_command(
             raise UsageError(f"{source} is not a prediction id; to predict it, give --candidates")
         _check_start(start)
         doc = _prediction(settings, Path(source), _names(candidates), keep_going=keep_going, scope=scope,
-                          cache_bytes=_page_cache_bytes(cache_size), start=start, uncalibrated=uncalibrated,
-                          measured=None)
+                          cache_bytes=_page_cache_bytes(cache_size), start=start, uncalibrated=uncalibrated)
         console.print(render.prediction_table(doc))
         prediction_id = doc["id"]
     with settings.store() as store:

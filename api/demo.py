@@ -126,7 +126,8 @@ def run_demo(settings: Any, console: Console, filesystems: tuple[str, ...], size
         with settings.store() as store:
             profile_id = store.save_document("profile", traced.profile, name=traced.profile["source"])
             prediction = predictor.predict(store, traced.profile, [t.candidate for t in targets],
-                                           cache_bytes=memory_available_bytes(), profile_id=profile_id)
+                                           cache_bytes=memory_available_bytes(), profile_id=profile_id,
+                                           traced_on=targets[0].candidate)
             predictor.save(store, prediction, name=f"demo: {PROGRAM.name}")
 
         headline(f"measuring: {rounds} shuffled cold rounds of real runs and replays on every candidate")

@@ -208,6 +208,7 @@ class Prediction(_Closed):
     validated: bool
     calibrated: bool
     outside_features: Optional[dict[str, float]]
+    traced_on: Optional[str] = None
     absolute: bool
     candidates: list[CandidatePrediction]
     ranking: Optional[Ranking] = None
@@ -226,15 +227,17 @@ class PredictionRequest(_Closed):
     start: Literal[STARTS] = "cold"  # type: ignore[valid-type]
     measured_s: Optional[float] = Field(None, ge=0, description="A measured runtime on traced_on: adds the "
                                                                   "relative form.")
-    traced_on: Optional[str] = None
+    traced_on: Optional[str] = Field(None, description="The candidate the workload was traced (and measured_s "
+                                                       "measured) on: its costs tell the system time outside the "
+                                                       "filesystem.")
     uncalibrated: bool = False
 
     @model_validator(mode="after")
     def _one_profile(self) -> "PredictionRequest":
         if (self.profile_id is None) == (self.profile is None):
             raise ValueError("give exactly one of profile_id and profile")
-        if (self.measured_s is None) != (self.traced_on is None):
-            raise ValueError("give measured_s and traced_on together")
+        if self.measured_s is not None and self.traced_on is None:
+            raise ValueError("measured_s needs traced_on, the candidate it was measured on")
         if any(not name.strip() for name in self.candidates):
             raise ValueError("a candidate name is empty")
         return self

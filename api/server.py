@@ -131,7 +131,6 @@ def create_app(store_path: Optional[Path] = None, *, api_key: Optional[str] = No
         same stored answer."""
         store = predictor.store()
         cache_bytes = body.cache_bytes if body.cache_bytes is not None else memory_available_bytes()
-        measured = (body.measured_s, body.traced_on) if body.measured_s is not None else None
         key = None
         if body.profile_id is not None:
             try:
@@ -140,7 +139,8 @@ def create_app(store_path: Optional[Path] = None, *, api_key: Optional[str] = No
                 raise HTTPException(404, str(exc)) from None
             profile_id = body.profile_id
             key = predictor.answer_key(store, profile_id, body.candidates, cache_bytes=cache_bytes,
-                                       start=body.start, uncalibrated=body.uncalibrated, measured=measured)
+                                       start=body.start, uncalibrated=body.uncalibrated, measured=body.measured_s,
+                                       traced_on=body.traced_on)
             if (known := answers.peek(key)) is not None:
                 return Response(known, status_code=201, media_type="application/json")
         else:
@@ -148,7 +148,8 @@ def create_app(store_path: Optional[Path] = None, *, api_key: Optional[str] = No
             profile = body.profile.model_dump(mode="json")
             profile_id = store.save_document("profile", profile, name=profile.get("source") or "inline")
         doc = predictor.predict(store, profile, body.candidates, cache_bytes=cache_bytes, start=body.start,
-                                uncalibrated=body.uncalibrated, profile_id=profile_id, measured=measured)
+                                uncalibrated=body.uncalibrated, profile_id=profile_id, measured=body.measured_s,
+                                traced_on=body.traced_on)
         answer = predictor.save(store, doc, name=profile.get("source") or f"profile {profile_id}")
         if key is not None:
             answers.put(key, answer)

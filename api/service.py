@@ -124,12 +124,14 @@ class Predictor:
 
     def predict(self, store: ResultsStore, profile: dict[str, Any], names: list[str], *,
                 cache_bytes: Optional[int] = None, start: str = "cold", uncalibrated: bool = False,
-                measured: Optional[tuple[float, str]] = None, profile_id: Optional[int] = None) -> dict[str, Any]:
+                measured: Optional[float] = None, traced_on: Optional[str] = None,
+                profile_id: Optional[int] = None) -> dict[str, Any]:
         """The prediction document (not stored: `save` does that)."""
         tables = self.newest_tables(store, names)
         try:
             doc = predict(profile, tables, cache_bytes=memory_available_bytes() if cache_bytes is None else cache_bytes,
-                          start=start, calibration=self.calibration(store, uncalibrated), measured=measured)
+                          start=start, calibration=self.calibration(store, uncalibrated), measured=measured,
+                          traced_on=traced_on)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
         doc["profile_id"] = profile_id

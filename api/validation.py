@@ -223,8 +223,9 @@ def markdown(doc: dict[str, Any], judged: Any) -> str:
               "| filesystem | replayed / modelled | 90% of workloads within |", "|---|---|---|"]
     for key, f in sorted(cal["fs_factors"].items()):
         lines.append(f"| {'all (pooled)' if key == '*' else key} | {f['factor']:.2f} | {f['low']:.2f}-{f['high']:.2f} |")
-    lines += ["", "Outside the filesystem: the user CPU time of the program's untraced cold runs before it was traced "
-              "(the traced run's where there are none) plus its calls on other filesystems, not fitted. "
+    lines += ["", "Outside the filesystem: the CPU time of the program's untraced cold runs before it was traced, "
+              f"user time and the system time beyond the modelled time of its calls on {doc['traced_on']} (an upper "
+              "bound on the system time those calls took), not fitted. "
               "`fsbm predict`'s 90% band is the 5th-95th percentile of these errors "
               f"({_pct(cal['error_p5'])} to {_pct(cal['error_p95'])}).", ""]
     return "\n".join(lines) + "\n"

@@ -64,9 +64,11 @@ def features(doc: dict[str, Any], cache_bytes: int) -> pd.DataFrame:
     replay = _seconds_by_pair(doc["records"], "replay")
     replayed_ops = _replayed_ops(doc["records"])
     pricers = {name: Pricer(CostTable.from_json(body)) for name, body in doc["cost_tables"].items()}
+    traced = pricers[next(t["candidate"] for t in doc["targets"] if t["label"] == doc["traced_on"])]
     rows = []
     for program in doc["programs"]:
-        outside = outside_features(program["profile"])
+        on_traced = price_workload(program["profile"], traced, cache_bytes=cache_bytes).total_ns / 1e9
+        outside = outside_features(program["profile"], on_traced)
         for target in doc["targets"]:
             fs = price_workload(program["profile"], pricers[target["candidate"]], cache_bytes=cache_bytes)
             groups = fs.by_group()

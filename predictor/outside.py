@@ -3,10 +3,20 @@
 Tracing inflates each traced call by tens of microseconds here (ptrace stops on both sides
 of the call), which for a program making tens of thousands of calls is many times its
 untraced runtime, and the inflation per call varies by a third between programs: no
-subtraction from the traced wall time survives that.  So the time outside is what tracing
-inflates least, fsrusage's CPU time, plus the time of calls on other filesystems less the
-per-call inflation measured in the same trace.  It is not fitted: every fitted form tried
-validated worse (docs/validation.md).
+subtraction from the traced wall time survives that.  So the time outside starts from what
+tracing does not bend, the CPU time of untraced runs (`fsbm trace record --untraced-runs`):
+
+- its user time is outside the filesystem, all of it;
+- its system time is partly the filesystem's (the calls under study) and partly not
+  (exec, page faults, pipes, calls on other filesystems).  When the cost table of the
+  filesystem the program was traced on is known, the modelled time of its calls there is an
+  upper bound on the system time they took (a call's time is its CPU time plus its waits),
+  so system time less that time, never below zero, is the least that was outside.
+
+Without the traced filesystem's costs, the time outside is the user time plus the traced
+time of calls on other filesystems, less the per-call inflation measured in the same trace:
+the older form, which the inflation's noise makes poor for programs with many such calls.
+Neither form is fitted: every fitted form tried validated worse (docs/validation.md).
 """
 
 from __future__ import annotations
@@ -16,10 +26,10 @@ from typing import Any
 from fsbm.errors import UsageError
 
 
-def outside_features(profile: dict[str, Any]) -> dict[str, float]:
-    """user_cpu_s and outside_calls_s of a profile made from `fsbm trace record`; the CPU
-    time of its untraced runs where it has them (record's untraced_runs), which tracing has
-    not bent."""
+def outside_features(profile: dict[str, Any], traced_fs_s: float | None = None) -> dict[str, float]:
+    """user_cpu_s, system_cpu_s and outside_calls_s of a profile made by `fsbm trace record`.
+    `traced_fs_s`: the modelled time of its filesystem calls on the filesystem it was traced
+    on; with it, and untraced runs, the system time outside it counts (module docstring)."""
     recording = profile.get("recording")
     trace_time = profile.get("trace_time") or {}
     if not recording or not trace_time.get("known"):
@@ -28,11 +38,14 @@ def outside_features(profile: dict[str, Any]) -> dict[str, float]:
                          hint="record the program with `fsbm trace record` (it keeps the CPU time beside the log), "
                               "or use the relative form (--measured SECONDS --traced-on CANDIDATE)")
     user = recording.get("untraced_user_cpu_ns", recording["user_cpu_ns"])
-    return {"user_cpu_s": user / 1e9,
+    system = recording.get("untraced_system_cpu_ns")
+    if traced_fs_s is not None and system is not None:
+        return {"user_cpu_s": user / 1e9, "system_cpu_s": max(system / 1e9 - traced_fs_s, 0.0), "outside_calls_s": 0.0}
+    return {"user_cpu_s": user / 1e9, "system_cpu_s": 0.0,
             "outside_calls_s": trace_time.get("outside_calls_corrected_ns", 0) / 1e9}
 
 
 def outside_seconds(features: Any) -> Any:
     """Seconds outside the filesystem: CPU time + calls on other filesystems.  `features` is a
     dict from outside_features or a DataFrame of such rows (then one value per row)."""
-    return features["user_cpu_s"] + features["outside_calls_s"]
+    return features["user_cpu_s"] + features["system_cpu_s"] + features["outside_calls_s"]

@@ -109,16 +109,27 @@ def _ranking(entries: list[dict[str, Any]], value: str, low: str, high: str) -> 
 
 def predict(profile: dict[str, Any], tables: list[tuple[int | None, Pricer]], *, cache_bytes: int,
             start: str = "cold", calibration: Calibration | None = None,
-            measured: tuple[float, str] | None = None) -> dict[str, Any]:
+            measured: float | None = None, traced_on: str | None = None) -> dict[str, Any]:
     """The prediction document for a profile on each candidate's cost table (its Pricer).
 
-    `measured` = (seconds, candidate): a real runtime on one of the candidates (the traced
-    filesystem), for the relative form."""
+    `traced_on`: the candidate the workload was traced on, whose costs tell the system time
+    outside the filesystem (outside.py); `measured`: a real runtime there, for the relative
+    form."""
     if not tables:
         raise UsageError("give at least one candidate")
+    if measured is not None and traced_on is None:
+        raise UsageError("a measured runtime needs the candidate it was measured on (--traced-on)")
     calibration = calibration or Calibration(None)
+    traced = None
+    if traced_on is not None:
+        traced = next((pricer for _, pricer in tables if pricer.table.candidate == traced_on), None)
+        if traced is None:
+            raise UsageError(f"--traced-on {traced_on} is not one of the candidates "
+                             f"({', '.join(pricer.table.candidate for _, pricer in tables)})")
     try:
-        features = outside_features(profile)
+        on_traced = price_workload(profile, traced, cache_bytes=cache_bytes, start=start).total_ns / 1e9 \
+            if traced is not None else None
+        features = outside_features(profile, on_traced)
         outside = outside_seconds(features)
     except UsageError:
         if measured is None:
@@ -131,15 +142,14 @@ def predict(profile: dict[str, Any], tables: list[tuple[int | None, Pricer]], *,
         "scope": profile.get("scope"), "cache_bytes": cache_bytes, "start": start,
         "calibration_id": calibration.document_id, "validated": calibration.measured,
         "calibrated": bool(calibration.body and calibration.body.get("adopted")),
-        "outside_features": features, "absolute": features is not None, "candidates": entries,
+        "outside_features": features, "traced_on": traced_on, "absolute": features is not None,
+        "candidates": entries,
     }
     if features is not None:
         doc["ranking"] = _ranking(entries, "runtime_s", "low_s", "high_s")
     if measured is not None:
-        seconds, on = measured
-        base = next((e for e in entries if e["candidate"] == on), None)
-        if base is None:
-            raise UsageError(f"--traced-on {on} is not one of the candidates ({', '.join(e['candidate'] for e in entries)})")
+        seconds, on = measured, traced_on
+        base = next(e for e in entries if e["candidate"] == on)
         for e in entries:
             ratio = e["runtime_s"] / base["runtime_s"] if base["runtime_s"] else 1.0
             relative_spread = math.hypot(_sigma(e) / e["runtime_s"], _sigma(base) / base["runtime_s"]) \

@@ -104,7 +104,7 @@ def test_an_inline_profile_is_checked_field_by_field(client: TestClient, served:
     ({"candidates": ["x"]}, 422, "exactly one of profile_id and profile"),
     ({"profile_id": 1, "candidates": []}, 422, "at least 1 item"),
     ({"profile_id": 999999, "candidates": ["x"]}, 404, "no profile 999999"),
-    ({"profile_id": 1, "candidates": ["x"], "measured_s": 1.0}, 422, "measured_s and traced_on together"),
+    ({"profile_id": 1, "candidates": ["x"], "measured_s": 1.0}, 422, "measured_s needs traced_on"),
     ({"profile_id": 1, "candidates": ["x"], "start": "lukewarm"}, 422, "cold"),
 ])
 def test_malformed_prediction_requests_get_a_4xx_that_says_why(client: TestClient, body: dict, status: int,

@@ -78,6 +78,11 @@ def test_untraced_runs_measure_the_cpu_time_tracing_bends_and_the_predictor_take
     profile = characterize_files([tmp_path / "e.parquet"]).to_json()
     assert profile["recording"]["untraced_user_cpu_ns"] == facts["untraced_user_cpu_ns"]
     assert outside_features(profile)["user_cpu_s"] == facts["untraced_user_cpu_ns"] / 1e9
+    # With the traced filesystem's modelled time, the system time beyond it is outside too.
+    system = facts["untraced_system_cpu_ns"] / 1e9
+    assert outside_features(profile, 0.0)["system_cpu_s"] == pytest.approx(system)
+    assert outside_features(profile, system / 2)["system_cpu_s"] == pytest.approx(system / 2)
+    assert outside_features(profile, system + 1.0)["system_cpu_s"] == 0.0
 
 
 def test_untraced_runs_refuse_a_command_that_does_not_repeat_itself(tmp_path: Path) -> None:
