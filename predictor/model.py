@@ -8,6 +8,8 @@ Which price each class gets:
   that misses pays a seek on top (fsbench's sequential price is a long stream's);
 - writes: buffered, so the warm price; sequential ones allocate (fsbench write), random
   ones rewrite in place (fsbench overwrite);
+- a read or copy that moved nothing (at end of file, where every read-to-the-end loop
+  stops): fsbench's warm read of its smallest size, as no data moves;
 - in-kernel copies (copy_file_range): fsbench's copy of a whole file of that size, whose
   source is cached in the share the reads are (a filesystem that shares extents clones it,
   one that does not reads and writes it: the cost table says which);
@@ -143,7 +145,10 @@ def _data_lines(profile: dict[str, Any], pricer: Pricer, hits: float) -> list[Li
                 n, nbytes = counts["count"], counts["bytes"]
                 size = nbytes / n if n else 0
                 detail = f"{_kib(size)} {order}"
-                if op in ("read", "copy"):
+                if bucket == "0":
+                    group = "write" if op == "copy" else op
+                    lines.append(Line(op, group, "0 B: at end of file", n, pricer.end_of_file()))
+                elif op in ("read", "copy"):
                     group = "read" if op == "read" else "write"
                     miss = pricer.data(op, order, "cold", round(size))
                     hit = pricer.data(op, order, "warm", round(size))

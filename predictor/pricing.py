@@ -156,6 +156,14 @@ class Pricer:
         ns = modelled * ratio
         return Price(ns, ns * low, ns * high, f"{label} {size} B: {where}")
 
+    def end_of_file(self) -> Price:
+        """A data call that moved nothing (a read or copy at end of file, the last call of
+        every read-to-the-end loop): no data is fetched or written, so it costs what a call
+        that finds its page cached does, fsbench's warm read of the smallest size measured."""
+        smallest = self._curve("read", "sequential", "warm")[0][0]
+        price = self.data("read", "sequential", "warm", smallest)
+        return Price(price.ns, price.low_ns, price.high_ns, f"{price.source} (moves no data: at end of file)")
+
     def fsync(self, bytes_per_fsync: float) -> Price:
         """fsync after `bytes_per_fsync` dirty bytes: fsbench's fsync of one 4 KiB write, plus
         the time to write the rest through to the device (sequential direct writes).  A

@@ -129,6 +129,20 @@ def test_copies_are_priced_by_fsbench_copy_and_without_it_as_a_read_and_a_write(
     assert all("no copy benchmark" in line.price.source for line in older.lines if line.op == "copy")
 
 
+def test_calls_at_end_of_file_move_no_data_and_cost_a_warm_call() -> None:
+    """cp's last copy_file_range of every file and a read-to-the-end loop's last read return 0:
+    no data moves, whatever the cache holds (priced once as a cold 1 B copy, 637 of them
+    were a third of copy-delete's modelled time on ext4)."""
+    eof = profile(reads=0)
+    eof["classes"]["data"] = {"read": {"random": {"0": {"count": 300, "bytes": 0}}},
+                              "copy": {"sequential": {"0": {"count": 600, "bytes": 0}}}}
+    fs = price_workload(eof, Pricer(table()), cache_bytes=1 << 30)
+    assert fs.by_op()["read"] == pytest.approx(300 * curve(512))  # the smallest warm read measured
+    assert fs.by_op()["copy"] == pytest.approx(600 * curve(512))
+    assert all("end of file" in line.price.source for line in fs.lines if line.op in ("read", "copy"))
+    assert {line.group for line in fs.lines if line.op == "copy"} == {"write"}
+
+
 def test_hit_fraction_reads_the_reuse_curve_at_the_cache_size() -> None:
     reuse = profile()["reuse"]
     assert hit_fraction(reuse, 1024) == 0.0
