@@ -120,15 +120,14 @@ def predict(profile: dict[str, Any], tables: list[tuple[int | None, Pricer]], *,
     if measured is not None and traced_on is None:
         raise UsageError("a measured runtime needs the candidate it was measured on (--traced-on)")
     calibration = calibration or Calibration(None)
-    traced = None
+    on_traced = None  # the modelled seconds of its filesystem calls where it was traced
     if traced_on is not None:
         traced = next((pricer for _, pricer in tables if pricer.table.candidate == traced_on), None)
         if traced is None:
             raise UsageError(f"--traced-on {traced_on} is not one of the candidates "
                              f"({', '.join(pricer.table.candidate for _, pricer in tables)})")
+        on_traced = price_workload(profile, traced, cache_bytes=cache_bytes, start=start).total_ns / 1e9
     try:
-        on_traced = price_workload(profile, traced, cache_bytes=cache_bytes, start=start).total_ns / 1e9 \
-            if traced is not None else None
         features = outside_features(profile, on_traced)
         outside = outside_seconds(features)
     except UsageError:

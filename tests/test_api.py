@@ -66,6 +66,12 @@ def test_a_recorded_trace_goes_from_upload_to_profile_to_prediction_to_report(cl
     for entry in prediction["candidates"]:
         assert entry["low_s"] <= entry["runtime_s"] <= entry["high_s"] and entry["lines"]
     assert client.get(f"/v1/predictions/{prediction['id']}").json() == prediction
+    traced = client.post("/v1/predictions", json={"profile_id": job["profile_id"], "candidates": [ext4, tmpfs],
+                                                  "traced_on": ext4})
+    assert traced.status_code == 201 and traced.json()["traced_on"] == ext4, traced.text
+    elsewhere = client.post("/v1/predictions", json={"profile_id": job["profile_id"], "candidates": [tmpfs],
+                                                     "traced_on": ext4})
+    assert elsewhere.status_code == 400 and "not one of the candidates" in elsewhere.json()["detail"]
 
     report = client.get(f"/v1/reports/{prediction['id']}")
     assert report.status_code == 200 and report.headers["content-type"].startswith("text/html")
