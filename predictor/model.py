@@ -5,7 +5,8 @@ Which price each class gets:
 - reads: the share the page cache would hold (the profile's reuse curve at the cache
   size; a cold start counts first touches as misses) at the warm price, the rest at the
   cold price, sequential or random as the class is; and the first read of each file
-  that misses pays a seek on top (fsbench's sequential price is a long stream's);
+  that misses is a random read of the sequential reads' mean size, not a sequential one
+  (fsbench's sequential price is a long stream's, whose readahead the first read lacks);
 - writes: buffered, so the warm price; sequential ones allocate (fsbench write), random
   ones rewrite in place (fsbench overwrite);
 - a read or copy that moved nothing (at end of file, where every read-to-the-end loop
@@ -118,27 +119,31 @@ def _split(op: str, group: str, detail: str, count: float, cold_share: float, co
     return out
 
 
-def _stream_starts(profile: dict[str, Any], hits: float) -> float:
-    """Sequential reads that start a stream (the first read of a file in a run) and miss:
-    fsbench's sequential cold price is a long stream's average, readahead included, but
-    each file read from its start first pays a seek."""
+def _stream_starts(profile: dict[str, Any], hits: float) -> tuple[float, float]:
+    """Sequential reads that start a stream (the first read of a file in a run) and miss, and
+    the mean size of a sequential read: fsbench's sequential cold price is a long stream's
+    average, readahead included, but each file read from its start is first a random read
+    of that size."""
     runs = profile.get("runs") or {}
     streams = runs.get("read_only", 0) + runs.get("read_write", 0)
-    sequential = profile["classes"]["data"].get("read", {}).get("sequential", {})
-    misses = sum(c["count"] for c in sequential.values()) * (1 - hits)
-    return min(streams * (1 - hits), misses)
+    sequential = [c for bucket, c in profile["classes"]["data"].get("read", {}).get("sequential", {}).items()
+                  if bucket != "0"]  # a read at end of file moves nothing
+    count = sum(c["count"] for c in sequential)
+    size = sum(c["bytes"] for c in sequential) / count if count else 0.0
+    return min(streams * (1 - hits), count * (1 - hits)), size
 
 
 def _data_lines(profile: dict[str, Any], pricer: Pricer, hits: float) -> list[Line]:
     lines = []
-    seeks = _stream_starts(profile, hits)
+    seeks, size = _stream_starts(profile, hits)
     if seeks > 0:
-        # Priced as the random cold read of one page, less the sequential cold read it replaces.
-        seek = pricer.data("read", "random", "cold", 4096)
-        streamed = pricer.data("read", "sequential", "cold", 4096)
+        # The random cold read of a sequential read's size, less the sequential cold read it replaces.
+        seek = pricer.data("read", "random", "cold", round(size))
+        streamed = pricer.data("read", "sequential", "cold", round(size))
         extra = Price(max(seek.ns - streamed.ns, 0.0), max(seek.low_ns - streamed.high_ns, 0.0),
                       max(seek.high_ns - streamed.low_ns, 0.0), f"{seek.source} less {streamed.source}")
-        lines.append(Line("read", "read", "first read of a file from a cold cache: a seek", seeks, extra))
+        lines.append(Line("read", "read", f"first read of a file from a cold cache: a random {_kib(size)} read",
+                          seeks, extra))
     for op, orders in profile["classes"]["data"].items():
         for order, buckets in orders.items():
             for bucket, counts in sorted(buckets.items(), key=lambda kv: int(kv[0])):

@@ -143,6 +143,23 @@ def test_calls_at_end_of_file_move_no_data_and_cost_a_warm_call() -> None:
     assert {line.group for line in fs.lines if line.op == "copy"} == {"write"}
 
 
+def test_the_first_read_of_a_file_is_a_random_read_of_its_size() -> None:
+    """grep reads 600 files front to back in 64 KiB reads: each file's first read finds no
+    readahead under way, so it costs a random cold 64 KiB read, not a streaming one."""
+    seeking = table()
+    for e in seeking.entries:
+        if e["bench"] == "read" and e["order"] == "random" and e["cache"] == "cold":
+            e["latency_ns"] = {k: 3 * v for k, v in e["latency_ns"].items()}
+    files = profile(reads=0)
+    files["classes"]["data"] = {"read": {"sequential": {"65536": {"count": 1200, "bytes": 1200 * 65536},
+                                                        "0": {"count": 600, "bytes": 0}}}}
+    files["runs"] = {"read_only": 600, "read_write": 0}
+    first = [line for line in price_workload(files, Pricer(seeking), cache_bytes=0).lines
+             if line.detail.startswith("first read")]
+    assert len(first) == 1 and first[0].count == 600 and "random 64 KiB read" in first[0].detail
+    assert first[0].price.ns == pytest.approx((3 - 1) * 8 * curve(65536))  # random less sequential, both cold
+
+
 def test_hit_fraction_reads_the_reuse_curve_at_the_cache_size() -> None:
     reuse = profile()["reuse"]
     assert hit_fraction(reuse, 1024) == 0.0
