@@ -106,7 +106,8 @@ class CostTable:
     def median_of(cls, tables: list["CostTable"]) -> "CostTable":
         """One table from several measurements of the same candidate: each case is the
         measurement whose mean is the median of the case's means (of an even number, the
-        lower of the middle two: a real measurement, its histogram intact), and its interval is widened to every repeat's mean.
+        lower of the middle two: a real measurement, its histogram intact), with its interval
+        widened to every repeat's mean.
 
         Why: this machine's disk speed drifts by up to 2x over minutes, and one quick table
         catches whatever the disk was doing then (the same cold 4 KiB random read measured

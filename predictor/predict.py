@@ -147,15 +147,14 @@ def predict(profile: dict[str, Any], tables: list[tuple[int | None, Pricer]], *,
     if features is not None:
         doc["ranking"] = _ranking(entries, "runtime_s", "low_s", "high_s")
     if measured is not None:
-        seconds, on = measured, traced_on
-        base = next(e for e in entries if e["candidate"] == on)
+        base = next(e for e in entries if e["candidate"] == traced_on)
         for e in entries:
             ratio = e["runtime_s"] / base["runtime_s"] if base["runtime_s"] else 1.0
             relative_spread = math.hypot(_sigma(e) / e["runtime_s"], _sigma(base) / base["runtime_s"]) \
                 if e is not base and e["runtime_s"] else 0.0
-            e["relative_s"] = seconds * ratio
+            e["relative_s"] = measured * ratio
             e["relative_low_s"] = max(e["relative_s"] * (1 - Z90 * relative_spread), 0.0)
             e["relative_high_s"] = e["relative_s"] * (1 + Z90 * relative_spread)
-        doc["measured"] = {"seconds": seconds, "on": on}
+        doc["measured"] = {"seconds": measured, "on": traced_on}
         doc["relative_ranking"] = _ranking(entries, "relative_s", "relative_low_s", "relative_high_s")
     return doc
