@@ -52,6 +52,13 @@ def create_app(store_path: Optional[Path] = None, *, api_key: Optional[str] = No
         yield
         jobs.shutdown()
 
+    def stored(kind: str, document_id: int) -> tuple[int, str, dict[str, Any]]:
+        """A stored document (id, created, body), or a 404 naming what is not there."""
+        found = predictor.store().document(document_id, kind)
+        if found is None:
+            raise HTTPException(404, f"no {kind} {document_id}")
+        return found
+
     key_header = APIKeyHeader(name=API_KEY_HEADER, auto_error=False,
                               description="The key the server was started with (FSBM_API_KEY).")
 
@@ -117,10 +124,8 @@ def create_app(store_path: Optional[Path] = None, *, api_key: Optional[str] = No
              tags=["profiles"])
     async def get_profile(profile_id: int = PathParam(..., ge=1, le=2**62)) -> dict[str, Any]:
         """A stored workload profile (Tang's table, sequentiality, sizes, reuse curve, event classes)."""
-        found = predictor.store().document(profile_id, "profile")
-        if found is None:
-            raise HTTPException(404, f"no profile {profile_id}")
-        return {"id": profile_id, "created": found[1], "profile": found[2]}
+        _, created, profile = stored("profile", profile_id)
+        return {"id": profile_id, "created": created, "profile": profile}
 
     @app.post("/v1/predictions", response_model=Prediction, status_code=201, dependencies=v1, responses=_ERRORS,
               tags=["predictions"])
@@ -159,10 +164,7 @@ def create_app(store_path: Optional[Path] = None, *, api_key: Optional[str] = No
              tags=["predictions"])
     async def get_prediction(prediction_id: int = PathParam(..., ge=1, le=2**62)) -> dict[str, Any]:
         """A stored prediction."""
-        found = predictor.store().document(prediction_id, "prediction")
-        if found is None:
-            raise HTTPException(404, f"no prediction {prediction_id}")
-        return {**found[2], "id": prediction_id}
+        return {**stored("prediction", prediction_id)[2], "id": prediction_id}
 
     @app.get("/v1/filesystems", response_model=Filesystems, dependencies=v1, tags=["filesystems"])
     def filesystems() -> dict[str, Any]:
