@@ -52,8 +52,8 @@ def create_app(store_path: Optional[Path] = None, *, api_key: Optional[str] = No
         yield
         jobs.shutdown()
 
-    def stored(kind: str, document_id: int) -> tuple[int, str, dict[str, Any]]:
-        """A stored document (id, created, body), or a 404 naming what is not there."""
+    def stored(kind: str, document_id: int) -> tuple[str, str, dict[str, Any]]:
+        """A stored document (kind, created, body), or a 404 naming what is not there."""
         found = predictor.store().document(document_id, kind)
         if found is None:
             raise HTTPException(404, f"no {kind} {document_id}")
