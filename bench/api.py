@@ -28,7 +28,6 @@ import asyncio
 import itertools
 import json
 import os
-import socket
 import sqlite3
 import statistics
 import subprocess
@@ -37,10 +36,11 @@ import tempfile
 import time
 from pathlib import Path
 
-import httpx
 
 from fsbm.api.service import Predictor
+from fsbm.api.serving import free_port, wait_until_healthy
 from fsbm.characterizer.characterize import characterize_files
+from fsbm.errors import FsbmError
 from fsbm.locations import default_store_path
 from fsbm.microbench import scratch
 from fsbm.store import ResultsStore
@@ -89,12 +89,6 @@ def _stored_profile(store_path: Path, tmp: Path) -> int:
     profile["source"] = "bench: cp -r, grep -r, rm -rf of a 200-file tree"
     with ResultsStore(store_path) as store:
         return store.save_document("profile", profile, name=profile["source"])
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class _Connection:
@@ -190,17 +184,12 @@ def main() -> int:
         body = {"profile_id": profile_id, "candidates": candidates}
         with ResultsStore(store_path) as store:  # a prediction works before the server is timed
             Predictor(store_path).predict(store, Predictor(store_path).profile(store, profile_id), candidates)
-        port = _free_port()
+        port = free_port()
         server = subprocess.Popen([FSBM, "serve", "--port", str(port), "--workers", str(args.workers)],
                                   env={**os.environ, "FSBM_STORE": str(store_path)}, stdout=subprocess.DEVNULL)
         base = f"http://127.0.0.1:{port}"
         try:
-            for _ in range(200):
-                try:
-                    if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    time.sleep(0.05)
+            wait_until_healthy(base, server)
             print(f"fsbm serve --workers {args.workers} on {base}; store {store_path}; profile {profile_id}; "
                   f"candidates {', '.join(candidates)}")
             asyncio.run(_load(port, "POST", "/v1/predictions", body, 4, 50, 10))  # warm every worker's caches
@@ -235,4 +224,8 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except FsbmError as e:  # a server that never came up: said, not timed
+        print(f"bench/api.py: {e}", file=sys.stderr)
+        sys.exit(1)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -21,7 +20,9 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 
 from fsbm.api.models import Prediction
+from fsbm.api.serving import free_port, wait_until_healthy
 from fsbm.api.server import create_app
+from fsbm.errors import FsbmError
 from fsbm.traces.record import recording_path
 from tests.conftest import SHARED_DATA, Served, run_fsbm
 
@@ -188,27 +189,21 @@ def test_the_cli_json_is_the_api_model(served: Served, tmp_path: Path) -> None:
     assert again.returncode == 2 and "exists" in again.stderr  # nothing the user had is overwritten
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def test_a_server_that_never_answers_is_reported_with_what_it_said() -> None:
+    dead = subprocess.Popen([sys.executable, "-c", "import sys; sys.stderr.write('port in use'); sys.exit(3)"],
+                            stderr=subprocess.PIPE, text=True)
+    with pytest.raises(FsbmError, match="exited with status 3: port in use"):
+        wait_until_healthy(f"http://127.0.0.1:{free_port()}", dead, seconds=10)
 
 
 def test_fsbm_serve_answers_on_loopback(served: Served) -> None:
-    port = _free_port()
+    port = free_port()
     server = subprocess.Popen([str(Path(sys.executable).parent / "fsbm"), "serve", "--port", str(port)],
                               env={**os.environ, **served.env, "FSBM_API_KEY": "k"}, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True)
     try:
         base = f"http://127.0.0.1:{port}"
-        for _ in range(100):
-            try:
-                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.1)
-        else:
-            raise AssertionError(f"fsbm serve did not start: {server.stderr.read() if server.poll() is not None else ''}")
+        wait_until_healthy(base, server)
         headers = {"X-API-Key": "k"}
         upload = httpx.post(f"{base}/v1/traces", params={"name": served.log.name,
                                                         "recording": recording_path(served.log).read_text()},
