@@ -229,7 +229,8 @@ def bench(
     quick: bool = typer.Option(False, "--quick", help="Short run, under a minute per filesystem."),
     only: Optional[str] = typer.Option(None, "--only", help="meta, data, or benchmark names (see fsbench --list)."),
     sizes: Optional[str] = typer.Option(None, "--sizes", help="Request sizes, e.g. 4k,d-1,d,d+1,1M."),
-    orders: Optional[str] = typer.Option(None, "--orders", help="sequential,random."),
+    orders: Optional[str] = typer.Option(None, "--orders", help="sequential,random,forward (forward: cold reads)."),
+    gaps: Optional[str] = typer.Option(None, "--gaps", help="Forward reads' mean gaps, e.g. 4k,16k,64k,256k."),
     caches: Optional[str] = typer.Option(None, "--caches", help="cold,warm,direct."),
     reps: Optional[int] = typer.Option(None, "--reps", min=1, help="Repetitions per case."),
     ops: Optional[int] = typer.Option(None, "--ops", min=1, help="Data operations per repetition."),
@@ -245,7 +246,7 @@ def bench(
     settings = _settings(ctx)
     directory, candidate, aging = _bench_target(settings, target, fs_name)
     _refuse_overwrite(json_out, force)
-    options = FsbenchOptions(quick=quick, only=only, sizes=sizes, orders=orders, caches=caches, reps=reps, ops=ops,
+    options = FsbenchOptions(quick=quick, only=only, sizes=sizes, orders=orders, gaps=gaps, caches=caches, reps=reps, ops=ops,
                              files=files, file_size=file_size, case_seconds=case_seconds, seed=seed,
                              aging_state=aging)
     if dry_run:

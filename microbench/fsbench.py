@@ -35,6 +35,7 @@ class FsbenchOptions:
     only: str | None = None
     sizes: str | None = None
     orders: str | None = None
+    gaps: str | None = None
     caches: str | None = None
     reps: int | None = None
     ops: int | None = None

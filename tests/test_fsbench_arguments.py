@@ -24,6 +24,8 @@ def run(fsbench: Path, *args: str) -> subprocess.CompletedProcess[str]:
         (("--target", "/tmp", "--caches", "lukewarm"), "unknown value 'lukewarm'"),
         (("--target", "/tmp", "--reps", "0"), "--reps expects a whole number >= 1"),
         (("--target", "/tmp", "--file-size", "12"), "--file-size expects a size of at least 4k"),
+        (("--target", "/tmp", "--gaps", "4k,huge"), "'huge' is not a gap between 512 B and 64M"),
+        (("--target", "/tmp", "--orders", "sideways"), "unknown value 'sideways'"),
         (("--target", "/tmp", "--bogus"), "unknown option '--bogus'"),
         (("--target", "/tmp", "stray"), "unexpected argument 'stray'"),
     ],

@@ -82,6 +82,22 @@ def test_random_cold_reads_cost_more_than_sequential_cold_reads_on_ext4(fsbench:
     assert random_read["p50"] > 3 * sequential["p50"]
 
 
+def test_forward_reads_ride_readahead_at_small_gaps_and_not_at_large_ones_on_ext4(fsbench: Path,
+                                                                                  ext4_fs: ScratchFs) -> None:
+    """Sorted lookups 4 KiB apart on average: the consecutive pairs among them start readahead
+    windows the next ones hit.  256 KiB apart, hardly any do.  Forward is measured cold only."""
+    doc = fsbench_json(fsbench, ext4_fs.mount_point, "--only", "read", "--sizes", "4k", "--caches", "cold,warm",
+                       "--orders", "random,forward", "--gaps", "4k,256k", "--reps", "3", "--ops", "400",
+                       "--file-size", "64M")
+    forward = {r["gap"]: r for r in doc["results"] if r["order"] == "forward"}
+    assert sorted(forward) == [4096, 262144] and {r["cache"] for r in forward.values()} == {"cold"}
+    assert doc["config"]["gaps"] == [4096, 262144]
+    random_read = result(doc, "read", 4096, "random", "cold")["latency_ns"]["mean"]
+    assert forward[4096]["latency_ns"]["mean"] < 0.5 * random_read
+    assert forward[262144]["latency_ns"]["mean"] > 2 * forward[4096]["latency_ns"]["mean"]
+    assert forward[262144]["ops"] >= 3 * 200  # 64 MiB holds ~250 reads 260 KiB apart, less warm-up
+
+
 def test_cold_metadata_drops_caches_and_costs_more_than_warm(fsbench: Path, ext4_fs: ScratchFs) -> None:
     doc = fsbench_json(fsbench, ext4_fs.mount_point, "--only", "stat_file", "--orders", "random",
                        "--files", "2000", "--reps", "3")

@@ -16,8 +16,14 @@
 #include "util.h"
 
 enum family { FAMILY_META = 1, FAMILY_DATA = 2 };
-/* Sequential / creation order, or a random permutation (a new one every repetition). */
-enum order { ORDER_SEQ = 1, ORDER_RANDOM = 2 };
+/*
+ * Sequential / creation order, a random permutation (a new one every repetition), or
+ * forward: a random sample of slots read in ascending order, as sorted lookups read a
+ * file (an SQL IN list, a merge join), with a mean gap between one request's end and the
+ * next one's start.  Its gaps vary as a sorted sample's do (some are zero), and that is
+ * what readahead reacts to: the consecutive pairs start a window the next lookups may hit.
+ */
+enum order { ORDER_SEQ = 1, ORDER_RANDOM = 2, ORDER_FORWARD = 4 };
 /* Which request sizes a data benchmark sweeps by default. */
 enum size_sweep { SWEEP_NONE, SWEEP_FULL, SWEEP_SYNC };
 
@@ -51,6 +57,7 @@ struct bench_case {
 	uint64_t size; /* request size in bytes, 0 for metadata */
 	enum order order;
 	enum cache_mode cache;
+	uint64_t gap;  /* forward order: mean bytes skipped between requests; else 0 */
 };
 
 struct suite_config {
@@ -83,13 +90,14 @@ struct bench_ctx {
 	int fd;                /* the data file, -1 when closed */
 	char path[PATH_MAX + 64]; /* its name, for messages */
 	uint64_t file_bytes;   /* its size */
-	uint64_t stride;       /* random-offset slot size: size rounded up to the block size */
+	uint64_t stride;       /* offset slot size: size rounded up to the block size */
 	unsigned char *buf;
 	size_t entries_per_op; /* readdir: entries each operation returns */
 	int pending_fd;        /* open/close: the descriptor between before_one and after_one */
 };
 
-/* The offset of operation i: consecutive for sequential, a permuted slot for random. */
+/* The offset of operation i: consecutive for sequential, a permuted slot for random and
+ * forward (whose first n slots the runner sorts). */
 uint64_t data_offset(const struct bench_ctx *ctx, size_t i);
 
 extern const struct bench meta_benches[];

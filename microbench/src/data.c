@@ -2,8 +2,9 @@
  * data.c - data benchmarks (Tang 4.1.3, Park and Lipton): read, allocating write,
  * overwrite (a partial-block size makes it a read-modify-write), append, and fsync /
  * fdatasync after a write, and copying a whole file in the kernel (copy_file_range).
- * Sequential and random use the same pread/pwrite calls and
- * differ only in offsets (Wang et al.); random offsets are block-aligned slots; buffers
+ * Sequential, random and forward use the same pread/pwrite calls and
+ * differ only in offsets (Wang et al.); random and forward offsets are block-aligned slots
+ * (forward reads take every slot of a gapped stride, in order); buffers
  * come from posix_memalign so O_DIRECT and the CPU see the same alignment every time.
  */
 #include <errno.h>
@@ -43,8 +44,17 @@ static void size_ops(struct bench_ctx *ctx, uint64_t bytes)
 
 	ctx->stride = (size + d - 1) / d * d;
 	slots = ctx->c->order == ORDER_SEQ ? bytes / size : bytes / ctx->stride;
-	ctx->n = slots < ctx->cfg->ops ? (size_t)slots : ctx->cfg->ops;
-	ctx->norder = ctx->c->order == ORDER_SEQ ? ctx->n : (size_t)slots;
+	if (ctx->c->order == ORDER_FORWARD) {
+		/* n reads sampled from a window of n * (stride + gap) bytes at the file's start. */
+		uint64_t fit = bytes / (ctx->stride + ctx->c->gap), window;
+
+		ctx->n = fit < ctx->cfg->ops ? (size_t)fit : ctx->cfg->ops;
+		window = (uint64_t)ctx->n * (ctx->stride + ctx->c->gap) / ctx->stride;
+		ctx->norder = window < slots ? (size_t)window : (size_t)slots;
+	} else {
+		ctx->n = slots < ctx->cfg->ops ? (size_t)slots : ctx->cfg->ops;
+		ctx->norder = ctx->c->order == ORDER_SEQ ? ctx->n : (size_t)slots;
+	}
 	ctx->buf = xaligned(4096, ctx->stride);
 	memset(ctx->buf, 0x5a, ctx->stride);
 }
@@ -298,7 +308,7 @@ static int remove_copy(struct bench_ctx *ctx, size_t i)
 
 const struct bench data_benches[] = {
 	{ "read", FAMILY_DATA, "read", "reading an existing file (pread)",
-	  SEQ_AND_RANDOM, CACHE_COLD | CACHE_WARM | CACHE_DIRECT, SWEEP_FULL, 1, 0,
+	  SEQ_AND_RANDOM | ORDER_FORWARD, CACHE_COLD | CACHE_WARM | CACHE_DIRECT, SWEEP_FULL, 1, 0,
 	  setup_read, prepare_cache_file, NULL, run_pread, NULL, teardown_file },
 	{ "write", FAMILY_DATA, "write", "writing new blocks into an empty file, allocating as it goes (pwrite)",
 	  SEQ_AND_RANDOM, CACHE_WARM | CACHE_DIRECT, SWEEP_FULL, 0, 0,

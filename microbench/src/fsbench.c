@@ -24,13 +24,15 @@
 #include "runner.h"
 
 #define FSBENCH_VERSION "0.1.0"
-enum { SCHEMA_VERSION = 1, MAX_SIZES = 64, MAX_CASES = 4096 };
+enum { SCHEMA_VERSION = 1, MAX_SIZES = 64, MAX_GAPS = 8, MAX_CASES = 4096 };
 
 struct options {
 	struct suite_config cfg;
 	const char *only;        /* families or benchmark names, comma separated */
 	const char *sizes_text;  /* explicit request sizes, or NULL for the defaults */
 	unsigned orders, caches;
+	uint64_t gaps[MAX_GAPS]; /* forward order: the gaps it is measured at */
+	size_t ngaps;
 	const char *json_path;
 	int force, dry_run, list;
 	int cpu;                 /* -1: do not pin */
@@ -50,7 +52,8 @@ static const struct option_help option_table[] = {
 	{ { "json", required_argument, 0, 'j' }, "FILE", "write the results here instead of standard output" },
 	{ { "force", no_argument, 0, 'F' }, NULL, "allow --json to replace an existing file" },
 	{ { "sizes", required_argument, 0, 's' }, "LIST", "request sizes, e.g. 512,4k,d-1,d,d+1,1M (d = block size)" },
-	{ { "orders", required_argument, 0, 'O' }, "LIST", "sequential,random (creation order counts as sequential)" },
+	{ { "orders", required_argument, 0, 'O' }, "LIST", "sequential,random,forward (creation order counts as sequential; forward: cold reads only)" },
+	{ { "gaps", required_argument, 0, 'g' }, "LIST", "forward order: mean bytes skipped between reads (default 4k,16k,64k,256k)" },
 	{ { "caches", required_argument, 0, 'c' }, "LIST", "cold,warm,direct" },
 	{ { "reps", required_argument, 0, 'r' }, "N", "repetitions of every case (default 5, quick 3)" },
 	{ { "ops", required_argument, 0, 'n' }, "N", "data operations per repetition (default 4096, quick 256)" },
@@ -130,10 +133,42 @@ static unsigned parse_choices(const char *text, const char *option, const char *
 	return mask;
 }
 
+/*
+ * A comma-separated list of at most `max` sizes from `min` bytes to 64 MiB (--sizes, --gaps).
+ * Where `d` is not 0, "d-1", "d" and "d+1" are relative to it, the block size.
+ */
+static size_t parse_byte_list(const char *text, const char *option, const char *noun, uint64_t d, uint64_t min,
+			      size_t max, uint64_t *out)
+{
+	char *copy = xstrdup(text), *save = NULL;
+	size_t n = 0;
+
+	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		uint64_t v;
+
+		if (n == max)
+			usage_error("--%s: at most %zu values", option, max);
+		if (d && strcmp(tok, "d") == 0)
+			v = d;
+		else if (d && strcmp(tok, "d-1") == 0)
+			v = d - 1;
+		else if (d && strcmp(tok, "d+1") == 0)
+			v = d + 1;
+		else if (parse_size(tok, &v) != 0 || v < min || v > (64ULL << 20))
+			usage_error("--%s: '%s' is not a %s between %llu B and 64M", option, tok, noun,
+				    (unsigned long long)min);
+		out[n++] = v;
+	}
+	free(copy);
+	if (n == 0)
+		usage_error("--%s needs at least one value", option);
+	return n;
+}
+
 static void parse_options(int argc, char **argv, struct options *o)
 {
-	static const char *const order_names[] = { "sequential", "seq", "creation", "random", "rand" };
-	static const unsigned order_bits[] = { ORDER_SEQ, ORDER_SEQ, ORDER_SEQ, ORDER_RANDOM, ORDER_RANDOM };
+	static const char *const order_names[] = { "sequential", "seq", "creation", "random", "rand", "forward" };
+	static const unsigned order_bits[] = { ORDER_SEQ, ORDER_SEQ, ORDER_SEQ, ORDER_RANDOM, ORDER_RANDOM, ORDER_FORWARD };
 	static const char *const cache_names[] = { "cold", "warm", "direct" };
 	static const unsigned cache_bits[] = { CACHE_COLD, CACHE_WARM, CACHE_DIRECT };
 	struct option longopts[OPTION_COUNT + 1];
@@ -148,7 +183,12 @@ static void parse_options(int argc, char **argv, struct options *o)
 	o->cfg.seed = 1;
 	o->cfg.case_seconds = -1;
 	o->cfg.min_rep_seconds = -1;
-	o->orders = ORDER_SEQ | ORDER_RANDOM;
+	o->orders = ORDER_SEQ | ORDER_RANDOM | ORDER_FORWARD;
+	o->gaps[0] = 4 << 10;
+	o->gaps[1] = 16 << 10;
+	o->gaps[2] = 64 << 10;
+	o->gaps[3] = 256 << 10;
+	o->ngaps = 4;
 	o->caches = CACHE_COLD | CACHE_WARM | CACHE_DIRECT;
 	o->cpu = -2; /* choose automatically */
 	o->progress_fd = -1;
@@ -162,7 +202,8 @@ static void parse_options(int argc, char **argv, struct options *o)
 		case 'j': o->json_path = optarg; break;
 		case 'F': o->force = 1; break;
 		case 's': o->sizes_text = optarg; break;
-		case 'O': o->orders = parse_choices(optarg, "orders", order_names, order_bits, 5); break;
+		case 'O': o->orders = parse_choices(optarg, "orders", order_names, order_bits, 6); break;
+		case 'g': o->ngaps = parse_byte_list(optarg, "gaps", "gap", 0, 512, MAX_GAPS, o->gaps); break;
 		case 'c': o->caches = parse_choices(optarg, "caches", cache_names, cache_bits, 3); break;
 		case 'r': o->cfg.reps = (size_t)parse_count(optarg, "reps", 1); break;
 		case 'n': o->cfg.ops = (size_t)parse_count(optarg, "ops", 1); break;
@@ -230,31 +271,6 @@ static void apply_defaults(struct options *o)
 	if (!c->file_size) c->file_size = c->quick ? (64ULL << 20) : (256ULL << 20);
 	if (c->case_seconds < 0) c->case_seconds = c->quick ? 0.25 : 2.0;
 	if (c->min_rep_seconds < 0) c->min_rep_seconds = c->quick ? 0.05 : 0.1;
-}
-
-/* "d-1", "d", "d+1" are relative to the block size; anything else is a size. */
-static size_t parse_size_list(const char *text, uint64_t d, uint64_t *out)
-{
-	char *copy = xstrdup(text), *save = NULL;
-	size_t n = 0;
-
-	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		uint64_t v;
-
-		if (n == MAX_SIZES)
-			usage_error("--sizes: at most %d sizes", MAX_SIZES);
-		if (strcmp(tok, "d") == 0)
-			v = d;
-		else if (strcmp(tok, "d-1") == 0)
-			v = d - 1;
-		else if (strcmp(tok, "d+1") == 0)
-			v = d + 1;
-		else if (parse_size(tok, &v) != 0 || v == 0 || v > (64ULL << 20))
-			usage_error("--sizes: '%s' is not a request size between 1 B and 64M", tok);
-		out[n++] = v;
-	}
-	free(copy);
-	return n;
 }
 
 static int wanted(const struct options *o, const struct bench *b)
@@ -406,7 +422,7 @@ static void build_plan(struct plan *p, const struct options *o, int direct_ok, i
 	size_t nsizes, nsync = o->cfg.quick ? 1 : 3;
 
 	if (o->sizes_text) {
-		nsizes = parse_size_list(o->sizes_text, d, sizes);
+		nsizes = parse_byte_list(o->sizes_text, "sizes", "request size", d, 1, MAX_SIZES, sizes);
 		memcpy(sync_sizes, sizes, sizeof(uint64_t) * (nsizes < 3 ? nsizes : 3));
 		nsync = nsizes < 3 ? nsizes : 3;
 	} else {
@@ -422,14 +438,25 @@ static void build_plan(struct plan *p, const struct options *o, int direct_ok, i
 			if (!wanted(o, b))
 				continue;
 			for (size_t s = 0; s < nsz; s++)
-				for (unsigned ord = ORDER_SEQ; ord <= ORDER_RANDOM; ord <<= 1)
+				for (unsigned ord = ORDER_SEQ; ord <= ORDER_FORWARD; ord <<= 1)
 					for (unsigned cm = CACHE_COLD; cm <= CACHE_DIRECT; cm <<= 1) {
 						struct bench_case c = { b, 0, b->sweep == SWEEP_NONE ? 0 : sz[s],
-									(enum order)ord, (enum cache_mode)cm };
+									(enum order)ord, (enum cache_mode)cm, 0 };
 
 						if (!(b->orders & ord & o->orders) || !(b->caches & cm & o->caches))
 							continue;
-						add_case(p, o, &c, direct_ok, can_drop, memory_only);
+						if (ord != ORDER_FORWARD) {
+							add_case(p, o, &c, direct_ok, can_drop, memory_only);
+							continue;
+						}
+						/* What readahead does for gapped reads is only seen
+						 * from a cold cache: warm or direct, forward is random. */
+						if (cm != CACHE_COLD)
+							continue;
+						for (size_t g = 0; g < o->ngaps; g++) {
+							c.gap = o->gaps[g];
+							add_case(p, o, &c, direct_ok, can_drop, memory_only);
+						}
 					}
 		}
 	}
@@ -522,6 +549,11 @@ static void write_config(struct json *j, const struct options *o, const struct p
 	json_kv_double(j, "case_seconds", c->case_seconds);
 	json_kv_double(j, "min_rep_seconds", c->min_rep_seconds);
 	json_kv_u64(j, "block_size", c->block_size);
+	json_key(j, "gaps");
+	json_begin_array(j);
+	for (size_t g = 0; g < o->ngaps; g++)
+		json_u64(j, o->gaps[g]);
+	json_end_array(j);
 	json_kv_u64(j, "seed", c->seed);
 	json_kv_string(j, "data_file", c->data_file);
 	/* Declared so a reader knows how each data repetition started (data.c). */

@@ -22,16 +22,31 @@ enum { MIN_TIMED_OPS = 8 };
 
 const char *order_name(const struct bench_case *c)
 {
+	if (c->order == ORDER_FORWARD)
+		return "forward";
 	if (c->bench->family == FAMILY_META)
 		return c->order == ORDER_SEQ ? "creation" : "random";
 	return c->order == ORDER_SEQ ? "sequential" : "random";
 }
 
+/* "random", or "forward+65536" with the gap: the part of a label or a directory name
+ * that tells one order from another. */
+static void order_with_gap(const struct bench_case *c, char *buf, size_t len)
+{
+	if (c->order == ORDER_FORWARD)
+		snprintf(buf, len, "forward+%llu", (unsigned long long)c->gap);
+	else
+		snprintf(buf, len, "%s", order_name(c));
+}
+
 void case_label(const struct bench_case *c, char *buf, size_t len)
 {
+	char order[48];
+
+	order_with_gap(c, order, sizeof(order));
 	if (c->bench->family == FAMILY_DATA)
 		snprintf(buf, len, "%s %llu B %s %s", c->bench->name, (unsigned long long)c->size,
-			 order_name(c), cache_mode_name(c->cache));
+			 order, cache_mode_name(c->cache));
 	else
 		snprintf(buf, len, "%s %s-order %s", c->bench->name, order_name(c),
 			 cache_mode_name(c->cache));
@@ -39,8 +54,11 @@ void case_label(const struct bench_case *c, char *buf, size_t len)
 
 static void case_dir_name(const struct bench_case *c, char *buf, size_t len)
 {
+	char order[48];
+
+	order_with_gap(c, order, sizeof(order));
 	snprintf(buf, len, "%s.%llu.%s.%s", c->bench->name, (unsigned long long)c->size,
-		 order_name(c), cache_mode_name(c->cache));
+		 order, cache_mode_name(c->cache));
 }
 
 static int open_case_dir(const struct suite_config *cfg, const char *name)
@@ -62,6 +80,13 @@ static size_t warmup_ops(const struct suite_config *cfg, size_t n)
 	if (w >= n)
 		w = n / 2;
 	return w;
+}
+
+static int compare_slots(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	return (x > y) - (x < y);
 }
 
 struct case_samples {
@@ -151,6 +176,8 @@ static void write_result(struct json *j, const struct bench_ctx *ctx, struct cas
 	else
 		json_null(j);
 	json_kv_string(j, "order", order_name(c));
+	if (c->order == ORDER_FORWARD)
+		json_kv_u64(j, "gap", c->gap);
 	json_kv_string(j, "cache", cache_mode_name(c->cache));
 	json_key(j, "cold_method");
 	if (c->cache != CACHE_COLD)
@@ -234,7 +261,9 @@ static int run_repetitions(struct bench_ctx *ctx, const char *dirname, uint64_t 
 			free(ctx->order);
 			ctx->order = xcalloc(ctx->norder, sizeof(*ctx->order));
 		}
-		make_order(ctx->order, ctx->norder, ctx->c->order == ORDER_RANDOM, &rng);
+		make_order(ctx->order, ctx->norder, ctx->c->order != ORDER_SEQ, &rng);
+		if (ctx->c->order == ORDER_FORWARD)
+			qsort(ctx->order, ctx->n, sizeof(*ctx->order), compare_slots);
 		rc = b->prepare_cache(ctx);
 		if (rc == 0)
 			rc = time_repetition(ctx, overhead, budget, s);
