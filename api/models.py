@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat, NonNegative
 from fsbm.characterizer.classes import COSTED_OPERATIONS, DATA_CLASSES
 from fsbm.predictor.model import STARTS
 
-ORDERS = ("sequential", "random")
+ORDERS = ("sequential", "forward", "random")
 PROFILE_SCHEMA = 3
 
 

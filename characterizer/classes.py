@@ -1,9 +1,13 @@
 """Event classes: what the predictor multiplies by a cost (DESIGN: Prediction).
 
-A data class is (read or write, request-size bucket, sequential or random): the bucket is
-the power of two at or below the bytes the call moved (0 for a read at end of file), and
-sequential is the characterizer's consecutive (sequentiality.py).  Its count and bytes are
-kept, so the predictor prices each class at its mean request size.  An in-kernel copy
+A data class is (read or write, request-size bucket, order): the bucket is the power of two
+at or below the bytes the call moved (0 for a read at end of file), and the order is
+sequential (the characterizer's consecutive, sequentiality.py), random, or for reads
+forward: past the previous read's end but not at it, as sorted lookups read.  Readahead
+treats a forward stream neither like a sequential one nor like random reads, and how it
+does differs by filesystem, so fsbench measures it apart.  Its count and bytes are kept, so
+the predictor prices each class at its mean request size, and for forward reads the bytes
+skipped (gap_bytes), so it prices them at their mean gap.  An in-kernel copy
 (copy_file_range) is a write event, but its class is "copy": a filesystem that shares
 extents clones it instead of reading and writing the bytes, so it is priced by fsbench's
 copy, not its write.  A metadata class is an
@@ -53,8 +57,10 @@ def _copies(ev: EventArrays, rows: np.ndarray) -> np.ndarray:
 
 
 def data_classes(ev: EventArrays, acc: Access) -> dict[str, dict[str, dict[str, dict[str, int]]]]:
-    """{class: {"sequential"|"random": {bucket: {"count", "bytes"}}}} over the classified
-    accesses; copies are always "sequential" (a copy moves a whole file, or the rest of it)."""
+    """{class: {"sequential"|"forward"|"random": {bucket: {"count", "bytes"[, "gap_bytes"]}}}}
+    over the classified accesses; copies are always "sequential" (a copy moves a whole file,
+    or the rest of it), and only reads are ever "forward" (a write past the last one's end
+    allocates or rewrites the same way wherever it lands)."""
     rows = acc.index
     out: dict[str, dict[str, dict[str, dict[str, int]]]] = {}
     if not len(rows):
@@ -65,15 +71,20 @@ def data_classes(ev: EventArrays, acc: Access) -> dict[str, dict[str, dict[str, 
     consecutive = acc.consecutive | copy
     for name in DATA_CLASSES:
         is_op = copy if name == "copy" else (ev.op[rows] == OP_INDEX[name]) & ~copy
-        for order, flag in (("sequential", True), ("random", False)):
-            pick = is_op & (consecutive == flag)
+        forward = acc.sequential & ~consecutive if name == "read" else np.zeros(len(rows), bool)
+        for order, flag in (("sequential", consecutive), ("forward", forward), ("random", ~consecutive & ~forward)):
+            pick = is_op & flag
             if not pick.any():
                 continue
             buckets, inverse = np.unique(bucket[pick], return_inverse=True)
             counts = np.bincount(inverse)
             nbytes = np.bincount(inverse, weights=length[pick])
-            out.setdefault(name, {})[order] = {str(int(b)): {"count": int(c), "bytes": int(n)}
-                                               for b, c, n in zip(buckets, counts, nbytes)}
+            classes = {str(int(b)): {"count": int(c), "bytes": int(n)} for b, c, n in zip(buckets, counts, nbytes)}
+            if order == "forward":
+                gaps = np.bincount(inverse, weights=acc.gap[pick])
+                for b, g in zip(buckets, gaps):
+                    classes[str(int(b))]["gap_bytes"] = int(g)
+            out.setdefault(name, {})[order] = classes
     return out
 
 

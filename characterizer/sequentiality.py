@@ -39,6 +39,7 @@ class Access:
     sequential: np.ndarray   # bool
     last_of_run: np.ndarray  # bool
     end: np.ndarray          # offset + length
+    gap: np.ndarray          # offset less where the previous access this way ended (< 0: back)
     runs: int
 
 
@@ -54,7 +55,7 @@ def classify(ev: EventArrays, nfs: bool) -> Access:
     op, failed = np.ascontiguousarray(ev.op, np.int8), np.ascontiguousarray(ev.failed, np.bool_)
     actor, file = np.ascontiguousarray(ev.actor, np.int32), np.ascontiguousarray(ev.file, np.int32)
     offset, size, ret = (np.ascontiguousarray(a, np.int64) for a in (ev.offset, ev.size, ev.ret))
-    index, run, end = (np.empty(ev.n, np.int64) for _ in range(3))
+    index, run, end, gap = (np.empty(ev.n, np.int64) for _ in range(4))
     flags = np.zeros(ev.n, np.uint8)
     runs = ctypes.c_int64(0)
     count = library().fsbm_sequence(
@@ -62,12 +63,12 @@ def classify(ev: EventArrays, nfs: bool) -> Access:
         actor.ctypes.data, file.ctypes.data,
         max(len(ev.files), 1), offset.ctypes.data, size.ctypes.data, ret.ctypes.data, clock.ctypes.data,
         OP_INDEX["read"], OP_INDEX["write"], OP_INDEX["open"], OP_INDEX["create"], NFS_RUN_GAP_NS if nfs else 0,
-        index.ctypes.data, run.ctypes.data, flags.ctypes.data, end.ctypes.data, ctypes.byref(runs))
+        index.ctypes.data, run.ctypes.data, flags.ctypes.data, end.ctypes.data, gap.ctypes.data, ctypes.byref(runs))
     if count < 0:
         raise MemoryError("sequence classification: out of memory")
     flags = flags[:count]
     return Access(index[:count], run[:count], (flags & 1).astype(bool), (flags & 2).astype(bool),
-                  (flags & 4).astype(bool), end[:count], runs.value)
+                  (flags & 4).astype(bool), end[:count], gap[:count], runs.value)
 
 
 def direction_counts(ev: EventArrays, acc: Access) -> dict[str, dict[str, int]]:

@@ -66,6 +66,27 @@ def test_random_preads_are_nearly_never_sequential(tmp_path: Path, data_file: Pa
     assert profile.body["runs"]["random"] == 1
 
 
+def test_sorted_lookups_are_forward_reads_with_their_gaps(tmp_path: Path, data_file: Path) -> None:
+    """Reads of a sorted random sample of blocks (an SQL IN list): past the last read's end,
+    not at it.  They are their own class, with the bytes skipped, which prices them."""
+    profile = traced_profile(tmp_path, """
+        import os, random
+        random.seed(5)
+        fd = os.open("data.bin", os.O_RDONLY)
+        for block in sorted(random.sample(range(1, 1024), 100)):
+            os.pread(fd, 4096, block * 4096)
+        os.pread(fd, 4096, 0)
+        os.close(fd)
+    """)
+    blocks = sorted(random.Random(5).sample(range(1, 1024), 100))
+    gaps = [(b - a - 1) * 4096 for a, b in zip([-1] + blocks, blocks)]  # the first read counts from 0
+    reads = profile.body["classes"]["data"]["read"]
+    assert reads["forward"]["4096"] == {"count": sum(g > 0 for g in gaps), "bytes": 4096 * sum(g > 0 for g in gaps),
+                                        "gap_bytes": sum(gaps)}
+    assert reads["sequential"]["4096"]["count"] == sum(g == 0 for g in gaps)
+    assert reads["random"]["4096"]["count"] == 1  # back to the start
+
+
 def test_an_untar_creates_exactly_the_trees_files(tmp_path: Path) -> None:
     tree = tmp_path / "tree"
     rng = random.Random(3)
@@ -237,7 +258,8 @@ def test_the_sequence_kernel_agrees_with_a_plain_walk(tmp_path: Path, log: str) 
             last = ends.setdefault(group, [0, 0])
             d = int(op == OP_INDEX["write"])
             length = ev.ret[i] if ev.ret[i] >= 0 else (ev.size[i] if ev.size[i] != MISSING else 0)
-            expected.append((i, ev.offset[i] == last[d], ev.offset[i] >= last[d], ev.offset[i] + length))
+            expected.append((i, ev.offset[i] == last[d], ev.offset[i] >= last[d], ev.offset[i] + length,
+                             ev.offset[i] - last[d]))
             last[d] = ev.offset[i] + length
             if group not in runs:
                 runs[group] = run_count
@@ -247,4 +269,5 @@ def test_the_sequence_kernel_agrees_with_a_plain_walk(tmp_path: Path, log: str) 
     assert acc.consecutive.tolist() == [e[1] for e in expected]
     assert acc.sequential.tolist() == [e[2] for e in expected]
     assert acc.end.tolist() == [e[3] for e in expected]
+    assert acc.gap.tolist() == [e[4] for e in expected]
     assert acc.runs == run_count

@@ -14,7 +14,8 @@
  *   becomes offset + length.  It joins the group's run, or opens a new one when none is
  *   open or (NFS) the group was idle longer than gap_ns.
  * Output per access, in processing order: the event's index, its run, flags (1 consecutive,
- * 2 sequential, 4 the last access of its run) and its end.
+ * 2 sequential, 4 the last access of its run), its end, and its gap: offset less the last
+ * end in its direction (negative for a step back).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -111,7 +112,7 @@ int64_t fsbm_sequence(int64_t n, const int64_t *order, const int8_t *op, const u
 		      const int32_t *actor, const int32_t *file, int64_t n_files, const int64_t *offset,
 		      const int64_t *size, const int64_t *ret, const int64_t *clock, int8_t op_read,
 		      int8_t op_write, int8_t op_open, int8_t op_create, int64_t gap_ns, int64_t *acc_index,
-		      int64_t *acc_run, uint8_t *acc_flags, int64_t *acc_end, int64_t *runs)
+		      int64_t *acc_run, uint8_t *acc_flags, int64_t *acc_end, int64_t *acc_gap, int64_t *runs)
 {
 	struct table t;
 	int64_t accesses = 0, next_run = 0, actors = 0;
@@ -160,6 +161,7 @@ int64_t fsbm_sequence(int64_t n, const int64_t *order, const int8_t *op, const u
 				(offset[i] >= g->end[direction] ? SEQUENTIAL : 0);
 		if (g->run < 0)
 			g->run = next_run++;
+		acc_gap[accesses] = offset[i] - g->end[direction];
 		g->end[direction] = offset[i] + length;
 		g->last_access = accesses;
 		acc_index[accesses] = i;
