@@ -26,7 +26,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from fsbm.api.provision import AGING, provision, stored_or_measured_cost_table
-from fsbm.api.render import HEADLINE, format_ns, format_seconds, profile_table
+from fsbm.api.render import format_ns, format_seconds, headline_costs, profile_table
 from fsbm.locations import data_dir
 from fsbm.predictor.cost_table import CostTable
 from fsbm.predictor.suite import Inputs, Program, build_corpus, copy_corpus
@@ -46,12 +46,13 @@ def _comparison(tables: dict[str, CostTable]) -> Table:
     out.add_column("operation")
     for name in tables:
         out.add_column(escape(name), justify="right")
-    for label, bench, size, order, cache in HEADLINE:
+    columns = [headline_costs(t) for t in tables.values()]
+    for row, (label, _) in enumerate(columns[0] if columns else []):
         cells = []
-        values = {name: t.entry(bench, order, cache, size) for name, t in tables.items()}
-        present = [e["latency_ns"]["p50"] for e in values.values() if e]
+        values = [column[row][1] for column in columns]
+        present = [e["latency_ns"]["p50"] for e in values if e]
         best = min(present) if present else None
-        for entry in values.values():
+        for entry in values:
             if entry is None:
                 cells.append("-")
                 continue

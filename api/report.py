@@ -17,7 +17,7 @@ from typing import Any, Optional
 
 from fsbm import __version__
 from fsbm.api.charts import IntervalBar, interval_bars, log_lines, stacked_bars
-from fsbm.api.render import HEADLINE, format_ns, format_seconds
+from fsbm.api.render import format_ns, format_seconds, headline_costs
 from fsbm.api.service import Predictor
 from fsbm.predictor.model import price_workload
 from fsbm.store import ResultsStore
@@ -70,16 +70,15 @@ def report_data(predictor: Predictor, store: ResultsStore, prediction_id: int) -
         raise LookupError(f"no prediction {prediction_id}")
     prediction = {**found[2], "id": prediction_id}
     profile = predictor.profile(store, prediction["profile_id"]) if prediction.get("profile_id") else None
-    headline = {}
+    headlines = {}
     for entry in prediction["candidates"]:
         if entry.get("cost_table_id") is not None:
             table = predictor.pricer(store, entry["cost_table_id"]).table
-            headline[entry["candidate"]] = [(label, table.entry(bench, order, cache, size))
-                                            for label, bench, size, order, cache in HEADLINE]
+            headlines[entry["candidate"]] = headline_costs(table)
     validation = store.documents("validation")
     observations = [body for _, _, body in store.documents("observation", name=str(prediction_id))]
     return {
-        "prediction": prediction, "created": found[1], "profile": profile, "headline": headline,
+        "prediction": prediction, "created": found[1], "profile": profile, "headline": headlines,
         "sweep": cache_sweep(predictor, store, prediction, profile) if profile and prediction["absolute"] else {},
         "validation": validation[0][2]["summary"] if validation and prediction.get("validated") else None,
         "observations": observations,

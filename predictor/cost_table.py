@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from fsbm.errors import UsageError
-from fsbm.predictor.park_lipton import ParkLiptonFit, fit_fsbench_results
+from fsbm.predictor.park_lipton import ParkLiptonFit, fit_fsbench_results, order_label
 
 SCHEMA_VERSION = 1
 
@@ -43,7 +43,7 @@ class CostTable:
         entries = [
             {
                 "bench": r["bench"], "op": r["op"], "size": r.get("size"), "order": r["order"],
-                "cache": r["cache"], "ops": r["ops"], "latency_ns": r["latency_ns"],
+                "gap": r.get("gap"), "cache": r["cache"], "ops": r["ops"], "latency_ns": r["latency_ns"],
                 "histogram_log2": r["histogram_log2"], "bimodal": r["bimodal"],
                 "partial_block": r.get("partial_block"),
             }
@@ -62,14 +62,22 @@ class CostTable:
     def memory_only(self) -> bool:
         return self.environment.get("fs_type") in MEMORY_ONLY_FILESYSTEMS
 
-    def entry(self, bench: str, order: str, cache: str, size: int | None = None) -> dict[str, Any] | None:
-        """The measured case, or None; on a memory-only filesystem cold and direct are warm."""
+    def entry(self, bench: str, order: str, cache: str, size: int | None = None,
+              gap: int | None = None) -> dict[str, Any] | None:
+        """The measured case (`gap`: a forward read's), or None; on a memory-only filesystem
+        cold and direct are warm."""
         if self.memory_only and cache in ("cold", "direct"):
             cache = "warm"
         for e in self.entries:
-            if e["bench"] == bench and e["order"] == order and e["cache"] == cache and e["size"] == size:
+            if (e["bench"] == bench and e["order"] == order and e["cache"] == cache and e["size"] == size
+                    and e.get("gap") == gap):
                 return e
         return None
+
+    def gaps(self, bench: str, cache: str) -> list[int]:
+        """The gaps `bench` was measured at in forward order, smallest first."""
+        return sorted({e["gap"] for e in self.entries
+                       if e["bench"] == bench and e["order"] == "forward" and e["cache"] == cache and e.get("gap")})
 
     def fit_for(self, bench: str, order: str, cache: str) -> ParkLiptonFit | None:
         for f in self.fits:
@@ -123,7 +131,7 @@ class CostTable:
         cases: dict[tuple, list[dict[str, Any]]] = {}
         for table in tables:
             for e in table.entries:
-                cases.setdefault((e["bench"], e["op"], e["size"], e["order"], e["cache"]), []).append(e)
+                cases.setdefault((e["bench"], e["op"], e["size"], order_label(e), e["cache"]), []).append(e)
         entries = []
         for found in cases.values():
             ranked = sorted(found, key=lambda e: float(e["latency_ns"]["mean"]))

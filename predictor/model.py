@@ -4,7 +4,8 @@ candidate, give the time the workload spends in that filesystem, line by line.
 Which price each class gets:
 - reads: the share the page cache would hold (the profile's reuse curve at the cache
   size; a cold start counts first touches as misses) at the warm price, the rest at the
-  cold price, sequential or random as the class is; and the first read of each file
+  cold price, sequential, forward (at the class's mean gap) or random as the class is;
+  a forward read that hits costs a warm random one; and the first read of each file
   that misses is a random read of the sequential reads' mean size, not a sequential one
   (fsbench's sequential price is a long stream's, whose readahead the first read lacks);
 - writes: buffered, so the warm price; sequential ones allocate (fsbench write), random
@@ -155,8 +156,14 @@ def _data_lines(profile: dict[str, Any], pricer: Pricer, hits: float) -> list[Li
                     lines.append(Line(op, group, "0 B: at end of file", n, pricer.end_of_file()))
                 elif op in ("read", "copy"):
                     group = "read" if op == "read" else "write"
-                    miss = pricer.data(op, order, "cold", round(size))
-                    hit = pricer.data(op, order, "warm", round(size))
+                    if order == "forward":
+                        gap = counts.get("gap_bytes", 0) / n if n else 0.0
+                        detail = f"{_kib(size)} forward, {_kib(gap)} apart"
+                        miss = pricer.forward_read(round(size), gap)
+                        hit = pricer.data(op, "random", "warm", round(size))
+                    else:
+                        miss = pricer.data(op, order, "cold", round(size))
+                        hit = pricer.data(op, order, "warm", round(size))
                     lines += [Line(op, group, f"{detail}, {label}", n * share, price)
                               for label, share, price in (("cache miss", 1 - hits, miss), ("cache hit", hits, hit))
                               if share > 0]

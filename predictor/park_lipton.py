@@ -68,6 +68,12 @@ class ParkLiptonFit:
         return cls(**body)
 
 
+def order_label(case: dict[str, Any]) -> str:
+    """A case's order, with its gap for forward reads ("forward+65536"): each gap is a
+    curve of its own, fitted and looked up apart from the others."""
+    return f"{case['order']}+{case['gap']}" if case.get("gap") else case["order"]
+
+
 def _regressors(size: int, block_size: int) -> tuple[float, float, float, float]:
     """(1, ceil(b/d), b, [b not a multiple of d]) for one request size."""
     return (1.0, float(math.ceil(size / block_size)), float(size), float(size % block_size != 0))
@@ -115,7 +121,7 @@ def fit_fsbench_results(results: list[dict[str, Any]]) -> list[ParkLiptonFit]:
     for r in results:
         if r.get("family") != "data" or r.get("size") is None:
             continue
-        key = (r["bench"], r["op"], r["order"], r["cache"], int(r["block_size"]))
+        key = (r["bench"], r["op"], order_label(r), r["cache"], int(r["block_size"]))
         groups.setdefault(key, []).extend((r["size"], m) for m in r.get("rep_means_ns", []))
     fits = []
     for (bench, op, order, cache, block_size), points in sorted(groups.items()):

@@ -55,10 +55,10 @@ class Pricer:
     def __init__(self, table: CostTable) -> None:
         self.table = table
         self.block_size = int(table.environment.get("fs_block_size") or 4096)
-        self._fits: dict[tuple[str, str, str], dict[str, float]] = {}
+        self._fits: dict[tuple[str, str, str, int | None], dict[str, float]] = {}
         # A cost table never changes, so neither does a price: the HTTP API prices the same
         # classes again and again with one Pricer per stored table.
-        self._data: dict[tuple[str, str, str, int], Price] = {}
+        self._data: dict[tuple[str, str, str, int, int | None], Price] = {}
 
     def _entry(self, bench: str, order: str, cache: str, size: int | None = None) -> dict:
         entry = self.table.entry(bench, order, cache, size)
@@ -87,33 +87,68 @@ class Pricer:
         price = self.metadata("stat", cache)
         return Price(price.ns, price.low_ns, price.high_ns, f"fsbench stat_file {cache} (a failed call walks the path)")
 
-    def _curve(self, bench: str, order: str, cache: str) -> list[tuple[int, dict]]:
+    def _curve(self, bench: str, order: str, cache: str, gap: int | None = None) -> list[tuple[int, dict]]:
         if self.table.memory_only and cache in ("cold", "direct"):
             cache = "warm"
         found = sorted((e["size"], e) for e in self.table.entries
-                       if e["bench"] == bench and e["order"] == order and e["cache"] == cache and e["size"])
+                       if e["bench"] == bench and e["order"] == order and e["cache"] == cache and e["size"]
+                       and e.get("gap") == gap)
         if not found:
-            raise UsageError(f"the cost table of {self.table.candidate} has no measurement of {bench} {order} {cache}",
+            what = f"{bench} {order}" + (f" (gap {gap} B)" if gap else "") + f" {cache}"
+            raise UsageError(f"the cost table of {self.table.candidate} has no measurement of {what}",
                              hint="run `fsbm bench` on it without --only, --orders or --caches")
         return found
 
-    def _fit(self, bench: str, order: str, cache: str, curve: list[tuple[int, dict]]) -> dict[str, float]:
-        key = (bench, order, cache)
+    def _fit(self, bench: str, order: str, cache: str, gap: int | None,
+             curve: list[tuple[int, dict]]) -> dict[str, float]:
+        key = (bench, order, cache, gap)
         if key not in self._fits:
             points = [(size, float(e["latency_ns"]["mean"])) for size, e in curve]
             self._fits[key] = nonnegative_fit(points, self.block_size, with_rmw=bench == "overwrite")
         return self._fits[key]
 
-    def data(self, bench: str, order: str, cache: str, size: int) -> Price:
-        """One `bench` call (read, write, overwrite, copy, ...) of `size` bytes."""
+    def data(self, bench: str, order: str, cache: str, size: int, gap: int | None = None) -> Price:
+        """One `bench` call (read, write, overwrite, copy, ...) of `size` bytes (`gap`: the
+        measured gap of a forward read)."""
         size = max(int(size), 1)
-        key = (bench, order, cache, size)
+        key = (bench, order, cache, size, gap)
         if key not in self._data:
             if bench == "copy" and not self._has("copy"):
                 self._data[key] = self._copy_without_benchmark(cache, size)
             else:
-                self._data[key] = self._price_data(bench, order, cache, size)
+                self._data[key] = self._price_data(bench, order, cache, size, gap)
         return self._data[key]
+
+    def forward_read(self, size: int, gap: float) -> Price:
+        """A cold read of `size` bytes in a forward stream whose reads are `gap` bytes apart on
+        average (sorted lookups).  fsbench measures such streams at a few mean gaps; between
+        two of them the price follows log(gap); below the smallest it runs linearly down to
+        the sequential read at gap 0 (a stream with no gaps); beyond the largest it is the
+        largest's.  A cost table without forward reads prices them as random, said so."""
+        gaps = self.table.gaps("read", "cold")
+        if self.table.memory_only or not gaps:
+            price = self.data("read", "random", "cold", size)
+            why = "" if self.table.memory_only else " (this cost table has no forward-order reads: measure it again)"
+            return Price(price.ns, price.low_ns, price.high_ns, price.source + why)
+        if gap >= gaps[-1]:
+            price = self.data("read", "forward", "cold", size, gaps[-1])
+            if gap == gaps[-1]:
+                return price
+            return Price(price.ns, price.low_ns, price.high_ns,
+                         f"{price.source}, gap {gaps[-1]} B (the largest measured, for {gap:.0f} B)")
+        if gap <= gaps[0]:
+            lower, upper = self.data("read", "sequential", "cold", size), self.data("read", "forward", "cold", size, gaps[0])
+            w = max(gap, 0.0) / gaps[0]
+            where = f"between sequential and gap {gaps[0]} B"
+        else:
+            g0 = max(g for g in gaps if g < gap)
+            g1 = min(g for g in gaps if g >= gap)
+            lower, upper = self.data("read", "forward", "cold", size, g0), self.data("read", "forward", "cold", size, g1)
+            w = math.log(gap / g0) / math.log(g1 / g0)
+            where = f"between gaps {g0} and {g1} B"
+        return Price((1 - w) * lower.ns + w * upper.ns, (1 - w) * lower.low_ns + w * upper.low_ns,
+                     (1 - w) * lower.high_ns + w * upper.high_ns,
+                     f"fsbench read forward cold {size} B, gap {gap:.0f} B: {where}")
 
     def _has(self, bench: str) -> bool:
         return any(e["bench"] == bench for e in self.table.entries)
@@ -127,13 +162,13 @@ class Pricer:
         return read.plus(write, f"{read.source} + {write.source} (this cost table has no copy benchmark: "
                                 "measure it again to price clones)")
 
-    def _price_data(self, bench: str, order: str, cache: str, size: int) -> Price:
-        curve = self._curve(bench, order, cache)
+    def _price_data(self, bench: str, order: str, cache: str, size: int, gap: int | None = None) -> Price:
+        curve = self._curve(bench, order, cache, gap)
         sizes = [s for s, _ in curve]
-        label = f"fsbench {bench} {order} {cache}"
+        label = f"fsbench {bench} {order}{f'+{gap}' if gap else ''} {cache}"
         if size in sizes:
             return _measured(curve[sizes.index(size)][1], f"{label} {size} B")
-        params = self._fit(bench, order, cache, curve)
+        params = self._fit(bench, order, cache, gap, curve)
         modelled = evaluate(params, size, self.block_size)
         if len(curve) == 1 or modelled <= 0:
             # One size, or a curve that is zero there: the nearest measurement, said so.

@@ -160,6 +160,41 @@ def test_the_first_read_of_a_file_is_a_random_read_of_its_size() -> None:
     assert first[0].price.ns == pytest.approx((3 - 1) * 8 * curve(65536))  # random less sequential, both cold
 
 
+def forward_table() -> CostTable:
+    """table() with cold reads that cost 1x the curve sequentially, 2x and 6x forward at 4
+    and 64 KiB gaps, and 8x at random."""
+    with_forward = table()
+    for e in with_forward.entries:
+        if e["bench"] == "read" and e["order"] == "sequential" and e["cache"] == "cold":
+            e["latency_ns"] = {k: v / 8 for k, v in e["latency_ns"].items()}
+    with_forward.entries += [{**entry("read", "forward", "cold", s, factor * curve(s)), "gap": gap}
+                             for gap, factor in ((4096, 2), (65536, 6)) for s in (512, 4096, 65536, 1048576)]
+    return with_forward
+
+
+def test_forward_reads_are_priced_at_their_mean_gap_between_the_measured_gaps() -> None:
+    pricer = Pricer(forward_table())
+    at = pricer.forward_read(4096, 65536)
+    assert at.ns == pytest.approx(6 * curve(4096)) and "forward+65536 cold 4096 B" in at.source
+    between = pricer.forward_read(4096, 16384)  # halfway from 4 to 64 KiB in log(gap)
+    assert between.ns == pytest.approx(4 * curve(4096)) and "between gaps 4096 and 65536 B" in between.source
+    below = pricer.forward_read(4096, 1024)  # a quarter of the way from sequential (gap 0) to 4 KiB
+    assert below.ns == pytest.approx((0.75 * 1 + 0.25 * 2) * curve(4096))
+    beyond = pricer.forward_read(4096, 1 << 20)
+    assert beyond.ns == pytest.approx(6 * curve(4096)) and "the largest measured" in beyond.source
+    older = Pricer(table()).forward_read(4096, 16384)
+    assert older.ns == pytest.approx(8 * curve(4096)) and "no forward-order reads" in older.source
+
+
+def test_forward_reads_in_a_profile_miss_at_the_forward_price_and_hit_at_the_random_warm_one() -> None:
+    lookups = profile(reads=0)
+    lookups["classes"]["data"] = {"read": {"forward": {"4096": {"count": 1000, "bytes": 1000 * 4096,
+                                                                "gap_bytes": 1000 * 65536}}}}
+    fs = price_workload(lookups, Pricer(forward_table()), cache_bytes=1 << 30)
+    assert fs.by_op()["read"] == pytest.approx(1000 * (0.5 * 6 * curve(4096) + 0.5 * curve(4096)))
+    assert any("64 KiB apart" in line.detail for line in fs.lines)
+
+
 def test_hit_fraction_reads_the_reuse_curve_at_the_cache_size() -> None:
     reuse = profile()["reuse"]
     assert hit_fraction(reuse, 1024) == 0.0
