@@ -64,6 +64,11 @@ def xfs_fs(fsbm_home: Path) -> Iterator[scratch.ScratchFs]:
     yield from _scratch_fs("xfs", 1 << 30, fsbm_home)
 
 
+@pytest.fixture
+def btrfs_fs(fsbm_home: Path) -> Iterator[scratch.ScratchFs]:
+    yield from _scratch_fs("btrfs", 512 << 20, fsbm_home)
+
+
 @pytest.fixture(scope="session")
 def fsbench() -> Path:
     return fsbench_binary()

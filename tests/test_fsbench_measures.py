@@ -53,6 +53,17 @@ def test_environment_is_recorded(fsbench: Path, tmpfs_fs: ScratchFs) -> None:
     assert env["fs_block_size"] == 4096
 
 
+def test_environment_names_the_mount_on_btrfs_too(fsbench: Path, btrfs_fs: ScratchFs) -> None:
+    """btrfs gives stat a subvolume's device number, never the one mountinfo lists: its
+    cost tables had no filesystem type, mount or device until the mount was found by path."""
+    doc = fsbench_json(fsbench, btrfs_fs.mount_point, "--only", "close", "--files", "100", "--reps", "2")
+    env = doc["environment"]
+    assert env["fs_type"] == "btrfs"
+    assert env["mount_point"] == str(btrfs_fs.mount_point)
+    assert env["mount_source"] == btrfs_fs.loop_device
+    assert env["read_ahead_kb"] is not None and env["device"]
+
+
 def test_work_stays_in_its_own_directory_and_is_removed(fsbench: Path, tmpfs_fs: ScratchFs) -> None:
     keep = tmpfs_fs.mount_point / "users-file"
     keep.write_text("mine")

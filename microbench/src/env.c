@@ -3,6 +3,7 @@
  */
 #include "env.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,42 +41,82 @@ static void probe_cpu_model(struct environment *env)
 	fclose(f);
 }
 
+/* The length of mount point `mnt` if it is `path` or one of its ancestors, else 0. */
+static size_t mount_prefix(const char *mnt, const char *path)
+{
+	size_t n = strlen(mnt);
+
+	if (strcmp(mnt, "/") == 0)
+		return 1;
+	if (strncmp(mnt, path, n) != 0 || (path[n] != '/' && path[n] != '\0'))
+		return 0;
+	return n;
+}
+
+/* Split one mountinfo line in place: its first six fields, and what follows " - ". */
+static int split_mount_line(char *line, char *fields[6], char **rest)
+{
+	char *save = NULL, *tok, *dash = strstr(line, " - ");
+	int n = 0;
+
+	if (!dash)
+		return 0;
+	*dash = '\0';
+	*rest = dash + 3;
+	for (tok = strtok_r(line, " ", &save); tok && n < 6; tok = strtok_r(NULL, " ", &save))
+		fields[n++] = tok;
+	return n == 6;
+}
+
 /*
- * Find the mount holding `target` in /proc/self/mountinfo by its device number, taking
- * the last match (the top of any over-mount stack).  Format (proc(5)):
- *   id parent maj:min root mountpoint options [optional...] - fstype source superoptions
+ * The line of /proc/self/mountinfo (format in proc(5):
+ *   id parent maj:min root mountpoint options [optional...] - fstype source superoptions)
+ * whose device number is `dev`, or with `dev` NULL, whose mount point is the longest
+ * ancestor of `path`; the last of equals, the top of any over-mount stack.  1 if found.
  */
-static void probe_mount(struct environment *env, dev_t dev)
+static int scan_mounts(struct environment *env, const char *dev, const char *path)
 {
 	FILE *f = fopen("/proc/self/mountinfo", "r");
-	char line[4096], want[64];
+	char line[4096], best[4096] = "", *fields[6], *rest, *save = NULL;
+	size_t longest = 0;
 
-	snprintf(want, sizeof(want), "%u:%u", major(dev), minor(dev));
 	if (!f)
-		return;
+		return 0;
 	while (fgets(line, sizeof(line), f)) {
-		char *fields[8] = { 0 }, *save = NULL, *tok, *dash;
-		int n = 0;
+		char split[4096];
+		size_t score;
 
-		dash = strstr(line, " - ");
-		if (!dash)
+		copy_field(split, sizeof(split), line);
+		if (!split_mount_line(split, fields, &rest))
 			continue;
-		*dash = '\0';
-		for (tok = strtok_r(line, " ", &save); tok && n < 6; tok = strtok_r(NULL, " ", &save))
-			fields[n++] = tok;
-		if (n < 6 || strcmp(fields[2], want) != 0)
-			continue;
-		copy_field(env->mount_point, sizeof(env->mount_point), fields[4]);
-		copy_field(env->mount_options, sizeof(env->mount_options), fields[5]);
-		save = NULL;
-		tok = strtok_r(dash + 3, " \n", &save);
-		copy_field(env->fs_type, sizeof(env->fs_type), tok);
-		tok = strtok_r(NULL, " \n", &save);
-		copy_field(env->mount_source, sizeof(env->mount_source), tok);
-		tok = strtok_r(NULL, " \n", &save);
-		copy_field(env->super_options, sizeof(env->super_options), tok);
+		score = dev ? strcmp(fields[2], dev) == 0 : mount_prefix(fields[4], path);
+		if (score && score >= longest) {
+			longest = score;
+			copy_field(best, sizeof(best), line);
+		}
 	}
 	fclose(f);
+	if (!best[0] || !split_mount_line(best, fields, &rest))
+		return 0;
+	copy_field(env->mount_point, sizeof(env->mount_point), fields[4]);
+	copy_field(env->mount_options, sizeof(env->mount_options), fields[5]);
+	copy_field(env->fs_type, sizeof(env->fs_type), strtok_r(rest, " \n", &save));
+	copy_field(env->mount_source, sizeof(env->mount_source), strtok_r(NULL, " \n", &save));
+	copy_field(env->super_options, sizeof(env->super_options), strtok_r(NULL, " \n", &save));
+	return 1;
+}
+
+/*
+ * The mount holding `target`, by its device number.  btrfs gives stat a subvolume's own
+ * device number, never the one mountinfo lists; there the mount is found by path.
+ */
+static void probe_mount(struct environment *env, const char *target, dev_t dev)
+{
+	char want[64], real[PATH_MAX];
+
+	snprintf(want, sizeof(want), "%u:%u", major(dev), minor(dev));
+	if (!scan_mounts(env, want, NULL) && realpath(target, real))
+		scan_mounts(env, NULL, real);
 }
 
 /* read_ahead_kb of the block device the filesystem was mounted from, if it has one. */
@@ -120,7 +161,7 @@ int environment_probe(struct environment *env, const char *target)
 	probe_cpu_model(env);
 	env->cpus_online = sysconf(_SC_NPROCESSORS_ONLN);
 	env->memory_bytes = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
-	probe_mount(env, st.st_dev);
+	probe_mount(env, target, st.st_dev);
 	probe_readahead(env);
 	if (read_text_file("/sys/devices/system/clocksource/clocksource0/current_clocksource",
 			   env->clocksource, sizeof(env->clocksource)) != 0)
