@@ -4,7 +4,7 @@
  * fdatasync after a write, and copying a whole file in the kernel (copy_file_range).
  * Sequential, random and forward use the same pread/pwrite calls and
  * differ only in offsets (Wang et al.); random and forward offsets are block-aligned slots
- * (forward reads take every slot of a gapped stride, in order); buffers
+ * (forward reads a random sample of them in ascending order); buffers
  * come from posix_memalign so O_DIRECT and the CPU see the same alignment every time.
  */
 #include <errno.h>
