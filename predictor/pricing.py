@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from fsbm.errors import UsageError
 from fsbm.predictor.cost_table import CostTable
-from fsbm.predictor.park_lipton import evaluate, nonnegative_fit
+from fsbm.predictor.park_lipton import evaluate, nonnegative_fit, order_label
 
 # The fsbench benchmark that prices each metadata operation, and what stands in where
 # fsbench has none (said in the price's source).
@@ -94,7 +94,7 @@ class Pricer:
                        if e["bench"] == bench and e["order"] == order and e["cache"] == cache and e["size"]
                        and e.get("gap") == gap)
         if not found:
-            what = f"{bench} {order}" + (f" (gap {gap} B)" if gap else "") + f" {cache}"
+            what = f"{bench} {order_label({'order': order, 'gap': gap})} {cache}"
             raise UsageError(f"the cost table of {self.table.candidate} has no measurement of {what}",
                              hint="run `fsbm bench` on it without --only, --orders or --caches")
         return found
@@ -165,7 +165,7 @@ class Pricer:
     def _price_data(self, bench: str, order: str, cache: str, size: int, gap: int | None = None) -> Price:
         curve = self._curve(bench, order, cache, gap)
         sizes = [s for s, _ in curve]
-        label = f"fsbench {bench} {order}{f'+{gap}' if gap else ''} {cache}"
+        label = f"fsbench {bench} {order_label({'order': order, 'gap': gap})} {cache}"
         if size in sizes:
             return _measured(curve[sizes.index(size)][1], f"{label} {size} B")
         params = self._fit(bench, order, cache, gap, curve)
