@@ -27,6 +27,7 @@ HEADLINE: tuple[tuple[Any, ...], ...] = (
     ("overwrite 4095 B random (cold, RMW)", "overwrite", 4095, "random", "cold"),
     ("write 64K sequential", "write", 65536, "sequential", "warm"),
     ("fsync after 4K write", "fsync", 4096, "sequential", "warm"),
+    ("fdatasync after 4K rewrite", "fdatasync_overwrite", 4096, "sequential", "warm"),
     ("copy a 64K file (cold source)", "copy", 65536, "sequential", "cold"),
 )
 

@@ -109,6 +109,18 @@ def test_forward_reads_ride_readahead_at_small_gaps_and_not_at_large_ones_on_ext
     assert forward[262144]["ops"] >= 3 * 200  # 64 MiB holds ~250 reads 260 KiB apart, less warm-up
 
 
+def test_a_sync_costs_by_what_it_must_make_durable_on_ext4(fsbench: Path, ext4_fs: ScratchFs) -> None:
+    """After a write that allocated, the journal commits; after a rewrite in place,
+    fdatasync writes the data only; with nothing dirty, there is nothing to write."""
+    doc = fsbench_json(fsbench, ext4_fs.mount_point, "--only", "fsync,fdatasync_overwrite,fsync_clean",
+                       "--sizes", "4k", "--reps", "3", "--ops", "100", "--file-size", "16M")
+    committing = result(doc, "fsync", 4096, "sequential", "warm")["latency_ns"]["mean"]
+    data_only = result(doc, "fdatasync_overwrite", 4096, "sequential", "warm")["latency_ns"]["mean"]
+    clean = result(doc, "fsync_clean", None, "sequential", "warm")["latency_ns"]["mean"]
+    assert data_only < 0.6 * committing
+    assert clean < 0.6 * data_only
+
+
 def test_cold_metadata_drops_caches_and_costs_more_than_warm(fsbench: Path, ext4_fs: ScratchFs) -> None:
     doc = fsbench_json(fsbench, ext4_fs.mount_point, "--only", "stat_file", "--orders", "random",
                        "--files", "2000", "--reps", "3")

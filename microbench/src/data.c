@@ -1,7 +1,8 @@
 /*
  * data.c - data benchmarks (Tang 4.1.3, Park and Lipton): read, allocating write,
- * overwrite (a partial-block size makes it a read-modify-write), append, and fsync /
- * fdatasync after a write, and copying a whole file in the kernel (copy_file_range).
+ * overwrite (a partial-block size makes it a read-modify-write), append, the three kinds
+ * of sync a program makes (after a write that allocated, after a rewrite in place, with
+ * nothing dirty), and copying a whole file in the kernel (copy_file_range).
  * Sequential, random and forward use the same pread/pwrite calls and
  * differ only in offsets (Wang et al.); random and forward offsets are block-aligned slots
  * (forward reads a random sample of them in ascending order); buffers
@@ -142,6 +143,25 @@ static int setup_new_file(struct bench_ctx *ctx, int flags)
 static int setup_write(struct bench_ctx *ctx) { return setup_new_file(ctx, 0); }
 static int setup_append(struct bench_ctx *ctx) { return setup_new_file(ctx, O_APPEND); }
 
+/*
+ * A sync with nothing to write: the shared overwrite file, clean once prepare_cache_file's
+ * syncfs has run.  Programs make such syncs of directories and of files synced twice
+ * (SQLite's directory sync after creating its journal); what they cost is the
+ * filesystem's bookkeeping and, on many, a cache flush sent to the device.
+ */
+static int setup_clean_sync(struct bench_ctx *ctx)
+{
+	if (fill_shared_file(ctx, OVERWRITE_FILE, ctx->cfg->file_size) != 0)
+		return -1;
+	snprintf(ctx->path, sizeof(ctx->path), "%s/shared/%s", ctx->cfg->workdir, OVERWRITE_FILE);
+	ctx->fd = openat(ctx->cfg->shared_fd, OVERWRITE_FILE, O_RDWR | O_CLOEXEC);
+	if (ctx->fd < 0)
+		return fail_errno("openat", ctx->path);
+	ctx->file_bytes = 0; /* nothing to warm or evict: only the syncfs */
+	ctx->n = ctx->norder = ctx->cfg->ops;
+	return 0;
+}
+
 static void teardown_file(struct bench_ctx *ctx)
 {
 	if (ctx->fd >= 0)
@@ -199,7 +219,7 @@ static int run_append(struct bench_ctx *ctx, size_t i)
 	return check_transfer(n, ctx->c->size, "write(O_APPEND)", ctx->path);
 }
 
-/* variant 0: fsync, 1: fdatasync.  The write before it is untimed (before_one). */
+/* variant 0: fsync, 1: fdatasync.  The write before it, if any, is untimed (before_one). */
 static int run_sync(struct bench_ctx *ctx, size_t i)
 {
 	int rc = ctx->c->bench->variant ? fdatasync(ctx->fd) : fsync(ctx->fd);
@@ -325,6 +345,13 @@ const struct bench data_benches[] = {
 	{ "fdatasync", FAMILY_DATA, "fsync", "making one just-written request durable, data only (fdatasync)",
 	  ORDER_SEQ, CACHE_WARM, SWEEP_SYNC, 0, 1,
 	  setup_write, prepare_cache_file, run_pwrite, run_sync, NULL, teardown_file },
+	{ "fdatasync_overwrite", FAMILY_DATA, "fsync",
+	  "making one rewrite of allocated blocks durable (fdatasync): data only, the file's size unchanged",
+	  ORDER_SEQ, CACHE_WARM, SWEEP_SYNC, 1, 1,
+	  setup_overwrite, prepare_cache_file, run_pwrite, run_sync, NULL, teardown_file },
+	{ "fsync_clean", FAMILY_DATA, "fsync", "a sync with nothing dirty to write (fsync of a clean file)",
+	  ORDER_SEQ, CACHE_WARM, SWEEP_NONE, 1, 0,
+	  setup_clean_sync, prepare_cache_file, NULL, run_sync, NULL, teardown_file },
 	{ "copy", FAMILY_DATA, "copy", "copying a whole file in the kernel: a clone where extents can be shared (copy_file_range)",
 	  ORDER_SEQ, CACHE_COLD | CACHE_WARM, SWEEP_FULL, 1, 0,
 	  setup_copy, prepare_cache_copy, open_copy_pair, run_copy, remove_copy, teardown_file },

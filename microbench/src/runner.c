@@ -171,7 +171,7 @@ static void write_result(struct json *j, const struct bench_ctx *ctx, struct cas
 	json_kv_string(j, "op", c->bench->op);
 	json_kv_string(j, "isolates", c->bench->isolates);
 	json_key(j, "size");
-	if (c->bench->family == FAMILY_DATA)
+	if (c->size)
 		json_u64(j, c->size);
 	else
 		json_null(j);
