@@ -28,6 +28,8 @@ from fsbm.characterizer.histograms import ValueCounts
 from fsbm.characterizer.profile import SCHEMA_VERSION
 from fsbm.characterizer.reuse import References, data_accesses, reuse_curve
 from fsbm.characterizer.sequentiality import Access, classify, direction_counts, percentages, run_classes, runs
+from fsbm.characterizer.syncs import DEFINITION as SYNC_KINDS_DEFINITION
+from fsbm.characterizer.syncs import sync_kinds
 from fsbm.characterizer.timing import (TraceTime, Windows, gaps, inside_outside, inside_sums, level_stats, open_changes,
                                        open_files_definition)
 from fsbm.errors import UsageError
@@ -165,6 +167,7 @@ class Partial:
     origs: dict[str, dict[str, int]]
     fsyncs: int
     written: int
+    syncs: dict[str, dict[str, int]]
     inter_arrival: ValueCounts
     think: ValueCounts
     inside: dict[str, int]
@@ -204,7 +207,8 @@ class Partial:
             checkpoints, _add_counts(self.run_counts, other.run_counts), self.files.merge(other.files),
             _union(self.touched, other.touched), _union(self.directories, other.directories), ops,
             _add_counts(self.origs, other.origs), self.fsyncs + other.fsyncs, self.written + other.written,
-            self.inter_arrival.merge(other.inter_arrival), self.think.merge(other.think), inside,
+            _add_counts(self.syncs, other.syncs), self.inter_arrival.merge(other.inter_arrival),
+            self.think.merge(other.think), inside,
             self.windows.merge(other.windows), self.references.merge(other.references),
             _add_counts(self.classes, other.classes), self.trace_time.merge(other.trace_time), self.scope,
             _add_counts(self.recording, other.recording), self.sources + other.sources)
@@ -313,7 +317,7 @@ def summarize(ev: EventArrays, *, nfs: bool, origin: int, first_seq: int = 0, ev
         files=FileState(pa.array(ev.files, pa.string()).filter(pa.array(with_data)), sizes[with_data],
                         entire[with_data]),
         touched=touched, directories=directories, ops=_ops(ev), origs=_origs(ev),
-        fsyncs=int((ev.op == OP_INDEX["fsync"]).sum()), written=int(written.sum()),
+        fsyncs=int((ev.op == OP_INDEX["fsync"]).sum()), written=int(written.sum()), syncs=sync_kinds(ev),
         inter_arrival=inter, think=think, inside=inside_sums(ev), windows=Windows.of(ev, origin),
         references=_references(ev, clock, trace),
         classes={"data": data_classes(ev, acc), "metadata": metadata_classes(ev)}, trace_time=trace_time,
@@ -361,7 +365,8 @@ def finalize(part: Partial) -> dict[str, object]:
         "timing": {"inter_arrival_ns": part.inter_arrival.distribution(), "think_ns": part.think.distribution(),
                    "inside_outside": inside, "concurrency": part.windows.summary(part.actors)},
         "fsync": {"count": part.fsyncs, "per_second": part.fsyncs / span_s if span_s else None,
-                  "bytes_written_per_fsync": part.written / part.fsyncs if part.fsyncs else None},
+                  "bytes_written_per_fsync": part.written / part.fsyncs if part.fsyncs else None,
+                  "kinds": part.syncs, "kinds_definition": SYNC_KINDS_DEFINITION},
         "reuse": reuse_curve(part.references.in_order()),
         "scope": part.scope,
         "classes": part.classes,

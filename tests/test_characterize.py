@@ -22,14 +22,15 @@ from fsbm.traces.record import record
 from tests.conftest import SHARED_DATA, run_fsbm
 
 
-def traced_profile(tmp_path: Path, program: str) -> Profile:
+def traced_profile(tmp_path: Path, program: str, kept: str = "data.bin") -> Profile:
+    """The profile of `program` run under strace, of the events on files whose names hold
+    `kept` (the program's own files, not the interpreter loading its libraries)."""
     (tmp_path / "program.py").write_text(textwrap.dedent(program))
     recording = record([sys.executable, "program.py"], tmp_path / "t.strace", cwd=tmp_path)
     assert recording.returncode == 0
     ingest([recording.log], tmp_path / "e.parquet")
     table = read_events(tmp_path / "e.parquet")
-    # Only the program's own data file, not the interpreter loading its libraries.
-    keep = [str(f).endswith("data.bin") for f in table["file"].to_pylist()]
+    keep = [kept in str(f) for f in table["file"].to_pylist()]
     return characterize(table.filter(keep))
 
 
@@ -85,6 +86,39 @@ def test_sorted_lookups_are_forward_reads_with_their_gaps(tmp_path: Path, data_f
                                         "gap_bytes": sum(gaps)}
     assert reads["sequential"]["4096"]["count"] == sum(g == 0 for g in gaps)
     assert reads["random"]["4096"]["count"] == 1  # back to the start
+
+
+def test_each_sync_is_told_by_what_it_had_to_make_durable(tmp_path: Path) -> None:
+    """SQLite's transaction, in small: a new journal synced, rewritten in place and synced
+    again, synced with nothing written, its directory synced; then a full fsync after a
+    rewrite (its times changed) and the kinds' bytes."""
+    (tmp_path / "w").mkdir()
+    profile = traced_profile(tmp_path, """
+        import os
+        fd = os.open("w/journal", os.O_RDWR | os.O_CREAT)
+        os.write(fd, b"j" * 8192)
+        os.fdatasync(fd)                 # metadata: created and grown
+        os.pwrite(fd, b"h" * 512, 0)
+        os.fdatasync(fd)                 # data: rewritten in place
+        os.fdatasync(fd)                 # clean
+        directory = os.open("w", os.O_RDONLY)
+        os.fsync(directory)              # clean: nothing written to it
+        os.pwrite(fd, b"h" * 1000, 100)
+        os.fsync(fd)                     # metadata: a full fsync after a write
+        os.pwrite(fd, b"j" * 100, 8190)
+        os.fdatasync(fd)                 # metadata: grown by 98 bytes
+        os.close(fd)
+        os.unlink("w/journal")
+        fd = os.open("w/journal", os.O_RDWR | os.O_CREAT)
+        os.pwrite(fd, b"j" * 4096, 0)
+        os.fdatasync(fd)                 # metadata: a new file, though its bytes are below the old one's end
+        os.close(fd)
+        os.close(directory)
+    """, kept=str(tmp_path / "w"))
+    kinds = profile.body["fsync"]["kinds"]
+    assert kinds == {"metadata": {"count": 4, "bytes": 8192 + 1000 + 100 + 4096},
+                     "data": {"count": 1, "bytes": 512}, "clean": {"count": 2, "bytes": 0}}
+    assert profile.body["fsync"]["count"] == 7
 
 
 def test_an_untar_creates_exactly_the_trees_files(tmp_path: Path) -> None:
