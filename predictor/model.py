@@ -15,7 +15,9 @@ Which price each class gets:
 - in-kernel copies (copy_file_range): fsbench's copy of a whole file of that size, whose
   source is cached in the share the reads are (a filesystem that shares extents clones it,
   one that does not reads and writes it: the cost table says which);
-- fsync: fsbench's fsync plus writing the bytes each fsync makes durable;
+- syncs, by kind (characterizer.syncs): one that commits metadata at fsbench's fsync after
+  an allocating write, a data-only one at its fdatasync after a rewrite in place, either
+  plus writing the bytes it makes durable; one with nothing dirty at fsbench's fsync_clean;
 - metadata: on a cold start, one call per distinct name touched pays the cold price (the
   first look at it), the rest the warm price; failed calls cost a lookup; the empty
   getdents64 that ends a listing is counted in the listing.
@@ -174,6 +176,23 @@ def _data_lines(profile: dict[str, Any], pricer: Pricer, hits: float) -> list[Li
     return lines
 
 
+SYNC_DETAIL = {"metadata": "committing metadata", "data": "data only", "clean": "nothing dirty"}
+
+
+def _sync_lines(fsync: dict[str, Any], done: int, pricer: Pricer) -> list[Line]:
+    """One line per kind of sync (characterizer.syncs).  A profile made before the kinds
+    were told apart has only the mean bytes per sync: every sync is then a metadata one."""
+    kinds = fsync.get("kinds") or {"metadata": {"count": done,
+                                                "bytes": (fsync.get("bytes_written_per_fsync") or 0) * done}}
+    lines = []
+    for kind, counts in kinds.items():
+        if counts["count"]:
+            per_sync = counts["bytes"] / counts["count"]
+            detail = SYNC_DETAIL[kind] + (f", after {_kib(per_sync)} written" if kind != "clean" else "")
+            lines.append(Line("fsync", "sync", detail, counts["count"], pricer.fsync(per_sync, kind)))
+    return lines
+
+
 def _metadata_lines(profile: dict[str, Any], pricer: Pricer, start: str) -> list[Line]:
     classes = profile["classes"]["metadata"]
     names = profile["namespace"]["files_touched"] + profile["namespace"]["directories_touched"]
@@ -182,10 +201,7 @@ def _metadata_lines(profile: dict[str, Any], pricer: Pricer, start: str) -> list
     lines = []
     for op, counts in classes.items():
         if op == "fsync":
-            if counts["done"]:
-                per_fsync = profile["fsync"].get("bytes_written_per_fsync") or 0
-                lines.append(Line(op, "sync", f"after {_kib(per_fsync)} written", counts["done"],
-                                  pricer.fsync(per_fsync)))
+            lines += _sync_lines(profile["fsync"], counts["done"], pricer)
         elif op in ("read", "write"):
             pass  # failed data calls: below
         elif op == "close":

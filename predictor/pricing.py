@@ -199,11 +199,28 @@ class Pricer:
         price = self.data("read", "sequential", "warm", smallest)
         return Price(price.ns, price.low_ns, price.high_ns, f"{price.source} (moves no data: at end of file)")
 
-    def fsync(self, bytes_per_fsync: float) -> Price:
-        """fsync after `bytes_per_fsync` dirty bytes: fsbench's fsync of one 4 KiB write, plus
-        the time to write the rest through to the device (sequential direct writes).  A
-        filesystem in memory has no device: its fsync is fsbench's, whatever was written."""
-        base = _measured(self._entry("fsync", "sequential", "warm", 4096), "fsbench fsync after 4096 B")
+    def fsync(self, bytes_per_fsync: float, kind: str = "metadata") -> Price:
+        """One sync of `kind` (characterizer.syncs) after `bytes_per_fsync` dirty bytes.
+        metadata: fsbench's fsync after an allocating 4 KiB write (a journal commit); data:
+        its fdatasync after a 4 KiB rewrite in place; either plus the time to write the rest
+        through to the device (sequential direct writes).  clean: its sync of a file with
+        nothing dirty.  A filesystem in memory has no device: its sync is fsbench's,
+        whatever was written.  A cost table measured before fsbench told the kinds apart
+        prices them all as metadata syncs, said so."""
+        if kind == "clean":
+            entry = self.table.entry("fsync_clean", "sequential", "warm")
+            if entry is not None:
+                return _measured(entry, "fsbench fsync_clean (nothing dirty)")
+            base = self._sync_base("fsync", "fsbench fsync after 4096 B")
+            return Price(base.ns, base.low_ns, base.high_ns,
+                         base.source + " (this cost table has no fsync_clean: measure it again)")
+        if kind == "data" and self.table.entry("fdatasync_overwrite", "sequential", "warm", 4096) is not None:
+            base = self._sync_base("fdatasync_overwrite", "fsbench fdatasync after a 4096 B rewrite")
+        else:
+            base = self._sync_base("fsync", "fsbench fsync after 4096 B")
+            if kind == "data":
+                base = Price(base.ns, base.low_ns, base.high_ns,
+                             base.source + " (this cost table has no fdatasync_overwrite: measure it again)")
         extra_bytes = int(bytes_per_fsync) - 4096
         if extra_bytes <= 0 or self.table.memory_only:
             return base
@@ -211,4 +228,7 @@ class Pricer:
         first = self.data("write", "sequential", "direct", 4096)
         extra = Price(max(through.ns - first.ns, 0.0), max(through.low_ns - first.high_ns, 0.0),
                       max(through.high_ns - first.low_ns, 0.0), "")
-        return base.plus(extra, f"fsbench fsync after 4096 B + direct write of {int(bytes_per_fsync)} B less 4096 B")
+        return base.plus(extra, f"{base.source} + direct write of {int(bytes_per_fsync)} B less 4096 B")
+
+    def _sync_base(self, bench: str, label: str) -> Price:
+        return _measured(self._entry(bench, "sequential", "warm", 4096), label)
