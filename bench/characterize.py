@@ -2,7 +2,7 @@
 """Characterizer speed and memory on a 10-million-event table, against a named baseline.
 
 The table is synthetic but shaped like a real mix (per actor: open, reads and writes at
-sequential and random offsets, stats, close), built vectorized and written to Parquet so
+sequential and random offsets, stats, syncs, close), built vectorized and written to Parquet so
 the characterizer reads it the way it reads any trace.  Baseline, measured in the same
 run: pyarrow's own group-by count of events per (actor, file, op) on the same table, the
 least any per-file statistic has to do.  Target: core statistics (Tang's table,
@@ -67,7 +67,8 @@ def synthetic(n: int, seed: int = 1) -> pa.Table:
     rng = np.random.default_rng(seed)
     actors = rng.integers(0, 64, n)
     files = rng.integers(0, 20_000, n)
-    ops = rng.choice(np.array(["read", "write", "stat", "open", "close"]), n, p=[0.45, 0.25, 0.2, 0.05, 0.05])
+    ops = rng.choice(np.array(["read", "write", "stat", "open", "close", "fsync"]), n,
+                     p=[0.45, 0.25, 0.19, 0.05, 0.05, 0.01])
     size = np.where(np.isin(ops, ["read", "write"]),
                     rng.choice([512, 4096, 8192, 65536, 1 << 20], n, p=[0.2, 0.5, 0.2, 0.09, 0.01]), 0)
     offset = np.where(rng.random(n) < 0.6, (np.arange(n) % 256) * 4096, rng.integers(0, 1 << 16, n) * 4096)
