@@ -24,6 +24,8 @@ enum family { FAMILY_META = 1, FAMILY_DATA = 2 };
  * what readahead reacts to: the consecutive pairs start a window the next lookups may hit.
  */
 enum order { ORDER_SEQ = 1, ORDER_RANDOM = 2, ORDER_FORWARD = 4 };
+/* Reads in one forward repetition (at least: more if --ops asks), measured whole. */
+enum { FORWARD_READS = 4096 };
 /* Which request sizes a data benchmark sweeps by default. */
 enum size_sweep { SWEEP_NONE, SWEEP_FULL, SWEEP_SYNC };
 
