@@ -116,13 +116,16 @@ def test_forward_reads_ride_readahead_at_small_gaps_and_not_at_large_ones_on_ext
 def test_a_sync_costs_by_what_it_must_make_durable_on_ext4(fsbench: Path, ext4_fs: ScratchFs) -> None:
     """After a write that allocated, the journal commits; after a rewrite in place,
     fdatasync writes the data only; with nothing dirty, there is nothing to write."""
-    doc = fsbench_json(fsbench, ext4_fs.mount_point, "--only", "fsync,fdatasync_overwrite,fsync_clean",
+    doc = fsbench_json(fsbench, ext4_fs.mount_point, "--only", "fsync,fdatasync_overwrite,fsync_clean,fsync_dir",
                        "--sizes", "4k", "--reps", "3", "--ops", "100", "--file-size", "16M")
     committing = result(doc, "fsync", 4096, "sequential", "warm")["latency_ns"]["mean"]
     data_only = result(doc, "fdatasync_overwrite", 4096, "sequential", "warm")["latency_ns"]["mean"]
     clean = result(doc, "fsync_clean", None, "sequential", "warm")["latency_ns"]["mean"]
+    # A directory synced after its new file was: that file's journal commit carried the name.
+    directory = result(doc, "fsync_dir", None, "sequential", "warm")["latency_ns"]["mean"]
     assert data_only < 0.6 * committing
     assert clean < 0.6 * data_only
+    assert directory < 0.2 * committing
 
 
 def test_cold_metadata_drops_caches_and_costs_more_than_warm(fsbench: Path, ext4_fs: ScratchFs) -> None:
