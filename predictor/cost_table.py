@@ -43,7 +43,8 @@ class CostTable:
         entries = [
             {
                 "bench": r["bench"], "op": r["op"], "size": r.get("size"), "order": r["order"],
-                "gap": r.get("gap"), "cache": r["cache"], "ops": r["ops"], "latency_ns": r["latency_ns"],
+                "gap": r.get("gap"), "stream_reads": r.get("stream_reads"), "cache": r["cache"], "ops": r["ops"],
+                "latency_ns": r["latency_ns"],
                 "histogram_log2": r["histogram_log2"], "bimodal": r["bimodal"],
                 "partial_block": r.get("partial_block"),
             }

@@ -17,7 +17,8 @@ Which price each class gets:
   one that does not reads and writes it: the cost table says which);
 - syncs, by kind (characterizer.syncs): one that commits metadata at fsbench's fsync after
   an allocating write, a data-only one at its fdatasync after a rewrite in place, either
-  plus writing the bytes it makes durable; one with nothing dirty at fsbench's fsync_clean;
+  plus writing the bytes it makes durable; one with nothing dirty at fsbench's fsync_clean,
+  a directory's after its entries changed at fsync_dir;
 - metadata: on a cold start, one call per distinct name touched pays the cold price (the
   first look at it), the rest the warm price; failed calls cost a lookup; the empty
   getdents64 that ends a listing is counted in the listing.
@@ -176,7 +177,8 @@ def _data_lines(profile: dict[str, Any], pricer: Pricer, hits: float) -> list[Li
     return lines
 
 
-SYNC_DETAIL = {"metadata": "committing metadata", "data": "data only", "clean": "nothing dirty"}
+SYNC_DETAIL = {"metadata": "committing metadata", "data": "data only", "clean": "nothing dirty",
+               "directory": "a directory whose entries changed"}
 
 
 def _sync_lines(fsync: dict[str, Any], done: int, pricer: Pricer) -> list[Line]:
@@ -188,7 +190,7 @@ def _sync_lines(fsync: dict[str, Any], done: int, pricer: Pricer) -> list[Line]:
     for kind, counts in kinds.items():
         if counts["count"]:
             per_sync = counts["bytes"] / counts["count"]
-            detail = SYNC_DETAIL[kind] + (f", after {_kib(per_sync)} written" if kind != "clean" else "")
+            detail = SYNC_DETAIL[kind] + (f", after {_kib(per_sync)} written" if kind in ("metadata", "data") else "")
             lines.append(Line("fsync", "sync", detail, counts["count"], pricer.fsync(per_sync, kind)))
     return lines
 

@@ -204,9 +204,16 @@ class Pricer:
         metadata: fsbench's fsync after an allocating 4 KiB write (a journal commit); data:
         its fdatasync after a 4 KiB rewrite in place; either plus the time to write the rest
         through to the device (sequential direct writes).  clean: its sync of a file with
-        nothing dirty.  A filesystem in memory has no device: its sync is fsbench's,
+        nothing dirty.  directory: its sync of a directory after a file was made in it.  A filesystem in memory has no device: its sync is fsbench's,
         whatever was written.  A cost table measured before fsbench told the kinds apart
         prices them all as metadata syncs, said so."""
+        if kind == "directory":
+            entry = self.table.entry("fsync_dir", "sequential", "warm")
+            if entry is not None:
+                return _measured(entry, "fsbench fsync_dir (a directory after a file was made in it)")
+            clean = self.fsync(0, "clean")
+            return Price(clean.ns, clean.low_ns, clean.high_ns,
+                         clean.source + " (this cost table has no fsync_dir: measure it again)")
         if kind == "clean":
             entry = self.table.entry("fsync_clean", "sequential", "warm")
             if entry is not None:

@@ -90,8 +90,9 @@ def test_sorted_lookups_are_forward_reads_with_their_gaps(tmp_path: Path, data_f
 
 def test_each_sync_is_told_by_what_it_had_to_make_durable(tmp_path: Path) -> None:
     """SQLite's transaction, in small: a new journal synced, rewritten in place and synced
-    again, synced with nothing written, its directory synced; then a full fsync after a
-    rewrite (its times changed) and the kinds' bytes."""
+    again, synced with nothing written, its directory synced after the journal was made
+    (and again with nothing new); then a full fsync after a rewrite (its times changed), a
+    sync after growing it, and a journal made again."""
     (tmp_path / "w").mkdir()
     profile = traced_profile(tmp_path, """
         import os
@@ -102,7 +103,8 @@ def test_each_sync_is_told_by_what_it_had_to_make_durable(tmp_path: Path) -> Non
         os.fdatasync(fd)                 # data: rewritten in place
         os.fdatasync(fd)                 # clean
         directory = os.open("w", os.O_RDONLY)
-        os.fsync(directory)              # clean: nothing written to it
+        os.fsync(directory)              # directory: the journal was made in it
+        os.fsync(directory)              # clean: no entry changed since
         os.pwrite(fd, b"h" * 1000, 100)
         os.fsync(fd)                     # metadata: a full fsync after a write
         os.pwrite(fd, b"j" * 100, 8190)
@@ -113,12 +115,14 @@ def test_each_sync_is_told_by_what_it_had_to_make_durable(tmp_path: Path) -> Non
         os.pwrite(fd, b"j" * 4096, 0)
         os.fdatasync(fd)                 # metadata: a new file, though its bytes are below the old one's end
         os.close(fd)
+        os.fsync(directory)              # directory: removed and made again
         os.close(directory)
     """, kept=str(tmp_path / "w"))
     kinds = profile.body["fsync"]["kinds"]
     assert kinds == {"metadata": {"count": 4, "bytes": 8192 + 1000 + 100 + 4096},
-                     "data": {"count": 1, "bytes": 512}, "clean": {"count": 2, "bytes": 0}}
-    assert profile.body["fsync"]["count"] == 7
+                     "data": {"count": 1, "bytes": 512}, "clean": {"count": 2, "bytes": 0},
+                     "directory": {"count": 2, "bytes": 0}}
+    assert profile.body["fsync"]["count"] == 9
 
 
 def test_an_untar_creates_exactly_the_trees_files(tmp_path: Path) -> None:

@@ -95,7 +95,7 @@ def test_untraced_runs_refuse_a_command_that_does_not_repeat_itself(tmp_path: Pa
 def test_predict_ranks_candidates_from_real_cost_tables(tmp_path: Path, ext4_fs, tmpfs_fs) -> None:
     for fs in (ext4_fs, tmpfs_fs):
         done = run_fsbm("bench", "--fs", fs.name, "--quick", "--only",
-                        "meta,read,write,overwrite,fsync,fdatasync_overwrite,fsync_clean,copy")
+                        "meta,read,write,overwrite,fsync,fdatasync_overwrite,fsync_clean,fsync_dir,copy")
         assert done.returncode == 0, done.stderr
     work = ext4_fs.mount_point / "work"
     work.mkdir()

@@ -86,18 +86,22 @@ def test_fsync_writes_the_dirty_bytes_through_except_where_there_is_no_device() 
 def test_each_kind_of_sync_has_its_own_price_and_older_tables_say_what_they_lack() -> None:
     measured = table("ext4")
     measured.entries += [entry("fdatasync_overwrite", "sequential", "warm", 4096, 150_000),
-                         entry("fsync_clean", "sequential", "warm", None, 60_000)]
+                         entry("fsync_clean", "sequential", "warm", None, 60_000),
+                         entry("fsync_dir", "sequential", "warm", None, 400_000)]
     pricer = Pricer(measured)
     assert pricer.fsync(4096, "metadata").ns == pytest.approx(500_000)
     assert pricer.fsync(1 << 20, "data").ns == pytest.approx(150_000 + curve(1 << 20) - curve(4096))
     assert pricer.fsync(0, "clean").ns == pytest.approx(60_000)
-    synced = profile(fsyncs=6)
+    assert pricer.fsync(0, "directory").ns == pytest.approx(400_000)
+    synced = profile(fsyncs=7)
     synced["fsync"]["kinds"] = {"metadata": {"count": 1, "bytes": 4096}, "data": {"count": 2, "bytes": 2 << 20},
-                                "clean": {"count": 3, "bytes": 0}}
+                                "clean": {"count": 3, "bytes": 0}, "directory": {"count": 1, "bytes": 0}}
     fs = price_workload(synced, pricer, cache_bytes=1 << 30)
-    assert fs.by_op()["fsync"] == pytest.approx(500_000 + 2 * (150_000 + curve(1 << 20) - curve(4096)) + 3 * 60_000)
+    assert fs.by_op()["fsync"] == pytest.approx(500_000 + 2 * (150_000 + curve(1 << 20) - curve(4096)) + 3 * 60_000
+                                                + 400_000)
     older = Pricer(table("ext4"))
     assert older.fsync(0, "clean").ns == pytest.approx(500_000) and "no fsync_clean" in older.fsync(0, "clean").source
+    assert "no fsync_dir" in older.fsync(0, "directory").source
     assert "no fdatasync_overwrite" in older.fsync(4096, "data").source
 
 
