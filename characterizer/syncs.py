@@ -4,8 +4,8 @@ A sync's cost depends less on how many bytes are dirty than on whether the files
 must commit metadata.  Measured on ext4 (a 4 KiB request): a sync after a write that grew
 the file costs about 650 us (a journal commit), an fdatasync after rewriting allocated
 blocks about 200 us (the data only), and a sync with nothing dirty about 90 us (a cache
-flush).  SQLite makes all three in every transaction.  So each sync is put in one of
-three kinds, by what was written to its file since that file's previous sync:
+flush).  SQLite makes all of these in every transaction.  So each sync is put in one of
+four kinds, by what happened to its file since that file's previous sync:
 
 - ``metadata``: the file grew, was created, or the call was a full fsync after a write
   (its times changed): the filesystem commits metadata as well as the data;

@@ -49,6 +49,12 @@ def _measured(entry: dict, label: str) -> Price:
     return Price(mean, float(latency.get("ci95_low", mean)), float(latency.get("ci95_high", mean)), label)
 
 
+def _lacking(price: Price, bench: str) -> Price:
+    """`price` standing in for fsbench's `bench`, which the cost table lacks: said so."""
+    return Price(price.ns, price.low_ns, price.high_ns,
+                 f"{price.source} (this cost table has no {bench}: measure it again)")
+
+
 class Pricer:
     """Prices from one candidate's cost table."""
 
@@ -204,30 +210,26 @@ class Pricer:
         metadata: fsbench's fsync after an allocating 4 KiB write (a journal commit); data:
         its fdatasync after a 4 KiB rewrite in place; either plus the time to write the rest
         through to the device (sequential direct writes).  clean: its sync of a file with
-        nothing dirty.  directory: its sync of a directory after a file was made in it.  A filesystem in memory has no device: its sync is fsbench's,
-        whatever was written.  A cost table measured before fsbench told the kinds apart
-        prices them all as metadata syncs, said so."""
+        nothing dirty.  directory: its sync of a directory after a file was made in it.  A
+        filesystem in memory has no device: its sync is fsbench's, whatever was written.  A
+        cost table measured before fsbench had a kind's case prices it as the next one up
+        (directory as clean, clean and data as metadata), said so."""
         if kind == "directory":
             entry = self.table.entry("fsync_dir", "sequential", "warm")
             if entry is not None:
                 return _measured(entry, "fsbench fsync_dir (a directory after a file was made in it)")
-            clean = self.fsync(0, "clean")
-            return Price(clean.ns, clean.low_ns, clean.high_ns,
-                         clean.source + " (this cost table has no fsync_dir: measure it again)")
+            return _lacking(self.fsync(0, "clean"), "fsync_dir")
         if kind == "clean":
             entry = self.table.entry("fsync_clean", "sequential", "warm")
             if entry is not None:
                 return _measured(entry, "fsbench fsync_clean (nothing dirty)")
-            base = self._sync_base("fsync", "fsbench fsync after 4096 B")
-            return Price(base.ns, base.low_ns, base.high_ns,
-                         base.source + " (this cost table has no fsync_clean: measure it again)")
+            return _lacking(self._sync_base("fsync", "fsbench fsync after 4096 B"), "fsync_clean")
         if kind == "data" and self.table.entry("fdatasync_overwrite", "sequential", "warm", 4096) is not None:
             base = self._sync_base("fdatasync_overwrite", "fsbench fdatasync after a 4096 B rewrite")
         else:
             base = self._sync_base("fsync", "fsbench fsync after 4096 B")
             if kind == "data":
-                base = Price(base.ns, base.low_ns, base.high_ns,
-                             base.source + " (this cost table has no fdatasync_overwrite: measure it again)")
+                base = _lacking(base, "fdatasync_overwrite")
         extra_bytes = int(bytes_per_fsync) - 4096
         if extra_bytes <= 0 or self.table.memory_only:
             return base
