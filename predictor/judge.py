@@ -24,6 +24,7 @@ from fsbm.predictor.cost_table import CostTable
 from fsbm.predictor.model import GROUPS, price_workload
 from fsbm.predictor.outside import outside_features
 from fsbm.predictor.pricing import Pricer
+from fsbm.traces.record import UNTRACED_FIELDS
 
 TARGETS = {"median_abs_error": 0.10, "median_ratio_error": 0.10, "max_error": 0.25, "rank_gap": 0.15}
 
@@ -56,19 +57,47 @@ def _replayed_ops(records: list[dict]) -> dict[tuple[str, str], dict[str, float]
     return {k: {op: statistics.median(v) for op, v in ops.items()} for k, ops in samples.items()}
 
 
-def features(doc: dict[str, Any], cache_bytes: int) -> pd.DataFrame:
+# Where the CPU time the time outside the filesystem starts from was measured: the
+# recording runs made in the rounds, beside the runs judged, or those made once before the
+# rounds with the trace.  Measurements older than the first have only the second.
+CPU_IN_ROUNDS = "in the rounds"
+CPU_BEFORE = "before the rounds"
+
+
+def cpu_sources(doc: dict[str, Any]) -> list[str]:
+    """The CPU sources the measurements allow, the one the verdict uses first."""
+    in_rounds = any(r["kind"] == "recording" for r in doc["records"])
+    return [CPU_IN_ROUNDS, CPU_BEFORE] if in_rounds else [CPU_BEFORE]
+
+
+def _round_recordings(records: list[dict]) -> dict[str, dict[str, int]]:
+    """Per program, the median over rounds of its recording runs, in the profile's terms."""
+    samples: dict[str, list[dict]] = {}
+    for r in records:
+        if r["kind"] == "recording":
+            samples.setdefault(r["program"], []).append(r)
+    return {program: {f"untraced_{name}": int(statistics.median(r[name] for r in runs)) for name in UNTRACED_FIELDS}
+            for program, runs in samples.items()}
+
+
+def features(doc: dict[str, Any], cache_bytes: int, cpu: str = CPU_BEFORE) -> pd.DataFrame:
     """One row per (program, target): modelled seconds per group and per operation, outside
-    features, measured real and replayed seconds (medians, with the real runs' spread) and
-    the replay's seconds per operation where the measurements have them."""
+    features (from the CPU time measured where `cpu` says), measured real and replayed
+    seconds (medians, with the real runs' spread) and the replay's seconds per operation
+    where the measurements have them."""
     real = _seconds_by_pair(doc["records"], "real")
     replay = _seconds_by_pair(doc["records"], "replay")
     replayed_ops = _replayed_ops(doc["records"])
+    recorded = _round_recordings(doc["records"]) if cpu == CPU_IN_ROUNDS else {}
     pricers = {name: Pricer(CostTable.from_json(body)) for name, body in doc["cost_tables"].items()}
     traced = pricers[next(t["candidate"] for t in doc["targets"] if t["label"] == doc["traced_on"])]
     rows = []
     for program in doc["programs"]:
-        on_traced = price_workload(program["profile"], traced, cache_bytes=cache_bytes).total_ns / 1e9
-        outside = outside_features(program["profile"], on_traced)
+        profile = program["profile"]
+        if program["name"] in recorded:
+            profile = {**profile, "recording": {**profile["recording"], **recorded[program["name"]]}}
+        on_traced = price_workload(profile, traced, cache_bytes=cache_bytes).total_ns / 1e9
+        outside = outside_features(profile, on_traced)
         for target in doc["targets"]:
             fs = price_workload(program["profile"], pricers[target["candidate"]], cache_bytes=cache_bytes)
             groups = fs.by_group()
@@ -173,21 +202,28 @@ def _errors(rows: pd.DataFrame, parts: dict[str, np.ndarray], measured_ratio: di
 
 def judge(doc: dict[str, Any], cache_bytes: int) -> Judged:
     """Both forms of the model (raw, and calibrated on replays) predicted leave-one-program-
-    out; the one with the smaller median error is adopted, and its errors are the verdict."""
-    rows = features(doc, cache_bytes)
+    out, from the CPU time of each source the measurements have (cpu_sources); of the
+    first source's forms, the one with the smaller median error is adopted, and its errors
+    are the verdict.  Every other (source, form) is judged too and kept in the summary."""
     traced_on = doc["traced_on"]
     measured_ratio = _round_ratios(doc["records"], traced_on)
-    variants = {}
-    for name, calibrate in (("raw", False), ("calibrated", True)):
-        judged_rows = _errors(rows, _leave_one_program_out(rows, calibrate), measured_ratio, traced_on)
-        pairs = _pairs(judged_rows)
-        variants[name] = (judged_rows, pairs, _summary(judged_rows, pairs, traced_on))
-    adopted = min(variants, key=lambda n: variants[n][2]["median_abs_error"])
-    judged_rows, pairs, summary = variants[adopted]
-    judged_rows["raw_s"] = variants["raw"][0]["predicted_s"]
-    judged_rows["calibrated_s"] = variants["calibrated"][0]["predicted_s"]
-    summary = {**summary, "adopted": adopted,
-               "variants": {name: v[2] for name, v in variants.items()}}
+    sources = cpu_sources(doc)
+    variants: dict[str, dict[str, tuple]] = {}
+    rows_by_source = {source: features(doc, cache_bytes, source) for source in sources}
+    for source, rows in rows_by_source.items():
+        for name, calibrate in (("raw", False), ("calibrated", True)):
+            judged_rows = _errors(rows, _leave_one_program_out(rows, calibrate), measured_ratio, traced_on)
+            pairs = _pairs(judged_rows)
+            variants.setdefault(source, {})[name] = (judged_rows, pairs, _summary(judged_rows, pairs, traced_on))
+    forms = variants[sources[0]]
+    adopted = min(forms, key=lambda n: forms[n][2]["median_abs_error"])
+    judged_rows, pairs, summary = forms[adopted]
+    judged_rows["raw_s"] = forms["raw"][0]["predicted_s"]
+    judged_rows["calibrated_s"] = forms["calibrated"][0]["predicted_s"]
+    judged_rows["abs_error_cpu_before"] = variants[CPU_BEFORE][adopted][0]["abs_error"]
+    summary = {**summary, "adopted": adopted, "cpu": sources[0],
+               "variants": {source: {name: v[2] for name, v in forms_of.items()} for source, forms_of in variants.items()}}
+    rows = rows_by_source[sources[0]]
     calibration = RuntimeModel(calibrate=True).fit(rows).to_json()
     calibration.update({"adopted": adopted == "calibrated", "error_p5": summary["error_p5"],
                         "error_p95": summary["error_p95"], "median_abs_error": summary["median_abs_error"]})

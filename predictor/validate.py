@@ -26,7 +26,7 @@ from fsbm.microbench import cache
 from fsbm.microbench.replay import run_replay
 from fsbm.predictor.suite import Inputs, Program, clean, run_command
 from fsbm.traces.ingest import ingest, read_events
-from fsbm.traces.record import record
+from fsbm.traces.record import UNTRACED_FIELDS, measure_untraced, record
 from fsbm.traces.replay_plan import write_plan
 
 Progress = Callable[[str], None]
@@ -139,22 +139,44 @@ def table_boundaries(rounds: int, repeats: int) -> list[int]:
     return sorted({round(i * rounds / (repeats - 1)) for i in range(repeats)})
 
 
+def record_cpu(program: Program, target: Target, inputs: Inputs) -> dict[str, int]:
+    """One untraced cold run under fsrusage, as `fsbm trace record --untraced-runs` makes
+    them: the CPU time the predictor takes the time outside the filesystem from."""
+    work = stage(program, target, inputs)
+    facts = measure_untraced(program.command, 1, cwd=work, quiet=True, before_each=partial(start_cold, work, program))
+    clean(work, program)
+    return {name: facts[f"untraced_{name}"] for name in UNTRACED_FIELDS}
+
+
 def measure_rounds(programs: list[Program], targets: list[Target], inputs: Inputs, traced: dict[str, Traced], *,
                    rounds: int, seed: int, progress: Progress,
-                   at_boundary: Callable[[int], None] = lambda boundary: None) -> list[dict[str, Any]]:
+                   at_boundary: Callable[[int], None] = lambda boundary: None,
+                   recording_on: Target | None = None) -> list[dict[str, Any]]:
     """`rounds` rounds; in each, every (program, target) runs once for real and is replayed
     once, in a shuffled order.  One record per measurement.  `at_boundary(b)` runs before
     round b and, with b = rounds, after the last: where the cost tables are measured, so
-    they see the disk the rounds saw."""
+    they see the disk the rounds saw.
+
+    With `recording_on` (the traced filesystem), each round also makes every program's
+    recording run again (record_cpu, a run of its own, not one of the runs judged): this
+    machine's CPU speed drifts as its disk does (compile's CPU time 1.4 s in one hour, 1.9
+    s two hours later), so the CPU time the prediction starts from is measured beside the
+    runs it is judged against, as the cost tables are."""
     rng = random.Random(seed)
     records: list[dict[str, Any]] = []
-    pairs = [(p, t) for p in programs for t in targets]
+    pairs: list[tuple[Program, Target | None]] = [(p, t) for p in programs for t in targets]
+    if recording_on is not None:
+        pairs += [(p, None) for p in programs]
     for r in range(rounds):
         at_boundary(r)
         order = pairs[:]
         rng.shuffle(order)
         started = time.monotonic()
         for program, target in order:
+            if target is None:
+                records.append({"round": r, "program": program.name, "target": recording_on.label,
+                                "kind": "recording", **record_cpu(program, recording_on, inputs), "at": time.time()})
+                continue
             seconds = time_run(program, target, inputs)
             records.append({"round": r, "program": program.name, "target": target.label, "kind": "real",
                             "seconds": seconds, "at": time.time()})

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 from pathlib import Path
 
 import pyarrow.compute as pc
@@ -144,8 +145,12 @@ def test_validate_measures_programs_judges_them_and_calibrates(tmp_path: Path, f
         text = doc.read_text()
         assert "leave-one-program-out" in text and "| sqlite | tmpfs fresh |" in text
         measured = json.loads((tmp_path / "m.json").read_text())
-        assert {r["kind"] for r in measured["records"]} == {"real", "replay"}
-        assert len(measured["records"]) == 2 * 3 * 2 * 2  # rounds x programs x targets x (real, replay)
+        assert {r["kind"] for r in measured["records"]} == {"real", "replay", "recording"}
+        # rounds x programs x (targets x (real, replay) + the recording run on the traced filesystem)
+        assert len(measured["records"]) == 2 * 3 * (2 * 2 + 1)
+        recordings = [r for r in measured["records"] if r["kind"] == "recording"]
+        assert {r["target"] for r in recordings} == {"ext4 fresh"}
+        assert all(r["user_cpu_ns"] + r["system_cpu_ns"] > 0 and r["wall_ns"] > 0 for r in recordings)
         # Each target's cost table measured before the first round and after the last, judged
         # at their per-case median, and each measurement kept in the store.
         assert {name: len(runs) for name, runs in measured["cost_table_runs"].items()} == {"val-ext4": 2, "val-tmpfs": 2}
@@ -155,6 +160,12 @@ def test_validate_measures_programs_judges_them_and_calibrates(tmp_path: Path, f
             (_, _, result), = store.documents("validation")
             assert store.documents("calibration")
             assert len(store.documents("cost_table", name="val-ext4")) == 2
+        # The verdict starts from the CPU time measured in the rounds; the recording's is judged beside it.
+        assert result["summary"]["cpu"] == "in the rounds"
+        assert set(result["summary"]["variants"]) == {"in the rounds", "before the rounds"}
+        assert "| before the rounds | raw |" in text
+        grep_user = statistics.median(r["user_cpu_ns"] for r in recordings if r["program"] == "grep") / 1e9
+        assert all(r["user_cpu_s"] == pytest.approx(grep_user, abs=1e-9) for r in result["rows"] if r["program"] == "grep")
         rows = {(r["program"], r["candidate"]): r for r in result["rows"]}
         sqlite_ext4, sqlite_tmpfs = rows[("sqlite", "ext4 fresh")], rows[("sqlite", "tmpfs fresh")]
         # fsync-bound: memory is far faster, and the model, fitted without sqlite, says so.
