@@ -152,6 +152,14 @@ def _cost_tables_section(doc: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _with_interval(row: Any) -> str:
+    """Predicted seconds, and the calibration's interval where there is one (the raw form
+    has none: its band in `fsbm predict` is these errors' spread)."""
+    if row.high_s > row.low_s:
+        return f"{row.predicted_s:.3f} ({row.low_s:.3f}-{row.high_s:.3f})"
+    return f"{row.predicted_s:.3f}"
+
+
 def markdown(doc: dict[str, Any], judged: Any) -> str:
     """docs/validation.md: what was measured, how close the predictions came, where they miss."""
     from fsbm.predictor.judge import TARGETS
@@ -185,7 +193,8 @@ def markdown(doc: dict[str, Any], judged: Any) -> str:
         "## Per program and target",
         "",
         "Seconds. *measured*: median of the real runs (min-max); *replayed*: median cold serial replay of the "
-        "trace's calls beneath the workload directory; *predicted*: absolute form with its 90% interval; "
+        "trace's calls beneath the workload directory; *predicted*: absolute form, with the 90% interval of "
+        "its replay factors where it is the calibrated form; "
         f"*relative*: the runtime measured on {doc['traced_on']} scaled by the predicted ratio; *error, CPU "
         "before*: the error had the CPU time been taken from the recording before the rounds.",
         "",
@@ -196,7 +205,7 @@ def markdown(doc: dict[str, Any], judged: Any) -> str:
     for r in judged.rows.itertuples():
         lines.append(
             f"| {r.program} | {r.candidate} | {r.real_s:.3f} ({r.real_min_s:.3f}-{r.real_max_s:.3f}) | "
-            f"{r.replay_s:.3f} | {r.fs_calibrated_s:.3f} | {r.predicted_s:.3f} ({r.low_s:.3f}-{r.high_s:.3f}) | "
+            f"{r.replay_s:.3f} | {r.fs_calibrated_s:.3f} | {_with_interval(r)} | "
             f"{_pct(r.abs_error)} | {_pct(r.abs_error_cpu_before)} | {r.measured_ratio:.2f} | {r.predicted_ratio:.2f} | {_pct(r.ratio_error)} |")
     wrong = judged.pairs[~judged.pairs["right"]] if len(judged.pairs) else judged.pairs
     lines += ["", "## Rankings", "",
