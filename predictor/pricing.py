@@ -134,8 +134,7 @@ class Pricer:
         gaps = self.table.gaps("read", "cold")
         if self.table.memory_only or not gaps:
             price = self.data("read", "random", "cold", size)
-            why = "" if self.table.memory_only else " (this cost table has no forward-order reads: measure it again)"
-            return Price(price.ns, price.low_ns, price.high_ns, price.source + why)
+            return price if self.table.memory_only else _lacking(price, "forward-order reads")
         if gap >= gaps[-1]:
             price = self.data("read", "forward", "cold", size, gaps[-1])
             if gap == gaps[-1]:
