@@ -281,14 +281,23 @@ def trace_record(
                                       help="First run the command N times without tracing, to measure its CPU time "
                                            "untouched by strace (the predictor prefers it). Only for a command that "
                                            "does the same work every time: nothing is undone between runs."),
+    cold: bool = typer.Option(False, "--cold", help="Drop every cache before each run (root). With --untraced-runs "
+                                                    "and --scope, as many runs again read the files the program "
+                                                    "used outside the scope in first, to measure the wait for them "
+                                                    "(its executables, libraries): time outside the filesystem."),
 ) -> None:
     """Run a command under strace: fsbm trace record -o LOG -- CMD [ARGS...]."""
     from fsbm.traces.record import record
 
     if scope is not None and not scope.is_dir():
         raise UsageError(f"--scope {scope} is not a directory")
-    recording = record(list(ctx.args), output, force=force, scope=scope, untraced_runs=untraced_runs)
+    if cold and untraced_runs and scope is None:
+        errors.print("[dim]--cold without --scope: the wait for files outside the workload is not measured[/]")
+    recording = record(list(ctx.args), output, force=force, scope=scope, untraced_runs=untraced_runs, cold=cold)
     console.print(f"traced in {recording.wall_seconds:.2f} s (exit {recording.returncode}); log: {escape(str(output))}")
+    if "untraced_outside_wait_ns" in recording.facts:
+        console.print(f"cold runs wait {recording.facts['untraced_outside_wait_ns'] / 1e6:.1f} ms for "
+                      f"{recording.facts['outside_files']} files outside {escape(str(scope))}")
     if recording.returncode != 0:
         raise typer.Exit(recording.returncode)
 

@@ -152,6 +152,12 @@ def _cost_tables_section(doc: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _wait_part(row: Any) -> str:
+    """The wait for files outside the work directory, where the measurements have it."""
+    wait = getattr(row, "outside_wait_s", 0.0)
+    return f" (waiting for files outside its directory: {wait:.3f} s)" if wait else ""
+
+
 def _with_interval(row: Any) -> str:
     """Predicted seconds, and the calibration's interval where there is one (the raw form
     has none: its band in `fsbm predict` is these errors' spread)."""
@@ -218,7 +224,7 @@ def markdown(doc: dict[str, Any], judged: Any) -> str:
     lines += ["", "## Largest misses", ""]
     lines += [f"- {r.program} on {r.candidate}: predicted {r.predicted_s:.3f} s, measured {r.real_s:.3f} s "
               f"({_pct(r.abs_error)}); modelled filesystem time {r.fs_calibrated_s:.3f} s, replayed {r.replay_s:.3f} s, "
-              f"outside {r.outside_s:.3f} s." for r in worst.itertuples()]
+              f"outside {r.outside_s:.3f} s{_wait_part(r)}." for r in worst.itertuples()]
     lines += ["", "## Raw against calibrated, and where the CPU time was measured", "",
               "Both forms, each leave-one-program-out; the better median error is adopted (above) and is what "
               "`fsbm predict` uses. The time outside the filesystem starts from the CPU time of untraced runs "
@@ -242,7 +248,9 @@ def markdown(doc: dict[str, Any], judged: Any) -> str:
         lines.append(f"| {'all (pooled)' if key == '*' else key} | {f['factor']:.2f} | {f['low']:.2f}-{f['high']:.2f} |")
     lines += ["", f"Outside the filesystem: the CPU time of the program's untraced cold runs ({s['cpu']}), "
               f"user time and the system time beyond the modelled time of its calls on {doc['traced_on']} (an upper "
-              "bound on the system time those calls took), not fitted. "
+              "bound on the system time those calls took), plus the wait for the files it reads from outside its "
+              "work directory (executables, libraries: a cold run's wall time less that of a cold run which read "
+              "them in first, the median over the rounds), not fitted. "
               "`fsbm predict`'s 90% band is the 5th-95th percentile of these errors "
               f"({_pct(cal['error_p5'])} to {_pct(cal['error_p95'])}).", ""]
     return "\n".join(lines) + "\n"

@@ -398,6 +398,7 @@ def whole_trace(ev: EventArrays, *, every: int | None = None, trace: int = 0, so
 
 RECORDING_FIELDS = ("user_cpu_ns", "system_cpu_ns", "wall_ns", "traced_wall_ns")
 UNTRACED_FIELDS = ("untraced_user_cpu_ns", "untraced_system_cpu_ns", "untraced_wall_ns")
+OUTSIDE_WAIT_FIELD = "untraced_outside_wait_ns"  # record --cold's wait for files outside the workload
 
 
 def recording_totals(recordings: list[dict]) -> dict[str, int]:
@@ -409,5 +410,7 @@ def recording_totals(recordings: list[dict]) -> dict[str, int]:
     totals = {name: sum(int(r.get(name) or 0) for r in recordings) for name in RECORDING_FIELDS}
     if all(r.get("untraced_runs") for r in recordings):
         totals.update({name: sum(int(r[name]) for r in recordings) for name in UNTRACED_FIELDS})
+    if all(OUTSIDE_WAIT_FIELD in r for r in recordings):
+        totals[OUTSIDE_WAIT_FIELD] = sum(int(r[OUTSIDE_WAIT_FIELD]) for r in recordings)
     totals["recordings"] = len(recordings)
     return totals

@@ -71,13 +71,20 @@ def cpu_sources(doc: dict[str, Any]) -> list[str]:
 
 
 def _round_recordings(records: list[dict]) -> dict[str, dict[str, int]]:
-    """Per program, the median over rounds of its recording runs, in the profile's terms."""
+    """Per program, the median over rounds of its recording runs, in the profile's terms.
+    The wait for files outside the workload is the median of each round's difference
+    (cold run less the run whose outside files were read in first), never below zero, as
+    `fsbm trace record --cold` makes it; measurements older than it have none."""
     samples: dict[str, list[dict]] = {}
     for r in records:
         if r["kind"] == "recording":
             samples.setdefault(r["program"], []).append(r)
-    return {program: {f"untraced_{name}": int(statistics.median(r[name] for r in runs)) for name in UNTRACED_FIELDS}
-            for program, runs in samples.items()}
+    out = {}
+    for program, runs in samples.items():
+        out[program] = {f"untraced_{name}": int(statistics.median(r[name] for r in runs)) for name in UNTRACED_FIELDS}
+        if all("outside_wait_ns" in r for r in runs):
+            out[program]["untraced_outside_wait_ns"] = max(int(statistics.median(r["outside_wait_ns"] for r in runs)), 0)
+    return out
 
 
 def features(doc: dict[str, Any], cache_bytes: int, cpu: str = CPU_BEFORE) -> pd.DataFrame:

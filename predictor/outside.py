@@ -13,6 +13,10 @@ tracing does not bend, the CPU time of untraced runs (`fsbm trace record --untra
   upper bound on the system time they took (a call's time is its CPU time plus its waits),
   so system time less that time, never below zero, is the least that was outside.
 
+A cold run also waits for the files it reads from outside the workload (its executables,
+libraries, headers): `fsbm trace record --cold` measures that wait (traces/outside_files.py)
+and it is added as it is; a recording without it adds nothing, as a warm run would.
+
 Without the traced filesystem's costs, the time outside is the user time plus the traced
 time of calls on other filesystems, less the per-call inflation measured in the same trace:
 the older form, which the inflation's noise makes poor for programs with many such calls.
@@ -27,7 +31,8 @@ from fsbm.errors import UsageError
 
 
 def outside_features(profile: dict[str, Any], traced_fs_s: float | None = None) -> dict[str, float]:
-    """user_cpu_s, system_cpu_s and outside_calls_s of a profile made by `fsbm trace record`.
+    """user_cpu_s, system_cpu_s, outside_calls_s and outside_wait_s of a profile made by
+    `fsbm trace record`.
     `traced_fs_s`: the modelled time of its filesystem calls on the filesystem it was traced
     on; with it, and untraced runs, the system time outside it counts (module docstring)."""
     recording = profile.get("recording")
@@ -39,13 +44,17 @@ def outside_features(profile: dict[str, Any], traced_fs_s: float | None = None) 
                               "or use the relative form (--measured SECONDS --traced-on CANDIDATE)")
     user = recording.get("untraced_user_cpu_ns", recording["user_cpu_ns"])
     system = recording.get("untraced_system_cpu_ns")
+    wait = {"outside_wait_s": recording.get("untraced_outside_wait_ns", 0) / 1e9}
     if traced_fs_s is not None and system is not None:
-        return {"user_cpu_s": user / 1e9, "system_cpu_s": max(system / 1e9 - traced_fs_s, 0.0), "outside_calls_s": 0.0}
+        return {"user_cpu_s": user / 1e9, "system_cpu_s": max(system / 1e9 - traced_fs_s, 0.0), "outside_calls_s": 0.0,
+                **wait}
     return {"user_cpu_s": user / 1e9, "system_cpu_s": 0.0,
-            "outside_calls_s": trace_time.get("outside_calls_corrected_ns", 0) / 1e9}
+            "outside_calls_s": trace_time.get("outside_calls_corrected_ns", 0) / 1e9, **wait}
 
 
 def outside_seconds(features: Any) -> Any:
-    """Seconds outside the filesystem: CPU time + calls on other filesystems.  `features` is a
-    dict from outside_features or a DataFrame of such rows (then one value per row)."""
-    return features["user_cpu_s"] + features["system_cpu_s"] + features["outside_calls_s"]
+    """Seconds outside the filesystem: CPU time + calls on other filesystems + the wait for
+    files outside the workload.  `features` is a dict from outside_features or a DataFrame
+    of such rows (then one value per row); rows made before the wait was measured have none."""
+    return (features["user_cpu_s"] + features["system_cpu_s"] + features["outside_calls_s"]
+            + features.get("outside_wait_s", 0.0))

@@ -26,6 +26,7 @@ from fsbm.microbench import cache
 from fsbm.microbench.replay import run_replay
 from fsbm.predictor.suite import Inputs, Program, clean, run_command
 from fsbm.traces.ingest import ingest, read_events
+from fsbm.traces.outside_files import outside_files, warm_outside
 from fsbm.traces.record import UNTRACED_FIELDS, measure_untraced, record
 from fsbm.traces.replay_plan import write_plan
 
@@ -55,6 +56,7 @@ class Traced:
     events: Path
     plan: Path
     profile: dict[str, Any]
+    outside: list[Path]  # the files it used outside its work directory (outside_files)
 
 
 def stage(program: Program, target: Target, inputs: Inputs) -> Path:
@@ -90,7 +92,7 @@ def trace_program(program: Program, target: Target, inputs: Inputs, directory: P
     work = stage(program, target, inputs)
     log = directory / f"{program.name}.strace"
     recording = record(program.command, log, force=True, cwd=work, scope=work, quiet=True,
-                       untraced_runs=UNTRACED_RUNS, before_each=partial(start_cold, work, program))
+                       untraced_runs=UNTRACED_RUNS, before_each=partial(clean, work, program), cold=True)
     if recording.returncode != 0 and not (program.name == "grep" and recording.returncode == 1):
         raise FsbmError(f"traced run of {program.name} failed (exit {recording.returncode})")
     clean(work, program)
@@ -99,7 +101,7 @@ def trace_program(program: Program, target: Target, inputs: Inputs, directory: P
     profile["source"] = f"{program.name}: {program.description}"
     plan = directory / f"{program.name}.plan"
     write_plan(read_events(events), plan, scope=str(work))
-    return Traced(program.name, log, events, plan, profile)
+    return Traced(program.name, log, events, plan, profile, outside_files(log, work, work))
 
 
 def time_run(program: Program, target: Target, inputs: Inputs) -> float:
@@ -139,13 +141,18 @@ def table_boundaries(rounds: int, repeats: int) -> list[int]:
     return sorted({round(i * rounds / (repeats - 1)) for i in range(repeats)})
 
 
-def record_cpu(program: Program, target: Target, inputs: Inputs) -> dict[str, int]:
-    """One untraced cold run under fsrusage, as `fsbm trace record --untraced-runs` makes
-    them: the CPU time the predictor takes the time outside the filesystem from."""
+def record_cpu(program: Program, target: Target, inputs: Inputs, outside: list[Path]) -> dict[str, int]:
+    """One untraced cold run under fsrusage and one that first reads the `outside` files in,
+    as `fsbm trace record --untraced-runs --cold` makes them: the CPU time and the wait for
+    files outside the workload (outside_wait_ns, the walls' difference) that the predictor
+    takes the time outside the filesystem from."""
     work = stage(program, target, inputs)
     facts = measure_untraced(program.command, 1, cwd=work, quiet=True, before_each=partial(start_cold, work, program))
+    warm = measure_untraced(program.command, 1, cwd=work, quiet=True,
+                            before_each=lambda: (start_cold(work, program), warm_outside(outside)))
     clean(work, program)
-    return {name: facts[f"untraced_{name}"] for name in UNTRACED_FIELDS}
+    return {**{name: facts[f"untraced_{name}"] for name in UNTRACED_FIELDS},
+            "outside_wait_ns": facts["untraced_wall_ns"] - warm["untraced_wall_ns"]}
 
 
 def measure_rounds(programs: list[Program], targets: list[Target], inputs: Inputs, traced: dict[str, Traced], *,
@@ -175,7 +182,8 @@ def measure_rounds(programs: list[Program], targets: list[Target], inputs: Input
         for program, target in order:
             if target is None:
                 records.append({"round": r, "program": program.name, "target": recording_on.label,
-                                "kind": "recording", **record_cpu(program, recording_on, inputs), "at": time.time()})
+                                "kind": "recording", "at": time.time(),
+                                **record_cpu(program, recording_on, inputs, traced[program.name].outside)})
                 continue
             seconds = time_run(program, target, inputs)
             records.append({"round": r, "program": program.name, "target": target.label, "kind": "real",

@@ -86,6 +86,45 @@ def test_untraced_runs_measure_the_cpu_time_tracing_bends_and_the_predictor_take
     assert outside_features(profile, system + 1.0)["system_cpu_s"] == 0.0
 
 
+def test_cold_untraced_runs_measure_the_wait_for_files_outside_the_scope(tmp_path: Path) -> None:
+    """The trace names the executables, libraries and loader a cold run reads from outside
+    its work directory (never the directory's own files); runs that read those in first
+    measure the wait for them, which the profile carries into the time outside."""
+    from tests.conftest import require_root
+    from fsbm.predictor.outside import outside_seconds
+    from fsbm.traces.outside_files import elf_interpreter, outside_files
+
+    require_root()
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "input").write_bytes(os.urandom(1 << 16))
+    starts: list[bool] = []
+
+    def before_each() -> None:
+        starts.append((work / "out").exists())
+        (work / "out").unlink(missing_ok=True)
+
+    recording = record(["sh", "-c", "cat input > out && tar -cf /dev/null input"], tmp_path / "t.strace", cwd=work,
+                       scope=work, untraced_runs=2, before_each=before_each, cold=True)
+    assert recording.returncode == 0 and starts == [False, True, True, True, True]  # 2 cold, traced, 2 warmed
+    files = outside_files(recording.log, work, work)
+    names = {f.name for f in files}
+    assert {"dash", "cat", "tar", "libc.so.6"} <= names or {"sh", "cat", "tar", "libc.so.6"} <= names
+    loader = elf_interpreter(Path("/usr/bin/cat"))
+    assert loader is not None and Path(os.path.realpath(loader)) in files  # opened by the kernel, seen by no call
+    assert not any(f.is_relative_to(work.resolve()) for f in files) and not any(str(f).startswith("/dev/") for f in files)
+    facts = recording.facts
+    assert facts["outside_files"] == len(files) and facts["outside_bytes"] >= sum(f.stat().st_size for f in files[:3])
+    assert 0 <= facts["untraced_outside_wait_ns"] <= facts["untraced_wall_ns"]
+    ingest([recording.log], tmp_path / "e.parquet")
+    profile = characterize_files([tmp_path / "e.parquet"]).to_json()
+    assert profile["recording"]["untraced_outside_wait_ns"] == facts["untraced_outside_wait_ns"]
+    features = outside_features(profile, 0.0)
+    assert features["outside_wait_s"] == facts["untraced_outside_wait_ns"] / 1e9
+    assert outside_seconds(features) == pytest.approx(
+        features["user_cpu_s"] + features["system_cpu_s"] + features["outside_wait_s"])
+
+
 def test_untraced_runs_refuse_a_command_that_does_not_repeat_itself(tmp_path: Path) -> None:
     flip = "if [ -e done ]; then exit 3; fi; touch done"
     with pytest.raises(FsbmError, match="does not do the same work every time"):
@@ -102,9 +141,11 @@ def test_predict_ranks_candidates_from_real_cost_tables(tmp_path: Path, ext4_fs,
     work.mkdir()
     _tree(work, 80)
     log = tmp_path / "w.strace"
-    done = run_fsbm("trace", "record", "-o", str(log), "--scope", str(work), "--", "sh", "-c",
-                    f"cd {work} && cp -r src copy && grep -rc zzz copy > /dev/null; sync copy/d0/f0.c && rm -rf copy")
+    done = run_fsbm("trace", "record", "-o", str(log), "--scope", str(work), "--untraced-runs", "1", "--cold", "--",
+                    "sh", "-c", f"cd {work} && cp -r src copy && grep -rc zzz copy > /dev/null; sync copy/d0/f0.c && "
+                    "rm -rf copy")
     assert done.returncode == 0, done.stderr
+    assert "cold runs wait" in done.stdout and "files outside" in done.stdout
     out = tmp_path / "prediction.json"
     done = run_fsbm("predict", str(log), "--candidates", f"{ext4_fs.name},{tmpfs_fs.name}", "--json", str(out),
                     "--measured", "0.05", "--traced-on", ext4_fs.name)
@@ -118,6 +159,8 @@ def test_predict_ranks_candidates_from_real_cost_tables(tmp_path: Path, ext4_fs,
         assert {"copy", "unlink", "read"} <= set(entry["breakdown_s"])
         assert all(line["source"] for line in entry["lines"])
     assert doc["ranking"]["order"][0] == tmpfs_fs.name  # memory beats a cold disk for a copy and delete
+    wait = doc["outside_features"]["outside_wait_s"]  # measured by --cold, and part of the time outside
+    assert 0 <= wait <= by_name[tmpfs_fs.name]["outside_s"]
     assert 0.5 <= doc["ranking"]["confidence"] <= 1.0
     assert by_name[ext4_fs.name]["relative_s"] == 0.05
     assert by_name[tmpfs_fs.name]["relative_s"] < 0.05
@@ -151,6 +194,7 @@ def test_validate_measures_programs_judges_them_and_calibrates(tmp_path: Path, f
         recordings = [r for r in measured["records"] if r["kind"] == "recording"]
         assert {r["target"] for r in recordings} == {"ext4 fresh"}
         assert all(r["user_cpu_ns"] + r["system_cpu_ns"] > 0 and r["wall_ns"] > 0 for r in recordings)
+        assert all(abs(r["outside_wait_ns"]) < r["wall_ns"] for r in recordings)  # cold less outside-warmed
         # Each target's cost table measured before the first round and after the last, judged
         # at their per-case median, and each measurement kept in the store.
         assert {name: len(runs) for name, runs in measured["cost_table_runs"].items()} == {"val-ext4": 2, "val-tmpfs": 2}
@@ -166,6 +210,9 @@ def test_validate_measures_programs_judges_them_and_calibrates(tmp_path: Path, f
         assert "| before the rounds | raw |" in text
         grep_user = statistics.median(r["user_cpu_ns"] for r in recordings if r["program"] == "grep") / 1e9
         assert all(r["user_cpu_s"] == pytest.approx(grep_user, abs=1e-9) for r in result["rows"] if r["program"] == "grep")
+        grep_wait = max(statistics.median(r["outside_wait_ns"] for r in recordings if r["program"] == "grep"), 0) / 1e9
+        assert all(r["outside_wait_s"] == pytest.approx(grep_wait, abs=1e-9) for r in result["rows"]
+                   if r["program"] == "grep")
         rows = {(r["program"], r["candidate"]): r for r in result["rows"]}
         sqlite_ext4, sqlite_tmpfs = rows[("sqlite", "ext4 fresh")], rows[("sqlite", "tmpfs fresh")]
         # fsync-bound: memory is far faster, and the model, fitted without sqlite, says so.

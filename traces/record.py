@@ -18,6 +18,12 @@ program's traced user time 0 ms one run and 51 ms the next; 0-10 ms untraced).  
 command that does the same work every time, `untraced_runs` first runs it that many times
 without strace, under fsrusage alone, and keeps the medians (untraced_*): what the
 predictor prefers when they are there.
+
+Run cold (`cold`: caches dropped before every run), a program also waits for files no cost
+table prices: its executables, libraries and the rest it reads from outside the workload's
+directory.  After the trace names them, as many runs again start cold and read them in
+first; the difference is the wait for them (measure_outside_wait, traces/outside_files.py),
+which the predictor adds to the time outside the filesystem.
 """
 
 from __future__ import annotations
@@ -35,7 +41,9 @@ from typing import Any
 
 from fsbm.errors import FsbmError, UsageError
 from fsbm.locations import native_binary
+from fsbm.microbench.cache import drop_all
 from fsbm.microbench.system import require_program
+from fsbm.traces.outside_files import outside_files, warm_outside
 
 STRACE_FLAGS = ["-f", "--seccomp-bpf", "-ttt", "-T", "-y", "-q", "-s", "64",
                 "-e", "trace=%file,%desc,%process,%memory"]
@@ -102,15 +110,44 @@ def measure_untraced(command: list[str], runs: int, *, cwd: Path | None = None, 
     return out
 
 
+def _then_drop_caches(before_each: Callable[[], None] | None) -> Callable[[], None]:
+    def start_cold() -> None:
+        if before_each is not None:
+            before_each()
+        drop_all()
+    return start_cold
+
+
+def measure_outside_wait(command: list[str], runs: int, log: Path, scope: Path, cold_wall_ns: int, *,
+                         cwd: Path | None = None, quiet: bool = False,
+                         before_each: Callable[[], None]) -> dict[str, int]:
+    """How long a cold run waits for the files outside `scope` (traces/outside_files.py):
+    `runs` more untraced runs that start as the cold ones did (`before_each`) and then read
+    those files in; the cold runs' median wall time (`cold_wall_ns`) less theirs, never
+    below zero, is untraced_outside_wait_ns."""
+    files = outside_files(log, scope, Path(cwd or os.getcwd()))
+    warmed: list[int] = []
+
+    def start_with_outside_warm() -> None:
+        before_each()
+        warmed.append(warm_outside(files))
+
+    warm = measure_untraced(command, runs, cwd=cwd, quiet=quiet, before_each=start_with_outside_warm)
+    return {"untraced_outside_wait_ns": max(cold_wall_ns - warm["untraced_wall_ns"], 0),
+            "outside_files": len(files), "outside_bytes": max(warmed, default=0)}
+
+
 def record(command: list[str], log: Path, *, force: bool = False, cwd: Path | None = None,
            scope: Path | None = None, quiet: bool = False, untraced_runs: int = 0,
-           before_each: Callable[[], None] | None = None) -> Recording:
+           before_each: Callable[[], None] | None = None, cold: bool = False) -> Recording:
     """Run `command` under strace, writing the log to `log` and its recording facts beside
     it; the command's exit status is returned.  `scope`, kept with the facts, is the
     directory the workload's files live in: the characterizer's default scope.  `quiet`
     sends the command's standard output to /dev/null.  `untraced_runs` > 0 measures the
     command untraced first (measure_untraced, with `before_each` before every run,
-    the traced one included)."""
+    the traced one included).  `cold` drops every cache after `before_each` (root); with
+    untraced runs and a scope it also measures the wait for the files outside the scope
+    (measure_outside_wait)."""
     if not command:
         raise UsageError("give the command to trace after --, e.g. fsbm trace record -o t.log -- make")
     log = Path(log)
@@ -121,6 +158,8 @@ def record(command: list[str], log: Path, *, force: bool = False, cwd: Path | No
     facts_path.unlink(missing_ok=True)
     strace = require_program("strace", "strace")
     rusage = native_binary("fsrusage", Path(__file__).parent)
+    if cold:
+        before_each = _then_drop_caches(before_each)
     untraced = measure_untraced(command, untraced_runs, cwd=cwd, quiet=quiet, before_each=before_each) \
         if untraced_runs > 0 else {}
     if before_each is not None:
@@ -142,6 +181,9 @@ def record(command: list[str], log: Path, *, force: bool = False, cwd: Path | No
         raise FsbmError(f"the untraced runs exited {untraced['untraced_exit_status']} but the traced run "
                         f"{facts.get('exit_status')}: the command did not do the same work each time "
                         f"(the log {log} is kept; record again without --untraced-runs)")
+    if untraced and cold and scope is not None:
+        untraced.update(measure_outside_wait(command, untraced_runs, log, scope, untraced["untraced_wall_ns"],
+                                             cwd=cwd, quiet=quiet, before_each=before_each))
     facts.update({"command": command, "cwd": str(Path(cwd or os.getcwd()).resolve()), "traced_wall_ns": int(wall * 1e9),
                   "strace_flags": STRACE_FLAGS, "scope": str(Path(scope).resolve()) if scope else None, **untraced})
     facts_path.write_text(json.dumps(facts, indent=1))
