@@ -125,6 +125,33 @@ def test_cold_untraced_runs_measure_the_wait_for_files_outside_the_scope(tmp_pat
         features["user_cpu_s"] + features["system_cpu_s"] + features["outside_wait_s"])
 
 
+def test_outside_files_keeps_regular_files_outside_the_scope_and_the_pseudo_filesystems(tmp_path: Path) -> None:
+    """From log lines as strace -y writes them: a relative executable is found from the
+    working directory; the scope (also through a symlink into it), /proc, missing files and
+    empty files are left out; each file is kept once."""
+    from fsbm.traces.outside_files import outside_files
+
+    scope, elsewhere = tmp_path / "scope", tmp_path / "elsewhere"
+    scope.mkdir()
+    elsewhere.mkdir()
+    (scope / "data").write_bytes(b"x" * 100)
+    (elsewhere / "tool").write_bytes(b"#!/bin/sh\n")
+    (elsewhere / "lib.so").write_bytes(b"y" * 100)
+    (elsewhere / "empty").touch()
+    (elsewhere / "into-scope").symlink_to(scope / "data")
+    log = tmp_path / "t.strace"
+    log.write_text("\n".join([
+        '10 1.0 execve("tool", ["tool"], 0x7ffc /* 3 vars */) = 0 <0.000100>',
+        f'10 1.1 openat(AT_FDCWD<{elsewhere}>, "lib.so", O_RDONLY) = 3<{elsewhere}/lib.so> <0.000010>',
+        f'10 1.2 read(3<{elsewhere}/lib.so>, "y", 1) = 1 <0.000010>',
+        f'10 1.3 openat(AT_FDCWD<{elsewhere}>, "data", O_RDONLY) = 4<{scope}/data> <0.000010>',
+        f'10 1.4 openat(AT_FDCWD<{elsewhere}>, "x", O_RDONLY) = 5<{elsewhere}/into-scope> <0.000010>',
+        '10 1.5 openat(AT_FDCWD</>, "/proc/self/status", O_RDONLY) = 6</proc/10/status> <0.000010>',
+        f'10 1.6 openat(AT_FDCWD</>, "gone", O_RDONLY) = 7<{elsewhere}/gone> <0.000010>',
+        f'10 1.7 openat(AT_FDCWD</>, "empty", O_RDONLY) = 8<{elsewhere}/empty> <0.000010>', ""]))
+    assert outside_files(log, scope, elsewhere) == [(elsewhere / "tool").resolve(), (elsewhere / "lib.so").resolve()]
+
+
 def test_untraced_runs_refuse_a_command_that_does_not_repeat_itself(tmp_path: Path) -> None:
     flip = "if [ -e done ]; then exit 3; fi; touch done"
     with pytest.raises(FsbmError, match="does not do the same work every time"):

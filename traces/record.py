@@ -111,6 +111,7 @@ def measure_untraced(command: list[str], runs: int, *, cwd: Path | None = None, 
 
 
 def _then_drop_caches(before_each: Callable[[], None] | None) -> Callable[[], None]:
+    """`before_each`, then every cache dropped: how each run of `record(cold=True)` starts."""
     def start_cold() -> None:
         if before_each is not None:
             before_each()
