@@ -26,7 +26,7 @@ from fsbm.microbench import cache
 from fsbm.microbench.replay import run_replay
 from fsbm.predictor.suite import Inputs, Program, clean, run_command
 from fsbm.traces.ingest import ingest, read_events
-from fsbm.traces.outside_files import outside_files, warm_outside
+from fsbm.traces.outside_files import warm_outside
 from fsbm.traces.record import UNTRACED_FIELDS, measure_untraced, record
 from fsbm.traces.replay_plan import write_plan
 
@@ -56,7 +56,7 @@ class Traced:
     events: Path
     plan: Path
     profile: dict[str, Any]
-    outside: list[Path]  # the files it used outside its work directory (outside_files)
+    outside: list[Path]  # the files it used outside its work directory (record's outside_files)
 
 
 def stage(program: Program, target: Target, inputs: Inputs) -> Path:
@@ -101,7 +101,7 @@ def trace_program(program: Program, target: Target, inputs: Inputs, directory: P
     profile["source"] = f"{program.name}: {program.description}"
     plan = directory / f"{program.name}.plan"
     write_plan(read_events(events), plan, scope=str(work))
-    return Traced(program.name, log, events, plan, profile, outside_files(log, work, work))
+    return Traced(program.name, log, events, plan, profile, recording.outside)
 
 
 def time_run(program: Program, target: Target, inputs: Inputs) -> float:

@@ -108,6 +108,7 @@ def test_cold_untraced_runs_measure_the_wait_for_files_outside_the_scope(tmp_pat
                        scope=work, untraced_runs=2, before_each=before_each, cold=True)
     assert recording.returncode == 0 and starts == [False, True, True, True, True]  # 2 cold, traced, 2 warmed
     files = outside_files(recording.log, work, work)
+    assert recording.outside == files  # what the warmed runs read in, and what validate reuses
     names = {f.name for f in files}
     assert {"dash", "cat", "tar", "libc.so.6"} <= names or {"sh", "cat", "tar", "libc.so.6"} <= names
     loader = elf_interpreter(Path("/usr/bin/cat"))

@@ -35,7 +35,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +75,7 @@ class Recording:
     returncode: int
     wall_seconds: float
     facts: dict[str, Any]
+    outside: list[Path] = field(default_factory=list)  # files used outside the scope, when cold runs measured them
 
 
 UNTRACED_FIELDS = ("user_cpu_ns", "system_cpu_ns", "wall_ns")
@@ -119,14 +120,13 @@ def _then_drop_caches(before_each: Callable[[], None] | None) -> Callable[[], No
     return start_cold
 
 
-def measure_outside_wait(command: list[str], runs: int, log: Path, scope: Path, cold_wall_ns: int, *,
+def measure_outside_wait(command: list[str], runs: int, files: list[Path], cold_wall_ns: int, *,
                          cwd: Path | None = None, quiet: bool = False,
                          before_each: Callable[[], None]) -> dict[str, int]:
-    """How long a cold run waits for the files outside `scope` (traces/outside_files.py):
-    `runs` more untraced runs that start as the cold ones did (`before_each`) and then read
-    those files in; the cold runs' median wall time (`cold_wall_ns`) less theirs, never
-    below zero, is untraced_outside_wait_ns."""
-    files = outside_files(log, scope, Path(cwd or os.getcwd()))
+    """How long a cold run waits for `files`, those it used outside its scope
+    (traces/outside_files.py): `runs` more untraced runs that start as the cold ones did
+    (`before_each`) and then read those files in; the cold runs' median wall time
+    (`cold_wall_ns`) less theirs, never below zero, is untraced_outside_wait_ns."""
     warmed: list[int] = []
 
     def start_with_outside_warm() -> None:
@@ -182,10 +182,12 @@ def record(command: list[str], log: Path, *, force: bool = False, cwd: Path | No
         raise FsbmError(f"the untraced runs exited {untraced['untraced_exit_status']} but the traced run "
                         f"{facts.get('exit_status')}: the command did not do the same work each time "
                         f"(the log {log} is kept; record again without --untraced-runs)")
+    outside: list[Path] = []
     if untraced and cold and scope is not None:
-        untraced.update(measure_outside_wait(command, untraced_runs, log, scope, untraced["untraced_wall_ns"],
+        outside = outside_files(log, scope, Path(cwd or os.getcwd()))
+        untraced.update(measure_outside_wait(command, untraced_runs, outside, untraced["untraced_wall_ns"],
                                              cwd=cwd, quiet=quiet, before_each=before_each))
     facts.update({"command": command, "cwd": str(Path(cwd or os.getcwd()).resolve()), "traced_wall_ns": int(wall * 1e9),
                   "strace_flags": STRACE_FLAGS, "scope": str(Path(scope).resolve()) if scope else None, **untraced})
     facts_path.write_text(json.dumps(facts, indent=1))
-    return Recording(log, done.returncode, wall, facts)
+    return Recording(log, done.returncode, wall, facts, outside)
