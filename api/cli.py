@@ -287,16 +287,17 @@ def trace_record(
                                                     "(its executables, libraries): time outside the filesystem."),
 ) -> None:
     """Run a command under strace: fsbm trace record -o LOG -- CMD [ARGS...]."""
-    from fsbm.traces.record import record
+    from fsbm.traces.record import OUTSIDE_WAIT_FIELD, record
 
     if scope is not None and not scope.is_dir():
         raise UsageError(f"--scope {scope} is not a directory")
     if cold and untraced_runs and scope is None:
         errors.print("[dim]--cold without --scope: the wait for files outside the workload is not measured[/]")
     recording = record(list(ctx.args), output, force=force, scope=scope, untraced_runs=untraced_runs, cold=cold)
+    wait_ns = recording.facts.get(OUTSIDE_WAIT_FIELD)
     console.print(f"traced in {recording.wall_seconds:.2f} s (exit {recording.returncode}); log: {escape(str(output))}")
-    if "untraced_outside_wait_ns" in recording.facts:
-        console.print(f"cold runs wait {recording.facts['untraced_outside_wait_ns'] / 1e6:.1f} ms for "
+    if wait_ns is not None:
+        console.print(f"cold runs wait {wait_ns / 1e6:.1f} ms for "
                       f"{recording.facts['outside_files']} files outside {escape(str(scope))}")
     if recording.returncode != 0:
         raise typer.Exit(recording.returncode)

@@ -33,6 +33,7 @@ from fsbm.characterizer.syncs import sync_kinds
 from fsbm.characterizer.timing import (TraceTime, Windows, gaps, inside_outside, inside_sums, level_stats, open_changes,
                                        open_files_definition)
 from fsbm.errors import UsageError
+from fsbm.traces.record import OUTSIDE_WAIT_FIELD
 from fsbm.traces.vocabulary import OPERATIONS
 
 # Tang's table 5.3 rows: the percentage of calls that are each of these.
@@ -398,7 +399,6 @@ def whole_trace(ev: EventArrays, *, every: int | None = None, trace: int = 0, so
 
 RECORDING_FIELDS = ("user_cpu_ns", "system_cpu_ns", "wall_ns", "traced_wall_ns")
 UNTRACED_FIELDS = ("untraced_user_cpu_ns", "untraced_system_cpu_ns", "untraced_wall_ns")
-OUTSIDE_WAIT_FIELD = "untraced_outside_wait_ns"  # record --cold's wait for files outside the workload
 
 
 def recording_totals(recordings: list[dict]) -> dict[str, int]:

@@ -24,7 +24,7 @@ from fsbm.predictor.cost_table import CostTable
 from fsbm.predictor.model import GROUPS, price_workload
 from fsbm.predictor.outside import outside_features
 from fsbm.predictor.pricing import Pricer
-from fsbm.traces.record import UNTRACED_FIELDS
+from fsbm.traces.record import OUTSIDE_WAIT_FIELD, UNTRACED_FIELDS
 
 TARGETS = {"median_abs_error": 0.10, "median_ratio_error": 0.10, "max_error": 0.25, "rank_gap": 0.15}
 
@@ -83,7 +83,7 @@ def _round_recordings(records: list[dict]) -> dict[str, dict[str, int]]:
     for program, runs in samples.items():
         out[program] = {f"untraced_{name}": int(statistics.median(r[name] for r in runs)) for name in UNTRACED_FIELDS}
         if all("outside_wait_ns" in r for r in runs):
-            out[program]["untraced_outside_wait_ns"] = max(int(statistics.median(r["outside_wait_ns"] for r in runs)), 0)
+            out[program][OUTSIDE_WAIT_FIELD] = max(int(statistics.median(r["outside_wait_ns"] for r in runs)), 0)
     return out
 
 

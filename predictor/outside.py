@@ -28,6 +28,7 @@ from __future__ import annotations
 from typing import Any
 
 from fsbm.errors import UsageError
+from fsbm.traces.record import OUTSIDE_WAIT_FIELD
 
 
 def outside_features(profile: dict[str, Any], traced_fs_s: float | None = None) -> dict[str, float]:
@@ -44,7 +45,7 @@ def outside_features(profile: dict[str, Any], traced_fs_s: float | None = None) 
                               "or use the relative form (--measured SECONDS --traced-on CANDIDATE)")
     user = recording.get("untraced_user_cpu_ns", recording["user_cpu_ns"])
     system = recording.get("untraced_system_cpu_ns")
-    wait = {"outside_wait_s": recording.get("untraced_outside_wait_ns", 0) / 1e9}
+    wait = {"outside_wait_s": recording.get(OUTSIDE_WAIT_FIELD, 0) / 1e9}
     if traced_fs_s is not None and system is not None:
         return {"user_cpu_s": user / 1e9, "system_cpu_s": max(system / 1e9 - traced_fs_s, 0.0), "outside_calls_s": 0.0,
                 **wait}

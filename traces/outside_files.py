@@ -10,7 +10,7 @@ cold run of tar, cp or grep takes 13-17 ms more than one whose outside files are
 git 45 ms.
 
 `fsbm trace record` measures it as the difference between cold runs and cold runs whose
-outside files were read in first (measure_untraced); this module finds those files in the
+outside files were read in first (record.measure_outside_wait); this module finds those files in the
 trace and reads them in.  A file counts when the trace shows it executed or used through
 a descriptor (strace -y annotates every descriptor with its path), it lies outside the
 scope and outside /proc, /sys and /dev, and it is a regular file with bytes in it.

@@ -48,6 +48,7 @@ from fsbm.traces.outside_files import outside_files, warm_outside
 STRACE_FLAGS = ["-f", "--seccomp-bpf", "-ttt", "-T", "-y", "-q", "-s", "64",
                 "-e", "trace=%file,%desc,%process,%memory"]
 RECORDING_SUFFIX = ".recording.json"
+OUTSIDE_WAIT_FIELD = "untraced_outside_wait_ns"  # a cold run's wait for files outside the scope (measure_outside_wait)
 
 
 def recording_path(log: Path) -> Path:
@@ -126,7 +127,7 @@ def measure_outside_wait(command: list[str], runs: int, files: list[Path], cold_
     """How long a cold run waits for `files`, those it used outside its scope
     (traces/outside_files.py): `runs` more untraced runs that start as the cold ones did
     (`before_each`) and then read those files in; the cold runs' median wall time
-    (`cold_wall_ns`) less theirs, never below zero, is untraced_outside_wait_ns."""
+    (`cold_wall_ns`) less theirs, never below zero, is OUTSIDE_WAIT_FIELD."""
     warmed: list[int] = []
 
     def start_with_outside_warm() -> None:
@@ -134,7 +135,7 @@ def measure_outside_wait(command: list[str], runs: int, files: list[Path], cold_
         warmed.append(warm_outside(files))
 
     warm = measure_untraced(command, runs, cwd=cwd, quiet=quiet, before_each=start_with_outside_warm)
-    return {"untraced_outside_wait_ns": max(cold_wall_ns - warm["untraced_wall_ns"], 0),
+    return {OUTSIDE_WAIT_FIELD: max(cold_wall_ns - warm["untraced_wall_ns"], 0),
             "outside_files": len(files), "outside_bytes": max(warmed, default=0)}
 
 
