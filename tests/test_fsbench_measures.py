@@ -9,6 +9,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from fsbm.microbench.scratch import ScratchFs
 
 
@@ -111,6 +113,16 @@ def test_forward_reads_ride_readahead_at_small_gaps_and_not_at_large_ones_on_ext
     assert forward[4096]["stream_reads"] == 4096 and forward[4096]["file_bytes"] == 256 << 20
     assert forward[262144]["stream_reads"] == (256 << 20) // (4096 + 262144)
     assert forward[4096]["ops"] == 3 * (4096 - 4096 // 20)  # every repetition whole, less its 5% warm-up
+    # Every timed read by the gap before it: powers of two (0: none), the sparse stream's
+    # gaps longer, and together the same reads and the same mean as the whole.
+    for stream in forward.values():
+        by_gap = stream["gap_costs"]
+        assert all(b["gap"] == 0 or b["gap"] & (b["gap"] - 1) == 0 for b in by_gap)
+        assert sum(b["count"] for b in by_gap) == stream["ops"]
+        pooled = sum(b["count"] * b["mean_ns"] for b in by_gap) / stream["ops"]
+        assert pooled == pytest.approx(stream["latency_ns"]["mean"], rel=1e-6)  # as printed
+    widest = {r: max(b["gap"] for b in forward[r]["gap_costs"]) for r in forward}
+    assert widest[262144] > 4 * widest[4096]
 
 
 def test_a_sync_costs_by_what_it_must_make_durable_on_ext4(fsbench: Path, ext4_fs: ScratchFs) -> None:

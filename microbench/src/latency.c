@@ -184,3 +184,31 @@ void latency_write_histogram(struct json *j, const struct latency_summary *s)
 	}
 	json_end_array(j);
 }
+
+void gap_latency_add(struct gap_latency *g, uint64_t gap, uint64_t ns)
+{
+	int k = 0;
+
+	while (gap > 0) {
+		gap >>= 1;
+		k++;
+	}
+	g->count[k]++;
+	g->sum_ns[k] += (double)ns;
+}
+
+void gap_latency_write(struct json *j, const struct gap_latency *g)
+{
+	json_key(j, "gap_costs");
+	json_begin_array(j);
+	for (int k = 0; k < GAP_BUCKETS; k++) {
+		if (!g->count[k])
+			continue;
+		json_begin_object(j);
+		json_kv_u64(j, "gap", k == 0 ? 0 : 1ULL << (k - 1));
+		json_kv_u64(j, "count", g->count[k]);
+		json_kv_double(j, "mean_ns", g->sum_ns[k] / (double)g->count[k]);
+		json_end_object(j);
+	}
+	json_end_array(j);
+}

@@ -44,4 +44,19 @@ struct rep_stats {
 };
 void rep_stats_compute(const double *values, size_t n, struct rep_stats *out);
 
+/*
+ * A forward stream's reads by the gap before each: the mean latency of the reads that
+ * followed a gap of each power of two (bucket 0: no gap, k: [2^(k-1), 2^k) bytes).  A
+ * stream's cost is not its mean gap's: readahead hits the reads a short gap leaves inside
+ * its window and misses the rest, so the predictor prices a program's own mix of gaps.
+ */
+enum { GAP_BUCKETS = 65 };
+struct gap_latency {
+	uint64_t count[GAP_BUCKETS];
+	double sum_ns[GAP_BUCKETS];
+};
+void gap_latency_add(struct gap_latency *g, uint64_t gap, uint64_t ns);
+/* The non-empty buckets as "gap_costs": [{gap (its lowest byte count), count, mean_ns}]. */
+void gap_latency_write(struct json *j, const struct gap_latency *g);
+
 #endif

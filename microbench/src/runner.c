@@ -91,6 +91,7 @@ static int compare_slots(const void *a, const void *b)
 
 struct case_samples {
 	struct latency timed, warm;
+	struct gap_latency by_gap; /* forward order only */
 	double *rep_means;
 	size_t *rep_ops;
 	size_t reps_done;
@@ -140,6 +141,9 @@ static int time_repetition(struct bench_ctx *ctx, uint64_t overhead, uint64_t bu
 				continue;
 			}
 			latency_add(&s->timed, sample);
+			if (ctx->c->order == ORDER_FORWARD && i > 0)
+				gap_latency_add(&s->by_gap, data_offset(ctx, i) - data_offset(ctx, i - 1) - ctx->c->size,
+						sample);
 			sum += sample;
 			timed++;
 			if (ctx->c->order != ORDER_FORWARD && timed >= MIN_TIMED_OPS && t1 - start > budget_ns) {
@@ -184,6 +188,7 @@ static void write_result(struct json *j, const struct bench_ctx *ctx, struct cas
 		json_kv_u64(j, "gap", c->gap);
 		json_kv_u64(j, "stream_reads", (uint64_t)ctx->n);
 		json_kv_u64(j, "file_bytes", ctx->file_bytes);
+		gap_latency_write(j, &s->by_gap);
 	}
 	json_kv_string(j, "cache", cache_mode_name(c->cache));
 	json_key(j, "cold_method");
