@@ -6,8 +6,11 @@ sequential (the characterizer's consecutive, sequentiality.py), random, or for r
 forward: past the previous read's end but not at it, as sorted lookups read.  Readahead
 treats a forward stream neither like a sequential one nor like random reads, and how it
 does differs by filesystem, so fsbench measures it apart.  Its count and bytes are kept, so
-the predictor prices each class at its mean request size, and for forward reads the bytes
-skipped (gap_bytes), so it prices them at their mean gap.  An in-kernel copy
+the predictor prices each class at its mean request size.  A forward read also keeps the
+bytes skipped (gap_bytes) and how many reads followed a gap of each power of two
+(gap_log2): what a forward read costs depends on the gaps around it (a short one lands in
+the window a consecutive pair started, a long one misses), not on their mean, so the
+predictor prices the mix of gaps.  An in-kernel copy
 (copy_file_range) is a write event, but its class is "copy": a filesystem that shares
 extents clones it instead of reading and writing the bytes, so it is priced by fsbench's
 copy, not its write.  A metadata class is an
@@ -57,7 +60,7 @@ def _copies(ev: EventArrays, rows: np.ndarray) -> np.ndarray:
 
 
 def data_classes(ev: EventArrays, acc: Access) -> dict[str, dict[str, dict[str, dict[str, int]]]]:
-    """{class: {"sequential"|"forward"|"random": {bucket: {"count", "bytes"[, "gap_bytes"]}}}}
+    """{class: {"sequential"|"forward"|"random": {bucket: {"count", "bytes"[, "gap_bytes", "gap_log2"]}}}}
     over the classified accesses; copies are always "sequential" (a copy moves a whole file,
     or the rest of it), and only reads are ever "forward" (a write past the last one's end
     allocates or rewrites the same way wherever it lands)."""
@@ -82,8 +85,12 @@ def data_classes(ev: EventArrays, acc: Access) -> dict[str, dict[str, dict[str, 
             classes = {str(int(b)): {"count": int(c), "bytes": int(n)} for b, c, n in zip(buckets, counts, nbytes)}
             if order == "forward":
                 gaps = np.bincount(inverse, weights=acc.gap[pick])
-                for b, g in zip(buckets, gaps):
+                gap_buckets = size_bucket(acc.gap[pick])
+                for i, (b, g) in enumerate(zip(buckets, gaps)):
+                    mine = gap_buckets[inverse == i]
+                    lows, counts_by_gap = np.unique(mine, return_counts=True)
                     classes[str(int(b))]["gap_bytes"] = int(g)
+                    classes[str(int(b))]["gap_log2"] = {str(int(lo)): int(n) for lo, n in zip(lows, counts_by_gap)}
             out.setdefault(name, {})[order] = classes
     return out
 

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import tarfile
 import textwrap
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -82,8 +83,10 @@ def test_sorted_lookups_are_forward_reads_with_their_gaps(tmp_path: Path, data_f
     blocks = sorted(random.Random(5).sample(range(1, 1024), 100))
     gaps = [(b - a - 1) * 4096 for a, b in zip([-1] + blocks, blocks)]  # the first read counts from 0
     reads = profile.body["classes"]["data"]["read"]
+    by_power = Counter(1 << (g.bit_length() - 1) for g in gaps if g > 0)
     assert reads["forward"]["4096"] == {"count": sum(g > 0 for g in gaps), "bytes": 4096 * sum(g > 0 for g in gaps),
-                                        "gap_bytes": sum(gaps)}
+                                        "gap_bytes": sum(gaps),
+                                        "gap_log2": {str(lo): n for lo, n in sorted(by_power.items())}}
     assert reads["sequential"]["4096"]["count"] == sum(g == 0 for g in gaps)
     assert reads["random"]["4096"]["count"] == 1  # back to the start
 
