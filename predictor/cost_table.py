@@ -47,6 +47,7 @@ class CostTable:
                 "latency_ns": r["latency_ns"],
                 "histogram_log2": r["histogram_log2"], "bimodal": r["bimodal"],
                 "partial_block": r.get("partial_block"),
+                **({"gap_costs": r["gap_costs"]} if r.get("gap_costs") else {}),
             }
             for r in doc.get("results", [])
         ]
@@ -79,6 +80,17 @@ class CostTable:
         """The gaps `bench` was measured at in forward order, smallest first."""
         return sorted({e["gap"] for e in self.entries
                        if e["bench"] == bench and e["order"] == "forward" and e["cache"] == cache and e.get("gap")})
+
+    def gap_costs(self, bench: str, cache: str) -> dict[int, list[dict[str, Any]]]:
+        """Per request size, the forward streams' reads by the gap before each (fsbench's
+        gap_costs) of every stream measured at that size; empty for a table measured before
+        fsbench kept them."""
+        out: dict[int, list[dict[str, Any]]] = {}
+        for e in self.entries:
+            if (e["bench"] == bench and e["order"] == "forward" and e["cache"] == cache and e.get("gap")
+                    and e.get("gap_costs")):
+                out.setdefault(e["size"], []).extend(e["gap_costs"])
+        return out
 
     def fit_for(self, bench: str, order: str, cache: str) -> ParkLiptonFit | None:
         for f in self.fits:

@@ -4,7 +4,8 @@ candidate, give the time the workload spends in that filesystem, line by line.
 Which price each class gets:
 - reads: the share the page cache would hold (the profile's reuse curve at the cache
   size; a cold start counts first touches as misses) at the warm price, the rest at the
-  cold price, sequential, forward (at the class's mean gap) or random as the class is;
+  cold price, sequential, forward (by its mix of gaps, pricing.Pricer.forward_read) or
+  random as the class is;
   a forward read that hits costs a warm random one; and the first read of each file
   that misses is a random read of the sequential reads' mean size, not a sequential one
   (fsbench's sequential price is a long stream's, whose readahead the first read lacks);
@@ -162,7 +163,7 @@ def _data_lines(profile: dict[str, Any], pricer: Pricer, hits: float) -> list[Li
                     if order == "forward":
                         gap = counts.get("gap_bytes", 0) / n if n else 0.0
                         detail = f"{_kib(size)} forward, {_kib(gap)} apart"
-                        miss = pricer.forward_read(round(size), gap)
+                        miss = pricer.forward_read(round(size), gap, counts.get("gap_log2"))
                         hit = pricer.data(op, "random", "warm", round(size))
                     else:
                         miss = pricer.data(op, order, "cold", round(size))

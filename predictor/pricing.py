@@ -55,6 +55,36 @@ def _lacking(price: Price, bench: str) -> Price:
                  f"{price.source} (this cost table has no {bench}: measure it again)")
 
 
+# A gap bucket's pooled forward cost stands on at least this many reads of fsbench's.
+MIN_GAP_READS = 32
+
+
+def _pooled_by_gap(rows: list[dict]) -> list[tuple[int, float]]:
+    """fsbench's gap_costs of several streams, pooled by gap bucket (count-weighted), the
+    buckets past a gap (> 0) with at least MIN_GAP_READS reads, smallest gap first."""
+    counts: dict[int, int] = {}
+    total_ns: dict[int, float] = {}
+    for row in rows:
+        gap = int(row["gap"])
+        counts[gap] = counts.get(gap, 0) + int(row["count"])
+        total_ns[gap] = total_ns.get(gap, 0.0) + int(row["count"]) * float(row["mean_ns"])
+    return [(gap, total_ns[gap] / n) for gap, n in sorted(counts.items()) if gap > 0 and n >= MIN_GAP_READS]
+
+
+def _cost_at_gap(costs: list[tuple[int, float]], gap: int) -> float:
+    """The pooled cost at a gap bucket: its own, or between two buckets in log(gap), or the
+    nearest one's beyond them."""
+    if gap <= costs[0][0]:
+        return costs[0][1]
+    if gap >= costs[-1][0]:
+        return costs[-1][1]
+    (g0, c0), (g1, c1) = max(c for c in costs if c[0] <= gap), min(c for c in costs if c[0] >= gap)
+    if g0 == g1:
+        return c0
+    w = math.log(gap / g0) / math.log(g1 / g0)
+    return (1 - w) * c0 + w * c1
+
+
 class Pricer:
     """Prices from one candidate's cost table."""
 
@@ -125,9 +155,50 @@ class Pricer:
                 self._data[key] = self._price_data(bench, order, cache, size, gap)
         return self._data[key]
 
-    def forward_read(self, size: int, gap: float) -> Price:
+    def forward_read(self, size: int, gap: float, gaps_by_power: dict[str, int] | None = None) -> Price:
+        """A cold read of `size` bytes in a forward stream (sorted lookups) whose reads are `gap`
+        bytes apart on average, and `gaps_by_power` of them after a gap of each power of two
+        (the profile's gap_log2).
+
+        What such a read costs depends on the gaps around it, not on their mean: a short gap
+        lands in a window readahead opened, a long one misses, and between fsbench's 16 and
+        64 KiB streams the cost triples.  So each read is priced at the mean cost of fsbench's
+        reads that followed a gap of the same power of two, pooled over all its forward
+        streams of that request size (sparse and dense: the pool holds each gap in every
+        context fsbench measured it in).  A bucket holds at least MIN_GAP_READS reads;
+        between two such the price follows log(gap), beyond them it is the nearest one's.
+        The streams' size nearest `size` is taken, scaled as the mean-gap price scales
+        between the two sizes; the interval is the mean-gap price's, relatively.
+
+        Measured on SQLite's lookups (validation's random-reads, 2026-11-22): priced by the
+        mean gap, their modelled time was 0.28-0.35 s on ext4 and xfs where the replay took
+        0.15-0.16; by the mix of gaps, 0.18-0.20 where it took 0.17-0.19.
+
+        Without the histogram (a profile made before it was kept), or from a cost table
+        measured before fsbench kept its reads by gap (said so), the price is the mean gap's."""
+        by_mean = self._forward_at_mean_gap(size, gap)
+        if not gaps_by_power or self.table.memory_only or not self.table.gaps("read", "cold"):
+            return by_mean
+        streams = self.table.gap_costs("read", "cold")
+        if not streams:
+            return _lacking(by_mean, "forward reads by gap")
+        measured = min(streams, key=lambda s: (abs(math.log(s / max(size, 1))), -s))
+        costs = _pooled_by_gap(streams[measured])
+        if not costs:
+            return by_mean
+        reads = sum(gaps_by_power.values())
+        ns = sum(n * _cost_at_gap(costs, int(lo)) for lo, n in gaps_by_power.items()) / reads
+        source = f"fsbench read forward cold {measured} B, each read at the pooled cost of reads after a like gap"
+        if measured != size:
+            reference = self._forward_at_mean_gap(measured, gap).ns
+            ns *= by_mean.ns / reference if reference > 0 else 1.0
+            source += f", scaled to {size} B as the mean-gap price scales"
+        low, high = (by_mean.low_ns / by_mean.ns, by_mean.high_ns / by_mean.ns) if by_mean.ns > 0 else (1.0, 1.0)
+        return Price(ns, ns * low, ns * high, source)
+
+    def _forward_at_mean_gap(self, size: int, gap: float) -> Price:
         """A cold read of `size` bytes in a forward stream whose reads are `gap` bytes apart on
-        average (sorted lookups).  fsbench measures such streams at a few mean gaps; between
+        average, priced by the mean alone.  fsbench measures such streams at a few mean gaps; between
         two of them the price follows log(gap); below the smallest it runs linearly down to
         the sequential read at gap 0 (a stream with no gaps); beyond the largest it is the
         largest's.  A cost table without forward reads prices them as random, said so."""

@@ -208,6 +208,39 @@ def test_forward_reads_are_priced_at_their_mean_gap_between_the_measured_gaps() 
     assert older.ns == pytest.approx(8 * curve(4096)) and "no forward-order reads" in older.source
 
 
+def forward_table_by_gap() -> CostTable:
+    """forward_table() whose 4 KiB streams kept their reads by gap (fsbench's gap_costs)."""
+    gapped = forward_table()
+    costs = {4096: [{"gap": 0, "count": 500, "mean_ns": 1_000}, {"gap": 8192, "count": 100, "mean_ns": 10_000},
+                    {"gap": 16384, "count": 10, "mean_ns": 999_000}],
+             65536: [{"gap": 8192, "count": 300, "mean_ns": 40_000}, {"gap": 32768, "count": 400, "mean_ns": 80_000}]}
+    for e in gapped.entries:
+        if e["order"] == "forward" and e["size"] == 4096:
+            e["gap_costs"] = costs[e["gap"]]
+    return gapped
+
+
+def test_forward_reads_are_priced_by_their_mix_of_gaps_from_the_streams_pooled_by_gap() -> None:
+    """Two measured streams at 4 KiB: the dense one's reads after an 8 KiB gap cost 10 us
+    (100 reads), the sparse one's 40 us (300 reads): pooled, 32.5 us.  A bucket of fewer
+    than MIN_GAP_READS reads is left out; between two buckets the price follows log(gap);
+    beyond the largest it is the largest's.  Another size scales as its mean-gap price does."""
+    pricer = Pricer(forward_table_by_gap())
+    at_8k = 32_500.0
+    mixed = pricer.forward_read(4096, 20000, {"8192": 3, "16384": 1, "1048576": 2})
+    halfway = (at_8k + 80_000) / 2  # 16 KiB: halfway from 8 to 32 KiB in log(gap); the 10-read bucket is left out
+    assert mixed.ns == pytest.approx((3 * at_8k + halfway + 2 * 80_000) / 6)
+    assert "pooled cost of reads after a like gap" in mixed.source
+    by_mean = pricer.forward_read(4096, 20000)
+    assert mixed.low_ns / mixed.ns == pytest.approx(by_mean.low_ns / by_mean.ns)
+    small = pricer.forward_read(512, 20000, {"8192": 1})
+    assert small.ns == pytest.approx(at_8k * pricer.forward_read(512, 20000).ns / by_mean.ns)
+    assert "scaled to 512 B" in small.source
+    # A cost table from before fsbench kept its reads by gap: the mean gap's price, said so.
+    older = Pricer(forward_table()).forward_read(4096, 20000, {"8192": 1})
+    assert older.ns == pytest.approx(by_mean.ns) and "no forward reads by gap" in older.source
+
+
 def test_forward_reads_in_a_profile_miss_at_the_forward_price_and_hit_at_the_random_warm_one() -> None:
     lookups = profile(reads=0)
     lookups["classes"]["data"] = {"read": {"forward": {"4096": {"count": 1000, "bytes": 1000 * 4096,
@@ -215,6 +248,9 @@ def test_forward_reads_in_a_profile_miss_at_the_forward_price_and_hit_at_the_ran
     fs = price_workload(lookups, Pricer(forward_table()), cache_bytes=1 << 30)
     assert fs.by_op()["read"] == pytest.approx(1000 * (0.5 * 6 * curve(4096) + 0.5 * curve(4096)))
     assert any("64 KiB apart" in line.detail for line in fs.lines)
+    lookups["classes"]["data"]["read"]["forward"]["4096"]["gap_log2"] = {"8192": 600, "32768": 400}
+    by_gap = price_workload(lookups, Pricer(forward_table_by_gap()), cache_bytes=1 << 30)
+    assert by_gap.by_op()["read"] == pytest.approx(1000 * 0.5 * (0.6 * 32_500 + 0.4 * 80_000) + 1000 * 0.5 * curve(4096))
 
 
 def test_hit_fraction_reads_the_reuse_curve_at_the_cache_size() -> None:
