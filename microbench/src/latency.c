@@ -187,12 +187,8 @@ void latency_write_histogram(struct json *j, const struct latency_summary *s)
 
 void gap_latency_add(struct gap_latency *g, uint64_t gap, uint64_t ns)
 {
-	int k = 0;
+	int k = gap == 0 ? 0 : log2_bucket(gap) + 1;
 
-	while (gap > 0) {
-		gap >>= 1;
-		k++;
-	}
 	g->count[k]++;
 	g->sum_ns[k] += (double)ns;
 }
