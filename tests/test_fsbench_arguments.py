@@ -52,7 +52,7 @@ def test_list_names_every_benchmark_with_what_it_isolates(fsbench: Path) -> None
     names = {line.split()[0] for line in listing}
     assert {"create", "unlink", "mkdir", "rmdir", "stat_file", "stat_dir", "open", "close", "readdir", "rename",
             "link", "symlink", "chmod", "utimes", "read", "write", "overwrite", "append", "fsync",
-            "fdatasync", "fdatasync_overwrite", "fsync_clean", "fsync_dir"} <= names
+            "fdatasync", "fdatasync_overwrite", "fsync_clean", "fsync_dir", "create_written"} <= names
     assert all(len(line.split(None, 3)) == 4 for line in listing)
 
 

@@ -26,8 +26,9 @@ enum family { FAMILY_META = 1, FAMILY_DATA = 2 };
 enum order { ORDER_SEQ = 1, ORDER_RANDOM = 2, ORDER_FORWARD = 4 };
 /* Reads in one forward repetition (at least: more if --ops asks), measured whole. */
 enum { FORWARD_READS = 4096 };
-/* Which request sizes a data benchmark sweeps by default. */
-enum size_sweep { SWEEP_NONE, SWEEP_FULL, SWEEP_SYNC };
+/* Which sizes a benchmark sweeps by default: request sizes (data), a sync's bytes, or the
+ * bytes written into each file a metadata benchmark makes. */
+enum size_sweep { SWEEP_NONE, SWEEP_FULL, SWEEP_SYNC, SWEEP_WRITTEN };
 
 struct suite_config;
 struct bench_ctx;

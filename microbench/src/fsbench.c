@@ -421,6 +421,7 @@ static void build_plan(struct plan *p, const struct options *o, int direct_ok, i
 	const struct bench *tables[] = { meta_benches, data_benches };
 	const size_t counts[] = { meta_bench_count, data_bench_count };
 	uint64_t d = o->cfg.block_size, sizes[MAX_SIZES], sync_sizes[3] = { d, 65536, 1048576 };
+	uint64_t written_sizes[2] = { d, 65536 };
 	size_t nsizes, nsync = o->cfg.quick ? 1 : 3;
 
 	if (o->sizes_text) {
@@ -434,8 +435,10 @@ static void build_plan(struct plan *p, const struct options *o, int direct_ok, i
 	for (size_t t = 0; t < 2; t++) {
 		for (size_t i = 0; i < counts[t]; i++) {
 			const struct bench *b = &tables[t][i];
-			const uint64_t *sz = b->sweep == SWEEP_SYNC ? sync_sizes : sizes;
-			size_t nsz = b->sweep == SWEEP_NONE ? 1 : b->sweep == SWEEP_SYNC ? nsync : nsizes;
+			const uint64_t *sz = b->sweep == SWEEP_SYNC ? sync_sizes
+					   : b->sweep == SWEEP_WRITTEN ? written_sizes : sizes;
+			size_t nsz = b->sweep == SWEEP_NONE ? 1 : b->sweep == SWEEP_SYNC ? nsync
+				   : b->sweep == SWEEP_WRITTEN ? 2 : nsizes;
 
 			if (!wanted(o, b))
 				continue;

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -162,6 +163,39 @@ static int close_pending(struct bench_ctx *ctx, size_t i)
 	return 0;
 }
 
+/*
+ * create_written: each file is written (c->size bytes) and closed as soon as it is made,
+ * as an unpacker, a copy or a compiler makes its outputs.  Only the create is timed: on
+ * btrfs it reserves metadata space, and once many files hold unwritten data that reservation
+ * waits for their data to be written out (measured on an aged 2 GiB image: 34 us for an
+ * empty create, 144 us among files of 4 KiB, 206 us among files of 32 KiB).  ext4 and xfs
+ * do not wait.
+ */
+static int setup_written(struct bench_ctx *ctx)
+{
+	ctx->buf = xaligned(4096, ctx->c->size);
+	memset(ctx->buf, 0x5a, ctx->c->size);
+	return setup_dirs_only(ctx);
+}
+
+static int write_and_close(struct bench_ctx *ctx, size_t i)
+{
+	ssize_t n = write(ctx->pending_fd, ctx->buf, ctx->c->size);
+
+	if (n != (ssize_t)ctx->c->size) {
+		close(ctx->pending_fd);
+		ctx->pending_fd = -1;
+		return n < 0 ? fail_errno("write", NULL) : fail_msg("write: short write of a new file");
+	}
+	return close_pending(ctx, i);
+}
+
+static void free_buffer(struct bench_ctx *ctx)
+{
+	free(ctx->buf);
+	ctx->buf = NULL;
+}
+
 static int run_unlink(struct bench_ctx *ctx, size_t i)
 {
 	char path[TREE_PATH_MAX];
@@ -269,6 +303,10 @@ const struct bench meta_benches[] = {
 	{ "create", FAMILY_META, "create", "allocating an inode and a directory entry (openat O_CREAT|O_EXCL)",
 	  BOTH_ORDERS, META_CACHES, SWEEP_NONE, 0, 0,
 	  setup_dirs_only, prepare_cache_parents, NULL, run_create, close_pending, NULL },
+	{ "create_written", FAMILY_META, "create",
+	  "a create among files written as they are made (size: bytes written into each, untimed)",
+	  ORDER_SEQ, META_CACHES, SWEEP_WRITTEN, 0, 0,
+	  setup_written, prepare_cache_parents, NULL, run_create, write_and_close, free_buffer },
 	{ "unlink", FAMILY_META, "unlink", "removing a file's entry and freeing its inode",
 	  BOTH_ORDERS, META_CACHES, SWEEP_NONE, 0, 0,
 	  setup_files, prepare_cache_files, NULL, run_unlink, NULL, NULL },

@@ -47,6 +47,9 @@ void case_label(const struct bench_case *c, char *buf, size_t len)
 	if (c->bench->family == FAMILY_DATA)
 		snprintf(buf, len, "%s %llu B %s %s", c->bench->name, (unsigned long long)c->size,
 			 order, cache_mode_name(c->cache));
+	else if (c->size)
+		snprintf(buf, len, "%s %llu B %s-order %s", c->bench->name, (unsigned long long)c->size,
+			 order_name(c), cache_mode_name(c->cache));
 	else
 		snprintf(buf, len, "%s %s-order %s", c->bench->name, order_name(c),
 			 cache_mode_name(c->cache));
