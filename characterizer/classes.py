@@ -15,7 +15,10 @@ predictor prices the mix of gaps.  An in-kernel copy
 extents clones it instead of reading and writing the bytes, so it is priced by fsbench's
 copy, not its write.  A metadata class is an
 operation with its outcome: done, failed (a failed lookup still walks the path), or, for
-readdir, the empty call that ends a listing.
+readdir, the empty call that ends a listing.  Creates also keep how many of the files they
+made were then written (not copied into) and the bytes written into them: on btrfs a
+create among files holding unwritten data waits for some of it to be written out (fsbench's
+create_written), so it costs several times an empty create.
 
 Counts add, so classes merge like every other part of a profile (partial.py).
 """
@@ -95,9 +98,25 @@ def data_classes(ev: EventArrays, acc: Access) -> dict[str, dict[str, dict[str, 
     return out
 
 
+def written_creates(ev: EventArrays) -> tuple[int, int]:
+    """(files, bytes): the files a successful create made that a successful write (not an
+    in-kernel copy) then wrote into, and the bytes those writes moved after the create."""
+    made = (ev.op == OP_INDEX["create"]) & ~ev.failed
+    if not made.any():
+        return 0, 0
+    first_made = np.full(max(len(ev.files), 1), np.iinfo(np.int64).max, np.int64)
+    np.minimum.at(first_made, ev.file[made], ev.seq[made].astype(np.int64))
+    writes = np.flatnonzero((ev.op == OP_INDEX["write"]) & ~ev.failed)
+    writes = writes[~_copies(ev, writes)]
+    after = ev.seq[writes] > first_made[ev.file[writes]]
+    rows = writes[after]
+    return int(len(np.unique(ev.file[rows]))), int(access_lengths(ev, rows).sum())
+
+
 def metadata_classes(ev: EventArrays) -> dict[str, dict[str, int]]:
-    """{op: {"done", "failed", "empty"}} for every priced operation that is not a data access;
-    reads and writes appear here only for their failures."""
+    """{op: {"done", "failed", "empty"}} for every priced operation that is not a data access
+    (creates add "written" and "written_bytes", written_creates); reads and writes appear here
+    only for their failures."""
     out: dict[str, dict[str, int]] = {}
     empty_listing = (ev.op == OP_INDEX["readdir"]) & (ev.ret == 0)
     for name in COSTED_OPERATIONS:
@@ -111,4 +130,7 @@ def metadata_classes(ev: EventArrays) -> dict[str, dict[str, int]]:
         if total:
             empty = int((is_op & empty_listing).sum())
             out[name] = {"done": total - failed - empty, "failed": failed, "empty": empty}
+    if "create" in out:
+        files, nbytes = written_creates(ev)
+        out["create"].update(written=min(files, out["create"]["done"]), written_bytes=nbytes)
     return out

@@ -128,6 +128,32 @@ def test_each_sync_is_told_by_what_it_had_to_make_durable(tmp_path: Path) -> Non
     assert profile.body["fsync"]["count"] == 9
 
 
+def test_creates_count_the_files_then_written_and_their_bytes(tmp_path: Path, data_file: Path) -> None:
+    """A create whose file is then written (not copied into) counts as written, with the bytes
+    written after it, once per file however many writes; an empty create or an existing
+    file rewritten does not."""
+    profile = traced_profile(tmp_path, """
+        import os
+        flags = os.O_CREAT | os.O_EXCL | os.O_WRONLY
+        for i, size in enumerate((100, 5000, 70000)):
+            fd = os.open(f"new{i}.data.bin", flags, 0o644)
+            os.write(fd, b"x" * size)
+            os.write(fd, b"y" * 10)
+            os.close(fd)
+        os.close(os.open("empty.data.bin", flags, 0o644))
+        src, dst = os.open("data.bin", os.O_RDONLY), os.open("copy.data.bin", flags, 0o644)
+        os.copy_file_range(src, dst, 1 << 20)
+        os.close(src), os.close(dst)
+        fd = os.open("data.bin", os.O_WRONLY)
+        os.write(fd, b"z" * 4096)
+        os.close(fd)
+    """)
+    create = profile.body["classes"]["metadata"]["create"]
+    assert create["done"] == 5
+    assert create["written"] == 3
+    assert create["written_bytes"] == 100 + 5000 + 70000 + 3 * 10
+
+
 def test_an_untar_creates_exactly_the_trees_files(tmp_path: Path) -> None:
     tree = tmp_path / "tree"
     rng = random.Random(3)
