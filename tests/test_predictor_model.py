@@ -136,6 +136,34 @@ def test_the_model_is_count_times_cost_class_by_class() -> None:
     assert warm.by_op()["read"] == pytest.approx(1000 * curve(4096))  # all of it fits and was cached
 
 
+def test_creates_of_written_files_are_priced_by_the_bytes_written_into_each() -> None:
+    """fsbench's create_written at 4 KiB and 64 KiB a file: linear in the bytes between, the
+    nearest size beyond; a create left empty keeps the empty create's price; an older table
+    prices written creates as empty ones and says so."""
+    written = table()
+    written.entries += [entry("create_written", "creation", c, size, mean)
+                        for c in ("cold", "warm") for size, mean in ((4096, 100_000), (65536, 400_000))]
+    pricer = Pricer(written)
+    assert pricer.create_written(4096, "warm").ns == pytest.approx(100_000)
+    middle = pricer.create_written(34816, "warm")
+    assert middle.ns == pytest.approx(250_000) and "between 4096 and 65536 B" in middle.source
+    assert middle.low_ns == pytest.approx(225_000) and middle.high_ns == pytest.approx(275_000)
+    assert pricer.create_written(1 << 20, "cold").ns == pytest.approx(400_000)
+    assert pricer.create_written(100, "cold").ns == pytest.approx(100_000)
+
+    making = profile()
+    making["classes"]["metadata"]["create"] = {"done": 30, "failed": 0, "empty": 0, "written": 20,
+                                               "written_bytes": 20 * 34816}
+    fs = price_workload(making, pricer, cache_bytes=1 << 30)
+    cold = 50 / 135  # 50 names over 100 stats, 5 listings and 30 creates
+    empty_creates = 10 * (cold * 10_000 + (1 - cold) * 2_000)
+    assert fs.by_op()["create"] == pytest.approx(empty_creates + 20 * 250_000)
+    assert any("then written, 34 KiB a file" in line.detail for line in fs.lines)
+    older = price_workload(making, Pricer(table()), cache_bytes=1 << 30)
+    assert older.by_op()["create"] == pytest.approx(30 * (cold * 10_000 + (1 - cold) * 2_000))
+    assert any("no create_written" in line.price.source for line in older.lines)
+
+
 def test_copies_are_priced_by_fsbench_copy_and_without_it_as_a_read_and_a_write() -> None:
     copying = profile()
     copying["classes"]["data"]["copy"] = {"sequential": {"65536": {"count": 20, "bytes": 20 * 65536}}}
