@@ -86,3 +86,16 @@ def test_help_lists_every_option(fsbench: Path) -> None:
 
 def test_version(fsbench: Path) -> None:
     assert json.dumps(run(fsbench, "--version").stdout.startswith("fsbench "))
+
+
+def test_a_reader_that_goes_away_stops_the_run_and_leaves_nothing_behind(fsbench: Path, tmp_path: Path) -> None:
+    """fsbench | head: the closed pipe stops the run as SIGINT does, the work directory is
+    removed; killed by SIGPIPE, it used to stay beneath the target."""
+    proc = subprocess.Popen([str(fsbench), "--target", str(tmp_path), "--quick", "--only", "create,unlink,mkdir",
+                             "--caches", "warm"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stdout.read(10)
+    proc.stdout.close()
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stderr
+    assert b"interrupted" in stderr
+    assert list(tmp_path.iterdir()) == []

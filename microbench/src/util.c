@@ -233,6 +233,9 @@ void stop_on_signals(void)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	/* A reader that went away (fsbench | head) stops the run the same way: killed by
+	 * SIGPIPE, fsbench would leave its work directory beneath the target. */
+	sigaction(SIGPIPE, &sa, NULL);
 }
 
 static int compare_u64(const void *a, const void *b)
