@@ -42,6 +42,11 @@ class Price:
     def plus(self, other: "Price", source: str) -> "Price":
         return Price(self.ns + other.ns, self.low_ns + other.low_ns, self.high_ns + other.high_ns, source)
 
+    def toward(self, other: "Price", w: float, source: str) -> "Price":
+        """The price a share `w` of the way from this one to `other` (interpolation)."""
+        return Price((1 - w) * self.ns + w * other.ns, (1 - w) * self.low_ns + w * other.low_ns,
+                     (1 - w) * self.high_ns + w * other.high_ns, source)
+
 
 def _measured(entry: dict, label: str) -> Price:
     latency = entry["latency_ns"]
@@ -138,8 +143,8 @@ class Pricer:
             return _measured(entry, f"{label} {size} B (the nearest size written, for {bytes_per_file:.0f} B)")
         (s0, e0), (s1, e1) = below[-1], above[0]
         w = (bytes_per_file - s0) / (s1 - s0)
-        return _measured(e0, "").scaled(1 - w).plus(_measured(e1, "").scaled(w),
-                                                    f"{label}, {bytes_per_file:.0f} B a file: between {s0} and {s1} B")
+        return _measured(e0, "").toward(_measured(e1, ""), w,
+                                        f"{label}, {bytes_per_file:.0f} B a file: between {s0} and {s1} B")
 
     def failed_lookup(self, cache: str) -> Price:
         price = self.metadata("stat", cache)
@@ -244,9 +249,7 @@ class Pricer:
             lower, upper = self.data("read", "forward", "cold", size, g0), self.data("read", "forward", "cold", size, g1)
             w = math.log(gap / g0) / math.log(g1 / g0)
             where = f"between gaps {g0} and {g1} B"
-        return Price((1 - w) * lower.ns + w * upper.ns, (1 - w) * lower.low_ns + w * upper.low_ns,
-                     (1 - w) * lower.high_ns + w * upper.high_ns,
-                     f"fsbench read forward cold {size} B, gap {gap:.0f} B: {where}")
+        return lower.toward(upper, w, f"fsbench read forward cold {size} B, gap {gap:.0f} B: {where}")
 
     def _has(self, bench: str) -> bool:
         return any(e["bench"] == bench for e in self.table.entries)
