@@ -13,7 +13,9 @@ the window a consecutive pair started, a long one misses), not on their mean, so
 predictor prices the mix of gaps.  An in-kernel copy
 (copy_file_range) is a write event, but its class is "copy": a filesystem that shares
 extents clones it instead of reading and writing the bytes, so it is priced by fsbench's
-copy, not its write.  A metadata class is an
+copy, not its write.  A file mapping read through page faults (mapped.py) is a class of
+its own, "mmap": no read call shows those bytes, and each region is read as one random
+request of its length.  A metadata class is an
 operation with its outcome: done, failed (a failed lookup still walks the path), or, for
 readdir, the empty call that ends a listing.  Creates also keep how many of the files they
 made were then written (not copied into) and the bytes written into them: on btrfs a
@@ -28,6 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from fsbm.characterizer.arrays import OP_INDEX, EventArrays, access_lengths
+from fsbm.characterizer.mapped import Regions
 from fsbm.characterizer.sequentiality import Access
 from fsbm.traces.vocabulary import OPERATIONS
 
@@ -36,8 +39,11 @@ from fsbm.traces.vocabulary import OPERATIONS
 COSTED_OPERATIONS = ("open", "close", "create", "read", "write", "stat", "setattr", "readdir", "mkdir", "rmdir",
                      "unlink", "rename", "link", "symlink", "readlink", "fsync")
 DATA_OPERATIONS = ("read", "write")
-# The data classes: the data operations, and the in-kernel copies among the writes.
-DATA_CLASSES = ("read", "write", "copy")
+# The data classes: the data operations, the in-kernel copies among the writes, and the
+# regions read through file mappings (mapped.py).
+ACCESS_CLASSES = ("read", "write", "copy")
+MAPPED_CLASS = "mmap"
+DATA_CLASSES = (*ACCESS_CLASSES, MAPPED_CLASS)
 COPY_CALLS = ("copy_file_range",)
 
 _COSTED = np.array([name in COSTED_OPERATIONS for name in OPERATIONS])
@@ -62,30 +68,37 @@ def _copies(ev: EventArrays, rows: np.ndarray) -> np.ndarray:
     return np.isin(ev.orig[rows], ids) if ids else np.zeros(len(rows), bool)
 
 
-def data_classes(ev: EventArrays, acc: Access) -> dict[str, dict[str, dict[str, dict[str, int]]]]:
+def _by_bucket(length: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict[str, dict[str, int]]]:
+    """The size buckets of `length`, each length's bucket index, and {bucket: {count, bytes}}."""
+    buckets, inverse = np.unique(size_bucket(length), return_inverse=True)
+    counts = np.bincount(inverse)
+    nbytes = np.bincount(inverse, weights=length)
+    return buckets, inverse, {str(int(b)): {"count": int(c), "bytes": int(n)} for b, c, n in zip(buckets, counts, nbytes)}
+
+
+def data_classes(ev: EventArrays, acc: Access, mapped: Regions) -> dict[str, dict[str, dict[str, dict[str, int]]]]:
     """{class: {"sequential"|"forward"|"random": {bucket: {"count", "bytes"[, "gap_bytes", "gap_log2"]}}}}
-    over the classified accesses; copies are always "sequential" (a copy moves a whole file,
-    or the rest of it), and only reads are ever "forward" (a write past the last one's end
-    allocates or rewrites the same way wherever it lands)."""
+    over the classified accesses and the mapped regions; copies are always "sequential" (a
+    copy moves a whole file, or the rest of it), only reads are ever "forward" (a write past
+    the last one's end allocates or rewrites the same way wherever it lands), and mapped
+    regions are "random" (each read around its first fault, mapped.py)."""
     rows = acc.index
     out: dict[str, dict[str, dict[str, dict[str, int]]]] = {}
+    if len(mapped):
+        out[MAPPED_CLASS] = {"random": _by_bucket(mapped.length)[2]}
     if not len(rows):
         return out
     length = access_lengths(ev, rows)
-    bucket = size_bucket(length)
     copy = _copies(ev, rows)
     consecutive = acc.consecutive | copy
-    for name in DATA_CLASSES:
+    for name in ACCESS_CLASSES:
         is_op = copy if name == "copy" else (ev.op[rows] == OP_INDEX[name]) & ~copy
         forward = acc.sequential & ~consecutive if name == "read" else np.zeros(len(rows), bool)
         for order, flag in (("sequential", consecutive), ("forward", forward), ("random", ~consecutive & ~forward)):
             pick = is_op & flag
             if not pick.any():
                 continue
-            buckets, inverse = np.unique(bucket[pick], return_inverse=True)
-            counts = np.bincount(inverse)
-            nbytes = np.bincount(inverse, weights=length[pick])
-            classes = {str(int(b)): {"count": int(c), "bytes": int(n)} for b, c, n in zip(buckets, counts, nbytes)}
+            buckets, inverse, classes = _by_bucket(length[pick])
             if order == "forward":
                 gaps = np.bincount(inverse, weights=acc.gap[pick])
                 gap_buckets = size_bucket(acc.gap[pick])

@@ -25,6 +25,7 @@ import pyarrow.compute as pc
 from fsbm.characterizer.arrays import MISSING, OP_INDEX, EventArrays, access_lengths, present, subset, under
 from fsbm.characterizer.classes import costed, data_classes, metadata_classes
 from fsbm.characterizer.histograms import ValueCounts
+from fsbm.characterizer.mapped import Regions, mapped_regions
 from fsbm.characterizer.profile import SCHEMA_VERSION
 from fsbm.characterizer.reuse import References, data_accesses, reuse_curve
 from fsbm.characterizer.sequentiality import Access, classify, direction_counts, percentages, run_classes, runs
@@ -278,11 +279,16 @@ def _namespace(ev: EventArrays) -> tuple[pa.Array, pa.Array]:
     return touched, pa.array(sorted(directories), pa.string())
 
 
-def _references(ev: EventArrays, clock: np.ndarray, trace: int) -> ReferenceLog:
+def _references(ev: EventArrays, clock: np.ndarray, trace: int, mapped: Regions) -> ReferenceLog:
+    """The block references of the reads and writes, and of the mapped regions as reads
+    (each at its first mapping's place in the trace)."""
     rows = np.flatnonzero(data_accesses(ev))
-    return ReferenceLog(clock[rows], np.full(len(rows), trace, np.int16), ev.seq[rows],
-                        pa.array(ev.files, pa.string()), ev.file[rows].astype(np.int64), ev.offset[rows],
-                        access_lengths(ev, rows), ev.op[rows] == OP_INDEX["read"])
+    at = np.concatenate((rows, mapped.rows))
+    return ReferenceLog(clock[at], np.full(len(at), trace, np.int16), ev.seq[at],
+                        pa.array(ev.files, pa.string()), ev.file[at].astype(np.int64),
+                        np.concatenate((ev.offset[rows], mapped.offset)),
+                        np.concatenate((access_lengths(ev, rows), mapped.length)),
+                        np.concatenate((ev.op[rows] == OP_INDEX["read"], np.ones(len(mapped), bool))))
 
 
 def summarize(ev: EventArrays, *, nfs: bool, origin: int, first_seq: int = 0, every: int | None = None,
@@ -312,6 +318,7 @@ def summarize(ev: EventArrays, *, nfs: bool, origin: int, first_seq: int = 0, ev
     touched, directories = _namespace(ev)
     inter, think = gaps(ev)
     written = np.where((ev.op == OP_INDEX["write"]) & (ev.ret > 0), ev.ret, 0)
+    mapped = mapped_regions(ev)
     return Partial(
         nfs=nfs, has_time=ev.has_time, every=every, actors=int(present(ev.actor, len(ev.actors)).sum()),
         core=core, checkpoints=checkpoints, run_counts=run_counts,
@@ -320,8 +327,8 @@ def summarize(ev: EventArrays, *, nfs: bool, origin: int, first_seq: int = 0, ev
         touched=touched, directories=directories, ops=_ops(ev), origs=_origs(ev),
         fsyncs=int((ev.op == OP_INDEX["fsync"]).sum()), written=int(written.sum()), syncs=sync_kinds(ev),
         inter_arrival=inter, think=think, inside=inside_sums(ev), windows=Windows.of(ev, origin),
-        references=_references(ev, clock, trace),
-        classes={"data": data_classes(ev, acc), "metadata": metadata_classes(ev)}, trace_time=trace_time,
+        references=_references(ev, clock, trace, mapped),
+        classes={"data": data_classes(ev, acc, mapped), "metadata": metadata_classes(ev)}, trace_time=trace_time,
         scope=scope, recording=dict(recording or {}), sources=[source] if source else [])
 
 

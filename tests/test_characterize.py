@@ -154,6 +154,35 @@ def test_creates_count_the_files_then_written_and_their_bytes(tmp_path: Path, da
     assert create["written_bytes"] == 100 + 5000 + 70000 + 3 * 10
 
 
+def test_a_mapped_region_counts_once_per_process_as_bytes_read_not_as_calls(tmp_path: Path, data_file: Path) -> None:
+    """Mapped regions are a data class of their own (one per process and file where the
+    mappings overlap), feed the reuse curve as reads, and are no read calls: Tang's table
+    and Darshan's counts leave them out."""
+    profile = traced_profile(tmp_path, """
+        import mmap, os
+        fd = os.open("data.bin", os.O_RDONLY)
+        whole = mmap.mmap(fd, 0, prot=mmap.PROT_READ)               # 4 MiB
+        again = mmap.mmap(fd, 65536, prot=mmap.PROT_READ, offset=1 << 20)  # inside it: no new bytes
+        apart = os.open("apart.data.bin", os.O_RDWR | os.O_CREAT, 0o644)
+        os.ftruncate(apart, 8 << 20)
+        first = mmap.mmap(apart, 65536, prot=mmap.PROT_READ)
+        second = mmap.mmap(apart, 65536, prot=mmap.PROT_READ, offset=4 << 20)
+        anonymous = mmap.mmap(-1, 1 << 20)
+        sum(whole[i] for i in range(0, len(whole), 4096))
+        os.pread(fd, 65536, 0)                                        # blocks the mapping brought in
+    """)
+    mapped = profile.body["classes"]["data"]["mmap"]
+    assert set(mapped) == {"random"}
+    assert {bucket: c["count"] for bucket, c in mapped["random"].items()} == {str(4 << 20): 1, "65536": 2}
+    assert sum(c["bytes"] for c in mapped["random"].values()) == (4 << 20) + 2 * 65536
+    assert profile.body["operations"]["read"]["count"] == 1 and profile.body["tang"]["calls"] > 0
+    assert profile.body["sequentiality"]["read"]["count"] == 1
+    reuse = profile.body["reuse"]
+    assert reuse["block_reads"] == 1024 + 2 * 16 + 16
+    assert reuse["distinct_blocks"] == 1024 + 2 * 16
+    assert reuse["cold_misses"] == 1024 + 2 * 16  # the pread's 16 blocks were mapped before it: hits
+
+
 def test_an_untar_creates_exactly_the_trees_files(tmp_path: Path) -> None:
     tree = tmp_path / "tree"
     rng = random.Random(3)
