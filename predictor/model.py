@@ -9,6 +9,9 @@ Which price each class gets:
   a forward read that hits costs a warm random one; and the first read of each file
   that misses is a random read of the sequential reads' mean size, not a sequential one
   (fsbench's sequential price is a long stream's, whose readahead the first read lacks);
+- regions read through a file mapping (characterizer.mapped): each one random read of its
+  length, cold or warm as the reads are; no read call shows them, so a trace's read
+  counts leave them out;
 - writes: buffered, so the warm price; sequential ones allocate (fsbench write), random
   ones rewrite in place (fsbench overwrite);
 - a read or copy that moved nothing (at end of file, where every read-to-the-end loop
@@ -33,6 +36,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from fsbm.characterizer.classes import MAPPED_CLASS
 from fsbm.predictor.pricing import Price, Pricer
 
 STARTS = ("cold", "warm")
@@ -161,9 +165,13 @@ def _data_lines(profile: dict[str, Any], pricer: Pricer, hits: float) -> list[Li
                 if bucket == "0":
                     group = "write" if op == "copy" else op
                     lines.append(Line(op, group, "0 B: at end of file", n, pricer.end_of_file()))
-                elif op in ("read", "copy"):
-                    group = "read" if op == "read" else "write"
-                    if order == "forward":
+                elif op in ("read", "copy", MAPPED_CLASS):
+                    group = "write" if op == "copy" else "read"
+                    if op == MAPPED_CLASS:
+                        detail = f"{_kib(size)} mapped, read through once"
+                        miss = pricer.data("read", "random", "cold", round(size))
+                        hit = pricer.data("read", "random", "warm", round(size))
+                    elif order == "forward":
                         gap = counts.get("gap_bytes", 0) / n if n else 0.0
                         detail = f"{_kib(size)} forward, {_kib(gap)} apart"
                         miss = pricer.forward_read(round(size), gap, counts.get("gap_log2"))

@@ -179,6 +179,19 @@ def test_copies_are_priced_by_fsbench_copy_and_without_it_as_a_read_and_a_write(
     assert all("no copy benchmark" in line.price.source for line in older.lines if line.op == "copy")
 
 
+def test_a_mapped_region_is_priced_as_one_random_read_of_its_length() -> None:
+    """git hashes its larger files through mmap: each region costs a random read of its
+    length, at the cold price for the share the cache misses, and counts as read time."""
+    hashing = profile(reads=0)
+    hashing["classes"]["data"] = {"mmap": {"random": {"65536": {"count": 30, "bytes": 30 * 100_000}}}}
+    fs = price_workload(hashing, Pricer(table()), cache_bytes=1 << 30)
+    per_region = 0.5 * 8 * curve(100_000) + 0.5 * curve(100_000)  # half the block reads hit (the reuse curve)
+    assert fs.by_op()["mmap"] == pytest.approx(30 * per_region, rel=0.02)
+    lines = [line for line in fs.lines if line.op == "mmap"]
+    assert {line.group for line in lines} == {"read"} and len(lines) == 2
+    assert all("mapped, read through once" in line.detail for line in lines)
+
+
 def test_calls_at_end_of_file_move_no_data_and_cost_a_warm_call() -> None:
     """cp's last copy_file_range of every file and a read-to-the-end loop's last read return 0:
     no data moves, whatever the cache holds (priced once as a cold 1 B copy, 637 of them
