@@ -149,6 +149,53 @@ def test_hostile_traces_change_nothing_outside_the_target(tmp_path: Path, walk: 
     assert (target / "inside" / "link").is_symlink(), doc["mismatches"]
 
 
+def test_a_mapped_file_is_replayed_as_a_read_through_of_its_region(tmp_path: Path) -> None:
+    """The trace shows only the mmap of a file read through page faults; the plan keeps the
+    region, makes the file that large, and fsreplay maps it and touches every page."""
+    (tmp_path / "input.bin").write_bytes(os.urandom(3 << 20))
+    program = tmp_path / "hash.py"
+    program.write_text(textwrap.dedent("""
+        import hashlib, mmap, os
+        fd = os.open("input.bin", os.O_RDONLY)
+        with mmap.mmap(fd, 0, prot=mmap.PROT_READ) as whole, mmap.mmap(fd, 1 << 20, prot=mmap.PROT_READ,
+                                                                         offset=1 << 20) as middle:
+            hashlib.sha256(whole).hexdigest(), hashlib.sha256(middle).hexdigest()
+        os.close(fd)
+    """))
+    recording = record([sys.executable, str(program)], tmp_path / "hash.strace", cwd=tmp_path)
+    assert recording.returncode == 0
+    ingest([recording.log], tmp_path / "hash.parquet")
+    stats = write_plan(read_events(tmp_path / "hash.parquet"), tmp_path / "plan", scope=str(tmp_path))
+    mapped = [line.split("\t") for line in (tmp_path / "plan").read_text().splitlines() if "\tmmap\t" in line]
+    assert [(int(f[6]), int(f[7])) for f in mapped] == [(0, 3 << 20), (1 << 20, 1 << 20)]
+    assert "F\t%d\tinput.bin" % (3 << 20) in (tmp_path / "plan").read_text()
+    assert stats.skipped.get("mmap (not replayed)", 0) == 0
+    target = tmp_path / "target"
+    target.mkdir()
+    done = subprocess.run([str(fsreplay_binary()), "--plan", str(tmp_path / "plan"), "--target", str(target)],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["operations"]["mmap"]["count"] == 2 and report["mismatches"] == []
+
+
+def test_a_mapping_past_the_end_of_its_file_touches_only_the_file(tmp_path: Path) -> None:
+    """A plan may map more than the file holds (a mapping's length is rounded, a file may have
+    shrunk): touching past the end would be SIGBUS, so the region is cut at the file's end."""
+    plan = tmp_path / "plan"
+    plan.write_text("fsbm-replay-plan\t1\nactors\t1\nhandles\t1\nmaxio\t4096\nF\t10000\tsmall\n"
+                    "O\t0\topen\t0\t0\t0\t-1\t0\t0\t0\t-1\t1\tsmall\t\n"
+                    "O\t0\tmmap\t0\t0\t0\t0\t16777216\t0\t0\t-1\t1\tsmall\t\n"
+                    "O\t0\tmmap\t0\t0\t0\t20480\t4096\t0\t0\t-1\t1\tsmall\t\n")
+    target = tmp_path / "target"
+    target.mkdir()
+    done = subprocess.run([str(fsreplay_binary()), "--plan", str(plan), "--target", str(target)],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["operations"]["mmap"]["count"] == 2 and report["mismatches"] == []
+
+
 def test_a_bad_plan_names_its_line(tmp_path: Path) -> None:
     plan = tmp_path / "plan"
     plan.write_text("fsbm-replay-plan\t1\nactors\t1\nhandles\t0\nmaxio\t4096\nO\t0\tfrobnicate\t-1\t0\t0\t-1\t0\t0\t0"

@@ -122,7 +122,8 @@ class PlanBuilder:
         op.dep = max(deps) if deps else -1
         for r in resources:
             self.last_on[r] = index
-        self.max_io = max(self.max_io, op.size)
+        if op.kind != "mmap":  # a mapping needs no buffer
+            self.max_io = max(self.max_io, op.size)
         self.ops.append(op)
 
     def _handle_for(self, actor: int, path: str) -> int:
@@ -188,6 +189,15 @@ class PlanBuilder:
             if op == "read" and not err:
                 self.size[path] = max(self.size[path], end if offset >= 0 else size)
             self._emit(_Op(kind=op, handle=handle, offset=offset, size=size, **base), (path,))
+        elif op == "mmap":
+            if err or size <= 0:
+                self.stats.skipped["mmap that failed or mapped nothing"] += 1
+                return
+            self._touch(path, op, err)
+            start = max(offset, 0)
+            self.size[path] = max(self.size[path], start + size)
+            self._emit(_Op(kind="mmap", handle=self._handle_for(actor, path), offset=start, size=size, **base),
+                       (path,))
         elif op == "stat":
             self._touch(path, op, err)
             if call in FD_STAT_CALLS and self.current.get((actor, path)):

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -232,6 +233,37 @@ static int do_data(struct replay_ctx *c, const struct plan_op *op)
 	return n < 0 ? -1 : 0;
 }
 
+/*
+ * A mapped region read through, as the traced program's page faults read it (the trace
+ * shows only the mmap): map it, touch one byte of every page, unmap.  The region is cut
+ * at the end of the file, where a touch would raise SIGBUS.
+ */
+static int do_mmap(struct replay_ctx *c, const struct plan_op *op)
+{
+	const long page = sysconf(_SC_PAGESIZE);
+	int fd = handle_fd(c, op);
+	struct stat st;
+	off_t start;
+	size_t length;
+	volatile const char *p;  /* volatile: every touch is a real load */
+	char *map;
+
+	if (fd < 0 || fstat(fd, &st) != 0)
+		return -1;
+	start = op->offset > 0 ? op->offset - op->offset % page : 0;
+	if (st.st_size <= start)
+		return 0;
+	length = (size_t)(st.st_size - start);
+	if (op->offset + (off_t)op->size - start < (off_t)length)
+		length = (size_t)(op->offset + (off_t)op->size - start);
+	map = mmap(NULL, length, PROT_READ, MAP_PRIVATE, fd, start);
+	if (map == MAP_FAILED)
+		return -1;
+	for (p = map; p < map + length; p += page)
+		(void)*p;
+	return munmap(map, length);
+}
+
 static int do_getdents(int fd, char *buf, size_t size)
 {
 	long n = syscall(SYS_getdents64, fd, buf, size < 4096 ? 4096 : size);
@@ -396,6 +428,8 @@ static int do_op(struct replay_ctx *c, const struct plan_op *op)
 	case OP_CHMOD:
 	case OP_UTIMES:
 		return do_attr(c, op);
+	case OP_MMAP:
+		return do_mmap(c, op);
 	case OP_KINDS:
 		break;
 	}
