@@ -95,6 +95,21 @@ def test_random_cold_reads_cost_more_than_sequential_cold_reads_on_ext4(fsbench:
     assert random_read["p50"] > 3 * sequential["p50"]
 
 
+def test_a_calls_cpu_time_is_its_latency_when_nothing_waits_and_a_share_of_it_when_the_disk_is_waited_for(
+        fsbench: Path, ext4_fs: ScratchFs) -> None:
+    """cpu_ns is what a call takes of the caller's processor: the predictor takes it, not the
+    latency, from a program's measured system time (predictor/outside.py)."""
+    doc = fsbench_json(fsbench, ext4_fs.mount_point, "--only", "read,stat_file", "--sizes", "4k", "--reps", "3",
+                       "--ops", "400", "--files", "300", "--file-size", "64M", "--orders", "random")
+    assert 0 < doc["environment"]["cpu_overhead_ns"] < 5000
+    for r in doc["results"]:
+        assert 0 <= r["cpu_ns"]["mean"] <= 1.5 * r["latency_ns"]["mean"] + 1000, r
+    warm = result(doc, "read", 4096, "random", "warm")
+    assert 0.5 * warm["latency_ns"]["mean"] <= warm["cpu_ns"]["mean"] <= 1.5 * warm["latency_ns"]["mean"] + 500
+    cold = result(doc, "read", 4096, "random", "cold")
+    assert 0 < cold["cpu_ns"]["mean"] < 0.8 * cold["latency_ns"]["mean"]
+
+
 def test_forward_reads_ride_readahead_at_small_gaps_and_not_at_large_ones_on_ext4(fsbench: Path,
                                                                                   ext4_fs: ScratchFs) -> None:
     """Sorted lookups 4 KiB apart on average: the consecutive pairs among them start readahead

@@ -1,5 +1,5 @@
 /*
- * clock.c - measure what reading the clock costs.
+ * clock.c - measure what reading the clocks costs.
  */
 #include "clock.h"
 
@@ -14,22 +14,50 @@ static int compare_u64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-uint64_t timer_overhead_ns(void)
+/* The median of OVERHEAD_SAMPLES calls of `sample`. */
+static uint64_t median_sample(uint64_t (*sample)(void))
 {
 	uint64_t *deltas = malloc(sizeof(*deltas) * OVERHEAD_SAMPLES);
 	uint64_t median;
 
 	if (!deltas)
 		return 0;
-	/* The same shape as a timed operation with nothing inside: t0, (nothing), t1. */
-	for (size_t i = 0; i < OVERHEAD_SAMPLES; i++) {
-		uint64_t t0 = now_ns();
-		uint64_t t1 = now_ns();
-
-		deltas[i] = t1 - t0;
-	}
+	for (size_t i = 0; i < OVERHEAD_SAMPLES; i++)
+		deltas[i] = sample();
 	qsort(deltas, OVERHEAD_SAMPLES, sizeof(*deltas), compare_u64);
 	median = deltas[OVERHEAD_SAMPLES / 2];
 	free(deltas);
 	return median;
+}
+
+/* The same shape as a timed operation with nothing inside: t0, (nothing), t1. */
+static uint64_t empty_timing(void)
+{
+	uint64_t t0 = now_ns();
+	uint64_t t1 = now_ns();
+
+	return t1 - t0;
+}
+
+/* The same shape as runner.c's bracket around an operation, with nothing inside. */
+static uint64_t empty_cpu_bracket(void)
+{
+	uint64_t c0 = thread_cpu_ns();
+	uint64_t t0 = now_ns();
+	uint64_t t1 = now_ns();
+	uint64_t c1 = thread_cpu_ns();
+
+	(void)t0;
+	(void)t1;
+	return c1 - c0;
+}
+
+uint64_t timer_overhead_ns(void)
+{
+	return median_sample(empty_timing);
+}
+
+uint64_t cpu_overhead_ns(void)
+{
+	return median_sample(empty_cpu_bracket);
 }

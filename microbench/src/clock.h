@@ -1,5 +1,5 @@
 /*
- * clock.h - the one clock every fsbench measurement reads, and its own cost.
+ * clock.h - the clocks every fsbench measurement reads, and their own cost.
  */
 #ifndef FSBENCH_CLOCK_H
 #define FSBENCH_CLOCK_H
@@ -17,10 +17,34 @@ static inline uint64_t now_ns(void)
 }
 
 /*
+ * The calling thread's CPU time, user and system, in nanoseconds: what an operation took
+ * of the processor, apart from its waits for the device.  A program's time outside the
+ * filesystem is its CPU time less this share of its calls', so fsbench measures both.
+ * Not in the vDSO: it is read outside the latency's window.
+ */
+static inline uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/*
  * The median cost of one back-to-back pair of clock reads, in ns.  Each sample has it
  * subtracted, so a measured operation is the operation alone (DESIGN: timer overhead
  * measured and subtracted).
  */
 uint64_t timer_overhead_ns(void);
+
+/* The median CPU time of an empty measurement bracket (thread CPU clock, the two clock
+ * reads, thread CPU clock), in ns: subtracted from each operation's CPU sample. */
+uint64_t cpu_overhead_ns(void);
+
+/* What the clocks cost, measured once a run and subtracted from every sample. */
+struct clock_costs {
+	uint64_t timer_ns;  /* timer_overhead_ns() */
+	uint64_t cpu_ns;    /* cpu_overhead_ns() */
+};
 
 #endif

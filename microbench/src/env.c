@@ -192,7 +192,8 @@ void environment_write_json(const struct environment *env, struct json *j)
 	json_kv_u64(j, "fs_size_bytes", env->fs_size_bytes);
 	json_kv_u64(j, "fs_free_bytes", env->fs_free_bytes);
 	json_kv_string(j, "clocksource", env->clocksource);
-	json_kv_u64(j, "timer_overhead_ns", env->timer_overhead_ns);
+	json_kv_u64(j, "timer_overhead_ns", env->clock.timer_ns);
+	json_kv_u64(j, "cpu_overhead_ns", env->clock.cpu_ns);
 	json_key(j, "pinned_cpu");
 	if (env->pinned_cpu >= 0)
 		json_i64(j, env->pinned_cpu);

@@ -7,6 +7,8 @@
 
 #include <stdint.h>
 
+#include "clock.h"
+
 #include "json.h"
 
 struct environment {
@@ -26,7 +28,7 @@ struct environment {
 	uint64_t fs_size_bytes;
 	uint64_t fs_free_bytes;
 	char clocksource[64];
-	uint64_t timer_overhead_ns;
+	struct clock_costs clock;
 	int pinned_cpu;           /* -1 when not pinned */
 	char aging_state[256];    /* given by the caller: fsbench cannot tell how old a tree is */
 };

@@ -663,7 +663,8 @@ int main(int argc, char **argv)
 	}
 	stop_on_signals();
 	env.pinned_cpu = pick_cpu(o.cpu);
-	env.timer_overhead_ns = timer_overhead_ns();
+	env.clock.timer_ns = timer_overhead_ns();
+	env.clock.cpu_ns = cpu_overhead_ns();
 	out = open_output(&o, tmp_path, sizeof(tmp_path));
 	json_init(&j, out);
 	iso_now(started, sizeof(started));
@@ -680,7 +681,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < plan.ncases && !stop_requested; i++) {
 		case_label(&plan.cases[i], label, sizeof(label));
 		progress(o.progress_fd, i, plan.ncases, label);
-		if (run_case(&o.cfg, &plan.cases[i], env.timer_overhead_ns, &j) != 0) {
+		if (run_case(&o.cfg, &plan.cases[i], &env.clock, &j) != 0) {
 			/* Keep the message for the errors list written after the results. */
 			snprintf(plan.errors[plan.nerrors].label, sizeof(plan.errors[0].label), "%s", label);
 			plan.errors[plan.nerrors++].reason = xstrdup(last_error());

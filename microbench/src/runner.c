@@ -1,8 +1,10 @@
 /*
  * runner.c - the timing loop.  Every sample in fsbench is taken here, the same three
  * steps each time: read the clock, do exactly one operation, read the clock; the
- * timer's own cost is subtracted.  Untimed work (building trees, writing before an
- * fsync, closing after an open) happens in the descriptor's other callbacks.
+ * timer's own cost is subtracted.  Around those, outside the latency's window, the
+ * thread's CPU clock is read too: what the operation took of the processor, apart from
+ * its waits (less the CPU an empty bracket takes).  Untimed work (building trees, writing
+ * before an fsync, closing after an open) happens in the descriptor's other callbacks.
  */
 #include "runner.h"
 
@@ -94,6 +96,7 @@ static int compare_slots(const void *a, const void *b)
 
 struct case_samples {
 	struct latency timed, warm;
+	double cpu_sum_ns;  /* CPU time of the timed operations */
 	struct gap_latency by_gap; /* forward order only */
 	double *rep_means;
 	size_t *rep_ops;
@@ -116,7 +119,7 @@ static int may_repeat_passes(const struct bench_ctx *ctx)
  * may stop it early, except a forward stream's: its first reads cost more than its last
  * (readahead's window grows along it), so a stream cut short is another measurement.
  */
-static int time_repetition(struct bench_ctx *ctx, uint64_t overhead, uint64_t budget_ns,
+static int time_repetition(struct bench_ctx *ctx, const struct clock_costs *clock, uint64_t budget_ns,
 			   struct case_samples *s)
 {
 	const struct bench *b = ctx->c->bench;
@@ -126,19 +129,22 @@ static int time_repetition(struct bench_ctx *ctx, uint64_t overhead, uint64_t bu
 
 	for (size_t pass = 0; !out_of_time && !stop_requested; pass++) {
 		for (size_t i = 0; i < ctx->n && !stop_requested; i++) {
-			uint64_t t0, sample;
+			uint64_t c0, c1, t0, sample, cpu;
 			int rc;
 
 			if (b->before_one && b->before_one(ctx, i) != 0)
 				return -1;
+			c0 = thread_cpu_ns();
 			t0 = now_ns();
 			rc = b->run_one(ctx, i);
 			t1 = now_ns();
+			c1 = thread_cpu_ns();
 			if (rc != 0)
 				return -1;
 			if (b->after_one && b->after_one(ctx, i) != 0)
 				return -1;
-			sample = t1 - t0 > overhead ? t1 - t0 - overhead : 0;
+			sample = t1 - t0 > clock->timer_ns ? t1 - t0 - clock->timer_ns : 0;
+			cpu = c1 - c0 > clock->cpu_ns ? c1 - c0 - clock->cpu_ns : 0;
 			if (pass == 0 && i < warm) {
 				latency_add(&s->warm, sample);
 				continue;
@@ -148,6 +154,7 @@ static int time_repetition(struct bench_ctx *ctx, uint64_t overhead, uint64_t bu
 				gap_latency_add(&s->by_gap, data_offset(ctx, i) - data_offset(ctx, i - 1) - ctx->c->size,
 						sample);
 			sum += sample;
+			s->cpu_sum_ns += (double)cpu;
 			timed++;
 			if (ctx->c->order != ORDER_FORWARD && timed >= MIN_TIMED_OPS && t1 - start > budget_ns) {
 				out_of_time = 1;
@@ -234,6 +241,10 @@ static void write_result(struct json *j, const struct bench_ctx *ctx, struct cas
 	json_kv_u64(j, "p999", timed.p999);
 	json_kv_u64(j, "max", timed.max);
 	json_end_object(j);
+	json_key(j, "cpu_ns");
+	json_begin_object(j);
+	json_kv_double(j, "mean", timed.n ? s->cpu_sum_ns / (double)timed.n : 0);
+	json_end_object(j);
 	json_key(j, "rep_means_ns");
 	json_begin_array(j);
 	for (size_t r = 0; r < s->reps_done; r++)
@@ -256,7 +267,7 @@ static void write_result(struct json *j, const struct bench_ctx *ctx, struct cas
 }
 
 /* Setup, cache state, timed loop; for benchmarks that change the tree, start afresh. */
-static int run_repetitions(struct bench_ctx *ctx, const char *dirname, uint64_t overhead,
+static int run_repetitions(struct bench_ctx *ctx, const char *dirname, const struct clock_costs *clock,
 			   struct case_samples *s)
 {
 	const struct suite_config *cfg = ctx->cfg;
@@ -281,7 +292,7 @@ static int run_repetitions(struct bench_ctx *ctx, const char *dirname, uint64_t 
 			qsort(ctx->order, ctx->n, sizeof(*ctx->order), compare_slots);
 		rc = b->prepare_cache(ctx);
 		if (rc == 0)
-			rc = time_repetition(ctx, overhead, budget, s);
+			rc = time_repetition(ctx, clock, budget, s);
 		if (b->reusable)
 			continue;
 		if (b->teardown)
@@ -300,7 +311,7 @@ static int run_repetitions(struct bench_ctx *ctx, const char *dirname, uint64_t 
 	return rc;
 }
 
-int run_case(const struct suite_config *cfg, const struct bench_case *c, uint64_t overhead,
+int run_case(const struct suite_config *cfg, const struct bench_case *c, const struct clock_costs *clock,
 	     struct json *j)
 {
 	struct bench_ctx ctx = { .cfg = cfg, .c = c, .fd = -1, .pending_fd = -1 };
@@ -316,7 +327,7 @@ int run_case(const struct suite_config *cfg, const struct bench_case *c, uint64_
 	s.rep_ops = xcalloc(cfg->reps, sizeof(*s.rep_ops));
 	case_dir_name(c, dirname, sizeof(dirname));
 	ctx.dirfd = open_case_dir(cfg, dirname);
-	rc = ctx.dirfd < 0 ? -1 : run_repetitions(&ctx, dirname, overhead, &s);
+	rc = ctx.dirfd < 0 ? -1 : run_repetitions(&ctx, dirname, clock, &s);
 	if (ctx.pending_fd >= 0)
 		close(ctx.pending_fd);
 	if (ctx.dirfd >= 0)

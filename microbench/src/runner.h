@@ -7,6 +7,7 @@
 #include <signal.h>
 
 #include "bench.h"
+#include "clock.h"
 #include "json.h"
 
 /* Set by SIGINT/SIGTERM: the runner stops after the operation in flight. */
@@ -20,7 +21,7 @@ const char *order_name(const struct bench_case *c);
  * reporting a failed operation (nothing is written then: a failed call is never
  * measured as if it had succeeded).
  */
-int run_case(const struct suite_config *cfg, const struct bench_case *c, uint64_t timer_overhead,
+int run_case(const struct suite_config *cfg, const struct bench_case *c, const struct clock_costs *clock,
 	     struct json *j);
 
 #endif
