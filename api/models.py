@@ -148,6 +148,8 @@ class PriceLine(_Closed):
     detail: str
     count: float
     ns_each: float
+    cpu_ns_each: Optional[float] = Field(None, description="of ns_each, the caller's CPU time (fsbench cpu_ns); "
+                                                           "null from a cost table measured before fsbench kept it")
     total_ns: float
     source: str
 

@@ -44,7 +44,7 @@ class CostTable:
             {
                 "bench": r["bench"], "op": r["op"], "size": r.get("size"), "order": r["order"],
                 "gap": r.get("gap"), "stream_reads": r.get("stream_reads"), "cache": r["cache"], "ops": r["ops"],
-                "latency_ns": r["latency_ns"],
+                "latency_ns": r["latency_ns"], **({"cpu_ns": r["cpu_ns"]} if r.get("cpu_ns") else {}),
                 "histogram_log2": r["histogram_log2"], "bimodal": r["bimodal"],
                 "partial_block": r.get("partial_block"),
                 **({"gap_costs": r["gap_costs"]} if r.get("gap_costs") else {}),

@@ -22,8 +22,9 @@ from sklearn.model_selection import LeaveOneGroupOut
 from fsbm.predictor.calibration import RuntimeModel
 from fsbm.predictor.cost_table import CostTable
 from fsbm.predictor.model import GROUPS, price_workload
-from fsbm.predictor.outside import outside_features
+from fsbm.predictor.outside import calls_cpu_seconds, outside_features
 from fsbm.predictor.pricing import Pricer
+from fsbm.traces.outside_files import bounded_wait_ns
 from fsbm.traces.record import OUTSIDE_WAIT_FIELD, UNTRACED_FIELDS
 
 TARGETS = {"median_abs_error": 0.10, "median_ratio_error": 0.10, "max_error": 0.25, "rank_gap": 0.15}
@@ -72,9 +73,10 @@ def cpu_sources(doc: dict[str, Any]) -> list[str]:
 
 def _round_recordings(records: list[dict]) -> dict[str, dict[str, int]]:
     """Per program, the median over rounds of its recording runs, in the profile's terms.
-    The wait for files outside the workload is the median of each round's difference
-    (cold run less the run whose outside files were read in first), never below zero, as
-    `fsbm trace record --cold` makes it; measurements older than it have none."""
+    The wait for files outside the workload is the median of each round's pair difference,
+    bounded as `fsbm trace record --cold` bounds it (outside_files.bounded_wait_ns); rounds
+    measured before the cold read was timed have no bound but 0, those before the wait was
+    measured no wait."""
     samples: dict[str, list[dict]] = {}
     for r in records:
         if r["kind"] == "recording":
@@ -83,7 +85,8 @@ def _round_recordings(records: list[dict]) -> dict[str, dict[str, int]]:
     for program, runs in samples.items():
         out[program] = {f"untraced_{name}": int(statistics.median(r[name] for r in runs)) for name in UNTRACED_FIELDS}
         if all("outside_wait_ns" in r for r in runs):
-            out[program][OUTSIDE_WAIT_FIELD] = max(int(statistics.median(r["outside_wait_ns"] for r in runs)), 0)
+            reads = [r["outside_read_ns"] for r in runs] if all("outside_read_ns" in r for r in runs) else []
+            out[program][OUTSIDE_WAIT_FIELD] = bounded_wait_ns([r["outside_wait_ns"] for r in runs], reads)
     return out
 
 
@@ -103,8 +106,7 @@ def features(doc: dict[str, Any], cache_bytes: int, cpu: str = CPU_BEFORE) -> pd
         profile = program["profile"]
         if program["name"] in recorded:
             profile = {**profile, "recording": {**profile["recording"], **recorded[program["name"]]}}
-        on_traced = price_workload(profile, traced, cache_bytes=cache_bytes).total_ns / 1e9
-        outside = outside_features(profile, on_traced)
+        outside = outside_features(profile, calls_cpu_seconds(profile, traced, cache_bytes=cache_bytes))
         for target in doc["targets"]:
             fs = price_workload(program["profile"], pricers[target["candidate"]], cache_bytes=cache_bytes)
             groups = fs.by_group()

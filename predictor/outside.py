@@ -9,9 +9,13 @@ tracing does not bend, the CPU time of untraced runs (`fsbm trace record --untra
 - its user time is outside the filesystem, all of it;
 - its system time is partly the filesystem's (the calls under study) and partly not
   (exec, page faults, pipes, calls on other filesystems).  When the cost table of the
-  filesystem the program was traced on is known, the modelled time of its calls there is an
-  upper bound on the system time they took (a call's time is its CPU time plus its waits),
-  so system time less that time, never below zero, is the least that was outside.
+  filesystem the program was traced on is known, the CPU time of its calls there is
+  modelled as their time is, from fsbench's CPU time per call (cpu_ns); system time less
+  that, never below zero, was outside.  Not less their whole modelled time: a cold call's
+  time is mostly a wait for the device (a cold 4 KiB read here: 370 us, 95 us of it CPU),
+  and taking waits from CPU time left git's system time outside at 0 where it is 0.2 s.
+  A cost table measured before fsbench kept CPU time prices the CPU at the whole latency,
+  the older upper bound.
 
 A cold run also waits for the files it reads from outside the workload (its executables,
 libraries, headers): `fsbm trace record --cold` measures that wait (traces/outside_files.py)
@@ -28,14 +32,23 @@ from __future__ import annotations
 from typing import Any
 
 from fsbm.errors import UsageError
+from fsbm.predictor.model import price_workload
+from fsbm.predictor.pricing import Pricer
 from fsbm.traces.record import OUTSIDE_WAIT_FIELD
 
 
-def outside_features(profile: dict[str, Any], traced_fs_s: float | None = None) -> dict[str, float]:
+def calls_cpu_seconds(profile: dict[str, Any], traced: Pricer, *, cache_bytes: int, start: str = "cold") -> float:
+    """The CPU time the profile's filesystem calls take on the filesystem it was traced on
+    (`traced`'s cost table): what outside_features takes from its system time."""
+    return price_workload(profile, traced, cache_bytes=cache_bytes, start=start).cpu_ns / 1e9
+
+
+def outside_features(profile: dict[str, Any], traced_cpu_s: float | None = None) -> dict[str, float]:
     """user_cpu_s, system_cpu_s, outside_calls_s and outside_wait_s of a profile made by
     `fsbm trace record`.
-    `traced_fs_s`: the modelled time of its filesystem calls on the filesystem it was traced
-    on; with it, and untraced runs, the system time outside it counts (module docstring)."""
+    `traced_cpu_s`: the CPU time of its filesystem calls on the filesystem it was traced on
+    (calls_cpu_seconds); with it, and untraced runs, the system time outside it counts
+    (module docstring)."""
     recording = profile.get("recording")
     trace_time = profile.get("trace_time") or {}
     if not recording or not trace_time.get("known"):
@@ -46,8 +59,8 @@ def outside_features(profile: dict[str, Any], traced_fs_s: float | None = None) 
     user = recording.get("untraced_user_cpu_ns", recording["user_cpu_ns"])
     system = recording.get("untraced_system_cpu_ns")
     wait = {"outside_wait_s": recording.get(OUTSIDE_WAIT_FIELD, 0) / 1e9}
-    if traced_fs_s is not None and system is not None:
-        return {"user_cpu_s": user / 1e9, "system_cpu_s": max(system / 1e9 - traced_fs_s, 0.0), "outside_calls_s": 0.0,
+    if traced_cpu_s is not None and system is not None:
+        return {"user_cpu_s": user / 1e9, "system_cpu_s": max(system / 1e9 - traced_cpu_s, 0.0), "outside_calls_s": 0.0,
                 **wait}
     return {"user_cpu_s": user / 1e9, "system_cpu_s": 0.0,
             "outside_calls_s": trace_time.get("outside_calls_corrected_ns", 0) / 1e9, **wait}

@@ -24,7 +24,7 @@ from fsbm.errors import UsageError
 from fsbm.predictor.calibration import POOLED
 from fsbm.predictor.cost_table import CostTable
 from fsbm.predictor.model import FsTime, price_workload
-from fsbm.predictor.outside import outside_features, outside_seconds
+from fsbm.predictor.outside import calls_cpu_seconds, outside_features, outside_seconds
 from fsbm.predictor.pricing import Pricer
 
 SCHEMA_VERSION = 1
@@ -120,13 +120,13 @@ def predict(profile: dict[str, Any], tables: list[tuple[int | None, Pricer]], *,
     if measured is not None and traced_on is None:
         raise UsageError("a measured runtime needs the candidate it was measured on (--traced-on)")
     calibration = calibration or Calibration(None)
-    on_traced = None  # the modelled seconds of its filesystem calls where it was traced
+    on_traced = None  # the modelled CPU seconds of its filesystem calls where it was traced
     if traced_on is not None:
         traced = next((pricer for _, pricer in tables if pricer.table.candidate == traced_on), None)
         if traced is None:
             raise UsageError(f"--traced-on {traced_on} is not one of the candidates "
                              f"({', '.join(pricer.table.candidate for _, pricer in tables)})")
-        on_traced = price_workload(profile, traced, cache_bytes=cache_bytes, start=start).total_ns / 1e9
+        on_traced = calls_cpu_seconds(profile, traced, cache_bytes=cache_bytes, start=start)
     try:
         features = outside_features(profile, on_traced)
         outside = outside_seconds(features)

@@ -1,7 +1,8 @@
 """What one call of each event class costs on one candidate (DESIGN: Prediction, Cost table).
 
 A price is the mean latency fsbench measured for the case, with its 95% interval, and
-always says where it came from.  A request size fsbench did not measure is priced through
+always says where it came from; beside it, the CPU time the caller spent in the call
+(fsbench's cpu_ns), which is what the call takes of a program's measured CPU time.  A request size fsbench did not measure is priced through
 the Park and Lipton curve t = S + ceil(b/d)*D + C*b, fitted (non-negative, relative error)
 to that case's measured sizes and pinned to the measurements: the curve's value is scaled
 by the measured/fitted ratio interpolated between the two nearest measured sizes, so the
@@ -12,7 +13,7 @@ fsbench did not measure at all is an error naming it, never a default.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from fsbm.errors import UsageError
 from fsbm.predictor.cost_table import CostTable
@@ -27,37 +28,64 @@ METADATA_BENCH = {"open": "open", "close": "close", "create": "create", "stat": 
 METADATA_ORDER = "creation"
 
 
+def _both(a: float | None, b: float | None, combine) -> float | None:
+    return None if a is None or b is None else combine(a, b)
+
+
 @dataclass(frozen=True)
 class Price:
-    """Mean cost of one call, ns, with a 95% interval of that mean."""
+    """Mean cost of one call, ns, with a 95% interval of that mean, and the CPU time the
+    caller spent in it (cpu_ns; None from a cost table measured before fsbench kept it)."""
 
     ns: float
     low_ns: float
     high_ns: float
     source: str
+    cpu_ns: float | None = None
+
+    @property
+    def cpu_share(self) -> float | None:
+        """The share of the latency that is the caller's CPU time."""
+        if self.cpu_ns is None:
+            return None
+        return min(self.cpu_ns / self.ns, 1.0) if self.ns > 0 else 0.0
+
+    def labelled(self, source: str) -> "Price":
+        return replace(self, source=source)
 
     def scaled(self, factor: float, source: str | None = None) -> "Price":
-        return Price(self.ns * factor, self.low_ns * factor, self.high_ns * factor, source or self.source)
+        return Price(self.ns * factor, self.low_ns * factor, self.high_ns * factor, source or self.source,
+                     None if self.cpu_ns is None else self.cpu_ns * factor)
 
     def plus(self, other: "Price", source: str) -> "Price":
-        return Price(self.ns + other.ns, self.low_ns + other.low_ns, self.high_ns + other.high_ns, source)
+        return Price(self.ns + other.ns, self.low_ns + other.low_ns, self.high_ns + other.high_ns, source,
+                     _both(self.cpu_ns, other.cpu_ns, lambda a, b: a + b))
+
+    def minus(self, other: "Price", source: str) -> "Price":
+        """This price less `other`, never below zero; the interval's ends take the other's
+        opposite ends, so it holds every difference of two values in the intervals."""
+        return Price(max(self.ns - other.ns, 0.0), max(self.low_ns - other.high_ns, 0.0),
+                     max(self.high_ns - other.low_ns, 0.0), source,
+                     _both(self.cpu_ns, other.cpu_ns, lambda a, b: max(a - b, 0.0)))
 
     def toward(self, other: "Price", w: float, source: str) -> "Price":
         """The price a share `w` of the way from this one to `other` (interpolation)."""
         return Price((1 - w) * self.ns + w * other.ns, (1 - w) * self.low_ns + w * other.low_ns,
-                     (1 - w) * self.high_ns + w * other.high_ns, source)
+                     (1 - w) * self.high_ns + w * other.high_ns, source,
+                     _both(self.cpu_ns, other.cpu_ns, lambda a, b: (1 - w) * a + w * b))
 
 
 def _measured(entry: dict, label: str) -> Price:
     latency = entry["latency_ns"]
     mean = float(latency["mean"])
-    return Price(mean, float(latency.get("ci95_low", mean)), float(latency.get("ci95_high", mean)), label)
+    cpu = (entry.get("cpu_ns") or {}).get("mean")
+    return Price(mean, float(latency.get("ci95_low", mean)), float(latency.get("ci95_high", mean)), label,
+                 None if cpu is None else float(cpu))
 
 
 def _lacking(price: Price, bench: str) -> Price:
     """`price` standing in for fsbench's `bench`, which the cost table lacks: said so."""
-    return Price(price.ns, price.low_ns, price.high_ns,
-                 f"{price.source} (this cost table has no {bench}: measure it again)")
+    return price.labelled(f"{price.source} (this cost table has no {bench}: measure it again)")
 
 
 # A gap bucket's pooled forward cost stands on at least this many reads of fsbench's.
@@ -113,15 +141,16 @@ class Pricer:
         bench = METADATA_BENCH[op]
         price = _measured(self._entry(bench, METADATA_ORDER, cache), f"fsbench {bench} {cache}")
         if op == "readlink":
-            return Price(price.ns, price.low_ns, price.high_ns, f"fsbench stat_file {cache} (no readlink benchmark)")
+            return price.labelled(f"fsbench stat_file {cache} (no readlink benchmark)")
         if op == "readdir":
             # fsbench's readdir is a whole listing: open, getdents64, close.  A traced readdir is
-            # one getdents64; the listing's open and close are events of their own.
+            # one getdents64; the listing's open and close are events of their own.  It costs
+            # at least a close.
             ends = self.metadata("open", cache).plus(self.metadata("close", cache), "")
             floor = self.metadata("close", cache)
-            ns = max(price.ns - ends.ns, floor.ns)
-            return Price(ns, max(price.low_ns - ends.high_ns, floor.low_ns), max(price.high_ns - ends.low_ns, floor.high_ns),
-                         f"fsbench readdir {cache} less its open and close")
+            less = price.minus(ends, "")
+            return Price(max(less.ns, floor.ns), max(less.low_ns, floor.low_ns), max(less.high_ns, floor.high_ns),
+                         f"fsbench readdir {cache} less its open and close", _both(less.cpu_ns, floor.cpu_ns, max))
         return price
 
     def create_written(self, bytes_per_file: float, cache: str) -> Price:
@@ -147,8 +176,7 @@ class Pricer:
                                         f"{label}, {bytes_per_file:.0f} B a file: between {s0} and {s1} B")
 
     def failed_lookup(self, cache: str) -> Price:
-        price = self.metadata("stat", cache)
-        return Price(price.ns, price.low_ns, price.high_ns, f"fsbench stat_file {cache} (a failed call walks the path)")
+        return self.metadata("stat", cache).labelled(f"fsbench stat_file {cache} (a failed call walks the path)")
 
     def _curve(self, bench: str, order: str, cache: str, gap: int | None = None) -> list[tuple[int, dict]]:
         if self.table.memory_only and cache in ("cold", "direct"):
@@ -220,8 +248,9 @@ class Pricer:
             reference = self._forward_at_mean_gap(measured, gap).ns
             ns *= by_mean.ns / reference if reference > 0 else 1.0
             source += f", scaled to {size} B as the mean-gap price scales"
-        low, high = (by_mean.low_ns / by_mean.ns, by_mean.high_ns / by_mean.ns) if by_mean.ns > 0 else (1.0, 1.0)
-        return Price(ns, ns * low, ns * high, source)
+        if by_mean.ns <= 0:
+            return Price(ns, ns, ns, source)
+        return by_mean.scaled(ns / by_mean.ns, source)
 
     def _forward_at_mean_gap(self, size: int, gap: float) -> Price:
         """A cold read of `size` bytes in a forward stream whose reads are `gap` bytes apart on
@@ -237,8 +266,7 @@ class Pricer:
             price = self.data("read", "forward", "cold", size, gaps[-1])
             if gap == gaps[-1]:
                 return price
-            return Price(price.ns, price.low_ns, price.high_ns,
-                         f"{price.source}, gap {gaps[-1]} B (the largest measured, for {gap:.0f} B)")
+            return price.labelled(f"{price.source}, gap {gaps[-1]} B (the largest measured, for {gap:.0f} B)")
         if gap <= gaps[0]:
             lower, upper = self.data("read", "sequential", "cold", size), self.data("read", "forward", "cold", size, gaps[0])
             w = max(gap, 0.0) / gaps[0]
@@ -287,10 +315,12 @@ class Pricer:
             (s1, p1, m1), w = (s0, p0, m0), 0.0
             where = f"Park-Lipton from {s0} B (beyond the measured sizes)"
         ratio = (1 - w) * (p0.ns / m0 if m0 > 0 else 1.0) + w * (p1.ns / m1 if m1 > 0 else 1.0)
+        # The interval and the CPU time, as shares of the latency, between the two sizes.
         low = (1 - w) * (p0.low_ns / p0.ns if p0.ns else 1.0) + w * (p1.low_ns / p1.ns if p1.ns else 1.0)
         high = (1 - w) * (p0.high_ns / p0.ns if p0.ns else 1.0) + w * (p1.high_ns / p1.ns if p1.ns else 1.0)
+        cpu = _both(p0.cpu_share, p1.cpu_share, lambda a, b: (1 - w) * a + w * b)
         ns = modelled * ratio
-        return Price(ns, ns * low, ns * high, f"{label} {size} B: {where}")
+        return Price(ns, ns * low, ns * high, f"{label} {size} B: {where}", None if cpu is None else ns * cpu)
 
     def end_of_file(self) -> Price:
         """A data call that moved nothing (a read or copy at end of file, the last call of
@@ -298,7 +328,7 @@ class Pricer:
         that finds its page cached does, fsbench's warm read of the smallest size measured."""
         smallest = self._curve("read", "sequential", "warm")[0][0]
         price = self.data("read", "sequential", "warm", smallest)
-        return Price(price.ns, price.low_ns, price.high_ns, f"{price.source} (moves no data: at end of file)")
+        return price.labelled(f"{price.source} (moves no data: at end of file)")
 
     def fsync(self, bytes_per_fsync: float, kind: str = "metadata") -> Price:
         """One sync of `kind` (characterizer.syncs) after `bytes_per_fsync` dirty bytes.
@@ -330,8 +360,7 @@ class Pricer:
             return base
         through = self.data("write", "sequential", "direct", int(bytes_per_fsync))
         first = self.data("write", "sequential", "direct", 4096)
-        extra = Price(max(through.ns - first.ns, 0.0), max(through.low_ns - first.high_ns, 0.0),
-                      max(through.high_ns - first.low_ns, 0.0), "")
+        extra = through.minus(first, "")
         return base.plus(extra, f"{base.source} + direct write of {int(bytes_per_fsync)} B less 4096 B")
 
     def _sync_base(self, bench: str, label: str) -> Price:

@@ -14,6 +14,7 @@ from fsbm.errors import UsageError
 from fsbm.predictor.calibration import FS_COLUMNS, FsCalibration, RuntimeModel
 from fsbm.predictor.cost_table import CostTable
 from fsbm.predictor.model import hit_fraction, price_workload
+from fsbm.predictor.outside import calls_cpu_seconds, outside_features
 from fsbm.predictor.park_lipton import evaluate, nonnegative_fit
 from fsbm.predictor.pricing import Pricer
 
@@ -24,9 +25,10 @@ def curve(size: int) -> float:
     return S + math.ceil(size / 4096) * D + C * size
 
 
-def entry(bench: str, order: str, cache: str, size: int | None, mean: float) -> dict:
+def entry(bench: str, order: str, cache: str, size: int | None, mean: float, cpu_share: float | None = None) -> dict:
     return {"bench": bench, "op": bench, "size": size, "order": order, "cache": cache, "ops": 1000,
             "latency_ns": {"mean": mean, "ci95_low": 0.9 * mean, "ci95_high": 1.1 * mean},
+            **({"cpu_ns": {"mean": cpu_share * mean}} if cpu_share is not None else {}),
             "histogram_log2": [], "bimodal": False, "partial_block": None}
 
 
@@ -292,6 +294,32 @@ def test_forward_reads_in_a_profile_miss_at_the_forward_price_and_hit_at_the_ran
     lookups["classes"]["data"]["read"]["forward"]["4096"]["gap_log2"] = {"8192": 600, "32768": 400}
     by_gap = price_workload(lookups, Pricer(forward_table_by_gap()), cache_bytes=1 << 30)
     assert by_gap.by_op()["read"] == pytest.approx(1000 * 0.5 * (0.6 * 32_500 + 0.4 * 80_000) + 1000 * 0.5 * curve(4096))
+
+
+def test_the_cpu_in_the_calls_is_fsbenchs_carried_through_every_price_and_bounded_by_latency_without_it() -> None:
+    """A cold call's CPU time is a share of its latency (the rest is a wait for the device),
+    a warm one's all of it; prices between sizes and derived prices keep the share, and the
+    time outside takes the modelled CPU, not the time, from the system time."""
+    with_cpu = table()
+    with_cpu.entries = [entry(e["bench"], e["order"], e["cache"], e["size"], e["latency_ns"]["mean"],
+                              0.25 if e["cache"] == "cold" else 1.0) for e in with_cpu.entries]
+    pricer = Pricer(with_cpu)
+    cold = pricer.data("read", "random", "cold", 4096)
+    assert cold.cpu_ns == pytest.approx(0.25 * cold.ns)
+    between = pricer.data("read", "random", "cold", 10240)
+    assert "Park-Lipton" in between.source and between.cpu_ns == pytest.approx(0.25 * between.ns)
+    assert pricer.metadata("readdir", "warm").cpu_ns == pytest.approx(pricer.metadata("readdir", "warm").ns)
+    workload = profile(reads=1000)
+    fs = price_workload(workload, pricer, cache_bytes=1 << 30)
+    assert fs.cpu_ns == pytest.approx(sum(line.count * line.price.cpu_ns for line in fs.lines))
+    assert fs.by_group()["read"] * 0.25 < fs.cpu_ns < fs.total_ns
+    bound = price_workload(workload, Pricer(table()), cache_bytes=1 << 30)
+    assert bound.cpu_ns == pytest.approx(bound.total_ns)  # no cpu_ns in the table: the latency bounds it
+    workload["recording"] = {"user_cpu_ns": 1, "untraced_user_cpu_ns": 10**8, "untraced_system_cpu_ns": 5 * 10**7}
+    workload["trace_time"] = {"known": True}
+    spent = calls_cpu_seconds(workload, pricer, cache_bytes=1 << 30)
+    assert spent == pytest.approx(fs.cpu_ns / 1e9)
+    assert outside_features(workload, spent)["system_cpu_s"] == pytest.approx(max(0.05 - spent, 0.0))
 
 
 def test_hit_fraction_reads_the_reuse_curve_at_the_cache_size() -> None:
