@@ -297,8 +297,8 @@ def trace_record(
     wait_ns = recording.facts.get(OUTSIDE_WAIT_FIELD)
     console.print(f"traced in {recording.wall_seconds:.2f} s (exit {recording.returncode}); log: {escape(str(output))}")
     if wait_ns is not None:
-        console.print(f"cold runs wait {wait_ns / 1e6:.1f} ms for "
-                      f"{recording.facts['outside_files']} files outside {escape(str(scope))}")
+        console.print(f"cold runs wait {wait_ns / 1e6:.1f} ms for {recording.facts['outside_files']} files outside "
+                      f"{escape(str(scope))} (reading them cold takes {recording.facts['outside_read_ns'] / 1e6:.1f} ms)")
     if recording.returncode != 0:
         raise typer.Exit(recording.returncode)
 

@@ -26,8 +26,8 @@ from fsbm.microbench import cache
 from fsbm.microbench.replay import run_replay
 from fsbm.predictor.suite import Inputs, Program, clean, run_command
 from fsbm.traces.ingest import ingest, read_events
-from fsbm.traces.outside_files import warm_outside
-from fsbm.traces.record import UNTRACED_FIELDS, measure_untraced, record
+from fsbm.traces.outside_files import UsedFiles
+from fsbm.traces.record import UNTRACED_FIELDS, measure_untraced, outside_wait_pair, record
 from fsbm.traces.replay_plan import write_plan
 
 Progress = Callable[[str], None]
@@ -56,7 +56,7 @@ class Traced:
     events: Path
     plan: Path
     profile: dict[str, Any]
-    outside: list[Path]  # the files it used outside its work directory (record's outside_files)
+    used: UsedFiles  # the files it used in and outside its work directory (record's used_files)
 
 
 def stage(program: Program, target: Target, inputs: Inputs) -> Path:
@@ -101,7 +101,7 @@ def trace_program(program: Program, target: Target, inputs: Inputs, directory: P
     profile["source"] = f"{program.name}: {program.description}"
     plan = directory / f"{program.name}.plan"
     write_plan(read_events(events), plan, scope=str(work))
-    return Traced(program.name, log, events, plan, profile, recording.outside)
+    return Traced(program.name, log, events, plan, profile, recording.used)
 
 
 def time_run(program: Program, target: Target, inputs: Inputs) -> float:
@@ -141,18 +141,19 @@ def table_boundaries(rounds: int, repeats: int) -> list[int]:
     return sorted({round(i * rounds / (repeats - 1)) for i in range(repeats)})
 
 
-def record_cpu(program: Program, target: Target, inputs: Inputs, outside: list[Path]) -> dict[str, int]:
-    """One untraced cold run under fsrusage and one that first reads the `outside` files in,
-    as `fsbm trace record --untraced-runs --cold` makes them: the CPU time and the wait for
-    files outside the workload (outside_wait_ns, the walls' difference) that the predictor
+def record_cpu(program: Program, target: Target, inputs: Inputs, used: UsedFiles, round_index: int) -> dict[str, int]:
+    """One untraced cold run under fsrusage and one pair for the wait for the files outside
+    the workload (record.outside_wait_pair, which goes first alternating by round), as
+    `fsbm trace record --untraced-runs --cold` makes them: the CPU time, and the pair's
+    difference (outside_wait_ns) and cold read time (outside_read_ns), that the predictor
     takes the time outside the filesystem from."""
     work = stage(program, target, inputs)
-    facts = measure_untraced(program.command, 1, cwd=work, quiet=True, before_each=partial(start_cold, work, program))
-    warm = measure_untraced(program.command, 1, cwd=work, quiet=True,
-                            before_each=lambda: (start_cold(work, program), warm_outside(outside)))
+    cold = partial(start_cold, work, program)
+    facts = measure_untraced(program.command, 1, cwd=work, quiet=True, before_each=cold)
+    pair = outside_wait_pair(program.command, used, cwd=work, quiet=True, before_each=cold,
+                             outside_first=round_index % 2 == 1)
     clean(work, program)
-    return {**{name: facts[f"untraced_{name}"] for name in UNTRACED_FIELDS},
-            "outside_wait_ns": facts["untraced_wall_ns"] - warm["untraced_wall_ns"]}
+    return {**{name: facts[f"untraced_{name}"] for name in UNTRACED_FIELDS}, **pair}
 
 
 def measure_rounds(programs: list[Program], targets: list[Target], inputs: Inputs, traced: dict[str, Traced], *,
@@ -183,7 +184,7 @@ def measure_rounds(programs: list[Program], targets: list[Target], inputs: Input
             if target is None:
                 records.append({"round": r, "program": program.name, "target": recording_on.label,
                                 "kind": "recording", "at": time.time(),
-                                **record_cpu(program, recording_on, inputs, traced[program.name].outside)})
+                                **record_cpu(program, recording_on, inputs, traced[program.name].used, r)})
                 continue
             seconds = time_run(program, target, inputs)
             records.append({"round": r, "program": program.name, "target": target.label, "kind": "real",

@@ -88,8 +88,9 @@ def test_untraced_runs_measure_the_cpu_time_tracing_bends_and_the_predictor_take
 
 def test_cold_untraced_runs_measure_the_wait_for_files_outside_the_scope(tmp_path: Path) -> None:
     """The trace names the executables, libraries and loader a cold run reads from outside
-    its work directory (never the directory's own files); runs that read those in first
-    measure the wait for them, which the profile carries into the time outside."""
+    its work directory (and, apart, the directory's own files); pairs of runs with the
+    workload's files read in, one also those outside, measure the wait for them, bounded by
+    their cold read, which the profile carries into the time outside."""
     from tests.conftest import require_root
     from fsbm.predictor.outside import outside_seconds
     from fsbm.traces.outside_files import elf_interpreter, outside_files
@@ -106,9 +107,14 @@ def test_cold_untraced_runs_measure_the_wait_for_files_outside_the_scope(tmp_pat
 
     recording = record(["sh", "-c", "cat input > out && tar -cf /dev/null input"], tmp_path / "t.strace", cwd=work,
                        scope=work, untraced_runs=2, before_each=before_each, cold=True)
-    assert recording.returncode == 0 and starts == [False, True, True, True, True]  # 2 cold, traced, 2 warmed
+    # 2 cold runs, the traced one, then 2 pairs of runs each followed by the cold read (which
+    # starts as a run does, so the next pair's first run finds no output).
+    assert recording.returncode == 0 and starts == [False, True, True, True, True, True, False, True, True]
     files = outside_files(recording.log, work, work)
-    assert recording.outside == files  # what the warmed runs read in, and what validate reuses
+    assert recording.used.outside == files  # what the pairs read in, and what validate reuses
+    # The run's output is named too (it existed after the traced run); a pair's start removes
+    # it, and reading in skips what is gone.
+    assert set(recording.used.inside) == {(work / "input").resolve(), (work / "out").resolve()}
     names = {f.name for f in files}
     assert {"dash", "cat", "tar", "libc.so.6"} <= names or {"sh", "cat", "tar", "libc.so.6"} <= names
     loader = elf_interpreter(Path("/usr/bin/cat"))
@@ -116,7 +122,8 @@ def test_cold_untraced_runs_measure_the_wait_for_files_outside_the_scope(tmp_pat
     assert not any(f.is_relative_to(work.resolve()) for f in files) and not any(str(f).startswith("/dev/") for f in files)
     facts = recording.facts
     assert facts["outside_files"] == len(files) and facts["outside_bytes"] >= sum(f.stat().st_size for f in files[:3])
-    assert 0 <= facts["untraced_outside_wait_ns"] <= facts["untraced_wall_ns"]
+    assert 0 < facts["outside_read_ns"] < facts["untraced_wall_ns"]
+    assert 0 <= facts["untraced_outside_wait_ns"] <= facts["outside_read_ns"]
     ingest([recording.log], tmp_path / "e.parquet")
     profile = characterize_files([tmp_path / "e.parquet"]).to_json()
     assert profile["recording"]["untraced_outside_wait_ns"] == facts["untraced_outside_wait_ns"]
@@ -151,6 +158,17 @@ def test_outside_files_keeps_regular_files_outside_the_scope_and_the_pseudo_file
         f'10 1.6 openat(AT_FDCWD</>, "gone", O_RDONLY) = 7<{elsewhere}/gone> <0.000010>',
         f'10 1.7 openat(AT_FDCWD</>, "empty", O_RDONLY) = 8<{elsewhere}/empty> <0.000010>', ""]))
     assert outside_files(log, scope, elsewhere) == [(elsewhere / "tool").resolve(), (elsewhere / "lib.so").resolve()]
+
+
+def test_the_wait_is_the_pairs_median_bounded_by_zero_and_the_cold_read() -> None:
+    """A difference of two runs that drifted (negative, or more than reading the files can
+    take) is held to what the wait can physically be."""
+    from fsbm.traces.outside_files import bounded_wait_ns
+
+    assert bounded_wait_ns([9, 12, 10], [20, 18, 25]) == 10
+    assert bounded_wait_ns([-410, 47, -21, 28, -101], [17, 13, 18, 18, 17]) == 0
+    assert bounded_wait_ns([141, -13, 139, 57, 60], [18, 21, 18, 28, 16]) == 18
+    assert bounded_wait_ns([-5, 30], []) == 12  # measured before the cold read was timed: only 0 bounds it
 
 
 def test_untraced_runs_refuse_a_command_that_does_not_repeat_itself(tmp_path: Path) -> None:

@@ -21,9 +21,11 @@ predictor prefers when they are there.
 
 Run cold (`cold`: caches dropped before every run), a program also waits for files no cost
 table prices: its executables, libraries and the rest it reads from outside the workload's
-directory.  After the trace names them, as many runs again start cold and read them in
-first; the difference is the wait for them (measure_outside_wait, traces/outside_files.py),
-which the predictor adds to the time outside the filesystem.
+directory.  After the trace names them, as many pairs of runs start cold with the
+workload's own files read in, one of each pair with the outside files read in too; their
+difference, bounded by the time those files take to read cold, is the wait for them
+(measure_outside_wait, traces/outside_files.py), which the predictor adds to the time
+outside the filesystem.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ from fsbm.errors import FsbmError, UsageError
 from fsbm.locations import native_binary
 from fsbm.microbench.cache import drop_all
 from fsbm.microbench.system import require_program
-from fsbm.traces.outside_files import outside_files, warm_outside
+from fsbm.traces.outside_files import UsedFiles, bounded_wait_ns, cold_read_ns, read_in, used_files
 
 STRACE_FLAGS = ["-f", "--seccomp-bpf", "-ttt", "-T", "-y", "-q", "-s", "64",
                 "-e", "trace=%file,%desc,%process,%memory"]
@@ -76,7 +78,7 @@ class Recording:
     returncode: int
     wall_seconds: float
     facts: dict[str, Any]
-    outside: list[Path] = field(default_factory=list)  # files used outside the scope, when cold runs measured them
+    used: UsedFiles = field(default_factory=UsedFiles)  # files used in and outside the scope, when cold runs measured them
 
 
 UNTRACED_FIELDS = ("user_cpu_ns", "system_cpu_ns", "wall_ns")
@@ -121,22 +123,44 @@ def _then_drop_caches(before_each: Callable[[], None] | None) -> Callable[[], No
     return start_cold
 
 
-def measure_outside_wait(command: list[str], runs: int, files: list[Path], cold_wall_ns: int, *,
-                         cwd: Path | None = None, quiet: bool = False,
-                         before_each: Callable[[], None]) -> dict[str, int]:
-    """How long a cold run waits for `files`, those it used outside its scope
-    (traces/outside_files.py): `runs` more untraced runs that start as the cold ones did
-    (`before_each`) and then read those files in; the cold runs' median wall time
-    (`cold_wall_ns`) less theirs, never below zero, is OUTSIDE_WAIT_FIELD."""
-    warmed: list[int] = []
+def outside_wait_pair(command: list[str], used: UsedFiles, *, cwd: Path | None = None, quiet: bool = False,
+                      before_each: Callable[[], None], outside_first: bool = False) -> dict[str, int]:
+    """One pair of untraced runs that start as the cold ones do (`before_each`) and then read
+    the workload's own files in (`used.inside`), one of them the outside files too, in the
+    order `outside_first` says (alternate it, so neither is always first); and the time the
+    outside files take to read cold.  Returns the walls' difference (outside_wait_ns: the
+    run that found them uncached less the other) and outside_read_ns."""
+    def run(with_outside: bool) -> int:
+        def start() -> None:
+            before_each()
+            read_in(used.inside)
+            if with_outside:
+                read_in(used.outside)
+        return measure_untraced(command, 1, cwd=cwd, quiet=quiet, before_each=start)["untraced_wall_ns"]
 
-    def start_with_outside_warm() -> None:
-        before_each()
-        warmed.append(warm_outside(files))
+    walls = {with_outside: run(with_outside) for with_outside in ((True, False) if outside_first else (False, True))}
+    before_each()
+    return {"outside_wait_ns": walls[False] - walls[True], "outside_read_ns": cold_read_ns(used.outside)}
 
-    warm = measure_untraced(command, runs, cwd=cwd, quiet=quiet, before_each=start_with_outside_warm)
-    return {OUTSIDE_WAIT_FIELD: max(cold_wall_ns - warm["untraced_wall_ns"], 0),
-            "outside_files": len(files), "outside_bytes": max(warmed, default=0)}
+
+def measure_outside_wait(command: list[str], runs: int, used: UsedFiles, *, cwd: Path | None = None,
+                         quiet: bool = False, before_each: Callable[[], None]) -> dict[str, int]:
+    """How long a cold run waits for the files it used outside its scope (`used.outside`,
+    traces/outside_files.py): `runs` pairs (outside_wait_pair), their median difference
+    bounded by the median cold read (bounded_wait_ns) as OUTSIDE_WAIT_FIELD."""
+    pairs = [outside_wait_pair(command, used, cwd=cwd, quiet=quiet, before_each=before_each, outside_first=i % 2 == 1)
+             for i in range(runs)]
+    return {OUTSIDE_WAIT_FIELD: bounded_wait_ns([p["outside_wait_ns"] for p in pairs],
+                                                [p["outside_read_ns"] for p in pairs]),
+            "outside_files": len(used.outside), "outside_bytes": sum(_size(f) for f in used.outside),
+            "outside_read_ns": int(statistics.median(p["outside_read_ns"] for p in pairs))}
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def record(command: list[str], log: Path, *, force: bool = False, cwd: Path | None = None,
@@ -183,12 +207,12 @@ def record(command: list[str], log: Path, *, force: bool = False, cwd: Path | No
         raise FsbmError(f"the untraced runs exited {untraced['untraced_exit_status']} but the traced run "
                         f"{facts.get('exit_status')}: the command did not do the same work each time "
                         f"(the log {log} is kept; record again without --untraced-runs)")
-    outside: list[Path] = []
+    used = UsedFiles()
     if untraced and cold and scope is not None:
-        outside = outside_files(log, scope, Path(cwd or os.getcwd()))
-        untraced.update(measure_outside_wait(command, untraced_runs, outside, untraced["untraced_wall_ns"],
-                                             cwd=cwd, quiet=quiet, before_each=before_each))
+        used = used_files(log, scope, Path(cwd or os.getcwd()))
+        untraced.update(measure_outside_wait(command, untraced_runs, used, cwd=cwd, quiet=quiet,
+                                             before_each=before_each))
     facts.update({"command": command, "cwd": str(Path(cwd or os.getcwd()).resolve()), "traced_wall_ns": int(wall * 1e9),
                   "strace_flags": STRACE_FLAGS, "scope": str(Path(scope).resolve()) if scope else None, **untraced})
     facts_path.write_text(json.dumps(facts, indent=1))
-    return Recording(log, done.returncode, wall, facts, outside)
+    return Recording(log, done.returncode, wall, facts, used)
