@@ -247,10 +247,11 @@ def markdown(doc: dict[str, Any], judged: Any) -> str:
     for key, f in sorted(cal["fs_factors"].items()):
         lines.append(f"| {'all (pooled)' if key == '*' else key} | {f['factor']:.2f} | {f['low']:.2f}-{f['high']:.2f} |")
     lines += ["", f"Outside the filesystem: the CPU time of the program's untraced cold runs ({s['cpu']}), "
-              f"user time and the system time beyond the modelled time of its calls on {doc['traced_on']} (an upper "
-              "bound on the system time those calls took), plus the wait for the files it reads from outside its "
-              "work directory (executables, libraries: a cold run's wall time less that of a cold run which read "
-              "them in first, the median over the rounds), not fitted. "
+              f"user time and the system time beyond the modelled CPU time of its calls on {doc['traced_on']} "
+              "(fsbench's cpu_ns per call), plus the wait for the files it reads from outside its work directory "
+              "(executables, libraries: each round, a pair of cold runs that read the workload's own files in first, "
+              "one of them those files too; the median of the pairs' differences, held between 0 and the time the "
+              "files take to read cold), not fitted. "
               "`fsbm predict`'s 90% band is the 5th-95th percentile of these errors "
               f"({_pct(cal['error_p5'])} to {_pct(cal['error_p95'])}).", ""]
     return "\n".join(lines) + "\n"
