@@ -41,24 +41,29 @@ def characterize_files(paths: list[Path], *, every: int | None = None, client: o
     With a Dask client, each table is summarized on the cluster (scale.py).
 
     The workload is the events beneath `scope`; by default the scope `fsbm trace record` was
-    given, when every table was recorded with the same one, else everything ("/")."""
+    given, when every table was recorded with the same one, else everything ("/").
+
+    Where two traces' clocks tie (traces without timestamps count calls, so every step ties),
+    the one whose path sorts first goes first: the order the tables are given in changes
+    nothing, even where the traces share files and so share the page cache."""
     from fsbm.traces.ingest import read_events, recordings_of
 
     recordings = [recordings_of(path) if Path(path).is_file() else [] for path in paths]
     if scope is None:
         scope = recorded_directory([r for found in recordings for r in found])
+    rank = {name: i for i, name in enumerate(sorted({str(p) for p in paths}))}
     parts = []
     for i, path in enumerate(paths):
         recording = recording_totals(recordings[i])
         if client is not None:
             from fsbm.characterizer.scale import partial_dask
 
-            part = partial_dask(path, client, every=every, trace=i, scope=scope)
+            part = partial_dask(path, client, every=every, trace=rank[str(path)], scope=scope)
             part.recording = recording
             parts.append(part)
         else:
-            parts.append(whole_trace(to_arrays(read_events(path)), every=every, trace=i, source=str(path),
-                                     scope=scope, recording=recording))
+            parts.append(whole_trace(to_arrays(read_events(path)), every=every, trace=rank[str(path)],
+                                     source=str(path), scope=scope, recording=recording))
     return Profile(finalize(reduce(Partial.merge, parts)))
 
 
