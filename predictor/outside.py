@@ -12,7 +12,7 @@ tracing does not bend, the CPU time of untraced runs (`fsbm trace record --untra
   filesystem the program was traced on is known, the CPU time of its calls there is
   modelled as their time is, from fsbench's CPU time per call (cpu_ns); system time less
   that, never below zero, was outside.  Not less their whole modelled time: a cold call's
-  time is mostly a wait for the device (a cold 4 KiB read here: 370 us, 95 us of it CPU),
+  time is mostly a wait for the device (a cold 4 KiB read here: 95 us, 21 us of it CPU),
   and taking waits from CPU time left git's system time outside at 0 where it is 0.2 s.
   A cost table measured before fsbench kept CPU time prices the CPU at the whole latency,
   the older upper bound.

@@ -37,8 +37,8 @@ static inline uint64_t thread_cpu_ns(void)
  */
 uint64_t timer_overhead_ns(void);
 
-/* The median CPU time of an empty measurement bracket (thread CPU clock, the two clock
- * reads, thread CPU clock), in ns: subtracted from each operation's CPU sample. */
+/* The median CPU time between two back-to-back reads of the thread CPU clock, in ns: about
+ * what a bracket around an untimed callback leaves uncounted (runner.c). */
 uint64_t cpu_overhead_ns(void);
 
 /* What the clocks cost, measured once a run and subtracted from every sample. */
