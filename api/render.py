@@ -24,6 +24,7 @@ HEADLINE: tuple[tuple[Any, ...], ...] = (
     ("read 4K random (cold)", "read", 4096, "random", "cold"),
     ("read 4K sorted lookups, 64K apart (cold)", "read", 4096, "forward", "cold", 65536),
     ("read 1M sequential (cold)", "read", 1048576, "sequential", "cold"),
+    ("read a mapped 64K region (warm: the faults)", "mmap_read", 65536, "random", "warm"),
     ("overwrite 4095 B random (cold, RMW)", "overwrite", 4095, "random", "cold"),
     ("write 64K sequential", "write", 65536, "sequential", "warm"),
     ("fsync after 4K write", "fsync", 4096, "sequential", "warm"),

@@ -9,9 +9,10 @@ Which price each class gets:
   a forward read that hits costs a warm random one; and the first read of each file
   that misses is a random read of the sequential reads' mean size, not a sequential one
   (fsbench's sequential price is a long stream's, whose readahead the first read lacks);
-- regions read through a file mapping (characterizer.mapped): each one random read of its
-  length, cold or warm as the reads are; no read call shows them, so a trace's read
-  counts leave them out;
+- regions read through a file mapping (characterizer.mapped): fsbench's mmap_read of the
+  length (the faults' work), plus on a miss the device's part of a cold read of it
+  (pricing.Pricer.mapped_read); no read call shows them, so a trace's read counts leave
+  them out;
 - writes: buffered, so the warm price; sequential ones allocate (fsbench write), random
   ones rewrite in place (fsbench overwrite);
 - a read or copy that moved nothing (at end of file, where every read-to-the-end loop
@@ -179,8 +180,7 @@ def _data_lines(profile: dict[str, Any], pricer: Pricer, hits: float) -> list[Li
                     group = "write" if op == "copy" else "read"
                     if op == MAPPED_CLASS:
                         detail = f"{_kib(size)} mapped, read through once"
-                        miss = pricer.data("read", "random", "cold", round(size))
-                        hit = pricer.data("read", "random", "warm", round(size))
+                        miss, hit = pricer.mapped_read(round(size), "cold"), pricer.mapped_read(round(size), "warm")
                     elif order == "forward":
                         gap = counts.get("gap_bytes", 0) / n if n else 0.0
                         detail = f"{_kib(size)} forward, {_kib(gap)} apart"

@@ -110,6 +110,19 @@ def test_a_calls_cpu_time_is_its_latency_when_nothing_waits_and_a_share_of_it_wh
     assert 0 < cold["cpu_ns"]["mean"] < 0.8 * cold["latency_ns"]["mean"]
 
 
+def test_reading_through_a_mapping_costs_faults_that_a_read_does_not_on_ext4(fsbench: Path, ext4_fs: ScratchFs) -> None:
+    """mmap_read maps a region, touches every page and unmaps: warm, the faults cost more
+    than a read's copy of the same bytes (git's hashing through mmap is priced by it)."""
+    doc = fsbench_json(fsbench, ext4_fs.mount_point, "--only", "read,mmap_read", "--sizes", "4k,64k", "--reps", "3",
+                       "--ops", "200", "--file-size", "16M", "--orders", "random", "--caches", "warm,cold")
+    for size in (4096, 65536):
+        mapped = result(doc, "mmap_read", size, "random", "warm")
+        assert mapped["op"] == "mmap"
+        assert mapped["latency_ns"]["mean"] > 1.2 * result(doc, "read", size, "random", "warm")["latency_ns"]["mean"]
+        assert result(doc, "mmap_read", size, "random", "cold")["latency_ns"]["mean"] > mapped["latency_ns"]["mean"]
+    assert not any(r["bench"] == "mmap_read" and r["cache"] == "direct" for r in doc["results"])
+
+
 def test_forward_reads_ride_readahead_at_small_gaps_and_not_at_large_ones_on_ext4(fsbench: Path,
                                                                                   ext4_fs: ScratchFs) -> None:
     """Sorted lookups 4 KiB apart on average: the consecutive pairs among them start readahead

@@ -181,17 +181,26 @@ def test_copies_are_priced_by_fsbench_copy_and_without_it_as_a_read_and_a_write(
     assert all("no copy benchmark" in line.price.source for line in older.lines if line.op == "copy")
 
 
-def test_a_mapped_region_is_priced_as_one_random_read_of_its_length() -> None:
-    """git hashes its larger files through mmap: each region costs a random read of its
-    length, at the cold price for the share the cache misses, and counts as read time."""
+def test_a_mapped_region_costs_its_faults_and_on_a_miss_the_devices_part_of_a_read() -> None:
+    """git hashes its larger files through mmap: a region that hits costs fsbench's warm
+    mmap_read of its length (the faults), one that misses that plus the cold read's device
+    time (cold less warm read); it counts as read time.  A table without mmap_read prices
+    the region as a read of its length, said so."""
     hashing = profile(reads=0)
     hashing["classes"]["data"] = {"mmap": {"random": {"65536": {"count": 30, "bytes": 30 * 100_000}}}}
-    fs = price_workload(hashing, Pricer(table()), cache_bytes=1 << 30)
-    per_region = 0.5 * 8 * curve(100_000) + 0.5 * curve(100_000)  # half the block reads hit (the reuse curve)
-    assert fs.by_op()["mmap"] == pytest.approx(30 * per_region, rel=0.02)
+    faulting = table()
+    faulting.entries += [entry("mmap_read", o, c, size, 3 * curve(size) * (8 if c == "cold" else 1))
+                         for o in ("sequential", "random") for c in ("cold", "warm") for size in (512, 4096, 65536, 1048576)]
+    fs = price_workload(hashing, Pricer(faulting), cache_bytes=1 << 30)
+    hit, miss = 3 * curve(100_000), (8 - 1) * curve(100_000) + 3 * curve(100_000)
+    assert fs.by_op()["mmap"] == pytest.approx(30 * (0.5 * miss + 0.5 * hit), rel=0.02)  # half hit (the reuse curve)
     lines = [line for line in fs.lines if line.op == "mmap"]
     assert {line.group for line in lines} == {"read"} and len(lines) == 2
     assert all("mapped, read through once" in line.detail for line in lines)
+    assert any("mmap_read" in line.price.source for line in lines)
+    older = price_workload(hashing, Pricer(table()), cache_bytes=1 << 30)
+    assert older.by_op()["mmap"] == pytest.approx(30 * (0.5 * 8 * curve(100_000) + 0.5 * curve(100_000)), rel=0.02)
+    assert all("no mmap_read" in line.price.source for line in older.lines if line.op == "mmap")
 
 
 def test_calls_at_end_of_file_move_no_data_and_cost_a_warm_call() -> None:

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "mapped.h"
 #include "tree.h"
 
 enum { FILL_CHUNK = 1 << 20 };
@@ -246,6 +247,14 @@ static int run_pwrite(struct bench_ctx *ctx, size_t i)
 	return check_transfer(n, ctx->c->size, "pwrite", ctx->path);
 }
 
+/* A region read through a mapping: the page faults git's hashing or ripgrep's search make. */
+static int run_mmap_read(struct bench_ctx *ctx, size_t i)
+{
+	if (read_mapped(ctx->fd, data_offset(ctx, i), ctx->c->size) != 0)
+		return fail_errno("mmap", ctx->path);
+	return 0;
+}
+
 static int run_append(struct bench_ctx *ctx, size_t i)
 {
 	ssize_t n = write(ctx->fd, ctx->buf, ctx->c->size);
@@ -403,6 +412,9 @@ const struct bench data_benches[] = {
 	{ "read", FAMILY_DATA, "read", "reading an existing file (pread)",
 	  SEQ_AND_RANDOM | ORDER_FORWARD, CACHE_COLD | CACHE_WARM | CACHE_DIRECT, SWEEP_FULL, 1, 0,
 	  setup_read, prepare_cache_file, NULL, run_pread, NULL, teardown_file },
+	{ "mmap_read", FAMILY_DATA, "mmap", "reading a region through a mapping: map it, touch every page, unmap",
+	  SEQ_AND_RANDOM, CACHE_COLD | CACHE_WARM, SWEEP_FULL, 1, 0,
+	  setup_read, prepare_cache_file, NULL, run_mmap_read, NULL, teardown_file },
 	{ "write", FAMILY_DATA, "write", "writing new blocks into an empty file, allocating as it goes (pwrite)",
 	  SEQ_AND_RANDOM, CACHE_WARM | CACHE_DIRECT, SWEEP_FULL, 0, 0,
 	  setup_write, prepare_cache_file, NULL, run_pwrite, NULL, teardown_file },

@@ -13,12 +13,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "beneath.h"
+#include "mapped.h"
 #include "util.h"
 
 /*
@@ -235,33 +235,20 @@ static int do_data(struct replay_ctx *c, const struct plan_op *op)
 
 /*
  * A mapped region read through, as the traced program's page faults read it (the trace
- * shows only the mmap): map it, touch one byte of every page, unmap.  The region is cut
- * at the end of the file, where a touch would raise SIGBUS.
+ * shows only the mmap).  The region is cut at the end of the file, where a touch would
+ * raise SIGBUS.
  */
 static int do_mmap(struct replay_ctx *c, const struct plan_op *op)
 {
-	const long page = sysconf(_SC_PAGESIZE);
 	int fd = handle_fd(c, op);
+	uint64_t offset = op->offset > 0 ? (uint64_t)op->offset : 0, end = offset + op->size;
 	struct stat st;
-	off_t start;
-	size_t length;
-	volatile const char *p;  /* volatile: every touch is a real load */
-	char *map;
 
 	if (fd < 0 || fstat(fd, &st) != 0)
 		return -1;
-	start = op->offset > 0 ? op->offset - op->offset % page : 0;
-	if (st.st_size <= start)
-		return 0;
-	length = (size_t)(st.st_size - start);
-	if (op->offset + (off_t)op->size - start < (off_t)length)
-		length = (size_t)(op->offset + (off_t)op->size - start);
-	map = mmap(NULL, length, PROT_READ, MAP_PRIVATE, fd, start);
-	if (map == MAP_FAILED)
-		return -1;
-	for (p = map; p < map + length; p += page)
-		(void)*p;
-	return munmap(map, length);
+	if (end > (uint64_t)st.st_size)
+		end = (uint64_t)st.st_size;
+	return end > offset ? read_mapped(fd, offset, end - offset) : 0;
 }
 
 static int do_getdents(int fd, char *buf, size_t size)
