@@ -34,7 +34,8 @@ from fsbm.characterizer.syncs import sync_kinds
 from fsbm.characterizer.timing import (TraceTime, Windows, gaps, inside_outside, inside_sums, level_stats, open_changes,
                                        open_files_definition)
 from fsbm.errors import UsageError
-from fsbm.traces.record import OUTSIDE_WAIT_FIELD
+from fsbm.traces.record import OUTSIDE_WAIT_FIELD, WARM_CPU_FIELDS
+from fsbm.traces.record import UNTRACED_FIELDS as UNTRACED_RUN_FIELDS
 from fsbm.traces.vocabulary import OPERATIONS
 
 # Tang's table 5.3 rows: the percentage of calls that are each of these.
@@ -405,7 +406,8 @@ def whole_trace(ev: EventArrays, *, every: int | None = None, trace: int = 0, so
 
 
 RECORDING_FIELDS = ("user_cpu_ns", "system_cpu_ns", "wall_ns", "traced_wall_ns")
-UNTRACED_FIELDS = ("untraced_user_cpu_ns", "untraced_system_cpu_ns", "untraced_wall_ns")
+UNTRACED_FIELDS = tuple(f"untraced_{name}" for name in UNTRACED_RUN_FIELDS)
+WARM_FIELDS = tuple(f"untraced_{name}" for name in WARM_CPU_FIELDS)
 
 
 def recording_totals(recordings: list[dict]) -> dict[str, int]:
@@ -417,7 +419,8 @@ def recording_totals(recordings: list[dict]) -> dict[str, int]:
     totals = {name: sum(int(r.get(name) or 0) for r in recordings) for name in RECORDING_FIELDS}
     if all(r.get("untraced_runs") for r in recordings):
         totals.update({name: sum(int(r[name]) for r in recordings) for name in UNTRACED_FIELDS})
-    if all(OUTSIDE_WAIT_FIELD in r for r in recordings):
-        totals[OUTSIDE_WAIT_FIELD] = sum(int(r[OUTSIDE_WAIT_FIELD]) for r in recordings)
+    for name in (OUTSIDE_WAIT_FIELD, *WARM_FIELDS):
+        if all(name in r for r in recordings):
+            totals[name] = sum(int(r[name]) for r in recordings)
     totals["recordings"] = len(recordings)
     return totals

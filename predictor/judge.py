@@ -25,7 +25,7 @@ from fsbm.predictor.model import GROUPS, price_workload
 from fsbm.predictor.outside import calls_cpu_seconds, outside_features
 from fsbm.predictor.pricing import Pricer
 from fsbm.traces.outside_files import bounded_wait_ns
-from fsbm.traces.record import OUTSIDE_WAIT_FIELD, UNTRACED_FIELDS
+from fsbm.traces.record import OUTSIDE_WAIT_FIELD, UNTRACED_FIELDS, WARM_CPU_FIELDS
 
 TARGETS = {"median_abs_error": 0.10, "median_ratio_error": 0.10, "max_error": 0.25, "rank_gap": 0.15}
 
@@ -84,6 +84,9 @@ def _round_recordings(records: list[dict]) -> dict[str, dict[str, int]]:
     out = {}
     for program, runs in samples.items():
         out[program] = {f"untraced_{name}": int(statistics.median(r[name] for r in runs)) for name in UNTRACED_FIELDS}
+        if all(name in r for r in runs for name in WARM_CPU_FIELDS):
+            out[program].update({f"untraced_{name}": int(statistics.median(r[name] for r in runs))
+                                 for name in WARM_CPU_FIELDS})
         if all("outside_wait_ns" in r for r in runs):
             reads = [r["outside_read_ns"] for r in runs] if all("outside_read_ns" in r for r in runs) else []
             out[program][OUTSIDE_WAIT_FIELD] = bounded_wait_ns([r["outside_wait_ns"] for r in runs], reads)

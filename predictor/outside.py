@@ -17,6 +17,17 @@ tracing does not bend, the CPU time of untraced runs (`fsbm trace record --untra
   A cost table measured before fsbench kept CPU time prices the CPU at the whole latency,
   the older upper bound.
 
+Which runs the CPU time comes from: `fsbm trace record --cold` with a scope makes, beside
+the cold runs, runs that start with every file read in, the workload's and those outside it
+(traces/record.py: untraced_warm_*), and their CPU time is taken where it was measured, with
+the calls' CPU priced warm as they ran.  A cold run's CPU time swells with its waits for the
+disk, and not by what fsbench's cold calls take: on tmpfs, where nothing waits, sqlite's
+runs leave 0.12 s of CPU outside the filesystem where its cold ext4 runs said 0.26 (varying
+0.17-0.36) and the all-warm ones 0.18; copy-delete's 0.02 against 0.06 and about 0, random-
+reads' 0.03 against 0 and 0.02 (2026-11-23).  The all-warm runs also leave out the CPU of
+reading the outside files in, which the wait below holds.  Older recordings have only the
+cold runs.
+
 A cold run also waits for the files it reads from outside the workload (its executables,
 libraries, headers): `fsbm trace record --cold` measures that wait (traces/outside_files.py)
 and it is added as it is; a recording without it adds nothing, as a warm run would.
@@ -34,12 +45,25 @@ from typing import Any
 from fsbm.errors import UsageError
 from fsbm.predictor.model import price_workload
 from fsbm.predictor.pricing import Pricer
-from fsbm.traces.record import OUTSIDE_WAIT_FIELD
+from fsbm.traces.record import OUTSIDE_WAIT_FIELD, WARM_CPU_FIELDS
+
+WARM_USER, WARM_SYSTEM = (f"untraced_{name}" for name in WARM_CPU_FIELDS)
+EVERYTHING_CACHED = 1 << 62  # a page cache that holds any workload
+
+
+def _measured_warm(profile: dict[str, Any]) -> bool:
+    """Whether the recording has the CPU time of runs with every file read in first."""
+    recording = profile.get("recording") or {}
+    return WARM_USER in recording and WARM_SYSTEM in recording
 
 
 def calls_cpu_seconds(profile: dict[str, Any], traced: Pricer, *, cache_bytes: int, start: str = "cold") -> float:
     """The CPU time the profile's filesystem calls take on the filesystem it was traced on
-    (`traced`'s cost table): what outside_features takes from its system time."""
+    (`traced`'s cost table), priced as the runs its CPU time comes from ran: with every file
+    cached where the recording has such runs, else from a `start` cache of `cache_bytes`.
+    What outside_features takes from its system time."""
+    if _measured_warm(profile):
+        return price_workload(profile, traced, cache_bytes=EVERYTHING_CACHED, start="warm").cpu_ns / 1e9
     return price_workload(profile, traced, cache_bytes=cache_bytes, start=start).cpu_ns / 1e9
 
 
@@ -56,8 +80,11 @@ def outside_features(profile: dict[str, Any], traced_cpu_s: float | None = None)
                          "outside the filesystem is unknown",
                          hint="record the program with `fsbm trace record` (it keeps the CPU time beside the log), "
                               "or use the relative form (--measured SECONDS --traced-on CANDIDATE)")
-    user = recording.get("untraced_user_cpu_ns", recording["user_cpu_ns"])
-    system = recording.get("untraced_system_cpu_ns")
+    if _measured_warm(profile):
+        user, system = recording[WARM_USER], recording[WARM_SYSTEM]
+    else:
+        user = recording.get("untraced_user_cpu_ns", recording["user_cpu_ns"])
+        system = recording.get("untraced_system_cpu_ns")
     wait = {"outside_wait_s": recording.get(OUTSIDE_WAIT_FIELD, 0) / 1e9}
     if traced_cpu_s is not None and system is not None:
         return {"user_cpu_s": user / 1e9, "system_cpu_s": max(system / 1e9 - traced_cpu_s, 0.0), "outside_calls_s": 0.0,

@@ -16,6 +16,7 @@ from fsbm.characterizer.characterize import characterize_files
 from fsbm.errors import FsbmError
 from fsbm.predictor.cost_table import CostTable
 from fsbm.predictor.outside import outside_features
+from fsbm.traces.outside_files import bounded_wait_ns
 from fsbm.store import ResultsStore
 from fsbm.traces.ingest import ingest, read_events
 from fsbm.traces.record import record
@@ -123,6 +124,7 @@ def test_cold_untraced_runs_measure_the_wait_for_files_outside_the_scope(tmp_pat
     facts = recording.facts
     assert facts["outside_files"] == len(files) and facts["outside_bytes"] >= sum(f.stat().st_size for f in files[:3])
     assert 0 < facts["outside_read_ns"] < facts["untraced_wall_ns"]
+    assert facts["untraced_warm_user_cpu_ns"] + facts["untraced_warm_system_cpu_ns"] > 0
     assert 0 <= facts["untraced_outside_wait_ns"] <= facts["outside_read_ns"]
     ingest([recording.log], tmp_path / "e.parquet")
     profile = characterize_files([tmp_path / "e.parquet"]).to_json()
@@ -163,8 +165,6 @@ def test_outside_files_keeps_regular_files_outside_the_scope_and_the_pseudo_file
 def test_the_wait_is_the_pairs_median_bounded_by_zero_and_the_cold_read() -> None:
     """A difference of two runs that drifted (negative, or more than reading the files can
     take) is held to what the wait can physically be."""
-    from fsbm.traces.outside_files import bounded_wait_ns
-
     assert bounded_wait_ns([9, 12, 10], [20, 18, 25]) == 10
     assert bounded_wait_ns([-410, 47, -21, 28, -101], [17, 13, 18, 18, 17]) == 0
     assert bounded_wait_ns([141, -13, 139, 57, 60], [18, 21, 18, 28, 16]) == 18
@@ -240,7 +240,8 @@ def test_validate_measures_programs_judges_them_and_calibrates(tmp_path: Path, f
         recordings = [r for r in measured["records"] if r["kind"] == "recording"]
         assert {r["target"] for r in recordings} == {"ext4 fresh"}
         assert all(r["user_cpu_ns"] + r["system_cpu_ns"] > 0 and r["wall_ns"] > 0 for r in recordings)
-        assert all(abs(r["outside_wait_ns"]) < r["wall_ns"] for r in recordings)  # cold less outside-warmed
+        assert all(abs(r["outside_wait_ns"]) < r["wall_ns"] for r in recordings)  # a pair's difference
+        assert all(0 < r["outside_read_ns"] and 0 < r["warm_user_cpu_ns"] + r["warm_system_cpu_ns"] for r in recordings)
         # Each target's cost table measured before the first round and after the last, judged
         # at their per-case median, and each measurement kept in the store.
         assert {name: len(runs) for name, runs in measured["cost_table_runs"].items()} == {"val-ext4": 2, "val-tmpfs": 2}
@@ -254,9 +255,11 @@ def test_validate_measures_programs_judges_them_and_calibrates(tmp_path: Path, f
         assert result["summary"]["cpu"] == "in the rounds"
         assert set(result["summary"]["variants"]) == {"in the rounds", "before the rounds"}
         assert "| before the rounds | raw |" in text
-        grep_user = statistics.median(r["user_cpu_ns"] for r in recordings if r["program"] == "grep") / 1e9
+        # The CPU time of the runs with every file read in; the wait, the pairs' median bounded.
+        grep_runs = [r for r in recordings if r["program"] == "grep"]
+        grep_user = statistics.median(r["warm_user_cpu_ns"] for r in grep_runs) / 1e9
         assert all(r["user_cpu_s"] == pytest.approx(grep_user, abs=1e-9) for r in result["rows"] if r["program"] == "grep")
-        grep_wait = max(statistics.median(r["outside_wait_ns"] for r in recordings if r["program"] == "grep"), 0) / 1e9
+        grep_wait = bounded_wait_ns([r["outside_wait_ns"] for r in grep_runs], [r["outside_read_ns"] for r in grep_runs]) / 1e9
         assert all(r["outside_wait_s"] == pytest.approx(grep_wait, abs=1e-9) for r in result["rows"]
                    if r["program"] == "grep")
         rows = {(r["program"], r["candidate"]): r for r in result["rows"]}

@@ -329,6 +329,15 @@ def test_the_cpu_in_the_calls_is_fsbenchs_carried_through_every_price_and_bounde
     spent = calls_cpu_seconds(workload, pricer, cache_bytes=1 << 30)
     assert spent == pytest.approx(fs.cpu_ns / 1e9)
     assert outside_features(workload, spent)["system_cpu_s"] == pytest.approx(max(0.05 - spent, 0.0))
+    # Where the recording has runs with every file read in first, their CPU time is taken,
+    # and the calls' CPU is priced as they ran there: warm.
+    workload["recording"].update(untraced_warm_user_cpu_ns=7 * 10**7, untraced_warm_system_cpu_ns=4 * 10**7)
+    warm_spent = calls_cpu_seconds(workload, pricer, cache_bytes=1 << 30)
+    assert warm_spent == pytest.approx(price_workload(workload, pricer, cache_bytes=1 << 62, start="warm").cpu_ns / 1e9)
+    assert warm_spent < spent
+    features = outside_features(workload, warm_spent)
+    assert features["user_cpu_s"] == pytest.approx(0.07)
+    assert features["system_cpu_s"] == pytest.approx(max(0.04 - warm_spent, 0.0))
 
 
 def test_hit_fraction_reads_the_reuse_curve_at_the_cache_size() -> None:

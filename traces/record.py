@@ -82,6 +82,10 @@ class Recording:
 
 
 UNTRACED_FIELDS = ("user_cpu_ns", "system_cpu_ns", "wall_ns")
+# The CPU time of the pairs' runs that started with every file read in, the workload's and
+# those outside it (outside_wait_pair): kept as untraced_warm_*, the time outside the
+# filesystem's source where measured (predictor/outside.py says why).
+WARM_CPU_FIELDS = ("warm_user_cpu_ns", "warm_system_cpu_ns")
 
 
 def measure_untraced(command: list[str], runs: int, *, cwd: Path | None = None, quiet: bool = False,
@@ -129,31 +133,37 @@ def outside_wait_pair(command: list[str], used: UsedFiles, *, cwd: Path | None =
     the workload's own files in (`used.inside`), one of them the outside files too, in the
     order `outside_first` says (alternate it, so neither is always first); and the time the
     outside files take to read cold.  Returns the walls' difference (outside_wait_ns: the
-    run that found them uncached less the other) and outside_read_ns."""
-    def run(with_outside: bool) -> int:
+    run that found them uncached less the other), outside_read_ns, and the CPU time of the
+    run that had every file read in (WARM_CPU_FIELDS)."""
+    def run(with_outside: bool) -> dict[str, int]:
         def start() -> None:
             before_each()
             read_in(used.inside)
             if with_outside:
                 read_in(used.outside)
-        return measure_untraced(command, 1, cwd=cwd, quiet=quiet, before_each=start)["untraced_wall_ns"]
+        return measure_untraced(command, 1, cwd=cwd, quiet=quiet, before_each=start)
 
-    walls = {with_outside: run(with_outside) for with_outside in ((True, False) if outside_first else (False, True))}
+    runs = {with_outside: run(with_outside) for with_outside in ((True, False) if outside_first else (False, True))}
     before_each()
-    return {"outside_wait_ns": walls[False] - walls[True], "outside_read_ns": cold_read_ns(used.outside)}
+    warm = runs[True]
+    return {"outside_wait_ns": runs[False]["untraced_wall_ns"] - warm["untraced_wall_ns"],
+            "outside_read_ns": cold_read_ns(used.outside),
+            **{name: warm[f"untraced_{name.removeprefix('warm_')}"] for name in WARM_CPU_FIELDS}}
 
 
 def measure_outside_wait(command: list[str], runs: int, used: UsedFiles, *, cwd: Path | None = None,
                          quiet: bool = False, before_each: Callable[[], None]) -> dict[str, int]:
     """How long a cold run waits for the files it used outside its scope (`used.outside`,
     traces/outside_files.py): `runs` pairs (outside_wait_pair), their median difference
-    bounded by the median cold read (bounded_wait_ns) as OUTSIDE_WAIT_FIELD."""
+    bounded by the median cold read (bounded_wait_ns) as OUTSIDE_WAIT_FIELD; and the median
+    CPU time of their runs with every file read in, as untraced_warm_*."""
     pairs = [outside_wait_pair(command, used, cwd=cwd, quiet=quiet, before_each=before_each, outside_first=i % 2 == 1)
              for i in range(runs)]
     return {OUTSIDE_WAIT_FIELD: bounded_wait_ns([p["outside_wait_ns"] for p in pairs],
                                                 [p["outside_read_ns"] for p in pairs]),
             "outside_files": len(used.outside), "outside_bytes": sum(_size(f) for f in used.outside),
-            "outside_read_ns": int(statistics.median(p["outside_read_ns"] for p in pairs))}
+            "outside_read_ns": int(statistics.median(p["outside_read_ns"] for p in pairs)),
+            **{f"untraced_{name}": int(statistics.median(p[name] for p in pairs)) for name in WARM_CPU_FIELDS}}
 
 
 def _size(path: Path) -> int:
