@@ -221,21 +221,32 @@ def test_copy_is_a_read_and_write_on_ext4_and_a_clone_on_xfs(fsbench: Path, ext4
     assert xfs[1 << 20] < ext4[1 << 20] / 4, (xfs, ext4)
 
 
+def empty_and_with_data(fsbench: Path, fs: ScratchFs, op: str) -> tuple[float, float]:
+    """The mean warm `op` (create or unlink) on empty files, and its {op}_written case's
+    among files of 64 KiB; both measured sizes (4 and 64 KiB) must be there."""
+    doc = fsbench_json(fsbench, fs.mount_point, "--only", f"{op},{op}_written", "--orders", "seq",
+                       "--caches", "warm", "--files", "600", "--reps", "3")
+    assert not doc["errors"]
+    assert [r["size"] for r in doc["results"] if r["bench"] == f"{op}_written"] == [4096, 65536]
+    assert all(r["op"] == op for r in doc["results"])
+    empty = result(doc, op, None, "creation", "warm")["latency_ns"]["mean"]
+    return empty, result(doc, f"{op}_written", 65536, "creation", "warm")["latency_ns"]["mean"]
+
+
 def test_a_create_among_written_files_waits_on_btrfs_and_not_on_ext4(fsbench: Path, ext4_fs: ScratchFs,
                                                                    btrfs_fs: ScratchFs) -> None:
     """create_written writes each new file as it is made (4 KiB and 64 KiB into each), as an
     unpacker does.  btrfs's create then waits for metadata space, which it frees by writing
     other files' data out, so it costs several times an empty create; ext4's does not."""
-    def costs(fs: ScratchFs) -> tuple[float, float]:
-        doc = fsbench_json(fsbench, fs.mount_point, "--only", "create,create_written", "--orders", "seq",
-                           "--caches", "warm", "--files", "600", "--reps", "3")
-        assert not doc["errors"]
-        assert [r["size"] for r in doc["results"] if r["bench"] == "create_written"] == [4096, 65536]
-        assert all(r["op"] == "create" for r in doc["results"])
-        empty = result(doc, "create", None, "creation", "warm")["latency_ns"]["mean"]
-        written = result(doc, "create_written", 65536, "creation", "warm")["latency_ns"]["mean"]
-        return empty, written
-
-    ext4, btrfs = costs(ext4_fs), costs(btrfs_fs)
+    ext4, btrfs = (empty_and_with_data(fsbench, fs, "create") for fs in (ext4_fs, btrfs_fs))
     assert btrfs[1] > 2.5 * btrfs[0], btrfs
     assert ext4[1] < 2 * ext4[0], ext4
+
+
+def test_an_unlink_of_a_file_holding_data_costs_more_than_an_empty_files_on_ext4(fsbench: Path,
+                                                                                ext4_fs: ScratchFs) -> None:
+    """unlink_written removes files holding 4 KiB and 64 KiB (written and synced first), as
+    rm -rf after a copy does: their blocks and cached pages are freed too."""
+    empty, holding = empty_and_with_data(fsbench, ext4_fs, "unlink")
+    assert holding > 1.3 * empty, (empty, holding)
+
