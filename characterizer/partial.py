@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from fsbm.characterizer.arrays import MISSING, OP_INDEX, EventArrays, access_lengths, present, subset, under
-from fsbm.characterizer.classes import costed, data_classes, metadata_classes
+from fsbm.characterizer.classes import costed, data_classes, metadata_classes, sizes_when_unlinked, with_unlinked_data
 from fsbm.characterizer.histograms import ValueCounts
 from fsbm.characterizer.mapped import Regions, mapped_regions
 from fsbm.characterizer.profile import SCHEMA_VERSION
@@ -116,7 +116,10 @@ class FileState:
 
 @dataclass
 class ReferenceLog:
-    """Block references in trace order; file names kept so parts can be joined."""
+    """Block references in trace order, and the unlinks among them (is_unlink, no bytes):
+    file names kept so parts can be joined.  The unlinks ride here because what a file held
+    when it was removed is known only from every actor's accesses to it, in order (rm
+    removes what cp wrote), and parts hold whole actors."""
 
     clock: np.ndarray
     trace: np.ndarray
@@ -126,19 +129,27 @@ class ReferenceLog:
     offset: np.ndarray
     length: np.ndarray
     is_read: np.ndarray
+    is_unlink: np.ndarray
+
+    ROW_FIELDS = ("clock", "trace", "seq", "offset", "length", "is_read", "is_unlink")
 
     def merge(self, other: "ReferenceLog") -> "ReferenceLog":
         encoded = pc.dictionary_encode(pa.concat_arrays([self.names, other.names]))
         remap = encoded.indices.to_numpy().astype(np.int64)
         file = np.concatenate((remap[:len(self.names)][self.file], remap[len(self.names):][other.file]))
-        return ReferenceLog(*(np.concatenate((getattr(self, f), getattr(other, f)))
-                              for f in ("clock", "trace", "seq")), encoded.dictionary, file,
-                            *(np.concatenate((getattr(self, f), getattr(other, f)))
-                              for f in ("offset", "length", "is_read")))
+        rows = {f: np.concatenate((getattr(self, f), getattr(other, f))) for f in self.ROW_FIELDS}
+        return ReferenceLog(names=encoded.dictionary, file=file, **rows)
 
     def in_order(self) -> References:
         order = np.lexsort((self.seq, self.trace, self.clock))
+        order = order[~self.is_unlink[order]]
         return References(self.file[order], self.offset[order], self.length[order], self.is_read[order])
+
+    def unlinked_sizes(self) -> np.ndarray:
+        """For each unlink, the bytes its file held as the trace shows: the largest end of an
+        access to it since it was last unlinked (classes.sizes_when_unlinked)."""
+        return sizes_when_unlinked(self.file, np.lexsort((self.seq, self.trace, self.clock)),
+                                   self.offset + self.length, self.is_unlink)
 
 
 @dataclass
@@ -282,14 +293,17 @@ def _namespace(ev: EventArrays) -> tuple[pa.Array, pa.Array]:
 
 def _references(ev: EventArrays, clock: np.ndarray, trace: int, mapped: Regions) -> ReferenceLog:
     """The block references of the reads and writes, and of the mapped regions as reads
-    (each at its first mapping's place in the trace)."""
+    (each at its first mapping's place in the trace); and the successful unlinks."""
     rows = np.flatnonzero(data_accesses(ev))
-    at = np.concatenate((rows, mapped.rows))
+    unlinks = np.flatnonzero((ev.op == OP_INDEX["unlink"]) & ~ev.failed)
+    at = np.concatenate((rows, mapped.rows, unlinks))
+    none = np.zeros(len(unlinks), np.int64)
     return ReferenceLog(clock[at], np.full(len(at), trace, np.int16), ev.seq[at],
                         pa.array(ev.files, pa.string()), ev.file[at].astype(np.int64),
-                        np.concatenate((ev.offset[rows], mapped.offset)),
-                        np.concatenate((access_lengths(ev, rows), mapped.length)),
-                        np.concatenate((ev.op[rows] == OP_INDEX["read"], np.ones(len(mapped), bool))))
+                        np.concatenate((ev.offset[rows], mapped.offset, none)),
+                        np.concatenate((access_lengths(ev, rows), mapped.length, none)),
+                        np.concatenate((ev.op[rows] == OP_INDEX["read"], np.ones(len(mapped), bool), none.astype(bool))),
+                        np.concatenate((np.zeros(len(rows) + len(mapped), bool), np.ones(len(unlinks), bool))))
 
 
 def summarize(ev: EventArrays, *, nfs: bool, origin: int, first_seq: int = 0, every: int | None = None,
@@ -378,7 +392,7 @@ def finalize(part: Partial) -> dict[str, object]:
                   "kinds": part.syncs, "kinds_definition": SYNC_KINDS_DEFINITION},
         "reuse": reuse_curve(part.references.in_order()),
         "scope": part.scope,
-        "classes": part.classes,
+        "classes": with_unlinked_data(part.classes, part.references.unlinked_sizes()),
         "trace_time": part.trace_time.summary(),
         "recording": part.recording or None,
     }

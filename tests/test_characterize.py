@@ -183,6 +183,44 @@ def test_a_mapped_region_counts_once_per_process_as_bytes_read_not_as_calls(tmp_
     assert reuse["cold_misses"] == 1024 + 2 * 16  # the pread's 16 blocks were mapped before it: hits
 
 
+def test_unlinks_count_the_files_that_held_data_whoever_wrote_them(tmp_path: Path) -> None:
+    """rm removes what another process wrote: the unlinks of files the trace showed holding
+    data count (with_data, data_bytes), an empty file's does not, and a file made again
+    after an unlink starts empty.  Summarized in parts that split the actors and merged, the
+    profile is the same, as a Dask run's must be."""
+    from fsbm.characterizer.arrays import subset, to_arrays
+    from fsbm.characterizer.partial import finalize, summarize
+
+    (tmp_path / "program.py").write_text(textwrap.dedent("""
+        import os, subprocess
+        for i, size in enumerate((5000, 70000, 300)):
+            with open(f"w{i}.data.bin", "wb") as f:
+                f.write(b"x" * size)
+        open("empty.data.bin", "wb").close()
+        subprocess.run(["rm", "w0.data.bin", "w1.data.bin", "w2.data.bin", "empty.data.bin"], check=True)
+        with open("again.data.bin", "wb") as f:
+            f.write(b"y" * 4096)
+        os.unlink("again.data.bin")
+        open("again.data.bin", "wb").close()
+        os.unlink("again.data.bin")
+    """))
+    recording = record([sys.executable, "program.py"], tmp_path / "t.strace", cwd=tmp_path)
+    assert recording.returncode == 0
+    ingest([recording.log], tmp_path / "e.parquet")
+    table = read_events(tmp_path / "e.parquet")
+    table = table.filter([".data.bin" in str(f) for f in table["file"].to_pylist()])
+    unlink = characterize(table).body["classes"]["metadata"]["unlink"]
+    assert unlink["done"] == 6
+    assert unlink["with_data"] == 4 and unlink["data_bytes"] == 5000 + 70000 + 300 + 4096
+    ev = to_arrays(table)
+    origin = int(ev.ts.min())
+    writer = ev.actor == ev.actor[0]
+    parts = [summarize(subset(ev, pick), nfs=False, origin=origin) for pick in (writer, ~writer)]
+    assert len({tuple(np.unique(subset(ev, pick).actor)) for pick in (writer, ~writer)}) == 2
+    whole = finalize(summarize(ev, nfs=False, origin=origin))
+    assert json.dumps(finalize(parts[0].merge(parts[1])), sort_keys=True) == json.dumps(whole, sort_keys=True)
+
+
 def test_an_untar_creates_exactly_the_trees_files(tmp_path: Path) -> None:
     tree = tmp_path / "tree"
     rng = random.Random(3)
