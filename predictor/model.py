@@ -29,7 +29,8 @@ Which price each class gets:
   getdents64 that ends a listing is counted in the listing; a create whose file the
   workload then writes is priced among files written as they are made (fsbench
   create_written, at the mean bytes written into each), which on btrfs costs several
-  times an empty create.
+  times an empty create; an unlink of a file the trace showed holding data at fsbench's
+  unlink_written, at the mean bytes such a file held.
 """
 
 from __future__ import annotations
@@ -217,6 +218,12 @@ def _sync_lines(fsync: dict[str, Any], done: int, pricer: Pricer) -> list[Line]:
     return lines
 
 
+# Metadata calls on files holding data, priced apart (characterizer.classes): the count and
+# bytes keys of the class, how a line says it, and the price by bytes a file.
+WITH_DATA = {"create": ("written", "written_bytes", "then written", Pricer.create_written),
+             "unlink": ("with_data", "data_bytes", "of a file holding data", Pricer.unlink_written)}
+
+
 def _metadata_lines(profile: dict[str, Any], pricer: Pricer, start: str) -> list[Line]:
     classes = profile["classes"]["metadata"]
     names = profile["namespace"]["files_touched"] + profile["namespace"]["directories_touched"]
@@ -230,13 +237,14 @@ def _metadata_lines(profile: dict[str, Any], pricer: Pricer, start: str) -> list
             pass  # failed data calls: below
         elif op == "close":
             lines.append(Line(op, "metadata", "", counts["done"], pricer.metadata("close", "warm")))
-        elif op == "create" and counts.get("written"):
-            written = counts["written"]
-            per_file = counts.get("written_bytes", 0) / written
-            lines += _split(op, "metadata", "", counts["done"] - written, cold_share, pricer.metadata(op, "cold"),
+        elif op in WITH_DATA and counts.get(WITH_DATA[op][0]):
+            count_key, bytes_key, detail, price = WITH_DATA[op]
+            with_data = counts[count_key]
+            per_file = counts.get(bytes_key, 0) / with_data
+            lines += _split(op, "metadata", "", counts["done"] - with_data, cold_share, pricer.metadata(op, "cold"),
                             pricer.metadata(op, "warm"))
-            lines += _split(op, "metadata", f"then written, {_kib(per_file)} a file", written, cold_share,
-                            pricer.create_written(per_file, "cold"), pricer.create_written(per_file, "warm"))
+            lines += _split(op, "metadata", f"{detail}, {_kib(per_file)} a file", with_data, cold_share,
+                            price(pricer, per_file, "cold"), price(pricer, per_file, "warm"))
         elif counts["done"]:
             lines += _split(op, "metadata", "", counts["done"], cold_share, pricer.metadata(op, "cold"),
                             pricer.metadata(op, "warm"))

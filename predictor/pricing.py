@@ -155,16 +155,29 @@ class Pricer:
 
     def create_written(self, bytes_per_file: float, cache: str) -> Price:
         """A create among files the workload writes as it makes them, `bytes_per_file` each
-        on average: fsbench's create_written, linear in the bytes between the sizes it wrote,
-        the nearest size's beyond them.  On btrfs such a create waits for other files' data
-        to be written out (its metadata reservation flushes them), so it costs several times
-        an empty create (fsbench on an aged image, 2026-11-22: 19 us empty, 137 us among
-        4 KiB files, 294 us among 64 KiB ones); ext4 and xfs do not wait.  A cost table
-        measured before fsbench had the case prices it as an empty create, said so."""
-        if not self._has("create_written"):
-            return _lacking(self.metadata("create", cache), "create_written")
-        curve = self._curve("create_written", METADATA_ORDER, cache)
-        label = f"fsbench create_written {cache}"
+        on average: fsbench's create_written (by_bytes_per_file).  On btrfs such a create
+        waits for other files' data to be written out (its metadata reservation flushes
+        them), so it costs several times an empty create (fsbench on an aged image,
+        2026-11-22: 19 us empty, 137 us among 4 KiB files, 294 us among 64 KiB ones); ext4
+        and xfs do not wait."""
+        return self._by_bytes_per_file("create_written", "create", bytes_per_file, cache)
+
+    def unlink_written(self, bytes_per_file: float, cache: str) -> Price:
+        """An unlink of a file that held `bytes_per_file` on average: fsbench's unlink_written
+        (by_bytes_per_file), which frees the file's blocks and cached pages as well as its
+        name and inode: twice an empty file's unlink or more (the val images, 2026-11-23:
+        ext4 17 us empty against 32-40, xfs 18-24 against 26-68)."""
+        return self._by_bytes_per_file("unlink_written", "unlink", bytes_per_file, cache)
+
+    def _by_bytes_per_file(self, bench: str, op: str, bytes_per_file: float, cache: str) -> Price:
+        """fsbench's `bench` (a metadata call among files of a size it wrote) at
+        `bytes_per_file`: linear in the bytes between the sizes it measured, the nearest
+        size's beyond them.  A cost table measured before fsbench had the case prices it
+        as `op` on an empty file, said so."""
+        if not self._has(bench):
+            return _lacking(self.metadata(op, cache), bench)
+        curve = self._curve(bench, METADATA_ORDER, cache)
+        label = f"fsbench {bench} {cache}"
         below = [c for c in curve if c[0] <= bytes_per_file]
         above = [c for c in curve if c[0] > bytes_per_file]
         if not below or not above:

@@ -138,32 +138,38 @@ def test_the_model_is_count_times_cost_class_by_class() -> None:
     assert warm.by_op()["read"] == pytest.approx(1000 * curve(4096))  # all of it fits and was cached
 
 
-def test_creates_of_written_files_are_priced_by_the_bytes_written_into_each() -> None:
-    """fsbench's create_written at 4 KiB and 64 KiB a file: linear in the bytes between, the
-    nearest size beyond; a create left empty keeps the empty create's price; an older table
-    prices written creates as empty ones and says so."""
+@pytest.mark.parametrize("op, bench, count_key, bytes_key, detail", [
+    ("create", "create_written", "written", "written_bytes", "then written"),
+    ("unlink", "unlink_written", "with_data", "data_bytes", "of a file holding data"),
+])
+def test_calls_on_files_holding_data_are_priced_by_the_bytes_each_held(op: str, bench: str, count_key: str,
+                                                                         bytes_key: str, detail: str) -> None:
+    """fsbench's create_written (a create among files written as they are made) and
+    unlink_written (an unlink of a file holding data) at 4 KiB and 64 KiB a file: linear in
+    the bytes between, the nearest size beyond; the calls on empty files keep the empty
+    call's price; an older table prices them all as on empty files and says so."""
     written = table()
-    written.entries += [entry("create_written", "creation", c, size, mean)
+    written.entries += [entry(bench, "creation", c, size, mean)
                         for c in ("cold", "warm") for size, mean in ((4096, 100_000), (65536, 400_000))]
     pricer = Pricer(written)
-    assert pricer.create_written(4096, "warm").ns == pytest.approx(100_000)
-    middle = pricer.create_written(34816, "warm")
+    price = getattr(pricer, bench)
+    assert price(4096, "warm").ns == pytest.approx(100_000)
+    middle = price(34816, "warm")
     assert middle.ns == pytest.approx(250_000) and "between 4096 and 65536 B" in middle.source
     assert middle.low_ns == pytest.approx(225_000) and middle.high_ns == pytest.approx(275_000)
-    assert pricer.create_written(1 << 20, "cold").ns == pytest.approx(400_000)
-    assert pricer.create_written(100, "cold").ns == pytest.approx(100_000)
+    assert price(1 << 20, "cold").ns == pytest.approx(400_000)
+    assert price(100, "cold").ns == pytest.approx(100_000)
 
     making = profile()
-    making["classes"]["metadata"]["create"] = {"done": 30, "failed": 0, "empty": 0, "written": 20,
-                                               "written_bytes": 20 * 34816}
+    making["classes"]["metadata"][op] = {"done": 30, "failed": 0, "empty": 0, count_key: 20, bytes_key: 20 * 34816}
     fs = price_workload(making, pricer, cache_bytes=1 << 30)
-    cold = 50 / 135  # 50 names over 100 stats, 5 listings and 30 creates
-    empty_creates = 10 * (cold * 10_000 + (1 - cold) * 2_000)
-    assert fs.by_op()["create"] == pytest.approx(empty_creates + 20 * 250_000)
-    assert any("then written, 34 KiB a file" in line.detail for line in fs.lines)
+    cold = 50 / 135  # 50 names over 100 stats, 5 listings and 30 calls
+    empty_calls = 10 * (cold * 10_000 + (1 - cold) * 2_000)
+    assert fs.by_op()[op] == pytest.approx(empty_calls + 20 * 250_000)
+    assert any(f"{detail}, 34 KiB a file" in line.detail for line in fs.lines)
     older = price_workload(making, Pricer(table()), cache_bytes=1 << 30)
-    assert older.by_op()["create"] == pytest.approx(30 * (cold * 10_000 + (1 - cold) * 2_000))
-    assert any("no create_written" in line.price.source for line in older.lines)
+    assert older.by_op()[op] == pytest.approx(30 * (cold * 10_000 + (1 - cold) * 2_000))
+    assert any(f"no {bench}" in line.price.source for line in older.lines)
 
 
 def test_copies_are_priced_by_fsbench_copy_and_without_it_as_a_read_and_a_write() -> None:
