@@ -226,7 +226,8 @@ def markdown(doc: dict[str, Any], judged: Any) -> str:
               f"({_pct(r.abs_error)}); modelled filesystem time {r.fs_calibrated_s:.3f} s, replayed {r.replay_s:.3f} s, "
               f"outside {r.outside_s:.3f} s{_wait_part(r)}." for r in worst.itertuples()]
     lines += ["", "## Raw against calibrated, and where the CPU time was measured", "",
-              "Both forms, each leave-one-program-out; the better median error is adopted (above) and is what "
+              "Both forms, each leave-one-program-out; the one whose worse median error (of runtimes, of ratios) "
+              "is smaller is adopted (above) and is what "
               "`fsbm predict` uses. The time outside the filesystem starts from the CPU time of untraced runs "
               f"on {doc['traced_on']}: made in every round, beside the runs judged (the verdict's), or once, with "
               "the trace, before the rounds. The difference between the two is this machine's drift, not the "

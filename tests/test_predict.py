@@ -255,6 +255,10 @@ def test_validate_measures_programs_judges_them_and_calibrates(tmp_path: Path, f
         assert result["summary"]["cpu"] == "in the rounds"
         assert set(result["summary"]["variants"]) == {"in the rounds", "before the rounds"}
         assert "| before the rounds | raw |" in text
+        # The form adopted is the one nearer both median targets, of runtimes and of ratios.
+        forms = result["summary"]["variants"]["in the rounds"]
+        worse = {name: max(f["median_abs_error"], f["median_ratio_error"]) for name, f in forms.items()}
+        assert worse[result["summary"]["adopted"]] == min(worse.values())
         # The CPU time of the runs with every file read in; the wait, the pairs' median bounded.
         grep_runs = [r for r in recordings if r["program"] == "grep"]
         grep_user = statistics.median(r["warm_user_cpu_ns"] for r in grep_runs) / 1e9
