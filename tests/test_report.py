@@ -20,7 +20,7 @@ from fsbm.characterizer.characterize import characterize_files
 from fsbm.microbench import cache
 from fsbm.store import ResultsStore
 from fsbm.traces.ingest import ingest
-from tests.conftest import REPO, Served
+from tests.conftest import SERVED_FILES, REPO, Served
 
 SCREENSHOTS = REPO / "build" / "screenshots"
 CHARTS = {"runtime", "breakdown", "reuse", "cache-sweep", "observed"}
@@ -39,7 +39,7 @@ def report_file(served: Served, tmp_path: Path) -> Path:
     program's real cold runs on the traced ext4 as its measured side."""
     events = ingest([served.log], tmp_path / "e.parquet").output
     profile = characterize_files([events]).to_json()
-    profile["source"] = "copy, grep and delete a 60-file tree"
+    profile["source"] = f"copy, grep and delete a {SERVED_FILES}-file tree"
     seconds = []
     for _ in range(3):
         subprocess.run(["sync"], check=True)
