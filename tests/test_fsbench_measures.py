@@ -111,14 +111,18 @@ def test_a_calls_cpu_time_is_its_latency_when_nothing_waits_and_a_share_of_it_wh
 
 
 def test_reading_through_a_mapping_costs_faults_that_a_read_does_not_on_ext4(fsbench: Path, ext4_fs: ScratchFs) -> None:
-    """mmap_read maps a region, touches every page and unmaps: warm, the faults cost more
-    than a read's copy of the same bytes (git's hashing through mmap is priced by it)."""
+    """mmap_read maps a region, touches every page and unmaps: warm, a 4 KiB region's fault,
+    map and unmap cost more than a read's copy of the same bytes (git's hashing through mmap
+    is priced by it).  At 64 KiB one fault maps the whole region (fault-around, 64 KiB by
+    default) and the two come out even (16.3 against 15.6 us in a CI run), so only cold
+    against warm is asked there."""
     doc = fsbench_json(fsbench, ext4_fs.mount_point, "--only", "read,mmap_read", "--sizes", "4k,64k", "--reps", "3",
                        "--ops", "200", "--file-size", "16M", "--orders", "random", "--caches", "warm,cold")
     for size in (4096, 65536):
         mapped = result(doc, "mmap_read", size, "random", "warm")
         assert mapped["op"] == "mmap"
-        assert mapped["latency_ns"]["mean"] > 1.2 * result(doc, "read", size, "random", "warm")["latency_ns"]["mean"]
+        if size == 4096:
+            assert mapped["latency_ns"]["mean"] > 1.2 * result(doc, "read", size, "random", "warm")["latency_ns"]["mean"]
         assert result(doc, "mmap_read", size, "random", "cold")["latency_ns"]["mean"] > mapped["latency_ns"]["mean"]
     assert not any(r["bench"] == "mmap_read" and r["cache"] == "direct" for r in doc["results"])
 
