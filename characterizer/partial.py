@@ -34,7 +34,7 @@ from fsbm.characterizer.syncs import sync_kinds
 from fsbm.characterizer.timing import (TraceTime, Windows, gaps, inside_outside, inside_sums, level_stats, open_changes,
                                        open_files_definition)
 from fsbm.errors import UsageError
-from fsbm.traces.record import OUTSIDE_WAIT_FIELD, WARM_CPU_FIELDS
+from fsbm.traces.record import OUTSIDE_WAIT_FIELD, UNTRACED_WARM_FIELDS
 from fsbm.traces.record import UNTRACED_FIELDS as UNTRACED_RUN_FIELDS
 from fsbm.traces.vocabulary import OPERATIONS
 
@@ -421,7 +421,6 @@ def whole_trace(ev: EventArrays, *, every: int | None = None, trace: int = 0, so
 
 RECORDING_FIELDS = ("user_cpu_ns", "system_cpu_ns", "wall_ns", "traced_wall_ns")
 UNTRACED_FIELDS = tuple(f"untraced_{name}" for name in UNTRACED_RUN_FIELDS)
-WARM_FIELDS = tuple(f"untraced_{name}" for name in WARM_CPU_FIELDS)
 
 
 def recording_totals(recordings: list[dict]) -> dict[str, int]:
@@ -433,7 +432,7 @@ def recording_totals(recordings: list[dict]) -> dict[str, int]:
     totals = {name: sum(int(r.get(name) or 0) for r in recordings) for name in RECORDING_FIELDS}
     if all(r.get("untraced_runs") for r in recordings):
         totals.update({name: sum(int(r[name]) for r in recordings) for name in UNTRACED_FIELDS})
-    for name in (OUTSIDE_WAIT_FIELD, *WARM_FIELDS):
+    for name in (OUTSIDE_WAIT_FIELD, *UNTRACED_WARM_FIELDS):
         if all(name in r for r in recordings):
             totals[name] = sum(int(r[name]) for r in recordings)
     totals["recordings"] = len(recordings)

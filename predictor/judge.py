@@ -25,7 +25,7 @@ from fsbm.predictor.model import GROUPS, price_workload
 from fsbm.predictor.outside import calls_cpu_seconds, outside_features
 from fsbm.predictor.pricing import Pricer
 from fsbm.traces.outside_files import bounded_wait_ns
-from fsbm.traces.record import OUTSIDE_WAIT_FIELD, UNTRACED_FIELDS, WARM_CPU_FIELDS
+from fsbm.traces.record import OUTSIDE_WAIT_FIELD, UNTRACED_FIELDS, UNTRACED_WARM_FIELDS, WARM_CPU_FIELDS
 
 TARGETS = {"median_abs_error": 0.10, "median_ratio_error": 0.10, "max_error": 0.25, "rank_gap": 0.15}
 
@@ -81,12 +81,11 @@ def cpu_sources(doc: dict[str, Any]) -> list[str]:
 
 def _without_warm_cpu(recording: dict[str, Any]) -> dict[str, Any]:
     """A recording as if its runs with every file read in had not been made."""
-    return {k: v for k, v in recording.items() if k not in {f"untraced_{name}" for name in WARM_CPU_FIELDS}}
+    return {k: v for k, v in recording.items() if k not in UNTRACED_WARM_FIELDS}
 
 
-def _round_recordings(records: list[dict], warm: bool = True) -> dict[str, dict[str, int]]:
-    """Per program, the median over rounds of its recording runs, in the profile's terms;
-    without the CPU time of the runs with every file read in unless `warm`.
+def _round_recordings(records: list[dict]) -> dict[str, dict[str, int]]:
+    """Per program, the median over rounds of its recording runs, in the profile's terms.
     The wait for files outside the workload is the median of each round's pair difference,
     bounded as `fsbm trace record --cold` bounds it (outside_files.bounded_wait_ns); rounds
     measured before the cold read was timed have no bound but 0, those before the wait was
@@ -98,9 +97,9 @@ def _round_recordings(records: list[dict], warm: bool = True) -> dict[str, dict[
     out = {}
     for program, runs in samples.items():
         out[program] = {f"untraced_{name}": int(statistics.median(r[name] for r in runs)) for name in UNTRACED_FIELDS}
-        if warm and all(name in r for r in runs for name in WARM_CPU_FIELDS):
-            out[program].update({f"untraced_{name}": int(statistics.median(r[name] for r in runs))
-                                 for name in WARM_CPU_FIELDS})
+        if all(name in r for r in runs for name in WARM_CPU_FIELDS):
+            out[program].update({kept: int(statistics.median(r[name] for r in runs))
+                                 for name, kept in zip(WARM_CPU_FIELDS, UNTRACED_WARM_FIELDS)})
         if all("outside_wait_ns" in r for r in runs):
             reads = [r["outside_read_ns"] for r in runs] if all("outside_read_ns" in r for r in runs) else []
             out[program][OUTSIDE_WAIT_FIELD] = bounded_wait_ns([r["outside_wait_ns"] for r in runs], reads)
@@ -115,8 +114,7 @@ def features(doc: dict[str, Any], cache_bytes: int, cpu: str = CPU_BEFORE) -> pd
     real = _seconds_by_pair(doc["records"], "real")
     replay = _seconds_by_pair(doc["records"], "replay")
     replayed_ops = _replayed_ops(doc["records"])
-    in_rounds = cpu in (CPU_IN_ROUNDS, CPU_IN_ROUNDS_COLD)
-    recorded = _round_recordings(doc["records"], warm=cpu == CPU_IN_ROUNDS) if in_rounds else {}
+    recorded = _round_recordings(doc["records"]) if cpu in (CPU_IN_ROUNDS, CPU_IN_ROUNDS_COLD) else {}
     pricers = {name: Pricer(CostTable.from_json(body)) for name, body in doc["cost_tables"].items()}
     traced = pricers[next(t["candidate"] for t in doc["targets"] if t["label"] == doc["traced_on"])]
     rows = []

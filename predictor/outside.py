@@ -45,9 +45,9 @@ from typing import Any
 from fsbm.errors import UsageError
 from fsbm.predictor.model import price_workload
 from fsbm.predictor.pricing import Pricer
-from fsbm.traces.record import OUTSIDE_WAIT_FIELD, WARM_CPU_FIELDS
+from fsbm.traces.record import OUTSIDE_WAIT_FIELD, UNTRACED_WARM_FIELDS
 
-WARM_USER, WARM_SYSTEM = (f"untraced_{name}" for name in WARM_CPU_FIELDS)
+WARM_USER, WARM_SYSTEM = UNTRACED_WARM_FIELDS
 EVERYTHING_CACHED = 1 << 62  # a page cache that holds any workload
 
 

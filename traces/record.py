@@ -86,6 +86,7 @@ UNTRACED_FIELDS = ("user_cpu_ns", "system_cpu_ns", "wall_ns")
 # those outside it (outside_wait_pair): kept as untraced_warm_*, the time outside the
 # filesystem's source where measured (predictor/outside.py says why).
 WARM_CPU_FIELDS = ("warm_user_cpu_ns", "warm_system_cpu_ns")
+UNTRACED_WARM_FIELDS = tuple(f"untraced_{name}" for name in WARM_CPU_FIELDS)  # as a recording keeps them
 
 
 def measure_untraced(command: list[str], runs: int, *, cwd: Path | None = None, quiet: bool = False,
@@ -163,7 +164,8 @@ def measure_outside_wait(command: list[str], runs: int, used: UsedFiles, *, cwd:
                                                 [p["outside_read_ns"] for p in pairs]),
             "outside_files": len(used.outside), "outside_bytes": sum(_size(f) for f in used.outside),
             "outside_read_ns": int(statistics.median(p["outside_read_ns"] for p in pairs)),
-            **{f"untraced_{name}": int(statistics.median(p[name] for p in pairs)) for name in WARM_CPU_FIELDS}}
+            **{kept: int(statistics.median(p[name] for p in pairs))
+               for name, kept in zip(WARM_CPU_FIELDS, UNTRACED_WARM_FIELDS)}}
 
 
 def _size(path: Path) -> int:
