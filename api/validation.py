@@ -152,6 +152,30 @@ def _cost_tables_section(doc: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _noise_section(floor: dict[str, Any] | None) -> list[str]:
+    """How precisely the rounds measured what the errors are taken against (judge.noise_floor)."""
+    if not floor or not floor["runtimes"]["medians"]:
+        return []
+    lines = ["", "### How precise the measurements are", "",
+             "Every error above is against a median of the rounds: of a program's runs on a target, or of its "
+             "per-round ratios to the traced filesystem. Drawn again from the same runs (bootstrap), those medians "
+             "move by this much; an error of this size is this machine's, not the model's.", "",
+             "| median of | medians | typical move | 90th percentile | 90th percentile, least precise median |",
+             "|---|---|---|---|---|"]
+    for name, label in (("runtimes", "runs (runtime)"), ("ratios", "rounds' ratios")):
+        f = floor[name]
+        if f["medians"]:
+            lines.append(f"| {label} | {f['medians']} | {_share(f['median'])} | {_share(f['p90'])} | "
+                         f"{_share(f['worst_p90'])} |")
+    return lines
+
+
+def _rounds_part(pair: Any) -> str:
+    """In how many rounds the faster one really was faster, where the measurements have rounds."""
+    rounds = getattr(pair, "rounds", 0)
+    return f" (it was the faster in {pair.rounds_faster} of {rounds} rounds)" if rounds else ""
+
+
 def _wait_part(row: Any) -> str:
     """The wait for files outside the work directory, where the measurements have it."""
     wait = getattr(row, "outside_wait_s", 0.0)
@@ -195,6 +219,7 @@ def markdown(doc: dict[str, Any], judged: Any) -> str:
         f"{s['pairs_compared']} | all |",
         "",
         f"Targets **{verdict}** (form adopted: {s['adopted']}; CPU time measured {s['cpu']}).",
+        *_noise_section(s.get("noise_floor")),
         "",
         "## Per program and target",
         "",
@@ -219,7 +244,7 @@ def markdown(doc: dict[str, Any], judged: Any) -> str:
               f"{100 * TARGETS['rank_gap']:.0f}% are predicted in the right order."]
     for r in wrong.itertuples():
         lines.append(f"- {r.program}: {r.faster} measured {100 * r.measured_gap:.0f}% faster than {r.slower}, "
-                     "predicted slower.")
+                     f"predicted slower{_rounds_part(r)}.")
     worst = judged.rows.assign(size=judged.rows["abs_error"].abs()).nlargest(6, "size")
     lines += ["", "## Largest misses", ""]
     lines += [f"- {r.program} on {r.candidate}: predicted {r.predicted_s:.3f} s, measured {r.real_s:.3f} s "

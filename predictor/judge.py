@@ -170,19 +170,66 @@ def operation_ratios(rows: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out, columns=["op", "candidate", "model_s", "replay_s", "ratio"])
 
 
-def _round_ratios(records: list[dict], traced_on: str) -> dict[tuple[str, str], float]:
-    """Median over rounds of real(target) / real(traced filesystem) in the same round."""
+def _real_by_round(records: list[dict]) -> dict[tuple[str, int], dict[str, float]]:
+    """Per (program, round), each target's real runtime in that round."""
     by_round: dict[tuple[str, int], dict[str, float]] = {}
     for r in records:
         if r["kind"] == "real":
             by_round.setdefault((r["program"], r["round"]), {})[r["target"]] = r["seconds"]
+    return by_round
+
+
+def _ratios_by_round(records: list[dict], traced_on: str) -> dict[tuple[str, str], list[float]]:
+    """Per (program, target), real(target) / real(traced filesystem) in each round."""
     ratios: dict[tuple[str, str], list[float]] = {}
-    for (program, _), seconds in by_round.items():
+    for (program, _), seconds in sorted(_real_by_round(records).items()):
         if traced_on not in seconds:
             continue
         for target, value in seconds.items():
             ratios.setdefault((program, target), []).append(value / seconds[traced_on])
-    return {k: statistics.median(v) for k, v in ratios.items()}
+    return ratios
+
+
+def _round_ratios(records: list[dict], traced_on: str) -> dict[tuple[str, str], float]:
+    """Median over rounds of real(target) / real(traced filesystem) in the same round."""
+    return {k: statistics.median(v) for k, v in _ratios_by_round(records, traced_on).items()}
+
+
+# Resamples per measured median in noise_floor: enough that its percentiles hold to a
+# percentage point, few enough to cost milliseconds for the suite's ~50 medians.
+RESAMPLES = 400
+
+
+def _median_wobble(samples: list[float], rng: np.random.Generator) -> np.ndarray:
+    """How far the median of `samples` moves when they are drawn again (the bootstrap):
+    |median of a resample / the median - 1|, once per resample."""
+    draws = rng.choice(np.asarray(samples, dtype=float), size=(RESAMPLES, len(samples)))
+    return np.abs(np.median(draws, axis=1) / statistics.median(samples) - 1)
+
+
+def _spread(per_median: list[np.ndarray]) -> dict[str, float | int | None]:
+    """Over every resample of every median: the median and 90th percentile of the wobble;
+    and the largest median's own 90th percentile."""
+    if not per_median:
+        return {"medians": 0, "median": None, "p90": None, "worst_p90": None}
+    pooled = np.concatenate(per_median)
+    return {"medians": len(per_median), "median": float(np.median(pooled)), "p90": float(np.quantile(pooled, 0.9)),
+            "worst_p90": float(max(np.quantile(w, 0.9) for w in per_median))}
+
+
+def noise_floor(records: list[dict], traced_on: str, seed: int = 7) -> dict[str, dict[str, float | int | None]]:
+    """How precisely the rounds measured what the predictions are judged against: each
+    program's median runtime on each target, and its median ratio to the traced filesystem,
+    resampled (judge uses the same medians).
+
+    Why: on this shared machine the same cold run can take twice as long an hour later
+    (issue 7), so part of every error is the measurement's.  An error within what the
+    medians themselves wobble by is not evidence against the model."""
+    rng = np.random.default_rng(seed)
+    runs = [_median_wobble(v, rng) for v in _seconds_by_pair(records, "real").values() if len(v) >= 3]
+    ratios = [_median_wobble(v, rng) for (_, target), v in sorted(_ratios_by_round(records, traced_on).items())
+              if target != traced_on and len(v) >= 3]
+    return {"runtimes": _spread(runs), "ratios": _spread(ratios)}
 
 
 def _leave_one_program_out(rows: pd.DataFrame, calibrate: bool) -> dict[str, np.ndarray]:
@@ -235,13 +282,14 @@ def judge(doc: dict[str, Any], cache_bytes: int) -> Judged:
     the summary."""
     traced_on = doc["traced_on"]
     measured_ratio = _round_ratios(doc["records"], traced_on)
+    by_round = _real_by_round(doc["records"])
     sources = cpu_sources(doc)
     variants: dict[str, dict[str, tuple]] = {}
     rows_by_source = {source: features(doc, cache_bytes, source) for source in sources}
     for source, rows in rows_by_source.items():
         for name, calibrate in (("raw", False), ("calibrated", True)):
             judged_rows = _errors(rows, _leave_one_program_out(rows, calibrate), measured_ratio, traced_on)
-            pairs = _pairs(judged_rows)
+            pairs = _pairs(judged_rows, by_round)
             variants.setdefault(source, {})[name] = (judged_rows, pairs, _summary(judged_rows, pairs, traced_on))
     forms = variants[sources[0]]
     adopted = min(forms, key=lambda n: _worse_median(forms[n][2]))
@@ -249,7 +297,7 @@ def judge(doc: dict[str, Any], cache_bytes: int) -> Judged:
     judged_rows["raw_s"] = forms["raw"][0]["predicted_s"]
     judged_rows["calibrated_s"] = forms["calibrated"][0]["predicted_s"]
     judged_rows["abs_error_cpu_before"] = variants[CPU_BEFORE][adopted][0]["abs_error"]
-    summary = {**summary, "adopted": adopted, "cpu": sources[0],
+    summary = {**summary, "adopted": adopted, "cpu": sources[0], "noise_floor": noise_floor(doc["records"], traced_on),
                "variants": {source: {name: v[2] for name, v in forms_of.items()} for source, forms_of in variants.items()}}
     rows = rows_by_source[sources[0]]
     calibration = RuntimeModel(calibrate=True).fit(rows).to_json()
@@ -266,9 +314,11 @@ def _worse_median(summary: dict[str, Any]) -> float:
     return max(summary["median_abs_error"], summary["median_ratio_error"] or 0.0)
 
 
-def _pairs(rows: pd.DataFrame) -> pd.DataFrame:
+def _pairs(rows: pd.DataFrame, by_round: dict[tuple[str, int], dict[str, float]]) -> pd.DataFrame:
     """Every pair of targets whose measured runtimes differ by more than TARGETS['rank_gap']:
-    was the faster one predicted faster?"""
+    was the faster one predicted faster?  With it, the rounds in which the faster (by the
+    medians) was the faster run (`rounds_faster` of `rounds`): a pair the rounds order one
+    way three times and the other way twice is not one the measurements have ordered."""
     out = []
     for program, group in rows.groupby("program"):
         items = list(group.itertuples())
@@ -277,7 +327,10 @@ def _pairs(rows: pd.DataFrame) -> pd.DataFrame:
                 fast, slow = (a, b) if a.real_s <= b.real_s else (b, a)
                 if slow.real_s / fast.real_s - 1 <= TARGETS["rank_gap"]:
                     continue
+                both = [s for (p, _), s in by_round.items() if p == program and fast.candidate in s and slow.candidate in s]
                 out.append({"program": program, "faster": fast.candidate, "slower": slow.candidate,
                             "measured_gap": slow.real_s / fast.real_s - 1,
-                            "right": bool(fast.predicted_s < slow.predicted_s)})
-    return pd.DataFrame(out, columns=["program", "faster", "slower", "measured_gap", "right"])
+                            "right": bool(fast.predicted_s < slow.predicted_s),
+                            "rounds_faster": sum(s[fast.candidate] < s[slow.candidate] for s in both),
+                            "rounds": len(both)})
+    return pd.DataFrame(out, columns=["program", "faster", "slower", "measured_gap", "right", "rounds_faster", "rounds"])

@@ -405,3 +405,36 @@ def test_median_of_tables_takes_each_case_from_the_middle_measurement_and_spans_
     assert CostTable.median_of([slow, fast]).entry("fsync", "sequential", "warm", 4096)["repeats"]["count"] == 1
     with pytest.raises(UsageError, match="different candidates"):
         CostTable.median_of([table("ext4"), table("xfs")])
+
+
+def _real(program: str, target: str, seconds: list[float]) -> list[dict]:
+    return [{"kind": "real", "program": program, "target": target, "round": r, "seconds": s}
+            for r, s in enumerate(seconds)]
+
+
+def test_the_noise_floor_is_how_far_the_judged_medians_move_when_their_runs_are_drawn_again() -> None:
+    from fsbm.predictor.judge import noise_floor
+
+    steady = _real("grep", "ext4", [1.0] * 5) + _real("grep", "xfs", [2.0] * 5)
+    floor = noise_floor(steady, "ext4")
+    assert floor["runtimes"]["medians"] == 2 and floor["runtimes"]["p90"] == 0.0
+    assert floor["ratios"]["medians"] == 1 and floor["ratios"]["worst_p90"] == 0.0  # the traced one has no ratio
+    # One target's runs scatter by 2x: its median moves, the other's does not; two rounds
+    # are too few to resample.
+    scattered = _real("grep", "ext4", [1.0] * 5) + _real("grep", "xfs", [1.0, 2.0, 1.2, 1.9, 1.5])
+    floor = noise_floor(scattered + _real("tar", "ext4", [1.0, 9.0]), "ext4")
+    assert floor["runtimes"]["medians"] == 2 and floor["runtimes"]["worst_p90"] >= 0.2
+    assert floor["ratios"]["worst_p90"] >= 0.2
+    wider = _real("grep", "ext4", [1.0] * 5) + _real("grep", "xfs", [1.0, 4.0, 1.2, 3.8, 1.5])
+    assert noise_floor(wider, "ext4")["runtimes"]["worst_p90"] > floor["runtimes"]["worst_p90"]
+
+
+def test_a_ranked_pair_counts_the_rounds_in_which_the_faster_was_faster() -> None:
+    from fsbm.predictor.judge import _pairs, _real_by_round
+
+    records = _real("grep", "ext4", [1.0, 1.0, 1.0, 1.0, 1.0]) + _real("grep", "xfs", [0.5, 2.0, 3.0, 0.9, 2.5])
+    rows = pd.DataFrame([{"program": "grep", "candidate": "ext4", "real_s": 1.0, "predicted_s": 1.1},
+                         {"program": "grep", "candidate": "xfs", "real_s": 2.0, "predicted_s": 1.0}])
+    (pair,) = _pairs(rows, _real_by_round(records)).itertuples()
+    assert (pair.faster, pair.slower, pair.right) == ("ext4", "xfs", False)
+    assert (pair.rounds_faster, pair.rounds) == (3, 5)
