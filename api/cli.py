@@ -284,10 +284,12 @@ def trace_record(
     cold: bool = typer.Option(False, "--cold", help="Drop every cache before each run (root). With --untraced-runs "
                                                     "and --scope, as many runs again read the files the program "
                                                     "used outside the scope in first, to measure the wait for them "
-                                                    "(its executables, libraries): time outside the filesystem."),
+                                                    "(its executables, libraries), and with every file read in and "
+                                                    "its syncs skipped (libeatmydata), its CPU time outside the "
+                                                    "filesystem."),
 ) -> None:
     """Run a command under strace: fsbm trace record -o LOG -- CMD [ARGS...]."""
-    from fsbm.traces.record import OUTSIDE_WAIT_FIELD, record
+    from fsbm.traces.record import OUTSIDE_WAIT_FIELD, UNTRACED_WARM_SYNCS_SKIPPED, record
 
     if scope is not None and not scope.is_dir():
         raise UsageError(f"--scope {scope} is not a directory")
@@ -299,6 +301,9 @@ def trace_record(
     if wait_ns is not None:
         console.print(f"cold runs wait {wait_ns / 1e6:.1f} ms for {recording.facts['outside_files']} files outside "
                       f"{escape(str(scope))} (reading them cold takes {recording.facts['outside_read_ns'] / 1e6:.1f} ms)")
+        if not recording.facts.get(UNTRACED_WARM_SYNCS_SKIPPED):
+            errors.print("[yellow]libeatmydata is not installed: the runs' CPU time holds their syncs', which the "
+                         "predictor can only estimate (install Debian's eatmydata)[/]")
     if recording.returncode != 0:
         raise typer.Exit(recording.returncode)
 

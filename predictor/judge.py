@@ -25,7 +25,8 @@ from fsbm.predictor.model import GROUPS, price_workload
 from fsbm.predictor.outside import calls_cpu_seconds, outside_features
 from fsbm.predictor.pricing import Pricer
 from fsbm.traces.outside_files import bounded_wait_ns
-from fsbm.traces.record import OUTSIDE_WAIT_FIELD, UNTRACED_FIELDS, UNTRACED_WARM_FIELDS, WARM_CPU_FIELDS
+from fsbm.traces.record import (OUTSIDE_WAIT_FIELD, UNTRACED_FIELDS, UNTRACED_WARM_FIELDS,
+                                UNTRACED_WARM_SYNCS_SKIPPED, WARM_CPU_FIELDS, WARM_SYNCS_SKIPPED)
 
 TARGETS = {"median_abs_error": 0.10, "median_ratio_error": 0.10, "max_error": 0.25, "rank_gap": 0.15}
 
@@ -81,7 +82,7 @@ def cpu_sources(doc: dict[str, Any]) -> list[str]:
 
 def _without_warm_cpu(recording: dict[str, Any]) -> dict[str, Any]:
     """A recording as if its runs with every file read in had not been made."""
-    return {k: v for k, v in recording.items() if k not in UNTRACED_WARM_FIELDS}
+    return {k: v for k, v in recording.items() if k not in (*UNTRACED_WARM_FIELDS, UNTRACED_WARM_SYNCS_SKIPPED)}
 
 
 def _round_recordings(records: list[dict]) -> dict[str, dict[str, int]]:
@@ -100,6 +101,7 @@ def _round_recordings(records: list[dict]) -> dict[str, dict[str, int]]:
         if all(name in r for r in runs for name in WARM_CPU_FIELDS):
             out[program].update({kept: int(statistics.median(r[name] for r in runs))
                                  for name, kept in zip(WARM_CPU_FIELDS, UNTRACED_WARM_FIELDS)})
+            out[program][UNTRACED_WARM_SYNCS_SKIPPED] = all(r.get(WARM_SYNCS_SKIPPED, False) for r in runs)
         if all("outside_wait_ns" in r for r in runs):
             reads = [r["outside_read_ns"] for r in runs] if all("outside_read_ns" in r for r in runs) else []
             out[program][OUTSIDE_WAIT_FIELD] = bounded_wait_ns([r["outside_wait_ns"] for r in runs], reads)

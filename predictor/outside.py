@@ -20,7 +20,8 @@ tracing does not bend, the CPU time of untraced runs (`fsbm trace record --untra
 Which runs the CPU time comes from: `fsbm trace record --cold` with a scope makes, beside
 the cold runs, runs that start with every file read in, the workload's and those outside it
 (traces/record.py: untraced_warm_*), and their CPU time is taken where it was measured, with
-the calls' CPU priced warm as they ran.  A cold run's CPU time swells with its waits for the
+the calls' CPU priced warm as they ran.  Those runs skip their syncs (traces/nosync.py says
+why), and then the syncs' CPU time is not subtracted either.  A cold run's CPU time swells with its waits for the
 disk, and not by what fsbench's cold calls take: on tmpfs, where nothing waits, sqlite's
 runs leave 0.12 s of CPU outside the filesystem where its cold ext4 runs said 0.26 (varying
 0.17-0.36) and the all-warm ones 0.18; copy-delete's 0.02 against 0.06 and about 0, random-
@@ -45,7 +46,7 @@ from typing import Any
 from fsbm.errors import UsageError
 from fsbm.predictor.model import price_workload
 from fsbm.predictor.pricing import Pricer
-from fsbm.traces.record import OUTSIDE_WAIT_FIELD, UNTRACED_WARM_FIELDS
+from fsbm.traces.record import OUTSIDE_WAIT_FIELD, UNTRACED_WARM_FIELDS, UNTRACED_WARM_SYNCS_SKIPPED
 
 WARM_USER, WARM_SYSTEM = UNTRACED_WARM_FIELDS
 EVERYTHING_CACHED = 1 << 62  # a page cache that holds any workload
@@ -60,10 +61,14 @@ def _measured_warm(profile: dict[str, Any]) -> bool:
 def calls_cpu_seconds(profile: dict[str, Any], traced: Pricer, *, cache_bytes: int, start: str = "cold") -> float:
     """The CPU time the profile's filesystem calls take on the filesystem it was traced on
     (`traced`'s cost table), priced as the runs its CPU time comes from ran: with every file
-    cached where the recording has such runs, else from a `start` cache of `cache_bytes`.
+    cached where the recording has such runs, else from a `start` cache of `cache_bytes`;
+    and without its syncs where those runs skipped them (traces/nosync.py).
     What outside_features takes from its system time."""
     if _measured_warm(profile):
-        return price_workload(profile, traced, cache_bytes=EVERYTHING_CACHED, start="warm").cpu_ns / 1e9
+        lines = price_workload(profile, traced, cache_bytes=EVERYTHING_CACHED, start="warm").lines
+        if (profile.get("recording") or {}).get(UNTRACED_WARM_SYNCS_SKIPPED):
+            lines = [line for line in lines if line.group != "sync"]
+        return sum(line.cpu_ns for line in lines) / 1e9
     return price_workload(profile, traced, cache_bytes=cache_bytes, start=start).cpu_ns / 1e9
 
 

@@ -136,6 +136,36 @@ def test_cold_untraced_runs_measure_the_wait_for_files_outside_the_scope(tmp_pat
         features["user_cpu_s"] + features["system_cpu_s"] + features["outside_wait_s"])
 
 
+def test_the_all_warm_runs_skip_their_syncs_and_say_so(tmp_path: Path, ext4_fs) -> None:
+    """traces/nosync.py: the runs the time outside the filesystem is taken from make their
+    syncs no-ops (libeatmydata, which `make` installs).  SQLite committing 60 transactions
+    with synchronous=FULL on a real ext4: about 180 syncs, each a journal commit on the
+    device, which the runs that skip them do not wait for."""
+    from fsbm.traces.nosync import environment_without_syncs, sync_skipping_library
+    from fsbm.traces.outside_files import UsedFiles
+    from fsbm.traces.record import WARM_SYNCS_SKIPPED, measure_untraced, outside_wait_pair
+
+    assert sync_skipping_library() is not None, "libeatmydata is missing: run `make install`"
+    work = ext4_fs.mount_point / "sqlite"
+    work.mkdir()
+    script = ["PRAGMA journal_mode=DELETE;", "PRAGMA synchronous=FULL;", "CREATE TABLE t(x);"]
+    script += [f"BEGIN; INSERT INTO t VALUES({i}); COMMIT;" for i in range(60)]
+    (work / "script.sql").write_text("\n".join(script) + "\n")
+    command = ["sqlite3", "db", ".read script.sql"]
+
+    def start() -> None:
+        (work / "db").unlink(missing_ok=True)
+
+    def wall(env: dict[str, str] | None) -> float:
+        return statistics.median(measure_untraced(command, 1, cwd=work, quiet=True, before_each=start, env=env)
+                                 ["untraced_wall_ns"] for _ in range(3))
+
+    assert wall(environment_without_syncs()) < 0.5 * wall(None)
+    pair = outside_wait_pair(command, UsedFiles(), cwd=work, quiet=True, before_each=start)
+    assert pair[WARM_SYNCS_SKIPPED] is True
+    assert pair["warm_user_cpu_ns"] + pair["warm_system_cpu_ns"] > 0
+
+
 def test_outside_files_keeps_regular_files_outside_the_scope_and_the_pseudo_filesystems(tmp_path: Path) -> None:
     """From log lines as strace -y writes them: a relative executable is found from the
     working directory; the scope (also through a symlink into it), /proc, missing files and

@@ -438,3 +438,26 @@ def test_a_ranked_pair_counts_the_rounds_in_which_the_faster_was_faster() -> Non
     (pair,) = _pairs(rows, _real_by_round(records)).itertuples()
     assert (pair.faster, pair.slower, pair.right) == ("ext4", "xfs", False)
     assert (pair.rounds_faster, pair.rounds) == (3, 5)
+
+
+def test_runs_that_skipped_their_syncs_leave_the_syncs_cpu_out_of_the_subtraction() -> None:
+    """traces/nosync.py: the all-warm runs skip their syncs where libeatmydata is installed;
+    then the CPU time subtracted from theirs is the other calls', and without the flag (or
+    from the cold runs) the syncs' is subtracted as before."""
+    pricer = Pricer(table())
+    workload = profile(fsyncs=40)
+    workload["trace_time"] = {"known": True}
+    workload["recording"] = {"user_cpu_ns": 1, "untraced_user_cpu_ns": 10**8, "untraced_system_cpu_ns": 5 * 10**7,
+                             "untraced_warm_user_cpu_ns": 7 * 10**7, "untraced_warm_system_cpu_ns": 4 * 10**7}
+    warm = price_workload(workload, pricer, cache_bytes=1 << 62, start="warm")
+    syncs = sum(line.cpu_ns for line in warm.lines if line.group == "sync")
+    assert syncs == pytest.approx(40 * 500_000)
+    with_syncs = calls_cpu_seconds(workload, pricer, cache_bytes=1 << 30)
+    assert with_syncs == pytest.approx(warm.cpu_ns / 1e9)
+    workload["recording"]["untraced_warm_syncs_skipped"] = True
+    without = calls_cpu_seconds(workload, pricer, cache_bytes=1 << 30)
+    assert without == pytest.approx((warm.cpu_ns - syncs) / 1e9)
+    assert outside_features(workload, without)["system_cpu_s"] == pytest.approx(max(0.04 - without, 0.0))
+    cold = {**workload, "recording": {k: v for k, v in workload["recording"].items() if "warm" not in k}}
+    assert calls_cpu_seconds(cold, pricer, cache_bytes=1 << 30) == pytest.approx(
+        price_workload(cold, pricer, cache_bytes=1 << 30).cpu_ns / 1e9)

@@ -45,6 +45,7 @@ from fsbm.errors import FsbmError, UsageError
 from fsbm.locations import native_binary
 from fsbm.microbench.cache import drop_all
 from fsbm.microbench.system import require_program
+from fsbm.traces.nosync import environment_without_syncs
 from fsbm.traces.outside_files import UsedFiles, bounded_wait_ns, cold_read_ns, read_in, used_files
 
 STRACE_FLAGS = ["-f", "--seccomp-bpf", "-ttt", "-T", "-y", "-q", "-s", "64",
@@ -87,13 +88,18 @@ UNTRACED_FIELDS = ("user_cpu_ns", "system_cpu_ns", "wall_ns")
 # filesystem's source where measured (predictor/outside.py says why).
 WARM_CPU_FIELDS = ("warm_user_cpu_ns", "warm_system_cpu_ns")
 UNTRACED_WARM_FIELDS = tuple(f"untraced_{name}" for name in WARM_CPU_FIELDS)  # as a recording keeps them
+# Whether those runs had their syncs skipped (traces/nosync.py): a pair's, and as a recording keeps it.
+WARM_SYNCS_SKIPPED = "warm_syncs_skipped"
+UNTRACED_WARM_SYNCS_SKIPPED = f"untraced_{WARM_SYNCS_SKIPPED}"
 
 
 def measure_untraced(command: list[str], runs: int, *, cwd: Path | None = None, quiet: bool = False,
-                     before_each: Callable[[], None] | None = None) -> dict[str, int]:
+                     before_each: Callable[[], None] | None = None,
+                     env: dict[str, str] | None = None) -> dict[str, int]:
     """Run `command` `runs` times without tracing, under fsrusage: the median of each of its
     CPU and wall times, as untraced_user_cpu_ns and so on.  `before_each` (e.g. removing
-    the last run's outputs and dropping caches) runs before every run."""
+    the last run's outputs and dropping caches) runs before every run; `env`, if given, is
+    the runs' environment."""
     rusage = native_binary("fsrusage", Path(__file__).parent)
     samples: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="fsbm-untraced-") as tmp:
@@ -102,7 +108,7 @@ def measure_untraced(command: list[str], runs: int, *, cwd: Path | None = None, 
                 before_each()
             facts_path = Path(tmp) / f"run-{run}.json"
             try:
-                done = subprocess.run([str(rusage), "--output", str(facts_path), "--", *command], cwd=cwd,
+                done = subprocess.run([str(rusage), "--output", str(facts_path), "--", *command], cwd=cwd, env=env,
                                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL if quiet else None)
             except OSError as exc:
                 raise FsbmError(f"cannot run {command[0]}: {exc.strerror}") from exc
@@ -133,23 +139,29 @@ def outside_wait_pair(command: list[str], used: UsedFiles, *, cwd: Path | None =
     """One pair of untraced runs that start as the cold ones do (`before_each`) and then read
     the workload's own files in (`used.inside`), one of them the outside files too, in the
     order `outside_first` says (alternate it, so neither is always first); and the time the
-    outside files take to read cold.  Returns the walls' difference (outside_wait_ns: the
-    run that found them uncached less the other), outside_read_ns, and the CPU time of the
-    run that had every file read in (WARM_CPU_FIELDS)."""
+    outside files take to read cold.  Both runs skip their syncs where libeatmydata is
+    installed (traces/nosync.py): the CPU time then holds none of theirs, and the walls'
+    difference none of their noise.  Returns the walls' difference (outside_wait_ns: the
+    run that found them uncached less the other), outside_read_ns, the CPU time of the run
+    that had every file read in (WARM_CPU_FIELDS) and whether its syncs were skipped
+    (WARM_SYNCS_SKIPPED)."""
+    env = environment_without_syncs()
+
     def run(with_outside: bool) -> dict[str, int]:
         def start() -> None:
             before_each()
             read_in(used.inside)
             if with_outside:
                 read_in(used.outside)
-        return measure_untraced(command, 1, cwd=cwd, quiet=quiet, before_each=start)
+        return measure_untraced(command, 1, cwd=cwd, quiet=quiet, before_each=start, env=env)
 
     runs = {with_outside: run(with_outside) for with_outside in ((True, False) if outside_first else (False, True))}
     before_each()
     warm = runs[True]
     return {"outside_wait_ns": runs[False]["untraced_wall_ns"] - warm["untraced_wall_ns"],
             "outside_read_ns": cold_read_ns(used.outside),
-            **{name: warm[f"untraced_{name.removeprefix('warm_')}"] for name in WARM_CPU_FIELDS}}
+            **{name: warm[f"untraced_{name.removeprefix('warm_')}"] for name in WARM_CPU_FIELDS},
+            WARM_SYNCS_SKIPPED: env is not None}
 
 
 def measure_outside_wait(command: list[str], runs: int, used: UsedFiles, *, cwd: Path | None = None,
@@ -157,7 +169,8 @@ def measure_outside_wait(command: list[str], runs: int, used: UsedFiles, *, cwd:
     """How long a cold run waits for the files it used outside its scope (`used.outside`,
     traces/outside_files.py): `runs` pairs (outside_wait_pair), their median difference
     bounded by the median cold read (bounded_wait_ns) as OUTSIDE_WAIT_FIELD; and the median
-    CPU time of their runs with every file read in, as untraced_warm_*."""
+    CPU time of their runs with every file read in, as untraced_warm_*, with whether their
+    syncs were skipped."""
     pairs = [outside_wait_pair(command, used, cwd=cwd, quiet=quiet, before_each=before_each, outside_first=i % 2 == 1)
              for i in range(runs)]
     return {OUTSIDE_WAIT_FIELD: bounded_wait_ns([p["outside_wait_ns"] for p in pairs],
@@ -165,7 +178,8 @@ def measure_outside_wait(command: list[str], runs: int, used: UsedFiles, *, cwd:
             "outside_files": len(used.outside), "outside_bytes": sum(_size(f) for f in used.outside),
             "outside_read_ns": int(statistics.median(p["outside_read_ns"] for p in pairs)),
             **{kept: int(statistics.median(p[name] for p in pairs))
-               for name, kept in zip(WARM_CPU_FIELDS, UNTRACED_WARM_FIELDS)}}
+               for name, kept in zip(WARM_CPU_FIELDS, UNTRACED_WARM_FIELDS)},
+            UNTRACED_WARM_SYNCS_SKIPPED: all(p[WARM_SYNCS_SKIPPED] for p in pairs)}
 
 
 def _size(path: Path) -> int:
