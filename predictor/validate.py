@@ -1,10 +1,11 @@
 """Measuring the suite for real: traces on the traced filesystem, then interleaved rounds of
 untraced cold runs and cold replays on every target (issue 7: Validation).
 
-This machine's disk speed drifts by up to 2x over minutes, so nothing is measured in a
-block: each round runs every program on every target once, in a shuffled order, and every
-error is later computed within rounds (ratios between targets of the same round) as well as
-over medians.  Every run starts cold: its outputs removed, `sync`, caches dropped.
+This machine's disk speed drifts by up to 2x over minutes, so no target is measured in a
+block of its own: each round runs every program on every target once, and every error is
+later computed within rounds (ratios between targets of the same round) as well as over
+medians.  A round is blocked by program (round_order): a program's runs on the targets
+follow one another, so the ratios between them are taken seconds apart, not minutes.  Every run starts cold: its outputs removed, `sync`, caches dropped.
 """
 
 from __future__ import annotations
@@ -161,9 +162,9 @@ def measure_rounds(programs: list[Program], targets: list[Target], inputs: Input
                    at_boundary: Callable[[int], None] = lambda boundary: None,
                    recording_on: Target | None = None) -> list[dict[str, Any]]:
     """`rounds` rounds; in each, every (program, target) runs once for real and is replayed
-    once, in a shuffled order.  One record per measurement.  `at_boundary(b)` runs before
-    round b and, with b = rounds, after the last: where the cost tables are measured, so
-    they see the disk the rounds saw.
+    once, in a shuffled order blocked by program (round_order).  One record per
+    measurement.  `at_boundary(b)` runs before round b and, with b = rounds, after the
+    last: where the cost tables are measured, so they see the disk the rounds saw.
 
     With `recording_on` (the traced filesystem), each round also makes every program's
     recording run again (record_cpu, a run of its own, not one of the runs judged): this
@@ -172,13 +173,9 @@ def measure_rounds(programs: list[Program], targets: list[Target], inputs: Input
     runs it is judged against, as the cost tables are."""
     rng = random.Random(seed)
     records: list[dict[str, Any]] = []
-    pairs: list[tuple[Program, Target | None]] = [(p, t) for p in programs for t in targets]
-    if recording_on is not None:
-        pairs += [(p, None) for p in programs]
     for r in range(rounds):
         at_boundary(r)
-        order = pairs[:]
-        rng.shuffle(order)
+        order = round_order(programs, targets, recording_on is not None, rng)
         started = time.monotonic()
         for program, target in order:
             if target is None:
@@ -196,6 +193,30 @@ def measure_rounds(programs: list[Program], targets: list[Target], inputs: Input
         progress(f"round {r + 1} of {rounds}: {len(order)} runs and replays in {time.monotonic() - started:.0f} s")
     at_boundary(rounds)
     return records
+
+
+def round_order(programs: list[Program], targets: list[Target], with_recording: bool,
+                rng: random.Random) -> list[tuple[Program, Target | None]]:
+    """One round's order: the programs shuffled, and each program's runs on every target (and,
+    `with_recording`, its recording run, target None) shuffled and kept together.
+
+    A randomized complete block design with the program as the block: the sync latency of
+    this machine's disk swings 3x within minutes (sqlite's cold replay on ext4 took 0.85 s
+    and 1.06 s in one pair of minutes, 2.18 s ten minutes later, 3.25 s four after that;
+    its syncs on ext4 aged took 0.66 s forty seconds before those 3.25 s), so a ratio
+    between two targets is only as good as the runs behind it are close in time.  Shuffled
+    over the whole round they were up to ten minutes apart; blocked, within a minute.  The order within a block is still shuffled, so
+    no target always runs first (or after the same neighbour)."""
+    blocks = programs[:]
+    rng.shuffle(blocks)
+    order: list[tuple[Program, Target | None]] = []
+    for program in blocks:
+        block: list[tuple[Program, Target | None]] = [(program, target) for target in targets]
+        if with_recording:
+            block.append((program, None))
+        rng.shuffle(block)
+        order += block
+    return order
 
 
 def targets_json(targets: list[Target]) -> list[dict[str, Any]]:

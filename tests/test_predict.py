@@ -263,6 +263,31 @@ def test_cost_tables_are_measured_spread_over_the_rounds() -> None:
     assert table_boundaries(2, 5) == [0, 1, 2]  # never more often than between rounds
 
 
+def test_a_round_runs_each_program_on_every_target_back_to_back_in_a_shuffled_order() -> None:
+    """Ratios between targets are judged within a round, so a program's runs on the targets
+    are kept together (blocked by program), and both the blocks and the runs within them
+    are shuffled from round to round."""
+    import random
+
+    from fsbm.predictor.suite import programs as suite
+    from fsbm.predictor.validate import Target, round_order
+
+    programs = suite()
+    targets = [Target(f"fs{i}", f"fs{i}", Path(f"/mnt/{i}"), "fresh") for i in range(4)]
+    rng = random.Random(1)
+    rounds = [round_order(programs, targets, True, rng) for _ in range(6)]
+    for order in rounds:
+        assert len(order) == len(programs) * (len(targets) + 1)
+        names = [program.name for program, _ in order]
+        blocks = [names[i] for i in range(len(names)) if i == 0 or names[i] != names[i - 1]]
+        assert sorted(blocks) == sorted(p.name for p in programs)  # each program's runs in one block
+        for program in programs:
+            runs = [target for p, target in order if p is program]
+            assert None in runs and sorted(t.label for t in runs if t) == [t.label for t in targets]
+    assert len({tuple(p.name for p, _ in order[::len(targets) + 1]) for order in rounds}) > 1
+    assert len({tuple(t.label if t else "" for _, t in order) for order in rounds}) > 1
+
+
 def test_validate_measures_programs_judges_them_and_calibrates(tmp_path: Path, fsbm_home: Path) -> None:
     from tests.conftest import require_root
 
