@@ -17,7 +17,8 @@ copy, not its write.  A file mapping read through page faults (mapped.py) is a c
 its own, "mmap": no read call shows those bytes, and each region is read as one random
 request of its length.  A metadata class is an
 operation with its outcome: done, failed (a failed lookup still walks the path), or, for
-readdir, the empty call that ends a listing.  Creates also keep how many of the files they
+readdir, the empty call that ends a listing (a getdents that returned no bytes; an NFS
+READDIR's reply carries no byte count, so every one is a listing).  Creates also keep how many of the files they
 made were then written (not copied into) and the bytes written into them: on btrfs a
 create among files holding unwritten data waits for some of it to be written out (fsbench's
 create_written), so it costs several times an empty create.
@@ -158,12 +159,26 @@ def with_unlinked_data(classes: dict, sizes: np.ndarray) -> dict:
     return {**classes, "metadata": {**classes["metadata"], "unlink": counted}}
 
 
+# The calls whose result is the bytes of directory entries they returned: 0 ends a listing.
+LISTING_CALLS = ("getdents", "getdents64")
+
+
+def _ended_listings(ev: EventArrays) -> np.ndarray:
+    """Which events are the empty getdents that ends a listing.  Only a system call's result
+    is the bytes listed: the NFS parser gives every successful call 0 (no byte count in
+    the reply), so a READDIR there is a listing, never its end."""
+    ids = [i for i, name in enumerate(ev.origs) if name in LISTING_CALLS]
+    if not ids:
+        return np.zeros(ev.n, bool)
+    return (ev.op == OP_INDEX["readdir"]) & (ev.ret == 0) & np.isin(ev.orig, ids)
+
+
 def metadata_classes(ev: EventArrays) -> dict[str, dict[str, int]]:
     """{op: {"done", "failed", "empty"}} for every priced operation that is not a data access
     (creates add "written" and "written_bytes", written_creates); reads and writes appear here
     only for their failures."""
     out: dict[str, dict[str, int]] = {}
-    empty_listing = (ev.op == OP_INDEX["readdir"]) & (ev.ret == 0)
+    empty_listing = _ended_listings(ev)
     for name in COSTED_OPERATIONS:
         is_op = ev.op == OP_INDEX[name]
         failed = int((is_op & ev.failed).sum())

@@ -254,6 +254,9 @@ def test_the_nfsv3_capture_gives_the_counts_sources_lists(tmp_path: Path) -> Non
     assert body["tang"]["create_pct"] == pytest.approx(100 * 10 / 3331)
     assert body["tang"]["lookup_pct"] == pytest.approx(100 * 20 / 3331)
     assert body["open_files"]["definition"].startswith("NFS has no open")
+    # NFS replies carry no byte count: each READDIRPLUS is a listing to price, not the empty
+    # getdents that ends one (all 30 were once counted empty and priced at nothing).
+    assert body["classes"]["metadata"]["readdir"] == {"done": 30, "failed": 0, "empty": 0}
 
 
 def test_stack_distances_are_mattsons() -> None:
