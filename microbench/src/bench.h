@@ -96,6 +96,7 @@ struct bench_ctx {
 	uint64_t stride;       /* offset slot size: size rounded up to the block size */
 	unsigned char *buf;
 	size_t entries_per_op; /* readdir: entries each operation returns */
+	uint64_t listed_bytes_per_op; /* readdir: the bytes getdents64 returns for them */
 	int pending_fd;        /* open/close: the descriptor between before_one and after_one */
 };
 

@@ -18,7 +18,9 @@
 
 #include "bench.h"
 
-enum { READDIR_ENTRIES = TREE_FANOUT };
+/* Entries in each directory readdir lists (Tang's cap of 100), and readdir_small's: most
+ * directories a program lists hold tens of entries, and a listing's cost grows with them. */
+enum { READDIR_ENTRIES = TREE_FANOUT, SMALL_LISTING_ENTRIES = 10 };
 
 static void leaf(const struct bench_ctx *ctx, size_t i, const char *prefix, char *buf)
 {
@@ -80,32 +82,54 @@ static int setup_leaf_dirs(struct bench_ctx *ctx)
 	return 0;
 }
 
+/* The bytes getdents64 returns for a whole listing of `path` (its records, "." and ".."
+ * included): what the predictor prices a traced listing by, since a trace shows the bytes
+ * each getdents64 returned, not the entries. */
+static int listing_bytes(int dirfd, const char *path, uint64_t *out)
+{
+	char buf[32768];
+	long got;
+	int fd = openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return fail_errno("openat(O_DIRECTORY)", path);
+	*out = 0;
+	while ((got = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0)
+		*out += (uint64_t)got;
+	close(fd);
+	return got < 0 ? fail_errno("getdents64", path) : 0;
+}
+
 /*
- * readdir lists whole directories of READDIR_ENTRIES files each (Tang's cap of 100), so
- * every operation does the same work; the directories themselves sit in an App. C tree.
+ * readdir lists whole directories of READDIR_ENTRIES files each, readdir_small (variant 1)
+ * of SMALL_LISTING_ENTRIES, so every operation of a case does the same work; the
+ * directories themselves sit in an App. C tree.  About five times --files entries in all,
+ * so the small case has as many directories to list as the large one allows.
  */
 static int setup_listing_dirs(struct bench_ctx *ctx)
 {
-	size_t ndirs = ctx->cfg->files / 20;
+	size_t entries = ctx->c->bench->variant ? SMALL_LISTING_ENTRIES : READDIR_ENTRIES;
+	size_t ndirs = ctx->cfg->files * 5 / entries;
 	char dir[TREE_PATH_MAX], path[TREE_PATH_MAX + 16];
 
 	ndirs = ndirs < 20 ? 20 : ndirs > 500 ? 500 : ndirs;
 	tree_init(&ctx->tree, ndirs);
 	ctx->n = ctx->norder = ndirs;
-	ctx->entries_per_op = READDIR_ENTRIES;
+	ctx->entries_per_op = entries;
 	if (tree_make_dirs(&ctx->tree, ctx->dirfd) != 0)
 		return -1;
 	for (size_t d = 0; d < ndirs; d++) {
 		tree_leaf_path(&ctx->tree, d, "r", dir, sizeof(dir));
 		if (mkdirat(ctx->dirfd, dir, 0755) != 0)
 			return fail_errno("mkdirat", dir);
-		for (size_t e = 0; e < READDIR_ENTRIES; e++) {
+		for (size_t e = 0; e < entries; e++) {
 			snprintf(path, sizeof(path), "%s/f%02zu", dir, e);
 			if (make_file(ctx->dirfd, path, NULL, 0) != 0)
 				return -1;
 		}
 	}
-	return 0;
+	tree_leaf_path(&ctx->tree, 0, "r", dir, sizeof(dir));
+	return listing_bytes(ctx->dirfd, dir, &ctx->listed_bytes_per_op);
 }
 
 /* Cold: drop every cache (dentries and inodes included); warm: stat what will be used. */
@@ -260,6 +284,20 @@ static int run_stat(struct bench_ctx *ctx, size_t i)
 	return fstatat(ctx->dirfd, path, &st, 0) == 0 ? 0 : fail_errno("fstatat", path);
 }
 
+/*
+ * Untimed: look the directory up, as a program does before it lists one (it came from its
+ * parent's listing, or the program stat'ed it), so its inode is in memory and a cold listing
+ * times reading the entries, not the inode the trace prices with the lookup.
+ */
+static int look_up_listing_dir(struct bench_ctx *ctx, size_t i)
+{
+	char path[TREE_PATH_MAX];
+	struct stat st;
+
+	leaf(ctx, i, "r", path);
+	return fstatat(ctx->dirfd, path, &st, 0) == 0 ? 0 : fail_errno("fstatat", path);
+}
+
 /* getdents64 until the directory is exhausted: one readdir operation lists one directory. */
 static int run_readdir(struct bench_ctx *ctx, size_t i)
 {
@@ -363,9 +401,14 @@ const struct bench meta_benches[] = {
 	{ "close", FAMILY_META, "close", "closing a just-opened file descriptor",
 	  BOTH_ORDERS, META_CACHES, SWEEP_NONE, 1, 0,
 	  setup_files, prepare_cache_files, open_before_close, close_pending, NULL, NULL },
-	{ "readdir", FAMILY_META, "readdir", "listing a whole directory of 100 entries (open, getdents64, close)",
+	{ "readdir", FAMILY_META, "readdir",
+	  "listing a whole directory of 100 entries, looked up before (open, getdents64, close)",
 	  BOTH_ORDERS, META_CACHES, SWEEP_NONE, 1, 0,
-	  setup_listing_dirs, prepare_cache_listing_dirs, NULL, run_readdir, NULL, NULL },
+	  setup_listing_dirs, prepare_cache_listing_dirs, look_up_listing_dir, run_readdir, NULL, NULL },
+	{ "readdir_small", FAMILY_META, "readdir",
+	  "listing a whole directory of 10 entries, looked up before (open, getdents64, close)",
+	  BOTH_ORDERS, META_CACHES, SWEEP_NONE, 1, 1,
+	  setup_listing_dirs, prepare_cache_listing_dirs, look_up_listing_dir, run_readdir, NULL, NULL },
 	{ "rename", FAMILY_META, "rename", "renaming a file within its directory",
 	  BOTH_ORDERS, META_CACHES, SWEEP_NONE, 0, 0,
 	  setup_files, prepare_cache_files, NULL, run_rename, NULL, NULL },

@@ -239,8 +239,10 @@ static void write_result(struct json *j, const struct bench_ctx *ctx, struct cas
 		json_kv_bool(j, "partial_block", c->size % ctx->cfg->block_size != 0);
 	else
 		json_kv_u64(j, "objects", ctx->n);
-	if (ctx->entries_per_op)
+	if (ctx->entries_per_op) {
 		json_kv_u64(j, "entries_per_op", ctx->entries_per_op);
+		json_kv_u64(j, "listed_bytes_per_op", ctx->listed_bytes_per_op);
+	}
 	json_kv_u64(j, "reps", s->reps_done);
 	json_key(j, "ops_per_rep");
 	json_begin_array(j);
