@@ -18,7 +18,8 @@ its own, "mmap": no read call shows those bytes, and each region is read as one 
 request of its length.  A metadata class is an
 operation with its outcome: done, failed (a failed lookup still walks the path), or, for
 readdir, the empty call that ends a listing (a getdents that returned no bytes; an NFS
-READDIR's reply carries no byte count, so every one is a listing).  Creates also keep how many of the files they
+READDIR's reply carries no byte count, so every one is a listing).  Listings keep the bytes
+of entries their getdents returned (listed_bytes): a listing costs by its entries.  Creates also keep how many of the files they
 made were then written (not copied into) and the bytes written into them: on btrfs a
 create among files holding unwritten data waits for some of it to be written out (fsbench's
 create_written), so it costs several times an empty create.
@@ -163,22 +164,25 @@ def with_unlinked_data(classes: dict, sizes: np.ndarray) -> dict:
 LISTING_CALLS = ("getdents", "getdents64")
 
 
-def _ended_listings(ev: EventArrays) -> np.ndarray:
-    """Which events are the empty getdents that ends a listing.  Only a system call's result
-    is the bytes listed: the NFS parser gives every successful call 0 (no byte count in
-    the reply), so a READDIR there is a listing, never its end."""
+def _getdents(ev: EventArrays) -> np.ndarray:
+    """Which events are getdents calls, whose result is the bytes of entries they listed (0:
+    the empty call that ends a listing).  The NFS parser gives every successful call 0 (no
+    byte count in the reply), so a READDIR there is a listing, never its end, and its size
+    is not known."""
     ids = [i for i, name in enumerate(ev.origs) if name in LISTING_CALLS]
     if not ids:
         return np.zeros(ev.n, bool)
-    return (ev.op == OP_INDEX["readdir"]) & (ev.ret == 0) & np.isin(ev.orig, ids)
+    return (ev.op == OP_INDEX["readdir"]) & np.isin(ev.orig, ids)
 
 
 def metadata_classes(ev: EventArrays) -> dict[str, dict[str, int]]:
     """{op: {"done", "failed", "empty"}} for every priced operation that is not a data access
-    (creates add "written" and "written_bytes", written_creates); reads and writes appear here
-    only for their failures."""
+    (creates add "written" and "written_bytes", written_creates; readdir "listed_bytes", the
+    bytes of entries its getdents calls returned, which the predictor prices a listing by);
+    reads and writes appear here only for their failures."""
     out: dict[str, dict[str, int]] = {}
-    empty_listing = _ended_listings(ev)
+    getdents = _getdents(ev)
+    empty_listing = getdents & (ev.ret == 0)
     for name in COSTED_OPERATIONS:
         is_op = ev.op == OP_INDEX[name]
         failed = int((is_op & ev.failed).sum())
@@ -190,6 +194,9 @@ def metadata_classes(ev: EventArrays) -> dict[str, dict[str, int]]:
         if total:
             empty = int((is_op & empty_listing).sum())
             out[name] = {"done": total - failed - empty, "failed": failed, "empty": empty}
+    listed = getdents & (ev.ret > 0)
+    if "readdir" in out and listed.any():
+        out["readdir"]["listed_bytes"] = int(ev.ret[listed].sum())
     if "create" in out:
         files, nbytes = written_creates(ev)
         out["create"].update(written=min(files, out["create"]["done"]), written_bytes=nbytes)

@@ -48,6 +48,7 @@ class CostTable:
                 "histogram_log2": r["histogram_log2"], "bimodal": r["bimodal"],
                 "partial_block": r.get("partial_block"),
                 **({"gap_costs": r["gap_costs"]} if r.get("gap_costs") else {}),
+                **{key: r[key] for key in ("entries_per_op", "listed_bytes_per_op") if r.get(key)},
             }
             for r in doc.get("results", [])
         ]

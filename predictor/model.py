@@ -25,8 +25,9 @@ Which price each class gets:
   plus writing the bytes it makes durable; one with nothing dirty at fsbench's fsync_clean,
   a directory's after its entries changed at fsync_dir;
 - metadata: on a cold start, one call per distinct name touched pays the cold price (the
-  first look at it), the rest the warm price; failed calls cost a lookup; the empty
-  getdents64 that ends a listing is counted in the listing; a create whose file the
+  first look at it), the rest the warm price; failed calls cost a lookup; a getdents64
+  is priced by the bytes of entries it returned (Pricer.listing), and the empty one that
+  ends a listing is counted in the listing; a create whose file the
   workload then writes is priced among files written as they are made (fsbench
   create_written, at the mean bytes written into each), which on btrfs costs several
   times an empty create; an unlink of a file the trace showed holding data at fsbench's
@@ -245,6 +246,11 @@ def _metadata_lines(profile: dict[str, Any], pricer: Pricer, start: str) -> list
                             pricer.metadata(op, "warm"))
             lines += _split(op, "metadata", f"{detail}, {_kib(per_file)} a file", with_data, cold_share,
                             price(pricer, per_file, "cold"), price(pricer, per_file, "warm"))
+        elif op == "readdir" and counts["done"]:
+            listed = counts.get("listed_bytes")
+            per_call = listed / counts["done"] if listed else None
+            lines += _split(op, "metadata", f"{_kib(per_call)} listed a call" if per_call else "", counts["done"],
+                            cold_share, pricer.listing(per_call, "cold"), pricer.listing(per_call, "warm"))
         elif counts["done"]:
             lines += _split(op, "metadata", "", counts["done"], cold_share, pricer.metadata(op, "cold"),
                             pricer.metadata(op, "warm"))

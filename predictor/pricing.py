@@ -143,15 +143,55 @@ class Pricer:
         if op == "readlink":
             return price.labelled(f"fsbench stat_file {cache} (no readlink benchmark)")
         if op == "readdir":
-            # fsbench's readdir is a whole listing: open, getdents64, close.  A traced readdir is
-            # one getdents64; the listing's open and close are events of their own.  It costs
-            # at least a close.
-            ends = self.metadata("open", cache).plus(self.metadata("close", cache), "")
-            floor = self.metadata("close", cache)
-            less = price.minus(ends, "")
-            return Price(max(less.ns, floor.ns), max(less.low_ns, floor.low_ns), max(less.high_ns, floor.high_ns),
-                         f"fsbench readdir {cache} less its open and close", _both(less.cpu_ns, floor.cpu_ns, max))
+            return self.listing(None, cache)
         return price
+
+    def listing(self, bytes_per_call: float | None, cache: str) -> Price:
+        """One getdents64 that returned `bytes_per_call` bytes of entries (None: not known,
+        as of an NFS READDIR, whose reply the trace keeps no byte count of).
+
+        fsbench's readdir lists whole directories of 100 entries (open, getdents64 until
+        empty, close), readdir_small of 10, and each says the bytes its listing returned.  A
+        traced getdents64 is priced by its bytes: linearly between the two listings', the
+        smaller's below them, on the line through both beyond the larger; each less the
+        listing's open and close, which a trace shows as events of their own (_less_ends).
+
+        Why by bytes: a listing's cost grows with its entries (cold, after the lookup,
+        2026-11-24: ext4 25 us for 20 entries against 75 for 100, btrfs 28 against 111),
+        and most directories programs list hold tens of entries: priced as fsbench's 100,
+        copy-delete's listings on xfs modelled 20 ms where its replays took 3.
+
+        A listing of unknown size, or from a table measured before fsbench had readdir_small
+        (or kept the bytes), is priced at the 100 entries, said so."""
+        large = self._less_ends("readdir", cache)
+        small = self._less_ends("readdir_small", cache) if self._has("readdir_small") else None
+        if bytes_per_call is None:
+            return large[1].labelled(f"{large[1].source} (a listing of unknown size: priced at its 100 entries)")
+        if small is None or not small[0] or not large[0]:
+            return _lacking(large[1], "readdir_small")
+        (b0, p0), (b1, p1) = sorted([small, large], key=lambda point: point[0])
+        if bytes_per_call <= b0:
+            return p0.labelled(f"{p0.source}, {b0} B listed (for {bytes_per_call:.0f} B)")
+        w = (bytes_per_call - b0) / (b1 - b0)
+        if w > 1 and p1.ns <= p0.ns:
+            return p1.labelled(f"{p1.source}, {b1} B listed (for {bytes_per_call:.0f} B)")
+        where = "between" if w <= 1 else "on the line beyond"
+        return p0.toward(p1, w, f"fsbench readdir_small and readdir {cache} less open and close, "
+                                f"{bytes_per_call:.0f} B listed: {where} {b0} and {b1} B")
+
+    def _less_ends(self, bench: str, cache: str) -> tuple[int | None, Price]:
+        """fsbench's whole listing `bench` less its open and close, never below a close, with
+        the bytes it listed (None from a table measured before fsbench kept them).  fsbench
+        has looked each directory up before it lists it since it kept the bytes, so from such
+        a table the open taken off is a warm one; before, the case's own."""
+        entry = self._entry(bench, METADATA_ORDER, cache)
+        listed = entry.get("listed_bytes_per_op")
+        opened = "warm" if listed else cache
+        ends = self.metadata("open", opened).plus(self.metadata("close", opened), "")
+        floor = self.metadata("close", cache)
+        less = _measured(entry, "").minus(ends, "")
+        return listed, Price(max(less.ns, floor.ns), max(less.low_ns, floor.low_ns), max(less.high_ns, floor.high_ns),
+                             f"fsbench {bench} {cache} less its open and close", _both(less.cpu_ns, floor.cpu_ns, max))
 
     def create_written(self, bytes_per_file: float, cache: str) -> Price:
         """A create among files the workload writes as it makes them, `bytes_per_file` each

@@ -242,6 +242,25 @@ def test_an_untar_creates_exactly_the_trees_files(tmp_path: Path) -> None:
     assert profile.body["operations"]["mkdir"]["count"] == 1 + 7 * 2  # tree/, dirN/, dirN/sub/
 
 
+def test_a_listing_keeps_the_bytes_of_entries_its_getdents_returned(tmp_path: Path) -> None:
+    """The predictor prices a getdents64 by the bytes it returned; the kernel's record for a
+    name is 19 bytes of header, the name and its NUL, padded to 8 (filldir64), the same on
+    every filesystem."""
+    listed = tmp_path / "listed"
+    listed.mkdir()
+    names = [f"entry-{i:03d}" + "x" * (i % 11) for i in range(40)]
+    for name in names:
+        (listed / name).touch()
+    recording = record(["ls", "-f", str(listed)], tmp_path / "t.strace", quiet=True)
+    assert recording.returncode == 0
+    ingest([recording.log], tmp_path / "e.parquet")
+    table = read_events(tmp_path / "e.parquet")
+    keep = [str(f).endswith("/listed") for f in table["file"].to_pylist()]
+    readdir = characterize(table.filter(keep)).body["classes"]["metadata"]["readdir"]
+    expected = sum((19 + len(name) + 1 + 7) // 8 * 8 for name in [".", "..", *names])
+    assert readdir == {"done": 1, "failed": 0, "empty": 1, "listed_bytes": expected}
+
+
 def test_the_nfsv3_capture_gives_the_counts_sources_lists(tmp_path: Path) -> None:
     capture = SHARED_DATA / "nfs" / "epam-nfstrace" / "eth-ipv4-tcp-nfsv3.pcap.bz2"
     if not capture.exists():

@@ -138,6 +138,40 @@ def test_the_model_is_count_times_cost_class_by_class() -> None:
     assert warm.by_op()["read"] == pytest.approx(1000 * curve(4096))  # all of it fits and was cached
 
 
+def listing_table() -> CostTable:
+    """fsbench's listings of 100 entries (2448 bytes) and 10 (288), each looked up first."""
+    listed = table()
+    listed.entries = [e for e in listed.entries if e["bench"] != "readdir"]
+    for bench, entries, nbytes, cold, warm in (("readdir", 100, 2448, 200_000, 50_000),
+                                               ("readdir_small", 10, 288, 60_000, 14_000)):
+        for cache, mean in (("cold", cold), ("warm", warm)):
+            listed.entries.append({**entry(bench, "creation", cache, None, mean), "entries_per_op": entries,
+                                   "listed_bytes_per_op": nbytes})
+    return listed
+
+
+def test_a_listing_is_priced_by_the_bytes_of_entries_it_returned() -> None:
+    pricer = Pricer(listing_table())
+    ends = 2_000 + 2_000  # a warm open and close: fsbench looked the directory up first
+    small, large = 60_000 - ends, 200_000 - ends
+    assert pricer.listing(288, "cold").ns == pytest.approx(small)
+    assert pricer.listing(100, "cold").ns == pytest.approx(small)  # below the small listing: its price
+    halfway = pricer.listing((288 + 2448) / 2, "cold")
+    assert halfway.ns == pytest.approx((small + large) / 2) and "between 288 and 2448 B" in halfway.source
+    assert pricer.listing(2448 + 2160, "cold").ns == pytest.approx(large + (large - small))  # on the line beyond
+    unknown = pricer.listing(None, "cold")  # an NFS READDIR's size is not in its trace
+    assert unknown.ns == pytest.approx(large) and "unknown size" in unknown.source
+    assert pricer.metadata("readdir", "warm").ns == pytest.approx(50_000 - ends)
+    older = Pricer(table()).listing(1000, "cold")
+    assert "no readdir_small" in older.source
+    workload = profile()
+    workload["classes"]["metadata"]["readdir"] = {"done": 5, "failed": 0, "empty": 5, "listed_bytes": 5 * 1368}
+    cold = 50 / 105
+    fs = price_workload(workload, pricer, cache_bytes=1 << 30)
+    assert fs.by_op()["readdir"] == pytest.approx(5 * (cold * (small + large) / 2 + (1 - cold) * (10_000 + 46_000) / 2))
+    assert any("1.34 KiB listed a call" in line.detail for line in fs.lines if line.op == "readdir")
+
+
 @pytest.mark.parametrize("op, bench, count_key, bytes_key, detail", [
     ("create", "create_written", "written", "written_bytes", "then written"),
     ("unlink", "unlink_written", "with_data", "data_bytes", "of a file holding data"),
