@@ -34,7 +34,7 @@ import numpy as np
 from fsbm.characterizer.arrays import OP_INDEX, EventArrays, access_lengths
 from fsbm.characterizer.mapped import Regions
 from fsbm.characterizer.sequentiality import Access
-from fsbm.traces.vocabulary import OPERATIONS
+from fsbm.traces.vocabulary import COPY_CALLS, OPERATIONS
 
 # The operations a filesystem's cost table prices.  The rest (seek, mmap, other) cost the
 # same on every filesystem as far as fsbench can tell: their time stays outside.
@@ -46,7 +46,6 @@ DATA_OPERATIONS = ("read", "write")
 ACCESS_CLASSES = ("read", "write", "copy")
 MAPPED_CLASS = "mmap"
 DATA_CLASSES = (*ACCESS_CLASSES, MAPPED_CLASS)
-COPY_CALLS = ("copy_file_range",)
 
 _COSTED = np.array([name in COSTED_OPERATIONS for name in OPERATIONS])
 

@@ -43,6 +43,12 @@ PROGRAM = textwrap.dedent("""
     os.read(r, 4096)                   # 0
     os.read(r, 4096)                   # 4096 requested at 4096... the file is 5020 bytes
     os.close(r)
+    s = os.open("b.log", os.O_RDONLY)
+    c = os.open("c.copy", os.O_CREAT | os.O_WRONLY, 0o644)
+    os.copy_file_range(s, c, 12)       # b.log's 0..12 to c.copy's 0, in the kernel
+    os.read(s, 100)                    # 12: the copy moved the source's offset
+    os.close(s)
+    os.close(c)
     os.mkdir("d")
     os.rename("a.dat", "d/a2.dat")
     os.unlink("d/a2.dat")
@@ -86,9 +92,17 @@ def test_reads_advance_the_offset_by_what_was_read(events: pd.DataFrame) -> None
     assert list(zip(reads["offset"], reads["size"], reads["ret"])) == [(0, 4096, 4096), (4096, 4096, 924)]
 
 
+def test_an_in_kernel_copy_names_its_source_and_moves_its_offset(events: pd.DataFrame) -> None:
+    copy = events[events["orig"] == "copy_file_range"]
+    assert len(copy) == 1 and copy.iloc[0]["path2"].endswith("/b.log") and copy.iloc[0]["file"].endswith("/c.copy")
+    assert (copy.iloc[0]["offset"], copy.iloc[0]["ret"]) == (0, 12)
+    reads = events[(events["op"] == "read") & events["file"].str.endswith("/b.log")]
+    assert list(zip(reads["offset"], reads["size"], reads["ret"])) == [(12, 100, 8)]
+
+
 def test_namespace_operations_are_in_the_vocabulary(events: pd.DataFrame) -> None:
     ops = list(events[events["op"].isin(["create", "mkdir", "rename", "unlink", "rmdir"])]["op"])
-    assert ops == ["create", "create", "mkdir", "rename", "unlink", "rmdir"]
+    assert ops == ["create", "create", "create", "mkdir", "rename", "unlink", "rmdir"]
     rename = events[events["op"] == "rename"].iloc[0]
     assert rename["path"].endswith("/a.dat") and rename["path2"].endswith("/d/a2.dat")
 

@@ -12,6 +12,11 @@ OPERATIONS = (
     "unlink", "rename", "link", "symlink", "readlink", "fsync", "seek", "mmap", "other",
 )
 
+# In-kernel copies: a write event of the destination, the source in path2.  A filesystem
+# that shares extents clones instead of copying, so they are a class of their own (the
+# characterizer) and replayed as copies (replay_plan).  sendfile never clones: a write.
+COPY_CALLS = ("copy_file_range",)
+
 # NFSv2/v3 procedures (and NFSv4 COMPOUND operations, by the same names where they exist).
 NFS_OPERATIONS: dict[str, str] = {
     "NULL": "other",

@@ -207,6 +207,35 @@ static int h_rw(struct proc *p, const struct call *c, const struct sysdesc *d, s
 	return 1;
 }
 
+/*
+ * copy_file_range(fd_in, off_in, fd_out, off_out, len, flags): the write to fd_out (h_rw,
+ * with a, b, c), and the source's path in path2, so a replay can copy from it as the
+ * kernel did (a clone where extents are shared) rather than write bytes.  Without off_in
+ * the copy moves the source's offset as a read would.
+ */
+static int h_copy(struct proc *p, const struct call *c, const struct sysdesc *d, struct event *e)
+{
+	struct span annotated;
+	struct ofd *source;
+	int64_t fd;
+
+	if (!h_rw(p, c, d, e))
+		return 0;
+	if (c->nargs < 2 || span_fd(c->arg[0], &fd, &annotated) != 0)
+		return 1;
+	source = fd_get(p, fd);
+	if (source && source->kind == OFD_FILE)
+		snprintf(e->path2_buf, sizeof(e->path2_buf), "%s", source->path);
+	else if (!source && annotated.len && annotated.p[0] == '/')
+		copy_span(annotated, e->path2_buf, sizeof(e->path2_buf));
+	else
+		return 1;
+	e->path2 = e->path2_buf;
+	if (source && span_eq(c->arg[1], "NULL") && c->ret_known && c->ret > 0)
+		source->offset += c->ret;
+	return 1;
+}
+
 static int h_lseek(struct proc *p, const struct call *c, const struct sysdesc *d, struct event *e)
 {
 	struct ofd *o;
@@ -440,9 +469,9 @@ static const struct sysdesc table[] = {
 	{ "pwritev", "write", h_rw, 0, -1, 3 },
 	{ "preadv2", "read", h_rw, 0, -1, 3 },
 	{ "pwritev2", "write", h_rw, 0, -1, 3 },
-	/* In-kernel copies (cp uses copy_file_range): one event, the write to the destination;
-	 * the read of the source has no event of its own. */
-	{ "copy_file_range", "write", h_rw, 2, 4, 3 },
+	/* In-kernel copies (cp uses copy_file_range): one event, the write to the destination,
+	 * naming its source in path2; the read of the source has no event of its own. */
+	{ "copy_file_range", "write", h_copy, 2, 4, 3 },
 	{ "sendfile", "write", h_rw, 0, 3, -1 },
 	{ "sendfile64", "write", h_rw, 0, 3, -1 },
 	{ "lseek", "seek", h_lseek, 0, -1, -1 },
