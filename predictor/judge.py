@@ -141,8 +141,9 @@ def features(doc: dict[str, Any], cache_bytes: int, cpu: str = CPU_BEFORE) -> pd
 
 
 # fsreplay's operation kinds (microbench/src/plan.c) in the model's vocabulary, and the
-# model's operations fsreplay performs as another: a create is an open with O_CREAT, a
-# copy the write of its bytes.
+# model's operations fsreplay performs as another: a create is an open with O_CREAT.  Copies
+# are compared among the writes: replays made before fsreplay copied (2026-11-24) wrote
+# their bytes instead, and the model's write group holds them.
 REPLAYED_AS = {"fdatasync": "fsync", "lstat": "stat", "fstat": "stat", "access": "stat", "getdents": "readdir",
                "chmod": "setattr", "utimes": "setattr", "truncate": "setattr", "ftruncate": "setattr",
                "create": "open", "copy": "write"}

@@ -15,6 +15,7 @@ import pyarrow as pa
 import pytest
 
 from fsbm.microbench.replay import fsreplay_binary
+from fsbm.microbench.scratch import ScratchFs
 from fsbm.traces.ingest import ingest, read_events
 from fsbm.traces.record import record
 from fsbm.traces.replay_plan import build_plan, write_plan
@@ -179,6 +180,38 @@ def test_a_mapped_file_is_replayed_as_a_read_through_of_its_region(tmp_path: Pat
     assert report["operations"]["mmap"]["count"] == 2 and report["mismatches"] == []
 
 
+def test_cp_is_replayed_as_the_copy_it_made_and_clones_on_xfs(tmp_path: Path, xfs_fs: ScratchFs) -> None:
+    """cp copies in the kernel (copy_file_range); the event names its source, the plan copies
+    from the source's handle, and on xfs the replayed copy shares the source's extents, as
+    the traced one did, where a write of the bytes would have written 4 MiB anew."""
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "big.bin").write_bytes(os.urandom(4 << 20))
+    recording = record(["cp", "big.bin", "copy.bin"], tmp_path / "cp.strace", cwd=work)
+    assert recording.returncode == 0
+    ingest([recording.log], tmp_path / "cp.parquet")
+    events = read_events(tmp_path / "cp.parquet").to_pandas()
+    copies = events[events["orig"] == "copy_file_range"]
+    assert len(copies) >= 1 and set(copies["path2"]) == {str(work / "big.bin")}
+    assert copies["ret"].sum() == 4 << 20
+    write_plan(read_events(tmp_path / "cp.parquet"), tmp_path / "plan", scope=str(work))
+    lines = [line.split("\t") for line in (tmp_path / "plan").read_text().splitlines()]
+    opened = {int(f[3]): f[12] for f in lines if f[0] == "O" and f[2] == "open"}
+    copied = [f for f in lines if f[0] == "O" and f[2] == "copy"]
+    assert copied and all((opened[int(f[3])], opened[int(f[4])]) == ("copy.bin", "big.bin") for f in copied)
+    assert ["F", str(4 << 20), "big.bin"] in lines
+    target = xfs_fs.mount_point / "replay"
+    target.mkdir()
+    done = subprocess.run([str(fsreplay_binary()), "--plan", str(tmp_path / "plan"), "--target", str(target)],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["operations"]["copy"]["count"] == len(copied) and report["mismatches"] == []
+    assert (target / "copy.bin").read_bytes() == (target / "big.bin").read_bytes()
+    extents = subprocess.run(["filefrag", "-v", str(target / "copy.bin")], capture_output=True, text=True, check=True)
+    assert "shared" in extents.stdout, extents.stdout
+
+
 def test_a_mapping_past_the_end_of_its_file_touches_only_the_file(tmp_path: Path) -> None:
     """A plan may map more than the file holds (a mapping's length is rounded, a file may have
     shrunk): touching past the end would be SIGBUS, so the region is cut at the file's end."""
@@ -196,14 +229,23 @@ def test_a_mapping_past_the_end_of_its_file_touches_only_the_file(tmp_path: Path
     assert report["operations"]["mmap"]["count"] == 2 and report["mismatches"] == []
 
 
-def test_a_bad_plan_names_its_line(tmp_path: Path) -> None:
+def _refused_plan(tmp_path: Path, text: str) -> str:
+    """fsreplay's complaint about a plan it must refuse (exit 2) before running anything."""
     plan = tmp_path / "plan"
-    plan.write_text("fsbm-replay-plan\t1\nactors\t1\nhandles\t0\nmaxio\t4096\nO\t0\tfrobnicate\t-1\t0\t0\t-1\t0\t0\t0"
-                    "\t-1\t1\tx\t\n")
+    plan.write_text(text)
     done = subprocess.run([str(fsreplay_binary()), "--plan", str(plan), "--target", str(tmp_path)],
                           capture_output=True, text=True)
     assert done.returncode == 2
-    assert f"{plan}:5: unknown operation kind" in done.stderr
+    return done.stderr
+
+
+def test_a_bad_plan_names_its_line(tmp_path: Path) -> None:
+    head = "fsbm-replay-plan\t1\nactors\t1\nhandles\t1\nmaxio\t4096\n"
+    plan = tmp_path / "plan"
+    assert f"{plan}:5: unknown operation kind" in _refused_plan(
+        tmp_path, head + "O\t0\tfrobnicate\t-1\t0\t0\t-1\t0\t0\t0\t-1\t1\tx\t\n")
+    assert f"{plan}:5: a copy names its destination's handle and, in flags, its source's" in _refused_plan(
+        tmp_path, head + "O\t0\tcopy\t0\t7\t0\t-1\t10\t0\t0\t-1\t1\tx\ty\n")
 
 
 def test_replay_refuses_a_target_that_is_not_empty(traced: Path, tmp_path: Path, fsbm_home: Path) -> None:

@@ -10,6 +10,10 @@ descriptors whose file the trace never showed become "_unknown/fd-N-pid-P"; NFS 
 handles become "_nfs/<handle>".  Nothing is made safe here by string checks: ".." and
 absolute paths pass through, and fsreplay's openat2(RESOLVE_BENEATH) refuses them.
 Events on pipes, sockets, /dev, /proc and /sys are left out, counted by reason.
+An in-kernel copy (copy_file_range) is replayed as one, from its source's handle, so a
+filesystem that shares extents clones it as it did traced (a write of the bytes there cost
+xfs and btrfs what cp never paid, and left ext4's read of the source out); a copy from
+outside the scope is replayed as the write of its bytes.
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from fsbm.traces.vocabulary import COPY_CALLS
 
 PSEUDO_PREFIXES = ("/dev/", "/proc/", "/sys/", "/run/")
 NFS_ERRORS = {"NOENT": "ENOENT", "EXIST": "EEXIST", "NOTDIR": "ENOTDIR", "ISDIR": "EISDIR", "NOTEMPTY": "ENOTEMPTY",
@@ -95,7 +101,8 @@ class _Op:
 class PlanBuilder:
     """One pass over the events in trace order, then the tree and the flags."""
 
-    def __init__(self) -> None:
+    def __init__(self, scoped: bool = False) -> None:
+        self.scoped = scoped  # names are relative to a scope; absolute ones lie outside it
         self.ops: list[_Op] = []
         self.stats = PlanStats()
         self.actor_ids: dict[str, int] = {}
@@ -122,7 +129,7 @@ class PlanBuilder:
         op.dep = max(deps) if deps else -1
         for r in resources:
             self.last_on[r] = index
-        if op.kind != "mmap":  # a mapping needs no buffer
+        if op.kind not in ("mmap", "copy"):  # the kernel moves these bytes: no buffer
             self.max_io = max(self.max_io, op.size)
         self.ops.append(op)
 
@@ -180,6 +187,8 @@ class PlanBuilder:
                 self.stats.skipped["close of a file not opened in the trace"] += 1
                 return
             self._emit(_Op(kind="close", handle=stack.pop(), **base), (path,))
+        elif op == "write" and call in COPY_CALLS and (source := self._copy_source(row["path2"])) is not None:
+            self._copy(path, source, offset, size, base)
         elif op in ("read", "write"):
             self._touch(path, op, err)
             handle = self._handle_for(actor, path)
@@ -235,6 +244,28 @@ class PlanBuilder:
             self.stats.skipped[f"{op} (not replayed)"] += 1
             return
         self.stats.operations += 1
+
+    def _copy_source(self, traced: str | None) -> str | None:
+        """Where an in-kernel copy's source lives beneath the target, or None when the trace
+        does not name it or it lies outside the scope (on another filesystem: the kernel read
+        and wrote it there, and the replay writes the bytes)."""
+        if not traced or (self.scoped and traced.startswith("/")):
+            return None
+        return replay_name(traced)
+
+    def _copy(self, path: str, source: str, offset: int, size: int, base: dict) -> None:
+        """copy_file_range from the source's open handle (its file position, as cp's copies
+        use) to the destination's, so the replay's kernel clones where it can.  The source
+        is assumed read where the destination is written, as a whole-file copy does."""
+        err = base["errno"]
+        self._touch(source, "read", err)
+        self._touch(path, "write", err)
+        handle, source_handle = self._handle_for(base["actor"], path), self._handle_for(base["actor"], source)
+        self.written.add(handle)
+        if not err:
+            self.size[source] = max(self.size[source], max(offset, 0) + size)
+        self._emit(_Op(kind="copy", handle=handle, flags=source_handle, offset=offset, size=size, **base),
+                   (path, source))
 
     def _two_paths(self, op: str, row: dict, path: str, base: dict) -> None:
         err = base["errno"]
@@ -317,7 +348,7 @@ def within(table: pa.Table, scope: str) -> pa.Table:
 
 def build_plan(table: pa.Table, scope: str | None = None) -> tuple[str, PlanStats]:
     """The plan text for an event table (of the events beneath `scope`), and what went into it."""
-    builder = PlanBuilder()
+    builder = PlanBuilder(scoped=bool(scope) and scope.rstrip("/") != "")
     columns = ["seq", "ts", "dur", "actor", "op", "orig", "file", "path", "path2", "offset", "size", "ret", "errno"]
     data = within(table.select(columns), scope) if scope else table.select(columns)
     nfs = any(str(o).startswith("NFS") for o in data["orig"].unique().to_pylist())

@@ -14,7 +14,7 @@
 const char *const plan_kind_names[OP_KINDS] = {
 	"open", "close", "read", "write", "fsync", "fdatasync", "stat", "lstat", "fstat",
 	"access", "unlink", "mkdir", "rmdir", "rename", "link", "symlink", "readlink",
-	"readdir", "getdents", "truncate", "ftruncate", "chmod", "utimes", "mmap",
+	"readdir", "getdents", "truncate", "ftruncate", "chmod", "utimes", "mmap", "copy",
 };
 
 enum { MAX_FIELDS = 14 };
@@ -99,7 +99,9 @@ static int parse_op(struct plan *p, const struct reader *r, char **f, int n)
 		return bad(r, "actor or handle out of range (check the actors and handles lines)");
 	if (v[8] < -1 || v[8] >= (int64_t)p->n_ops)
 		return bad(r, "dep must name an earlier operation");
-	if (v[5] < 0 || (kind != OP_MMAP && (uint64_t)v[5] > p->max_io))
+	if (kind == OP_COPY && (v[1] < 0 || v[2] < 0 || v[2] >= (int64_t)p->handles))
+		return bad(r, "a copy names its destination's handle and, in flags, its source's");
+	if (v[5] < 0 || (kind != OP_MMAP && kind != OP_COPY && (uint64_t)v[5] > p->max_io))
 		return bad(r, "size out of range (check the maxio line)");
 	if (unescape(f[12]) || unescape(f[13]))
 		return bad(r, "bad escape in a path (only \\t, \\n and \\\\)");

@@ -12,9 +12,11 @@
  *
  * An O line is one operation: `kind` a name from plan_kind_names, `handle` the open file
  * it uses (-1: none), `flags`/`mode` for open, `offset` -1 for the file position, `errno`
- * the error the trace saw (0: success); for mmap, `offset` and `size` are the region a
- * process mapped and read through (characterizer/mapped.py), `size` not bounded by maxio
- * since it needs no buffer; `think_ns` the actor's idle time before it, `dep`
+ * the error the trace saw (0: success); for copy (copy_file_range), `handle` is the
+ * destination and `flags` the source's handle, read from its file position; for mmap,
+ * `offset` and `size` are the region a process mapped and read through
+ * (characterizer/mapped.py); neither's `size` is bounded by maxio, since the kernel moves
+ * those bytes without a buffer; `think_ns` the actor's idle time before it, `dep`
  * the operation (index among O lines) that must finish first (-1: none; ARTC's order of
  * operations on one file or directory across actors), `timed` 0 for the opens and closes
  * the plan adds around NFS traffic, which has none.
@@ -28,7 +30,7 @@
 enum op_kind {
 	OP_OPEN, OP_CLOSE, OP_READ, OP_WRITE, OP_FSYNC, OP_FDATASYNC, OP_STAT, OP_LSTAT, OP_FSTAT,
 	OP_ACCESS, OP_UNLINK, OP_MKDIR, OP_RMDIR, OP_RENAME, OP_LINK, OP_SYMLINK, OP_READLINK,
-	OP_READDIR, OP_GETDENTS, OP_TRUNCATE, OP_FTRUNCATE, OP_CHMOD, OP_UTIMES, OP_MMAP, OP_KINDS
+	OP_READDIR, OP_GETDENTS, OP_TRUNCATE, OP_FTRUNCATE, OP_CHMOD, OP_UTIMES, OP_MMAP, OP_COPY, OP_KINDS
 };
 
 extern const char *const plan_kind_names[OP_KINDS];

@@ -135,13 +135,18 @@ static int parent_of(struct replay_ctx *c, const char *path, const char **base)
 	return fd;
 }
 
-static int handle_fd(struct replay_ctx *c, const struct plan_op *op)
+static int fd_of(struct replay_ctx *c, int32_t handle)
 {
-	if (op->handle < 0 || c->fds[op->handle] < 0) {
+	if (handle < 0 || c->fds[handle] < 0) {
 		errno = EBADF;
 		return -1;
 	}
-	return c->fds[op->handle];
+	return c->fds[handle];
+}
+
+static int handle_fd(struct replay_ctx *c, const struct plan_op *op)
+{
+	return fd_of(c, op->handle);
 }
 
 /* stat follows a final symlink only beneath root: lstat first, and a symlink is opened
@@ -231,6 +236,32 @@ static int do_data(struct replay_ctx *c, const struct plan_op *op)
 	else
 		n = op->offset >= 0 ? pwrite(fd, c->buf, op->size, op->offset) : write(fd, c->buf, op->size);
 	return n < 0 ? -1 : 0;
+}
+
+/*
+ * An in-kernel copy, as the traced program made it: from the source's file position to
+ * the destination's offset (or position), so the kernel clones where extents can be
+ * shared and reads and writes elsewhere.  A short copy goes on; one that copies nothing
+ * means the source ended, as it did for the call that found the end when traced.
+ */
+static int do_copy(struct replay_ctx *c, const struct plan_op *op)
+{
+	int out = handle_fd(c, op), in = fd_of(c, op->flags);
+	off_t at = op->offset;
+	uint64_t left = op->size;
+
+	if (out < 0 || in < 0)
+		return -1;
+	while (left > 0) {
+		ssize_t n = copy_file_range(in, NULL, out, op->offset >= 0 ? &at : NULL, left, 0);
+
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			break;
+		left -= (uint64_t)n;
+	}
+	return 0;
 }
 
 /*
@@ -417,6 +448,8 @@ static int do_op(struct replay_ctx *c, const struct plan_op *op)
 		return do_attr(c, op);
 	case OP_MMAP:
 		return do_mmap(c, op);
+	case OP_COPY:
+		return do_copy(c, op);
 	case OP_KINDS:
 		break;
 	}
