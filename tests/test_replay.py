@@ -90,17 +90,32 @@ def test_timed_mode_keeps_the_traced_think_time(tmp_path: Path) -> None:
     assert abs(runtimes["timed"] - traced_ns) / traced_ns < 0.05, (runtimes, traced_ns)
 
 
-def _events(rows: list[tuple[str, str, str | None, int | None]]) -> pa.Table:
-    """(op, path, path2, errno) rows by one actor, as the strace parser writes them."""
+def _events(rows: list[tuple[str, str, str | None, int | None]], origs: list[str] | None = None) -> pa.Table:
+    """(op, path, path2, errno) rows by one actor, as the strace parser writes them (each
+    call named as its operation unless `origs` names them)."""
     n = len(rows)
     return pa.table({
         "seq": list(range(n)), "ts": [None] * n, "dur": [None] * n, "actor": ["1"] * n,
-        "op": [r[0] for r in rows], "orig": [r[0] for r in rows], "file": [r[1] for r in rows],
+        "op": [r[0] for r in rows], "orig": origs or [r[0] for r in rows], "file": [r[1] for r in rows],
         "path": [r[1] for r in rows], "path2": [r[2] for r in rows], "offset": [0 if r[0] == "write" else None
                                                                                for r in rows],
         "size": [64 if r[0] == "write" else None for r in rows], "ret": [64 if r[0] == "write" else 0 for r in rows],
         "errno": [r[3] for r in rows], "record": list(range(n)),
     }).cast(EVENT_SCHEMA)
+
+
+def test_a_copy_from_outside_the_scope_is_replayed_as_a_write() -> None:
+    """Outside the scope the source was on another filesystem: the kernel read and wrote it
+    there, and a copy beneath the target could clone what the program never could."""
+    events = _events([("open", "/w/src", None, None), ("create", "/w/one", None, None),
+                      ("write", "/w/one", "/w/src", None), ("create", "/w/two", None, None),
+                      ("write", "/w/two", "/elsewhere/src", None)],
+                     origs=["openat", "openat", "copy_file_range", "openat", "copy_file_range"])
+    text, _ = build_plan(events, scope="/w")
+    ops = [line.split("\t") for line in text.splitlines() if line.startswith("O\t")]
+    assert [(f[2], f[12], f[13]) for f in ops if f[2] in ("copy", "write")] == [("copy", "one", "src"), ("write", "two", "")]
+    copy = next(f for f in ops if f[2] == "copy")
+    assert next(f[12] for f in ops if f[2] == "open" and f[3] == copy[4]) == "src"
 
 
 @pytest.mark.parametrize("walk", [False, True], ids=["openat2", "openat-walk"])

@@ -264,8 +264,8 @@ class PlanBuilder:
         self.written.add(handle)
         if not err:
             self.size[source] = max(self.size[source], max(offset, 0) + size)
-        self._emit(_Op(kind="copy", handle=handle, flags=source_handle, offset=offset, size=size, **base),
-                   (path, source))
+        self._emit(_Op(kind="copy", handle=handle, flags=source_handle, offset=offset, size=size, path2=source,
+                       **base), (path, source))
 
     def _two_paths(self, op: str, row: dict, path: str, base: dict) -> None:
         err = base["errno"]

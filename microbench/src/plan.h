@@ -13,8 +13,8 @@
  * An O line is one operation: `kind` a name from plan_kind_names, `handle` the open file
  * it uses (-1: none), `flags`/`mode` for open, `offset` -1 for the file position, `errno`
  * the error the trace saw (0: success); for copy (copy_file_range), `handle` is the
- * destination and `flags` the source's handle, read from its file position; for mmap,
- * `offset` and `size` are the region a process mapped and read through
+ * destination, `flags` the source's handle, read from its file position, and `path2` the
+ * source's name; for mmap, `offset` and `size` are the region a process mapped and read through
  * (characterizer/mapped.py); neither's `size` is bounded by maxio, since the kernel moves
  * those bytes without a buffer; `think_ns` the actor's idle time before it, `dep`
  * the operation (index among O lines) that must finish first (-1: none; ARTC's order of
