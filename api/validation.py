@@ -114,8 +114,8 @@ def _operations_section(operations: Any) -> list[str]:
     ops = operations.groupby("op")["replay_s"].sum().sort_values(ascending=False).index
     lines = ["", "## Model against replay, operation by operation", "",
              "Raw modelled seconds / replayed seconds inside each operation, summed over the programs (the replayed "
-             "seconds in brackets). Creates count with the opens and in-kernel copies with the writes, as fsreplay "
-             "performs them: it writes the bytes a copy_file_range moved, it does not copy or clone them.", "",
+             "seconds in brackets). Creates count with the opens (fsreplay makes a file by opening it) and "
+             "in-kernel copies with the writes (replays made before fsreplay copied wrote their bytes instead).", "",
              "| operation | " + " | ".join(targets) + " |", "|---|" + "---|" * len(targets)]
     for op in ops:
         row = []
@@ -136,8 +136,11 @@ def _cost_tables_section(doc: dict[str, Any]) -> list[str]:
     lines = ["", "## Cost tables", "",
              "Each target's quick fsbench table was measured several times, spread over the rounds, and every case "
              "is judged at its median. *Median spread*: a case's slowest measurement over its fastest, the median over "
-             "the cases; the last column has the cold 4 KiB random read's mean in each measurement, in order.", "",
-             "| target | measurements | measured | median spread | cold 4 KiB random read, us |", "|---|---|---|---|---|"]
+             "the cases; the last columns have the mean of two cases the device's drift moves most, in each "
+             "measurement, in order: a cold 4 KiB random read, and an fsync after a 4 KiB write (a journal commit "
+             "and a cache flush: SQLite's commits are made of these).", "",
+             "| target | measurements | measured | median spread | cold 4 KiB random read, us | 4 KiB fsync, us |",
+             "|---|---|---|---|---|---|"]
     for name, tables in runs.items():
         cases: dict[tuple, list[float]] = {}
         for table in tables:
@@ -145,10 +148,11 @@ def _cost_tables_section(doc: dict[str, Any]) -> list[str]:
                 cases.setdefault((e["bench"], e["size"], e["order"], e["cache"]), []).append(e["latency_ns"]["mean"])
         spreads = sorted(max(v) / min(v) for v in cases.values() if len(v) > 1 and min(v) > 0)
         spread = f"{spreads[len(spreads) // 2]:.2f}x" if spreads else "-"
-        read = ", ".join(f"{v / 1e3:.0f}" for v in cases.get(("read", 4096, "random", "cold"), [])) or "-"
+        read, sync = (", ".join(f"{v / 1e3:.0f}" for v in cases.get(case, []) if v > 0) or "-"
+                      for case in (("read", 4096, "random", "cold"), ("fsync", 4096, "sequential", "warm")))
         times = sorted(t["measured_at"] for t in tables)
         lines.append(f"| {labels.get(name, name)} | {len(tables)} | {times[0][11:16]}-{times[-1][11:16]} UTC | "
-                     f"{spread} | {read} |")
+                     f"{spread} | {read} | {sync} |")
     return lines
 
 

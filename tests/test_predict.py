@@ -263,6 +263,25 @@ def test_cost_tables_are_measured_spread_over_the_rounds() -> None:
     assert table_boundaries(2, 5) == [0, 1, 2]  # never more often than between rounds
 
 
+def test_the_doc_shows_how_each_tables_read_and_sync_moved_between_its_measurements() -> None:
+    """A sync's cost followed the device from hour to hour (sqlite's largest misses), so the
+    doc gives each measurement's 4 KiB fsync beside its cold read, in the order measured."""
+    from fsbm.api.validation import _cost_tables_section
+
+    def table(at: str, read_us: float, sync_us: float) -> dict:
+        entries = [{"bench": "read", "size": 4096, "order": "random", "cache": "cold",
+                    "latency_ns": {"mean": read_us * 1e3}},
+                   {"bench": "fsync", "size": 4096, "order": "sequential", "cache": "warm",
+                    "latency_ns": {"mean": sync_us * 1e3}}]
+        return {"measured_at": at, "entries": entries}
+
+    doc = {"targets": [{"candidate": "val-ext4", "label": "ext4 fresh"}],
+           "cost_table_runs": {"val-ext4": [table("2026-11-24T09:04:00", 116, 864),
+                                            table("2026-11-24T09:25:00", 125, 2940)]}}
+    rows = [line for line in _cost_tables_section(doc) if line.startswith("| ext4 fresh")]
+    assert rows == ["| ext4 fresh | 2 | 09:04-09:25 UTC | 3.40x | 116, 125 | 864, 2940 |"]
+
+
 def test_a_round_runs_each_program_on_every_target_back_to_back_in_a_shuffled_order() -> None:
     """Ratios between targets are judged within a round, so a program's runs on the targets
     are kept together (blocked by program), and both the blocks and the runs within them
