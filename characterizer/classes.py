@@ -18,8 +18,9 @@ its own, "mmap": no read call shows those bytes, and each region is read as one 
 request of its length.  A metadata class is an
 operation with its outcome: done, failed (a failed lookup still walks the path), or, for
 readdir, the empty call that ends a listing (a getdents that returned no bytes; an NFS
-READDIR's reply carries no byte count, so every one is a listing).  Listings keep the bytes
-of entries their getdents returned (listed_bytes): a listing costs by its entries.  Creates also keep how many of the files they
+READDIR is a listing, never its end).  Listings keep the bytes of entries they returned
+(listed_bytes; for NFS, what a getdents64 would return for the names the reply lists): a
+listing costs by its entries.  Creates also keep how many of the files they
 made were then written (not copied into) and the bytes written into them: on btrfs a
 create among files holding unwritten data waits for some of it to be written out (fsbench's
 create_written), so it costs several times an empty create.
@@ -165,9 +166,9 @@ LISTING_CALLS = ("getdents", "getdents64")
 
 def _getdents(ev: EventArrays) -> np.ndarray:
     """Which events are getdents calls, whose result is the bytes of entries they listed (0:
-    the empty call that ends a listing).  The NFS parser gives every successful call 0 (no
-    byte count in the reply), so a READDIR there is a listing, never its end, and its size
-    is not known."""
+    the empty call that ends a listing).  An NFS READDIR is not one: its result is the bytes
+    its reply's names come to (traces/nfs.py), and it is a listing, never its end, whatever
+    that is (captures parsed before it was counted have 0 for every READDIR)."""
     ids = [i for i, name in enumerate(ev.origs) if name in LISTING_CALLS]
     if not ids:
         return np.zeros(ev.n, bool)
@@ -177,7 +178,7 @@ def _getdents(ev: EventArrays) -> np.ndarray:
 def metadata_classes(ev: EventArrays) -> dict[str, dict[str, int]]:
     """{op: {"done", "failed", "empty"}} for every priced operation that is not a data access
     (creates add "written" and "written_bytes", written_creates; readdir "listed_bytes", the
-    bytes of entries its getdents calls returned, which the predictor prices a listing by);
+    bytes of entries its calls returned, which the predictor prices a listing by);
     reads and writes appear here only for their failures."""
     out: dict[str, dict[str, int]] = {}
     getdents = _getdents(ev)
@@ -193,7 +194,7 @@ def metadata_classes(ev: EventArrays) -> dict[str, dict[str, int]]:
         if total:
             empty = int((is_op & empty_listing).sum())
             out[name] = {"done": total - failed - empty, "failed": failed, "empty": empty}
-    listed = getdents & (ev.ret > 0)
+    listed = (ev.op == OP_INDEX["readdir"]) & (ev.ret > 0)
     if "readdir" in out and listed.any():
         out["readdir"]["listed_bytes"] = int(ev.ret[listed].sum())
     if "create" in out:

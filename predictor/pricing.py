@@ -147,8 +147,9 @@ class Pricer:
         return price
 
     def listing(self, bytes_per_call: float | None, cache: str) -> Price:
-        """One getdents64 that returned `bytes_per_call` bytes of entries (None: not known,
-        as of an NFS READDIR, whose reply the trace keeps no byte count of).
+        """One getdents64 that returned `bytes_per_call` bytes of entries, or an NFS READDIR
+        whose reply named that much (None: not known, as in events parsed before the NFS
+        parser counted a reply's names).
 
         fsbench's readdir lists whole directories of 100 entries (open, getdents64 until
         empty, close), readdir_small of 10, and each says the bytes its listing returned.  A

@@ -273,9 +273,12 @@ def test_the_nfsv3_capture_gives_the_counts_sources_lists(tmp_path: Path) -> Non
     assert body["tang"]["create_pct"] == pytest.approx(100 * 10 / 3331)
     assert body["tang"]["lookup_pct"] == pytest.approx(100 * 20 / 3331)
     assert body["open_files"]["definition"].startswith("NFS has no open")
-    # NFS replies carry no byte count: each READDIRPLUS is a listing to price, not the empty
-    # getdents that ends one (all 30 were once counted empty and priced at nothing).
-    assert body["classes"]["metadata"]["readdir"] == {"done": 30, "failed": 0, "empty": 0}
+    # Each READDIRPLUS is a listing to price, not the empty getdents that ends one (all 30
+    # were once counted empty and priced at nothing), and it lists what its reply names, as
+    # getdents64 records: tshark shows "." and ".." (24 bytes each) in all 30 replies and
+    # "temp.file" (32) in 10 of them.
+    assert body["classes"]["metadata"]["readdir"] == {"done": 30, "failed": 0, "empty": 0,
+                                                      "listed_bytes": 30 * 2 * 24 + 10 * 32}
 
 
 def test_stack_distances_are_mattsons() -> None:

@@ -101,6 +101,18 @@ def test_v4_compound_writes_carry_their_offsets(tmp_path: Path) -> None:
     assert set(writes["ret"]) == {65536}
 
 
+def test_a_v4_readdir_says_the_bytes_a_getdents_would_have_listed(tmp_path: Path) -> None:
+    """Reply 181 names 12 entries (tshark: debug, src, tests, README.md, .git, CMakeLists.txt,
+    traces, VERSION, analyzers, docs, LICENSE, .gitignore); as getdents64 records (19 bytes,
+    the name and its NUL, in 8-byte steps) 8 of them take 32 bytes, 3 take 24 and
+    CMakeLists.txt 40: 368, which prices the call as a listing of that size."""
+    need_data()
+    ingest([EPAM / "eth-ipv4-tcp-nfsv41.pcap.bz2"], tmp_path / "e.parquet")
+    listings = read_events(tmp_path / "e.parquet").to_pandas().query("orig == 'NFS4.READDIR'")
+    assert len(listings) == 23
+    assert listings.set_index("record").loc[180, "ret"] == 8 * 32 + 3 * 24 + 40
+
+
 @pytest.mark.parametrize("capture", ["suricata-verify/nfs3-01_wireshark-wiki-nfsv3.pcap", "suricata-verify/nfsv2.pcap",
                                      "zeek/nfs_base.pcap", "zeek/nfs_write.pcap"])
 def test_procedure_counts_equal_tshark_rpc_statistics(capture: str, tmp_path: Path) -> None:

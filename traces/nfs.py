@@ -7,6 +7,11 @@ instead of dropping them, and walks each NFSv4 COMPOUND op by op with the curren
 filehandle (PUTFH sets it, LOOKUP descends), so every op becomes its own event.
 
 File identity is tshark's CRC-32 of the file handle (nfs.fh.hash), as hex.
+
+A successful call's `ret` is 0, except READ and WRITE (the bytes moved) and READDIR and
+READDIRPLUS: the bytes a local getdents64 would return for the entries the reply names
+(each a 19-byte record head, the name and its NUL, in 8-byte steps), which is what a
+listing is priced by.  A name holding a comma reads as two (tshark's field aggregator).
 """
 
 from __future__ import annotations
@@ -28,12 +33,15 @@ from fsbm.traces.schema import EVENT_SCHEMA
 from fsbm.traces.vocabulary import NFS_OPERATIONS
 
 NFS_PROGRAM = "100003"
+# The names a READDIR reply lists: v2, v3, v3's READDIRPLUS, v4.
+LISTED_NAMES = ("nfs.readdir.entry.name", "nfs.readdir.entry3.name", "nfs.readdirplus.entry.name", "nfs.entry_name")
+DIRENT_HEAD_BYTES = 19  # linux_dirent64 before its name: inode, offset, record length, type
 FIELDS = (
     "frame.number", "frame.time_epoch", "ip.src", "ipv6.src", "ip.dst", "ipv6.dst", "tcp.srcport", "udp.srcport",
     "tcp.dstport", "udp.dstport", "rpc.xid", "rpc.msgtyp", "rpc.programversion", "rpc.procedure", "nfs.opcode",
     "nfs.fh.hash", "nfs.name", "nfs.offset3", "nfs.count3", "nfs.offset4", "nfs.count4", "nfs.read.offset",
     "nfs.write.offset", "nfs.read.count", "nfs.write.data_length", "nfs.read.data_length", "nfs.status",
-    "nfs.status2", "_ws.malformed",
+    "nfs.status2", *LISTED_NAMES, "_ws.malformed",
 )
 _IDX = {name: i for i, name in enumerate(FIELDS)}
 
@@ -375,6 +383,8 @@ class CallReplyMatcher:
         elif name == "COMMIT":
             offset = _first_int(cv, "nfs.offset3")
             size = _first_int(cv, "nfs.count3")
+        elif name in ("READDIR", "READDIRPLUS") and reply and status in (None, "0"):
+            ret = listed_bytes(rv)
         if ret is None and reply:
             ret = -1 if status not in (None, "0") else 0
         self._add(rows, call, dur, f"NFS{call.version}.{name}", NFS_OPERATIONS.get(name, "other"), file, path,
@@ -412,6 +422,8 @@ class CallReplyMatcher:
                     ret = int(r_lengths.pop(0)) if r_lengths and status in (None, "0") else None
                 else:
                     size = int(counts.pop(0)) if counts else None
+            elif name == "READDIR" and reply is not None and status in (None, "0"):
+                ret = listed_bytes(reply.values)
             if not executed:
                 continue  # an earlier op failed: this one never ran
             if ret is None and reply is not None:
@@ -429,6 +441,13 @@ class CallReplyMatcher:
                  file=file or f"?fh/{call.client}", path=path, path2=path2, offset=offset, size=size, ret=ret,
                  errno=errno, record=call.frame)
         self.seq += 1
+
+
+def listed_bytes(reply: dict[str, list[str]]) -> int:
+    """What a getdents64 returning the entries this READDIR reply names would have returned:
+    the listing's size, by which the predictor prices it as it prices a traced getdents."""
+    return sum((DIRENT_HEAD_BYTES + len(name.encode()) + 1 + 7) // 8 * 8
+               for field_name in LISTED_NAMES for name in reply.get(field_name) or [])
 
 
 def _first_int(values: dict[str, list[str]], *names: str) -> int | None:
