@@ -2,8 +2,10 @@
 
 One row per completed operation.  Columns beyond DESIGN's list: ``seq`` (order in the
 trace, for logs without timestamps), ``path2`` (where a rename goes, what a link or
-symlink points to: replay needs it) and ``record`` (the line or packet number the event
-came from, so any number can be traced back to its source).
+symlink points to, where an in-kernel copy reads from: replay needs it) and ``record``
+(the line or packet number the event came from, so any number can be traced back to its
+source).  ``ret`` of an NFS READDIR is the bytes its reply's names would take as
+getdents64 records (traces/nfs.py), so a listing is priced by its size wherever it came from.
 """
 
 from __future__ import annotations
