@@ -104,6 +104,17 @@ def _events(rows: list[tuple[str, str, str | None, int | None]], origs: list[str
     }).cast(EVENT_SCHEMA)
 
 
+def test_a_strace_name_that_looks_like_a_file_handle_keeps_its_place() -> None:
+    """Only NFS events name files by handle ("0x" and a hash): a workload's directory "2024"
+    and its file must stay where the trace had them, or the file's create finds no parent."""
+    events = _events([("mkdir", "/w/2024", None, None), ("create", "/w/2024/notes", None, None),
+                      ("write", "/w/2024/notes", None, None), ("unlink", "/w/cafe", None, None)])
+    text, _ = build_plan(events, scope="/w")
+    ops = [line.split("\t") for line in text.splitlines() if line.startswith("O\t")]
+    assert [(f[2], f[12]) for f in ops] == [("mkdir", "2024"), ("open", "2024/notes"), ("write", "2024/notes"),
+                                           ("unlink", "cafe")]
+
+
 def test_a_copy_from_outside_the_scope_is_replayed_as_a_write() -> None:
     """Outside the scope the source was on another filesystem: the kernel read and wrote it
     there, and a copy beneath the target could clone what the program never could."""

@@ -52,8 +52,10 @@ class PlanStats:
     actors: int = 0
 
 
-def replay_name(name: str) -> str | None:
-    """Where a traced file lives beneath the target; None for what is not a file to replay."""
+def replay_name(name: str, nfs: bool = False) -> str | None:
+    """Where a traced file lives beneath the target; None for what is not a file to replay.
+    Only an NFS event's file is a handle ("0x" and its hash, and names looked up beneath
+    it): a strace name that merely looks like one ("2024", "cafe") keeps its place."""
     if not name:
         return None
     if name.startswith("?fd="):
@@ -63,7 +65,7 @@ def replay_name(name: str) -> str | None:
             return None
         stripped = name.lstrip("/")
         return stripped or "."
-    if name.startswith("0x") or all(c in "0123456789abcdef" for c in name.lower()):
+    if nfs and name.startswith("0x"):
         return "_nfs/" + name
     if ":[" in name or name.startswith(("pipe:", "socket:", "anon_inode:")):
         return None
@@ -153,7 +155,8 @@ class PlanBuilder:
             self.stats.skipped["nfs4 state"] += 1
             return
         call = orig.rsplit(".", 1)[-1].lower()
-        path = replay_name(row["file"] or row["path"] or "")
+        nfs = orig.startswith("NFS")
+        path = replay_name(row["file"] or row["path"] or "", nfs)
         if path is None:
             self.stats.skipped["not a file (pipe, socket, /dev, /proc, /sys)"] += 1
             return
@@ -169,7 +172,6 @@ class PlanBuilder:
         if op == "write" and row["ret"] is not None and 0 <= row["ret"] < size:
             size = row["ret"]  # what was written; copy_file_range asks for "up to" an enormous length
         offset = row["offset"] if row["offset"] is not None and row["offset"] >= 0 else -1
-        nfs = orig.startswith("NFS")
         if op in ("open", "create"):
             self._touch(path, op, err)
             handle = -1
