@@ -17,6 +17,7 @@ import pytest
 
 from fsbm.traces.errors import TraceParseError
 from fsbm.traces.ingest import ingest, read_events
+from fsbm.traces.replay_plan import build_plan
 from tests.conftest import SHARED_DATA
 
 NFS_DIR = SHARED_DATA / "nfs"
@@ -111,6 +112,27 @@ def test_a_v4_readdir_says_the_bytes_a_getdents_would_have_listed(tmp_path: Path
     listings = read_events(tmp_path / "e.parquet").to_pandas().query("orig == 'NFS4.READDIR'")
     assert len(listings) == 23
     assert listings.set_index("record").loc[180, "ret"] == 8 * 32 + 3 * 24 + 40
+
+
+@pytest.mark.parametrize("capture", ["suricata-verify/nfs3-01_wireshark-wiki-nfsv3.pcap", "suricata-verify/nfsv2.pcap"])
+def test_a_remove_is_an_event_of_the_file_it_removes_even_after_a_rename(capture: str, tmp_path: Path) -> None:
+    """REMOVE, RMDIR and RENAME name a directory and a name; the file is the handle the CREATE
+    or MKDIR of that name got back (and a rename moves the name), so what a file held and
+    where a replay finds it follow it.  Both captures create a, rename it am, make d and h in
+    it, then remove h, d and am."""
+    need_data()
+    ingest([NFS_DIR / capture], tmp_path / "e.parquet")
+    events = read_events(tmp_path / "e.parquet").to_pandas()
+    file_of = {(op, name): file for op, name, file in zip(events["orig"].str.split(".").str[1], events["path"],
+                                                          events["file"])}
+    assert file_of[("REMOVE", "am")] == file_of[("CREATE", "a")] == file_of[("RENAME", "a")]
+    assert file_of[("REMOVE", "h")] == file_of[("CREATE", "h")]
+    assert file_of[("RMDIR", "d")] == file_of[("MKDIR", "d")]
+    text, stats = build_plan(read_events(tmp_path / "e.parquet"))
+    paths = {f[2]: f[12] for f in (line.split("\t") for line in text.splitlines()) if f[0] == "O" and f[2] in
+             ("mkdir", "rmdir")}
+    assert paths["rmdir"] == paths["mkdir"] == "_nfs/" + file_of[("MKDIR", "d")]
+    assert stats.skipped["NFS rename (the file keeps its handle, so its place)"] == 1
 
 
 @pytest.mark.parametrize("capture", ["suricata-verify/nfs3-01_wireshark-wiki-nfsv3.pcap", "suricata-verify/nfsv2.pcap",

@@ -6,7 +6,9 @@ a retransmitted call once, reports replies without calls and calls without repli
 instead of dropping them, and walks each NFSv4 COMPOUND op by op with the current
 filehandle (PUTFH sets it, LOOKUP descends), so every op becomes its own event.
 
-File identity is tshark's CRC-32 of the file handle (nfs.fh.hash), as hex.
+File identity is tshark's CRC-32 of the file handle (nfs.fh.hash), as hex.  A REMOVE,
+RMDIR or RENAME names a directory and a name; its file is the handle a LOOKUP or CREATE
+reply gave that name (followed through renames), else "directory/name".
 
 A successful call's `ret` is 0, except READ and WRITE (the bytes moved) and READDIR and
 READDIRPLUS: the bytes a local getdents64 would return for the entries the reply names
@@ -66,6 +68,7 @@ V4_OPERATIONS = {
 _ERRNO = {1: "EPERM", 2: "ENOENT", 5: "EIO", 6: "ENXIO", 13: "EACCES", 17: "EEXIST", 18: "EXDEV", 19: "ENODEV",
           20: "ENOTDIR", 21: "EISDIR", 22: "EINVAL", 27: "EFBIG", 28: "ENOSPC", 30: "EROFS", 31: "EMLINK",
           63: "ENAMETOOLONG", 66: "ENOTEMPTY", 69: "EDQUOT", 70: "ESTALE"}
+_CHILDREN_MEMORY = 1 << 20  # names remembered; older ones fall back to "directory/name"
 _ANSWERED_MEMORY = 200_000
 _BATCH_ROWS = 65_536
 
@@ -321,6 +324,10 @@ class CallReplyMatcher:
         self.stats = stats
         self.pending: dict[tuple[str, ...], RpcMessage] = {}
         self.answered: OrderedDict[tuple[str, ...], None] = OrderedDict()
+        # (directory handle, name) -> the handle a LOOKUP or CREATE reply gave that name, so a
+        # REMOVE, RMDIR or RENAME, which name only the directory and the name, is an event of
+        # the file it acts on (what it held, where a replay finds it).
+        self.children: OrderedDict[tuple[str, str], str] = OrderedDict()
         self.seq = 0
 
     def feed(self, m: RpcMessage, rows: EventRows) -> None:
@@ -373,7 +380,17 @@ class CallReplyMatcher:
         status = (rv.get("nfs.status") or rv.get("nfs.status2") or [None])[0] if reply else None
         if name in ("LOOKUP", "CREATE", "MKDIR", "SYMLINK", "MKNOD") and file:
             reply_fh = rv.get("nfs.fh.hash") or []
+            directory = file
             file = _hex(reply_fh[0]) if reply_fh and status in (None, "0") else f"{file}/{path}"
+            if reply_fh and status in (None, "0") and path:
+                self._remember(directory, path, file)
+        elif name in ("REMOVE", "RMDIR", "RENAME") and file and path:
+            directory = file
+            file = self.children.get((directory, path), f"{directory}/{path}")
+            if status in (None, "0"):
+                self.children.pop((directory, path), None)
+                if name == "RENAME" and len(fhs) > 1 and path2:
+                    self._remember(_hex(fhs[1]), path2, file)
         offset = size = ret = None
         if name in ("READ", "WRITE"):
             offset = _first_int(cv, "nfs.offset3", "nfs.read.offset", "nfs.write.offset")
@@ -389,6 +406,12 @@ class CallReplyMatcher:
             ret = -1 if status not in (None, "0") else 0
         self._add(rows, call, dur, f"NFS{call.version}.{name}", NFS_OPERATIONS.get(name, "other"), file, path,
                   path2, offset, size, ret, _errno(status))
+
+    def _remember(self, directory: str, name: str, handle: str) -> None:
+        self.children[(directory, name)] = handle
+        self.children.move_to_end((directory, name))
+        if len(self.children) > _CHILDREN_MEMORY:
+            self.children.popitem(last=False)
 
     def _emit_compound(self, call: RpcMessage, reply: RpcMessage | None, dur: int | None, rows: EventRows) -> None:
         """Each op of a COMPOUND is an event; the current filehandle follows PUTFH and LOOKUP."""

@@ -240,6 +240,9 @@ class PlanBuilder:
             if op in ("mkdir", "rmdir"):
                 self.directories.add(path)
             self._emit(_Op(kind=op, **base), (path, posixpath.dirname(path)))
+        elif op == "rename" and nfs:  # replayed files sit at their handles, which a rename keeps
+            self.stats.skipped["NFS rename (the file keeps its handle, so its place)"] += 1
+            return
         elif op in ("rename", "link", "symlink"):
             self._two_paths(op, row, path, base)
         else:
