@@ -82,10 +82,13 @@ static int setup_leaf_dirs(struct bench_ctx *ctx)
 	return 0;
 }
 
-/* The bytes getdents64 returns for a whole listing of `path` (its records, "." and ".."
- * included): what the predictor prices a traced listing by, since a trace shows the bytes
- * each getdents64 returned, not the entries. */
-static int listing_bytes(int dirfd, const char *path, uint64_t *out)
+/*
+ * One whole listing of `path`: open, getdents64 until the directory is exhausted, close.
+ * `listed` gets the bytes the calls returned (their records, "." and ".." included): what
+ * the predictor prices a traced listing by, since a trace shows the bytes each getdents64
+ * returned, not the entries.
+ */
+static int list_directory(int dirfd, const char *path, uint64_t *listed)
 {
 	char buf[32768];
 	long got;
@@ -93,9 +96,9 @@ static int listing_bytes(int dirfd, const char *path, uint64_t *out)
 
 	if (fd < 0)
 		return fail_errno("openat(O_DIRECTORY)", path);
-	*out = 0;
+	*listed = 0;
 	while ((got = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0)
-		*out += (uint64_t)got;
+		*listed += (uint64_t)got;
 	close(fd);
 	return got < 0 ? fail_errno("getdents64", path) : 0;
 }
@@ -129,7 +132,7 @@ static int setup_listing_dirs(struct bench_ctx *ctx)
 		}
 	}
 	tree_leaf_path(&ctx->tree, 0, "r", dir, sizeof(dir));
-	return listing_bytes(ctx->dirfd, dir, &ctx->listed_bytes_per_op);
+	return list_directory(ctx->dirfd, dir, &ctx->listed_bytes_per_op);
 }
 
 /* Cold: drop every cache (dentries and inodes included); warm: stat what will be used. */
@@ -275,13 +278,18 @@ static int run_rmdir(struct bench_ctx *ctx, size_t i)
 	return unlinkat(ctx->dirfd, path, AT_REMOVEDIR) == 0 ? 0 : fail_errno("rmdir", path);
 }
 
-static int run_stat(struct bench_ctx *ctx, size_t i)
+static int stat_leaf(struct bench_ctx *ctx, size_t i, const char *prefix)
 {
 	char path[TREE_PATH_MAX];
 	struct stat st;
 
-	leaf(ctx, i, ctx->c->bench->variant ? "d" : "f", path);
+	leaf(ctx, i, prefix, path);
 	return fstatat(ctx->dirfd, path, &st, 0) == 0 ? 0 : fail_errno("fstatat", path);
+}
+
+static int run_stat(struct bench_ctx *ctx, size_t i)
+{
+	return stat_leaf(ctx, i, ctx->c->bench->variant ? "d" : "f");
 }
 
 /*
@@ -291,28 +299,17 @@ static int run_stat(struct bench_ctx *ctx, size_t i)
  */
 static int look_up_listing_dir(struct bench_ctx *ctx, size_t i)
 {
-	char path[TREE_PATH_MAX];
-	struct stat st;
-
-	leaf(ctx, i, "r", path);
-	return fstatat(ctx->dirfd, path, &st, 0) == 0 ? 0 : fail_errno("fstatat", path);
+	return stat_leaf(ctx, i, "r");
 }
 
-/* getdents64 until the directory is exhausted: one readdir operation lists one directory. */
+/* One readdir operation lists one directory, whole. */
 static int run_readdir(struct bench_ctx *ctx, size_t i)
 {
-	char path[TREE_PATH_MAX], buf[32768];
-	long got;
-	int fd;
+	char path[TREE_PATH_MAX];
+	uint64_t listed;
 
 	leaf(ctx, i, "r", path);
-	fd = openat(ctx->dirfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return fail_errno("openat(O_DIRECTORY)", path);
-	while ((got = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0)
-		;
-	close(fd);
-	return got < 0 ? fail_errno("getdents64", path) : 0;
+	return list_directory(ctx->dirfd, path, &listed);
 }
 
 static int run_rename(struct bench_ctx *ctx, size_t i)
