@@ -164,15 +164,15 @@ def with_unlinked_data(classes: dict, sizes: np.ndarray) -> dict:
 LISTING_CALLS = ("getdents", "getdents64")
 
 
-def _getdents(ev: EventArrays) -> np.ndarray:
-    """Which events are getdents calls, whose result is the bytes of entries they listed (0:
-    the empty call that ends a listing).  An NFS READDIR is not one: its result is the bytes
-    its reply's names come to (traces/nfs.py), and it is a listing, never its end, whatever
-    that is (captures parsed before it was counted have 0 for every READDIR)."""
+def _ended_listings(ev: EventArrays) -> np.ndarray:
+    """Which events are the empty getdents that ends a listing.  Only a system call's result
+    is the bytes listed with nothing more to list: an NFS READDIR's is the bytes its reply's
+    names come to (traces/nfs.py; 0 for every one in captures parsed before that), and it is
+    a listing, never its end."""
     ids = [i for i, name in enumerate(ev.origs) if name in LISTING_CALLS]
     if not ids:
         return np.zeros(ev.n, bool)
-    return (ev.op == OP_INDEX["readdir"]) & np.isin(ev.orig, ids)
+    return (ev.op == OP_INDEX["readdir"]) & (ev.ret == 0) & np.isin(ev.orig, ids)
 
 
 def metadata_classes(ev: EventArrays) -> dict[str, dict[str, int]]:
@@ -181,8 +181,7 @@ def metadata_classes(ev: EventArrays) -> dict[str, dict[str, int]]:
     bytes of entries its calls returned, which the predictor prices a listing by);
     reads and writes appear here only for their failures."""
     out: dict[str, dict[str, int]] = {}
-    getdents = _getdents(ev)
-    empty_listing = getdents & (ev.ret == 0)
+    empty_listing = _ended_listings(ev)
     for name in COSTED_OPERATIONS:
         is_op = ev.op == OP_INDEX[name]
         failed = int((is_op & ev.failed).sum())

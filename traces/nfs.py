@@ -378,16 +378,17 @@ class CallReplyMatcher:
         path = names_[0] if names_ else None
         path2 = names_[1] if len(names_) > 1 else None
         status = (rv.get("nfs.status") or rv.get("nfs.status2") or [None])[0] if reply else None
+        succeeded = status in (None, "0")  # or not known to have failed: no reply
         if name in ("LOOKUP", "CREATE", "MKDIR", "SYMLINK", "MKNOD") and file:
             reply_fh = rv.get("nfs.fh.hash") or []
             directory = file
-            file = _hex(reply_fh[0]) if reply_fh and status in (None, "0") else f"{file}/{path}"
-            if reply_fh and status in (None, "0") and path:
+            file = _hex(reply_fh[0]) if reply_fh and succeeded else f"{file}/{path}"
+            if reply_fh and succeeded and path:
                 self._remember(directory, path, file)
         elif name in ("REMOVE", "RMDIR", "RENAME") and file and path:
             directory = file
             file = self.children.get((directory, path), f"{directory}/{path}")
-            if status in (None, "0"):
+            if succeeded:
                 self.children.pop((directory, path), None)
                 if name == "RENAME" and len(fhs) > 1 and path2:
                     self._remember(_hex(fhs[1]), path2, file)
@@ -395,15 +396,15 @@ class CallReplyMatcher:
         if name in ("READ", "WRITE"):
             offset = _first_int(cv, "nfs.offset3", "nfs.read.offset", "nfs.write.offset")
             size = _first_int(cv, "nfs.count3", "nfs.read.count", "nfs.write.data_length")
-            if reply and status in (None, "0"):
+            if reply and succeeded:
                 ret = _first_int(rv, "nfs.count3", "nfs.read.data_length", "nfs.write.data_length")
         elif name == "COMMIT":
             offset = _first_int(cv, "nfs.offset3")
             size = _first_int(cv, "nfs.count3")
-        elif name in ("READDIR", "READDIRPLUS") and reply and status in (None, "0"):
+        elif name in ("READDIR", "READDIRPLUS") and reply and succeeded:
             ret = listed_bytes(rv)
         if ret is None and reply:
-            ret = -1 if status not in (None, "0") else 0
+            ret = 0 if succeeded else -1
         self._add(rows, call, dur, f"NFS{call.version}.{name}", NFS_OPERATIONS.get(name, "other"), file, path,
                   path2, offset, size, ret, _errno(status))
 
