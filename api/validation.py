@@ -260,9 +260,9 @@ def markdown(doc: dict[str, Any], judged: Any) -> str:
               "`fsbm predict` uses. The time outside the filesystem starts from the CPU time of untraced runs "
               f"on {doc['traced_on']}: made in every round, beside the runs judged (the verdict's), or once, with "
               "the trace, before the rounds. The difference between the two is this machine's drift, not the "
-              "model's error. In the rounds, the verdict takes the runs that start with every file read in, "
-              "their calls' CPU priced warm; *cold runs* takes the cold runs beside them, their calls' CPU "
-              "priced cold.", "",
+              "model's error. In the rounds, the verdict takes the cold runs, their calls' CPU priced cold, as "
+              "`fsbm predict` does for a cold start; *all-warm runs* takes the runs beside them that start with "
+              "every file read in, their calls' CPU priced warm (the verdict's source until 2026-11-24).", "",
               "| CPU time measured | form | median error | largest | median ratio error | pairs right |",
               "|---|---|---|---|---|---|"]
     for source, forms in s["variants"].items():

@@ -63,10 +63,10 @@ def _replayed_ops(records: list[dict]) -> dict[tuple[str, str], dict[str, float]
 # recording runs made in the rounds, beside the runs judged, or those made once before the
 # rounds with the trace.  Measurements older than the first have only the second.  The
 # rounds' recording runs are cold runs and, since they were added, runs with every file read
-# in first (outside.py); the verdict takes the latter, and the former is judged beside it,
-# because neither has been shown the better on every run (docs/validation.md).
+# in first.  The verdict takes the cold runs, as a cold prediction does (outside.py says
+# why); the all-warm runs, which it took until 2026-11-24, are judged beside it.
 CPU_IN_ROUNDS = "in the rounds"
-CPU_IN_ROUNDS_COLD = "in the rounds, cold runs"
+CPU_IN_ROUNDS_WARM = "in the rounds, all-warm runs"
 CPU_BEFORE = "before the rounds"
 
 
@@ -76,13 +76,21 @@ def cpu_sources(doc: dict[str, Any]) -> list[str]:
     if not recordings:
         return [CPU_BEFORE]
     if all(name in r for r in recordings for name in WARM_CPU_FIELDS):
-        return [CPU_IN_ROUNDS, CPU_IN_ROUNDS_COLD, CPU_BEFORE]
+        return [CPU_IN_ROUNDS, CPU_IN_ROUNDS_WARM, CPU_BEFORE]
     return [CPU_IN_ROUNDS, CPU_BEFORE]
 
 
-def _without_warm_cpu(recording: dict[str, Any]) -> dict[str, Any]:
-    """A recording as if its runs with every file read in had not been made."""
-    return {k: v for k, v in recording.items() if k not in (*UNTRACED_WARM_FIELDS, UNTRACED_WARM_SYNCS_SKIPPED)}
+def _outside(profile: dict[str, Any], traced: Pricer, cache_bytes: int, cpu: str) -> dict[str, float]:
+    """The outside features of a profile judged on cold runs, its CPU time from the runs `cpu`
+    names: the cold runs' (what `fsbm predict` takes for a cold prediction), or the all-warm
+    runs' with the cold runs' wait for the files outside the workload added, as the verdict
+    took them until 2026-11-24."""
+    cold = outside_features(profile, calls_cpu_seconds(profile, traced, cache_bytes=cache_bytes))
+    if cpu != CPU_IN_ROUNDS_WARM:
+        return cold
+    warm = outside_features(profile, calls_cpu_seconds(profile, traced, cache_bytes=cache_bytes, start="warm"),
+                            start="warm")
+    return {**warm, "outside_wait_s": cold["outside_wait_s"]}
 
 
 def _round_recordings(records: list[dict]) -> dict[str, dict[str, int]]:
@@ -116,7 +124,7 @@ def features(doc: dict[str, Any], cache_bytes: int, cpu: str = CPU_BEFORE) -> pd
     real = _seconds_by_pair(doc["records"], "real")
     replay = _seconds_by_pair(doc["records"], "replay")
     replayed_ops = _replayed_ops(doc["records"])
-    recorded = _round_recordings(doc["records"]) if cpu in (CPU_IN_ROUNDS, CPU_IN_ROUNDS_COLD) else {}
+    recorded = _round_recordings(doc["records"]) if cpu in (CPU_IN_ROUNDS, CPU_IN_ROUNDS_WARM) else {}
     pricers = {name: Pricer(CostTable.from_json(body)) for name, body in doc["cost_tables"].items()}
     traced = pricers[next(t["candidate"] for t in doc["targets"] if t["label"] == doc["traced_on"])]
     rows = []
@@ -124,9 +132,7 @@ def features(doc: dict[str, Any], cache_bytes: int, cpu: str = CPU_BEFORE) -> pd
         profile = program["profile"]
         if program["name"] in recorded:
             profile = {**profile, "recording": {**profile["recording"], **recorded[program["name"]]}}
-        if cpu == CPU_IN_ROUNDS_COLD:
-            profile = {**profile, "recording": _without_warm_cpu(profile["recording"])}
-        outside = outside_features(profile, calls_cpu_seconds(profile, traced, cache_bytes=cache_bytes))
+        outside = _outside(profile, traced, cache_bytes, cpu)
         for target in doc["targets"]:
             fs = price_workload(program["profile"], pricers[target["candidate"]], cache_bytes=cache_bytes)
             groups = fs.by_group()

@@ -17,21 +17,26 @@ tracing does not bend, the CPU time of untraced runs (`fsbm trace record --untra
   A cost table measured before fsbench kept CPU time prices the CPU at the whole latency,
   the older upper bound.
 
-Which runs the CPU time comes from: `fsbm trace record --cold` with a scope makes, beside
-the cold runs, runs that start with every file read in, the workload's and those outside it
-(traces/record.py: untraced_warm_*), and their CPU time is taken where it was measured, with
-the calls' CPU priced warm as they ran.  Those runs skip their syncs (traces/nosync.py says
-why), and then the syncs' CPU time is not subtracted either.  A cold run's CPU time swells with its waits for the
-disk, and not by what fsbench's cold calls take: on tmpfs, where nothing waits, sqlite's
-runs leave 0.12 s of CPU outside the filesystem where its cold ext4 runs said 0.26 (varying
-0.17-0.36) and the all-warm ones 0.18; copy-delete's 0.02 against 0.06 and about 0, random-
-reads' 0.03 against 0 and 0.02 (2026-11-23).  The all-warm runs also leave out the CPU of
-reading the outside files in, which the wait below holds.  Older recordings have only the
-cold runs.
+Which runs the CPU time comes from: the runs that start as the predicted ones do.
+`fsbm trace record --cold` with a scope makes cold runs and, beside them, runs that start
+with every file read in, the workload's and those outside it (traces/record.py:
+untraced_warm_*).  A cold prediction takes the cold runs' CPU time, less its calls' CPU
+priced cold; a warm one takes the all-warm runs', less its calls' CPU priced warm (those
+runs skip their syncs, traces/nosync.py says why, and then the syncs' CPU is not taken
+either).  Why not the all-warm runs for both, as fsbm did until 2026-11-24: a cold run
+spends CPU that no call of its workload holds.  On tmpfs, where the workload's files never
+leave memory, a run after every cache was dropped used more CPU than an all-warm one:
+compile 2.67 s against 1.93, git 0.67 against 0.58, sqlite 0.25 against 0.18, random-reads
+0.026 against 0.015 (medians of 5 and 5); the warm runs' outside time missed compile's
+tmpfs runtime by 0.3 s.  Over validation runs 9-11 the cold runs gave the better median
+error (9.5, 7.2, 7.3% against 11.5, 12.4, 10.9%).  What the cold runs do worse: a call
+whose cold CPU fsbench underprices leaves its excess outside, counted on every candidate
+(sqlite's syncs: 0.17 s of CPU outside its ext4 runs, 0.13 s of time outside on tmpfs).
+Older recordings have only the cold runs, and a warm prediction then takes those.
 
 A cold run also waits for the files it reads from outside the workload (its executables,
 libraries, headers): `fsbm trace record --cold` measures that wait (traces/outside_files.py)
-and it is added as it is; a recording without it adds nothing, as a warm run would.
+and a cold prediction adds it as it is; a warm one, and a recording without it, add nothing.
 
 Without the traced filesystem's costs, the time outside is the user time plus the traced
 time of calls on other filesystems, less the per-call inflation measured in the same trace:
@@ -52,19 +57,20 @@ WARM_USER, WARM_SYSTEM = UNTRACED_WARM_FIELDS
 EVERYTHING_CACHED = 1 << 62  # a page cache that holds any workload
 
 
-def _measured_warm(profile: dict[str, Any]) -> bool:
-    """Whether the recording has the CPU time of runs with every file read in first."""
+def _warm_runs(profile: dict[str, Any], start: str) -> bool:
+    """Whether the CPU time comes from the runs with every file read in: for a warm
+    prediction, where the recording has them."""
     recording = profile.get("recording") or {}
-    return WARM_USER in recording and WARM_SYSTEM in recording
+    return start == "warm" and WARM_USER in recording and WARM_SYSTEM in recording
 
 
 def calls_cpu_seconds(profile: dict[str, Any], traced: Pricer, *, cache_bytes: int, start: str = "cold") -> float:
     """The CPU time the profile's filesystem calls take on the filesystem it was traced on
-    (`traced`'s cost table), priced as the runs its CPU time comes from ran: with every file
-    cached where the recording has such runs, else from a `start` cache of `cache_bytes`;
-    and without its syncs where those runs skipped them (traces/nosync.py).
+    (`traced`'s cost table), priced as the runs its CPU time comes from ran (module
+    docstring): from a `start` cache of `cache_bytes`, or, from the all-warm runs, with
+    every file cached and without its syncs where those runs skipped them (traces/nosync.py).
     What outside_features takes from its system time."""
-    if _measured_warm(profile):
+    if _warm_runs(profile, start):
         lines = price_workload(profile, traced, cache_bytes=EVERYTHING_CACHED, start="warm").lines
         if (profile.get("recording") or {}).get(UNTRACED_WARM_SYNCS_SKIPPED):
             lines = [line for line in lines if line.group != "sync"]
@@ -72,12 +78,13 @@ def calls_cpu_seconds(profile: dict[str, Any], traced: Pricer, *, cache_bytes: i
     return price_workload(profile, traced, cache_bytes=cache_bytes, start=start).cpu_ns / 1e9
 
 
-def outside_features(profile: dict[str, Any], traced_cpu_s: float | None = None) -> dict[str, float]:
+def outside_features(profile: dict[str, Any], traced_cpu_s: float | None = None,
+                     start: str = "cold") -> dict[str, float]:
     """user_cpu_s, system_cpu_s, outside_calls_s and outside_wait_s of a profile made by
-    `fsbm trace record`.
+    `fsbm trace record`, for runs that start from a `start` cache.
     `traced_cpu_s`: the CPU time of its filesystem calls on the filesystem it was traced on
-    (calls_cpu_seconds); with it, and untraced runs, the system time outside it counts
-    (module docstring)."""
+    (calls_cpu_seconds, with the same `start`); with it, and untraced runs, the system time
+    outside it counts (module docstring)."""
     recording = profile.get("recording")
     trace_time = profile.get("trace_time") or {}
     if not recording or not trace_time.get("known"):
@@ -85,12 +92,13 @@ def outside_features(profile: dict[str, Any], traced_cpu_s: float | None = None)
                          "outside the filesystem is unknown",
                          hint="record the program with `fsbm trace record` (it keeps the CPU time beside the log), "
                               "or use the relative form (--measured SECONDS --traced-on CANDIDATE)")
-    if _measured_warm(profile):
+    if _warm_runs(profile, start):
         user, system = recording[WARM_USER], recording[WARM_SYSTEM]
     else:
         user = recording.get("untraced_user_cpu_ns", recording["user_cpu_ns"])
         system = recording.get("untraced_system_cpu_ns")
-    wait = {"outside_wait_s": recording.get(OUTSIDE_WAIT_FIELD, 0) / 1e9}
+    # A warm run finds the files outside the workload cached too: it does not wait for them.
+    wait = {"outside_wait_s": 0.0 if start == "warm" else recording.get(OUTSIDE_WAIT_FIELD, 0) / 1e9}
     if traced_cpu_s is not None and system is not None:
         return {"user_cpu_s": user / 1e9, "system_cpu_s": max(system / 1e9 - traced_cpu_s, 0.0), "outside_calls_s": 0.0,
                 **wait}

@@ -128,7 +128,7 @@ def predict(profile: dict[str, Any], tables: list[tuple[int | None, Pricer]], *,
                              f"({', '.join(pricer.table.candidate for _, pricer in tables)})")
         on_traced = calls_cpu_seconds(profile, traced, cache_bytes=cache_bytes, start=start)
     try:
-        features = outside_features(profile, on_traced)
+        features = outside_features(profile, on_traced, start)
         outside = outside_seconds(features)
     except UsageError:
         if measured is None:

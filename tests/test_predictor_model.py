@@ -369,15 +369,21 @@ def test_the_cpu_in_the_calls_is_fsbenchs_carried_through_every_price_and_bounde
     spent = calls_cpu_seconds(workload, pricer, cache_bytes=1 << 30)
     assert spent == pytest.approx(fs.cpu_ns / 1e9)
     assert outside_features(workload, spent)["system_cpu_s"] == pytest.approx(max(0.05 - spent, 0.0))
-    # Where the recording has runs with every file read in first, their CPU time is taken,
-    # and the calls' CPU is priced as they ran there: warm.
-    workload["recording"].update(untraced_warm_user_cpu_ns=7 * 10**7, untraced_warm_system_cpu_ns=4 * 10**7)
-    warm_spent = calls_cpu_seconds(workload, pricer, cache_bytes=1 << 30)
+    # Where the recording also has runs with every file read in first, a cold prediction
+    # still takes the cold runs' CPU time; a warm one takes theirs, the calls' CPU priced as
+    # they ran there (warm), and adds no wait for the files outside the workload.
+    workload["recording"].update(untraced_warm_user_cpu_ns=7 * 10**7, untraced_warm_system_cpu_ns=4 * 10**7,
+                                 untraced_outside_wait_ns=3 * 10**6)
+    assert calls_cpu_seconds(workload, pricer, cache_bytes=1 << 30) == pytest.approx(spent)
+    cold = outside_features(workload, spent)
+    assert (cold["user_cpu_s"], cold["outside_wait_s"]) == (pytest.approx(0.1), pytest.approx(0.003))
+    warm_spent = calls_cpu_seconds(workload, pricer, cache_bytes=1 << 30, start="warm")
     assert warm_spent == pytest.approx(price_workload(workload, pricer, cache_bytes=1 << 62, start="warm").cpu_ns / 1e9)
     assert warm_spent < spent
-    features = outside_features(workload, warm_spent)
+    features = outside_features(workload, warm_spent, start="warm")
     assert features["user_cpu_s"] == pytest.approx(0.07)
     assert features["system_cpu_s"] == pytest.approx(max(0.04 - warm_spent, 0.0))
+    assert features["outside_wait_s"] == 0.0
 
 
 def test_hit_fraction_reads_the_reuse_curve_at_the_cache_size() -> None:
@@ -476,8 +482,9 @@ def test_a_ranked_pair_counts_the_rounds_in_which_the_faster_was_faster() -> Non
 
 def test_runs_that_skipped_their_syncs_leave_the_syncs_cpu_out_of_the_subtraction() -> None:
     """traces/nosync.py: the all-warm runs skip their syncs where libeatmydata is installed;
-    then the CPU time subtracted from theirs is the other calls', and without the flag (or
-    from the cold runs) the syncs' is subtracted as before."""
+    then the CPU time a warm prediction subtracts from theirs is the other calls', and
+    without the flag (or for a cold prediction, from the cold runs) the syncs' is subtracted
+    as before."""
     pricer = Pricer(table())
     workload = profile(fsyncs=40)
     workload["trace_time"] = {"known": True}
@@ -486,12 +493,11 @@ def test_runs_that_skipped_their_syncs_leave_the_syncs_cpu_out_of_the_subtractio
     warm = price_workload(workload, pricer, cache_bytes=1 << 62, start="warm")
     syncs = sum(line.cpu_ns for line in warm.lines if line.group == "sync")
     assert syncs == pytest.approx(40 * 500_000)
-    with_syncs = calls_cpu_seconds(workload, pricer, cache_bytes=1 << 30)
+    with_syncs = calls_cpu_seconds(workload, pricer, cache_bytes=1 << 30, start="warm")
     assert with_syncs == pytest.approx(warm.cpu_ns / 1e9)
     workload["recording"]["untraced_warm_syncs_skipped"] = True
-    without = calls_cpu_seconds(workload, pricer, cache_bytes=1 << 30)
+    without = calls_cpu_seconds(workload, pricer, cache_bytes=1 << 30, start="warm")
     assert without == pytest.approx((warm.cpu_ns - syncs) / 1e9)
-    assert outside_features(workload, without)["system_cpu_s"] == pytest.approx(max(0.04 - without, 0.0))
-    cold = {**workload, "recording": {k: v for k, v in workload["recording"].items() if "warm" not in k}}
-    assert calls_cpu_seconds(cold, pricer, cache_bytes=1 << 30) == pytest.approx(
-        price_workload(cold, pricer, cache_bytes=1 << 30).cpu_ns / 1e9)
+    assert outside_features(workload, without, start="warm")["system_cpu_s"] == pytest.approx(max(0.04 - without, 0.0))
+    assert calls_cpu_seconds(workload, pricer, cache_bytes=1 << 30) == pytest.approx(
+        price_workload(workload, pricer, cache_bytes=1 << 30).cpu_ns / 1e9)
