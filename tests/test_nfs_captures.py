@@ -135,6 +135,29 @@ def test_a_remove_is_an_event_of_the_file_it_removes_even_after_a_rename(capture
     assert stats.skipped["NFS rename (the file keeps its handle, so its place)"] == 1
 
 
+def test_a_v4_name_is_an_event_of_the_handle_its_getfh_returned(tmp_path: Path) -> None:
+    """tshark puts NFSv4 names in nfs.pathname.component, and a COMPOUND tells a named file's
+    handle by the GETFH after the op.  In this capture (checked with tshark -V): call 264
+    CREATEs .#VERSION in 0x27bd943e and its GETFH returns 0xbce79fea, which REMOVE .#VERSION
+    (call 288) removes; call 412 OPENs Larry7.cue in 0x02217500, GETFH 0x62d78303; call 560
+    RENAMEs it into 0xa5b14293, call 732 LINKs it as Larry7.cue in 0x02217500 again, and
+    call 960 RENAMEs it to Larry7.cue~ (found by its new name)."""
+    need_data()
+    ingest([EPAM / "eth-ipv4-tcp-nfsv41.pcap.bz2"], tmp_path / "e.parquet")
+    events = read_events(tmp_path / "e.parquet").to_pandas()
+    op = {(r.record, r.orig): (r.file, r.path, r.path2) for r in events.itertuples()}
+    lookups = events[events["orig"] == "NFS4.LOOKUP"]
+    assert len(lookups) == 25 and lookups["path"].notna().all()
+    assert op[(264, "NFS4.CREATE")] == ("0xbce79fea", ".#VERSION", None)
+    assert op[(288, "NFS4.REMOVE")] == ("0xbce79fea", ".#VERSION", None)
+    assert op[(412, "NFS4.OPEN")] == ("0x62d78303", "Larry7.cue", None)
+    assert op[(560, "NFS4.RENAME")] == ("0x62d78303", "Larry7.cue", "Larry7.cue")
+    assert op[(960, "NFS4.RENAME")] == ("0x62d78303", "Larry7.cue", "Larry7.cue~")
+    assert op[(732, "NFS4.LINK")] == ("0x62d78303", "Larry7.cue", None)
+    # An OPEN by handle (CLAIM_FH) names no entry: the file is the current handle.
+    assert op[(450, "NFS4.OPEN")] == ("0x62d78303", None, None)
+
+
 @pytest.mark.parametrize("capture", ["suricata-verify/nfs3-01_wireshark-wiki-nfsv3.pcap", "suricata-verify/nfsv2.pcap",
                                      "zeek/nfs_base.pcap", "zeek/nfs_write.pcap"])
 def test_procedure_counts_equal_tshark_rpc_statistics(capture: str, tmp_path: Path) -> None:

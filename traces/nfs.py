@@ -6,9 +6,11 @@ a retransmitted call once, reports replies without calls and calls without repli
 instead of dropping them, and walks each NFSv4 COMPOUND op by op with the current
 filehandle (PUTFH sets it, LOOKUP descends), so every op becomes its own event.
 
-File identity is tshark's CRC-32 of the file handle (nfs.fh.hash), as hex.  A REMOVE,
-RMDIR or RENAME names a directory and a name; its file is the handle a LOOKUP or CREATE
-reply gave that name (followed through renames), else "directory/name".
+File identity is tshark's CRC-32 of the file handle (nfs.fh.hash), as hex.  A LOOKUP,
+CREATE or (v4) OPEN of a name is an event of the handle its reply gave (v4: the GETFH that
+followed it), else of "directory/name".  A REMOVE, RMDIR or RENAME names a directory and a
+name; its file is the handle a LOOKUP, CREATE or OPEN reply gave that name (followed
+through renames), else "directory/name".
 
 A successful call's `ret` is 0, except READ and WRITE (the bytes moved) and READDIR and
 READDIRPLUS: the bytes a local getdents64 would return for the entries the reply names
@@ -43,7 +45,7 @@ FIELDS = (
     "tcp.dstport", "udp.dstport", "rpc.xid", "rpc.msgtyp", "rpc.programversion", "rpc.procedure", "nfs.opcode",
     "nfs.fh.hash", "nfs.name", "nfs.offset3", "nfs.count3", "nfs.offset4", "nfs.count4", "nfs.read.offset",
     "nfs.write.offset", "nfs.read.count", "nfs.write.data_length", "nfs.read.data_length", "nfs.status",
-    "nfs.status2", *LISTED_NAMES, "_ws.malformed",
+    "nfs.status2", "nfs.pathname.component", "nfs.open.claim_type", *LISTED_NAMES, "_ws.malformed",
 )
 _IDX = {name: i for i, name in enumerate(FIELDS)}
 
@@ -64,6 +66,14 @@ V4_OPERATIONS = {
     51: "LAYOUTRETURN", 52: "SECINFO_NO_NAME", 53: "SEQUENCE", 54: "SET_SSV", 55: "TEST_STATEID",
     56: "WANT_DELEGATION", 57: "DESTROY_CLIENTID", 58: "RECLAIM_COMPLETE", 10044: "ILLEGAL",
 }
+GETFH = 10
+# The NFSv4 ops that name one entry of the current directory, and the OPEN claims that do
+# (CLAIM_NULL, CLAIM_DELEGATE_CUR, CLAIM_DELEGATE_PREV; the others open the current handle).
+V4_NAMING_OPS = ("LOOKUP", "CREATE", "REMOVE", "LINK", "SECINFO")
+V4_NAMING_CLAIMS = ("0", "2", "3")
+# The ops after which the current handle is another file's, so a GETFH no longer returns
+# the handle of the file an earlier op named.
+V4_MOVING_OPS = ("PUTFH", "PUTROOTFH", "PUTPUBFH", "RESTOREFH", "LOOKUP", "LOOKUPP", "OPEN", "CREATE")
 # NFS status -> errno name, so a failed NFS call reads like a failed syscall (replay compares them).
 _ERRNO = {1: "EPERM", 2: "ENOENT", 5: "EIO", 6: "ENXIO", 13: "EACCES", 17: "EEXIST", 18: "EXDEV", 19: "ENODEV",
           20: "ENOTDIR", 21: "EISDIR", 22: "EINVAL", 27: "EFBIG", 28: "ENOSPC", 30: "EROFS", 31: "EMLINK",
@@ -386,12 +396,8 @@ class CallReplyMatcher:
             if reply_fh and succeeded and path:
                 self._remember(directory, path, file)
         elif name in ("REMOVE", "RMDIR", "RENAME") and file and path:
-            directory = file
-            file = self.children.get((directory, path), f"{directory}/{path}")
-            if succeeded:
-                self.children.pop((directory, path), None)
-                if name == "RENAME" and len(fhs) > 1 and path2:
-                    self._remember(_hex(fhs[1]), path2, file)
+            renamed_to = (_hex(fhs[1]), path2) if name == "RENAME" and len(fhs) > 1 and path2 else None
+            file = self._unlinked(file, path, succeeded, renamed_to)
         offset = size = ret = None
         if name in ("READ", "WRITE"):
             offset = _first_int(cv, "nfs.offset3", "nfs.read.offset", "nfs.write.offset")
@@ -414,49 +420,89 @@ class CallReplyMatcher:
         if len(self.children) > _CHILDREN_MEMORY:
             self.children.popitem(last=False)
 
+    def _unlinked(self, directory: str, name: str, succeeded: bool, renamed_to: tuple[str, str] | None = None) -> str:
+        """The file a REMOVE, RMDIR or RENAME of `name` in `directory` acts on; once it
+        succeeded the name is forgotten, and a renamed file remembered under `renamed_to`
+        (its new directory and name)."""
+        file = self.children.get((directory, name), f"{directory}/{name}")
+        if succeeded:
+            self.children.pop((directory, name), None)
+            if renamed_to is not None:
+                self._remember(*renamed_to, file)
+        return file
+
     def _emit_compound(self, call: RpcMessage, reply: RpcMessage | None, dur: int | None, rows: EventRows) -> None:
-        """Each op of a COMPOUND is an event; the current filehandle follows PUTFH and LOOKUP."""
+        """Each op of a COMPOUND is an event.  The current handle follows PUTFH, SAVEFH and
+        RESTOREFH, and LOOKUP, OPEN and CREATE move it to the file they name: the handle the
+        compound's GETFH returned for it where it asked, else "directory/name".  tshark puts
+        v4 names in nfs.pathname.component (older ones in nfs.name)."""
         cv = call.values
         ops = [int(o) for o in cv["nfs.opcode"]]
         statuses = (reply.values.get("nfs.status") or [])[1:] if reply else []
-        fhs, names = list(cv["nfs.fh.hash"]), list(cv["nfs.name"])
+        fhs = list(cv["nfs.fh.hash"])
+        names = list(cv.get("nfs.pathname.component") or cv["nfs.name"])
+        claims = list(cv.get("nfs.open.claim_type") or [])
         offsets, counts = list(cv["nfs.offset4"]), list(cv["nfs.count4"])
         lengths = list(cv["nfs.write.data_length"])
         r_counts = list(reply.values.get("nfs.count4") or []) if reply else []
         r_lengths = list(reply.values.get("nfs.read.data_length") or []) if reply else []
+        handles = _getfh_handles(ops, statuses, reply)
         current: str | None = None
+        saved: str | None = None
         for i, code in enumerate(ops):
             name = V4_OPERATIONS.get(code, f"OP{code}")
             executed = reply is None or i < len(statuses)
             status = statuses[i] if i < len(statuses) else None
-            path = offset = size = ret = None
+            succeeded = status in (None, "0")
+            path = path2 = offset = size = ret = None
             if name == "PUTFH":
                 current = _hex(fhs.pop(0)) if fhs else current
             elif name in ("PUTROOTFH", "PUTPUBFH"):
                 current = "root"
-            elif name in ("LOOKUP", "CREATE", "REMOVE", "RENAME", "LINK", "OPEN") and names:
-                path = names.pop(0)
+            elif name == "SAVEFH":
+                saved = current
+            elif name == "RESTOREFH":
+                current = saved
+            elif name in V4_NAMING_OPS or (name == "OPEN" and (claims.pop(0) if claims else "0") in V4_NAMING_CLAIMS):
+                path = names.pop(0) if names else None
+            elif name == "RENAME":
+                path, path2 = (names.pop(0) if names else None), (names.pop(0) if names else None)
             if name in ("READ", "WRITE", "COMMIT"):
                 offset = int(offsets.pop(0)) if offsets else None
                 if name == "WRITE":
                     size = int(lengths.pop(0)) if lengths else None
-                    ret = int(r_counts.pop(0)) if r_counts and status in (None, "0") else None
+                    ret = int(r_counts.pop(0)) if r_counts and succeeded else None
                 elif name == "READ":
                     size = int(counts.pop(0)) if counts else None
-                    ret = int(r_lengths.pop(0)) if r_lengths and status in (None, "0") else None
+                    ret = int(r_lengths.pop(0)) if r_lengths and succeeded else None
                 else:
                     size = int(counts.pop(0)) if counts else None
-            elif name == "READDIR" and reply is not None and status in (None, "0"):
+            elif name == "READDIR" and reply is not None and succeeded:
                 ret = listed_bytes(reply.values)
             if not executed:
                 continue  # an earlier op failed: this one never ran
             if ret is None and reply is not None:
-                ret = -1 if status not in (None, "0") else 0
-            file = current if name not in ("LOOKUP", "OPEN", "CREATE") or not path else f"{current}/{path}"
-            self._add(rows, call, dur, f"NFS4.{name}", NFS_OPERATIONS.get(name, "other"), file, path, None,
+                ret = 0 if succeeded else -1
+            if name == "GETFH" and i in handles:
+                current = handles[i]  # the handle itself: PUTROOTFH's "root" is a file like any other
+            file = current
+            if name in ("LOOKUP", "OPEN", "CREATE") and path and current:
+                handle = _handle_got(ops, handles, i) if succeeded else None
+                file = handle or f"{current}/{path}"
+                if handle:
+                    self._remember(current, path, handle)
+            elif name == "REMOVE" and path and current:
+                file = self._unlinked(current, path, succeeded)
+            elif name == "RENAME" and path and saved:
+                file = self._unlinked(saved, path, succeeded, (current, path2) if current and path2 else None)
+            elif name == "LINK" and saved:  # a new name, `path` in the current directory, for the saved file
+                file = saved
+                if path and current and succeeded:
+                    self._remember(current, path, saved)
+            self._add(rows, call, dur, f"NFS4.{name}", NFS_OPERATIONS.get(name, "other"), file, path, path2,
                       offset, size, ret, _errno(status))
-            if name == "LOOKUP" and path and status in (None, "0"):
-                current = f"{current}/{path}"
+            if name in ("LOOKUP", "OPEN", "CREATE") and path and succeeded:
+                current = file
 
     def _add(self, rows: EventRows, call: RpcMessage, dur: int | None, orig: str, op: str, file: str | None,
              path: str | None, path2: str | None, offset: int | None, size: int | None, ret: int | None,
@@ -465,6 +511,30 @@ class CallReplyMatcher:
                  file=file or f"?fh/{call.client}", path=path, path2=path2, offset=offset, size=size, ret=ret,
                  errno=errno, record=call.frame)
         self.seq += 1
+
+
+def _getfh_handles(ops: list[int], statuses: list[str], reply: RpcMessage | None) -> dict[int, str]:
+    """Op index -> the handle each GETFH of a COMPOUND returned, read from the reply's handles
+    in order; none where their count is not that of the GETFHs that succeeded (a reply
+    whose attributes carry handles too, or a frame tshark could not split)."""
+    if reply is None:
+        return {}
+    got = [i for i, code in enumerate(ops) if code == GETFH and i < len(statuses) and statuses[i] == "0"]
+    returned = reply.values.get("nfs.fh.hash") or []
+    if len(returned) != len(got):
+        return {}
+    return {i: _hex(handle) for i, handle in zip(got, returned)}
+
+
+def _handle_got(ops: list[int], handles: dict[int, str], named: int) -> str | None:
+    """The handle a GETFH returned for the file the op at `named` moved to, if one asked
+    before the current handle moved again."""
+    for i in range(named + 1, len(ops)):
+        if i in handles:
+            return handles[i]
+        if V4_OPERATIONS.get(ops[i]) in V4_MOVING_OPS:
+            return None
+    return None
 
 
 def listed_bytes(reply: dict[str, list[str]]) -> int:
