@@ -126,6 +126,21 @@ def _operations_section(operations: Any) -> list[str]:
     return lines
 
 
+# The two cases the device's drift moves most (docs/validation.md): a cold 4 KiB random read,
+# and an fsync after a 4 KiB write.
+DRIFT_CASES = (("read", 4096, "random", "cold"), ("fsync", 4096, "sequential", "warm"))
+UNSTEADY = 1.5  # a drift case whose slowest measurement is this much its fastest: an unsteady device
+
+
+def _case_means(tables: list[dict]) -> dict[tuple, list[float]]:
+    """Each case's mean latency in each of a target's cost-table measurements, in order."""
+    cases: dict[tuple, list[float]] = {}
+    for table in tables:
+        for e in table["entries"]:
+            cases.setdefault((e["bench"], e["size"], e["order"], e["cache"]), []).append(e["latency_ns"]["mean"])
+    return cases
+
+
 def _cost_tables_section(doc: dict[str, Any]) -> list[str]:
     """How much each target's cost table moved between its measurements: the drift the
     per-case median is there to ride out."""
@@ -142,18 +157,35 @@ def _cost_tables_section(doc: dict[str, Any]) -> list[str]:
              "| target | measurements | measured | median spread | cold 4 KiB random read, us | 4 KiB fsync, us |",
              "|---|---|---|---|---|---|"]
     for name, tables in runs.items():
-        cases: dict[tuple, list[float]] = {}
-        for table in tables:
-            for e in table["entries"]:
-                cases.setdefault((e["bench"], e["size"], e["order"], e["cache"]), []).append(e["latency_ns"]["mean"])
+        cases = _case_means(tables)
         spreads = sorted(max(v) / min(v) for v in cases.values() if len(v) > 1 and min(v) > 0)
         spread = f"{spreads[len(spreads) // 2]:.2f}x" if spreads else "-"
-        read, sync = (", ".join(f"{v / 1e3:.0f}" for v in cases.get(case, []) if v > 0) or "-"
-                      for case in (("read", 4096, "random", "cold"), ("fsync", 4096, "sequential", "warm")))
+        read, sync = (", ".join(f"{v / 1e3:.0f}" for v in cases.get(case, []) if v > 0) or "-" for case in DRIFT_CASES)
         times = sorted(t["measured_at"] for t in tables)
         lines.append(f"| {labels.get(name, name)} | {len(tables)} | {times[0][11:16]}-{times[-1][11:16]} UTC | "
                      f"{spread} | {read} | {sync} |")
     return lines
+
+
+def _unsteady_section(doc: dict[str, Any]) -> list[str]:
+    """The targets whose device moved by UNSTEADY or more between their cost tables, in a
+    drift case: where the errors are this run's hour as much as the model's.  Why: sqlite's
+    syncs on ext4 took 0.64 s in one round and 2.94 in another, and fsbench's 4 KiB fsync
+    934 us and 3363 in one run's tables (2026-11-23)."""
+    labels = {t["candidate"]: t["label"] for t in doc["targets"]}
+    moved = []
+    for name, tables in (doc.get("cost_table_runs") or {}).items():
+        cases = _case_means(tables)
+        for (bench, size, order, cache), what in zip(DRIFT_CASES, ("cold 4 KiB random read", "4 KiB fsync")):
+            values = [v for v in cases.get((bench, size, order, cache), []) if v > 0]
+            if len(values) > 1 and max(values) >= UNSTEADY * min(values):
+                moved.append(f"{labels.get(name, name)}'s {what} {min(values) / 1e3:.0f}-{max(values) / 1e3:.0f} us "
+                             f"({max(values) / min(values):.1f}x)")
+    if not moved:
+        return []
+    return ["", f"**The device was not steady in this run.** Between their cost tables, {'; '.join(moved)}. "
+                "The errors of programs bound by that case on those targets (sqlite by its syncs, random-reads by "
+                "its cold reads) are this hour's as much as the model's."]
 
 
 def _noise_section(floor: dict[str, Any] | None) -> list[str]:
@@ -224,6 +256,7 @@ def markdown(doc: dict[str, Any], judged: Any) -> str:
         "",
         f"Targets **{verdict}** (form adopted: {s['adopted']}; CPU time measured {s['cpu']}).",
         *_noise_section(s.get("noise_floor")),
+        *_unsteady_section(doc),
         "",
         "## Per program and target",
         "",

@@ -265,8 +265,9 @@ def test_cost_tables_are_measured_spread_over_the_rounds() -> None:
 
 def test_the_doc_shows_how_each_tables_read_and_sync_moved_between_its_measurements() -> None:
     """A sync's cost followed the device from hour to hour (sqlite's largest misses), so the
-    doc gives each measurement's 4 KiB fsync beside its cold read, in the order measured."""
-    from fsbm.api.validation import _cost_tables_section
+    doc gives each measurement's 4 KiB fsync beside its cold read, in the order measured,
+    and says so beside the verdict where either moved by half again or more."""
+    from fsbm.api.validation import _cost_tables_section, _unsteady_section
 
     def table(at: str, read_us: float, sync_us: float) -> dict:
         entries = [{"bench": "read", "size": 4096, "order": "random", "cache": "cold",
@@ -280,6 +281,12 @@ def test_the_doc_shows_how_each_tables_read_and_sync_moved_between_its_measureme
                                             table("2026-11-24T09:25:00", 125, 2940)]}}
     rows = [line for line in _cost_tables_section(doc) if line.startswith("| ext4 fresh")]
     assert rows == ["| ext4 fresh | 2 | 09:04-09:25 UTC | 3.40x | 116, 125 | 864, 2940 |"]
+    # A drift case that moved by 1.5x or more is called out beside the verdict; one that
+    # moved less (the read, 1.08x) is not.
+    (warning,) = [line for line in _unsteady_section(doc) if line]
+    assert "ext4 fresh's 4 KiB fsync 864-2940 us (3.4x)" in warning and "random read" not in warning
+    doc["cost_table_runs"]["val-ext4"][1] = table("2026-11-24T09:25:00", 125, 1200)
+    assert _unsteady_section(doc) == []
 
 
 def test_a_round_runs_each_program_on_every_target_back_to_back_in_a_shuffled_order() -> None:
