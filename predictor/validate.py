@@ -152,7 +152,7 @@ def record_cpu(program: Program, target: Target, inputs: Inputs, used: UsedFiles
     cold = partial(start_cold, work, program)
     facts = measure_untraced(program.command, 1, cwd=work, quiet=True, before_each=cold)
     pair = outside_wait_pair(program.command, used, cwd=work, quiet=True, before_each=cold,
-                             outside_first=round_index % 2 == 1)
+                             outside_first=round_index % 2 == 1, expected_status=facts["untraced_exit_status"])
     clean(work, program)
     return {**{name: facts[f"untraced_{name}"] for name in UNTRACED_FIELDS}, **pair}
 

@@ -17,10 +17,10 @@ from fsbm.errors import FsbmError
 from fsbm.predictor.cost_table import CostTable
 from fsbm.predictor.judge import CPU_BEFORE, CPU_IN_ROUNDS, CPU_IN_ROUNDS_WARM, features
 from fsbm.predictor.outside import outside_features
-from fsbm.traces.outside_files import bounded_wait_ns
+from fsbm.traces.outside_files import UsedFiles, bounded_wait_ns
 from fsbm.store import ResultsStore
 from fsbm.traces.ingest import ingest, read_events
-from fsbm.traces.record import record
+from fsbm.traces.record import outside_wait_pair, record
 from tests.conftest import run_fsbm
 
 
@@ -207,6 +207,16 @@ def test_untraced_runs_refuse_a_command_that_does_not_repeat_itself(tmp_path: Pa
     with pytest.raises(FsbmError, match="does not do the same work every time"):
         record(["sh", "-c", flip], tmp_path / "t.strace", cwd=tmp_path, untraced_runs=2)
     assert not (tmp_path / "t.strace").exists()  # refused before tracing
+
+
+def test_the_wait_pairs_refuse_runs_that_exited_otherwise_than_the_cold_runs(tmp_path: Path) -> None:
+    """A pair's run that failed (say, a program that cannot run with its syncs skipped) did
+    other work: its time is no measure of the wait, nor its CPU time of the program's."""
+    with pytest.raises(FsbmError, match="exited 1 in the run that read in .* where its cold runs exited 0"):
+        outside_wait_pair(["false"], UsedFiles(), cwd=tmp_path, quiet=True, before_each=lambda: None)
+    pair = outside_wait_pair(["false"], UsedFiles(), cwd=tmp_path, quiet=True, before_each=lambda: None,
+                             expected_status=1)
+    assert pair["outside_read_ns"] >= 0
 
 
 def test_predict_ranks_candidates_from_real_cost_tables(tmp_path: Path, ext4_fs, tmpfs_fs) -> None:

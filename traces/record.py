@@ -135,7 +135,8 @@ def _then_drop_caches(before_each: Callable[[], None] | None) -> Callable[[], No
 
 
 def outside_wait_pair(command: list[str], used: UsedFiles, *, cwd: Path | None = None, quiet: bool = False,
-                      before_each: Callable[[], None], outside_first: bool = False) -> dict[str, int]:
+                      before_each: Callable[[], None], outside_first: bool = False,
+                      expected_status: int = 0) -> dict[str, int]:
     """One pair of untraced runs that start as the cold ones do (`before_each`) and then read
     the workload's own files in (`used.inside`), one of them the outside files too, in the
     order `outside_first` says (alternate it, so neither is always first); and the time the
@@ -144,7 +145,9 @@ def outside_wait_pair(command: list[str], used: UsedFiles, *, cwd: Path | None =
     difference none of their noise.  Returns the walls' difference (outside_wait_ns: the
     run that found them uncached less the other), outside_read_ns, the CPU time of the run
     that had every file read in (WARM_CPU_FIELDS) and whether its syncs were skipped
-    (WARM_SYNCS_SKIPPED)."""
+    (WARM_SYNCS_SKIPPED).  Both runs must exit `expected_status`, as the cold runs did: a
+    run that failed did other work, and its time measures nothing (nor, with its syncs
+    skipped, may the program fail without them)."""
     env = environment_without_syncs()
 
     def run(with_outside: bool) -> dict[str, int]:
@@ -157,6 +160,12 @@ def outside_wait_pair(command: list[str], used: UsedFiles, *, cwd: Path | None =
 
     runs = {with_outside: run(with_outside) for with_outside in ((True, False) if outside_first else (False, True))}
     before_each()
+    for with_outside, facts in runs.items():
+        if facts["untraced_exit_status"] != expected_status:
+            which = "the files outside it" if with_outside else "only its own files"
+            raise FsbmError(f"{' '.join(command)} exited {facts['untraced_exit_status']} in the run that read in "
+                            f"{which} first, where its cold runs exited {expected_status}: the wait for the "
+                            "files outside the scope cannot be measured from runs that did other work")
     warm = runs[True]
     return {"outside_wait_ns": runs[False]["untraced_wall_ns"] - warm["untraced_wall_ns"],
             "outside_read_ns": cold_read_ns(used.outside),
@@ -165,13 +174,14 @@ def outside_wait_pair(command: list[str], used: UsedFiles, *, cwd: Path | None =
 
 
 def measure_outside_wait(command: list[str], runs: int, used: UsedFiles, *, cwd: Path | None = None,
-                         quiet: bool = False, before_each: Callable[[], None]) -> dict[str, int]:
+                         quiet: bool = False, before_each: Callable[[], None], expected_status: int = 0) -> dict[str, int]:
     """How long a cold run waits for the files it used outside its scope (`used.outside`,
     traces/outside_files.py): `runs` pairs (outside_wait_pair), their median difference
     bounded by the median cold read (bounded_wait_ns) as OUTSIDE_WAIT_FIELD; and the median
     CPU time of their runs with every file read in, as untraced_warm_*, with whether their
     syncs were skipped."""
-    pairs = [outside_wait_pair(command, used, cwd=cwd, quiet=quiet, before_each=before_each, outside_first=i % 2 == 1)
+    pairs = [outside_wait_pair(command, used, cwd=cwd, quiet=quiet, before_each=before_each, outside_first=i % 2 == 1,
+                               expected_status=expected_status)
              for i in range(runs)]
     return {OUTSIDE_WAIT_FIELD: bounded_wait_ns([p["outside_wait_ns"] for p in pairs],
                                                 [p["outside_read_ns"] for p in pairs]),
@@ -237,7 +247,7 @@ def record(command: list[str], log: Path, *, force: bool = False, cwd: Path | No
     if untraced and cold and scope is not None:
         used = used_files(log, scope, Path(cwd or os.getcwd()))
         untraced.update(measure_outside_wait(command, untraced_runs, used, cwd=cwd, quiet=quiet,
-                                             before_each=before_each))
+                                             before_each=before_each, expected_status=untraced["untraced_exit_status"]))
     facts.update({"command": command, "cwd": str(Path(cwd or os.getcwd()).resolve()), "traced_wall_ns": int(wall * 1e9),
                   "strace_flags": STRACE_FLAGS, "scope": str(Path(scope).resolve()) if scope else None, **untraced})
     facts_path.write_text(json.dumps(facts, indent=1))
