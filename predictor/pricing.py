@@ -283,6 +283,20 @@ class Pricer:
         mean gap, their modelled time was 0.28-0.35 s on ext4 and xfs where the replay took
         0.15-0.16; by the mix of gaps, 0.18-0.20 where it took 0.17-0.19.
 
+        Where this is wrong (2026-11-24): within one fsbench stream a read costs about the
+        same whatever its own gap (ext4's stream 64 KiB apart: 98-134 us in every bucket;
+        16 KiB apart: 8-23 us), because what a read costs is whether readahead rides the
+        stream, and that is the stream's, set by its density, with a lottery between: 4000
+        reads sampled from 200 MiB cost ext4 33-141 us each by seed.  Pooled, the small gaps
+        take the dense streams' price.  That is right where the workload's stream rides
+        readahead as the dense streams do (SQLite's lookups on ext4 and xfs: 1066 device
+        reads for 4013 preads) and low where it does not (on btrfs, where 3876 of them went
+        to the device: modelled 0.43 s, replayed 0.50-0.67).  Priced by density alone, the
+        same lookups would be taken for fsbench's sparse streams on ext4 too: 0.37 s for the
+        forward reads alone, where all of the program's reads replayed in 0.17-0.24.
+        Telling which side of the lottery a stream falls needs more than its gaps (its
+        traced durations on the filesystem it was traced on); not done.
+
         Without the histogram (a profile made before it was kept), or from a cost table
         measured before fsbench kept its reads by gap (said so), the price is the mean gap's."""
         by_mean = self._forward_at_mean_gap(size, gap)
