@@ -130,6 +130,7 @@ def _operations_section(operations: Any) -> list[str]:
 # and an fsync after a 4 KiB write.
 DRIFT_CASES = (("read", 4096, "random", "cold"), ("fsync", 4096, "sequential", "warm"))
 UNSTEADY = 1.5  # a drift case whose slowest measurement is this much its fastest: an unsteady device
+STEADY_BELOW_NS = 10_000  # a case this fast has no device under it (tmpfs's fsync): its moves are not drift
 
 
 def _case_means(tables: list[dict]) -> dict[tuple, list[float]]:
@@ -178,7 +179,7 @@ def _unsteady_section(doc: dict[str, Any]) -> list[str]:
         cases = _case_means(tables)
         for (bench, size, order, cache), what in zip(DRIFT_CASES, ("cold 4 KiB random read", "4 KiB fsync")):
             values = [v for v in cases.get((bench, size, order, cache), []) if v > 0]
-            if len(values) > 1 and max(values) >= UNSTEADY * min(values):
+            if len(values) > 1 and max(values) >= UNSTEADY * min(values) and max(values) >= STEADY_BELOW_NS:
                 moved.append(f"{labels.get(name, name)}'s {what} {min(values) / 1e3:.0f}-{max(values) / 1e3:.0f} us "
                              f"({max(values) / min(values):.1f}x)")
     if not moved:

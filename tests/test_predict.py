@@ -297,6 +297,9 @@ def test_the_doc_shows_how_each_tables_read_and_sync_moved_between_its_measureme
     assert "ext4 fresh's 4 KiB fsync 864-2940 us (3.4x)" in warning and "random read" not in warning
     doc["cost_table_runs"]["val-ext4"][1] = table("2026-11-24T09:25:00", 125, 1200)
     assert _unsteady_section(doc) == []
+    # Nor does a case with no device under it (tmpfs's fsync: 0.2 us, then 0.3).
+    doc["cost_table_runs"]["val-ext4"] = [table("2026-11-24T09:04:00", 116, 0.2), table("2026-11-24T09:25:00", 125, 0.3)]
+    assert _unsteady_section(doc) == []
 
 
 def test_a_round_runs_each_program_on_every_target_back_to_back_in_a_shuffled_order() -> None:
