@@ -50,9 +50,6 @@ def cache_sweep(predictor: Predictor, store: ResultsStore, prediction: dict[str,
     working_set = reuse.get("distinct_blocks", 0) * reuse.get("block_size", 4096)
     top = max(4 * working_set, 2 * prediction["cache_bytes"], 1 << 24)
     sizes = sorted({int(2 ** e) for e in range(20, int(math.log2(top)) + 1)} | {int(prediction["cache_bytes"])})
-    tables = {e["candidate"]: e["cost_table_id"] for e in prediction["candidates"] if e.get("cost_table_id") is not None}
-    traced_id = tables.get(prediction.get("traced_on"))
-    traced = None if traced_id is None else predictor.pricer(store, traced_id)
     sweep = {}
     for entry in prediction["candidates"]:
         if entry.get("cost_table_id") is None:
@@ -61,7 +58,7 @@ def cache_sweep(predictor: Predictor, store: ResultsStore, prediction: dict[str,
         factor = entry["fs_factor"]["factor"]
         sweep[entry["candidate"]] = [
             (size, entry["outside_s"] + factor * price_workload(profile, pricer, cache_bytes=size,
-                                                                 start=prediction["start"], traced=traced).total_ns / 1e9)
+                                                                 start=prediction["start"]).total_ns / 1e9)
             for size in sizes]
     return sweep
 

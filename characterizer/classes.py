@@ -10,9 +10,7 @@ the predictor prices each class at its mean request size.  A forward read also k
 bytes skipped (gap_bytes) and how many reads followed a gap of each power of two
 (gap_log2): what a forward read costs depends on the gaps around it (a short one lands in
 the window a consecutive pair started, a long one misses), not on their mean, so the
-predictor prices the mix of gaps; and, where the trace timed them, how many were timed and
-their summed durations (timed, timed_ns): whether readahead rode the stream where it was
-traced, which gaps cannot tell (predictor/readahead.py).  An in-kernel copy
+predictor prices the mix of gaps.  An in-kernel copy
 (copy_file_range) is a write event, but its class is "copy": a filesystem that shares
 extents clones it instead of reading and writing the bytes, so it is priced by fsbench's
 copy, not its write.  A file mapping read through page faults (mapped.py) is a class of
@@ -34,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fsbm.characterizer.arrays import MISSING, OP_INDEX, EventArrays, access_lengths
+from fsbm.characterizer.arrays import OP_INDEX, EventArrays, access_lengths
 from fsbm.characterizer.mapped import Regions
 from fsbm.characterizer.sequentiality import Access
 from fsbm.traces.vocabulary import COPY_CALLS, OPERATIONS
@@ -80,18 +78,8 @@ def _by_bucket(length: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict[str, di
     return buckets, inverse, {str(int(b)): {"count": int(c), "bytes": int(n)} for b, c, n in zip(buckets, counts, nbytes)}
 
 
-def _timed(durations: np.ndarray, inverse: np.ndarray, buckets: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per bucket, how many of the reads have a traced duration and the sum of those
-    durations (ns).  A forward stream's reads take what they take by whether readahead rode
-    the stream where it was traced, which its gaps cannot tell (predictor.readahead)."""
-    known = durations != MISSING
-    return (np.bincount(inverse[known], minlength=buckets),
-            np.bincount(inverse[known], weights=durations[known].astype(float), minlength=buckets))
-
-
 def data_classes(ev: EventArrays, acc: Access, mapped: Regions) -> dict[str, dict[str, dict[str, dict[str, int]]]]:
-    """{class: {"sequential"|"forward"|"random": {bucket: {"count", "bytes"[, "gap_bytes", "gap_log2",
-    "timed", "timed_ns"]}}}}
+    """{class: {"sequential"|"forward"|"random": {bucket: {"count", "bytes"[, "gap_bytes", "gap_log2"]}}}}
     over the classified accesses and the mapped regions; copies are always "sequential" (a
     copy moves a whole file, or the rest of it), only reads are ever "forward" (a write past
     the last one's end allocates or rewrites the same way wherever it lands), and mapped
@@ -116,15 +104,11 @@ def data_classes(ev: EventArrays, acc: Access, mapped: Regions) -> dict[str, dic
             if order == "forward":
                 gaps = np.bincount(inverse, weights=acc.gap[pick])
                 gap_buckets = size_bucket(acc.gap[pick])
-                timed_count, timed_ns = _timed(ev.dur[rows][pick], inverse, len(buckets))
                 for i, (b, g) in enumerate(zip(buckets, gaps)):
                     mine = gap_buckets[inverse == i]
                     lows, counts_by_gap = np.unique(mine, return_counts=True)
                     classes[str(int(b))]["gap_bytes"] = int(g)
                     classes[str(int(b))]["gap_log2"] = {str(int(lo)): int(n) for lo, n in zip(lows, counts_by_gap)}
-                    if timed_count[i]:
-                        classes[str(int(b))]["timed"] = int(timed_count[i])
-                        classes[str(int(b))]["timed_ns"] = int(timed_ns[i])
             out.setdefault(name, {})[order] = classes
     return out
 

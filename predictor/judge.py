@@ -134,8 +134,7 @@ def features(doc: dict[str, Any], cache_bytes: int, cpu: str = CPU_BEFORE) -> pd
             profile = {**profile, "recording": {**profile["recording"], **recorded[program["name"]]}}
         outside = _outside(profile, traced, cache_bytes, cpu)
         for target in doc["targets"]:
-            fs = price_workload(program["profile"], pricers[target["candidate"]], cache_bytes=cache_bytes,
-                                traced=traced)
+            fs = price_workload(program["profile"], pricers[target["candidate"]], cache_bytes=cache_bytes)
             groups = fs.by_group()
             runs = real[(program["name"], target["label"])]
             rows.append({"program": program["name"], "candidate": target["label"], "state": target["state"],

@@ -4,8 +4,8 @@ candidate, give the time the workload spends in that filesystem, line by line.
 Which price each class gets:
 - reads: the share the page cache would hold (the profile's reuse curve at the cache
   size; a cold start counts first touches as misses) at the warm price, the rest at the
-  cold price, sequential, forward (by its mix of gaps, pricing.Pricer.forward_read, or as
-  far as readahead rode it where it was traced, readahead.py) or random as the class is;
+  cold price, sequential, forward (by its mix of gaps, pricing.Pricer.forward_read) or
+  random as the class is;
   a forward read that hits costs a warm random one; and the first read of each file
   that misses is a random read of the sequential reads' mean size, not a sequential one
   (fsbench's sequential price is a long stream's, whose readahead the first read lacks);
@@ -41,7 +41,6 @@ from typing import Any
 
 from fsbm.characterizer.classes import MAPPED_CLASS
 from fsbm.predictor.pricing import Price, Pricer
-from fsbm.predictor.readahead import Stream, Traced
 
 STARTS = ("cold", "warm")
 GROUPS = ("metadata", "read", "write", "sync")
@@ -160,22 +159,7 @@ def _stream_starts(profile: dict[str, Any], hits: float) -> tuple[float, float]:
     return min(streams * (1 - hits), count * (1 - hits)), size
 
 
-def _forward_miss(pricer: Pricer, stream: Stream, counts: dict[str, Any], traced: Traced | None,
-                  traced_hits: float) -> Price:
-    """A forward read that misses: priced ridden by readahead, or, where the trace timed the
-    class's reads on a filesystem among the candidates, as far as the stream rode there
-    carries here (readahead.py).  The traced mean is of hits and misses, the hits (the
-    share a cold start has) at the traced filesystem's warm price."""
-    timed = counts.get("timed", 0)
-    if traced is None or not timed or traced_hits >= 1:
-        return pricer.forward_read(stream.size, stream.gap, stream.gaps_by_power)
-    hit = traced.pricer.data("read", "random", "warm", stream.size).ns
-    seen_ns = (counts["timed_ns"] / timed - traced_hits * hit) / (1 - traced_hits)
-    return traced.miss_price(pricer, stream, seen_ns)
-
-
-def _data_lines(profile: dict[str, Any], pricer: Pricer, hits: float, traced: Traced | None = None,
-                traced_hits: float = 0.0) -> list[Line]:
+def _data_lines(profile: dict[str, Any], pricer: Pricer, hits: float) -> list[Line]:
     lines = []
     seeks, size = _stream_starts(profile, hits)
     if seeks > 0:
@@ -202,8 +186,7 @@ def _data_lines(profile: dict[str, Any], pricer: Pricer, hits: float, traced: Tr
                     elif order == "forward":
                         gap = counts.get("gap_bytes", 0) / n if n else 0.0
                         detail = f"{_kib(size)} forward, {_kib(gap)} apart"
-                        miss = _forward_miss(pricer, Stream(round(size), gap, counts.get("gap_log2")), counts,
-                                             traced, traced_hits)
+                        miss = pricer.forward_read(round(size), gap, counts.get("gap_log2"))
                         hit = pricer.data(op, "random", "warm", round(size))
                     else:
                         miss = pricer.data(op, order, "cold", round(size))
@@ -280,15 +263,10 @@ def _metadata_lines(profile: dict[str, Any], pricer: Pricer, start: str) -> list
     return lines
 
 
-def price_workload(profile: dict[str, Any], pricer: Pricer, *, cache_bytes: int, start: str = "cold",
-                   traced: Pricer | None = None) -> FsTime:
-    """The modelled filesystem time of a profile's workload on the pricer's candidate;
-    `traced`: the candidate it was traced on, whose traced durations tell how far readahead
-    rode its forward streams there (readahead.py; None: not among the candidates)."""
+def price_workload(profile: dict[str, Any], pricer: Pricer, *, cache_bytes: int, start: str = "cold") -> FsTime:
+    """The modelled filesystem time of a profile's workload on the pricer's candidate."""
     if "classes" not in profile:
         raise ValueError("the profile has no event classes; characterize the trace again with this fsbm")
     hits = hit_fraction(profile["reuse"], cache_bytes, start)
-    observed = None if traced is None else Traced(traced)
-    lines = (_data_lines(profile, pricer, hits, observed, hit_fraction(profile["reuse"], cache_bytes, "cold"))
-             + _metadata_lines(profile, pricer, start))
+    lines = _data_lines(profile, pricer, hits) + _metadata_lines(profile, pricer, start)
     return FsTime(pricer.table.candidate, [line for line in lines if line.count > 0])

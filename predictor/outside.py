@@ -71,11 +71,11 @@ def calls_cpu_seconds(profile: dict[str, Any], traced: Pricer, *, cache_bytes: i
     every file cached and without its syncs where those runs skipped them (traces/nosync.py).
     What outside_features takes from its system time."""
     if _warm_runs(profile, start):
-        lines = price_workload(profile, traced, cache_bytes=EVERYTHING_CACHED, start="warm", traced=traced).lines
+        lines = price_workload(profile, traced, cache_bytes=EVERYTHING_CACHED, start="warm").lines
         if (profile.get("recording") or {}).get(UNTRACED_WARM_SYNCS_SKIPPED):
             lines = [line for line in lines if line.group != "sync"]
         return sum(line.cpu_ns for line in lines) / 1e9
-    return price_workload(profile, traced, cache_bytes=cache_bytes, start=start, traced=traced).cpu_ns / 1e9
+    return price_workload(profile, traced, cache_bytes=cache_bytes, start=start).cpu_ns / 1e9
 
 
 def outside_features(profile: dict[str, Any], traced_cpu_s: float | None = None,

@@ -67,9 +67,9 @@ class Calibration:
 
 
 def _candidate(profile: dict[str, Any], pricer: Pricer, table_id: int | None, calibration: Calibration,
-               outside: float, cache_bytes: int, start: str, traced: Pricer | None) -> dict[str, Any]:
+               outside: float, cache_bytes: int, start: str) -> dict[str, Any]:
     table = pricer.table
-    fs: FsTime = price_workload(profile, pricer, cache_bytes=cache_bytes, start=start, traced=traced)
+    fs: FsTime = price_workload(profile, pricer, cache_bytes=cache_bytes, start=start)
     key = calibration_key(table)
     factor = calibration.fs_factor(key)
     modelled = fs.total_ns / 1e9
@@ -113,8 +113,7 @@ def predict(profile: dict[str, Any], tables: list[tuple[int | None, Pricer]], *,
     """The prediction document for a profile on each candidate's cost table (its Pricer).
 
     `traced_on`: the candidate the workload was traced on, whose costs tell the system time
-    outside the filesystem (outside.py) and how far readahead rode its forward streams
-    there (readahead.py); `measured`: a real runtime there, for the relative
+    outside the filesystem (outside.py); `measured`: a real runtime there, for the relative
     form."""
     if not tables:
         raise UsageError("give at least one candidate")
@@ -122,7 +121,6 @@ def predict(profile: dict[str, Any], tables: list[tuple[int | None, Pricer]], *,
         raise UsageError("a measured runtime needs the candidate it was measured on (--traced-on)")
     calibration = calibration or Calibration(None)
     on_traced = None  # the modelled CPU seconds of its filesystem calls where it was traced
-    traced = None
     if traced_on is not None:
         traced = next((pricer for _, pricer in tables if pricer.table.candidate == traced_on), None)
         if traced is None:
@@ -136,7 +134,7 @@ def predict(profile: dict[str, Any], tables: list[tuple[int | None, Pricer]], *,
         if measured is None:
             raise
         features, outside = None, 0.0
-    entries = [_candidate(profile, pricer, table_id, calibration, outside, cache_bytes, start, traced)
+    entries = [_candidate(profile, pricer, table_id, calibration, outside, cache_bytes, start)
                for table_id, pricer in tables]
     doc: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION, "kind": "prediction", "workload": profile.get("source"),

@@ -299,7 +299,7 @@ class Pricer:
 
         Without the histogram (a profile made before it was kept), or from a cost table
         measured before fsbench kept its reads by gap (said so), the price is the mean gap's."""
-        by_mean = self.forward_at_mean_gap(size, gap)
+        by_mean = self._forward_at_mean_gap(size, gap)
         if not gaps_by_power or self.table.memory_only or not self.table.gaps("read", "cold"):
             return by_mean
         streams = self.table.gap_costs("read", "cold")
@@ -313,14 +313,14 @@ class Pricer:
         ns = sum(n * _cost_at_gap(costs, int(lo)) for lo, n in gaps_by_power.items()) / reads
         source = f"fsbench read forward cold {measured} B, each read at the pooled cost of reads after a like gap"
         if measured != size:
-            reference = self.forward_at_mean_gap(measured, gap).ns
+            reference = self._forward_at_mean_gap(measured, gap).ns
             ns *= by_mean.ns / reference if reference > 0 else 1.0
             source += f", scaled to {size} B as the mean-gap price scales"
         if by_mean.ns <= 0:
             return Price(ns, ns, ns, source)
         return by_mean.scaled(ns / by_mean.ns, source)
 
-    def forward_at_mean_gap(self, size: int, gap: float) -> Price:
+    def _forward_at_mean_gap(self, size: int, gap: float) -> Price:
         """A cold read of `size` bytes in a forward stream whose reads are `gap` bytes apart on
         average, priced by the mean alone.  fsbench measures such streams at a few mean gaps; between
         two of them the price follows log(gap); below the smallest it runs linearly down to

@@ -84,12 +84,9 @@ def test_sorted_lookups_are_forward_reads_with_their_gaps(tmp_path: Path, data_f
     gaps = [(b - a - 1) * 4096 for a, b in zip([-1] + blocks, blocks)]  # the first read counts from 0
     reads = profile.body["classes"]["data"]["read"]
     by_power = Counter(1 << (g.bit_length() - 1) for g in gaps if g > 0)
-    forward = dict(reads["forward"]["4096"])
-    timed, timed_ns = forward.pop("timed"), forward.pop("timed_ns")
-    assert forward == {"count": sum(g > 0 for g in gaps), "bytes": 4096 * sum(g > 0 for g in gaps),
-                       "gap_bytes": sum(gaps), "gap_log2": {str(lo): n for lo, n in sorted(by_power.items())}}
-    # strace timed every read: their durations are kept, each a real call's (more than 0, well under a second).
-    assert timed == forward["count"] and 0 < timed_ns / timed < 1e9
+    assert reads["forward"]["4096"] == {"count": sum(g > 0 for g in gaps), "bytes": 4096 * sum(g > 0 for g in gaps),
+                                        "gap_bytes": sum(gaps),
+                                        "gap_log2": {str(lo): n for lo, n in sorted(by_power.items())}}
     assert reads["sequential"]["4096"]["count"] == sum(g == 0 for g in gaps)
     assert reads["random"]["4096"]["count"] == 1  # back to the start
 

@@ -17,7 +17,6 @@ from fsbm.predictor.model import hit_fraction, price_workload
 from fsbm.predictor.outside import calls_cpu_seconds, outside_features
 from fsbm.predictor.park_lipton import evaluate, nonnegative_fit
 from fsbm.predictor.pricing import Pricer
-from fsbm.predictor.readahead import Stream, Traced, expected_share, prices
 
 S, D, C = 2000.0, 300.0, 0.05  # ns, ns per 4 KiB block, ns per byte
 
@@ -344,76 +343,6 @@ def test_forward_reads_in_a_profile_miss_at_the_forward_price_and_hit_at_the_ran
     lookups["classes"]["data"]["read"]["forward"]["4096"]["gap_log2"] = {"8192": 600, "32768": 400}
     by_gap = price_workload(lookups, Pricer(forward_table_by_gap()), cache_bytes=1 << 30)
     assert by_gap.by_op()["read"] == pytest.approx(1000 * 0.5 * (0.6 * 32_500 + 0.4 * 80_000) + 1000 * 0.5 * curve(4096))
-
-
-def readahead_table(name: str, alone: float, dense: float, sparse: float, ridden: float) -> CostTable:
-    """A candidate's 4 KiB cold reads: random (`alone`), forward streams 16 and 64 KiB apart
-    (`dense`, `sparse`), each of whose reads by gap cost `ridden` (so pooled by gap, any mix
-    of gaps costs `ridden`), and a warm random read of 1 us; the rest as table()'s."""
-    entries = [e for e in table(name).entries if e["bench"] != "read"]
-    entries += [entry("read", "random", "cold", 4096, alone), entry("read", "random", "warm", 4096, 1_000)]
-    for gap, mean in ((16384, dense), (65536, sparse)):
-        entries.append({**entry("read", "forward", "cold", 4096, mean), "gap": gap,
-                        "gap_costs": [{"gap": 8192, "count": 100, "mean_ns": ridden},
-                                      {"gap": 32768, "count": 100, "mean_ns": ridden}]})
-    return CostTable(name, {"fs_type": name, "fs_block_size": 4096}, "now", entries)
-
-
-# 32 KiB apart: halfway from fsbench's 16 to its 64 KiB stream in log(gap).
-LOOKUPS = Stream(4096, 32768, {"8192": 500, "32768": 500})
-
-
-def test_a_forward_stream_rides_readahead_on_a_candidate_as_far_as_it_rode_where_traced() -> None:
-    """ext4's streams ride 16 KiB apart and not 64 (at 32 KiB: half-way, share 0.5), xfs's
-    ride 64 KiB apart half the time (share 0.75), btrfs's never (share 0).  Traced on ext4,
-    the lookups took 19 us a read: 90% of the way from its random read (100 us) to ridden
-    (10 us).  ext4 is priced at what it took, xfs rides fully (0.9 x 1.5, at most 1), btrfs
-    not at all, whatever ext4 did."""
-    ext4 = Pricer(readahead_table("ext4", alone=100_000, dense=10_000, sparse=100_000, ridden=10_000))
-    xfs = Pricer(readahead_table("xfs", alone=100_000, dense=10_000, sparse=55_000, ridden=10_000))
-    btrfs = Pricer(readahead_table("btrfs", alone=130_000, dense=130_000, sparse=130_000, ridden=20_000))
-    assert prices(ext4, LOOKUPS).density_share == pytest.approx(0.5)
-    assert prices(xfs, LOOKUPS).density_share == pytest.approx(0.75)
-    assert prices(btrfs, LOOKUPS).density_share == 0.0
-    traced = Traced(ext4)
-    assert traced.miss_price(ext4, LOOKUPS, 19_000).ns == pytest.approx(19_000)
-    assert traced.miss_price(xfs, LOOKUPS, 19_000).ns == pytest.approx(10_000)
-    on_btrfs = traced.miss_price(btrfs, LOOKUPS, 19_000)
-    assert on_btrfs.ns == pytest.approx(130_000) and "riding readahead 0%" in on_btrfs.source
-    # Had the stream not ridden on ext4 (it took its random read's time), xfs would not either.
-    assert traced.miss_price(xfs, LOOKUPS, 100_000).ns == pytest.approx(100_000)
-    # Where readahead cannot make a read cheaper (tmpfs), the pooled price stands.
-    memory = Pricer(readahead_table("tmpfs", alone=1_000, dense=1_000, sparse=1_000, ridden=1_000))
-    assert traced.miss_price(memory, LOOKUPS, 19_000).ns == pytest.approx(1_000)
-
-
-def test_the_lottery_a_trace_won_where_fsbench_lost_it_goes_to_the_candidates_that_ride_at_all() -> None:
-    assert expected_share(0.8, 0.6, 0.6) == 0.8
-    assert expected_share(0.8, 0.3, 0.0) == 0.8
-    assert expected_share(0.8, 0.0, 0.0) == 0.8  # the traced filesystem itself, or one like it
-    assert expected_share(0.8, 0.0, 0.4) == 0.0
-    assert expected_share(0.8, 0.2, 0.4) == pytest.approx(0.4)
-
-
-def test_a_profiles_forward_misses_take_the_traced_duration_less_its_hits_only_from_the_traced_candidate() -> None:
-    """Half of the profile's reads hit (its reuse curve, cold start): the traced mean of 10 us
-    is half hits at ext4's warm 1 us, so a miss took 19 us.  Without the traced candidate, or
-    without timed reads, every candidate is priced ridden."""
-    ext4 = Pricer(readahead_table("ext4", alone=100_000, dense=10_000, sparse=100_000, ridden=10_000))
-    btrfs = Pricer(readahead_table("btrfs", alone=130_000, dense=130_000, sparse=130_000, ridden=20_000))
-    lookups = profile(reads=0)
-    lookups["classes"]["data"] = {"read": {"forward": {"4096": {
-        "count": 1000, "bytes": 1000 * 4096, "gap_bytes": 1000 * 32768, "gap_log2": LOOKUPS.gaps_by_power,
-        "timed": 1000, "timed_ns": 1000 * 10_000}}}}
-    misses = 1000 * 0.5
-    for pricer, miss in ((ext4, 19_000), (btrfs, 130_000)):
-        fs = price_workload(lookups, pricer, cache_bytes=1 << 30, traced=ext4)
-        assert fs.by_op()["read"] == pytest.approx(misses * miss + 500 * 1_000)
-    assert price_workload(lookups, btrfs, cache_bytes=1 << 30).by_op()["read"] == \
-        pytest.approx(misses * 20_000 + 500 * 1_000)
-    del lookups["classes"]["data"]["read"]["forward"]["4096"]["timed"]
-    assert price_workload(lookups, btrfs, cache_bytes=1 << 30, traced=ext4).by_op()["read"] == \
-        pytest.approx(misses * 20_000 + 500 * 1_000)
 
 
 def test_the_cpu_in_the_calls_is_fsbenchs_carried_through_every_price_and_bounded_by_latency_without_it() -> None:
