@@ -90,6 +90,9 @@ def _lacking(price: Price, bench: str) -> Price:
 
 # A gap bucket's pooled forward cost stands on at least this many reads of fsbench's.
 MIN_GAP_READS = 32
+# Readahead follows gapped streams where fsbench's densest one sits at least this share of
+# the way from a random read to a sequential one (forward_read: ext4 and xfs 0.9, btrfs 0-0.3).
+FOLLOWS_GAPPED = 0.5
 
 
 def _pooled_by_gap(rows: list[dict]) -> list[tuple[int, float]]:
@@ -294,8 +297,17 @@ class Pricer:
         to the device: modelled 0.43 s, replayed 0.50-0.67).  Priced by density alone, the
         same lookups would be taken for fsbench's sparse streams on ext4 too: 0.37 s for the
         forward reads alone, where all of the program's reads replayed in 0.17-0.24.
-        Telling which side of the lottery a stream falls needs more than its gaps (its
-        traced durations on the filesystem it was traced on); not done.
+        Which side of the lottery a stream falls on is not in its gaps, and not in its
+        traced durations either (2026-11-24, run 13: under strace SQLite's lookups took 67 us
+        a read on ext4, its random read's cost, where the untraced runs took about 34, though
+        they rode readahead both times).  What fsbench does tell is whether readahead follows
+        gapped streams on a filesystem at all: on ext4 and xfs its stream 16 KiB apart rides
+        (8 us a read, against 55-66 at random: 90% of the way from a random read to a
+        sequential one), on btrfs it does not (48 us against 65: 28%; on a fresh 2 GiB image
+        27 against 27), and neither do SQLite's lookups there.  So where fsbench's densest
+        stream wider apart than a read (`follows_gapped_streams`) sits less than
+        FOLLOWS_GAPPED of the way to a sequential read, the stream is priced by its mean gap
+        (btrfs's sparse streams cost their random read or more), not pooled.
 
         Without the histogram (a profile made before it was kept), or from a cost table
         measured before fsbench kept its reads by gap (said so), the price is the mean gap's."""
@@ -305,6 +317,10 @@ class Pricer:
         streams = self.table.gap_costs("read", "cold")
         if not streams:
             return _lacking(by_mean, "forward reads by gap")
+        follows = self.follows_gapped_streams(size)
+        if follows is not None and follows[1] < FOLLOWS_GAPPED:
+            return by_mean.labelled(f"{by_mean.source} (readahead here does not follow streams {follows[0]} B apart: "
+                                    f"{follows[1]:.0%} of the way from a random read to a sequential one)")
         measured = min(streams, key=lambda s: (abs(math.log(s / max(size, 1))), -s))
         costs = _pooled_by_gap(streams[measured])
         if not costs:
@@ -319,6 +335,21 @@ class Pricer:
         if by_mean.ns <= 0:
             return Price(ns, ns, ns, source)
         return by_mean.scaled(ns / by_mean.ns, source)
+
+    def follows_gapped_streams(self, size: int) -> tuple[int, float] | None:
+        """How far readahead follows a stream of `size`-byte reads with gaps between them:
+        fsbench's stream at the smallest gap wider than a read, as a share of the way from a
+        cold random read (0) to a sequential one (1), with that gap; None where the table
+        has no such stream or a random read costs no more than a sequential one."""
+        wider = [g for g in self.table.gaps("read", "cold") if g > size]
+        if not wider:
+            return None
+        alone = self.data("read", "random", "cold", size).ns
+        streamed = self.data("read", "sequential", "cold", size).ns
+        if alone <= streamed:
+            return None
+        stream = self.data("read", "forward", "cold", size, wider[0]).ns
+        return wider[0], min(max((alone - stream) / (alone - streamed), 0.0), 1.0)
 
     def _forward_at_mean_gap(self, size: int, gap: float) -> Price:
         """A cold read of `size` bytes in a forward stream whose reads are `gap` bytes apart on

@@ -300,8 +300,10 @@ def test_forward_reads_are_priced_at_their_mean_gap_between_the_measured_gaps() 
     assert older.ns == pytest.approx(8 * curve(4096)) and "no forward-order reads" in older.source
 
 
-def forward_table_by_gap() -> CostTable:
-    """forward_table() whose 4 KiB streams kept their reads by gap (fsbench's gap_costs)."""
+def forward_table_by_gap(follows: float = 3.0) -> CostTable:
+    """forward_table() whose 4 KiB streams kept their reads by gap (fsbench's gap_costs), with
+    a stream 16 KiB apart at `follows` x the curve: by default 5/7 of the way from the random
+    read (8x) to the sequential one (1x), where readahead follows gapped streams."""
     gapped = forward_table()
     costs = {4096: [{"gap": 0, "count": 500, "mean_ns": 1_000}, {"gap": 8192, "count": 100, "mean_ns": 10_000},
                     {"gap": 16384, "count": 10, "mean_ns": 999_000}],
@@ -309,6 +311,8 @@ def forward_table_by_gap() -> CostTable:
     for e in gapped.entries:
         if e["order"] == "forward" and e["size"] == 4096:
             e["gap_costs"] = costs[e["gap"]]
+    gapped.entries += [{**entry("read", "forward", "cold", s, follows * curve(s)), "gap": 16384}
+                       for s in (512, 4096, 65536, 1048576)]
     return gapped
 
 
@@ -329,8 +333,25 @@ def test_forward_reads_are_priced_by_their_mix_of_gaps_from_the_streams_pooled_b
     assert small.ns == pytest.approx(at_8k * pricer.forward_read(512, 20000).ns / by_mean.ns)
     assert "scaled to 512 B" in small.source
     # A cost table from before fsbench kept its reads by gap: the mean gap's price, said so.
-    older = Pricer(forward_table()).forward_read(4096, 20000, {"8192": 1})
-    assert older.ns == pytest.approx(by_mean.ns) and "no forward reads by gap" in older.source
+    older = Pricer(forward_table())
+    by_gap = older.forward_read(4096, 20000, {"8192": 1})
+    assert by_gap.ns == pytest.approx(older.forward_read(4096, 20000).ns) and "no forward reads by gap" in by_gap.source
+
+
+def test_where_readahead_does_not_follow_gapped_streams_a_forward_read_is_priced_by_its_mean_gap() -> None:
+    """btrfs's stream 16 KiB apart costs about its random read (28% of the way to a
+    sequential one, 2026-11-24), and its sparse streams never ride: pooling their reads by
+    gap would price the small gaps at the dense streams' cost."""
+    mix = {"8192": 3, "16384": 1, "1048576": 2}
+    following = Pricer(forward_table_by_gap(follows=3.0))
+    assert following.follows_gapped_streams(4096) == (16384, pytest.approx(5 / 7))
+    assert "pooled cost" in following.forward_read(4096, 20000, mix).source
+    not_following = Pricer(forward_table_by_gap(follows=7.0))
+    assert not_following.follows_gapped_streams(4096) == (16384, pytest.approx(1 / 7))
+    priced = not_following.forward_read(4096, 20000, mix)
+    assert priced.ns == pytest.approx(not_following.forward_read(4096, 20000).ns)  # the mean gap's price
+    assert "does not follow streams 16384 B apart: 14%" in priced.source
+    assert Pricer(table()).follows_gapped_streams(4096) is None  # no forward streams measured
 
 
 def test_forward_reads_in_a_profile_miss_at_the_forward_price_and_hit_at_the_random_warm_one() -> None:
