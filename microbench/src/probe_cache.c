@@ -105,26 +105,24 @@ static int shenoy_backward(int fd, char *buf, uint64_t chunks, uint64_t *warm_ns
 		if (checked) { /* a boundary found: is it one? */
 			checked++;
 			slow_seen += (uint64_t)slow;
-			if (checked < VERIFY && k > 0)
-				continue;
-			if (slow_seen * SLOW_SHARE_DEN >= checked * SLOW_SHARE_NUM) {
-				*bytes = (int64_t)((chunks - boundary - 1) * CHUNK);
-				return 0;
-			}
-			checked = slow_seen = slow_run = 0;
-			continue;
-		}
-		if (!slow) {
+		} else if (!slow) {
 			slow_run = 0;
 			continue;
-		}
-		if (slow_run++ == 0)
-			boundary = k;
-		if (slow_run >= CONFIRM)
+		} else {
+			if (slow_run++ == 0)
+				boundary = k;
+			if (slow_run < CONFIRM)
+				continue;
 			checked = slow_seen = slow_run;
+		}
+		if (checked < VERIFY && k > 0)
+			continue;
+		if (slow_seen * SLOW_SHARE_DEN >= checked * SLOW_SHARE_NUM) {
+			*bytes = (int64_t)((chunks - boundary - 1) * CHUNK);
+			return 0;
+		}
+		checked = slow_seen = slow_run = 0;
 	}
-	if (checked && slow_seen * SLOW_SHARE_DEN >= checked * SLOW_SHARE_NUM)
-		*bytes = (int64_t)((chunks - boundary - 1) * CHUNK);
 	return 0;
 }
 
