@@ -19,16 +19,18 @@ def fsreplay_binary() -> Path:
     return native_binary("fsreplay", Path(__file__).parent)
 
 
-def run_replay(plan: Path, target: Path, *, mode: str = "serial", cold: bool = False,
+def run_replay(plan: Path, target: Path, *, mode: str = "serial", cold: bool = False, cpu_per_op: bool = False,
                on_progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
-    """Replay `plan` beneath `target` (which must be empty: the plan's tree is built there)."""
+    """Replay `plan` beneath `target` (which must be empty: the plan's tree is built there).
+    `cpu_per_op`: also the CPU time of each kind of operation, at the cost of two system
+    calls an operation (fsreplay --cpu-per-op)."""
     check_target(target)
     binary = fsreplay_binary()
 
     with tempfile.TemporaryDirectory(prefix="fsbm-replay-") as tmp:
         out_path = Path(tmp) / "replay.json"
         command = [str(binary), "--plan", str(plan), "--target", str(target), "--mode", mode,
-                   "--output", str(out_path), *(["--cold"] if cold else [])]
+                   "--output", str(out_path), *(["--cold"] if cold else []), *(["--cpu-per-op"] if cpu_per_op else [])]
         returncode, stderr = run_with_progress(lambda fd: [*command, "--progress-fd", str(fd)],
                                                  count_progress(on_progress))
         return load_result("fsreplay", returncode, stderr, out_path)

@@ -5,6 +5,7 @@
 #define FSBENCH_CLOCK_H
 
 #include <stdint.h>
+#include <sys/time.h>
 #include <time.h>
 
 /* CLOCK_MONOTONIC in nanoseconds; a vDSO call on Linux, so it does not enter the kernel. */
@@ -28,6 +29,25 @@ static inline uint64_t thread_cpu_ns(void)
 
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The CPU time of every thread of the process, in nanoseconds (the scheduler's own count,
+ * exact, where the user/system split getrusage gives is sampled by ticks).  fsreplay reads
+ * it around a whole replay: what the replayed calls cost the processor.
+ */
+static inline uint64_t process_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* A getrusage time in nanoseconds. */
+static inline uint64_t timeval_ns(const struct timeval *tv)
+{
+	return (uint64_t)tv->tv_sec * 1000000000ULL + (uint64_t)tv->tv_usec * 1000ULL;
 }
 
 /*

@@ -10,7 +10,8 @@
  *            beyond (or short of) what was asked is carried into the next sleep, so
  *            errors do not add up to drift.
  * Writes JSON: runtime, per-operation latency distributions, and errors compared with the
- * trace's (an operation that failed traced should fail alike; one that did not should not).
+ * trace's (an operation that failed traced should fail alike; one that did not should not),
+ * and the CPU time the calls took: in all, and with --cpu-per-op by kind of operation.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -43,6 +45,8 @@ struct options {
 	const char *plan, *target, *output;
 	enum mode mode;
 	int cold, skip_tree, tree_only, allow_nonempty, progress_fd;
+	int cpu_per_op;       /* bracket every operation with the thread's CPU clock */
+	uint64_t bracket_ns;  /* what an empty bracket reads, subtracted from each */
 };
 
 struct mismatch {
@@ -62,6 +66,7 @@ struct worker {
 	size_t *ops, n_ops;
 	struct latency lat[OP_KINDS];
 	struct tally tally[OP_KINDS];
+	int64_t cpu_ns[OP_KINDS];  /* --cpu-per-op: CPU time in each kind of operation */
 	struct mismatch mismatch[MISMATCHES_KEPT];
 	size_t n_mismatch;
 	uint64_t think_ns, slept_ns;
@@ -75,9 +80,11 @@ static void usage(FILE *out)
 {
 	fputs("Usage: fsreplay --plan FILE --target DIR [--mode serial|threads|timed] [--cold]\n"
 	      "                [--skip-tree] [--allow-nonempty] [--output FILE] [--progress-fd N]\n"
-	      "                [--tree-only] [--no-openat2]\n"
+	      "                [--tree-only] [--no-openat2] [--cpu-per-op]\n"
 	      "Replays a plan's operations for real beneath DIR (every path is resolved with\n"
-	      "openat2 RESOLVE_BENEATH) and writes a JSON report (stdout by default).\n", out);
+	      "openat2 RESOLVE_BENEATH) and writes a JSON report (stdout by default).\n"
+	      "--cpu-per-op reads the thread's CPU clock around every operation, to say the CPU\n"
+	      "time each kind took; each read is a system call, so the runtime grows by them.\n", out);
 }
 
 static void parse_options(int argc, char **argv, struct options *o)
@@ -87,7 +94,8 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ "mode", required_argument, NULL, 'm' }, { "cold", no_argument, NULL, 'c' },
 		{ "skip-tree", no_argument, NULL, 's' }, { "tree-only", no_argument, NULL, 'T' }, { "allow-nonempty", no_argument, NULL, 'a' },
 		{ "output", required_argument, NULL, 'o' }, { "progress-fd", required_argument, NULL, 'P' },
-		{ "no-openat2", no_argument, NULL, 'n' }, { "help", no_argument, NULL, 'h' }, { 0, 0, 0, 0 },
+		{ "no-openat2", no_argument, NULL, 'n' }, { "cpu-per-op", no_argument, NULL, 'C' },
+		{ "help", no_argument, NULL, 'h' }, { 0, 0, 0, 0 },
 	};
 	int c;
 
@@ -101,6 +109,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 		case 's': o->skip_tree = 1; break;
 		case 'T': o->tree_only = 1; break;
 		case 'a': o->allow_nonempty = 1; break;
+		case 'C': o->cpu_per_op = 1; break;
 		case 'P': o->progress_fd = atoi(optarg); break;
 		case 'n': beneath_force_fallback(1); break; /* the checked openat walk, for tests */
 		case 'm':
@@ -270,9 +279,12 @@ static void *run_worker(void *arg)
 			wait_for((size_t)op->dep);
 		if (w->opt->mode == MODE_TIMED && op->think_ns)
 			keep_think_time(w, op);
+		uint64_t cpu = w->opt->cpu_per_op ? thread_cpu_ns() : 0;
 		uint64_t start = now_ns();
 		int got = replay_op(&w->ctx, op);
 		uint64_t ns = now_ns() - start;
+		if (w->opt->cpu_per_op)
+			w->cpu_ns[op->kind] += (int64_t)(thread_cpu_ns() - cpu) - (int64_t)w->opt->bracket_ns;
 		atomic_store_explicit(&done[index], 1, memory_order_release);
 		atomic_fetch_add_explicit(&completed, 1, memory_order_relaxed);
 		record(w, index, op, got, ns);
@@ -280,11 +292,72 @@ static void *run_worker(void *arg)
 	return NULL;
 }
 
+enum { BOOKKEEPING_SAMPLES = 200000 };
+
+/*
+ * The CPU time the replay spends around each operation on its own account: run_worker's
+ * two clock reads (and, with --cpu-per-op, its two CPU clock reads) and its record() of the
+ * sample, with no operation between.  Subtracted from the replay's CPU time so that what
+ * is left is the calls' (write_cpu); its atomics are left out, a few ns an operation.
+ */
+static double bookkeeping_ns_per_op(const struct plan *p, const struct options *opt)
+{
+	struct worker scratch = { .plan = p, .opt = opt };
+	struct plan_op op = { .timed = 1 };
+	uint64_t start = process_cpu_ns();
+
+	latency_init(&scratch.lat[op.kind]);
+	for (size_t i = 0; i < BOOKKEEPING_SAMPLES; i++) {
+		uint64_t cpu = opt->cpu_per_op ? thread_cpu_ns() : 0;
+		uint64_t t0 = now_ns();
+		uint64_t ns = now_ns() - t0;
+		if (opt->cpu_per_op)
+			scratch.cpu_ns[op.kind] += (int64_t)(thread_cpu_ns() - cpu);
+		record(&scratch, i, &op, 0, ns);
+	}
+	double per_op = (double)(process_cpu_ns() - start) / BOOKKEEPING_SAMPLES;
+	latency_free(&scratch.lat[op.kind]);
+	return per_op;
+}
+
+/*
+ * "cpu": the process's CPU time over the replay (every thread: the scheduler's exact
+ * count), its user/system split (getrusage, sampled by ticks, so a guide only), the
+ * bookkeeping's estimate, and calls_ns, the rest: what the replayed calls cost the
+ * processor.  A program replayed on the filesystem it was traced on thereby says how much
+ * of its own CPU time its calls took there, measured rather than priced from fsbench.
+ */
+static void write_cpu(struct json *j, uint64_t cpu_ns, const struct rusage *before, const struct rusage *after,
+		      double bookkeeping_ns, int per_op)
+{
+	double calls = (double)cpu_ns - bookkeeping_ns;
+
+	json_key(j, "cpu");
+	json_begin_object(j);
+	json_kv_u64(j, "total_ns", cpu_ns);
+	json_kv_u64(j, "user_ns", timeval_ns(&after->ru_utime) - timeval_ns(&before->ru_utime));
+	json_kv_u64(j, "system_ns", timeval_ns(&after->ru_stime) - timeval_ns(&before->ru_stime));
+	json_kv_u64(j, "bookkeeping_ns", (uint64_t)bookkeeping_ns);
+	json_kv_bool(j, "per_op", per_op);
+	json_kv_u64(j, "calls_ns", calls > 0 ? (uint64_t)calls : 0);
+	json_end_object(j);
+}
+
 static const char *errno_name(int e)
 {
 	const char *name = e ? strerrorname_np(e) : NULL;
 
 	return e == 0 ? "success" : name ? name : "unknown";
+}
+
+/* --cpu-per-op: the CPU time of every operation of kind k, less each bracket's own; never below 0. */
+static uint64_t kind_cpu_ns(const struct worker *workers, size_t n_workers, int k)
+{
+	int64_t sum = 0;
+
+	for (size_t i = 0; i < n_workers; i++)
+		sum += workers[i].cpu_ns[k];
+	return sum > 0 ? (uint64_t)sum : 0;
 }
 
 static void write_operations(struct json *j, struct worker *workers, size_t n_workers)
@@ -316,6 +389,8 @@ static void write_operations(struct json *j, struct worker *workers, size_t n_wo
 		json_begin_object(j);
 		json_kv_u64(j, "count", t.count);
 		json_kv_u64(j, "timed", s.n);
+		if (workers[0].opt->cpu_per_op)
+			json_kv_u64(j, "cpu_ns", kind_cpu_ns(workers, n_workers, k));
 		json_key(j, "latency_ns");
 		json_begin_object(j);
 		json_kv_double(j, "mean", s.n ? s.mean : 0);
@@ -403,7 +478,9 @@ int main(int argc, char **argv)
 	FILE *out = stdout;
 	int root, *fds;
 	size_t n_workers;
-	uint64_t start, runtime;
+	uint64_t start, runtime, cpu_start, cpu;
+	struct rusage usage_before, usage_after;
+	double bookkeeping_per_op;
 
 	program_name = "fsreplay";
 	parse_options(argc, argv, &opt);
@@ -452,8 +529,13 @@ int main(int argc, char **argv)
 		for (int k = 0; k < OP_KINDS; k++)
 			latency_init(&workers[i].lat[k]);
 	}
+	if (opt.cpu_per_op) /* an empty bracket: the CPU clock's reads and run_worker's two clock reads */
+		opt.bracket_ns = cpu_overhead_ns() + timer_overhead_ns();
+	bookkeeping_per_op = bookkeeping_ns_per_op(&plan, &opt);
 	if (opt.progress_fd >= 0)
 		pthread_create(&progress, NULL, progress_thread, &workers[0]);
+	getrusage(RUSAGE_SELF, &usage_before);
+	cpu_start = process_cpu_ns();
 	start = now_ns();
 	if (n_workers == 1) {
 		run_worker(&workers[0]);
@@ -465,6 +547,8 @@ int main(int argc, char **argv)
 			pthread_join(workers[i].thread, NULL);
 	}
 	runtime = now_ns() - start;
+	cpu = process_cpu_ns() - cpu_start;
+	getrusage(RUSAGE_SELF, &usage_after);
 	if (opt.progress_fd >= 0) {
 		stop_requested = stop_requested ? stop_requested : 2;
 		pthread_join(progress, NULL);
@@ -476,6 +560,7 @@ int main(int argc, char **argv)
 	json_kv_u64(&j, "operations_run", ran);
 	json_kv_bool(&j, "interrupted", ran < plan.n_ops);
 	json_kv_u64(&j, "runtime_ns", runtime);
+	write_cpu(&j, cpu, &usage_before, &usage_after, bookkeeping_per_op * (double)ran, opt.cpu_per_op);
 	if (opt.mode == MODE_TIMED) {
 		uint64_t think = 0, slept = 0;
 		for (size_t i = 0; i < n_workers; i++) {
