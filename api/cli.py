@@ -287,15 +287,21 @@ def trace_record(
                                                     "(its executables, libraries), and with every file read in and "
                                                     "its syncs skipped (libeatmydata), its CPU time outside the "
                                                     "filesystem."),
+    replay_in: Optional[Path] = typer.Option(None, "--replay-in", metavar="DIR",
+                                             help="An empty directory on the --scope's filesystem: with --cold and "
+                                                  "--untraced-runs N, the trace's calls in the scope are replayed "
+                                                  "there N times, cold, to measure the CPU time they take (the "
+                                                  "predictor scales fsbench's CPU prices by it)."),
 ) -> None:
     """Run a command under strace: fsbm trace record -o LOG -- CMD [ARGS...]."""
-    from fsbm.traces.record import OUTSIDE_WAIT_FIELD, UNTRACED_WARM_SYNCS_SKIPPED, record
+    from fsbm.traces.record import CALLS_CPU_FIELDS, OUTSIDE_WAIT_FIELD, UNTRACED_WARM_SYNCS_SKIPPED, record
 
     if scope is not None and not scope.is_dir():
         raise UsageError(f"--scope {scope} is not a directory")
     if cold and untraced_runs and scope is None:
         errors.print("[dim]--cold without --scope: the wait for files outside the workload is not measured[/]")
-    recording = record(list(ctx.args), output, force=force, scope=scope, untraced_runs=untraced_runs, cold=cold)
+    recording = record(list(ctx.args), output, force=force, scope=scope, untraced_runs=untraced_runs, cold=cold,
+                       replay_in=replay_in)
     wait_ns = recording.facts.get(OUTSIDE_WAIT_FIELD)
     console.print(f"traced in {recording.wall_seconds:.2f} s (exit {recording.returncode}); log: {escape(str(output))}")
     if wait_ns is not None:
@@ -304,6 +310,10 @@ def trace_record(
         if not recording.facts.get(UNTRACED_WARM_SYNCS_SKIPPED):
             errors.print("[yellow]libeatmydata is not installed: the runs' CPU time holds their syncs', which the "
                          "predictor can only estimate (install Debian's eatmydata)[/]")
+    if "calls_cpu_replays" in recording.facts:
+        groups = ", ".join(f"{group} {recording.facts[name] / 1e6:.1f}" for group, name in CALLS_CPU_FIELDS.items())
+        console.print(f"CPU time of its calls in the scope, replayed cold, in ms: {groups} "
+                      f"(median of {recording.facts['calls_cpu_replays']} replays)")
     if recording.returncode != 0:
         raise typer.Exit(recording.returncode)
 

@@ -206,6 +206,11 @@ class Prediction(_Closed):
     scope: Optional[str]
     cache_bytes: int
     start: str
+    cpu_scales: dict[str, float] = Field({}, description="Per group of operations (metadata, read, write, sync), how "
+                                                        "many times fsbench's CPU time per call the workload's calls "
+                                                        "took, replayed cold where it was traced (fsbm trace record "
+                                                        "--replay-in); each CPU price of the group is taken that many "
+                                                        "times. Empty or 1: not measured.")
     calibration_id: Optional[int]
     validated: bool
     calibrated: bool

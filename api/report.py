@@ -57,8 +57,9 @@ def cache_sweep(predictor: Predictor, store: ResultsStore, prediction: dict[str,
         pricer = predictor.pricer(store, entry["cost_table_id"])
         factor = entry["fs_factor"]["factor"]
         sweep[entry["candidate"]] = [
-            (size, entry["outside_s"] + factor * price_workload(profile, pricer, cache_bytes=size,
-                                                                 start=prediction["start"]).total_ns / 1e9)
+            (size, entry["outside_s"] + factor * price_workload(
+                profile, pricer, cache_bytes=size, start=prediction["start"],
+                cpu_scales=prediction.get("cpu_scales")).total_ns / 1e9)
             for size in sizes]
     return sweep
 

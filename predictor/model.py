@@ -36,14 +36,14 @@ Which price each class gets:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from fsbm.characterizer.classes import MAPPED_CLASS
 from fsbm.predictor.pricing import Price, Pricer
+from fsbm.traces.vocabulary import GROUPS
 
 STARTS = ("cold", "warm")
-GROUPS = ("metadata", "read", "write", "sync")
 
 
 @dataclass(frozen=True)
@@ -101,10 +101,11 @@ class FsTime:
             out[line.op] = out.get(line.op, 0.0) + line.total_ns
         return dict(sorted(out.items(), key=lambda kv: -kv[1]))
 
-    def by_group(self) -> dict[str, float]:
+    def by_group(self, cpu: bool = False) -> dict[str, float]:
+        """ns per group of operations: of time, or with `cpu` of the caller's CPU time."""
         out = {g: 0.0 for g in GROUPS}
         for line in self.lines:
-            out[line.group] += line.total_ns
+            out[line.group] += line.cpu_ns if cpu else line.total_ns
         return out
 
 
@@ -263,10 +264,16 @@ def _metadata_lines(profile: dict[str, Any], pricer: Pricer, start: str) -> list
     return lines
 
 
-def price_workload(profile: dict[str, Any], pricer: Pricer, *, cache_bytes: int, start: str = "cold") -> FsTime:
-    """The modelled filesystem time of a profile's workload on the pricer's candidate."""
+def price_workload(profile: dict[str, Any], pricer: Pricer, *, cache_bytes: int, start: str = "cold",
+                   cpu_scales: dict[str, float] | None = None) -> FsTime:
+    """The modelled filesystem time of a profile's workload on the pricer's candidate.
+    `cpu_scales`: per group, how many times fsbench's CPU time per call this workload's calls
+    took where it was traced (outside.cpu_scales); each price's CPU part is taken that many
+    times."""
     if "classes" not in profile:
         raise ValueError("the profile has no event classes; characterize the trace again with this fsbm")
     hits = hit_fraction(profile["reuse"], cache_bytes, start)
     lines = _data_lines(profile, pricer, hits) + _metadata_lines(profile, pricer, start)
+    if cpu_scales:
+        lines = [replace(line, price=line.price.cpu_scaled(cpu_scales.get(line.group, 1.0))) for line in lines]
     return FsTime(pricer.table.candidate, [line for line in lines if line.count > 0])

@@ -34,6 +34,24 @@ whose cold CPU fsbench underprices leaves its excess outside, counted on every c
 (sqlite's syncs: 0.17 s of CPU outside its ext4 runs, 0.13 s of time outside on tmpfs).
 Older recordings have only the cold runs, and a warm prediction then takes those.
 
+Where the calls' CPU time was measured, not priced: a cold replay of the trace on the
+traced filesystem, every call bracketed by the CPU clock (`fsbm trace record --replay-in`,
+traces/record.py: replay_calls_cpu), says how much CPU its calls took there, by group
+(metadata, reads, writes, syncs).  fsbench's CPU prices of the same calls are off by a
+factor particular to the workload and the group: SQLite's 1204 syncs and 61,000 small writes
+took 0.236 s of CPU replayed on ext4 where fsbench's prices add up to 0.153 s (validation
+run 15), and that excess, left outside, was added to every candidate (sqlite on tmpfs:
++31% in run 14, +62% in run 15).  Measured, it is the calls': each group's CPU prices on
+every candidate are taken measured / priced times (cpu_scales), and the time outside is the
+cold runs' CPU time less the calls' so corrected.  On the traced filesystem the prediction
+is then what it was (the CPU moves from outside into the calls); elsewhere the excess
+follows the calls of its group: all of it CPU on tmpfs, a share of a device wait on a disk.
+Why by group: one factor for every call took ext4's journal CPU, 1.54 times fsbench's for
+sqlite, to tmpfs's writes, which it overpriced by a third.  Why from the whole CPU time and
+not its system part: the kernel splits user from system by sampling ticks (4 ms here), and
+sqlite's measured calls took more than its runs' system share.  A warm prediction, and a
+recording without the replay, keep fsbench's prices (every factor 1).
+
 A cold run also waits for the files it reads from outside the workload (its executables,
 libraries, headers): `fsbm trace record --cold` measures that wait (traces/outside_files.py)
 and a cold prediction adds it as it is; a warm one, and a recording without it, add nothing.
@@ -49,9 +67,10 @@ from __future__ import annotations
 from typing import Any
 
 from fsbm.errors import UsageError
-from fsbm.predictor.model import price_workload
+from fsbm.predictor.model import FsTime, price_workload
 from fsbm.predictor.pricing import Pricer
-from fsbm.traces.record import OUTSIDE_WAIT_FIELD, UNTRACED_WARM_FIELDS, UNTRACED_WARM_SYNCS_SKIPPED
+from fsbm.traces.record import (CALLS_CPU_FIELDS, OUTSIDE_WAIT_FIELD, UNTRACED_WARM_FIELDS,
+                                UNTRACED_WARM_SYNCS_SKIPPED)
 
 WARM_USER, WARM_SYSTEM = UNTRACED_WARM_FIELDS
 EVERYTHING_CACHED = 1 << 62  # a page cache that holds any workload
@@ -64,18 +83,53 @@ def _warm_runs(profile: dict[str, Any], start: str) -> bool:
     return start == "warm" and WARM_USER in recording and WARM_SYSTEM in recording
 
 
+# How far a workload's measured calls' CPU may move fsbench's CPU prices of a group
+# (cpu_scales): a replay that measured more than twice or less than half of what fsbench
+# prices is more likely a replay gone wrong (calls that failed, a loaded machine) than calls
+# that costly.
+CPU_SCALE_BOUNDS = (0.5, 2.0)
+
+
+def _measured(profile: dict[str, Any], start: str) -> dict[str, int] | None:
+    """The calls' CPU time measured by replay, by group; None for a warm prediction or where
+    the recording has none."""
+    recording = profile.get("recording") or {}
+    if start != "cold" or not all(name in recording for name in CALLS_CPU_FIELDS.values()):
+        return None
+    return {group: recording[name] for group, name in CALLS_CPU_FIELDS.items()}
+
+
+def _scales(measured: dict[str, int] | None, priced: FsTime) -> dict[str, float]:
+    """Per group, measured / priced CPU, bounded; 1 where either is unknown or nothing is priced."""
+    low, high = CPU_SCALE_BOUNDS
+    priced_ns = priced.by_group(cpu=True)
+    return {group: min(max(measured[group] / ns, low), high) if measured and ns > 0 else 1.0
+            for group, ns in priced_ns.items()}
+
+
+def cpu_scales(profile: dict[str, Any], traced: Pricer, *, cache_bytes: int, start: str = "cold") -> dict[str, float]:
+    """Per group of operations, how many times fsbench's CPU time per call the profile's calls
+    took on the filesystem it was traced on (`traced`'s cost table), where a cold replay
+    there measured them (CALLS_CPU_FIELDS); 1 elsewhere.  price_workload takes every
+    candidate's CPU prices of a group that many times (module docstring)."""
+    return _scales(_measured(profile, start), price_workload(profile, traced, cache_bytes=cache_bytes, start=start))
+
+
 def calls_cpu_seconds(profile: dict[str, Any], traced: Pricer, *, cache_bytes: int, start: str = "cold") -> float:
     """The CPU time the profile's filesystem calls take on the filesystem it was traced on
     (`traced`'s cost table), priced as the runs its CPU time comes from ran (module
-    docstring): from a `start` cache of `cache_bytes`, or, from the all-warm runs, with
-    every file cached and without its syncs where those runs skipped them (traces/nosync.py).
-    What outside_features takes from its system time."""
+    docstring): from a `start` cache of `cache_bytes`, each group at cpu_scales times
+    fsbench's CPU prices; or, from the all-warm runs, with every file cached and without its
+    syncs where those runs skipped them (traces/nosync.py).  What outside_features takes
+    from the CPU time of the runs."""
     if _warm_runs(profile, start):
         lines = price_workload(profile, traced, cache_bytes=EVERYTHING_CACHED, start="warm").lines
         if (profile.get("recording") or {}).get(UNTRACED_WARM_SYNCS_SKIPPED):
             lines = [line for line in lines if line.group != "sync"]
         return sum(line.cpu_ns for line in lines) / 1e9
-    return price_workload(profile, traced, cache_bytes=cache_bytes, start=start).cpu_ns / 1e9
+    priced = price_workload(profile, traced, cache_bytes=cache_bytes, start=start)
+    scales = _scales(_measured(profile, start), priced)
+    return sum(line.cpu_ns * scales[line.group] for line in priced.lines) / 1e9
 
 
 def outside_features(profile: dict[str, Any], traced_cpu_s: float | None = None,
@@ -99,6 +153,11 @@ def outside_features(profile: dict[str, Any], traced_cpu_s: float | None = None,
         system = recording.get("untraced_system_cpu_ns")
     # A warm run finds the files outside the workload cached too: it does not wait for them.
     wait = {"outside_wait_s": 0.0 if start == "warm" else recording.get(OUTSIDE_WAIT_FIELD, 0) / 1e9}
+    if traced_cpu_s is not None and system is not None and _measured(profile, start):
+        # The calls' CPU measured: taken from the whole CPU time, whose split is by ticks (module docstring).
+        outside_cpu = max((user + system) / 1e9 - traced_cpu_s, 0.0)
+        return {"user_cpu_s": min(user / 1e9, outside_cpu), "system_cpu_s": max(outside_cpu - user / 1e9, 0.0),
+                "outside_calls_s": 0.0, **wait}
     if traced_cpu_s is not None and system is not None:
         return {"user_cpu_s": user / 1e9, "system_cpu_s": max(system / 1e9 - traced_cpu_s, 0.0), "outside_calls_s": 0.0,
                 **wait}

@@ -24,7 +24,7 @@ from fsbm.errors import UsageError
 from fsbm.predictor.calibration import POOLED
 from fsbm.predictor.cost_table import CostTable
 from fsbm.predictor.model import FsTime, price_workload
-from fsbm.predictor.outside import calls_cpu_seconds, outside_features, outside_seconds
+from fsbm.predictor.outside import calls_cpu_seconds, cpu_scales, outside_features, outside_seconds
 from fsbm.predictor.pricing import Pricer
 
 SCHEMA_VERSION = 1
@@ -67,9 +67,9 @@ class Calibration:
 
 
 def _candidate(profile: dict[str, Any], pricer: Pricer, table_id: int | None, calibration: Calibration,
-               outside: float, cache_bytes: int, start: str) -> dict[str, Any]:
+               outside: float, cache_bytes: int, start: str, scales: dict[str, float]) -> dict[str, Any]:
     table = pricer.table
-    fs: FsTime = price_workload(profile, pricer, cache_bytes=cache_bytes, start=start)
+    fs: FsTime = price_workload(profile, pricer, cache_bytes=cache_bytes, start=start, cpu_scales=scales)
     key = calibration_key(table)
     factor = calibration.fs_factor(key)
     modelled = fs.total_ns / 1e9
@@ -121,12 +121,14 @@ def predict(profile: dict[str, Any], tables: list[tuple[int | None, Pricer]], *,
         raise UsageError("a measured runtime needs the candidate it was measured on (--traced-on)")
     calibration = calibration or Calibration(None)
     on_traced = None  # the modelled CPU seconds of its filesystem calls where it was traced
+    scales: dict[str, float] = {}  # outside.cpu_scales: known only where it was traced
     if traced_on is not None:
         traced = next((pricer for _, pricer in tables if pricer.table.candidate == traced_on), None)
         if traced is None:
             raise UsageError(f"--traced-on {traced_on} is not one of the candidates "
                              f"({', '.join(pricer.table.candidate for _, pricer in tables)})")
         on_traced = calls_cpu_seconds(profile, traced, cache_bytes=cache_bytes, start=start)
+        scales = cpu_scales(profile, traced, cache_bytes=cache_bytes, start=start)
     try:
         features = outside_features(profile, on_traced, start)
         outside = outside_seconds(features)
@@ -134,11 +136,11 @@ def predict(profile: dict[str, Any], tables: list[tuple[int | None, Pricer]], *,
         if measured is None:
             raise
         features, outside = None, 0.0
-    entries = [_candidate(profile, pricer, table_id, calibration, outside, cache_bytes, start)
+    entries = [_candidate(profile, pricer, table_id, calibration, outside, cache_bytes, start, scales)
                for table_id, pricer in tables]
     doc: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION, "kind": "prediction", "workload": profile.get("source"),
-        "scope": profile.get("scope"), "cache_bytes": cache_bytes, "start": start,
+        "scope": profile.get("scope"), "cache_bytes": cache_bytes, "start": start, "cpu_scales": scales,
         "calibration_id": calibration.document_id, "validated": calibration.measured,
         "calibrated": bool(calibration.body and calibration.body.get("adopted")),
         "outside_features": features, "traced_on": traced_on, "absolute": features is not None,

@@ -57,6 +57,15 @@ class Price:
         return Price(self.ns * factor, self.low_ns * factor, self.high_ns * factor, source or self.source,
                      None if self.cpu_ns is None else self.cpu_ns * factor)
 
+    def cpu_scaled(self, factor: float) -> "Price":
+        """This price with its CPU part `factor` times as large, the wait for the device as
+        it was (outside.cpu_scales says why); a price without a CPU part is left as it is."""
+        if self.cpu_ns is None or factor == 1.0:
+            return self
+        extra = (factor - 1.0) * self.cpu_ns
+        return Price(max(self.ns + extra, 0.0), max(self.low_ns + extra, 0.0), max(self.high_ns + extra, 0.0),
+                     self.source, self.cpu_ns * factor)
+
     def plus(self, other: "Price", source: str) -> "Price":
         return Price(self.ns + other.ns, self.low_ns + other.low_ns, self.high_ns + other.high_ns, source,
                      _both(self.cpu_ns, other.cpu_ns, lambda a, b: a + b))

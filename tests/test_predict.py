@@ -228,11 +228,27 @@ def test_predict_ranks_candidates_from_real_cost_tables(tmp_path: Path, ext4_fs,
     work.mkdir()
     _tree(work, 80)
     log = tmp_path / "w.strace"
-    done = run_fsbm("trace", "record", "-o", str(log), "--scope", str(work), "--untraced-runs", "1", "--cold", "--",
-                    "sh", "-c", f"cd {work} && cp -r src copy && grep -rc zzz copy > /dev/null; sync copy/d0/f0.c && "
-                    "rm -rf copy")
+    command = ["sh", "-c", f"cd {work} && cp -r src copy && grep -rc zzz copy > /dev/null; sync copy/d0/f0.c && "
+               "rm -rf copy"]
+    replays = ext4_fs.mount_point / "replays"
+    replays.mkdir()
+    (replays / "mine").write_text("kept")
+    elsewhere = tmpfs_fs.mount_point / "replays"
+    elsewhere.mkdir()
+    for where, why in ((replays, "is not empty"), (elsewhere, "is not on the filesystem of --scope")):
+        refused = run_fsbm("trace", "record", "-o", str(log), "--scope", str(work), "--untraced-runs", "1", "--cold",
+                           "--replay-in", str(where), "--", *command)
+        assert refused.returncode == 2 and why in refused.stderr and "Traceback" not in refused.stderr
+        assert not log.exists()
+    (replays / "mine").unlink()
+    done = run_fsbm("trace", "record", "-o", str(log), "--scope", str(work), "--untraced-runs", "1", "--cold",
+                    "--replay-in", str(replays), "--", *command)
     assert done.returncode == 0, done.stderr
     assert "cold runs wait" in done.stdout and "files outside" in done.stdout
+    assert "CPU time of its calls in the scope, replayed cold" in done.stdout and not any(replays.iterdir())
+    facts = json.loads(Path(f"{log}.recording.json").read_text())
+    calls_cpu = {group: facts[f"untraced_calls_cpu_{group}_ns"] for group in ("metadata", "read", "write", "sync")}
+    assert all(ns > 0 for ns in calls_cpu.values()) and sum(calls_cpu.values()) < 10**9
     out = tmp_path / "prediction.json"
     done = run_fsbm("predict", str(log), "--candidates", f"{ext4_fs.name},{tmpfs_fs.name}", "--json", str(out),
                     "--measured", "0.05", "--traced-on", ext4_fs.name)
@@ -249,6 +265,9 @@ def test_predict_ranks_candidates_from_real_cost_tables(tmp_path: Path, ext4_fs,
     wait = doc["outside_features"]["outside_wait_s"]  # measured by --cold, and part of the time outside
     assert 0 <= wait <= by_name[tmpfs_fs.name]["outside_s"]
     assert 0.5 <= doc["ranking"]["confidence"] <= 1.0
+    # Each group's CPU prices scaled by its calls' CPU measured by the replays on ext4.
+    assert set(doc["cpu_scales"]) == set(calls_cpu) and all(0.5 <= k <= 2.0 for k in doc["cpu_scales"].values())
+    assert any(k != 1.0 for k in doc["cpu_scales"].values())
     assert by_name[ext4_fs.name]["relative_s"] == 0.05
     assert by_name[tmpfs_fs.name]["relative_s"] < 0.05
     with ResultsStore(Path(os.environ["FSBM_HOME"]) / "fsbm.sqlite") as store:

@@ -14,7 +14,10 @@ from fsbm.errors import UsageError
 from fsbm.predictor.calibration import FS_COLUMNS, FsCalibration, RuntimeModel
 from fsbm.predictor.cost_table import CostTable
 from fsbm.predictor.model import hit_fraction, price_workload
-from fsbm.predictor.outside import calls_cpu_seconds, outside_features
+from fsbm.predictor.outside import (CPU_SCALE_BOUNDS, calls_cpu_seconds, cpu_scales, outside_features,
+                                   outside_seconds)
+from fsbm.traces.record import CALLS_CPU_FIELDS
+from fsbm.traces.vocabulary import GROUPS
 from fsbm.predictor.park_lipton import evaluate, nonnegative_fit
 from fsbm.predictor.pricing import Pricer
 
@@ -366,14 +369,20 @@ def test_forward_reads_in_a_profile_miss_at_the_forward_price_and_hit_at_the_ran
     assert by_gap.by_op()["read"] == pytest.approx(1000 * 0.5 * (0.6 * 32_500 + 0.4 * 80_000) + 1000 * 0.5 * curve(4096))
 
 
+def table_with_cpu(fs_type: str = "ext4", scale: float = 1.0) -> CostTable:
+    """table(), with the CPU time fsbench keeps: a quarter of a cold call's latency, all of a
+    warm one's."""
+    with_cpu = table(fs_type, scale)
+    with_cpu.entries = [entry(e["bench"], e["order"], e["cache"], e["size"], e["latency_ns"]["mean"],
+                              0.25 if e["cache"] == "cold" else 1.0) for e in with_cpu.entries]
+    return with_cpu
+
+
 def test_the_cpu_in_the_calls_is_fsbenchs_carried_through_every_price_and_bounded_by_latency_without_it() -> None:
     """A cold call's CPU time is a share of its latency (the rest is a wait for the device),
     a warm one's all of it; prices between sizes and derived prices keep the share, and the
     time outside takes the modelled CPU, not the time, from the system time."""
-    with_cpu = table()
-    with_cpu.entries = [entry(e["bench"], e["order"], e["cache"], e["size"], e["latency_ns"]["mean"],
-                              0.25 if e["cache"] == "cold" else 1.0) for e in with_cpu.entries]
-    pricer = Pricer(with_cpu)
+    pricer = Pricer(table_with_cpu())
     cold = pricer.data("read", "random", "cold", 4096)
     assert cold.cpu_ns == pytest.approx(0.25 * cold.ns)
     between = pricer.data("read", "random", "cold", 10240)
@@ -405,6 +414,49 @@ def test_the_cpu_in_the_calls_is_fsbenchs_carried_through_every_price_and_bounde
     assert features["user_cpu_s"] == pytest.approx(0.07)
     assert features["system_cpu_s"] == pytest.approx(max(0.04 - warm_spent, 0.0))
     assert features["outside_wait_s"] == 0.0
+
+
+def test_calls_cpu_measured_where_traced_moves_cpu_from_outside_into_each_groups_calls() -> None:
+    """outside.cpu_scales: a cold replay on the traced filesystem measured the syncs' CPU at
+    1.6 times fsbench's CPU prices and every other group's as priced.  There, the prediction
+    is what it was (the excess moves from outside into the syncs); on another candidate each
+    sync's CPU part is taken 1.6 times, its wait for the device as it was, and no other price
+    moves.  Bounded; a warm prediction, and a recording without the replay, keep fsbench's
+    prices."""
+    traced, other = Pricer(table_with_cpu("ext4")), Pricer(table_with_cpu("xfs", scale=0.5))
+    workload = profile(reads=1000, fsyncs=20)
+    workload["trace_time"] = {"known": True}
+    workload["recording"] = {"user_cpu_ns": 1, "untraced_user_cpu_ns": 10**8, "untraced_system_cpu_ns": 10**9}
+    cache = 1 << 30
+    priced = price_workload(workload, traced, cache_bytes=cache)
+    priced_by_group = {g: sum(line.cpu_ns for line in priced.lines if line.group == g) for g in GROUPS}
+    priced_outside = outside_seconds(outside_features(workload, calls_cpu_seconds(workload, traced, cache_bytes=cache)))
+    assert set(cpu_scales(workload, traced, cache_bytes=cache).values()) == {1.0}
+
+    measured = {**priced_by_group, "sync": 1.6 * priced_by_group["sync"]}
+    workload["recording"].update({CALLS_CPU_FIELDS[g]: round(ns) for g, ns in measured.items()})
+    scales = cpu_scales(workload, traced, cache_bytes=cache)
+    assert scales["sync"] == pytest.approx(1.6, rel=1e-6)
+    assert all(scales[g] == pytest.approx(1.0, rel=1e-6) for g in ("metadata", "read", "write"))
+    spent = calls_cpu_seconds(workload, traced, cache_bytes=cache)
+    assert spent == pytest.approx(sum(measured.values()) / 1e9)
+    outside = outside_seconds(outside_features(workload, spent))
+    assert outside == pytest.approx(priced_outside - 0.6 * priced_by_group["sync"] / 1e9)
+    for pricer in (traced, other):
+        plain = price_workload(workload, pricer, cache_bytes=cache)
+        scaled = price_workload(workload, pricer, cache_bytes=cache, cpu_scales=scales)
+        for s_line, p_line in zip(scaled.lines, plain.lines):
+            factor = 1.6 if p_line.group == "sync" else 1.0
+            assert s_line.price.cpu_ns == pytest.approx(factor * p_line.price.cpu_ns, rel=1e-6)
+            assert s_line.price.ns - s_line.price.cpu_ns == pytest.approx(p_line.price.ns - p_line.price.cpu_ns, abs=1e-3)
+    assert outside + price_workload(workload, traced, cache_bytes=cache, cpu_scales=scales).total_ns / 1e9 == \
+        pytest.approx(priced_outside + priced.total_ns / 1e9)
+
+    workload["recording"][CALLS_CPU_FIELDS["sync"]] = int(10 * priced_by_group["sync"])
+    assert cpu_scales(workload, traced, cache_bytes=cache)["sync"] == CPU_SCALE_BOUNDS[1]
+    workload["recording"][CALLS_CPU_FIELDS["sync"]] = 0
+    assert cpu_scales(workload, traced, cache_bytes=cache)["sync"] == CPU_SCALE_BOUNDS[0]
+    assert set(cpu_scales(workload, traced, cache_bytes=cache, start="warm").values()) == {1.0}
 
 
 def test_hit_fraction_reads_the_reuse_curve_at_the_cache_size() -> None:

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import tempfile
@@ -44,14 +45,20 @@ from typing import Any
 from fsbm.errors import FsbmError, UsageError
 from fsbm.locations import native_binary
 from fsbm.microbench.cache import drop_all
+from fsbm.microbench.fsbench import check_target
+from fsbm.microbench.replay import run_replay
 from fsbm.microbench.system import require_program
 from fsbm.traces.nosync import environment_without_syncs
 from fsbm.traces.outside_files import UsedFiles, bounded_wait_ns, cold_read_ns, read_in, used_files
+from fsbm.traces.vocabulary import GROUPS, REPLAYED_GROUP
 
 STRACE_FLAGS = ["-f", "--seccomp-bpf", "-ttt", "-T", "-y", "-q", "-s", "64",
                 "-e", "trace=%file,%desc,%process,%memory"]
 RECORDING_SUFFIX = ".recording.json"
 OUTSIDE_WAIT_FIELD = "untraced_outside_wait_ns"  # a cold run's wait for files outside the scope (measure_outside_wait)
+# The CPU time the trace's calls in the scope took replayed cold on the traced filesystem,
+# by the predictor's group of operations (replay_calls_cpu; predictor/outside.py: cpu_scales).
+CALLS_CPU_FIELDS = {group: f"untraced_calls_cpu_{group}_ns" for group in GROUPS}
 
 
 def recording_path(log: Path) -> Path:
@@ -192,6 +199,52 @@ def measure_outside_wait(command: list[str], runs: int, used: UsedFiles, *, cwd:
             UNTRACED_WARM_SYNCS_SKIPPED: all(p[WARM_SYNCS_SKIPPED] for p in pairs)}
 
 
+def check_replay_directory(replay_in: Path, scope: Path) -> None:
+    """Refuse, before anything runs, a directory the calls cannot be replayed in for
+    measure_calls_cpu: it must exist, be empty (nothing of the user's is touched) and be on
+    the filesystem the scope is on (the calls' CPU is that filesystem's)."""
+    check_target(replay_in)
+    if any(Path(replay_in).iterdir()):
+        raise UsageError(f"--replay-in {replay_in} is not empty; give an empty directory (nothing in it is touched "
+                         "but what the replays make and remove)")
+    if os.stat(replay_in).st_dev != os.stat(scope).st_dev:
+        raise UsageError(f"--replay-in {replay_in} is not on the filesystem of --scope {scope}: the calls' CPU time "
+                         "must be measured on the filesystem they were traced on")
+
+
+def replay_calls_cpu(plan: Path, base: Path) -> dict[str, int]:
+    """One cold serial replay of `plan` in a fresh directory beneath `base` (removed after),
+    every call bracketed by the CPU clock (fsreplay --cpu-per-op): the CPU time its calls
+    took, by the predictor's group of operations, under CALLS_CPU_FIELDS' names.  Not the
+    replays whose time is judged: the brackets' system calls lengthen the run."""
+    directory = Path(tempfile.mkdtemp(prefix="calls-cpu-", dir=base))
+    try:
+        report = run_replay(plan, directory, mode="serial", cold=True, cpu_per_op=True)
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+    totals = dict.fromkeys(GROUPS, 0)
+    for kind, entry in report.get("operations", {}).items():
+        totals[REPLAYED_GROUP.get(kind, "metadata")] += int(entry.get("cpu_ns", 0))
+    return {CALLS_CPU_FIELDS[group]: ns for group, ns in totals.items()}
+
+
+def measure_calls_cpu(log: Path, scope: Path, replay_in: Path, runs: int) -> dict[str, int]:
+    """The CPU time the trace's calls in `scope` take on its filesystem, by group: the
+    median of `runs` replays (replay_calls_cpu) beneath `replay_in`.  Why the predictor
+    wants it: predictor/outside.py (cpu_scales)."""
+    # Imported here: the ingester reads recordings with this module's read_recording.
+    from fsbm.traces.ingest import ingest, read_events
+    from fsbm.traces.replay_plan import write_plan
+
+    with tempfile.TemporaryDirectory(prefix="fsbm-calls-cpu-") as tmp:
+        events = ingest([log], Path(tmp) / "events.parquet").output
+        plan = Path(tmp) / "replay.plan"
+        write_plan(read_events(events), plan, scope=str(Path(scope).resolve()))
+        samples = [replay_calls_cpu(plan, replay_in) for _ in range(runs)]
+    return {**{name: int(statistics.median(s[name] for s in samples)) for name in CALLS_CPU_FIELDS.values()},
+            "calls_cpu_replays": runs}
+
+
 def _size(path: Path) -> int:
     try:
         return path.stat().st_size
@@ -201,7 +254,8 @@ def _size(path: Path) -> int:
 
 def record(command: list[str], log: Path, *, force: bool = False, cwd: Path | None = None,
            scope: Path | None = None, quiet: bool = False, untraced_runs: int = 0,
-           before_each: Callable[[], None] | None = None, cold: bool = False) -> Recording:
+           before_each: Callable[[], None] | None = None, cold: bool = False,
+           replay_in: Path | None = None) -> Recording:
     """Run `command` under strace, writing the log to `log` and its recording facts beside
     it; the command's exit status is returned.  `scope`, kept with the facts, is the
     directory the workload's files live in: the characterizer's default scope.  `quiet`
@@ -209,7 +263,8 @@ def record(command: list[str], log: Path, *, force: bool = False, cwd: Path | No
     command untraced first (measure_untraced, with `before_each` before every run,
     the traced one included).  `cold` drops every cache after `before_each` (root); with
     untraced runs and a scope it also measures the wait for the files outside the scope
-    (measure_outside_wait)."""
+    (measure_outside_wait), and with `replay_in` as well, the CPU time of the calls in the
+    scope, replayed cold as many times in that empty directory (measure_calls_cpu)."""
     if not command:
         raise UsageError("give the command to trace after --, e.g. fsbm trace record -o t.log -- make")
     log = Path(log)
@@ -217,6 +272,11 @@ def record(command: list[str], log: Path, *, force: bool = False, cwd: Path | No
     for path in (log, facts_path):
         if path.exists() and not force:
             raise UsageError(f"{path} exists; choose another name or pass --force")
+    if replay_in is not None:
+        if not (untraced_runs and cold and scope is not None):
+            raise UsageError("measuring the calls' CPU time by replay (--replay-in) needs --untraced-runs, --cold "
+                             "and --scope")
+        check_replay_directory(replay_in, scope)
     facts_path.unlink(missing_ok=True)
     strace = require_program("strace", "strace")
     rusage = native_binary("fsrusage", Path(__file__).parent)
@@ -248,6 +308,8 @@ def record(command: list[str], log: Path, *, force: bool = False, cwd: Path | No
         used = used_files(log, scope, Path(cwd or os.getcwd()))
         untraced.update(measure_outside_wait(command, untraced_runs, used, cwd=cwd, quiet=quiet,
                                              before_each=before_each, expected_status=untraced["untraced_exit_status"]))
+        if replay_in is not None:
+            untraced.update(measure_calls_cpu(log, scope, replay_in, untraced_runs))
     facts.update({"command": command, "cwd": str(Path(cwd or os.getcwd()).resolve()), "traced_wall_ns": int(wall * 1e9),
                   "strace_flags": STRACE_FLAGS, "scope": str(Path(scope).resolve()) if scope else None, **untraced})
     facts_path.write_text(json.dumps(facts, indent=1))

@@ -12,6 +12,13 @@ OPERATIONS = (
     "unlink", "rename", "link", "symlink", "readlink", "fsync", "seek", "mmap", "other",
 )
 
+# The predictor's groups of operations: every priced line is in one (predictor/model.py),
+# and the CPU time a replay measured by kind of operation (fsreplay --cpu-per-op) is added up
+# by them, each of fsreplay's kinds in the group REPLAYED_GROUP names, any other in metadata.
+GROUPS = ("metadata", "read", "write", "sync")
+REPLAYED_GROUP = {"read": "read", "mmap": "read", "write": "write", "copy": "write", "fsync": "sync",
+                  "fdatasync": "sync"}
+
 # In-kernel copies: a write event of the destination, the source in path2.  A filesystem
 # that shares extents clones instead of copying, so they are a class of their own (the
 # characterizer) and replayed as copies (replay_plan).  sendfile never clones: a write.
