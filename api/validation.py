@@ -11,6 +11,7 @@ median: this machine's disk drifts, and the tables must see the disk the rounds 
 from __future__ import annotations
 
 import platform
+import statistics
 import tempfile
 import time
 from dataclasses import dataclass
@@ -131,6 +132,44 @@ def _operations_section(operations: Any) -> list[str]:
 DRIFT_CASES = (("read", 4096, "random", "cold"), ("fsync", 4096, "sequential", "warm"))
 UNSTEADY = 1.5  # a drift case whose slowest measurement is this much its fastest: an unsteady device
 STEADY_BELOW_NS = 10_000  # a case this fast has no device under it (tmpfs's fsync): its moves are not drift
+
+
+def _left_outside(records: list[dict]) -> dict[tuple[str, str], float]:
+    """Per (program, target), the median real run's CPU time less the median replay's calls'
+    CPU time: what the runs spent outside the calls the replay makes, measured on that target."""
+    cpu: dict[tuple[str, str], dict[str, list[float]]] = {}
+    for r in records:
+        if r["kind"] == "real" and "user_cpu_s" in r:
+            cpu.setdefault((r["program"], r["target"]), {}).setdefault("real", []).append(r["user_cpu_s"] + r["system_cpu_s"])
+        elif r["kind"] == "replay" and "calls_cpu_s" in r:
+            cpu.setdefault((r["program"], r["target"]), {}).setdefault("calls", []).append(r["calls_cpu_s"])
+    return {key: statistics.median(v["real"]) - statistics.median(v["calls"]) for key, v in cpu.items()
+            if v.get("real") and v.get("calls")}
+
+
+def _outside_section(doc: dict[str, Any], rows: Any) -> list[str]:
+    """The CPU time outside the filesystem the verdict predicts, beside what each target's
+    real runs spent outside their calls (_left_outside), and the scales the measuring
+    replays set on each group's CPU prices: where the outside time is right, the first
+    stands inside the range of the second on every target."""
+    left = _left_outside(doc["records"])
+    if not left:
+        return []  # measurements made before real runs and replays kept their CPU time
+    lines = ["", "## Time outside the filesystem, checked on every target", "",
+             "*Predicted*: the CPU part of the time outside the filesystem the verdict adds on every target. *Left "
+             "outside, measured*: on each target, the median real run's CPU time (user and system) less the median "
+             "replay's calls' CPU time (fsreplay's `cpu.calls_ns`); its range over the targets. *CPU scales*: "
+             "per group, the calls' CPU the measuring replays on the traced filesystem took over fsbench's CPU "
+             "prices of them (metadata / read / write / sync).", "",
+             "| program | predicted, s | left outside, measured, s (targets' range) | CPU scales |", "|---|---|---|---|"]
+    for program, group in rows.groupby("program", sort=False):
+        measured = [left[(program, t)] for t in group["candidate"] if (program, t) in left]
+        first = group.iloc[0]
+        scales = first.get("cpu_scales") or {}
+        lines.append(f"| {program} | {first['user_cpu_s'] + first['system_cpu_s']:.3f} | "
+                     f"{statistics.median(measured):.3f} ({min(measured):.3f} to {max(measured):.3f}) | "
+                     + (" / ".join(f"{scales[g]:.2f}" for g in scales) if scales else "-") + " |")
+    return lines
 
 
 def _case_means(tables: list[dict]) -> dict[tuple, list[float]]:
@@ -294,9 +333,12 @@ def markdown(doc: dict[str, Any], judged: Any) -> str:
               "`fsbm predict` uses. The time outside the filesystem starts from the CPU time of untraced runs "
               f"on {doc['traced_on']}: made in every round, beside the runs judged (the verdict's), or once, with "
               "the trace, before the rounds. The difference between the two is this machine's drift, not the "
-              "model's error. In the rounds, the verdict takes the cold runs, their calls' CPU priced cold, as "
-              "`fsbm predict` does for a cold start; *all-warm runs* takes the runs beside them that start with "
-              "every file read in, their calls' CPU priced warm (the verdict's source until 2026-11-24).", "",
+              "model's error. In the rounds, the verdict takes the cold runs, less their calls' CPU as a cold "
+              "replay on the traced filesystem measured it by group (each group's CPU prices on every target scaled "
+              "to match), as `fsbm predict` does for a recording made with `--replay-in`; *calls' CPU priced* takes "
+              "the same runs less the calls' CPU fsbench prices (the verdict's source until 2026-11-25); *all-warm "
+              "runs* takes the runs beside them that start with every file read in, their calls' CPU priced warm "
+              "(the verdict's source until 2026-11-24).", "",
               "| CPU time measured | form | median error | largest | median ratio error | pairs right |",
               "|---|---|---|---|---|---|"]
     for source, forms in s["variants"].items():
@@ -305,6 +347,7 @@ def markdown(doc: dict[str, Any], judged: Any) -> str:
             lines.append(f"| {source} | {name}{adopted} | {100 * v['median_abs_error']:.1f}% | "
                          f"{100 * v['max_abs_error']:.1f}% | {_share(v['median_ratio_error'])} | "
                          f"{v['pairs_ranked_right']} of {v['pairs_compared']} |")
+    lines += _outside_section(doc, judged.rows)
     lines += _operations_section(judged.operations)
     lines += _cost_tables_section(doc)
     cal = judged.calibration
@@ -313,8 +356,9 @@ def markdown(doc: dict[str, Any], judged: Any) -> str:
     for key, f in sorted(cal["fs_factors"].items()):
         lines.append(f"| {'all (pooled)' if key == '*' else key} | {f['factor']:.2f} | {f['low']:.2f}-{f['high']:.2f} |")
     lines += ["", f"Outside the filesystem: the CPU time of the program's untraced cold runs ({s['cpu']}), "
-              f"user time and the system time beyond the modelled CPU time of its calls on {doc['traced_on']} "
-              "(fsbench's cpu_ns per call), plus the wait for the files it reads from outside its work directory "
+              f"less the CPU time of its calls on {doc['traced_on']} (fsbench's cpu_ns per call, each group's scaled "
+              "by what the rounds' measuring replays there took: the same scale prices that group's CPU on every "
+              "target), plus the wait for the files it reads from outside its work directory "
               "(executables, libraries: each round, a pair of cold runs that read the workload's own files in first, "
               "one of them those files too; the median of the pairs' differences, held between 0 and the time the "
               "files take to read cold), not fitted. "

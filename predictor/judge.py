@@ -22,10 +22,10 @@ from sklearn.model_selection import LeaveOneGroupOut
 from fsbm.predictor.calibration import RuntimeModel
 from fsbm.predictor.cost_table import CostTable
 from fsbm.predictor.model import GROUPS, price_workload
-from fsbm.predictor.outside import calls_cpu_seconds, outside_features
+from fsbm.predictor.outside import calls_cpu_seconds, cpu_scales, outside_features
 from fsbm.predictor.pricing import Pricer
 from fsbm.traces.outside_files import bounded_wait_ns
-from fsbm.traces.record import (OUTSIDE_WAIT_FIELD, UNTRACED_FIELDS, UNTRACED_WARM_FIELDS,
+from fsbm.traces.record import (CALLS_CPU_FIELDS, OUTSIDE_WAIT_FIELD, UNTRACED_FIELDS, UNTRACED_WARM_FIELDS,
                                 UNTRACED_WARM_SYNCS_SKIPPED, WARM_CPU_FIELDS, WARM_SYNCS_SKIPPED)
 
 TARGETS = {"median_abs_error": 0.10, "median_ratio_error": 0.10, "max_error": 0.25, "rank_gap": 0.15}
@@ -65,9 +65,15 @@ def _replayed_ops(records: list[dict]) -> dict[tuple[str, str], dict[str, float]
 # rounds' recording runs are cold runs and, since they were added, runs with every file read
 # in first.  The verdict takes the cold runs, as a cold prediction does (outside.py says
 # why); the all-warm runs, which it took until 2026-11-24, are judged beside it.
+# Since 2026-11-25 each round's recording runs include a replay on the traced filesystem
+# that measures the CPU time of the calls by group (record.replay_calls_cpu), and the
+# verdict's source takes the calls' CPU from it (outside.cpu_scales); the same runs with the
+# calls' CPU priced by fsbench alone, the verdict until then, are judged beside it.
 CPU_IN_ROUNDS = "in the rounds"
+CPU_IN_ROUNDS_PRICED = "in the rounds, calls' CPU priced"
 CPU_IN_ROUNDS_WARM = "in the rounds, all-warm runs"
 CPU_BEFORE = "before the rounds"
+ROUND_SOURCES = (CPU_IN_ROUNDS, CPU_IN_ROUNDS_PRICED, CPU_IN_ROUNDS_WARM)
 
 
 def cpu_sources(doc: dict[str, Any]) -> list[str]:
@@ -75,9 +81,17 @@ def cpu_sources(doc: dict[str, Any]) -> list[str]:
     recordings = [r for r in doc["records"] if r["kind"] == "recording"]
     if not recordings:
         return [CPU_BEFORE]
+    sources = [CPU_IN_ROUNDS]
+    if all(name in r for r in recordings for name in CALLS_CPU_RECORDED.values()):
+        sources.append(CPU_IN_ROUNDS_PRICED)
     if all(name in r for r in recordings for name in WARM_CPU_FIELDS):
-        return [CPU_IN_ROUNDS, CPU_IN_ROUNDS_WARM, CPU_BEFORE]
-    return [CPU_IN_ROUNDS, CPU_BEFORE]
+        sources.append(CPU_IN_ROUNDS_WARM)
+    return sources + [CPU_BEFORE]
+
+
+# A round's recording record keeps the measured calls' CPU under the names a recording
+# keeps it (record.CALLS_CPU_FIELDS) less their "untraced_" prefix, as with the other fields.
+CALLS_CPU_RECORDED = {name: name.removeprefix("untraced_") for name in CALLS_CPU_FIELDS.values()}
 
 
 def _outside(profile: dict[str, Any], traced: Pricer, cache_bytes: int, cpu: str) -> dict[str, float]:
@@ -110,6 +124,9 @@ def _round_recordings(records: list[dict]) -> dict[str, dict[str, int]]:
             out[program].update({kept: int(statistics.median(r[name] for r in runs))
                                  for name, kept in zip(WARM_CPU_FIELDS, UNTRACED_WARM_FIELDS)})
             out[program][UNTRACED_WARM_SYNCS_SKIPPED] = all(r.get(WARM_SYNCS_SKIPPED, False) for r in runs)
+        if all(recorded in r for r in runs for recorded in CALLS_CPU_RECORDED.values()):
+            out[program].update({kept: int(statistics.median(r[recorded] for r in runs))
+                                 for kept, recorded in CALLS_CPU_RECORDED.items()})
         if all("outside_wait_ns" in r for r in runs):
             reads = [r["outside_read_ns"] for r in runs] if all("outside_read_ns" in r for r in runs) else []
             out[program][OUTSIDE_WAIT_FIELD] = bounded_wait_ns([r["outside_wait_ns"] for r in runs], reads)
@@ -124,7 +141,7 @@ def features(doc: dict[str, Any], cache_bytes: int, cpu: str = CPU_BEFORE) -> pd
     real = _seconds_by_pair(doc["records"], "real")
     replay = _seconds_by_pair(doc["records"], "replay")
     replayed_ops = _replayed_ops(doc["records"])
-    recorded = _round_recordings(doc["records"]) if cpu in (CPU_IN_ROUNDS, CPU_IN_ROUNDS_WARM) else {}
+    recorded = _round_recordings(doc["records"]) if cpu in ROUND_SOURCES else {}
     pricers = {name: Pricer(CostTable.from_json(body)) for name, body in doc["cost_tables"].items()}
     traced = pricers[next(t["candidate"] for t in doc["targets"] if t["label"] == doc["traced_on"])]
     rows = []
@@ -132,16 +149,21 @@ def features(doc: dict[str, Any], cache_bytes: int, cpu: str = CPU_BEFORE) -> pd
         profile = program["profile"]
         if program["name"] in recorded:
             profile = {**profile, "recording": {**profile["recording"], **recorded[program["name"]]}}
+        if cpu != CPU_IN_ROUNDS:  # the verdict's source alone takes the calls' CPU as measured
+            profile = {**profile, "recording": {k: v for k, v in profile["recording"].items()
+                                                if k not in CALLS_CPU_RECORDED}}
         outside = _outside(profile, traced, cache_bytes, cpu)
+        scales = cpu_scales(profile, traced, cache_bytes=cache_bytes)
         for target in doc["targets"]:
-            fs = price_workload(program["profile"], pricers[target["candidate"]], cache_bytes=cache_bytes)
+            fs = price_workload(program["profile"], pricers[target["candidate"]], cache_bytes=cache_bytes,
+                                cpu_scales=scales)
             groups = fs.by_group()
             runs = real[(program["name"], target["label"])]
             rows.append({"program": program["name"], "candidate": target["label"], "state": target["state"],
                          **{f"fs_{g}_s": groups[g] / 1e9 for g in GROUPS}, **outside,
                          "replay_s": statistics.median(replay[(program["name"], target["label"])]),
                          "real_s": statistics.median(runs), "real_min_s": min(runs), "real_max_s": max(runs),
-                         "runs": len(runs), "model_ops_s": {op: ns / 1e9 for op, ns in fs.by_op().items()},
+                         "runs": len(runs), "cpu_scales": scales, "model_ops_s": {op: ns / 1e9 for op, ns in fs.by_op().items()},
                          "replay_ops_s": replayed_ops.get((program["name"], target["label"]), {})})
     return pd.DataFrame(rows)
 

@@ -11,6 +11,7 @@ follow one another, so the ratios between them are taken seconds apart, not minu
 from __future__ import annotations
 
 import random
+import resource
 import shutil
 import subprocess
 import tempfile
@@ -28,7 +29,7 @@ from fsbm.microbench.replay import run_replay
 from fsbm.predictor.suite import Inputs, Program, clean, run_command
 from fsbm.traces.ingest import ingest, read_events
 from fsbm.traces.outside_files import UsedFiles
-from fsbm.traces.record import UNTRACED_FIELDS, measure_untraced, outside_wait_pair, record
+from fsbm.traces.record import UNTRACED_FIELDS, measure_untraced, outside_wait_pair, record, replay_calls_cpu
 from fsbm.traces.replay_plan import write_plan
 
 Progress = Callable[[str], None]
@@ -105,24 +106,34 @@ def trace_program(program: Program, target: Target, inputs: Inputs, directory: P
     return Traced(program.name, log, events, plan, profile, recording.used)
 
 
-def time_run(program: Program, target: Target, inputs: Inputs) -> float:
-    """Seconds of one untraced cold run."""
+def time_run(program: Program, target: Target, inputs: Inputs) -> dict[str, float]:
+    """One untraced cold run: its seconds, and the CPU seconds its process tree used (from
+    this process's children's rusage, so the run has no wrapper that could change it; the
+    user/system split is sampled by ticks, the sum is what to read)."""
     work = stage(program, target, inputs)
     start_cold(work, program)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     run_command(program, work)
     seconds = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     clean(work, program)
-    return seconds
+    return {"seconds": seconds, "user_cpu_s": after.ru_utime - before.ru_utime,
+            "system_cpu_s": after.ru_stime - before.ru_stime}
+
+
+def replays_directory(target: Target) -> Path:
+    """Where the replays on a target are made, each in a directory of its own."""
+    base = target.mount / WORK_DIRECTORY / "replays"
+    base.mkdir(parents=True, exist_ok=True)
+    return base
 
 
 def time_replay(traced: Traced, target: Target) -> dict[str, Any]:
     """One cold serial replay of the program's plan on the target: its seconds, its
     mismatches, and the time inside the replayed calls of each operation (ops_ns), which is
     where the model's miss can be found operation by operation."""
-    base = target.mount / WORK_DIRECTORY / "replays"
-    base.mkdir(parents=True, exist_ok=True)
-    directory = Path(tempfile.mkdtemp(prefix=f"{traced.program}-", dir=base))
+    directory = Path(tempfile.mkdtemp(prefix=f"{traced.program}-", dir=replays_directory(target)))
     try:
         report = run_replay(traced.plan, directory, mode="serial", cold=True)
     finally:
@@ -131,7 +142,8 @@ def time_replay(traced: Traced, target: Target) -> dict[str, Any]:
                      + op.get("failed_differently", 0) for op in report.get("operations", {}).values())
     ops_ns = {op: entry["latency_ns"]["total"] for op, entry in report.get("operations", {}).items()
               if entry.get("latency_ns")}
-    return {"seconds": report["runtime_ns"] / 1e9, "mismatches": mismatches, "ops_ns": ops_ns}
+    return {"seconds": report["runtime_ns"] / 1e9, "mismatches": mismatches, "ops_ns": ops_ns,
+            "calls_cpu_s": report["cpu"]["calls_ns"] / 1e9}
 
 
 def table_boundaries(rounds: int, repeats: int) -> list[int]:
@@ -142,19 +154,22 @@ def table_boundaries(rounds: int, repeats: int) -> list[int]:
     return sorted({round(i * rounds / (repeats - 1)) for i in range(repeats)})
 
 
-def record_cpu(program: Program, target: Target, inputs: Inputs, used: UsedFiles, round_index: int) -> dict[str, int]:
-    """One untraced cold run under fsrusage and one pair for the wait for the files outside
-    the workload (record.outside_wait_pair, which goes first alternating by round), as
-    `fsbm trace record --untraced-runs --cold` makes them: the CPU time, and the pair's
-    difference (outside_wait_ns) and cold read time (outside_read_ns), that the predictor
-    takes the time outside the filesystem from."""
+def record_cpu(program: Program, target: Target, inputs: Inputs, traced: Traced, round_index: int) -> dict[str, int]:
+    """One untraced cold run under fsrusage, one pair for the wait for the files outside the
+    workload (record.outside_wait_pair, which goes first alternating by round) and one
+    replay that measures its calls' CPU time (record.replay_calls_cpu), as `fsbm trace
+    record --untraced-runs --cold --replay-in` makes them: the CPU time, the pair's
+    difference (outside_wait_ns) and cold read time (outside_read_ns), and the calls' CPU by
+    group, that the predictor takes the time outside the filesystem from."""
     work = stage(program, target, inputs)
     cold = partial(start_cold, work, program)
     facts = measure_untraced(program.command, 1, cwd=work, quiet=True, before_each=cold)
-    pair = outside_wait_pair(program.command, used, cwd=work, quiet=True, before_each=cold,
+    pair = outside_wait_pair(program.command, traced.used, cwd=work, quiet=True, before_each=cold,
                              outside_first=round_index % 2 == 1, expected_status=facts["untraced_exit_status"])
     clean(work, program)
-    return {**{name: facts[f"untraced_{name}"] for name in UNTRACED_FIELDS}, **pair}
+    calls = replay_calls_cpu(traced.plan, replays_directory(target))
+    return {**{name: facts[f"untraced_{name}"] for name in UNTRACED_FIELDS}, **pair,
+            **{name.removeprefix("untraced_"): ns for name, ns in calls.items()}}
 
 
 def measure_rounds(programs: list[Program], targets: list[Target], inputs: Inputs, traced: dict[str, Traced], *,
@@ -181,15 +196,12 @@ def measure_rounds(programs: list[Program], targets: list[Target], inputs: Input
             if target is None:
                 records.append({"round": r, "program": program.name, "target": recording_on.label,
                                 "kind": "recording", "at": time.time(),
-                                **record_cpu(program, recording_on, inputs, traced[program.name].used, r)})
+                                **record_cpu(program, recording_on, inputs, traced[program.name], r)})
                 continue
-            seconds = time_run(program, target, inputs)
             records.append({"round": r, "program": program.name, "target": target.label, "kind": "real",
-                            "seconds": seconds, "at": time.time()})
-            replay = time_replay(traced[program.name], target)
+                            **time_run(program, target, inputs), "at": time.time()})
             records.append({"round": r, "program": program.name, "target": target.label, "kind": "replay",
-                            "seconds": replay["seconds"], "mismatches": replay["mismatches"],
-                            "ops_ns": replay["ops_ns"], "at": time.time()})
+                            **time_replay(traced[program.name], target), "at": time.time()})
         progress(f"round {r + 1} of {rounds}: {len(order)} runs and replays in {time.monotonic() - started:.0f} s")
     at_boundary(rounds)
     return records

@@ -15,7 +15,7 @@ import pytest
 from fsbm.characterizer.characterize import characterize_files
 from fsbm.errors import FsbmError
 from fsbm.predictor.cost_table import CostTable
-from fsbm.predictor.judge import CPU_BEFORE, CPU_IN_ROUNDS, CPU_IN_ROUNDS_WARM, features
+from fsbm.predictor.judge import CPU_BEFORE, CPU_IN_ROUNDS, CPU_IN_ROUNDS_PRICED, CPU_IN_ROUNDS_WARM, features
 from fsbm.predictor.outside import outside_features
 from fsbm.traces.outside_files import UsedFiles, bounded_wait_ns
 from fsbm.store import ResultsStore
@@ -367,6 +367,14 @@ def test_validate_measures_programs_judges_them_and_calibrates(tmp_path: Path, f
         assert all(r["user_cpu_ns"] + r["system_cpu_ns"] > 0 and r["wall_ns"] > 0 for r in recordings)
         assert all(abs(r["outside_wait_ns"]) < r["wall_ns"] for r in recordings)  # a pair's difference
         assert all(0 < r["outside_read_ns"] and 0 < r["warm_user_cpu_ns"] + r["warm_system_cpu_ns"] for r in recordings)
+        # Every replay says the CPU time its calls took; every real run its process tree's; each
+        # recording run's measuring replay the CPU time of its calls by group.
+        replays = [r for r in measured["records"] if r["kind"] == "replay"]
+        assert all(0 < r["calls_cpu_s"] < r["seconds"] * 1.05 for r in replays)
+        assert all(r["user_cpu_s"] + r["system_cpu_s"] > 0 for r in measured["records"] if r["kind"] == "real")
+        groups = ("metadata", "read", "write", "sync")
+        assert all(r[f"calls_cpu_{g}_ns"] >= 0 for r in recordings for g in groups)
+        assert all(r["calls_cpu_sync_ns"] > 0 for r in recordings if r["program"] == "sqlite")
         # Each target's cost table measured (once here: a quick fsbench of a disk filesystem is
         # a minute, and where repeated tables go is test_cost_tables_are_measured_spread_over_
         # the_rounds), judged as the per-case median of its measurements, and kept in the store.
@@ -379,16 +387,36 @@ def test_validate_measures_programs_judges_them_and_calibrates(tmp_path: Path, f
             assert len(store.documents("cost_table", name="val-ext4")) == 1
         # The verdict starts from the CPU time measured in the rounds; the recording's is judged beside it.
         assert result["summary"]["cpu"] == "in the rounds"
-        assert set(result["summary"]["variants"]) == {CPU_IN_ROUNDS, CPU_IN_ROUNDS_WARM, CPU_BEFORE}
+        assert set(result["summary"]["variants"]) == {CPU_IN_ROUNDS, CPU_IN_ROUNDS_PRICED, CPU_IN_ROUNDS_WARM,
+                                                      CPU_BEFORE}
+        # The verdict scales fsbench's CPU prices of each group on every target by the calls'
+        # CPU those replays measured (median over the rounds); priced, they are fsbench's.
+        verdict = features(measured, 1 << 30, CPU_IN_ROUNDS)
+        sqlite_rows = verdict[verdict["program"] == "sqlite"]
+        scales = sqlite_rows["cpu_scales"].iloc[0]
+        assert all(s == scales for s in sqlite_rows["cpu_scales"]) and set(scales) == set(groups)
+        assert all(0.5 <= k <= 2.0 for k in scales.values()) and scales["sync"] != 1.0
+        priced = features(measured, 1 << 30, CPU_IN_ROUNDS_PRICED)
+        assert all(set(s.values()) == {1.0} for s in priced["cpu_scales"])
+        # Its time outside is the rounds' whole CPU time less its calls' so priced, where the
+        # measurement was taken whole (no group's scale at a bound).
+        sqlite_runs = [r for r in recordings if r["program"] == "sqlite"]
+        whole = statistics.median(r["user_cpu_ns"] for r in sqlite_runs) + statistics.median(
+            r["system_cpu_ns"] for r in sqlite_runs)
+        measured_calls = sum(statistics.median(r[f"calls_cpu_{g}_ns"] for r in sqlite_runs) for g in groups)
+        if all(0.5 < k < 2.0 for k in scales.values()):
+            outside_cpu = sqlite_rows["user_cpu_s"].iloc[0] + sqlite_rows["system_cpu_s"].iloc[0]
+            assert outside_cpu == pytest.approx(max(whole - measured_calls, 0) / 1e9, abs=1e-5)
         assert "| before the rounds | raw |" in text
         # The form adopted is the one nearer both median targets, of runtimes and of ratios.
         forms = result["summary"]["variants"]["in the rounds"]
         worse = {name: max(f["median_abs_error"], f["median_ratio_error"]) for name, f in forms.items()}
         assert worse[result["summary"]["adopted"]] == min(worse.values())
-        # The CPU time of the rounds' cold runs, as for a cold prediction; the wait, the pairs' median bounded.
+        # The CPU time of the rounds' cold runs, as for a cold prediction (its user time whole
+        # where the calls' CPU is priced); the wait, the pairs' median bounded.
         grep_runs = [r for r in recordings if r["program"] == "grep"]
         grep_user = statistics.median(r["user_cpu_ns"] for r in grep_runs) / 1e9
-        assert all(r["user_cpu_s"] == pytest.approx(grep_user, abs=1e-9) for r in result["rows"] if r["program"] == "grep")
+        assert list(priced[priced["program"] == "grep"]["user_cpu_s"]) == pytest.approx([grep_user] * 2, abs=1e-9)
         # Judged beside it: the same rounds' runs with every file read in, and the same wait.
         warm = features(measured, 1 << 30, CPU_IN_ROUNDS_WARM)
         grep_warm_user = statistics.median(r["warm_user_cpu_ns"] for r in grep_runs) / 1e9
