@@ -139,10 +139,11 @@ def _left_outside(records: list[dict]) -> dict[tuple[str, str], float]:
     CPU time: what the runs spent outside the calls the replay makes, measured on that target."""
     cpu: dict[tuple[str, str], dict[str, list[float]]] = {}
     for r in records:
+        samples = cpu.setdefault((r["program"], r["target"]), {})
         if r["kind"] == "real" and "user_cpu_s" in r:
-            cpu.setdefault((r["program"], r["target"]), {}).setdefault("real", []).append(r["user_cpu_s"] + r["system_cpu_s"])
+            samples.setdefault("real", []).append(r["user_cpu_s"] + r["system_cpu_s"])
         elif r["kind"] == "replay" and "calls_cpu_s" in r:
-            cpu.setdefault((r["program"], r["target"]), {}).setdefault("calls", []).append(r["calls_cpu_s"])
+            samples.setdefault("calls", []).append(r["calls_cpu_s"])
     return {key: statistics.median(v["real"]) - statistics.median(v["calls"]) for key, v in cpu.items()
             if v.get("real") and v.get("calls")}
 

@@ -25,8 +25,8 @@ from fsbm.predictor.model import GROUPS, price_workload
 from fsbm.predictor.outside import calls_cpu_seconds, cpu_scales, outside_features
 from fsbm.predictor.pricing import Pricer
 from fsbm.traces.outside_files import bounded_wait_ns
-from fsbm.traces.record import (CALLS_CPU_FIELDS, OUTSIDE_WAIT_FIELD, UNTRACED_FIELDS, UNTRACED_WARM_FIELDS,
-                                UNTRACED_WARM_SYNCS_SKIPPED, WARM_CPU_FIELDS, WARM_SYNCS_SKIPPED)
+from fsbm.traces.record import (CALLS_CPU_FIELDS, CALLS_CPU_NAMES, OUTSIDE_WAIT_FIELD, UNTRACED_FIELDS,
+                                UNTRACED_WARM_FIELDS, UNTRACED_WARM_SYNCS_SKIPPED, WARM_CPU_FIELDS, WARM_SYNCS_SKIPPED)
 
 TARGETS = {"median_abs_error": 0.10, "median_ratio_error": 0.10, "max_error": 0.25, "rank_gap": 0.15}
 
@@ -82,16 +82,11 @@ def cpu_sources(doc: dict[str, Any]) -> list[str]:
     if not recordings:
         return [CPU_BEFORE]
     sources = [CPU_IN_ROUNDS]
-    if all(name in r for r in recordings for name in CALLS_CPU_RECORDED.values()):
+    if all(name in r for r in recordings for name in CALLS_CPU_NAMES.values()):
         sources.append(CPU_IN_ROUNDS_PRICED)
     if all(name in r for r in recordings for name in WARM_CPU_FIELDS):
         sources.append(CPU_IN_ROUNDS_WARM)
     return sources + [CPU_BEFORE]
-
-
-# A round's recording record keeps the measured calls' CPU under the names a recording
-# keeps it (record.CALLS_CPU_FIELDS) less their "untraced_" prefix, as with the other fields.
-CALLS_CPU_RECORDED = {name: name.removeprefix("untraced_") for name in CALLS_CPU_FIELDS.values()}
 
 
 def _outside(profile: dict[str, Any], traced: Pricer, cache_bytes: int, cpu: str) -> dict[str, float]:
@@ -124,9 +119,9 @@ def _round_recordings(records: list[dict]) -> dict[str, dict[str, int]]:
             out[program].update({kept: int(statistics.median(r[name] for r in runs))
                                  for name, kept in zip(WARM_CPU_FIELDS, UNTRACED_WARM_FIELDS)})
             out[program][UNTRACED_WARM_SYNCS_SKIPPED] = all(r.get(WARM_SYNCS_SKIPPED, False) for r in runs)
-        if all(recorded in r for r in runs for recorded in CALLS_CPU_RECORDED.values()):
-            out[program].update({kept: int(statistics.median(r[recorded] for r in runs))
-                                 for kept, recorded in CALLS_CPU_RECORDED.items()})
+        if all(name in r for r in runs for name in CALLS_CPU_NAMES.values()):
+            out[program].update({CALLS_CPU_FIELDS[group]: int(statistics.median(r[name] for r in runs))
+                                 for group, name in CALLS_CPU_NAMES.items()})
         if all("outside_wait_ns" in r for r in runs):
             reads = [r["outside_read_ns"] for r in runs] if all("outside_read_ns" in r for r in runs) else []
             out[program][OUTSIDE_WAIT_FIELD] = bounded_wait_ns([r["outside_wait_ns"] for r in runs], reads)
@@ -150,8 +145,8 @@ def features(doc: dict[str, Any], cache_bytes: int, cpu: str = CPU_BEFORE) -> pd
         if program["name"] in recorded:
             profile = {**profile, "recording": {**profile["recording"], **recorded[program["name"]]}}
         if cpu != CPU_IN_ROUNDS:  # the verdict's source alone takes the calls' CPU as measured
-            profile = {**profile, "recording": {k: v for k, v in profile["recording"].items()
-                                                if k not in CALLS_CPU_RECORDED}}
+            kept = set(CALLS_CPU_FIELDS.values())
+            profile = {**profile, "recording": {k: v for k, v in profile["recording"].items() if k not in kept}}
         outside = _outside(profile, traced, cache_bytes, cpu)
         scales = cpu_scales(profile, traced, cache_bytes=cache_bytes)
         for target in doc["targets"]:
@@ -163,7 +158,8 @@ def features(doc: dict[str, Any], cache_bytes: int, cpu: str = CPU_BEFORE) -> pd
                          **{f"fs_{g}_s": groups[g] / 1e9 for g in GROUPS}, **outside,
                          "replay_s": statistics.median(replay[(program["name"], target["label"])]),
                          "real_s": statistics.median(runs), "real_min_s": min(runs), "real_max_s": max(runs),
-                         "runs": len(runs), "cpu_scales": scales, "model_ops_s": {op: ns / 1e9 for op, ns in fs.by_op().items()},
+                         "runs": len(runs), "cpu_scales": scales,
+                         "model_ops_s": {op: ns / 1e9 for op, ns in fs.by_op().items()},
                          "replay_ops_s": replayed_ops.get((program["name"], target["label"]), {})})
     return pd.DataFrame(rows)
 

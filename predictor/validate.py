@@ -167,9 +167,8 @@ def record_cpu(program: Program, target: Target, inputs: Inputs, traced: Traced,
     pair = outside_wait_pair(program.command, traced.used, cwd=work, quiet=True, before_each=cold,
                              outside_first=round_index % 2 == 1, expected_status=facts["untraced_exit_status"])
     clean(work, program)
-    calls = replay_calls_cpu(traced.plan, replays_directory(target))
     return {**{name: facts[f"untraced_{name}"] for name in UNTRACED_FIELDS}, **pair,
-            **{name.removeprefix("untraced_"): ns for name, ns in calls.items()}}
+            **replay_calls_cpu(traced.plan, replays_directory(target))}
 
 
 def measure_rounds(programs: list[Program], targets: list[Target], inputs: Inputs, traced: dict[str, Traced], *,

@@ -448,7 +448,8 @@ def test_calls_cpu_measured_where_traced_moves_cpu_from_outside_into_each_groups
         for s_line, p_line in zip(scaled.lines, plain.lines):
             factor = 1.6 if p_line.group == "sync" else 1.0
             assert s_line.price.cpu_ns == pytest.approx(factor * p_line.price.cpu_ns, rel=1e-6)
-            assert s_line.price.ns - s_line.price.cpu_ns == pytest.approx(p_line.price.ns - p_line.price.cpu_ns, abs=1e-3)
+            wait = p_line.price.ns - p_line.price.cpu_ns
+            assert s_line.price.ns - s_line.price.cpu_ns == pytest.approx(wait, abs=1e-3)
     assert outside + price_workload(workload, traced, cache_bytes=cache, cpu_scales=scales).total_ns / 1e9 == \
         pytest.approx(priced_outside + priced.total_ns / 1e9)
 

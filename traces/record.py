@@ -57,8 +57,10 @@ STRACE_FLAGS = ["-f", "--seccomp-bpf", "-ttt", "-T", "-y", "-q", "-s", "64",
 RECORDING_SUFFIX = ".recording.json"
 OUTSIDE_WAIT_FIELD = "untraced_outside_wait_ns"  # a cold run's wait for files outside the scope (measure_outside_wait)
 # The CPU time the trace's calls in the scope took replayed cold on the traced filesystem,
-# by the predictor's group of operations (replay_calls_cpu; predictor/outside.py: cpu_scales).
-CALLS_CPU_FIELDS = {group: f"untraced_calls_cpu_{group}_ns" for group in GROUPS}
+# by the predictor's group of operations (replay_calls_cpu; predictor/outside.py: cpu_scales):
+# as a replay measures it, and as a recording keeps it.
+CALLS_CPU_NAMES = {group: f"calls_cpu_{group}_ns" for group in GROUPS}
+CALLS_CPU_FIELDS = {group: f"untraced_{name}" for group, name in CALLS_CPU_NAMES.items()}
 
 
 def recording_path(log: Path) -> Path:
@@ -215,8 +217,8 @@ def check_replay_directory(replay_in: Path, scope: Path) -> None:
 def replay_calls_cpu(plan: Path, base: Path) -> dict[str, int]:
     """One cold serial replay of `plan` in a fresh directory beneath `base` (removed after),
     every call bracketed by the CPU clock (fsreplay --cpu-per-op): the CPU time its calls
-    took, by the predictor's group of operations, under CALLS_CPU_FIELDS' names.  Not the
-    replays whose time is judged: the brackets' system calls lengthen the run."""
+    took, by the predictor's group of operations, under CALLS_CPU_NAMES.  Not the replays
+    whose time is judged: the brackets' system calls lengthen the run."""
     directory = Path(tempfile.mkdtemp(prefix="calls-cpu-", dir=base))
     try:
         report = run_replay(plan, directory, mode="serial", cold=True, cpu_per_op=True)
@@ -225,7 +227,7 @@ def replay_calls_cpu(plan: Path, base: Path) -> dict[str, int]:
     totals = dict.fromkeys(GROUPS, 0)
     for kind, entry in report.get("operations", {}).items():
         totals[REPLAYED_GROUP.get(kind, "metadata")] += int(entry.get("cpu_ns", 0))
-    return {CALLS_CPU_FIELDS[group]: ns for group, ns in totals.items()}
+    return {CALLS_CPU_NAMES[group]: ns for group, ns in totals.items()}
 
 
 def measure_calls_cpu(log: Path, scope: Path, replay_in: Path, runs: int) -> dict[str, int]:
@@ -241,8 +243,8 @@ def measure_calls_cpu(log: Path, scope: Path, replay_in: Path, runs: int) -> dic
         plan = Path(tmp) / "replay.plan"
         write_plan(read_events(events), plan, scope=str(Path(scope).resolve()))
         samples = [replay_calls_cpu(plan, replay_in) for _ in range(runs)]
-    return {**{name: int(statistics.median(s[name] for s in samples)) for name in CALLS_CPU_FIELDS.values()},
-            "calls_cpu_replays": runs}
+    return {**{CALLS_CPU_FIELDS[group]: int(statistics.median(s[name] for s in samples))
+               for group, name in CALLS_CPU_NAMES.items()}, "calls_cpu_replays": runs}
 
 
 def _size(path: Path) -> int:
