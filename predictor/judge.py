@@ -68,7 +68,8 @@ def _replayed_ops(records: list[dict]) -> dict[tuple[str, str], dict[str, float]
 # Since 2026-11-25 each round's recording runs include a replay on the traced filesystem
 # that measures the CPU time of the calls by group (record.replay_calls_cpu), and the
 # verdict's source takes the calls' CPU from it (outside.cpu_scales); the same runs with the
-# calls' CPU priced by fsbench alone, the verdict until then, are judged beside it.
+# calls' CPU priced by fsbench alone, the verdict until then, are judged beside it.  The
+# recording made before the rounds measured its own (--replay-in), which that source takes.
 CPU_IN_ROUNDS = "in the rounds"
 CPU_IN_ROUNDS_PRICED = "in the rounds, calls' CPU priced"
 CPU_IN_ROUNDS_WARM = "in the rounds, all-warm runs"
@@ -144,7 +145,7 @@ def features(doc: dict[str, Any], cache_bytes: int, cpu: str = CPU_BEFORE) -> pd
         profile = program["profile"]
         if program["name"] in recorded:
             profile = {**profile, "recording": {**profile["recording"], **recorded[program["name"]]}}
-        if cpu != CPU_IN_ROUNDS:  # the verdict's source alone takes the calls' CPU as measured
+        if cpu in (CPU_IN_ROUNDS_PRICED, CPU_IN_ROUNDS_WARM):  # judged with the calls' CPU priced
             kept = set(CALLS_CPU_FIELDS.values())
             profile = {**profile, "recording": {k: v for k, v in profile["recording"].items() if k not in kept}}
         outside = _outside(profile, traced, cache_bytes, cpu)

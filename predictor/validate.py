@@ -89,12 +89,18 @@ UNTRACED_RUNS = 3
 
 def trace_program(program: Program, target: Target, inputs: Inputs, directory: Path) -> Traced:
     """Record the program cold on `target` with `fsbm trace record` (after UNTRACED_RUNS cold
-    untraced runs, for its CPU time), then parse, characterize (scoped to its work
-    directory) and plan its replay."""
+    untraced runs, for its CPU time, and as many replays for its calls' CPU, as --replay-in
+    makes them), then parse, characterize (scoped to its work directory) and plan its
+    replay."""
     work = stage(program, target, inputs)
     log = directory / f"{program.name}.strace"
-    recording = record(program.command, log, force=True, cwd=work, scope=work, quiet=True,
-                       untraced_runs=UNTRACED_RUNS, before_each=partial(clean, work, program), cold=True)
+    replay_in = Path(tempfile.mkdtemp(prefix=f"{program.name}-record-", dir=replays_directory(target)))
+    try:
+        recording = record(program.command, log, force=True, cwd=work, scope=work, quiet=True,
+                           untraced_runs=UNTRACED_RUNS, before_each=partial(clean, work, program), cold=True,
+                           replay_in=replay_in)
+    finally:
+        shutil.rmtree(replay_in, ignore_errors=True)
     if recording.returncode != 0 and not (program.name == "grep" and recording.returncode == 1):
         raise FsbmError(f"traced run of {program.name} failed (exit {recording.returncode})")
     clean(work, program)

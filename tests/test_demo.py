@@ -24,6 +24,9 @@ def test_the_demo_runs_the_whole_job_and_a_second_run_reuses_the_store(fsbm_home
         prediction_id, body = db.execute("SELECT id, body FROM documents WHERE kind = 'prediction'").fetchone()
         prediction = json.loads(body)
         assert {c["candidate"] for c in prediction["candidates"]} == {"demo-ext4", "demo-tmpfs"}
+        # Recorded with its calls' CPU measured by replay on the ext4, which sets the CPU scales.
+        assert set(prediction["cpu_scales"]) == {"metadata", "read", "write", "sync"}
+        assert any(k != 1.0 for k in prediction["cpu_scales"].values())
         observations = [json.loads(b) for (b,) in db.execute(
             "SELECT body FROM documents WHERE kind = 'observation' AND name = ?", (str(prediction_id),))]
         assert {(o["candidate"], o["kind"]) for o in observations} == {

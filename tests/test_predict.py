@@ -374,6 +374,8 @@ def test_validate_measures_programs_judges_them_and_calibrates(tmp_path: Path, f
         assert all(r["user_cpu_s"] + r["system_cpu_s"] > 0 for r in measured["records"] if r["kind"] == "real")
         groups = ("metadata", "read", "write", "sync")
         assert all(r[f"calls_cpu_{g}_ns"] >= 0 for r in recordings for g in groups)
+        # The recording before the rounds measured its calls' CPU too (--replay-in), as its profile keeps it.
+        assert all(f"untraced_calls_cpu_{g}_ns" in p["profile"]["recording"] for p in measured["programs"] for g in groups)
         assert all(r["calls_cpu_sync_ns"] > 0 for r in recordings if r["program"] == "sqlite")
         # Each target's cost table measured (once here: a quick fsbench of a disk filesystem is
         # a minute, and where repeated tables go is test_cost_tables_are_measured_spread_over_
