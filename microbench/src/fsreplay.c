@@ -292,7 +292,7 @@ static void *run_worker(void *arg)
 	return NULL;
 }
 
-enum { BOOKKEEPING_SAMPLES = 200000 };
+enum { BOOKKEEPING_SAMPLES = 20000 };
 
 /*
  * The CPU time the replay spends around each operation on its own account: run_worker's
