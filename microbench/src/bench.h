@@ -88,6 +88,8 @@ struct bench_ctx {
 	int dirfd;             /* the case's own directory */
 	size_t n;              /* operations per repetition */
 	size_t norder;         /* length of `order` (>= n) */
+	size_t pass;           /* a warm repetition's pass over its n operations, from 0 */
+	size_t pass_span;      /* slots later passes go on through (0: the same n again) */
 	size_t *order;         /* identity or a random permutation, remade every repetition */
 	struct tree tree;
 	int fd;                /* the data file, -1 when closed */
@@ -100,8 +102,9 @@ struct bench_ctx {
 	int pending_fd;        /* open/close: the descriptor between before_one and after_one */
 };
 
-/* The offset of operation i: consecutive for sequential, a permuted slot for random and
- * forward (whose first n slots the runner sorts). */
+/* The offset of operation i of the current pass: consecutive for sequential, a permuted
+ * slot for random and forward (whose first n slots the runner sorts).  A later pass goes
+ * on where the last one stopped, wrapping after pass_span slots. */
 uint64_t data_offset(const struct bench_ctx *ctx, size_t i);
 
 extern const struct bench meta_benches[];

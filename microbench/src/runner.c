@@ -151,6 +151,7 @@ static int time_repetition(struct bench_ctx *ctx, const struct clock_costs *cloc
 	int out_of_time = 0;
 
 	for (size_t pass = 0; !out_of_time && !stop_requested; pass++) {
+		ctx->pass = pass;
 		for (size_t i = 0; i < ctx->n && !stop_requested; i++) {
 			int counting = !(pass == 0 && i < warm), rc;
 			uint64_t t0, sample;
@@ -186,6 +187,7 @@ static int time_repetition(struct bench_ctx *ctx, const struct clock_costs *cloc
 		if (!may_repeat_passes(ctx) || (double)(t1 - start) >= ctx->cfg->min_rep_seconds * 1e9)
 			break;
 	}
+	ctx->pass = 0;
 	if (timed > 0) {
 		/* The loop's own work is two clock reads an operation (its timer overhead); a
 		 * bracket leaves about one clock read's system call uncounted (cpu_overhead_ns). */

@@ -1,13 +1,14 @@
 /*
  * test_units.c - unit tests for the pieces of fsbench with exact answers: percentiles,
  * histograms, bimodality, repetition statistics, size parsing, Tang App. C paths,
- * permutations and the JSON writer.  Prints "N passed, N failed".
+ * permutations, data offsets across warm passes and the JSON writer.  Prints "N passed, N failed".
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench.h"
 #include "json.h"
 #include "latency.h"
 #include "tree.h"
@@ -156,6 +157,24 @@ static void test_order_is_a_permutation(void)
 	check(perm[0] == 0 && perm[999] == 999, "order: sequential order is the identity");
 }
 
+/* A read's later passes go on through the file; a rewrite's repeat their n blocks. */
+static void test_data_offsets_across_passes(void)
+{
+	const struct bench_case seq = { .size = 4096, .order = ORDER_SEQ };
+	const struct bench_case random = { .size = 4096, .order = ORDER_RANDOM };
+	size_t order[10] = { 7, 2, 9, 0, 4, 1, 8, 3, 6, 5 };
+	struct bench_ctx ctx = { .c = &seq, .n = 4, .norder = 10, .order = order, .stride = 4096 };
+
+	ctx.pass = 1;
+	check(data_offset(&ctx, 0) == 0 && data_offset(&ctx, 3) == 3 * 4096, "offsets: a rewrite's pass repeats");
+	ctx.pass_span = 10;
+	check(data_offset(&ctx, 0) == 4 * 4096 && data_offset(&ctx, 3) == 7 * 4096, "offsets: a read's pass goes on");
+	ctx.pass = 2;
+	check(data_offset(&ctx, 1) == 9 * 4096 && data_offset(&ctx, 2) == 0, "offsets: sequential wraps at the end");
+	ctx.c = &random;
+	check(data_offset(&ctx, 1) == 5 * 4096 && data_offset(&ctx, 2) == 7 * 4096, "offsets: random walks the order");
+}
+
 static void test_json_writer(void)
 {
 	char buf[512] = { 0 };
@@ -189,6 +208,7 @@ int main(void)
 	test_parse_size();
 	test_tree_follows_tang_appendix_c();
 	test_order_is_a_permutation();
+	test_data_offsets_across_passes();
 	test_json_writer();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
