@@ -310,10 +310,15 @@ def trace_record(
         if not recording.facts.get(UNTRACED_WARM_SYNCS_SKIPPED):
             errors.print("[yellow]libeatmydata is not installed: the runs' CPU time holds their syncs', which the "
                          "predictor can only estimate (install Debian's eatmydata)[/]")
-    if "calls_cpu_replays" in recording.facts:
+    if recording.facts.get("calls_cpu_replays_dropped"):
+        errors.print(f"[yellow]{recording.facts['calls_cpu_replays_dropped']} replays measuring the calls' CPU had calls "
+                     "that ended otherwise than traced; they are left out[/]")
+    if recording.facts.get("calls_cpu_replays"):
         groups = ", ".join(f"{group} {recording.facts[name] / 1e6:.1f}" for group, name in CALLS_CPU_FIELDS.items())
         console.print(f"CPU time of its calls in the scope, replayed cold, in ms: {groups} "
                       f"(median of {recording.facts['calls_cpu_replays']} replays)")
+    elif "calls_cpu_replays" in recording.facts:
+        errors.print("[yellow]no replay ran every call as traced: the predictor prices the calls' CPU time[/]")
     if recording.returncode != 0:
         raise typer.Exit(recording.returncode)
 

@@ -26,6 +26,7 @@ from fsbm.api.provision import AGING, measure_cost_table, provision
 from fsbm.predictor.cost_table import CostTable
 from fsbm.predictor.suite import Inputs, build_corpus, programs
 from fsbm.predictor.validate import Target, measure_rounds, table_boundaries, targets_json, trace_program
+from fsbm.traces.record import CALLS_CPU_MISMATCHES
 
 IMAGE_BYTES = 2 << 30
 
@@ -148,6 +149,14 @@ def _left_outside(records: list[dict]) -> dict[tuple[str, str], float]:
             if v.get("real") and v.get("calls")}
 
 
+def _mismatched(records: list[dict], kind: str, field: str) -> str:
+    """How many of the replays a kind of record holds had calls that ended otherwise than
+    traced (`field` counts them), as a sentence's end: a replay with any did other work."""
+    counts = [r[field] for r in records if r["kind"] == kind and field in r]
+    bad = sum(1 for n in counts if n)
+    return f"{bad} of {len(counts)}" + (f" ({sum(counts)} calls in all)" if bad else "")
+
+
 def _outside_section(doc: dict[str, Any], rows: Any) -> list[str]:
     """The CPU time outside the filesystem the verdict predicts, beside what each target's
     real runs spent outside their calls (_left_outside), and the scales the measuring
@@ -170,6 +179,9 @@ def _outside_section(doc: dict[str, Any], rows: Any) -> list[str]:
         lines.append(f"| {program} | {first['user_cpu_s'] + first['system_cpu_s']:.3f} | "
                      f"{statistics.median(measured):.3f} ({min(measured):.3f} to {max(measured):.3f}) | "
                      + (" / ".join(f"{scales[g]:.2f}" for g in scales) if scales else "-") + " |")
+    if any(CALLS_CPU_MISMATCHES in r for r in doc["records"]):
+        lines += ["", "Measuring replays with calls that ended otherwise than traced, left out of the calls' CPU: "
+                  + _mismatched(doc["records"], "recording", CALLS_CPU_MISMATCHES) + "."]
     return lines
 
 
@@ -316,6 +328,8 @@ def markdown(doc: dict[str, Any], judged: Any) -> str:
             f"| {r.program} | {r.candidate} | {r.real_s:.3f} ({r.real_min_s:.3f}-{r.real_max_s:.3f}) | "
             f"{r.replay_s:.3f} | {r.fs_calibrated_s:.3f} | {_with_interval(r)} | "
             f"{_pct(r.abs_error)} | {_pct(r.abs_error_cpu_before)} | {r.measured_ratio:.2f} | {r.predicted_ratio:.2f} | {_pct(r.ratio_error)} |")
+    lines += ["", "Timed replays with calls that ended otherwise than traced: "
+              + _mismatched(doc["records"], "replay", "mismatches") + "."]
     wrong = judged.pairs[~judged.pairs["right"]] if len(judged.pairs) else judged.pairs
     lines += ["", "## Rankings", "",
               f"{s['pairs_ranked_right']} of {s['pairs_compared']} pairs whose measured runtimes differ by more than "

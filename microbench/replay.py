@@ -34,3 +34,12 @@ def run_replay(plan: Path, target: Path, *, mode: str = "serial", cold: bool = F
         returncode, stderr = run_with_progress(lambda fd: [*command, "--progress-fd", str(fd)],
                                                  count_progress(on_progress))
         return load_result("fsreplay", returncode, stderr, out_path)
+
+
+def mismatches(report: dict[str, Any]) -> int:
+    """How many of a replay's calls ended otherwise than traced: failed where they had
+    succeeded, succeeded where they had failed, or failed with another error.  A replay
+    with any did other work than the program's."""
+    return sum(counts.get("failed_unexpectedly", 0) + counts.get("succeeded_unexpectedly", 0)
+               + counts.get("failed_differently", 0)
+               for counts in (entry.get("errors", {}) for entry in report.get("operations", {}).values()))

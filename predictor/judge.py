@@ -26,7 +26,8 @@ from fsbm.predictor.outside import calls_cpu_seconds, cpu_scales, outside_featur
 from fsbm.predictor.pricing import Pricer
 from fsbm.traces.outside_files import bounded_wait_ns
 from fsbm.traces.record import (CALLS_CPU_FIELDS, CALLS_CPU_NAMES, OUTSIDE_WAIT_FIELD, UNTRACED_FIELDS,
-                                UNTRACED_WARM_FIELDS, UNTRACED_WARM_SYNCS_SKIPPED, WARM_CPU_FIELDS, WARM_SYNCS_SKIPPED)
+                                UNTRACED_WARM_FIELDS, UNTRACED_WARM_SYNCS_SKIPPED, WARM_CPU_FIELDS, WARM_SYNCS_SKIPPED,
+                                clean_replays)
 
 TARGETS = {"median_abs_error": 0.10, "median_ratio_error": 0.10, "max_error": 0.25, "rank_gap": 0.15}
 
@@ -108,7 +109,8 @@ def _round_recordings(records: list[dict]) -> dict[str, dict[str, int]]:
     The wait for files outside the workload is the median of each round's pair difference,
     bounded as `fsbm trace record --cold` bounds it (outside_files.bounded_wait_ns); rounds
     measured before the cold read was timed have no bound but 0, those before the wait was
-    measured no wait."""
+    measured no wait.  The calls' CPU is the median over the rounds whose measuring replay
+    ran every call as traced (record.clean_replays)."""
     samples: dict[str, list[dict]] = {}
     for r in records:
         if r["kind"] == "recording":
@@ -120,8 +122,9 @@ def _round_recordings(records: list[dict]) -> dict[str, dict[str, int]]:
             out[program].update({kept: int(statistics.median(r[name] for r in runs))
                                  for name, kept in zip(WARM_CPU_FIELDS, UNTRACED_WARM_FIELDS)})
             out[program][UNTRACED_WARM_SYNCS_SKIPPED] = all(r.get(WARM_SYNCS_SKIPPED, False) for r in runs)
-        if all(name in r for r in runs for name in CALLS_CPU_NAMES.values()):
-            out[program].update({CALLS_CPU_FIELDS[group]: int(statistics.median(r[name] for r in runs))
+        clean = clean_replays(runs)
+        if clean and all(name in r for r in runs for name in CALLS_CPU_NAMES.values()):
+            out[program].update({CALLS_CPU_FIELDS[group]: int(statistics.median(r[name] for r in clean))
                                  for group, name in CALLS_CPU_NAMES.items()})
         if all("outside_wait_ns" in r for r in runs):
             reads = [r["outside_read_ns"] for r in runs] if all("outside_read_ns" in r for r in runs) else []

@@ -144,11 +144,9 @@ def time_replay(traced: Traced, target: Target) -> dict[str, Any]:
         report = run_replay(traced.plan, directory, mode="serial", cold=True)
     finally:
         shutil.rmtree(directory, ignore_errors=True)
-    mismatches = sum(op.get("failed_unexpectedly", 0) + op.get("succeeded_unexpectedly", 0)
-                     + op.get("failed_differently", 0) for op in report.get("operations", {}).values())
     ops_ns = {op: entry["latency_ns"]["total"] for op, entry in report.get("operations", {}).items()
               if entry.get("latency_ns")}
-    return {"seconds": report["runtime_ns"] / 1e9, "mismatches": mismatches, "ops_ns": ops_ns,
+    return {"seconds": report["runtime_ns"] / 1e9, "mismatches": mismatches(report), "ops_ns": ops_ns,
             "calls_cpu_s": report["cpu"]["calls_ns"] / 1e9}
 
 

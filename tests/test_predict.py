@@ -249,6 +249,7 @@ def test_predict_ranks_candidates_from_real_cost_tables(tmp_path: Path, ext4_fs,
     facts = json.loads(Path(f"{log}.recording.json").read_text())
     calls_cpu = {group: facts[f"untraced_calls_cpu_{group}_ns"] for group in ("metadata", "read", "write", "sync")}
     assert all(ns > 0 for ns in calls_cpu.values()) and sum(calls_cpu.values()) < 10**9
+    assert facts["calls_cpu_replays"] == 1 and facts["calls_cpu_replays_dropped"] == 0
     out = tmp_path / "prediction.json"
     done = run_fsbm("predict", str(log), "--candidates", f"{ext4_fs.name},{tmpfs_fs.name}", "--json", str(out),
                     "--measured", "0.05", "--traced-on", ext4_fs.name)

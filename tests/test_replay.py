@@ -17,7 +17,7 @@ import pytest
 from fsbm.microbench.replay import fsreplay_binary
 from fsbm.microbench.scratch import ScratchFs
 from fsbm.traces.ingest import ingest, read_events
-from fsbm.traces.record import record
+from fsbm.traces.record import CALLS_CPU_MISMATCHES, clean_replays, record, replay_calls_cpu
 from fsbm.traces.replay_plan import build_plan, write_plan
 from fsbm.traces.schema import EVENT_SCHEMA
 from tests.conftest import run_fsbm
@@ -281,3 +281,21 @@ def test_replay_refuses_a_target_that_is_not_empty(traced: Path, tmp_path: Path,
     done = run_fsbm("replay", str(traced), "--target", str(target))
     assert done.returncode == 2 and "not empty" in done.stderr and "Traceback" not in done.stderr
     assert (target / "mine").read_text() == "user data" and len(list(target.iterdir())) == 1
+
+
+def test_a_measuring_replay_whose_calls_failed_is_counted_and_left_out(tmp_path: Path) -> None:
+    """The replays that measure a trace's calls' CPU time (fsbm trace record --replay-in,
+    fsbm validate) keep how many calls ended otherwise than traced; a replay with any
+    measured other work, so the median leaves it out."""
+    rows = [("mkdir", "/inside", None, None), ("create", "/inside/kept", None, None),
+            ("write", "/inside/kept", None, None), ("stat", "/inside/kept", None, None)]
+    plans = {}
+    for name, extra in (("clean", []), ("failing", [("create", "/inside/" + "n" * 300, None, None)])):
+        text, _ = build_plan(_events(rows + extra))  # traced as made; a name that long cannot be
+        plans[name] = tmp_path / f"{name}.plan"
+        plans[name].write_text(text)
+    base = tmp_path / "replays"
+    base.mkdir()
+    clean, failing = (replay_calls_cpu(plans[name], base) for name in ("clean", "failing"))
+    assert clean[CALLS_CPU_MISMATCHES] == 0 and failing[CALLS_CPU_MISMATCHES] == 1
+    assert clean_replays([clean, failing]) == [clean] and not any(base.iterdir())

@@ -46,7 +46,7 @@ from fsbm.errors import FsbmError, UsageError
 from fsbm.locations import native_binary
 from fsbm.microbench.cache import drop_all
 from fsbm.microbench.fsbench import check_target
-from fsbm.microbench.replay import run_replay
+from fsbm.microbench.replay import mismatches, run_replay
 from fsbm.microbench.system import require_program
 from fsbm.traces.nosync import environment_without_syncs
 from fsbm.traces.outside_files import UsedFiles, bounded_wait_ns, cold_read_ns, read_in, used_files
@@ -58,9 +58,11 @@ RECORDING_SUFFIX = ".recording.json"
 OUTSIDE_WAIT_FIELD = "untraced_outside_wait_ns"  # a cold run's wait for files outside the scope (measure_outside_wait)
 # The CPU time the trace's calls in the scope took replayed cold on the traced filesystem,
 # by the predictor's group of operations (replay_calls_cpu; predictor/outside.py: cpu_scales):
-# as a replay measures it, and as a recording keeps it.
+# as a replay measures it, and as a recording keeps it; and how many calls of one such replay
+# ended otherwise than traced.
 CALLS_CPU_NAMES = {group: f"calls_cpu_{group}_ns" for group in GROUPS}
 CALLS_CPU_FIELDS = {group: f"untraced_{name}" for group, name in CALLS_CPU_NAMES.items()}
+CALLS_CPU_MISMATCHES = "calls_cpu_mismatches"
 
 
 def recording_path(log: Path) -> Path:
@@ -217,8 +219,9 @@ def check_replay_directory(replay_in: Path, scope: Path) -> None:
 def replay_calls_cpu(plan: Path, base: Path) -> dict[str, int]:
     """One cold serial replay of `plan` in a fresh directory beneath `base` (removed after),
     every call bracketed by the CPU clock (fsreplay --cpu-per-op): the CPU time its calls
-    took, by the predictor's group of operations, under CALLS_CPU_NAMES.  Not the replays
-    whose time is judged: the brackets' system calls lengthen the run."""
+    took, by the predictor's group of operations, under CALLS_CPU_NAMES, and its calls that
+    ended otherwise than traced (CALLS_CPU_MISMATCHES).  Not the replays whose time is
+    judged: the brackets' system calls lengthen the run."""
     directory = Path(tempfile.mkdtemp(prefix="calls-cpu-", dir=base))
     try:
         report = run_replay(plan, directory, mode="serial", cold=True, cpu_per_op=True)
@@ -227,12 +230,19 @@ def replay_calls_cpu(plan: Path, base: Path) -> dict[str, int]:
     totals = dict.fromkeys(GROUPS, 0)
     for kind, entry in report.get("operations", {}).items():
         totals[REPLAYED_GROUP.get(kind, "metadata")] += int(entry.get("cpu_ns", 0))
-    return {CALLS_CPU_NAMES[group]: ns for group, ns in totals.items()}
+    return {**{CALLS_CPU_NAMES[group]: ns for group, ns in totals.items()}, CALLS_CPU_MISMATCHES: mismatches(report)}
+
+
+def clean_replays(samples: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The measuring replays whose calls all ended as traced (those measured before the
+    mismatches were kept count as such): a replay whose calls failed measured other work."""
+    return [s for s in samples if not s.get(CALLS_CPU_MISMATCHES)]
 
 
 def measure_calls_cpu(log: Path, scope: Path, replay_in: Path, runs: int) -> dict[str, int]:
     """The CPU time the trace's calls in `scope` take on its filesystem, by group: the
-    median of `runs` replays (replay_calls_cpu) beneath `replay_in`.  Why the predictor
+    median of `runs` replays (replay_calls_cpu) beneath `replay_in`, of those whose calls
+    all ended as traced; none kept if none did, and the predictor prices the calls' CPU.  Why the predictor
     wants it: predictor/outside.py (cpu_scales)."""
     # Imported here: the ingester reads recordings with this module's read_recording.
     from fsbm.traces.ingest import ingest, read_events
@@ -243,8 +253,12 @@ def measure_calls_cpu(log: Path, scope: Path, replay_in: Path, runs: int) -> dic
         plan = Path(tmp) / "replay.plan"
         write_plan(read_events(events), plan, scope=str(Path(scope).resolve()))
         samples = [replay_calls_cpu(plan, replay_in) for _ in range(runs)]
-    return {**{CALLS_CPU_FIELDS[group]: int(statistics.median(s[name] for s in samples))
-               for group, name in CALLS_CPU_NAMES.items()}, "calls_cpu_replays": runs}
+    clean = clean_replays(samples)
+    kept: dict[str, int] = {"calls_cpu_replays": len(clean), "calls_cpu_replays_dropped": runs - len(clean)}
+    if clean:
+        kept.update({CALLS_CPU_FIELDS[group]: int(statistics.median(s[name] for s in clean))
+                     for group, name in CALLS_CPU_NAMES.items()})
+    return kept
 
 
 def _size(path: Path) -> int:
