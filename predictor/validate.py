@@ -25,7 +25,7 @@ from typing import Any
 from fsbm.characterizer.characterize import characterize_files
 from fsbm.errors import FsbmError
 from fsbm.microbench import cache
-from fsbm.microbench.replay import run_replay
+from fsbm.microbench.replay import mismatches, run_replay
 from fsbm.predictor.suite import Inputs, Program, clean, run_command
 from fsbm.traces.ingest import ingest, read_events
 from fsbm.traces.outside_files import UsedFiles
