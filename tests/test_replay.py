@@ -299,3 +299,24 @@ def test_a_measuring_replay_whose_calls_failed_is_counted_and_left_out(tmp_path:
     clean, failing = (replay_calls_cpu(plans[name], base) for name in ("clean", "failing"))
     assert clean[CALLS_CPU_MISMATCHES] == 0 and failing[CALLS_CPU_MISMATCHES] == 1
     assert clean_replays([clean, failing]) == [clean] and not any(base.iterdir())
+
+
+def test_a_directory_named_with_a_trailing_slash_replays_as_traced(tmp_path: Path) -> None:
+    """git init makes "tree/.git/" and "tree/.git/hooks/": the same directories as without
+    the slash, so the replay makes them and everything beneath them as traced (before, 52
+    of git-commit's calls failed in every replay)."""
+    rows = [("mkdir", "/inside/", None, None), ("mkdir", "/inside/", None, "EEXIST"),
+            ("mkdir", "/inside/hooks/", None, None), ("create", "/inside/hooks/a.sample", None, None),
+            ("write", "/inside/hooks/a.sample", None, None), ("stat", "/inside/hooks/", None, None),
+            ("rmdir", "/inside/gone/", None, "ENOENT")]
+    text, _ = build_plan(_events(rows))
+    plan = tmp_path / "plan"
+    plan.write_text(text)
+    target = tmp_path / "target"
+    target.mkdir()
+    done = subprocess.run([str(fsreplay_binary()), "--plan", str(plan), "--target", str(target)],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["mismatches"] == [] and report["operations_run"] == len(rows)
+    assert (target / "inside" / "hooks" / "a.sample").stat().st_size == 64

@@ -55,9 +55,13 @@ class PlanStats:
 def replay_name(name: str, nfs: bool = False) -> str | None:
     """Where a traced file lives beneath the target; None for what is not a file to replay.
     Only an NFS event's file is a handle ("0x" and its hash, and names looked up beneath
-    it): a strace name that merely looks like one ("2024", "cafe") keeps its place."""
+    it): a strace name that merely looks like one ("2024", "cafe") keeps its place.  A
+    trailing slash goes ("tree/.git/", as git init makes it, is the directory tree/.git):
+    the replay names the last component to the call, and the tree has one entry per file."""
     if not name:
         return None
+    if len(name) > 1 and name.endswith("/"):
+        name = name.rstrip("/") or "/"
     if name.startswith("?fd="):
         return "_unknown/" + name[1:].replace("=", "-").replace("/", "-")
     if name.startswith("/"):
