@@ -372,6 +372,9 @@ def test_validate_measures_programs_judges_them_and_calibrates(tmp_path: Path, f
         # recording run's measuring replay the CPU time of its calls by group.
         replays = [r for r in measured["records"] if r["kind"] == "replay"]
         assert all(0 < r["calls_cpu_s"] < r["seconds"] * 1.05 for r in replays)
+        # Every replay, timed or measuring, ran each call as traced, and the doc says so.
+        assert all(r["mismatches"] == 0 for r in replays) and all(r["calls_cpu_mismatches"] == 0 for r in recordings)
+        assert f"Timed replays with calls that ended otherwise than traced: 0 of {len(replays)}." in text
         assert all(r["user_cpu_s"] + r["system_cpu_s"] > 0 for r in measured["records"] if r["kind"] == "real")
         groups = ("metadata", "read", "write", "sync")
         assert all(r[f"calls_cpu_{g}_ns"] >= 0 for r in recordings for g in groups)
