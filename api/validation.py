@@ -26,7 +26,7 @@ from fsbm.api.provision import AGING, measure_cost_table, provision
 from fsbm.predictor.cost_table import CostTable
 from fsbm.predictor.suite import Inputs, build_corpus, programs
 from fsbm.predictor.validate import Target, measure_rounds, table_boundaries, targets_json, trace_program
-from fsbm.traces.record import CALLS_CPU_MISMATCHES
+from fsbm.traces.record import CALLS_CPU_MISMATCHES, MISMATCHED_SHARE_KEPT, clean_replays
 
 IMAGE_BYTES = 2 << 30
 
@@ -179,9 +179,12 @@ def _outside_section(doc: dict[str, Any], rows: Any) -> list[str]:
         lines.append(f"| {program} | {first['user_cpu_s'] + first['system_cpu_s']:.3f} | "
                      f"{statistics.median(measured):.3f} ({min(measured):.3f} to {max(measured):.3f}) | "
                      + (" / ".join(f"{scales[g]:.2f}" for g in scales) if scales else "-") + " |")
-    if any(CALLS_CPU_MISMATCHES in r for r in doc["records"]):
-        lines += ["", "Measuring replays with calls that ended otherwise than traced, left out of the calls' CPU: "
-                  + _mismatched(doc["records"], "recording", CALLS_CPU_MISMATCHES) + "."]
+    measuring = [r for r in doc["records"] if r["kind"] == "recording" and CALLS_CPU_MISMATCHES in r]
+    if measuring:
+        lines += ["", "Measuring replays with calls that ended otherwise than traced: "
+                  + _mismatched(measuring, "recording", CALLS_CPU_MISMATCHES) + f"; left out of the calls' CPU "
+                  f"(more than {MISMATCHED_SHARE_KEPT:.1%} of their calls, or any where the calls were not counted): "
+                  f"{len(measuring) - len(clean_replays(measuring))}."]
     return lines
 
 

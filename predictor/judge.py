@@ -110,7 +110,7 @@ def _round_recordings(records: list[dict]) -> dict[str, dict[str, int]]:
     bounded as `fsbm trace record --cold` bounds it (outside_files.bounded_wait_ns); rounds
     measured before the cold read was timed have no bound but 0, those before the wait was
     measured no wait.  The calls' CPU is the median over the rounds whose measuring replay
-    ran every call as traced (record.clean_replays)."""
+    ran its calls as traced (record.clean_replays)."""
     samples: dict[str, list[dict]] = {}
     for r in records:
         if r["kind"] == "recording":

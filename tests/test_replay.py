@@ -17,7 +17,7 @@ import pytest
 from fsbm.microbench.replay import fsreplay_binary
 from fsbm.microbench.scratch import ScratchFs
 from fsbm.traces.ingest import ingest, read_events
-from fsbm.traces.record import CALLS_CPU_MISMATCHES, clean_replays, record, replay_calls_cpu
+from fsbm.traces.record import CALLS_CPU_CALLS, CALLS_CPU_MISMATCHES, clean_replays, record, replay_calls_cpu
 from fsbm.traces.replay_plan import build_plan, write_plan
 from fsbm.traces.schema import EVENT_SCHEMA
 from tests.conftest import run_fsbm
@@ -299,6 +299,10 @@ def test_a_measuring_replay_whose_calls_failed_is_counted_and_left_out(tmp_path:
     clean, failing = (replay_calls_cpu(plans[name], base) for name in ("clean", "failing"))
     assert clean[CALLS_CPU_MISMATCHES] == 0 and failing[CALLS_CPU_MISMATCHES] == 1
     assert clean_replays([clean, failing]) == [clean] and not any(base.iterdir())
+    # One call in a thousand may have ended otherwise: it moved the CPU time by its own cost.
+    assert failing[CALLS_CPU_CALLS] == len(rows) + 1
+    assert clean_replays([{**failing, CALLS_CPU_CALLS: 1000}, {**failing, CALLS_CPU_CALLS: 999}]) == [
+        {**failing, CALLS_CPU_CALLS: 1000}]
 
 
 def test_a_directory_named_with_a_trailing_slash_replays_as_traced(tmp_path: Path) -> None:
