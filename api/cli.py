@@ -294,7 +294,8 @@ def trace_record(
                                                   "predictor scales fsbench's CPU prices by it)."),
 ) -> None:
     """Run a command under strace: fsbm trace record -o LOG -- CMD [ARGS...]."""
-    from fsbm.traces.record import CALLS_CPU_FIELDS, OUTSIDE_WAIT_FIELD, UNTRACED_WARM_SYNCS_SKIPPED, record
+    from fsbm.traces.record import (CALLS_CPU_FIELDS, MISMATCHED_SHARE_KEPT, OUTSIDE_WAIT_FIELD,
+                                    UNTRACED_WARM_SYNCS_SKIPPED, record)
 
     if scope is not None and not scope.is_dir():
         raise UsageError(f"--scope {scope} is not a directory")
@@ -311,14 +312,14 @@ def trace_record(
             errors.print("[yellow]libeatmydata is not installed: the runs' CPU time holds their syncs', which the "
                          "predictor can only estimate (install Debian's eatmydata)[/]")
     if recording.facts.get("calls_cpu_replays_dropped"):
-        errors.print(f"[yellow]{recording.facts['calls_cpu_replays_dropped']} replays measuring the calls' CPU had calls "
-                     "that ended otherwise than traced; they are left out[/]")
+        errors.print(f"[yellow]{recording.facts['calls_cpu_replays_dropped']} replays measuring the calls' CPU had more "
+                     f"than {MISMATCHED_SHARE_KEPT:.1%} of their calls end otherwise than traced; they are left out[/]")
     if recording.facts.get("calls_cpu_replays"):
         groups = ", ".join(f"{group} {recording.facts[name] / 1e6:.1f}" for group, name in CALLS_CPU_FIELDS.items())
         console.print(f"CPU time of its calls in the scope, replayed cold, in ms: {groups} "
                       f"(median of {recording.facts['calls_cpu_replays']} replays)")
     elif "calls_cpu_replays" in recording.facts:
-        errors.print("[yellow]no replay ran every call as traced: the predictor prices the calls' CPU time[/]")
+        errors.print("[yellow]no replay ran its calls as traced: the predictor prices the calls' CPU time[/]")
     if recording.returncode != 0:
         raise typer.Exit(recording.returncode)
 

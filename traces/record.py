@@ -227,8 +227,7 @@ def replay_calls_cpu(plan: Path, base: Path) -> dict[str, int]:
     every call bracketed by the CPU clock (fsreplay --cpu-per-op): the CPU time its calls
     took, by the predictor's group of operations, under CALLS_CPU_NAMES, and its calls that
     ended otherwise than traced (CALLS_CPU_MISMATCHES) of all it made (CALLS_CPU_CALLS).
-    Not the replays whose time is
-    judged: the brackets' system calls lengthen the run."""
+    Not the replays whose time is judged: the brackets' system calls lengthen the run."""
     directory = Path(tempfile.mkdtemp(prefix="calls-cpu-", dir=base))
     try:
         report = run_replay(plan, directory, mode="serial", cold=True, cpu_per_op=True)
