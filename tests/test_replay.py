@@ -238,20 +238,26 @@ def test_cp_is_replayed_as_the_copy_it_made_and_clones_on_xfs(tmp_path: Path, xf
     assert "shared" in extents.stdout, extents.stdout
 
 
-def test_a_mapping_past_the_end_of_its_file_touches_only_the_file(tmp_path: Path) -> None:
-    """A plan may map more than the file holds (a mapping's length is rounded, a file may have
-    shrunk): touching past the end would be SIGBUS, so the region is cut at the file's end."""
+def _replay_plan_text(tmp_path: Path, text: str) -> tuple[Path, dict]:
+    """Replay a plan's text with fsreplay into a new, empty target: the target and the report."""
     plan = tmp_path / "plan"
-    plan.write_text("fsbm-replay-plan\t1\nactors\t1\nhandles\t1\nmaxio\t4096\nF\t10000\tsmall\n"
-                    "O\t0\topen\t0\t0\t0\t-1\t0\t0\t0\t-1\t1\tsmall\t\n"
-                    "O\t0\tmmap\t0\t0\t0\t0\t16777216\t0\t0\t-1\t1\tsmall\t\n"
-                    "O\t0\tmmap\t0\t0\t0\t20480\t4096\t0\t0\t-1\t1\tsmall\t\n")
+    plan.write_text(text)
     target = tmp_path / "target"
     target.mkdir()
     done = subprocess.run([str(fsreplay_binary()), "--plan", str(plan), "--target", str(target)],
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    report = json.loads(done.stdout)
+    return target, json.loads(done.stdout)
+
+
+def test_a_mapping_past_the_end_of_its_file_touches_only_the_file(tmp_path: Path) -> None:
+    """A plan may map more than the file holds (a mapping's length is rounded, a file may have
+    shrunk): touching past the end would be SIGBUS, so the region is cut at the file's end."""
+    _, report = _replay_plan_text(tmp_path, "fsbm-replay-plan\t1\nactors\t1\nhandles\t1\nmaxio\t4096\n"
+                                  "F\t10000\tsmall\n"
+                                  "O\t0\topen\t0\t0\t0\t-1\t0\t0\t0\t-1\t1\tsmall\t\n"
+                                  "O\t0\tmmap\t0\t0\t0\t0\t16777216\t0\t0\t-1\t1\tsmall\t\n"
+                                  "O\t0\tmmap\t0\t0\t0\t20480\t4096\t0\t0\t-1\t1\tsmall\t\n")
     assert report["operations"]["mmap"]["count"] == 2 and report["mismatches"] == []
 
 
@@ -313,14 +319,6 @@ def test_a_directory_named_with_a_trailing_slash_replays_as_traced(tmp_path: Pat
             ("mkdir", "/inside/hooks/", None, None), ("create", "/inside/hooks/a.sample", None, None),
             ("write", "/inside/hooks/a.sample", None, None), ("stat", "/inside/hooks/", None, None),
             ("rmdir", "/inside/gone/", None, "ENOENT")]
-    text, _ = build_plan(_events(rows))
-    plan = tmp_path / "plan"
-    plan.write_text(text)
-    target = tmp_path / "target"
-    target.mkdir()
-    done = subprocess.run([str(fsreplay_binary()), "--plan", str(plan), "--target", str(target)],
-                          capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    report = json.loads(done.stdout)
+    target, report = _replay_plan_text(tmp_path, build_plan(_events(rows))[0])
     assert report["mismatches"] == [] and report["operations_run"] == len(rows)
     assert (target / "inside" / "hooks" / "a.sample").stat().st_size == 64
