@@ -291,8 +291,8 @@ def test_replay_refuses_a_target_that_is_not_empty(traced: Path, tmp_path: Path,
 
 def test_a_measuring_replay_whose_calls_failed_is_counted_and_left_out(tmp_path: Path) -> None:
     """The replays that measure a trace's calls' CPU time (fsbm trace record --replay-in,
-    fsbm validate) keep how many calls ended otherwise than traced; a replay with any
-    measured other work, so the median leaves it out."""
+    fsbm validate) keep how many calls ended otherwise than traced, and of how many; one
+    where more than 1 in 1000 did measured other work, so the median leaves it out."""
     rows = [("mkdir", "/inside", None, None), ("create", "/inside/kept", None, None),
             ("write", "/inside/kept", None, None), ("stat", "/inside/kept", None, None)]
     plans = {}
