@@ -322,3 +322,23 @@ def test_a_directory_named_with_a_trailing_slash_replays_as_traced(tmp_path: Pat
     target, report = _replay_plan_text(tmp_path, build_plan(_events(rows))[0])
     assert report["mismatches"] == [] and report["operations_run"] == len(rows)
     assert (target / "inside" / "hooks" / "a.sample").stat().st_size == 64
+
+
+def test_files_read_with_a_large_buffer_are_replayed_at_the_size_they_had(tmp_path: Path) -> None:
+    """grep asks for 96 KiB or more of every file; the tree a replay starts from holds each
+    file at the size its reads returned, not the size they asked for (a 5 KiB source made a
+    144 KiB file had grep's cold replay read 3.7 times its bytes and run 1.6 times grep)."""
+    work = tmp_path / "work"
+    work.mkdir()
+    sizes = {"small.py": 5218, "empty.py": 0, "one-buffer.py": 98304, "several.py": 300_000}
+    for name, size in sizes.items():
+        (work / name).write_bytes((b"import os\n" * (size // 10 + 1))[:size])
+    recording = record(["grep", "-r", "-c", "-e", "import", "."], tmp_path / "grep.strace", cwd=work)
+    assert recording.returncode == 0
+    events = ingest([recording.log], tmp_path / "events.parquet").output
+    text, _ = build_plan(read_events(events), scope=str(work))
+    tree = {f[2]: int(f[1]) for f in (line.split("\t") for line in text.splitlines()) if f[0] == "F"}
+    assert tree == sizes
+    target, report = _replay_plan_text(tmp_path, text)
+    assert report["mismatches"] == []
+    assert {name: (target / name).stat().st_size for name in sizes} == sizes

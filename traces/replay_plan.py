@@ -84,6 +84,16 @@ def errno_number(name: str | None) -> int:
     return getattr(errno_names, name, errno_names.EIO)
 
 
+def _bytes_read(ret: int | None, asked: int) -> int:
+    """How far into its file a successful read reached from its offset: the bytes it returned
+    where the trace has them (a read short of what it asked met the end of the file), else
+    the bytes it asked for.  Why not the larger of the two, as plans did until 2026-11-25:
+    grep asks for 96-144 KiB of every file, and its replay tree held each 5 KiB source as a
+    144 KiB file, which a cold replay read 28 times over (grep's replays took 0.18 s on ext4
+    against grep's own 0.11 s)."""
+    return ret if ret is not None and ret >= 0 else asked
+
+
 def _escape(path: str) -> str:
     return path.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n")
 
@@ -200,9 +210,8 @@ class PlanBuilder:
             handle = self._handle_for(actor, path)
             if op == "write":
                 self.written.add(handle)
-            end = (offset if offset >= 0 else 0) + max(size, row["ret"] or 0)
             if op == "read" and not err:
-                self.size[path] = max(self.size[path], end if offset >= 0 else size)
+                self.size[path] = max(self.size[path], max(offset, 0) + _bytes_read(row["ret"], size))
             self._emit(_Op(kind=op, handle=handle, offset=offset, size=size, **base), (path,))
         elif op == "mmap":
             if err or size <= 0:
