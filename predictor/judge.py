@@ -25,9 +25,9 @@ from fsbm.predictor.model import GROUPS, price_workload
 from fsbm.predictor.outside import calls_cpu_seconds, cpu_scales, outside_features
 from fsbm.predictor.pricing import Pricer
 from fsbm.traces.outside_files import bounded_wait_ns
-from fsbm.traces.record import (CALLS_CPU_FIELDS, CALLS_CPU_NAMES, OUTSIDE_WAIT_FIELD, UNTRACED_FIELDS,
-                                UNTRACED_WARM_FIELDS, UNTRACED_WARM_SYNCS_SKIPPED, WARM_CPU_FIELDS, WARM_SYNCS_SKIPPED,
-                                clean_replays)
+from fsbm.traces.record import (CALLS_CPU_FIELDS, CALLS_CPU_NAMES, OUTSIDE_WAIT_FIELD, UNTRACED_WARM_FIELDS,
+                                UNTRACED_WARM_SYNCS_SKIPPED, WARM_CPU_FIELDS, WARM_SYNCS_SKIPPED, clean_replays,
+                                median_cpu, untraced_medians)
 
 TARGETS = {"median_abs_error": 0.10, "median_ratio_error": 0.10, "max_error": 0.25, "rank_gap": 0.15}
 
@@ -117,10 +117,9 @@ def _round_recordings(records: list[dict]) -> dict[str, dict[str, int]]:
             samples.setdefault(r["program"], []).append(r)
     out = {}
     for program, runs in samples.items():
-        out[program] = {f"untraced_{name}": int(statistics.median(r[name] for r in runs)) for name in UNTRACED_FIELDS}
+        out[program] = untraced_medians(runs)
         if all(name in r for r in runs for name in WARM_CPU_FIELDS):
-            out[program].update({kept: int(statistics.median(r[name] for r in runs))
-                                 for name, kept in zip(WARM_CPU_FIELDS, UNTRACED_WARM_FIELDS)})
+            out[program].update(zip(UNTRACED_WARM_FIELDS, median_cpu(runs, *WARM_CPU_FIELDS)))
             out[program][UNTRACED_WARM_SYNCS_SKIPPED] = all(r.get(WARM_SYNCS_SKIPPED, False) for r in runs)
         clean = clean_replays(runs)
         if clean and all(name in r for r in runs for name in CALLS_CPU_NAMES.values()):

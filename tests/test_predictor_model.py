@@ -4,6 +4,7 @@ calibration as scikit-learn estimators.  Pure functions, so small tables built h
 from __future__ import annotations
 
 import math
+import statistics
 
 import numpy as np
 import pandas as pd
@@ -16,7 +17,7 @@ from fsbm.predictor.cost_table import CostTable
 from fsbm.predictor.model import hit_fraction, price_workload
 from fsbm.predictor.outside import (CPU_SCALE_BOUNDS, calls_cpu_seconds, cpu_scales, outside_features,
                                    outside_seconds)
-from fsbm.traces.record import CALLS_CPU_FIELDS
+from fsbm.traces.record import CALLS_CPU_FIELDS, median_cpu, untraced_medians
 from fsbm.traces.vocabulary import GROUPS
 from fsbm.predictor.park_lipton import evaluate, nonnegative_fit
 from fsbm.predictor.pricing import Pricer
@@ -575,3 +576,18 @@ def test_runs_that_skipped_their_syncs_leave_the_syncs_cpu_out_of_the_subtractio
     assert outside_features(workload, without, start="warm")["system_cpu_s"] == pytest.approx(max(0.04 - without, 0.0))
     assert calls_cpu_seconds(workload, pricer, cache_bytes=1 << 30) == pytest.approx(
         price_workload(workload, pricer, cache_bytes=1 << 30).cpu_ns / 1e9)
+
+
+def test_untraced_runs_keep_the_median_runs_cpu_time_whatever_the_ticks_split() -> None:
+    """The kernel splits a run's CPU time into user and system by sampling ticks: a short run's
+    parts move against each other from run to run.  The times kept add up to the median
+    run's total (the medians of the parts would add up to 33 ms here, no run's time), split
+    at the runs' median user share."""
+    runs = [{"user_cpu_ns": u * 10**5, "system_cpu_ns": s * 10**5, "wall_ns": w * 10**6}
+            for u, s, w in [(82, 287, 170), (206, 206, 163), (81, 243, 146), (83, 249, 171), (39, 354, 187)]]
+    kept = untraced_medians(runs)
+    assert kept["untraced_user_cpu_ns"] + kept["untraced_system_cpu_ns"] == 369 * 10**5
+    assert kept["untraced_user_cpu_ns"] == int(369 * 10**5 * statistics.median(
+        r["user_cpu_ns"] / (r["user_cpu_ns"] + r["system_cpu_ns"]) for r in runs))
+    assert kept["untraced_wall_ns"] == 170 * 10**6
+    assert median_cpu([{"a": 0, "b": 0}, {"a": 0, "b": 0}, {"a": 0, "b": 0}], "a", "b") == (0, 0)
