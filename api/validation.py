@@ -24,6 +24,7 @@ from rich.markup import escape
 from fsbm.locations import data_dir
 from fsbm.api.provision import AGING, measure_cost_table, provision
 from fsbm.predictor.cost_table import CostTable
+from fsbm.predictor.judge import largest_departure
 from fsbm.predictor.suite import Inputs, build_corpus, programs
 from fsbm.predictor.validate import Target, measure_rounds, table_boundaries, targets_json, trace_program
 from fsbm.traces.record import CALLS_CPU_MISMATCHES, MISMATCHED_SHARE_KEPT, clean_replays
@@ -274,6 +275,19 @@ def _wait_part(row: Any) -> str:
     return f" (waiting for files outside its directory: {wait:.3f} s)" if wait else ""
 
 
+def _miss(row: Any) -> str:
+    """One largest miss, split into the filesystem's part and the part outside it."""
+    fs_part = row.fs_calibrated_s - row.replay_s
+    seen_outside = row.real_s - row.replay_s
+    departure = largest_departure(row.model_ops_s, row.replay_ops_s)
+    op_part = (f"; most in {departure[0]}: modelled {1e3 * departure[1]:.1f} ms raw, replayed "
+               f"{1e3 * departure[2]:.1f} ms" if departure else "")
+    return (f"- {row.program} on {row.candidate}: predicted {row.predicted_s:.3f} s, measured {row.real_s:.3f} s "
+            f"({_pct(row.abs_error)}). Filesystem: modelled {row.fs_calibrated_s:.3f} s, replayed {row.replay_s:.3f} s "
+            f"({fs_part:+.3f} s{op_part}). Outside: predicted {row.outside_s:.3f} s{_wait_part(row)}, the runs less "
+            f"the replay {seen_outside:.3f} s ({row.outside_s - seen_outside:+.3f} s).")
+
+
 def _with_interval(row: Any) -> str:
     """Predicted seconds, and the calibration's interval where there is one (the raw form
     has none: its band in `fsbm predict` is these errors' spread)."""
@@ -342,9 +356,10 @@ def markdown(doc: dict[str, Any], judged: Any) -> str:
                      f"predicted slower{_rounds_part(r)}.")
     worst = judged.rows.assign(size=judged.rows["abs_error"].abs()).nlargest(6, "size")
     lines += ["", "## Largest misses", ""]
-    lines += [f"- {r.program} on {r.candidate}: predicted {r.predicted_s:.3f} s, measured {r.real_s:.3f} s "
-              f"({_pct(r.abs_error)}); modelled filesystem time {r.fs_calibrated_s:.3f} s, replayed {r.replay_s:.3f} s, "
-              f"outside {r.outside_s:.3f} s{_wait_part(r)}." for r in worst.itertuples()]
+    lines += ["Each miss split in two: the filesystem's part (modelled against the replay of the trace's calls, "
+              "with the operation departing most) and the time outside it (predicted against the real runs less "
+              "the replay); the two add up to the miss.", ""]
+    lines += [_miss(r) for r in worst.itertuples()]
     lines += ["", "## Raw against calibrated, and where the CPU time was measured", "",
               "Both forms, each leave-one-program-out; the one whose worse median error (of runtimes, of ratios) "
               "is smaller is adopted (above) and is what "

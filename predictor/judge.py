@@ -184,6 +184,17 @@ def _in_replay_terms(seconds: dict[str, float]) -> dict[str, float]:
     return out
 
 
+def largest_departure(model_ops_s: dict[str, float], replay_ops_s: dict[str, float]) -> tuple[str, float, float] | None:
+    """The operation whose modelled (raw) seconds depart most from its replayed seconds, in
+    one vocabulary (REPLAYED_AS): (operation, modelled, replayed); None without a replay's
+    operations.  Where a miss of the filesystem's part comes from."""
+    model, replayed = _in_replay_terms(model_ops_s), _in_replay_terms(replay_ops_s)
+    if not replayed:
+        return None
+    op = max(set(model) | set(replayed), key=lambda name: abs(model.get(name, 0.0) - replayed.get(name, 0.0)))
+    return op, model.get(op, 0.0), replayed.get(op, 0.0)
+
+
 def operation_ratios(rows: pd.DataFrame) -> pd.DataFrame:
     """Per operation and target, over every program: modelled seconds (raw) / replayed
     seconds in that operation.  Where the model misses, operation by operation (REPLAYED_AS

@@ -438,6 +438,9 @@ def test_validate_measures_programs_judges_them_and_calibrates(tmp_path: Path, f
         # fsync-bound: memory is far faster, and the model, fitted without sqlite, says so.
         assert sqlite_tmpfs["real_s"] < sqlite_ext4["real_s"] / 1.15
         assert sqlite_tmpfs["predicted_s"] < sqlite_ext4["predicted_s"]
+        # Each largest miss is split into the filesystem's part and the outside part.
+        misses = [line for line in text.split("## Largest misses")[1].splitlines() if line.startswith("- ")]
+        assert misses and all(". Filesystem: modelled " in line and ". Outside: predicted " in line for line in misses)
         again = run_fsbm("validate", "--from", str(tmp_path / "m.json"), "--doc", str(tmp_path / "again.md"))
         assert again.returncode == 0, again.stderr
     finally:
