@@ -10,7 +10,10 @@ the predictor prices each class at its mean request size.  A forward read also k
 bytes skipped (gap_bytes) and how many reads followed a gap of each power of two
 (gap_log2): what a forward read costs depends on the gaps around it (a short one lands in
 the window a consecutive pair started, a long one misses), not on their mean, so the
-predictor prices the mix of gaps.  An in-kernel copy
+predictor prices the mix of gaps.  A sequential read keeps how many of its class came
+after other calls by the same actor since the previous read of its run (interleaved): tar
+reads its archive 10 KiB at a time between the files it writes, and readahead brings the
+next reads in meanwhile, where grep reads a file's chunks back to back.  An in-kernel copy
 (copy_file_range) is a write event, but its class is "copy": a filesystem that shares
 extents clones it instead of reading and writing the bytes, so it is priced by fsbench's
 copy, not its write.  A file mapping read through page faults (mapped.py) is a class of
@@ -78,8 +81,35 @@ def _by_bucket(length: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict[str, di
     return buckets, inverse, {str(int(b)): {"count": int(c), "bytes": int(n)} for b, c, n in zip(buckets, counts, nbytes)}
 
 
+def interleaved(ev: EventArrays, acc: Access) -> np.ndarray:
+    """Which accesses (acc's, in its order) the same actor reached only after other costed
+    calls since the previous access of its run: a reader that does other work between reads
+    gives readahead time to bring the next ones in (model.py prices what that hides).  The
+    first access of a run, and an access whose run began in an earlier part of a trace read
+    in parts, count as not interleaved."""
+    rows = acc.index
+    out = np.zeros(len(rows), bool)
+    if len(rows) < 2:
+        return out
+    clock = ev.ts if ev.has_time else ev.seq
+    in_time = np.argsort(clock, kind="stable")
+    by_actor = in_time[np.argsort(ev.actor[in_time], kind="stable")]  # each actor's events, in time order
+    counted = costed(ev)[by_actor].astype(np.int64)
+    running = np.cumsum(counted)
+    starts = np.flatnonzero(np.r_[True, ev.actor[by_actor][1:] != ev.actor[by_actor][:-1]])
+    before_actor = np.repeat(running[starts] - counted[starts], np.diff(np.r_[starts, len(by_actor)]))
+    so_far = np.empty(ev.n, np.int64)  # costed calls by the event's actor up to it, itself included
+    so_far[by_actor] = running - before_actor
+    by_run = np.lexsort((np.arange(len(rows)), acc.run))
+    same = acc.run[by_run][1:] == acc.run[by_run][:-1]
+    later, earlier = by_run[1:][same], by_run[:-1][same]
+    out[later] = so_far[rows[later]] - so_far[rows[earlier]] > 1  # more than the later access itself
+    return out
+
+
 def data_classes(ev: EventArrays, acc: Access, mapped: Regions) -> dict[str, dict[str, dict[str, dict[str, int]]]]:
-    """{class: {"sequential"|"forward"|"random": {bucket: {"count", "bytes"[, "gap_bytes", "gap_log2"]}}}}
+    """{class: {"sequential"|"forward"|"random": {bucket: {"count", "bytes"[, "gap_bytes", "gap_log2"]
+    [, "interleaved"]}}}}
     over the classified accesses and the mapped regions; copies are always "sequential" (a
     copy moves a whole file, or the rest of it), only reads are ever "forward" (a write past
     the last one's end allocates or rewrites the same way wherever it lands), and mapped
@@ -92,6 +122,7 @@ def data_classes(ev: EventArrays, acc: Access, mapped: Regions) -> dict[str, dic
         return out
     length = access_lengths(ev, rows)
     copy = _copies(ev, rows)
+    between = interleaved(ev, acc)
     consecutive = acc.consecutive | copy
     for name in ACCESS_CLASSES:
         is_op = copy if name == "copy" else (ev.op[rows] == OP_INDEX[name]) & ~copy
@@ -101,6 +132,9 @@ def data_classes(ev: EventArrays, acc: Access, mapped: Regions) -> dict[str, dic
             if not pick.any():
                 continue
             buckets, inverse, classes = _by_bucket(length[pick])
+            if name == "read" and order == "sequential":
+                for b, n in zip(buckets, np.bincount(inverse, weights=between[pick], minlength=len(buckets))):
+                    classes[str(int(b))]["interleaved"] = int(n)
             if order == "forward":
                 gaps = np.bincount(inverse, weights=acc.gap[pick])
                 gap_buckets = size_bucket(acc.gap[pick])

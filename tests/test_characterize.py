@@ -242,6 +242,29 @@ def test_an_untar_creates_exactly_the_trees_files(tmp_path: Path) -> None:
     assert profile.body["operations"]["mkdir"]["count"] == 1 + 7 * 2  # tree/, dirN/, dirN/sub/
 
 
+def test_reads_made_between_other_calls_are_told_from_reads_back_to_back(tmp_path: Path) -> None:
+    """tar reads its archive between the files it writes (readahead works meanwhile); cat
+    reads it back to back.  The sequential reads keep how many came after other calls in
+    the workload since the stream's previous read (classes.interleaved)."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    for f in range(40):
+        (tree / f"file{f}.bin").write_bytes(os.urandom(20_000 + 1000 * f))
+    with tarfile.open(tmp_path / "tree.tar", "w") as tar:
+        tar.add(tree, arcname="tree")
+    (tmp_path / "out").mkdir()
+    reads = {}
+    for name, command in (("tar", ["tar", "-xf", "tree.tar", "-C", "out"]), ("cat", ["sh", "-c", "cat tree.tar >/dev/null"])):
+        recording = record(command, tmp_path / f"{name}.strace", cwd=tmp_path)
+        assert recording.returncode == 0
+        ingest([recording.log], tmp_path / f"{name}.parquet")
+        profile = characterize_file(tmp_path / f"{name}.parquet", scope=str(tmp_path))
+        reads[name] = [c for bucket, c in profile.body["classes"]["data"]["read"]["sequential"].items() if bucket != "0"]
+    tar_reads = sum(c["count"] for c in reads["tar"])
+    assert tar_reads > 100 and sum(c["interleaved"] for c in reads["tar"]) >= 0.9 * (tar_reads - 1)
+    assert sum(c["count"] for c in reads["cat"]) > 5 and sum(c["interleaved"] for c in reads["cat"]) == 0
+
+
 def test_a_listing_keeps_the_bytes_of_entries_its_getdents_returned(tmp_path: Path) -> None:
     """The predictor prices a getdents64 by the bytes it returned; the kernel's record for a
     name is 19 bytes of header, the name and its NUL, padded to 8 (filldir64), the same on

@@ -591,3 +591,32 @@ def test_untraced_runs_keep_the_median_runs_cpu_time_whatever_the_ticks_split() 
         r["user_cpu_ns"] / (r["user_cpu_ns"] + r["system_cpu_ns"]) for r in runs))
     assert kept["untraced_wall_ns"] == 170 * 10**6
     assert median_cpu([{"a": 0, "b": 0}, {"a": 0, "b": 0}, {"a": 0, "b": 0}], "a", "b") == (0, 0)
+
+
+def test_readahead_hides_the_wait_of_interleaved_reads_behind_the_calls_between_them() -> None:
+    """A sequential cold read made after other calls since the stream's last read (tar's
+    archive) has its wait for the device, never its CPU time, hidden behind those calls, as
+    far as the workload's calls outside the reads last; reads back to back pay it all."""
+    with_cpu = table()
+    for e in with_cpu.entries:
+        if e["bench"] == "read" and e["cache"] == "cold":
+            e["cpu_ns"] = {"mean": 0.25 * e["latency_ns"]["mean"]}
+    pricer = Pricer(with_cpu)
+    wait_each = 0.75 * 8 * curve(65536)
+
+    def reads(interleaved: int, writes: int) -> tuple[float, float, float]:
+        """(read time, read CPU, time outside the reads) of 100 sequential cold 64 KiB reads."""
+        workload = profile(reads=0)
+        workload["classes"]["data"] = {
+            "read": {"sequential": {"65536": {"count": 100, "bytes": 100 * 65536, "interleaved": interleaved}}},
+            "write": {"sequential": {"65536": {"count": writes, "bytes": writes * 65536}}}}
+        fs = price_workload(workload, pricer, cache_bytes=0)
+        groups, cpu = fs.by_group(), fs.by_group(cpu=True)
+        return groups["read"], cpu["read"], fs.total_ns - groups["read"]
+
+    back_to_back, cpu, _ = reads(0, 1000)
+    assert back_to_back == pytest.approx(100 * 8 * curve(65536))
+    plenty, plenty_cpu, _ = reads(60, 1000)  # the writes last longer than every wait
+    assert plenty == pytest.approx(back_to_back - 60 * wait_each) and plenty_cpu == pytest.approx(cpu)
+    short, _, between = reads(60, 2)  # two writes and the metadata calls: hidden no longer than they last
+    assert between < 60 * wait_each and short == pytest.approx(back_to_back - between)
