@@ -41,6 +41,18 @@ class EventArrays:
         return self.n > 0 and bool((self.ts != MISSING).all())
 
 
+# The operations a filesystem's cost table prices.  The rest (seek, mmap, other) cost the
+# same on every filesystem as far as fsbench can tell: their time stays outside.
+COSTED_OPERATIONS = ("open", "close", "create", "read", "write", "stat", "setattr", "readdir", "mkdir", "rmdir",
+                     "unlink", "rename", "link", "symlink", "readlink", "fsync")
+_COSTED = np.array([name in COSTED_OPERATIONS for name in OPERATIONS])
+
+
+def costed(ev: EventArrays) -> np.ndarray:
+    """Which events are of an operation a cost table prices."""
+    return _COSTED[ev.op]
+
+
 def _ints(column: pa.ChunkedArray) -> np.ndarray:
     """int64 values, MISSING where null: straight from the Arrow buffers, no new Arrow array."""
     parts = []

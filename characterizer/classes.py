@@ -35,29 +35,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from fsbm.characterizer.arrays import OP_INDEX, EventArrays, access_lengths
+from fsbm.characterizer.arrays import COSTED_OPERATIONS, OP_INDEX, EventArrays, access_lengths
 from fsbm.characterizer.mapped import Regions
 from fsbm.characterizer.sequentiality import Access
-from fsbm.traces.vocabulary import COPY_CALLS, OPERATIONS
+from fsbm.traces.vocabulary import COPY_CALLS
 
-# The operations a filesystem's cost table prices.  The rest (seek, mmap, other) cost the
-# same on every filesystem as far as fsbench can tell: their time stays outside.
-COSTED_OPERATIONS = ("open", "close", "create", "read", "write", "stat", "setattr", "readdir", "mkdir", "rmdir",
-                     "unlink", "rename", "link", "symlink", "readlink", "fsync")
 DATA_OPERATIONS = ("read", "write")
 # The data classes: the data operations, the in-kernel copies among the writes, and the
 # regions read through file mappings (mapped.py).
 ACCESS_CLASSES = ("read", "write", "copy")
 MAPPED_CLASS = "mmap"
 DATA_CLASSES = (*ACCESS_CLASSES, MAPPED_CLASS)
-
-_COSTED = np.array([name in COSTED_OPERATIONS for name in OPERATIONS])
-
-
-def costed(ev: EventArrays) -> np.ndarray:
-    """Which events are of an operation a cost table prices."""
-    return _COSTED[ev.op]
-
 
 def size_bucket(length: np.ndarray) -> np.ndarray:
     """The power of two at or below each length; 0 for 0."""
@@ -81,32 +69,6 @@ def _by_bucket(length: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict[str, di
     return buckets, inverse, {str(int(b)): {"count": int(c), "bytes": int(n)} for b, c, n in zip(buckets, counts, nbytes)}
 
 
-def interleaved(ev: EventArrays, acc: Access) -> np.ndarray:
-    """Which accesses (acc's, in its order) the same actor reached only after other costed
-    calls since the previous access of its run: a reader that does other work between reads
-    gives readahead time to bring the next ones in (model.py prices what that hides).  The
-    first access of a run, and an access whose run began in an earlier part of a trace read
-    in parts, count as not interleaved."""
-    rows = acc.index
-    out = np.zeros(len(rows), bool)
-    if len(rows) < 2:
-        return out
-    clock = ev.ts if ev.has_time else ev.seq
-    in_time = np.argsort(clock, kind="stable")
-    by_actor = in_time[np.argsort(ev.actor[in_time], kind="stable")]  # each actor's events, in time order
-    counted = costed(ev)[by_actor].astype(np.int64)
-    running = np.cumsum(counted)
-    starts = np.flatnonzero(np.r_[True, ev.actor[by_actor][1:] != ev.actor[by_actor][:-1]])
-    before_actor = np.repeat(running[starts] - counted[starts], np.diff(np.r_[starts, len(by_actor)]))
-    so_far = np.empty(ev.n, np.int64)  # costed calls by the event's actor up to it, itself included
-    so_far[by_actor] = running - before_actor
-    by_run = np.lexsort((np.arange(len(rows)), acc.run))
-    same = acc.run[by_run][1:] == acc.run[by_run][:-1]
-    later, earlier = by_run[1:][same], by_run[:-1][same]
-    out[later] = so_far[rows[later]] - so_far[rows[earlier]] > 1  # more than the later access itself
-    return out
-
-
 def data_classes(ev: EventArrays, acc: Access, mapped: Regions) -> dict[str, dict[str, dict[str, dict[str, int]]]]:
     """{class: {"sequential"|"forward"|"random": {bucket: {"count", "bytes"[, "gap_bytes", "gap_log2"]
     [, "interleaved"]}}}}
@@ -122,7 +84,6 @@ def data_classes(ev: EventArrays, acc: Access, mapped: Regions) -> dict[str, dic
         return out
     length = access_lengths(ev, rows)
     copy = _copies(ev, rows)
-    between = interleaved(ev, acc)
     consecutive = acc.consecutive | copy
     for name in ACCESS_CLASSES:
         is_op = copy if name == "copy" else (ev.op[rows] == OP_INDEX[name]) & ~copy
@@ -133,7 +94,7 @@ def data_classes(ev: EventArrays, acc: Access, mapped: Regions) -> dict[str, dic
                 continue
             buckets, inverse, classes = _by_bucket(length[pick])
             if name == "read" and order == "sequential":
-                for b, n in zip(buckets, np.bincount(inverse, weights=between[pick], minlength=len(buckets))):
+                for b, n in zip(buckets, np.bincount(inverse, weights=acc.interleaved[pick], minlength=len(buckets))):
                     classes[str(int(b))]["interleaved"] = int(n)
             if order == "forward":
                 gaps = np.bincount(inverse, weights=acc.gap[pick])

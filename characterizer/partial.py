@@ -22,8 +22,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fsbm.characterizer.arrays import MISSING, OP_INDEX, EventArrays, access_lengths, present, subset, under
-from fsbm.characterizer.classes import costed, data_classes, metadata_classes, sizes_when_unlinked, with_unlinked_data
+from fsbm.characterizer.arrays import MISSING, OP_INDEX, EventArrays, access_lengths, costed, present, subset, under
+from fsbm.characterizer.classes import data_classes, metadata_classes, sizes_when_unlinked, with_unlinked_data
 from fsbm.characterizer.histograms import ValueCounts
 from fsbm.characterizer.mapped import Regions, mapped_regions
 from fsbm.characterizer.profile import SCHEMA_VERSION

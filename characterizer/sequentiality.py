@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fsbm.characterizer.arrays import OP_INDEX, EventArrays
+from fsbm.characterizer.arrays import OP_INDEX, EventArrays, costed
 from fsbm.characterizer.kernels import library
 
 NFS_RUN_GAP_NS = 30 * 1_000_000_000
@@ -38,6 +38,7 @@ class Access:
     consecutive: np.ndarray  # bool
     sequential: np.ndarray   # bool
     last_of_run: np.ndarray  # bool
+    interleaved: np.ndarray  # bool: the actor made other costed calls since the run's previous access
     end: np.ndarray          # offset + length
     gap: np.ndarray          # offset less where the previous access this way ended (< 0: back)
     runs: int
@@ -53,6 +54,7 @@ def classify(ev: EventArrays, nfs: bool) -> Access:
         order = np.ascontiguousarray(np.argsort(clock, kind="stable"), dtype=np.int64)
     # Named, so each array outlives the call that reads it through a raw pointer.
     op, failed = np.ascontiguousarray(ev.op, np.int8), np.ascontiguousarray(ev.failed, np.bool_)
+    counted = np.ascontiguousarray(costed(ev), np.bool_)
     actor, file = np.ascontiguousarray(ev.actor, np.int32), np.ascontiguousarray(ev.file, np.int32)
     offset, size, ret = (np.ascontiguousarray(a, np.int64) for a in (ev.offset, ev.size, ev.ret))
     index, run, end, gap = (np.empty(ev.n, np.int64) for _ in range(4))
@@ -60,7 +62,7 @@ def classify(ev: EventArrays, nfs: bool) -> Access:
     runs = ctypes.c_int64(0)
     count = library().fsbm_sequence(
         ev.n, order.ctypes.data if order is not None else None, op.ctypes.data, failed.ctypes.data,
-        actor.ctypes.data, file.ctypes.data,
+        counted.ctypes.data, actor.ctypes.data, file.ctypes.data,
         max(len(ev.files), 1), offset.ctypes.data, size.ctypes.data, ret.ctypes.data, clock.ctypes.data,
         OP_INDEX["read"], OP_INDEX["write"], OP_INDEX["open"], OP_INDEX["create"], NFS_RUN_GAP_NS if nfs else 0,
         index.ctypes.data, run.ctypes.data, flags.ctypes.data, end.ctypes.data, gap.ctypes.data, ctypes.byref(runs))
@@ -68,7 +70,7 @@ def classify(ev: EventArrays, nfs: bool) -> Access:
         raise MemoryError("sequence classification: out of memory")
     flags = flags[:count]
     return Access(index[:count], run[:count], (flags & 1).astype(bool), (flags & 2).astype(bool),
-                  (flags & 4).astype(bool), end[:count], gap[:count], runs.value)
+                  (flags & 4).astype(bool), (flags & 8).astype(bool), end[:count], gap[:count], runs.value)
 
 
 def direction_counts(ev: EventArrays, acc: Access) -> dict[str, dict[str, int]]:

@@ -245,7 +245,7 @@ def test_an_untar_creates_exactly_the_trees_files(tmp_path: Path) -> None:
 def test_reads_made_between_other_calls_are_told_from_reads_back_to_back(tmp_path: Path) -> None:
     """tar reads its archive between the files it writes (readahead works meanwhile); cat
     reads it back to back.  The sequential reads keep how many came after other calls in
-    the workload since the stream's previous read (classes.interleaved)."""
+    the workload since the stream's previous read (sequence.c: interleaved)."""
     tree = tmp_path / "tree"
     tree.mkdir()
     for f in range(40):
@@ -422,7 +422,7 @@ def test_the_fio_job_reproduces_the_data_mix_when_traced(tmp_path: Path, data_fi
 @pytest.mark.parametrize("log", ["arastoob_multithread_strace1.log", "davidfoliveira_strace.txt"])
 def test_the_sequence_kernel_agrees_with_a_plain_walk(tmp_path: Path, log: str) -> None:
     """The C pass (sequence.c) against the definition written out in Python, on real logs."""
-    from fsbm.characterizer.arrays import MISSING, OP_INDEX, to_arrays
+    from fsbm.characterizer.arrays import MISSING, OP_INDEX, costed, to_arrays
     from fsbm.characterizer.sequentiality import classify
 
     ingest([SHARED_DATA / "strace" / log], tmp_path / "e.parquet", keep_going=True)
@@ -430,12 +430,18 @@ def test_the_sequence_kernel_agrees_with_a_plain_walk(tmp_path: Path, log: str) 
     acc = classify(ev, nfs=False)
     ends: dict[tuple[int, int], list[int]] = {}
     runs: dict[tuple[int, int], int] = {}
-    expected, run_count = [], 0
+    calls: Counter = Counter()  # costed calls so far, per actor
+    calls_then: dict[tuple[int, int], int] = {}  # the actor's, up to the run's last access
+    expected, interleaved, run_count = [], [], 0
+    counted = costed(ev)
     for i in range(ev.n):  # strace: trace order is time order
         group, op = (int(ev.actor[i]), int(ev.file[i])), int(ev.op[i])
+        before = calls[group[0]]
+        calls[group[0]] += int(counted[i])
         if op in (OP_INDEX["open"], OP_INDEX["create"]):
             ends[group] = [0, 0]
             runs.pop(group, None)
+            calls_then.pop(group, None)
         elif op in (OP_INDEX["read"], OP_INDEX["write"]) and ev.offset[i] != MISSING and not ev.failed[i]:
             last = ends.setdefault(group, [0, 0])
             d = int(op == OP_INDEX["write"])
@@ -443,6 +449,8 @@ def test_the_sequence_kernel_agrees_with_a_plain_walk(tmp_path: Path, log: str) 
             expected.append((i, ev.offset[i] == last[d], ev.offset[i] >= last[d], ev.offset[i] + length,
                              ev.offset[i] - last[d]))
             last[d] = ev.offset[i] + length
+            interleaved.append(group in calls_then and before > calls_then[group])
+            calls_then[group] = calls[group[0]]
             if group not in runs:
                 runs[group] = run_count
                 run_count += 1
@@ -453,3 +461,4 @@ def test_the_sequence_kernel_agrees_with_a_plain_walk(tmp_path: Path, log: str) 
     assert acc.end.tolist() == [e[3] for e in expected]
     assert acc.gap.tolist() == [e[4] for e in expected]
     assert acc.runs == run_count
+    assert acc.interleaved.tolist() == interleaved and 0 < sum(interleaved) < len(interleaved)

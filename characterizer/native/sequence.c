@@ -13,16 +13,19 @@
  *   offset equals the last end in its direction, sequential if at or past it; the end
  *   becomes offset + length.  It joins the group's run, or opens a new one when none is
  *   open or (NFS) the group was idle longer than gap_ns.
+ * An access is interleaved when its actor made other costed calls (`costed`: the
+ * operations a cost table prices) since the previous access of its run: readahead works
+ * while they run (classes.py says why the predictor asks).
  * Output per access, in processing order: the event's index, its run, flags (1 consecutive,
- * 2 sequential, 4 the last access of its run), its end, and its gap: offset less the last
- * end in its direction (negative for a step back).
+ * 2 sequential, 4 the last access of its run, 8 interleaved), its end, and its gap: offset
+ * less the last end in its direction (negative for a step back).
  */
 #include <stdint.h>
 #include <stdlib.h>
 
 #define MISSING INT64_MIN
 
-enum { CONSECUTIVE = 1, SEQUENTIAL = 2, LAST_OF_RUN = 4 };
+enum { CONSECUTIVE = 1, SEQUENTIAL = 2, LAST_OF_RUN = 4, INTERLEAVED = 8 };
 
 struct group {
 	int64_t key;       /* -1: empty slot */
@@ -30,6 +33,7 @@ struct group {
 	int64_t last_clock;
 	int64_t run;       /* -1: no run open */
 	int64_t last_access;
+	int64_t calls_then; /* the actor's costed calls up to its last access, that one included */
 };
 
 /* Group states: indexed directly by key when the key range is small (no hashing, no
@@ -56,7 +60,7 @@ static int table_init(struct table *t, uint64_t capacity, int dense)
 		return -1;
 	for (uint64_t i = 0; i < capacity; i++)
 		t->slots[i] = (struct group){ .key = dense ? (int64_t)i : -1, .end = { 0, 0 }, .last_clock = MISSING,
-					      .run = -1, .last_access = -1 };
+					      .run = -1, .last_access = -1, .calls_then = 0 };
 	t->mask = capacity - 1;
 	t->used = 0;
 	t->dense = dense;
@@ -109,13 +113,14 @@ static struct group *find(struct table *t, int64_t key)
  * memory; *runs gets the number of runs.  order may be NULL (events already in time order).
  */
 int64_t fsbm_sequence(int64_t n, const int64_t *order, const int8_t *op, const uint8_t *failed,
-		      const int32_t *actor, const int32_t *file, int64_t n_files, const int64_t *offset,
+		      const uint8_t *costed, const int32_t *actor, const int32_t *file, int64_t n_files,
+		      const int64_t *offset,
 		      const int64_t *size, const int64_t *ret, const int64_t *clock, int8_t op_read,
 		      int8_t op_write, int8_t op_open, int8_t op_create, int64_t gap_ns, int64_t *acc_index,
 		      int64_t *acc_run, uint8_t *acc_flags, int64_t *acc_end, int64_t *acc_gap, int64_t *runs)
 {
 	struct table t;
-	int64_t accesses = 0, next_run = 0, actors = 0;
+	int64_t accesses = 0, next_run = 0, actors = 0, *calls;
 	uint64_t range, capacity = 1024;
 
 	*runs = 0;
@@ -124,23 +129,31 @@ int64_t fsbm_sequence(int64_t n, const int64_t *order, const int8_t *op, const u
 	for (int64_t i = 0; i < n; i++)
 		if (actor[i] >= actors)
 			actors = actor[i] + 1;
+	calls = calloc((size_t)actors, sizeof(*calls)); /* costed calls so far, per actor */
+	if (!calls)
+		return -1;
 	range = (uint64_t)actors * (uint64_t)n_files;
 	while (capacity < 2 * (range < (uint64_t)n ? range : (uint64_t)n))
 		capacity *= 2;
 	if (table_init(&t, range <= 4 * (uint64_t)n + 1024 && range <= (1ULL << 26) ? range : capacity,
-		       range <= 4 * (uint64_t)n + 1024 && range <= (1ULL << 26)) != 0)
+		       range <= 4 * (uint64_t)n + 1024 && range <= (1ULL << 26)) != 0) {
+		free(calls);
 		return -1;
+	}
 	for (int64_t k = 0; k < n; k++) {
 		int64_t i = order ? order[k] : k;
 		int8_t o = op[i];
 		int is_open = o == op_open || o == op_create;
 		int is_access = (o == op_read || o == op_write) && offset[i] != MISSING && !failed[i];
+		int64_t calls_before = calls[actor[i]];
 
+		calls[actor[i]] += costed[i] != 0;
 		if (!is_open && !is_access)
 			continue;
 		struct group *g = find(&t, (int64_t)actor[i] * n_files + file[i]);
 		if (!g) {
 			free(t.slots);
+			free(calls);
 			return -1;
 		}
 		int idle = gap_ns > 0 && g->last_clock != MISSING && clock[i] - g->last_clock > gap_ns;
@@ -158,12 +171,14 @@ int64_t fsbm_sequence(int64_t n, const int64_t *order, const int8_t *op, const u
 		int direction = o == op_write;
 		int64_t length = ret[i] >= 0 ? ret[i] : size[i] != MISSING ? size[i] : 0;
 		uint8_t flags = (offset[i] == g->end[direction] ? CONSECUTIVE : 0) |
-				(offset[i] >= g->end[direction] ? SEQUENTIAL : 0);
+				(offset[i] >= g->end[direction] ? SEQUENTIAL : 0) |
+				(g->last_access >= 0 && calls_before > g->calls_then ? INTERLEAVED : 0);
 		if (g->run < 0)
 			g->run = next_run++;
 		acc_gap[accesses] = offset[i] - g->end[direction];
 		g->end[direction] = offset[i] + length;
 		g->last_access = accesses;
+		g->calls_then = calls[actor[i]];
 		acc_index[accesses] = i;
 		acc_run[accesses] = g->run;
 		acc_flags[accesses] = flags;
@@ -174,6 +189,7 @@ int64_t fsbm_sequence(int64_t n, const int64_t *order, const int8_t *op, const u
 		if (t.slots[s].key >= 0 && t.slots[s].last_access >= 0)
 			acc_flags[t.slots[s].last_access] |= LAST_OF_RUN;
 	free(t.slots);
+	free(calls);
 	*runs = next_run;
 	return accesses;
 }
