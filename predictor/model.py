@@ -198,9 +198,9 @@ def _data_lines(profile: dict[str, Any], pricer: Pricer, hits: float) -> list[Li
                     else:
                         miss = pricer.data(op, order, "cold", round(size))
                         hit = pricer.data(op, order, "warm", round(size))
-                    between = counts.get("interleaved", 0) / n if n and op == "read" and order == "sequential" else 0.0
-                    lines += [Line(op, group, f"{detail}, {label}", n * share, price, between if label == "cache miss"
-                                   else 0.0)
+                    interleaved = counts.get("interleaved", 0) / n if n and op == "read" and order == "sequential" else 0.0
+                    lines += [Line(op, group, f"{detail}, {label}", n * share, price,
+                                   interleaved if label == "cache miss" else 0.0)
                               for label, share, price in (("cache miss", 1 - hits, miss), ("cache hit", hits, hit))
                               if share > 0]
                 else:

@@ -114,8 +114,7 @@ static struct group *find(struct table *t, int64_t key)
  */
 int64_t fsbm_sequence(int64_t n, const int64_t *order, const int8_t *op, const uint8_t *failed,
 		      const uint8_t *costed, const int32_t *actor, const int32_t *file, int64_t n_files,
-		      const int64_t *offset,
-		      const int64_t *size, const int64_t *ret, const int64_t *clock, int8_t op_read,
+		      const int64_t *offset, const int64_t *size, const int64_t *ret, const int64_t *clock, int8_t op_read,
 		      int8_t op_write, int8_t op_open, int8_t op_create, int64_t gap_ns, int64_t *acc_index,
 		      int64_t *acc_run, uint8_t *acc_flags, int64_t *acc_end, int64_t *acc_gap, int64_t *runs)
 {
