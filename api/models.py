@@ -210,7 +210,13 @@ class Prediction(_Closed):
                                                         "many times fsbench's CPU time per call the workload's calls "
                                                         "took, replayed cold where it was traced (fsbm trace record "
                                                         "--replay-in); each CPU price of the group is taken that many "
-                                                        "times. Empty or 1: not measured.")
+                                                        "times, where a candidate's CPU prices of the group are no "
+                                                        "higher than the traced filesystem's (traced_cpu_ns); above "
+                                                        "them it adds no more CPU than it did there. Empty or 1: not "
+                                                        "measured.")
+    traced_cpu_ns: dict[str, float] = Field({}, description="Per group of operations, fsbench's CPU prices of the "
+                                                            "workload's calls on the filesystem it was traced on, in "
+                                                            "ns: what the CPU scales were measured against.")
     calibration_id: Optional[int]
     validated: bool
     calibrated: bool

@@ -19,7 +19,7 @@ from fsbm import __version__
 from fsbm.api.charts import IntervalBar, interval_bars, log_lines, stacked_bars
 from fsbm.api.render import format_ns, format_seconds, headline_costs
 from fsbm.api.service import Predictor
-from fsbm.predictor.model import price_workload
+from fsbm.predictor.model import CpuScales, price_workload
 from fsbm.store import ResultsStore
 
 CLOSE_CALL = 0.05       # predicted gaps under 5% are called too close
@@ -59,7 +59,8 @@ def cache_sweep(predictor: Predictor, store: ResultsStore, prediction: dict[str,
         sweep[entry["candidate"]] = [
             (size, entry["outside_s"] + factor * price_workload(
                 profile, pricer, cache_bytes=size, start=prediction["start"],
-                cpu_scales=prediction.get("cpu_scales")).total_ns / 1e9)
+                cpu_scales=CpuScales(prediction.get("cpu_scales") or {},
+                                      prediction.get("traced_cpu_ns") or {})).total_ns / 1e9)
             for size in sizes]
     return sweep
 

@@ -161,7 +161,7 @@ def features(doc: dict[str, Any], cache_bytes: int, cpu: str = CPU_BEFORE) -> pd
                          **{f"fs_{g}_s": groups[g] / 1e9 for g in GROUPS}, **outside,
                          "replay_s": statistics.median(replay[(program["name"], target["label"])]),
                          "real_s": statistics.median(runs), "real_min_s": min(runs), "real_max_s": max(runs),
-                         "runs": len(runs), "cpu_scales": scales,
+                         "runs": len(runs), "cpu_scales": scales.factors,
                          "model_ops_s": {op: ns / 1e9 for op, ns in fs.by_op().items()},
                          "replay_ops_s": replayed_ops.get((program["name"], target["label"]), {})})
     return pd.DataFrame(rows)

@@ -45,7 +45,8 @@ run 15), and that excess, left outside, was added to every candidate (sqlite on 
 every candidate are taken measured / priced times (cpu_scales), and the time outside is the
 cold runs' CPU time less the calls' so corrected.  On the traced filesystem the prediction
 is then what it was (the CPU moves from outside into the calls); elsewhere the excess
-follows the calls of its group: all of it CPU on tmpfs, a share of a device wait on a disk.
+follows the calls of its group, in proportion to their CPU prices but never more than it
+was where measured (model.CpuScales: btrfs's syncs are not twice as dear because ext4's were).
 Why by group: one factor for every call took ext4's journal CPU, 1.54 times fsbench's for
 sqlite, to tmpfs's writes, which it overpriced by a third.  Why from the whole CPU time and
 not its system part: the kernel splits user from system by sampling ticks (4 ms here), and
@@ -67,7 +68,7 @@ from __future__ import annotations
 from typing import Any
 
 from fsbm.errors import UsageError
-from fsbm.predictor.model import FsTime, price_workload
+from fsbm.predictor.model import CpuScales, FsTime, price_workload
 from fsbm.predictor.pricing import Pricer
 from fsbm.traces.record import (CALLS_CPU_FIELDS, OUTSIDE_WAIT_FIELD, UNTRACED_WARM_FIELDS,
                                 UNTRACED_WARM_SYNCS_SKIPPED)
@@ -107,12 +108,14 @@ def _scales(measured: dict[str, int] | None, priced: FsTime) -> dict[str, float]
             for group, ns in priced_ns.items()}
 
 
-def cpu_scales(profile: dict[str, Any], traced: Pricer, *, cache_bytes: int, start: str = "cold") -> dict[str, float]:
+def cpu_scales(profile: dict[str, Any], traced: Pricer, *, cache_bytes: int, start: str = "cold") -> CpuScales:
     """Per group of operations, how many times fsbench's CPU time per call the profile's calls
     took on the filesystem it was traced on (`traced`'s cost table), where a cold replay
-    there measured them (CALLS_CPU_FIELDS); 1 elsewhere.  price_workload takes every
-    candidate's CPU prices of a group that many times (module docstring)."""
-    return _scales(_measured(profile, start), price_workload(profile, traced, cache_bytes=cache_bytes, start=start))
+    there measured them (CALLS_CPU_FIELDS), 1 elsewhere; with fsbench's CPU prices of them
+    there.  price_workload takes every candidate's CPU prices of a group by it (module
+    docstring; model.CpuScales says how)."""
+    priced = price_workload(profile, traced, cache_bytes=cache_bytes, start=start)
+    return CpuScales(_scales(_measured(profile, start), priced), priced.by_group(cpu=True))
 
 
 def calls_cpu_seconds(profile: dict[str, Any], traced: Pricer, *, cache_bytes: int, start: str = "cold") -> float:

@@ -23,7 +23,7 @@ from scipy import stats
 from fsbm.errors import UsageError
 from fsbm.predictor.calibration import POOLED
 from fsbm.predictor.cost_table import CostTable
-from fsbm.predictor.model import FsTime, price_workload
+from fsbm.predictor.model import CpuScales, FsTime, price_workload
 from fsbm.predictor.outside import calls_cpu_seconds, cpu_scales, outside_features, outside_seconds
 from fsbm.predictor.pricing import Pricer
 
@@ -67,7 +67,7 @@ class Calibration:
 
 
 def _candidate(profile: dict[str, Any], pricer: Pricer, table_id: int | None, calibration: Calibration,
-               outside: float, cache_bytes: int, start: str, scales: dict[str, float]) -> dict[str, Any]:
+               outside: float, cache_bytes: int, start: str, scales: CpuScales) -> dict[str, Any]:
     table = pricer.table
     fs: FsTime = price_workload(profile, pricer, cache_bytes=cache_bytes, start=start, cpu_scales=scales)
     key = calibration_key(table)
@@ -121,7 +121,7 @@ def predict(profile: dict[str, Any], tables: list[tuple[int | None, Pricer]], *,
         raise UsageError("a measured runtime needs the candidate it was measured on (--traced-on)")
     calibration = calibration or Calibration(None)
     on_traced = None  # the modelled CPU seconds of its filesystem calls where it was traced
-    scales: dict[str, float] = {}  # outside.cpu_scales: known only where it was traced
+    scales = CpuScales()  # outside.cpu_scales: known only where it was traced
     if traced_on is not None:
         traced = next((pricer for _, pricer in tables if pricer.table.candidate == traced_on), None)
         if traced is None:
@@ -140,7 +140,8 @@ def predict(profile: dict[str, Any], tables: list[tuple[int | None, Pricer]], *,
                for table_id, pricer in tables]
     doc: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION, "kind": "prediction", "workload": profile.get("source"),
-        "scope": profile.get("scope"), "cache_bytes": cache_bytes, "start": start, "cpu_scales": scales,
+        "scope": profile.get("scope"), "cache_bytes": cache_bytes, "start": start, "cpu_scales": scales.factors,
+        "traced_cpu_ns": scales.traced_ns,
         "calibration_id": calibration.document_id, "validated": calibration.measured,
         "calibrated": bool(calibration.body and calibration.body.get("adopted")),
         "outside_features": features, "traced_on": traced_on, "absolute": features is not None,

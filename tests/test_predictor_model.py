@@ -420,11 +420,14 @@ def test_the_cpu_in_the_calls_is_fsbenchs_carried_through_every_price_and_bounde
 def test_calls_cpu_measured_where_traced_moves_cpu_from_outside_into_each_groups_calls() -> None:
     """outside.cpu_scales: a cold replay on the traced filesystem measured the syncs' CPU at
     1.6 times fsbench's CPU prices and every other group's as priced.  There, the prediction
-    is what it was (the excess moves from outside into the syncs); on another candidate each
-    sync's CPU part is taken 1.6 times, its wait for the device as it was, and no other price
-    moves.  Bounded; a warm prediction, and a recording without the replay, keep fsbench's
-    prices."""
+    is what it was (the excess moves from outside into the syncs); on a candidate whose CPU
+    prices are lower each sync's CPU part is taken 1.6 times, its wait for the device as it
+    was, and no other price moves; on one whose prices are three times the traced one's the
+    syncs gain the excess they had where traced, not 0.6 times their own CPU
+    (model.CpuScales).  Bounded; a warm prediction, and a recording without the replay,
+    keep fsbench's prices."""
     traced, other = Pricer(table_with_cpu("ext4")), Pricer(table_with_cpu("xfs", scale=0.5))
+    dearer = Pricer(table_with_cpu("btrfs", scale=3.0))
     workload = profile(reads=1000, fsyncs=20)
     workload["trace_time"] = {"known": True}
     workload["recording"] = {"user_cpu_ns": 1, "untraced_user_cpu_ns": 10**8, "untraced_system_cpu_ns": 10**9}
@@ -432,13 +435,13 @@ def test_calls_cpu_measured_where_traced_moves_cpu_from_outside_into_each_groups
     priced = price_workload(workload, traced, cache_bytes=cache)
     priced_by_group = {g: sum(line.cpu_ns for line in priced.lines if line.group == g) for g in GROUPS}
     priced_outside = outside_seconds(outside_features(workload, calls_cpu_seconds(workload, traced, cache_bytes=cache)))
-    assert set(cpu_scales(workload, traced, cache_bytes=cache).values()) == {1.0}
+    assert set(cpu_scales(workload, traced, cache_bytes=cache).factors.values()) == {1.0}
 
     measured = {**priced_by_group, "sync": 1.6 * priced_by_group["sync"]}
     workload["recording"].update({CALLS_CPU_FIELDS[g]: round(ns) for g, ns in measured.items()})
     scales = cpu_scales(workload, traced, cache_bytes=cache)
-    assert scales["sync"] == pytest.approx(1.6, rel=1e-6)
-    assert all(scales[g] == pytest.approx(1.0, rel=1e-6) for g in ("metadata", "read", "write"))
+    assert scales.factors["sync"] == pytest.approx(1.6, rel=1e-6)
+    assert all(scales.factors[g] == pytest.approx(1.0, rel=1e-6) for g in ("metadata", "read", "write"))
     spent = calls_cpu_seconds(workload, traced, cache_bytes=cache)
     assert spent == pytest.approx(sum(measured.values()) / 1e9)
     outside = outside_seconds(outside_features(workload, spent))
@@ -453,12 +456,18 @@ def test_calls_cpu_measured_where_traced_moves_cpu_from_outside_into_each_groups
             assert s_line.price.ns - s_line.price.cpu_ns == pytest.approx(wait, abs=1e-3)
     assert outside + price_workload(workload, traced, cache_bytes=cache, cpu_scales=scales).total_ns / 1e9 == \
         pytest.approx(priced_outside + priced.total_ns / 1e9)
+    plain = price_workload(workload, dearer, cache_bytes=cache).by_group(cpu=True)
+    scaled = price_workload(workload, dearer, cache_bytes=cache, cpu_scales=scales).by_group(cpu=True)
+    assert plain["sync"] == pytest.approx(3 * priced_by_group["sync"], rel=1e-6)
+    assert scaled["sync"] - plain["sync"] == pytest.approx(0.6 * priced_by_group["sync"], rel=1e-6)
+    assert all(scaled[g] == pytest.approx(plain[g], rel=1e-6) for g in ("metadata", "read", "write"))
+    assert scales.traced_ns == pytest.approx(priced_by_group)
 
     workload["recording"][CALLS_CPU_FIELDS["sync"]] = int(10 * priced_by_group["sync"])
-    assert cpu_scales(workload, traced, cache_bytes=cache)["sync"] == CPU_SCALE_BOUNDS[1]
+    assert cpu_scales(workload, traced, cache_bytes=cache).factors["sync"] == CPU_SCALE_BOUNDS[1]
     workload["recording"][CALLS_CPU_FIELDS["sync"]] = 0
-    assert cpu_scales(workload, traced, cache_bytes=cache)["sync"] == CPU_SCALE_BOUNDS[0]
-    assert set(cpu_scales(workload, traced, cache_bytes=cache, start="warm").values()) == {1.0}
+    assert cpu_scales(workload, traced, cache_bytes=cache).factors["sync"] == CPU_SCALE_BOUNDS[0]
+    assert set(cpu_scales(workload, traced, cache_bytes=cache, start="warm").factors.values()) == {1.0}
 
 
 def test_hit_fraction_reads_the_reuse_curve_at_the_cache_size() -> None:
