@@ -295,6 +295,7 @@ def trace_record(
 ) -> None:
     """Run a command under strace: fsbm trace record -o LOG -- CMD [ARGS...]."""
     from fsbm.traces.record import (CALLS_CPU_FIELDS, MISMATCHED_SHARE_KEPT, OUTSIDE_WAIT_FIELD,
+                                    UNTRACED_CALLS_CPU_SYNCS_SKIPPED, UNTRACED_NOSYNC_FIELDS,
                                     UNTRACED_WARM_SYNCS_SKIPPED, record)
 
     if scope is not None and not scope.is_dir():
@@ -315,9 +316,16 @@ def trace_record(
         errors.print(f"[yellow]{recording.facts['calls_cpu_replays_dropped']} replays measuring the calls' CPU had more "
                      f"than {MISMATCHED_SHARE_KEPT:.1%} of their calls end otherwise than traced; they are left out[/]")
     if recording.facts.get("calls_cpu_replays"):
-        groups = ", ".join(f"{group} {recording.facts[name] / 1e6:.1f}" for group, name in CALLS_CPU_FIELDS.items())
-        console.print(f"CPU time of its calls in the scope, replayed cold, in ms: {groups} "
-                      f"(median of {recording.facts['calls_cpu_replays']} replays)")
+        skipped = recording.facts.get(UNTRACED_CALLS_CPU_SYNCS_SKIPPED)
+        groups = ", ".join(f"{group} {recording.facts[name] / 1e6:.1f}" for group, name in CALLS_CPU_FIELDS.items()
+                           if not (skipped and group == "sync"))
+        console.print(f"CPU time of its calls in the scope, replayed cold{', syncs skipped' if skipped else ''}, in "
+                      f"ms: {groups} (median of {recording.facts['calls_cpu_replays']} replays)")
+    if UNTRACED_NOSYNC_FIELDS[0] in recording.facts:
+        facts = recording.facts
+        with_syncs = (facts["untraced_user_cpu_ns"] + facts["untraced_system_cpu_ns"]) / 1e6
+        without = (facts[UNTRACED_NOSYNC_FIELDS[0]] + facts[UNTRACED_NOSYNC_FIELDS[1]]) / 1e6
+        console.print(f"CPU time of its cold runs: {with_syncs:.1f} ms, {without:.1f} ms with its syncs skipped")
     elif "calls_cpu_replays" in recording.facts:
         errors.print("[yellow]no replay ran its calls as traced: the predictor prices the calls' CPU time[/]")
     if recording.returncode != 0:

@@ -27,7 +27,8 @@ from fsbm.predictor.cost_table import CostTable
 from fsbm.predictor.judge import largest_departure
 from fsbm.predictor.suite import Inputs, build_corpus, programs
 from fsbm.predictor.validate import Target, measure_rounds, table_boundaries, targets_json, trace_program
-from fsbm.traces.record import CALLS_CPU_MISMATCHES, MISMATCHED_SHARE_KEPT, clean_replays
+from fsbm.traces.record import (CALLS_CPU_MISMATCHES, CALLS_CPU_SYNCS_SKIPPED, MISMATCHED_SHARE_KEPT,
+                                NOSYNC_CPU_FIELDS, clean_replays)
 
 IMAGE_BYTES = 2 << 30
 
@@ -187,6 +188,17 @@ def _outside_section(doc: dict[str, Any], rows: Any) -> list[str]:
                   f"(more than {MISMATCHED_SHARE_KEPT:.1%} of their calls, or any where the calls were not counted): "
                   f"{len(measuring) - len(clean_replays(measuring))}."]
     return lines
+
+
+def _verdicts_runs(records: list[dict]) -> str:
+    """Which runs the verdict's CPU time came from, and which replays its calls' CPU: those
+    that skipped their syncs (predictor/outside.py says why) where every round's did."""
+    recordings = [r for r in records if r["kind"] == "recording"]
+    if recordings and all(r.get(CALLS_CPU_SYNCS_SKIPPED) and NOSYNC_CPU_FIELDS[0] in r for r in recordings):
+        return ("the cold runs made with their syncs skipped, less their calls' CPU as a cold replay on the traced "
+                "filesystem that skipped them too measured it by group; the syncs' CPU is what skipping them saved "
+                "the cold runs")
+    return "the cold runs, less their calls' CPU as a cold replay on the traced filesystem measured it by group"
 
 
 def _case_means(tables: list[dict]) -> dict[tuple, list[float]]:
@@ -366,9 +378,9 @@ def markdown(doc: dict[str, Any], judged: Any) -> str:
               "`fsbm predict` uses. The time outside the filesystem starts from the CPU time of untraced runs "
               f"on {doc['traced_on']}: made in every round, beside the runs judged (the verdict's), or once, with "
               "the trace, before the rounds. The difference between the two is this machine's drift, not the "
-              "model's error. In the rounds, the verdict takes the cold runs, less their calls' CPU as a cold "
-              "replay on the traced filesystem measured it by group (each group's CPU prices on every target scaled "
-              "to match), as `fsbm predict` does for a recording made with `--replay-in`; *calls' CPU priced* takes "
+              "model's error. In the rounds, the verdict takes " + _verdicts_runs(doc["records"]) + " (each "
+              "group's CPU prices on every target scaled to match), as `fsbm predict` does for a recording made "
+              "with `--replay-in`; *calls' CPU priced* takes "
               "the same runs less the calls' CPU fsbench prices (the verdict's source until 2026-11-25); *all-warm "
               "runs* takes the runs beside them that start with every file read in, their calls' CPU priced warm "
               "(the verdict's source until 2026-11-24).", "",

@@ -20,10 +20,12 @@ def fsreplay_binary() -> Path:
 
 
 def run_replay(plan: Path, target: Path, *, mode: str = "serial", cold: bool = False, cpu_per_op: bool = False,
-               on_progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+               on_progress: Callable[[int, int], None] | None = None,
+               env: dict[str, str] | None = None) -> dict[str, Any]:
     """Replay `plan` beneath `target` (which must be empty: the plan's tree is built there).
     `cpu_per_op`: also the CPU time of each kind of operation, at the cost of two system
-    calls an operation (fsreplay --cpu-per-op)."""
+    calls an operation (fsreplay --cpu-per-op).  `env`: fsreplay's environment, if not this
+    process's (traces/nosync.py preloads a library that skips the syncs)."""
     check_target(target)
     binary = fsreplay_binary()
 
@@ -32,7 +34,7 @@ def run_replay(plan: Path, target: Path, *, mode: str = "serial", cold: bool = F
         command = [str(binary), "--plan", str(plan), "--target", str(target), "--mode", mode,
                    "--output", str(out_path), *(["--cold"] if cold else []), *(["--cpu-per-op"] if cpu_per_op else [])]
         returncode, stderr = run_with_progress(lambda fd: [*command, "--progress-fd", str(fd)],
-                                                 count_progress(on_progress))
+                                                 count_progress(on_progress), env=env)
         return load_result("fsreplay", returncode, stderr, out_path)
 
 

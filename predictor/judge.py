@@ -25,9 +25,10 @@ from fsbm.predictor.model import GROUPS, price_workload
 from fsbm.predictor.outside import calls_cpu_seconds, cpu_scales, outside_features
 from fsbm.predictor.pricing import Pricer
 from fsbm.traces.outside_files import bounded_wait_ns
-from fsbm.traces.record import (CALLS_CPU_FIELDS, CALLS_CPU_NAMES, OUTSIDE_WAIT_FIELD, UNTRACED_WARM_FIELDS,
-                                UNTRACED_WARM_SYNCS_SKIPPED, WARM_CPU_FIELDS, WARM_SYNCS_SKIPPED, clean_replays,
-                                median_cpu, untraced_medians)
+from fsbm.traces.record import (CALLS_CPU_FIELDS, CALLS_CPU_NAMES, CALLS_CPU_SYNCS_SKIPPED, NOSYNC_CPU_FIELDS,
+                                OUTSIDE_WAIT_FIELD, UNTRACED_CALLS_CPU_SYNCS_SKIPPED, UNTRACED_NOSYNC_FIELDS,
+                                UNTRACED_WARM_FIELDS, UNTRACED_WARM_SYNCS_SKIPPED, WARM_CPU_FIELDS, WARM_SYNCS_SKIPPED,
+                                clean_replays, median_cpu, untraced_medians)
 
 TARGETS = {"median_abs_error": 0.10, "median_ratio_error": 0.10, "max_error": 0.25, "rank_gap": 0.15}
 
@@ -121,10 +122,13 @@ def _round_recordings(records: list[dict]) -> dict[str, dict[str, int]]:
         if all(name in r for r in runs for name in WARM_CPU_FIELDS):
             out[program].update(zip(UNTRACED_WARM_FIELDS, median_cpu(runs, *WARM_CPU_FIELDS)))
             out[program][UNTRACED_WARM_SYNCS_SKIPPED] = all(r.get(WARM_SYNCS_SKIPPED, False) for r in runs)
+        if all(name in r for r in runs for name in NOSYNC_CPU_FIELDS):
+            out[program].update(zip(UNTRACED_NOSYNC_FIELDS, median_cpu(runs, *NOSYNC_CPU_FIELDS)))
         clean = clean_replays(runs)
         if clean and all(name in r for r in runs for name in CALLS_CPU_NAMES.values()):
             out[program].update({CALLS_CPU_FIELDS[group]: int(statistics.median(r[name] for r in clean))
                                  for group, name in CALLS_CPU_NAMES.items()})
+            out[program][UNTRACED_CALLS_CPU_SYNCS_SKIPPED] = all(r.get(CALLS_CPU_SYNCS_SKIPPED, False) for r in clean)
         if all("outside_wait_ns" in r for r in runs):
             reads = [r["outside_read_ns"] for r in runs] if all("outside_read_ns" in r for r in runs) else []
             out[program][OUTSIDE_WAIT_FIELD] = bounded_wait_ns([r["outside_wait_ns"] for r in runs], reads)

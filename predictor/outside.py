@@ -57,6 +57,23 @@ A cold run also waits for the files it reads from outside the workload (its exec
 libraries, headers): `fsbm trace record --cold` measures that wait (traces/outside_files.py)
 and a cold prediction adds it as it is; a warm one, and a recording without it, add nothing.
 
+Where the syncs were measured, from the runs, not the replay: a cold run spends CPU time
+on its syncs that no bracket around them holds.  Replayed cold on ext4 (2026-11-25), sqlite's
+calls took 0.19-0.23 s of CPU with their 1204 syncs and 0.13 s with them skipped, a
+difference of 0.10 s where the brackets around the syncs held 0.05 s; sqlite itself took
+0.275 s cold, 0.171 s with its syncs skipped, and 0.142 s on tmpfs either way.  The rest is
+work the syncs cause beside themselves (writes find their pages clean again and dirty them
+anew; interrupts land on the caller), and the bracketed replay left it outside the
+filesystem, on every candidate: sqlite on tmpfs came out at +26 to +32% over validation runs
+22-24, its outside time 0.095-0.114 s where tmpfs's runs showed 0.05-0.08.  So `fsbm trace
+record --replay-in` also makes cold runs with their syncs skipped, and replays that skip
+them: the time outside starts from those runs' CPU time less those replays' calls', with
+no sync in either, and the syncs' CPU is what skipping them saved the cold runs, which
+their group's scale carries to each candidate (model.CpuScales: none on tmpfs, the excess
+once on btrfs).  That scale is not bounded: CPU_SCALE_BOUNDS guard against a replay gone
+wrong, and no replay measures it.  A recording without libeatmydata keeps the bracketed
+replay's syncs and the cold runs' CPU time, as before.
+
 Without the traced filesystem's costs, the time outside is the user time plus the traced
 time of calls on other filesystems, less the per-call inflation measured in the same trace:
 the older form, which the inflation's noise makes poor for programs with many such calls.
@@ -70,10 +87,12 @@ from typing import Any
 from fsbm.errors import UsageError
 from fsbm.predictor.model import CpuScales, FsTime, price_workload
 from fsbm.predictor.pricing import Pricer
-from fsbm.traces.record import (CALLS_CPU_FIELDS, OUTSIDE_WAIT_FIELD, UNTRACED_WARM_FIELDS,
-                                UNTRACED_WARM_SYNCS_SKIPPED)
+from fsbm.traces.record import (CALLS_CPU_FIELDS, OUTSIDE_WAIT_FIELD, UNTRACED_CALLS_CPU_SYNCS_SKIPPED,
+                                UNTRACED_NOSYNC_FIELDS, UNTRACED_WARM_FIELDS, UNTRACED_WARM_SYNCS_SKIPPED)
 
 WARM_USER, WARM_SYSTEM = UNTRACED_WARM_FIELDS
+NOSYNC_USER, NOSYNC_SYSTEM = UNTRACED_NOSYNC_FIELDS
+COLD_USER, COLD_SYSTEM = "untraced_user_cpu_ns", "untraced_system_cpu_ns"
 EVERYTHING_CACHED = 1 << 62  # a page cache that holds any workload
 
 
@@ -91,21 +110,51 @@ def _warm_runs(profile: dict[str, Any], start: str) -> bool:
 CPU_SCALE_BOUNDS = (0.5, 2.0)
 
 
+def _without_syncs(profile: dict[str, Any], start: str) -> bool:
+    """Whether a cold prediction's CPU time comes from the cold runs made with their syncs
+    skipped: where the recording has them, and replays that measured the calls' CPU skipping
+    the syncs too (module docstring)."""
+    recording = profile.get("recording") or {}
+    needed = (NOSYNC_USER, NOSYNC_SYSTEM, COLD_USER, COLD_SYSTEM, *CALLS_CPU_FIELDS.values())
+    return (start == "cold" and bool(recording.get(UNTRACED_CALLS_CPU_SYNCS_SKIPPED))
+            and all(name in recording for name in needed))
+
+
+def _syncs_skipped(profile: dict[str, Any], start: str) -> bool:
+    """Whether the runs a `start` prediction's CPU time comes from skipped their syncs."""
+    if _warm_runs(profile, start):
+        return bool((profile.get("recording") or {}).get(UNTRACED_WARM_SYNCS_SKIPPED))
+    return _without_syncs(profile, start)
+
+
 def _measured(profile: dict[str, Any], start: str) -> dict[str, int] | None:
-    """The calls' CPU time measured by replay, by group; None for a warm prediction or where
-    the recording has none."""
+    """The calls' CPU time measured, by group: by replay, and the syncs', where the replays
+    skipped them, as what skipping them saved the cold runs; None for a warm prediction or
+    where the recording has none."""
     recording = profile.get("recording") or {}
     if start != "cold" or not all(name in recording for name in CALLS_CPU_FIELDS.values()):
         return None
-    return {group: recording[name] for group, name in CALLS_CPU_FIELDS.items()}
+    measured = {group: recording[name] for group, name in CALLS_CPU_FIELDS.items()}
+    if _without_syncs(profile, start):
+        saved = recording[COLD_USER] + recording[COLD_SYSTEM] - recording[NOSYNC_USER] - recording[NOSYNC_SYSTEM]
+        measured["sync"] = max(saved, 0)
+    return measured
 
 
-def _scales(measured: dict[str, int] | None, priced: FsTime) -> dict[str, float]:
-    """Per group, measured / priced CPU, bounded; 1 where either is unknown or nothing is priced."""
+def _scales(measured: dict[str, int] | None, priced: FsTime, sync_from_runs: bool = False) -> dict[str, float]:
+    """Per group, measured / priced CPU, bounded (but the syncs' where the runs measured it,
+    `sync_from_runs`: CPU_SCALE_BOUNDS guard against a replay gone wrong, and no replay
+    measured it); 1 where either is unknown or nothing is priced."""
     low, high = CPU_SCALE_BOUNDS
-    priced_ns = priced.by_group(cpu=True)
-    return {group: min(max(measured[group] / ns, low), high) if measured and ns > 0 else 1.0
-            for group, ns in priced_ns.items()}
+    out = {}
+    for group, ns in priced.by_group(cpu=True).items():
+        if not measured or ns <= 0:
+            out[group] = 1.0
+        elif group == "sync" and sync_from_runs:
+            out[group] = measured[group] / ns
+        else:
+            out[group] = min(max(measured[group] / ns, low), high)
+    return out
 
 
 def cpu_scales(profile: dict[str, Any], traced: Pricer, *, cache_bytes: int, start: str = "cold") -> CpuScales:
@@ -115,24 +164,26 @@ def cpu_scales(profile: dict[str, Any], traced: Pricer, *, cache_bytes: int, sta
     there.  price_workload takes every candidate's CPU prices of a group by it (module
     docstring; model.CpuScales says how)."""
     priced = price_workload(profile, traced, cache_bytes=cache_bytes, start=start)
-    return CpuScales(_scales(_measured(profile, start), priced), priced.by_group(cpu=True))
+    return CpuScales(_scales(_measured(profile, start), priced, _without_syncs(profile, start)),
+                     priced.by_group(cpu=True))
 
 
 def calls_cpu_seconds(profile: dict[str, Any], traced: Pricer, *, cache_bytes: int, start: str = "cold") -> float:
     """The CPU time the profile's filesystem calls take on the filesystem it was traced on
     (`traced`'s cost table), priced as the runs its CPU time comes from ran (module
     docstring): from a `start` cache of `cache_bytes`, each group at cpu_scales times
-    fsbench's CPU prices; or, from the all-warm runs, with every file cached and without its
-    syncs where those runs skipped them (traces/nosync.py).  What outside_features takes
+    fsbench's CPU prices; or, from the all-warm runs, with every file cached; either without
+    its syncs where those runs skipped them (traces/nosync.py).  What outside_features takes
     from the CPU time of the runs."""
     if _warm_runs(profile, start):
-        lines = price_workload(profile, traced, cache_bytes=EVERYTHING_CACHED, start="warm").lines
-        if (profile.get("recording") or {}).get(UNTRACED_WARM_SYNCS_SKIPPED):
-            lines = [line for line in lines if line.group != "sync"]
-        return sum(line.cpu_ns for line in lines) / 1e9
-    priced = price_workload(profile, traced, cache_bytes=cache_bytes, start=start)
-    scales = _scales(_measured(profile, start), priced)
-    return sum(line.cpu_ns * scales[line.group] for line in priced.lines) / 1e9
+        priced = price_workload(profile, traced, cache_bytes=EVERYTHING_CACHED, start="warm")
+        scales: dict[str, float] = {}  # fsbench's prices
+    else:
+        priced = price_workload(profile, traced, cache_bytes=cache_bytes, start=start)
+        scales = _scales(_measured(profile, start), priced, _without_syncs(profile, start))
+    skipped = _syncs_skipped(profile, start)
+    return sum(line.cpu_ns * scales.get(line.group, 1.0) for line in priced.lines
+               if not (skipped and line.group == "sync")) / 1e9
 
 
 def outside_features(profile: dict[str, Any], traced_cpu_s: float | None = None,
@@ -151,9 +202,11 @@ def outside_features(profile: dict[str, Any], traced_cpu_s: float | None = None,
                               "or use the relative form (--measured SECONDS --traced-on CANDIDATE)")
     if _warm_runs(profile, start):
         user, system = recording[WARM_USER], recording[WARM_SYSTEM]
+    elif _without_syncs(profile, start):
+        user, system = recording[NOSYNC_USER], recording[NOSYNC_SYSTEM]
     else:
-        user = recording.get("untraced_user_cpu_ns", recording["user_cpu_ns"])
-        system = recording.get("untraced_system_cpu_ns")
+        user = recording.get(COLD_USER, recording["user_cpu_ns"])
+        system = recording.get(COLD_SYSTEM)
     # A warm run finds the files outside the workload cached too: it does not wait for them.
     wait = {"outside_wait_s": 0.0 if start == "warm" else recording.get(OUTSIDE_WAIT_FIELD, 0) / 1e9}
     if traced_cpu_s is not None and system is not None and _measured(profile, start):

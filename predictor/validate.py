@@ -29,7 +29,8 @@ from fsbm.microbench.replay import mismatches, run_replay
 from fsbm.predictor.suite import Inputs, Program, clean, run_command
 from fsbm.traces.ingest import ingest, read_events
 from fsbm.traces.outside_files import UsedFiles
-from fsbm.traces.record import UNTRACED_FIELDS, measure_untraced, outside_wait_pair, record, replay_calls_cpu
+from fsbm.traces.record import (NOSYNC_CPU_FIELDS, UNTRACED_FIELDS, UNTRACED_NOSYNC_FIELDS, measure_untraced,
+                                measure_without_syncs, outside_wait_pair, record, replay_calls_cpu)
 from fsbm.traces.replay_plan import write_plan
 
 Progress = Callable[[str], None]
@@ -160,19 +161,24 @@ def table_boundaries(rounds: int, repeats: int) -> list[int]:
 
 def record_cpu(program: Program, target: Target, inputs: Inputs, traced: Traced, round_index: int) -> dict[str, int]:
     """One untraced cold run under fsrusage, one pair for the wait for the files outside the
-    workload (record.outside_wait_pair, which goes first alternating by round) and one
-    replay that measures its calls' CPU time (record.replay_calls_cpu), as `fsbm trace
-    record --untraced-runs --cold --replay-in` makes them: the CPU time, the pair's
-    difference (outside_wait_ns) and cold read time (outside_read_ns), and the calls' CPU by
-    group, that the predictor takes the time outside the filesystem from."""
+    workload (record.outside_wait_pair, which goes first alternating by round), one cold
+    run with its syncs skipped (record.measure_without_syncs) and one replay that measures
+    its calls' CPU time, skipping its syncs where that run did (record.replay_calls_cpu), as
+    `fsbm trace record --untraced-runs --cold --replay-in` makes them: the CPU time, the
+    pair's difference (outside_wait_ns) and cold read time (outside_read_ns), the CPU time
+    without syncs, and the calls' CPU by group, that the predictor takes the time outside
+    the filesystem from."""
     work = stage(program, target, inputs)
     cold = partial(start_cold, work, program)
     facts = measure_untraced(program.command, 1, cwd=work, quiet=True, before_each=cold)
+    status = facts["untraced_exit_status"]
     pair = outside_wait_pair(program.command, traced.used, cwd=work, quiet=True, before_each=cold,
-                             outside_first=round_index % 2 == 1, expected_status=facts["untraced_exit_status"])
+                             outside_first=round_index % 2 == 1, expected_status=status)
+    nosync = measure_without_syncs(program.command, 1, cwd=work, quiet=True, before_each=cold, expected_status=status)
     clean(work, program)
-    return {**{name: facts[f"untraced_{name}"] for name in UNTRACED_FIELDS}, **pair,
-            **replay_calls_cpu(traced.plan, replays_directory(target))}
+    nosync_fields = dict(zip(NOSYNC_CPU_FIELDS, (nosync[name] for name in UNTRACED_NOSYNC_FIELDS))) if nosync else {}
+    return {**{name: facts[f"untraced_{name}"] for name in UNTRACED_FIELDS}, **pair, **nosync_fields,
+            **replay_calls_cpu(traced.plan, replays_directory(target), without_syncs=bool(nosync))}
 
 
 def measure_rounds(programs: list[Program], targets: list[Target], inputs: Inputs, traced: dict[str, Traced], *,

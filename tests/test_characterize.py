@@ -462,3 +462,21 @@ def test_the_sequence_kernel_agrees_with_a_plain_walk(tmp_path: Path, log: str) 
     assert acc.gap.tolist() == [e[4] for e in expected]
     assert acc.runs == run_count
     assert acc.interleaved.tolist() == interleaved and 0 < sum(interleaved) < len(interleaved)
+
+
+def test_a_profiles_recording_adds_its_logs_times_and_keeps_a_flag_only_where_every_log_set_it() -> None:
+    """characterizer.partial.recording_totals: a trace of several logs adds their CPU times,
+    the runs without syncs' among them, only where every log has them (a total missing one
+    program's would look whole), and says the syncs were skipped only where every log's
+    runs skipped them: the predictor then leaves the syncs' CPU out of what it subtracts."""
+    from fsbm.characterizer.partial import recording_totals
+
+    base = {"user_cpu_ns": 10, "system_cpu_ns": 5, "wall_ns": 20, "traced_wall_ns": 30}
+    first = {**base, "untraced_nosync_user_cpu_ns": 3, "untraced_nosync_system_cpu_ns": 4,
+             "untraced_calls_cpu_syncs_skipped": True, "untraced_warm_syncs_skipped": True}
+    second = {**first, "untraced_warm_syncs_skipped": False}
+    totals = recording_totals([first, second])
+    assert (totals["untraced_nosync_user_cpu_ns"], totals["untraced_nosync_system_cpu_ns"]) == (6, 8)
+    assert totals["untraced_calls_cpu_syncs_skipped"] is True and totals["untraced_warm_syncs_skipped"] is False
+    partial = recording_totals([first, base])
+    assert "untraced_nosync_user_cpu_ns" not in partial and "untraced_calls_cpu_syncs_skipped" not in partial

@@ -16,7 +16,9 @@ from fsbm.characterizer.characterize import characterize_files
 from fsbm.errors import FsbmError
 from fsbm.predictor.cost_table import CostTable
 from fsbm.predictor.judge import CPU_BEFORE, CPU_IN_ROUNDS, CPU_IN_ROUNDS_PRICED, CPU_IN_ROUNDS_WARM, features
+from fsbm.predictor.model import price_workload
 from fsbm.predictor.outside import outside_features
+from fsbm.predictor.pricing import Pricer
 from fsbm.traces.outside_files import UsedFiles, bounded_wait_ns
 from fsbm.store import ResultsStore
 from fsbm.traces.ingest import ingest, read_events
@@ -248,8 +250,12 @@ def test_predict_ranks_candidates_from_real_cost_tables(tmp_path: Path, ext4_fs,
     assert "CPU time of its calls in the scope, replayed cold" in done.stdout and not any(replays.iterdir())
     facts = json.loads(Path(f"{log}.recording.json").read_text())
     calls_cpu = {group: facts[f"untraced_calls_cpu_{group}_ns"] for group in ("metadata", "read", "write", "sync")}
-    assert all(ns > 0 for ns in calls_cpu.values()) and sum(calls_cpu.values()) < 10**9
+    assert all(calls_cpu[g] > 0 for g in ("metadata", "read", "write")) and sum(calls_cpu.values()) < 10**9
     assert facts["calls_cpu_replays"] == 1 and facts["calls_cpu_replays_dropped"] == 0
+    # Beside the cold runs, cold runs with their syncs skipped; the measuring replays skipped them too.
+    assert facts["untraced_calls_cpu_syncs_skipped"] is True
+    assert facts["untraced_nosync_user_cpu_ns"] + facts["untraced_nosync_system_cpu_ns"] > 0
+    assert "with its syncs skipped" in done.stdout
     out = tmp_path / "prediction.json"
     done = run_fsbm("predict", str(log), "--candidates", f"{ext4_fs.name},{tmpfs_fs.name}", "--json", str(out),
                     "--measured", "0.05", "--traced-on", ext4_fs.name)
@@ -267,7 +273,9 @@ def test_predict_ranks_candidates_from_real_cost_tables(tmp_path: Path, ext4_fs,
     assert 0 <= wait <= by_name[tmpfs_fs.name]["outside_s"]
     assert 0.5 <= doc["ranking"]["confidence"] <= 1.0
     # Each group's CPU prices scaled by its calls' CPU measured by the replays on ext4.
-    assert set(doc["cpu_scales"]) == set(calls_cpu) and all(0.5 <= k <= 2.0 for k in doc["cpu_scales"].values())
+    assert set(doc["cpu_scales"]) == set(calls_cpu) and doc["cpu_scales"]["sync"] >= 0
+    assert all(0.5 <= doc["cpu_scales"][g] <= 2.0 for g in ("metadata", "read", "write"))
+    assert set(doc["traced_cpu_ns"]) == set(calls_cpu)
     assert any(k != 1.0 for k in doc["cpu_scales"].values())
     assert by_name[ext4_fs.name]["relative_s"] == 0.05
     assert by_name[tmpfs_fs.name]["relative_s"] < 0.05
@@ -383,7 +391,9 @@ def test_validate_measures_programs_judges_them_and_calibrates(tmp_path: Path, f
         assert all(r[f"calls_cpu_{g}_ns"] >= 0 for r in recordings for g in groups)
         # The recording before the rounds measured its calls' CPU too (--replay-in), as its profile keeps it.
         assert all(f"untraced_calls_cpu_{g}_ns" in p["profile"]["recording"] for p in measured["programs"] for g in groups)
-        assert all(r["calls_cpu_sync_ns"] > 0 for r in recordings if r["program"] == "sqlite")
+        # Each round's recording also ran cold with the syncs skipped, and its measuring replay skipped them.
+        assert all(r["calls_cpu_syncs_skipped"] is True for r in recordings)
+        assert all(r["nosync_user_cpu_ns"] + r["nosync_system_cpu_ns"] > 0 for r in recordings)
         # Each target's cost table measured (once here: a quick fsbench of a disk filesystem is
         # a minute, and where repeated tables go is test_cost_tables_are_measured_spread_over_
         # the_rounds), judged as the per-case median of its measurements, and kept in the store.
@@ -404,15 +414,20 @@ def test_validate_measures_programs_judges_them_and_calibrates(tmp_path: Path, f
         sqlite_rows = verdict[verdict["program"] == "sqlite"]
         scales = sqlite_rows["cpu_scales"].iloc[0]
         assert all(s == scales for s in sqlite_rows["cpu_scales"]) and set(scales) == set(groups)
-        assert all(0.5 <= k <= 2.0 for k in scales.values()) and scales["sync"] != 1.0
+        assert all(0.5 <= scales[g] <= 2.0 for g in ("metadata", "read", "write")) and scales["sync"] >= 0
         priced = features(measured, 1 << 30, CPU_IN_ROUNDS_PRICED)
         assert all(set(s.values()) == {1.0} for s in priced["cpu_scales"])
-        # Its time outside is the rounds' whole CPU time less its calls' so priced, where the
-        # measurement was taken whole (no group's scale at a bound).
+        # Its time outside is the CPU time of the rounds' runs without syncs less its calls' so
+        # priced (none of them syncs), where the measurement was taken whole (no group's scale
+        # at a bound); the syncs' scale is what skipping them saved the cold runs.
         sqlite_runs = [r for r in recordings if r["program"] == "sqlite"]
-        whole = sum(median_cpu(sqlite_runs, "user_cpu_ns", "system_cpu_ns"))  # the median run's
-        measured_calls = sum(statistics.median(r[f"calls_cpu_{g}_ns"] for r in sqlite_runs) for g in groups)
-        if all(0.5 < k < 2.0 for k in scales.values()):
+        whole = sum(median_cpu(sqlite_runs, "nosync_user_cpu_ns", "nosync_system_cpu_ns"))  # the median run's
+        measured_calls = sum(statistics.median(r[f"calls_cpu_{g}_ns"] for r in sqlite_runs) for g in groups[:3])
+        saved = sum(median_cpu(sqlite_runs, "user_cpu_ns", "system_cpu_ns")) - whole
+        sqlite_profile = next(p["profile"] for p in measured["programs"] if p["name"] == "sqlite")
+        traced_syncs = price_workload(sqlite_profile, Pricer(judged_table), cache_bytes=1 << 30).by_group(cpu=True)["sync"]
+        assert scales["sync"] == pytest.approx(max(saved, 0) / traced_syncs, rel=1e-3, abs=1e-9)
+        if all(0.5 < scales[g] < 2.0 for g in groups[:3]):
             outside_cpu = sqlite_rows["user_cpu_s"].iloc[0] + sqlite_rows["system_cpu_s"].iloc[0]
             assert outside_cpu == pytest.approx(max(whole - measured_calls, 0) / 1e9, abs=1e-5)
         assert "| before the rounds | raw |" in text

@@ -587,6 +587,51 @@ def test_runs_that_skipped_their_syncs_leave_the_syncs_cpu_out_of_the_subtractio
         price_workload(workload, pricer, cache_bytes=1 << 30).cpu_ns / 1e9)
 
 
+def test_cold_runs_without_their_syncs_give_the_time_outside_and_what_they_saved_is_the_syncs_cpu() -> None:
+    """outside.py: where the recording has cold runs made with their syncs skipped and the
+    measuring replays skipped them too, the time outside is those runs' CPU time less the
+    replays' calls' (no sync in either), and the syncs' CPU is what skipping them saved the
+    cold runs: on the traced filesystem the calls' and the outside CPU add up to the cold
+    runs' again.  That scale is not bounded; it moves nothing on a candidate whose syncs cost
+    no CPU (model.CpuScales) and adds the excess once on one whose syncs cost more."""
+    traced, memory = Pricer(table_with_cpu("ext4")), Pricer(table_with_cpu("tmpfs", scale=0.01))
+    dearer = Pricer(table_with_cpu("btrfs", scale=3.0))
+    workload = profile(reads=1000, fsyncs=40)
+    workload["trace_time"] = {"known": True}
+    cache = 1 << 30
+    priced = price_workload(workload, traced, cache_bytes=cache).by_group(cpu=True)
+    replayed = {**priced, "write": 1.2 * priced["write"], "sync": 0}  # the replays skipped the syncs
+    cold_cpu, nosync_cpu = 9 * 10**8, 9 * 10**8 - int(5 * priced["sync"])  # skipping them saved 5x their price
+    workload["recording"] = {"user_cpu_ns": 1, "untraced_user_cpu_ns": 10**8, "untraced_system_cpu_ns": cold_cpu - 10**8,
+                             "untraced_nosync_user_cpu_ns": 10**8, "untraced_nosync_system_cpu_ns": nosync_cpu - 10**8,
+                             **{CALLS_CPU_FIELDS[g]: round(ns) for g, ns in replayed.items()}}
+    kept_syncs = cpu_scales(workload, traced, cache_bytes=cache)  # the flag missing: the replay's syncs, bounded
+    assert kept_syncs.factors["sync"] == CPU_SCALE_BOUNDS[0]
+    workload["recording"]["untraced_calls_cpu_syncs_skipped"] = True
+    scales = cpu_scales(workload, traced, cache_bytes=cache)
+    assert scales.factors["sync"] == pytest.approx(5.0, rel=1e-4) and scales.factors["write"] == pytest.approx(1.2, rel=1e-4)
+    spent = calls_cpu_seconds(workload, traced, cache_bytes=cache)
+    assert spent == pytest.approx((sum(replayed.values())) / 1e9)  # the calls the runs without syncs made
+    features = outside_features(workload, spent)
+    outside_cpu = features["user_cpu_s"] + features["system_cpu_s"]
+    assert outside_cpu == pytest.approx(nosync_cpu / 1e9 - spent)
+    modelled = price_workload(workload, traced, cache_bytes=cache, cpu_scales=scales).by_group(cpu=True)
+    assert outside_cpu + sum(modelled.values()) / 1e9 == pytest.approx(cold_cpu / 1e9)
+    plain = price_workload(workload, memory, cache_bytes=cache).by_group(cpu=True)
+    on_memory = price_workload(workload, memory, cache_bytes=cache, cpu_scales=scales).by_group(cpu=True)
+    assert on_memory["sync"] == pytest.approx(5 * plain["sync"]) and on_memory["sync"] < 0.05 * priced["sync"] * 5
+    plain = price_workload(workload, dearer, cache_bytes=cache).by_group(cpu=True)
+    on_dearer = price_workload(workload, dearer, cache_bytes=cache, cpu_scales=scales).by_group(cpu=True)
+    assert on_dearer["sync"] - plain["sync"] == pytest.approx(4 * priced["sync"], rel=1e-6)
+    assert set(cpu_scales(workload, traced, cache_bytes=cache, start="warm").factors.values()) == {1.0}
+    # Without the replays' measurements (the calls' CPU priced), the cold runs' CPU time and every call's price.
+    priced_only = {**workload, "recording": {k: v for k, v in workload["recording"].items()
+                                             if k not in CALLS_CPU_FIELDS.values()}}
+    assert calls_cpu_seconds(priced_only, traced, cache_bytes=cache) == pytest.approx(sum(priced.values()) / 1e9)
+    features = outside_features(priced_only, calls_cpu_seconds(priced_only, traced, cache_bytes=cache))
+    assert features["user_cpu_s"] == pytest.approx(0.1)
+
+
 def test_untraced_runs_keep_the_median_runs_cpu_time_whatever_the_ticks_split() -> None:
     """The kernel splits a run's CPU time into user and system by sampling ticks: a short run's
     parts move against each other from run to run.  The times kept add up to the median

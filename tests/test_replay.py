@@ -17,7 +17,8 @@ import pytest
 from fsbm.microbench.replay import fsreplay_binary
 from fsbm.microbench.scratch import ScratchFs
 from fsbm.traces.ingest import ingest, read_events
-from fsbm.traces.record import CALLS_CPU_CALLS, CALLS_CPU_MISMATCHES, clean_replays, record, replay_calls_cpu
+from fsbm.traces.record import (CALLS_CPU_CALLS, CALLS_CPU_MISMATCHES, CALLS_CPU_SYNCS_SKIPPED, clean_replays,
+                                record, replay_calls_cpu)
 from fsbm.traces.replay_plan import build_plan, write_plan
 from fsbm.traces.schema import EVENT_SCHEMA
 from tests.conftest import run_fsbm
@@ -309,6 +310,26 @@ def test_a_measuring_replay_whose_calls_failed_is_counted_and_left_out(tmp_path:
     assert failing[CALLS_CPU_CALLS] == len(rows) + 1
     assert clean_replays([{**failing, CALLS_CPU_CALLS: 1000}, {**failing, CALLS_CPU_CALLS: 999}]) == [
         {**failing, CALLS_CPU_CALLS: 1000}]
+
+
+def test_a_measuring_replay_can_skip_the_syncs_as_the_runs_without_them_do(tmp_path: Path, ext4_fs) -> None:
+    """fsbm trace record --replay-in also replays the calls with their syncs skipped
+    (traces/nosync.py), as its cold runs without syncs ran: on a disk, 40 rewrites each made
+    durable cost their syncs' CPU time with the syncs, next to none without, and the
+    replay says which it did."""
+    rows = [("mkdir", "/inside", None, None), ("create", "/inside/kept", None, None)]
+    rows += [row for _ in range(40) for row in (("write", "/inside/kept", None, None),
+                                                 ("fsync", "/inside/kept", None, None))]
+    text, _ = build_plan(_events(rows))
+    plan = tmp_path / "syncs.plan"
+    plan.write_text(text)
+    base = ext4_fs.mount_point / "replays"
+    base.mkdir()
+    kept, skipped = (replay_calls_cpu(plan, base, without_syncs=without) for without in (False, True))
+    assert (kept[CALLS_CPU_SYNCS_SKIPPED], skipped[CALLS_CPU_SYNCS_SKIPPED]) == (False, True)
+    assert kept[CALLS_CPU_MISMATCHES] == skipped[CALLS_CPU_MISMATCHES] == 0
+    assert kept["calls_cpu_sync_ns"] > 40 * 2_000 and skipped["calls_cpu_sync_ns"] < kept["calls_cpu_sync_ns"] / 4
+    assert not any(base.iterdir())
 
 
 def test_a_directory_named_with_a_trailing_slash_replays_as_traced(tmp_path: Path) -> None:

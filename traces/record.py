@@ -108,6 +108,14 @@ UNTRACED_WARM_FIELDS = tuple(f"untraced_{name}" for name in WARM_CPU_FIELDS)  # 
 # Whether those runs had their syncs skipped (traces/nosync.py): a pair's, and as a recording keeps it.
 WARM_SYNCS_SKIPPED = "warm_syncs_skipped"
 UNTRACED_WARM_SYNCS_SKIPPED = f"untraced_{WARM_SYNCS_SKIPPED}"
+# The CPU time of cold untraced runs with their syncs skipped (measure_without_syncs), as a
+# run's facts name it and as a recording keeps it; and whether the replays measuring the
+# calls' CPU skipped theirs too.  Where both were, the time outside the filesystem starts
+# from those runs and the syncs' CPU is what skipping them saved (predictor/outside.py).
+NOSYNC_CPU_FIELDS = ("nosync_user_cpu_ns", "nosync_system_cpu_ns")
+UNTRACED_NOSYNC_FIELDS = tuple(f"untraced_{name}" for name in NOSYNC_CPU_FIELDS)
+CALLS_CPU_SYNCS_SKIPPED = "calls_cpu_syncs_skipped"
+UNTRACED_CALLS_CPU_SYNCS_SKIPPED = f"untraced_{CALLS_CPU_SYNCS_SKIPPED}"
 
 
 def median_cpu(samples: list[dict[str, Any]], user: str, system: str) -> tuple[int, int]:
@@ -230,6 +238,22 @@ def measure_outside_wait(command: list[str], runs: int, used: UsedFiles, *, cwd:
             UNTRACED_WARM_SYNCS_SKIPPED: all(p[WARM_SYNCS_SKIPPED] for p in pairs)}
 
 
+def measure_without_syncs(command: list[str], runs: int, *, cwd: Path | None = None, quiet: bool = False,
+                          before_each: Callable[[], None] | None = None, expected_status: int = 0) -> dict[str, int]:
+    """`runs` untraced runs that start as the cold ones do (`before_each`) with their syncs
+    skipped (traces/nosync.py): their median run's CPU time as untraced_nosync_*; nothing
+    where libeatmydata is missing.  Every run must exit `expected_status`, as the cold runs
+    did: a program that fails without its syncs did other work."""
+    env = environment_without_syncs()
+    if env is None or runs <= 0:
+        return {}
+    facts = measure_untraced(command, runs, cwd=cwd, quiet=quiet, before_each=before_each, env=env)
+    if facts["untraced_exit_status"] != expected_status:
+        raise FsbmError(f"{' '.join(command)} exited {facts['untraced_exit_status']} with its syncs skipped, where its "
+                        f"cold runs exited {expected_status}: the runs without syncs did other work")
+    return dict(zip(UNTRACED_NOSYNC_FIELDS, (facts["untraced_user_cpu_ns"], facts["untraced_system_cpu_ns"])))
+
+
 def check_replay_directory(replay_in: Path, scope: Path) -> None:
     """Refuse, before anything runs, a directory the calls cannot be replayed in for
     measure_calls_cpu: it must exist, be empty (nothing of the user's is touched) and be on
@@ -243,22 +267,25 @@ def check_replay_directory(replay_in: Path, scope: Path) -> None:
                          "must be measured on the filesystem they were traced on")
 
 
-def replay_calls_cpu(plan: Path, base: Path) -> dict[str, int]:
+def replay_calls_cpu(plan: Path, base: Path, *, without_syncs: bool = False) -> dict[str, int]:
     """One cold serial replay of `plan` in a fresh directory beneath `base` (removed after),
     every call bracketed by the CPU clock (fsreplay --cpu-per-op): the CPU time its calls
     took, by the predictor's group of operations, under CALLS_CPU_NAMES, and its calls that
     ended otherwise than traced (CALLS_CPU_MISMATCHES) of all it made (CALLS_CPU_CALLS).
-    Not the replays whose time is judged: the brackets' system calls lengthen the run."""
+    Not the replays whose time is judged: the brackets' system calls lengthen the run.
+    `without_syncs`: the syncs skipped, as the runs of measure_without_syncs skip them, where
+    libeatmydata is installed; CALLS_CPU_SYNCS_SKIPPED says whether they were."""
+    env = environment_without_syncs() if without_syncs else None
     directory = Path(tempfile.mkdtemp(prefix="calls-cpu-", dir=base))
     try:
-        report = run_replay(plan, directory, mode="serial", cold=True, cpu_per_op=True)
+        report = run_replay(plan, directory, mode="serial", cold=True, cpu_per_op=True, env=env)
     finally:
         shutil.rmtree(directory, ignore_errors=True)
     totals = dict.fromkeys(GROUPS, 0)
     for kind, entry in report.get("operations", {}).items():
         totals[REPLAYED_GROUP.get(kind, "metadata")] += int(entry.get("cpu_ns", 0))
     return {**{CALLS_CPU_NAMES[group]: ns for group, ns in totals.items()}, CALLS_CPU_MISMATCHES: mismatches(report),
-            CALLS_CPU_CALLS: int(report.get("operations_run", 0))}
+            CALLS_CPU_CALLS: int(report.get("operations_run", 0)), CALLS_CPU_SYNCS_SKIPPED: env is not None}
 
 
 def clean_replays(samples: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -270,12 +297,13 @@ def clean_replays(samples: list[dict[str, Any]]) -> list[dict[str, Any]]:
             if s.get(CALLS_CPU_MISMATCHES, 0) <= MISMATCHED_SHARE_KEPT * s.get(CALLS_CPU_CALLS, 0)]
 
 
-def measure_calls_cpu(log: Path, scope: Path, replay_in: Path, runs: int) -> dict[str, int]:
+def measure_calls_cpu(log: Path, scope: Path, replay_in: Path, runs: int, *,
+                      without_syncs: bool = False) -> dict[str, int]:
     """The CPU time the trace's calls in `scope` take on its filesystem, by group: the
-    median of `runs` replays (replay_calls_cpu) beneath `replay_in`, of those whose calls
-    ended as traced (clean_replays); none kept if none did, and the predictor prices the
-    calls' CPU.  Why the predictor
-    wants it: predictor/outside.py (cpu_scales)."""
+    median of `runs` replays (replay_calls_cpu, skipping the syncs if `without_syncs`)
+    beneath `replay_in`, of those whose calls ended as traced (clean_replays); none kept if
+    none did, and the predictor prices the calls' CPU.  Why the predictor wants it:
+    predictor/outside.py (cpu_scales)."""
     # Imported here: the ingester reads recordings with this module's read_recording.
     from fsbm.traces.ingest import ingest, read_events
     from fsbm.traces.replay_plan import write_plan
@@ -284,12 +312,13 @@ def measure_calls_cpu(log: Path, scope: Path, replay_in: Path, runs: int) -> dic
         events = ingest([log], Path(tmp) / "events.parquet").output
         plan = Path(tmp) / "replay.plan"
         write_plan(read_events(events), plan, scope=str(Path(scope).resolve()))
-        samples = [replay_calls_cpu(plan, replay_in) for _ in range(runs)]
+        samples = [replay_calls_cpu(plan, replay_in, without_syncs=without_syncs) for _ in range(runs)]
     clean = clean_replays(samples)
     kept: dict[str, int] = {"calls_cpu_replays": len(clean), "calls_cpu_replays_dropped": runs - len(clean)}
     if clean:
         kept.update({CALLS_CPU_FIELDS[group]: int(statistics.median(s[name] for s in clean))
                      for group, name in CALLS_CPU_NAMES.items()})
+        kept[UNTRACED_CALLS_CPU_SYNCS_SKIPPED] = all(s[CALLS_CPU_SYNCS_SKIPPED] for s in clean)
     return kept
 
 
@@ -311,8 +340,10 @@ def record(command: list[str], log: Path, *, force: bool = False, cwd: Path | No
     command untraced first (measure_untraced, with `before_each` before every run,
     the traced one included).  `cold` drops every cache after `before_each` (root); with
     untraced runs and a scope it also measures the wait for the files outside the scope
-    (measure_outside_wait), and with `replay_in` as well, the CPU time of the calls in the
-    scope, replayed cold as many times in that empty directory (measure_calls_cpu)."""
+    (measure_outside_wait), and with `replay_in` as well, as many cold runs with their syncs
+    skipped (measure_without_syncs) and the CPU time of the calls in the scope, replayed cold
+    as many times in that empty directory, skipping their syncs where those runs did
+    (measure_calls_cpu)."""
     if not command:
         raise UsageError("give the command to trace after --, e.g. fsbm trace record -o t.log -- make")
     log = Path(log)
@@ -357,7 +388,10 @@ def record(command: list[str], log: Path, *, force: bool = False, cwd: Path | No
         untraced.update(measure_outside_wait(command, untraced_runs, used, cwd=cwd, quiet=quiet,
                                              before_each=before_each, expected_status=untraced["untraced_exit_status"]))
         if replay_in is not None:
-            untraced.update(measure_calls_cpu(log, scope, replay_in, untraced_runs))
+            nosync = measure_without_syncs(command, untraced_runs, cwd=cwd, quiet=quiet, before_each=before_each,
+                                           expected_status=untraced["untraced_exit_status"])
+            untraced.update(nosync)
+            untraced.update(measure_calls_cpu(log, scope, replay_in, untraced_runs, without_syncs=bool(nosync)))
     facts.update({"command": command, "cwd": str(Path(cwd or os.getcwd()).resolve()), "traced_wall_ns": int(wall * 1e9),
                   "strace_flags": STRACE_FLAGS, "scope": str(Path(scope).resolve()) if scope else None, **untraced})
     facts_path.write_text(json.dumps(facts, indent=1))
