@@ -46,10 +46,16 @@ SEQUENTIAL_DEFINITION = ("consecutive: offset equals the end of the previous rea
 
 
 def _add_counts(a: dict, b: dict) -> dict:
-    """Nested dicts of ints added key by key."""
+    """Nested dicts of ints added key by key; a flag (a recording's syncs skipped) holds
+    where both say so, not counted."""
     out = dict(a)
     for key, value in b.items():
-        out[key] = _add_counts(out.get(key, {}), value) if isinstance(value, dict) else out.get(key, 0) + value
+        if isinstance(value, dict):
+            out[key] = _add_counts(out.get(key, {}), value)
+        elif isinstance(value, bool):
+            out[key] = value and bool(out.get(key, True))
+        else:
+            out[key] = out.get(key, 0) + value
     return out
 
 
