@@ -282,9 +282,12 @@ def _rounds_part(pair: Any) -> str:
 
 
 def _wait_part(row: Any) -> str:
-    """The wait for files outside the work directory, where the measurements have it."""
-    wait = getattr(row, "outside_wait_s", 0.0)
-    return f" (waiting for files outside its directory: {wait:.3f} s)" if wait else ""
+    """The wait for files outside the work directory and the idle time of every run, where
+    the measurements have them."""
+    wait, idle = getattr(row, "outside_wait_s", 0.0), getattr(row, "outside_idle_s", 0.0)
+    parts = ([f"waiting for files outside its directory: {wait:.3f} s"] if wait else []) + \
+        ([f"idle in every run: {idle:.3f} s"] if idle == idle and idle else [])
+    return f" ({'; '.join(parts)})" if parts else ""
 
 
 def _miss(row: Any) -> str:

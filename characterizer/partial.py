@@ -35,7 +35,8 @@ from fsbm.characterizer.timing import (TraceTime, Windows, gaps, inside_outside,
                                        open_files_definition)
 from fsbm.errors import UsageError
 from fsbm.traces.record import (CALLS_CPU_FIELDS, OUTSIDE_WAIT_FIELD, UNTRACED_CALLS_CPU_SYNCS_SKIPPED,
-                                UNTRACED_NOSYNC_FIELDS, UNTRACED_WARM_FIELDS, UNTRACED_WARM_SYNCS_SKIPPED)
+                                UNTRACED_NOSYNC_FIELDS, UNTRACED_WARM_FIELDS, UNTRACED_WARM_SYNCS_SKIPPED,
+                                WARM_IDLE_FIELD)
 from fsbm.traces.record import UNTRACED_FIELDS as UNTRACED_RUN_FIELDS
 from fsbm.traces.vocabulary import OPERATIONS
 
@@ -439,7 +440,8 @@ def recording_totals(recordings: list[dict]) -> dict[str, int]:
     totals = {name: sum(int(r.get(name) or 0) for r in recordings) for name in RECORDING_FIELDS}
     if all(r.get("untraced_runs") for r in recordings):
         totals.update({name: sum(int(r[name]) for r in recordings) for name in UNTRACED_FIELDS})
-    for name in (OUTSIDE_WAIT_FIELD, *CALLS_CPU_FIELDS.values(), *UNTRACED_WARM_FIELDS, *UNTRACED_NOSYNC_FIELDS):
+    for name in (OUTSIDE_WAIT_FIELD, *CALLS_CPU_FIELDS.values(), *UNTRACED_WARM_FIELDS, *UNTRACED_NOSYNC_FIELDS,
+                 WARM_IDLE_FIELD):
         if all(name in r for r in recordings):
             totals[name] = sum(int(r[name]) for r in recordings)
     for flag in (UNTRACED_WARM_SYNCS_SKIPPED, UNTRACED_CALLS_CPU_SYNCS_SKIPPED):

@@ -16,10 +16,8 @@ from typing import Any
 from fsbm.errors import FsbmError, Terminated, UsageError
 
 
-def run_with_progress(command: Callable[[int], list[str]], on_line: Callable[[str], None] | None,
-                      env: dict[str, str] | None = None) -> tuple[int, str]:
-    """Run command(progress_fd), in `env` if given; each line the tool writes on that
-    descriptor goes to on_line."""
+def run_with_progress(command: Callable[[int], list[str]], on_line: Callable[[str], None] | None) -> tuple[int, str]:
+    """Run command(progress_fd); each line the tool writes on that descriptor goes to on_line."""
     read_fd, write_fd = os.pipe()
 
     def read_lines() -> None:
@@ -32,7 +30,7 @@ def run_with_progress(command: Callable[[int], list[str]], on_line: Callable[[st
     reader.start()
     try:
         proc = subprocess.Popen(command(write_fd), stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                                pass_fds=(write_fd,), env=env)
+                                pass_fds=(write_fd,))
     finally:
         os.close(write_fd)
     try:

@@ -20,21 +20,23 @@ def fsreplay_binary() -> Path:
 
 
 def run_replay(plan: Path, target: Path, *, mode: str = "serial", cold: bool = False, cpu_per_op: bool = False,
-               on_progress: Callable[[int, int], None] | None = None,
-               env: dict[str, str] | None = None) -> dict[str, Any]:
+               skip_syncs: bool = False, on_progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
     """Replay `plan` beneath `target` (which must be empty: the plan's tree is built there).
     `cpu_per_op`: also the CPU time of each kind of operation, at the cost of two system
-    calls an operation (fsreplay --cpu-per-op).  `env`: fsreplay's environment, if not this
-    process's (traces/nosync.py preloads a library that skips the syncs)."""
+    calls an operation (fsreplay --cpu-per-op).  `skip_syncs`: the plan's syncs succeed at
+    once, as a program's do under libeatmydata (fsreplay --skip-syncs; not the library
+    itself, which would also skip the replay's own writeback before --cold drops the
+    caches, and leave the tree cached)."""
     check_target(target)
     binary = fsreplay_binary()
 
     with tempfile.TemporaryDirectory(prefix="fsbm-replay-") as tmp:
         out_path = Path(tmp) / "replay.json"
         command = [str(binary), "--plan", str(plan), "--target", str(target), "--mode", mode,
-                   "--output", str(out_path), *(["--cold"] if cold else []), *(["--cpu-per-op"] if cpu_per_op else [])]
+                   "--output", str(out_path), *(["--cold"] if cold else []), *(["--cpu-per-op"] if cpu_per_op else []),
+                   *(["--skip-syncs"] if skip_syncs else [])]
         returncode, stderr = run_with_progress(lambda fd: [*command, "--progress-fd", str(fd)],
-                                                 count_progress(on_progress), env=env)
+                                                 count_progress(on_progress))
         return load_result("fsreplay", returncode, stderr, out_path)
 
 

@@ -27,6 +27,7 @@ from fsbm.predictor.pricing import Pricer
 from fsbm.traces.outside_files import bounded_wait_ns
 from fsbm.traces.record import (CALLS_CPU_FIELDS, CALLS_CPU_NAMES, CALLS_CPU_SYNCS_SKIPPED, NOSYNC_CPU_FIELDS,
                                 OUTSIDE_WAIT_FIELD, UNTRACED_CALLS_CPU_SYNCS_SKIPPED, UNTRACED_NOSYNC_FIELDS,
+                                WARM_IDLE, WARM_IDLE_FIELD,
                                 UNTRACED_WARM_FIELDS, UNTRACED_WARM_SYNCS_SKIPPED, WARM_CPU_FIELDS, WARM_SYNCS_SKIPPED,
                                 clean_replays, median_cpu, untraced_medians)
 
@@ -129,6 +130,8 @@ def _round_recordings(records: list[dict]) -> dict[str, dict[str, int]]:
             out[program].update({CALLS_CPU_FIELDS[group]: int(statistics.median(r[name] for r in clean))
                                  for group, name in CALLS_CPU_NAMES.items()})
             out[program][UNTRACED_CALLS_CPU_SYNCS_SKIPPED] = all(r.get(CALLS_CPU_SYNCS_SKIPPED, False) for r in clean)
+        if all(WARM_IDLE in r for r in runs):
+            out[program][WARM_IDLE_FIELD] = int(statistics.median(r[WARM_IDLE] for r in runs))
         if all("outside_wait_ns" in r for r in runs):
             reads = [r["outside_read_ns"] for r in runs] if all("outside_read_ns" in r for r in runs) else []
             out[program][OUTSIDE_WAIT_FIELD] = bounded_wait_ns([r["outside_wait_ns"] for r in runs], reads)

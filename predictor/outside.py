@@ -74,6 +74,14 @@ once on btrfs).  That scale is not bounded: CPU_SCALE_BOUNDS guard against a rep
 wrong, and no replay measures it.  A recording without libeatmydata keeps the bracketed
 replay's syncs and the cold runs' CPU time, as before.
 
+Every run also idles, neither on a processor nor in a call of its workload: starting its
+processes, waiting for them and reaping them.  The pairs' run with every file read in and
+its syncs skipped has nothing else to wait for, and idled 2-3 ms (tar, cp and rm, grep,
+sqlite3; 5 runs each on ext4 and on tmpfs, 2026-11-25), where the tmpfs runs of validation
+run 25 idled 6-9 ms, their wait for the files outside the workload 3-4 ms of it.  No cost
+table or CPU time holds it, and a program of 20-40 ms on tmpfs missed by that much; so a
+prediction adds that run's idle time (untraced_warm_idle_ns), cold or warm.
+
 Without the traced filesystem's costs, the time outside is the user time plus the traced
 time of calls on other filesystems, less the per-call inflation measured in the same trace:
 the older form, which the inflation's noise makes poor for programs with many such calls.
@@ -88,7 +96,8 @@ from fsbm.errors import UsageError
 from fsbm.predictor.model import CpuScales, FsTime, price_workload
 from fsbm.predictor.pricing import Pricer
 from fsbm.traces.record import (CALLS_CPU_FIELDS, OUTSIDE_WAIT_FIELD, UNTRACED_CALLS_CPU_SYNCS_SKIPPED,
-                                UNTRACED_NOSYNC_FIELDS, UNTRACED_WARM_FIELDS, UNTRACED_WARM_SYNCS_SKIPPED)
+                                UNTRACED_NOSYNC_FIELDS, UNTRACED_WARM_FIELDS, UNTRACED_WARM_SYNCS_SKIPPED,
+                                WARM_IDLE_FIELD)
 
 WARM_USER, WARM_SYSTEM = UNTRACED_WARM_FIELDS
 NOSYNC_USER, NOSYNC_SYSTEM = UNTRACED_NOSYNC_FIELDS
@@ -208,7 +217,9 @@ def outside_features(profile: dict[str, Any], traced_cpu_s: float | None = None,
         user = recording.get(COLD_USER, recording["user_cpu_ns"])
         system = recording.get(COLD_SYSTEM)
     # A warm run finds the files outside the workload cached too: it does not wait for them.
-    wait = {"outside_wait_s": 0.0 if start == "warm" else recording.get(OUTSIDE_WAIT_FIELD, 0) / 1e9}
+    # Every run idles as a run with every file cached does (module docstring).
+    wait = {"outside_wait_s": 0.0 if start == "warm" else recording.get(OUTSIDE_WAIT_FIELD, 0) / 1e9,
+            "outside_idle_s": max(recording.get(WARM_IDLE_FIELD, 0), 0) / 1e9}
     if traced_cpu_s is not None and system is not None and _measured(profile, start):
         # The calls' CPU measured: taken from the whole CPU time, whose split is by ticks (module docstring).
         outside_cpu = max((user + system) / 1e9 - traced_cpu_s, 0.0)
@@ -223,7 +234,8 @@ def outside_features(profile: dict[str, Any], traced_cpu_s: float | None = None,
 
 def outside_seconds(features: Any) -> Any:
     """Seconds outside the filesystem: CPU time + calls on other filesystems + the wait for
-    files outside the workload.  `features` is a dict from outside_features or a DataFrame
-    of such rows (then one value per row); rows made before the wait was measured have none."""
+    files outside the workload + the idle time of every run.  `features` is a dict from
+    outside_features or a DataFrame of such rows (then one value per row); rows made before
+    the wait or the idle time was measured have none."""
     return (features["user_cpu_s"] + features["system_cpu_s"] + features["outside_calls_s"]
-            + features.get("outside_wait_s", 0.0))
+            + features.get("outside_wait_s", 0.0) + features.get("outside_idle_s", 0.0))

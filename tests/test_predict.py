@@ -134,8 +134,11 @@ def test_cold_untraced_runs_measure_the_wait_for_files_outside_the_scope(tmp_pat
     assert profile["recording"]["untraced_outside_wait_ns"] == facts["untraced_outside_wait_ns"]
     features = outside_features(profile, 0.0)
     assert features["outside_wait_s"] == facts["untraced_outside_wait_ns"] / 1e9
+    # The all-warm runs idled too (starting and reaping sh, cat and tar), as every run does.
+    assert 0 < facts["untraced_warm_idle_ns"] < facts["untraced_wall_ns"]
+    assert features["outside_idle_s"] == facts["untraced_warm_idle_ns"] / 1e9
     assert outside_seconds(features) == pytest.approx(
-        features["user_cpu_s"] + features["system_cpu_s"] + features["outside_wait_s"])
+        features["user_cpu_s"] + features["system_cpu_s"] + features["outside_wait_s"] + features["outside_idle_s"])
 
 
 def test_the_all_warm_runs_skip_their_syncs_and_say_so(tmp_path: Path, ext4_fs) -> None:
@@ -375,6 +378,9 @@ def test_validate_measures_programs_judges_them_and_calibrates(tmp_path: Path, f
         assert {r["target"] for r in recordings} == {"ext4 fresh"}
         assert all(r["user_cpu_ns"] + r["system_cpu_ns"] > 0 and r["wall_ns"] > 0 for r in recordings)
         assert all(abs(r["outside_wait_ns"]) < r["wall_ns"] for r in recordings)  # a pair's difference
+        # ... of idle times (wall less CPU time), the walls' kept beside it; the all-warm run's idle time.
+        assert all(abs(r["outside_wall_difference_ns"]) < r["wall_ns"] and 0 < r["warm_idle_ns"] < r["wall_ns"]
+                   for r in recordings)
         assert all(0 < r["outside_read_ns"] and 0 < r["warm_user_cpu_ns"] + r["warm_system_cpu_ns"] for r in recordings)
         # Every replay says the CPU time its calls took; every real run its process tree's; each
         # recording run's measuring replay the CPU time of its calls by group.

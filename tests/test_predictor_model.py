@@ -674,3 +674,22 @@ def test_readahead_hides_the_wait_of_interleaved_reads_behind_the_calls_between_
     assert plenty == pytest.approx(back_to_back - 60 * wait_each) and plenty_cpu == pytest.approx(cpu)
     short, _, between = reads(60, 2)  # two writes and the metadata calls: hidden no longer than they last
     assert between < 60 * wait_each and short == pytest.approx(back_to_back - between)
+
+
+def test_every_run_idles_as_the_run_with_every_file_cached_did_cold_or_warm() -> None:
+    """outside.py: a run idles (neither on a processor nor in a call of its workload) while
+    its processes start and are reaped; the pairs' all-warm run measures it, and a
+    prediction adds it to the time outside, cold or warm; a recording without it adds
+    nothing, and a negative one (CPU time on two processors at once) none."""
+    workload = profile(reads=100)
+    workload["trace_time"] = {"known": True}
+    workload["recording"] = {"user_cpu_ns": 1, "untraced_user_cpu_ns": 10**8, "untraced_system_cpu_ns": 10**7,
+                             "untraced_warm_user_cpu_ns": 10**8, "untraced_warm_system_cpu_ns": 10**7}
+    before = {start: outside_seconds(outside_features(workload, 0.0, start=start)) for start in ("cold", "warm")}
+    workload["recording"]["untraced_warm_idle_ns"] = 3 * 10**6
+    for start in ("cold", "warm"):
+        features = outside_features(workload, 0.0, start=start)
+        assert features["outside_idle_s"] == pytest.approx(0.003)
+        assert outside_seconds(features) == pytest.approx(before[start] + 0.003)
+    workload["recording"]["untraced_warm_idle_ns"] = -10**6
+    assert outside_seconds(outside_features(workload, 0.0)) == pytest.approx(before["cold"])

@@ -14,7 +14,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from fsbm.microbench.replay import fsreplay_binary
+from fsbm.microbench.replay import fsreplay_binary, run_replay
 from fsbm.microbench.scratch import ScratchFs
 from fsbm.traces.ingest import ingest, read_events
 from fsbm.traces.record import (CALLS_CPU_CALLS, CALLS_CPU_MISMATCHES, CALLS_CPU_SYNCS_SKIPPED, clean_replays,
@@ -330,6 +330,35 @@ def test_a_measuring_replay_can_skip_the_syncs_as_the_runs_without_them_do(tmp_p
     assert kept[CALLS_CPU_MISMATCHES] == skipped[CALLS_CPU_MISMATCHES] == 0
     assert kept["calls_cpu_sync_ns"] > 40 * 2_000 and skipped["calls_cpu_sync_ns"] < kept["calls_cpu_sync_ns"] / 4
     assert not any(base.iterdir())
+
+
+def test_a_cold_replay_that_skips_the_syncs_still_reads_its_tree_cold(tmp_path: Path, ext4_fs) -> None:
+    """fsreplay --skip-syncs skips the plan's syncs, not its own: the tree it built is written
+    back before --cold drops the caches, so its reads come off the device.  (Replayed under
+    libeatmydata instead, the tree's writeback was skipped and its dirty pages stayed cached:
+    the measuring replays of validation run 26 read warm, and put the reads' CPU at half
+    fsbench's cold prices.)"""
+    n, size = 64, 256 << 10
+    events = pa.table({
+        "seq": list(range(n)), "ts": [None] * n, "dur": [None] * n, "actor": ["1"] * n, "op": ["read"] * n,
+        "orig": ["read"] * n, "file": [f"/inside/f{i}" for i in range(n)], "path": [f"/inside/f{i}" for i in range(n)],
+        "path2": [None] * n, "offset": [0] * n, "size": [size] * n, "ret": [size] * n, "errno": [None] * n,
+        "record": list(range(n)),
+    }).cast(EVENT_SCHEMA)
+    text, _ = build_plan(events)
+    plan = tmp_path / "reads.plan"
+    plan.write_text(text)
+
+    def read_ns(**how: bool) -> int:
+        target = ext4_fs.mount_point / f"replay-{len(list(ext4_fs.mount_point.iterdir()))}"
+        target.mkdir()
+        report = run_replay(plan, target, **how)
+        assert report["operations"]["read"]["errors"]["failed_unexpectedly"] == 0
+        return report["operations"]["read"]["latency_ns"]["total"]
+
+    warm = read_ns()
+    cold = read_ns(cold=True, skip_syncs=True)
+    assert cold > 3 * warm, (cold, warm)
 
 
 def test_a_directory_named_with_a_trailing_slash_replays_as_traced(tmp_path: Path) -> None:

@@ -11,8 +11,8 @@ git 45 ms.
 
 How it is measured (record.measure_outside_wait, and validate's rounds): pairs of runs that
 start cold and read the workload's own files in first, one of each pair also the outside
-files; the pairs' median difference, clamped between 0 and the time reading the outside
-files cold takes (bounded_wait_ns).  Why so:
+files; the pairs' median difference in idle time (wall less CPU time), clamped between 0
+and the time reading the outside files cold takes (bounded_wait_ns).  Why so:
 - the difference of two whole cold runs is mostly the program's own disk I/O drifting
   (measured on ext4 here, one pair a round: copy-delete -13..141 ms, sqlite -793..43 ms);
   with the workload's files read in before both runs, the read-heavy programs' pairs agree
@@ -23,6 +23,12 @@ files cold takes (bounded_wait_ns).  Why so:
   measure (git's 41-44 ms over 6 reads) and the most the wait can be: a fault reads a
   window around it, and the rest of the window arrives while the program computes (sqlite3's
   files: 17 ms read cold, against 0-12 ms of wait on tmpfs).  So it bounds the pairs.
+- the idle times' difference, not the walls': the walls' carries the runs' CPU time, whose
+  noise is as large as the wait (copy-delete's runs: 70-83 ms of CPU time over five rounds
+  of validation run 25, its pairs' wall differences -10.8..10.1 ms, median -2.8, so no wait
+  at all, where its tmpfs runs idled 8 ms each); and the CPU time of faulting the files in
+  is the cold runs' CPU time already, which the predictor counts outside the filesystem.
+  The walls' difference is kept beside it (outside_wall_difference_ns).
 
 This module finds the files in the trace, reads them in, and times their cold read.  A file
 counts when the trace shows it executed or used through a descriptor (strace -y annotates

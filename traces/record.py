@@ -23,9 +23,9 @@ Run cold (`cold`: caches dropped before every run), a program also waits for fil
 table prices: its executables, libraries and the rest it reads from outside the workload's
 directory.  After the trace names them, as many pairs of runs start cold with the
 workload's own files read in, one of each pair with the outside files read in too; their
-difference, bounded by the time those files take to read cold, is the wait for them
-(measure_outside_wait, traces/outside_files.py), which the predictor adds to the time
-outside the filesystem.
+difference in idle time (wall less CPU time), bounded by the time those files take to read
+cold, is the wait for them (measure_outside_wait, traces/outside_files.py), which the
+predictor adds to the time outside the filesystem.
 """
 
 from __future__ import annotations
@@ -56,6 +56,11 @@ STRACE_FLAGS = ["-f", "--seccomp-bpf", "-ttt", "-T", "-y", "-q", "-s", "64",
                 "-e", "trace=%file,%desc,%process,%memory"]
 RECORDING_SUFFIX = ".recording.json"
 OUTSIDE_WAIT_FIELD = "untraced_outside_wait_ns"  # a cold run's wait for files outside the scope (measure_outside_wait)
+# The idle time (wall less CPU time) of a run with every file read in and its syncs skipped:
+# starting, waiting for and reaping its processes, in every run on every candidate, no call's
+# (measure_outside_wait); a pair's, and as a recording keeps it.
+WARM_IDLE = "warm_idle_ns"
+WARM_IDLE_FIELD = f"untraced_{WARM_IDLE}"
 # The CPU time the trace's calls in the scope took replayed cold on the traced filesystem,
 # by the predictor's group of operations (replay_calls_cpu; predictor/outside.py: cpu_scales):
 # as a replay measures it, and as a recording keeps it; and how many calls of one such replay
@@ -188,11 +193,12 @@ def outside_wait_pair(command: list[str], used: UsedFiles, *, cwd: Path | None =
     the workload's own files in (`used.inside`), one of them the outside files too, in the
     order `outside_first` says (alternate it, so neither is always first); and the time the
     outside files take to read cold.  Both runs skip their syncs where libeatmydata is
-    installed (traces/nosync.py): the CPU time then holds none of theirs, and the walls'
-    difference none of their noise.  Returns the walls' difference (outside_wait_ns: the
-    run that found them uncached less the other), outside_read_ns, the CPU time of the run
-    that had every file read in (WARM_CPU_FIELDS) and whether its syncs were skipped
-    (WARM_SYNCS_SKIPPED).  Both runs must exit `expected_status`, as the cold runs did: a
+    installed (traces/nosync.py): the CPU time then holds none of theirs, and the difference
+    none of their noise.  Returns the difference of the runs' idle times, wall less CPU time
+    (outside_wait_ns: the run that found them uncached less the other; outside_files.py says
+    why not the walls'), the walls' difference (outside_wall_difference_ns), outside_read_ns,
+    the CPU and idle time of the run that had every file read in (WARM_CPU_FIELDS, WARM_IDLE)
+    and whether its syncs were skipped (WARM_SYNCS_SKIPPED).  Both runs must exit `expected_status`, as the cold runs did: a
     run that failed did other work, and its time measures nothing (nor, with its syncs
     skipped, may the program fail without them)."""
     env = environment_without_syncs()
@@ -214,10 +220,17 @@ def outside_wait_pair(command: list[str], used: UsedFiles, *, cwd: Path | None =
                             f"{which} first, where its cold runs exited {expected_status}: the wait for the "
                             "files outside the scope cannot be measured from runs that did other work")
     warm = runs[True]
-    return {"outside_wait_ns": runs[False]["untraced_wall_ns"] - warm["untraced_wall_ns"],
+    return {"outside_wait_ns": _idle_ns(runs[False]) - _idle_ns(warm),
+            "outside_wall_difference_ns": runs[False]["untraced_wall_ns"] - warm["untraced_wall_ns"],
+            WARM_IDLE: _idle_ns(warm),
             "outside_read_ns": cold_read_ns(used.outside),
             **{name: warm[f"untraced_{name.removeprefix('warm_')}"] for name in WARM_CPU_FIELDS},
             WARM_SYNCS_SKIPPED: env is not None}
+
+
+def _idle_ns(facts: dict[str, int]) -> int:
+    """A run's wall time less its CPU time (measure_untraced's facts): the time it waited."""
+    return facts["untraced_wall_ns"] - facts["untraced_user_cpu_ns"] - facts["untraced_system_cpu_ns"]
 
 
 def measure_outside_wait(command: list[str], runs: int, used: UsedFiles, *, cwd: Path | None = None,
@@ -226,7 +239,7 @@ def measure_outside_wait(command: list[str], runs: int, used: UsedFiles, *, cwd:
     traces/outside_files.py): `runs` pairs (outside_wait_pair), their median difference
     bounded by the median cold read (bounded_wait_ns) as OUTSIDE_WAIT_FIELD; and the median
     CPU time of their runs with every file read in, as untraced_warm_*, with whether their
-    syncs were skipped."""
+    syncs were skipped, and those runs' median idle time (WARM_IDLE_FIELD)."""
     pairs = [outside_wait_pair(command, used, cwd=cwd, quiet=quiet, before_each=before_each, outside_first=i % 2 == 1,
                                expected_status=expected_status)
              for i in range(runs)]
@@ -235,6 +248,7 @@ def measure_outside_wait(command: list[str], runs: int, used: UsedFiles, *, cwd:
             "outside_files": len(used.outside), "outside_bytes": sum(_size(f) for f in used.outside),
             "outside_read_ns": int(statistics.median(p["outside_read_ns"] for p in pairs)),
             **dict(zip(UNTRACED_WARM_FIELDS, median_cpu(pairs, *WARM_CPU_FIELDS))),
+            WARM_IDLE_FIELD: int(statistics.median(p[WARM_IDLE] for p in pairs)),
             UNTRACED_WARM_SYNCS_SKIPPED: all(p[WARM_SYNCS_SKIPPED] for p in pairs)}
 
 
@@ -273,19 +287,19 @@ def replay_calls_cpu(plan: Path, base: Path, *, without_syncs: bool = False) -> 
     took, by the predictor's group of operations, under CALLS_CPU_NAMES, and its calls that
     ended otherwise than traced (CALLS_CPU_MISMATCHES) of all it made (CALLS_CPU_CALLS).
     Not the replays whose time is judged: the brackets' system calls lengthen the run.
-    `without_syncs`: the syncs skipped, as the runs of measure_without_syncs skip them, where
-    libeatmydata is installed; CALLS_CPU_SYNCS_SKIPPED says whether they were."""
-    env = environment_without_syncs() if without_syncs else None
+    `without_syncs`: the syncs skipped (fsreplay --skip-syncs), as the runs of
+    measure_without_syncs skip them; CALLS_CPU_SYNCS_SKIPPED says whether they were."""
     directory = Path(tempfile.mkdtemp(prefix="calls-cpu-", dir=base))
     try:
-        report = run_replay(plan, directory, mode="serial", cold=True, cpu_per_op=True, env=env)
+        report = run_replay(plan, directory, mode="serial", cold=True, cpu_per_op=True, skip_syncs=without_syncs)
     finally:
         shutil.rmtree(directory, ignore_errors=True)
     totals = dict.fromkeys(GROUPS, 0)
     for kind, entry in report.get("operations", {}).items():
         totals[REPLAYED_GROUP.get(kind, "metadata")] += int(entry.get("cpu_ns", 0))
     return {**{CALLS_CPU_NAMES[group]: ns for group, ns in totals.items()}, CALLS_CPU_MISMATCHES: mismatches(report),
-            CALLS_CPU_CALLS: int(report.get("operations_run", 0)), CALLS_CPU_SYNCS_SKIPPED: env is not None}
+            CALLS_CPU_CALLS: int(report.get("operations_run", 0)),
+            CALLS_CPU_SYNCS_SKIPPED: bool(report.get("syncs_skipped", False))}
 
 
 def clean_replays(samples: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -46,6 +46,7 @@ struct options {
 	enum mode mode;
 	int cold, skip_tree, tree_only, allow_nonempty, progress_fd;
 	int cpu_per_op;       /* bracket every operation with the thread's CPU clock */
+	int skip_syncs;       /* the plan's syncs succeed at once, as libeatmydata makes a program's */
 	uint64_t bracket_ns;  /* what an empty bracket reads, subtracted from each */
 };
 
@@ -80,11 +81,14 @@ static void usage(FILE *out)
 {
 	fputs("Usage: fsreplay --plan FILE --target DIR [--mode serial|threads|timed] [--cold]\n"
 	      "                [--skip-tree] [--allow-nonempty] [--output FILE] [--progress-fd N]\n"
-	      "                [--tree-only] [--no-openat2] [--cpu-per-op]\n"
+	      "                [--tree-only] [--no-openat2] [--cpu-per-op] [--skip-syncs]\n"
 	      "Replays a plan's operations for real beneath DIR (every path is resolved with\n"
 	      "openat2 RESOLVE_BENEATH) and writes a JSON report (stdout by default).\n"
 	      "--cpu-per-op reads the thread's CPU clock around every operation, to say the CPU\n"
-	      "time each kind took; each read is a system call, so the runtime grows by them.\n", out);
+	      "time each kind took; each read is a system call, so the runtime grows by them.\n"
+	      "--skip-syncs makes the plan's fsync and fdatasync succeed at once and drops\n"
+	      "O_SYNC and O_DSYNC from its opens, as a program run under libeatmydata does; the\n"
+	      "replay's own writeback of its tree and --cold still sync.\n", out);
 }
 
 static void parse_options(int argc, char **argv, struct options *o)
@@ -95,6 +99,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ "skip-tree", no_argument, NULL, 's' }, { "tree-only", no_argument, NULL, 'T' }, { "allow-nonempty", no_argument, NULL, 'a' },
 		{ "output", required_argument, NULL, 'o' }, { "progress-fd", required_argument, NULL, 'P' },
 		{ "no-openat2", no_argument, NULL, 'n' }, { "cpu-per-op", no_argument, NULL, 'C' },
+		{ "skip-syncs", no_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' }, { 0, 0, 0, 0 },
 	};
 	int c;
@@ -110,6 +115,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 		case 'T': o->tree_only = 1; break;
 		case 'a': o->allow_nonempty = 1; break;
 		case 'C': o->cpu_per_op = 1; break;
+		case 'S': o->skip_syncs = 1; break;
 		case 'P': o->progress_fd = atoi(optarg); break;
 		case 'n': beneath_force_fallback(1); break; /* the checked openat walk, for tests */
 		case 'm':
@@ -516,6 +522,7 @@ int main(int argc, char **argv)
 	if (opt.cold && cache_drop_all() != 0)
 		return EXIT_RUNTIME;
 	json_kv_string(&j, "cache", opt.cold ? "cold" : "warm");
+	json_kv_bool(&j, "syncs_skipped", opt.skip_syncs);
 
 	fds = xcalloc(plan.handles ? plan.handles : 1, sizeof(int));
 	for (uint32_t h = 0; h < plan.handles; h++)
@@ -526,6 +533,7 @@ int main(int argc, char **argv)
 		workers[i].plan = &plan;
 		workers[i].opt = &opt;
 		replay_ctx_init(&workers[i].ctx, root, fds, plan.max_io);
+		workers[i].ctx.skip_syncs = opt.skip_syncs;
 		for (int k = 0; k < OP_KINDS; k++)
 			latency_init(&workers[i].lat[k]);
 	}

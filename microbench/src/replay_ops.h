@@ -22,6 +22,7 @@ struct replay_ctx {
 	int *fds;          /* plan handle -> descriptor, shared: a handle belongs to one actor */
 	char *buf;         /* plan->max_io bytes, this thread's */
 	struct dir_cache cache;
+	int skip_syncs;    /* syncs succeed at once and opens drop O_SYNC/O_DSYNC (--skip-syncs) */
 };
 
 void replay_ctx_init(struct replay_ctx *c, int root, int *fds, uint64_t max_io);
