@@ -291,7 +291,9 @@ def trace_record(
                                              help="An empty directory on the --scope's filesystem: with --cold and "
                                                   "--untraced-runs N, the trace's calls in the scope are replayed "
                                                   "there N times, cold, to measure the CPU time they take (the "
-                                                  "predictor scales fsbench's CPU prices by it)."),
+                                                  "predictor scales fsbench's CPU prices by it); with libeatmydata "
+                                                  "the command also runs N times cold with its syncs skipped, and "
+                                                  "the replays skip them too."),
 ) -> None:
     """Run a command under strace: fsbm trace record -o LOG -- CMD [ARGS...]."""
     from fsbm.traces.record import (CALLS_CPU_FIELDS, MISMATCHED_SHARE_KEPT, OUTSIDE_WAIT_FIELD,
