@@ -27,9 +27,8 @@ from fsbm.predictor.pricing import Pricer
 from fsbm.traces.outside_files import bounded_wait_ns
 from fsbm.traces.record import (CALLS_CPU_FIELDS, CALLS_CPU_NAMES, CALLS_CPU_SYNCS_SKIPPED, NOSYNC_CPU_FIELDS,
                                 OUTSIDE_WAIT_FIELD, UNTRACED_CALLS_CPU_SYNCS_SKIPPED, UNTRACED_NOSYNC_FIELDS,
-                                WARM_IDLE, WARM_IDLE_FIELD,
-                                UNTRACED_WARM_FIELDS, UNTRACED_WARM_SYNCS_SKIPPED, WARM_CPU_FIELDS, WARM_SYNCS_SKIPPED,
-                                clean_replays, median_cpu, untraced_medians)
+                                UNTRACED_WARM_FIELDS, UNTRACED_WARM_SYNCS_SKIPPED, WARM_CPU_FIELDS, WARM_IDLE,
+                                WARM_IDLE_FIELD, WARM_SYNCS_SKIPPED, clean_replays, median_cpu, untraced_medians)
 
 TARGETS = {"median_abs_error": 0.10, "median_ratio_error": 0.10, "max_error": 0.25, "rank_gap": 0.15}
 

@@ -198,9 +198,9 @@ def outside_wait_pair(command: list[str], used: UsedFiles, *, cwd: Path | None =
     (outside_wait_ns: the run that found them uncached less the other; outside_files.py says
     why not the walls'), the walls' difference (outside_wall_difference_ns), outside_read_ns,
     the CPU and idle time of the run that had every file read in (WARM_CPU_FIELDS, WARM_IDLE)
-    and whether its syncs were skipped (WARM_SYNCS_SKIPPED).  Both runs must exit `expected_status`, as the cold runs did: a
-    run that failed did other work, and its time measures nothing (nor, with its syncs
-    skipped, may the program fail without them)."""
+    and whether its syncs were skipped (WARM_SYNCS_SKIPPED).  Both runs must exit
+    `expected_status`, as the cold runs did: a run that failed did other work, and its time
+    measures nothing (nor, with its syncs skipped, may the program fail without them)."""
     env = environment_without_syncs()
 
     def run(with_outside: bool) -> dict[str, int]:
