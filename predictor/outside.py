@@ -184,15 +184,14 @@ def calls_cpu_seconds(profile: dict[str, Any], traced: Pricer, *, cache_bytes: i
     fsbench's CPU prices; or, from the all-warm runs, with every file cached; either without
     its syncs where those runs skipped them (traces/nosync.py).  What outside_features takes
     from the CPU time of the runs."""
-    if _warm_runs(profile, start):
-        priced = price_workload(profile, traced, cache_bytes=EVERYTHING_CACHED, start="warm")
-        scales: dict[str, float] = {}  # fsbench's prices
+    if _warm_runs(profile, start):  # fsbench's prices
+        spent = CpuScales({}, price_workload(profile, traced, cache_bytes=EVERYTHING_CACHED,
+                                             start="warm").by_group(cpu=True))
     else:
-        priced = price_workload(profile, traced, cache_bytes=cache_bytes, start=start)
-        scales = _scales(_measured(profile, start), priced, _without_syncs(profile, start))
+        spent = cpu_scales(profile, traced, cache_bytes=cache_bytes, start=start)
     skipped = _syncs_skipped(profile, start)
-    return sum(line.cpu_ns * scales.get(line.group, 1.0) for line in priced.lines
-               if not (skipped and line.group == "sync")) / 1e9
+    return sum(ns * spent.factors.get(group, 1.0) for group, ns in spent.traced_ns.items()
+               if not (skipped and group == "sync")) / 1e9
 
 
 def outside_features(profile: dict[str, Any], traced_cpu_s: float | None = None,
