@@ -25,10 +25,11 @@ from fsbm.predictor.model import GROUPS, price_workload
 from fsbm.predictor.outside import calls_cpu_seconds, cpu_scales, outside_features
 from fsbm.predictor.pricing import Pricer
 from fsbm.traces.outside_files import bounded_wait_ns
-from fsbm.traces.record import (CALLS_CPU_FIELDS, CALLS_CPU_NAMES, CALLS_CPU_SYNCS_SKIPPED, NOSYNC_CPU_FIELDS,
-                                OUTSIDE_WAIT_FIELD, UNTRACED_CALLS_CPU_SYNCS_SKIPPED, UNTRACED_NOSYNC_FIELDS,
-                                UNTRACED_WARM_FIELDS, UNTRACED_WARM_SYNCS_SKIPPED, WARM_CPU_FIELDS, WARM_IDLE,
-                                WARM_IDLE_FIELD, WARM_SYNCS_SKIPPED, clean_replays, median_cpu, untraced_medians)
+from fsbm.traces.record import (CALLS_CPU_BRACKETED, CALLS_CPU_FIELDS, CALLS_CPU_NAMES, CALLS_CPU_SYNCS_SKIPPED,
+                                NOSYNC_CPU_FIELDS, OUTSIDE_WAIT_FIELD, UNTRACED_CALLS_CPU_SYNCS_SKIPPED,
+                                UNTRACED_NOSYNC_FIELDS, UNTRACED_WARM_FIELDS, UNTRACED_WARM_SYNCS_SKIPPED,
+                                WARM_CPU_FIELDS, WARM_IDLE, WARM_IDLE_FIELD, WARM_SYNCS_SKIPPED, as_bracketed,
+                                clean_replays, median_cpu, untraced_medians)
 
 TARGETS = {"median_abs_error": 0.10, "median_ratio_error": 0.10, "max_error": 0.25, "rank_gap": 0.15}
 
@@ -72,11 +73,15 @@ def _replayed_ops(records: list[dict]) -> dict[tuple[str, str], dict[str, float]
 # verdict's source takes the calls' CPU from it (outside.cpu_scales); the same runs with the
 # calls' CPU priced by fsbench alone, the verdict until then, are judged beside it.  The
 # recording made before the rounds measured its own (--replay-in), which that source takes.
+# Since 2026-11-25 (later) that replay's groups are scaled to the total of a replay of the
+# same calls without the brackets (record.replay_calls_cpu says why); the groups as the
+# brackets counted them, the verdict's until then, are judged beside it.
 CPU_IN_ROUNDS = "in the rounds"
+CPU_IN_ROUNDS_BRACKETED = "in the rounds, calls' CPU bracketed"
 CPU_IN_ROUNDS_PRICED = "in the rounds, calls' CPU priced"
 CPU_IN_ROUNDS_WARM = "in the rounds, all-warm runs"
 CPU_BEFORE = "before the rounds"
-ROUND_SOURCES = (CPU_IN_ROUNDS, CPU_IN_ROUNDS_PRICED, CPU_IN_ROUNDS_WARM)
+ROUND_SOURCES = (CPU_IN_ROUNDS, CPU_IN_ROUNDS_BRACKETED, CPU_IN_ROUNDS_PRICED, CPU_IN_ROUNDS_WARM)
 
 
 def cpu_sources(doc: dict[str, Any]) -> list[str]:
@@ -85,6 +90,8 @@ def cpu_sources(doc: dict[str, Any]) -> list[str]:
     if not recordings:
         return [CPU_BEFORE]
     sources = [CPU_IN_ROUNDS]
+    if all(CALLS_CPU_BRACKETED in r for r in recordings):
+        sources.append(CPU_IN_ROUNDS_BRACKETED)
     if all(name in r for r in recordings for name in CALLS_CPU_NAMES.values()):
         sources.append(CPU_IN_ROUNDS_PRICED)
     if all(name in r for r in recordings for name in WARM_CPU_FIELDS):
@@ -145,7 +152,10 @@ def features(doc: dict[str, Any], cache_bytes: int, cpu: str = CPU_BEFORE) -> pd
     real = _seconds_by_pair(doc["records"], "real")
     replay = _seconds_by_pair(doc["records"], "replay")
     replayed_ops = _replayed_ops(doc["records"])
-    recorded = _round_recordings(doc["records"]) if cpu in ROUND_SOURCES else {}
+    records = doc["records"]
+    if cpu == CPU_IN_ROUNDS_BRACKETED:
+        records = [as_bracketed(r) if r["kind"] == "recording" else r for r in records]
+    recorded = _round_recordings(records) if cpu in ROUND_SOURCES else {}
     pricers = {name: Pricer(CostTable.from_json(body)) for name, body in doc["cost_tables"].items()}
     traced = pricers[next(t["candidate"] for t in doc["targets"] if t["label"] == doc["traced_on"])]
     rows = []

@@ -15,7 +15,8 @@ import pytest
 from fsbm.characterizer.characterize import characterize_files
 from fsbm.errors import FsbmError
 from fsbm.predictor.cost_table import CostTable
-from fsbm.predictor.judge import CPU_BEFORE, CPU_IN_ROUNDS, CPU_IN_ROUNDS_PRICED, CPU_IN_ROUNDS_WARM, features
+from fsbm.predictor.judge import (CPU_BEFORE, CPU_IN_ROUNDS, CPU_IN_ROUNDS_BRACKETED, CPU_IN_ROUNDS_PRICED,
+                                  CPU_IN_ROUNDS_WARM, features)
 from fsbm.predictor.model import price_workload
 from fsbm.predictor.outside import outside_features
 from fsbm.predictor.pricing import Pricer
@@ -395,6 +396,9 @@ def test_validate_measures_programs_judges_them_and_calibrates(tmp_path: Path, f
         assert all(r["user_cpu_s"] + r["system_cpu_s"] > 0 for r in measured["records"] if r["kind"] == "real")
         groups = ("metadata", "read", "write", "sync")
         assert all(r[f"calls_cpu_{g}_ns"] >= 0 for r in recordings for g in groups)
+        # ... scaled to add up to the calls' CPU of a replay without the brackets, each's count kept.
+        assert all(abs(sum(r[f"calls_cpu_{g}_ns"] for g in groups) - r["calls_cpu_unbracketed_ns"]) <= len(groups)
+                   and r["calls_cpu_bracketed_ns"] > 0 for r in recordings)
         # The recording before the rounds measured its calls' CPU too (--replay-in), as its profile keeps it.
         assert all(f"untraced_calls_cpu_{g}_ns" in p["profile"]["recording"] for p in measured["programs"] for g in groups)
         # Each round's recording also ran cold with the syncs skipped, and its measuring replay skipped them.
@@ -412,8 +416,8 @@ def test_validate_measures_programs_judges_them_and_calibrates(tmp_path: Path, f
             assert len(store.documents("cost_table", name="val-ext4")) == 1
         # The verdict starts from the CPU time measured in the rounds; the recording's is judged beside it.
         assert result["summary"]["cpu"] == "in the rounds"
-        assert set(result["summary"]["variants"]) == {CPU_IN_ROUNDS, CPU_IN_ROUNDS_PRICED, CPU_IN_ROUNDS_WARM,
-                                                      CPU_BEFORE}
+        assert set(result["summary"]["variants"]) == {CPU_IN_ROUNDS, CPU_IN_ROUNDS_BRACKETED, CPU_IN_ROUNDS_PRICED,
+                                                      CPU_IN_ROUNDS_WARM, CPU_BEFORE}
         # The verdict scales fsbench's CPU prices of each group on every target by the calls'
         # CPU those replays measured (median over the rounds); priced, they are fsbench's.
         verdict = features(measured, 1 << 30, CPU_IN_ROUNDS)

@@ -17,8 +17,9 @@ import pytest
 from fsbm.microbench.replay import fsreplay_binary, run_replay
 from fsbm.microbench.scratch import ScratchFs
 from fsbm.traces.ingest import ingest, read_events
-from fsbm.traces.record import (CALLS_CPU_CALLS, CALLS_CPU_MISMATCHES, CALLS_CPU_SYNCS_SKIPPED, clean_replays,
-                                record, replay_calls_cpu)
+from fsbm.traces.record import (CALLS_CPU_BRACKETED, CALLS_CPU_CALLS, CALLS_CPU_MISMATCHES, CALLS_CPU_NAMES,
+                                CALLS_CPU_SYNCS_SKIPPED, CALLS_CPU_UNBRACKETED, as_bracketed, clean_replays, record,
+                                replay_calls_cpu, scaled_to_total)
 from fsbm.traces.replay_plan import build_plan, write_plan
 from fsbm.traces.schema import EVENT_SCHEMA
 from tests.conftest import run_fsbm
@@ -329,6 +330,44 @@ def test_a_measuring_replay_can_skip_the_syncs_as_the_runs_without_them_do(tmp_p
     assert (kept[CALLS_CPU_SYNCS_SKIPPED], skipped[CALLS_CPU_SYNCS_SKIPPED]) == (False, True)
     assert kept[CALLS_CPU_MISMATCHES] == skipped[CALLS_CPU_MISMATCHES] == 0
     assert kept["calls_cpu_sync_ns"] > 40 * 2_000 and skipped["calls_cpu_sync_ns"] < kept["calls_cpu_sync_ns"] / 4
+    assert not any(base.iterdir())
+
+
+def test_scaling_to_a_total_keeps_each_groups_share() -> None:
+    assert scaled_to_total({"metadata": 30, "read": 10, "write": 0, "sync": 0}, 20) == {
+        "metadata": 15, "read": 5, "write": 0, "sync": 0}
+    # Nothing counted, no share known: nothing is made up.
+    assert scaled_to_total({"metadata": 0, "read": 0}, 50) == {"metadata": 0, "read": 0}
+
+
+def test_a_measuring_replays_groups_add_up_to_its_calls_cpu_without_brackets(tmp_path: Path, ext4_fs) -> None:
+    """The calls' CPU by group comes from a replay that brackets every call with the CPU
+    clock, whose brackets cost more after a call that blocked than their warm estimate: the
+    groups keep its shares and add up to the total of a replay of the same calls without
+    brackets.  Both totals are kept, and as_bracketed gives back the groups as counted."""
+    rows = [("mkdir", "/inside", None, None)]
+    rows += [row for i in range(30) for row in (("create", f"/inside/f{i}", None, None),
+                                                 ("write", f"/inside/f{i}", None, None),
+                                                 ("fsync", f"/inside/f{i}", None, None),
+                                                 ("stat", f"/inside/f{i}", None, None))]
+    text, _ = build_plan(_events(rows))
+    plan = tmp_path / "mixed.plan"
+    plan.write_text(text)
+    base = ext4_fs.mount_point / "replays"
+    base.mkdir()
+    facts = replay_calls_cpu(plan, base)
+    groups = {group: facts[name] for group, name in CALLS_CPU_NAMES.items()}
+    assert facts[CALLS_CPU_MISMATCHES] == 0 and facts[CALLS_CPU_BRACKETED] > 0 and facts[CALLS_CPU_UNBRACKETED] > 0
+    assert abs(sum(groups.values()) - facts[CALLS_CPU_UNBRACKETED]) <= len(groups)  # each group rounded
+    counted = as_bracketed(facts)
+    assert abs(sum(counted[name] for name in CALLS_CPU_NAMES.values()) - facts[CALLS_CPU_BRACKETED]) <= len(groups)
+    for group, name in CALLS_CPU_NAMES.items():
+        assert counted[name] / facts[CALLS_CPU_BRACKETED] == pytest.approx(
+            groups[group] / facts[CALLS_CPU_UNBRACKETED], abs=1e-3)
+    assert groups["metadata"] > 0 and groups["write"] > 0 and groups["sync"] > 0
+    # Facts measured before both totals were kept were the brackets' counts, and stay so.
+    older = {name: facts[name] for name in CALLS_CPU_NAMES.values()}
+    assert as_bracketed(older) == older
     assert not any(base.iterdir())
 
 
