@@ -27,8 +27,8 @@ from fsbm.predictor.cost_table import CostTable
 from fsbm.predictor.judge import largest_departure
 from fsbm.predictor.suite import Inputs, build_corpus, programs
 from fsbm.predictor.validate import Target, measure_rounds, table_boundaries, targets_json, trace_program
-from fsbm.traces.record import (CALLS_CPU_MISMATCHES, CALLS_CPU_SYNCS_SKIPPED, MISMATCHED_SHARE_KEPT,
-                                NOSYNC_CPU_FIELDS, clean_replays)
+from fsbm.traces.record import (CALLS_CPU_BRACKETED, CALLS_CPU_MISMATCHES, CALLS_CPU_SYNCS_SKIPPED,
+                                CALLS_CPU_UNBRACKETED, MISMATCHED_SHARE_KEPT, NOSYNC_CPU_FIELDS, clean_replays)
 
 IMAGE_BYTES = 2 << 30
 
@@ -187,7 +187,24 @@ def _outside_section(doc: dict[str, Any], rows: Any) -> list[str]:
                   + _mismatched(measuring, "recording", CALLS_CPU_MISMATCHES) + f"; left out of the calls' CPU "
                   f"(more than {MISMATCHED_SHARE_KEPT:.1%} of their calls, or any where the calls were not counted): "
                   f"{len(measuring) - len(clean_replays(measuring))}."]
+    lines += _brackets_line(measuring)
     return lines
+
+
+def _brackets_line(measuring: list[dict]) -> list[str]:
+    """Per program, the calls' CPU the measuring replays counted with every call bracketed by
+    the CPU clock against the same calls replayed without brackets (medians over the rounds):
+    what the brackets add, and the verdict's groups no longer carry (record.replay_calls_cpu)."""
+    totals: dict[str, list[tuple[int, int]]] = {}
+    for r in measuring:
+        if CALLS_CPU_BRACKETED in r:
+            totals.setdefault(r["program"], []).append((r[CALLS_CPU_BRACKETED], r[CALLS_CPU_UNBRACKETED]))
+    if not totals:
+        return []
+    parts = [f"{program} {statistics.median(b for b, _ in pairs) / 1e6:.1f} / "
+             f"{statistics.median(u for _, u in pairs) / 1e6:.1f}" for program, pairs in totals.items()]
+    return ["", "The measuring replays' calls' CPU, bracketed / unbracketed (median ms over the rounds; the "
+            "groups are scaled to the second): " + ", ".join(parts) + "."]
 
 
 def _verdicts_runs(records: list[dict]) -> str:

@@ -399,6 +399,7 @@ def test_validate_measures_programs_judges_them_and_calibrates(tmp_path: Path, f
         # ... scaled to add up to the calls' CPU of a replay without the brackets, each's count kept.
         assert all(abs(sum(r[f"calls_cpu_{g}_ns"] for g in groups) - r["calls_cpu_unbracketed_ns"]) <= len(groups)
                    and r["calls_cpu_bracketed_ns"] > 0 for r in recordings)
+        assert "calls' CPU, bracketed / unbracketed (median ms over the rounds" in text
         # The recording before the rounds measured its calls' CPU too (--replay-in), as its profile keeps it.
         assert all(f"untraced_calls_cpu_{g}_ns" in p["profile"]["recording"] for p in measured["programs"] for g in groups)
         # Each round's recording also ran cold with the syncs skipped, and its measuring replay skipped them.
