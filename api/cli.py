@@ -296,9 +296,9 @@ def trace_record(
                                                   "the replays skip them too."),
 ) -> None:
     """Run a command under strace: fsbm trace record -o LOG -- CMD [ARGS...]."""
-    from fsbm.traces.record import (CALLS_CPU_FIELDS, MISMATCHED_SHARE_KEPT, OUTSIDE_WAIT_FIELD,
-                                    UNTRACED_CALLS_CPU_SYNCS_SKIPPED, UNTRACED_NOSYNC_FIELDS,
-                                    UNTRACED_WARM_SYNCS_SKIPPED, record)
+    from fsbm.traces.record import (CALLS_CPU_BRACKETED, CALLS_CPU_FIELDS, CALLS_CPU_UNBRACKETED,
+                                    MISMATCHED_SHARE_KEPT, OUTSIDE_WAIT_FIELD, UNTRACED_CALLS_CPU_SYNCS_SKIPPED,
+                                    UNTRACED_NOSYNC_FIELDS, UNTRACED_WARM_SYNCS_SKIPPED, record)
 
     if scope is not None and not scope.is_dir():
         raise UsageError(f"--scope {scope} is not a directory")
@@ -321,8 +321,11 @@ def trace_record(
         skipped = recording.facts.get(UNTRACED_CALLS_CPU_SYNCS_SKIPPED)
         groups = ", ".join(f"{group} {recording.facts[name] / 1e6:.1f}" for group, name in CALLS_CPU_FIELDS.items()
                            if not (skipped and group == "sync"))
+        facts = recording.facts
         console.print(f"CPU time of its calls in the scope, replayed cold{', syncs skipped' if skipped else ''}, in "
-                      f"ms: {groups} (median of {recording.facts['calls_cpu_replays']} replays)")
+                      f"ms: {groups} (median of {facts['calls_cpu_replays']} pairs of replays: "
+                      f"{facts[f'untraced_{CALLS_CPU_UNBRACKETED}'] / 1e6:.1f} in all without brackets, shared by "
+                      f"group as {facts[f'untraced_{CALLS_CPU_BRACKETED}'] / 1e6:.1f} bracketed were)")
     if UNTRACED_NOSYNC_FIELDS[0] in recording.facts:
         facts = recording.facts
         with_syncs = (facts["untraced_user_cpu_ns"] + facts["untraced_system_cpu_ns"]) / 1e6

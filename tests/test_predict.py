@@ -256,6 +256,9 @@ def test_predict_ranks_candidates_from_real_cost_tables(tmp_path: Path, ext4_fs,
     calls_cpu = {group: facts[f"untraced_calls_cpu_{group}_ns"] for group in ("metadata", "read", "write", "sync")}
     assert all(calls_cpu[g] > 0 for g in ("metadata", "read", "write")) and sum(calls_cpu.values()) < 10**9
     assert facts["calls_cpu_replays"] == 1 and facts["calls_cpu_replays_dropped"] == 0
+    # ... shared by group as a bracketed replay counted them, adding up to the calls' CPU replayed without brackets.
+    assert abs(sum(calls_cpu.values()) - facts["untraced_calls_cpu_unbracketed_ns"]) <= len(calls_cpu)
+    assert facts["untraced_calls_cpu_bracketed_ns"] > 0 and "in all without brackets" in done.stdout
     # Beside the cold runs, cold runs with their syncs skipped; the measuring replays skipped them too.
     assert facts["untraced_calls_cpu_syncs_skipped"] is True
     assert facts["untraced_nosync_user_cpu_ns"] + facts["untraced_nosync_system_cpu_ns"] > 0

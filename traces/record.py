@@ -378,6 +378,8 @@ def measure_calls_cpu(log: Path, scope: Path, replay_in: Path, runs: int, *,
     if clean:
         kept.update({CALLS_CPU_FIELDS[group]: int(statistics.median(s[name] for s in clean))
                      for group, name in CALLS_CPU_NAMES.items()})
+        kept.update({f"untraced_{name}": int(statistics.median(s[name] for s in clean))
+                     for name in (CALLS_CPU_BRACKETED, CALLS_CPU_UNBRACKETED)})
         kept[UNTRACED_CALLS_CPU_SYNCS_SKIPPED] = all(s[CALLS_CPU_SYNCS_SKIPPED] for s in clean)
     return kept
 
