@@ -39,6 +39,7 @@ class Access:
     sequential: np.ndarray   # bool
     last_of_run: np.ndarray  # bool
     interleaved: np.ndarray  # bool: the actor made other costed calls since the run's previous access
+    resumes: np.ndarray      # bool: consecutive, after an access this way since the open that was not
     end: np.ndarray          # offset + length
     gap: np.ndarray          # offset less where the previous access this way ended (< 0: back)
     runs: int
@@ -70,7 +71,8 @@ def classify(ev: EventArrays, nfs: bool) -> Access:
         raise MemoryError("sequence classification: out of memory")
     flags = flags[:count]
     return Access(index[:count], run[:count], (flags & 1).astype(bool), (flags & 2).astype(bool),
-                  (flags & 4).astype(bool), (flags & 8).astype(bool), end[:count], gap[:count], runs.value)
+                  (flags & 4).astype(bool), (flags & 8).astype(bool), (flags & 16).astype(bool), end[:count],
+                  gap[:count], runs.value)
 
 
 def direction_counts(ev: EventArrays, acc: Access) -> dict[str, dict[str, int]]:

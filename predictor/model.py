@@ -11,7 +11,9 @@ Which price each class gets:
   (fsbench's sequential price is a long stream's, whose readahead the first read lacks);
   a sequential cold read made after other calls since the stream's last read has its wait
   for the device overlapped by readahead, up to the time of the workload's calls outside
-  the reads (readahead_overlap);
+  the reads (readahead_overlap); one that resumes a stream right after a read that skipped
+  (characterizer.classes: resumes) costs, where readahead does not follow gapped streams, a
+  read of that stream (pricing.Pricer.resumed_read), not a long sequential stream's read;
 - regions read through a file mapping (characterizer.mapped): fsbench's mmap_read of the
   length (the faults' work), plus on a miss the device's part of a cold read of it
   (pricing.Pricer.mapped_read); no read call shows them, so a trace's read counts leave
@@ -166,6 +168,23 @@ def _stream_starts(profile: dict[str, Any], hits: float) -> tuple[float, float]:
     return min(streams * (1 - hits), count * (1 - hits)), size
 
 
+def _mean_gap(counts: dict[str, Any] | None) -> float:
+    """The mean gap before a forward read class's reads (0 for no class)."""
+    return counts.get("gap_bytes", 0) / counts["count"] if counts and counts["count"] else 0.0
+
+
+def _resumed_lines(pricer: Pricer, counts: dict[str, Any], size: float, detail: str, forward: dict[str, Any] | None,
+                   hits: float) -> list[Line]:
+    """The cache misses of a sequential read class's reads that resumed a stream, where the
+    candidate prices them apart (pricing.Pricer.resumed_read), as a read of the workload's
+    forward stream of that size (`forward`, its class)."""
+    resumed = counts.get("resumes", 0)
+    price = pricer.resumed_read(round(size), _mean_gap(forward)) if resumed and hits < 1 else None
+    if price is None:
+        return []
+    return [Line("read", "read", f"{detail} resuming a stream after a gap, cache miss", resumed * (1 - hits), price)]
+
+
 def _data_lines(profile: dict[str, Any], pricer: Pricer, hits: float) -> list[Line]:
     lines = []
     seeks, size = _stream_starts(profile, hits)
@@ -191,7 +210,7 @@ def _data_lines(profile: dict[str, Any], pricer: Pricer, hits: float) -> list[Li
                         detail = f"{_kib(size)} mapped, read through once"
                         miss, hit = pricer.mapped_read(round(size), "cold"), pricer.mapped_read(round(size), "warm")
                     elif order == "forward":
-                        gap = counts.get("gap_bytes", 0) / n if n else 0.0
+                        gap = _mean_gap(counts)
                         detail = f"{_kib(size)} forward, {_kib(gap)} apart"
                         miss = pricer.forward_read(round(size), gap, counts.get("gap_log2"))
                         hit = pricer.data(op, "random", "warm", round(size))
@@ -199,10 +218,14 @@ def _data_lines(profile: dict[str, Any], pricer: Pricer, hits: float) -> list[Li
                         miss = pricer.data(op, order, "cold", round(size))
                         hit = pricer.data(op, order, "warm", round(size))
                     interleaved = counts.get("interleaved", 0) / n if n and op == "read" and order == "sequential" else 0.0
-                    lines += [Line(op, group, f"{detail}, {label}", n * share, price,
-                                   interleaved if label == "cache miss" else 0.0)
-                              for label, share, price in (("cache miss", 1 - hits, miss), ("cache hit", hits, hit))
-                              if share > 0]
+                    resumed = _resumed_lines(pricer, counts, size, detail, orders.get("forward", {}).get(bucket),
+                                             hits) if op == "read" and order == "sequential" else []
+                    rest = n - counts.get("resumes", 0) if resumed else n
+                    lines += resumed + [Line(op, group, f"{detail}, {label}", count, price,
+                                             interleaved if label == "cache miss" else 0.0)
+                                        for label, count, price in (("cache miss", rest * (1 - hits), miss),
+                                                                    ("cache hit", n * hits, hit))
+                                        if count > 0]
                 else:
                     bench = "write" if order == "sequential" else "overwrite"
                     lines.append(Line(op, "write", f"{detail}, buffered", n, pricer.data(bench, order, "warm",

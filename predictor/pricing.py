@@ -345,6 +345,25 @@ class Pricer:
             return Price(ns, ns, ns, source)
         return by_mean.scaled(ns / by_mean.ns, source)
 
+    def resumed_read(self, size: int, stream_gap: float) -> Price | None:
+        """A cold read of `size` bytes at the previous read's end, made right after a read that
+        skipped ahead or back (characterizer.classes: resumes), on a filesystem whose readahead
+        does not follow gapped streams (follows_gapped_streams): no run of reads grew a window
+        for it, so it is a read of the stream it resumes, priced as that stream's reads are by
+        their mean gap (`stream_gap`, the workload's forward reads of that size; a random cold
+        read where it has none).  fsbench's forward streams hold such reads at their cost:
+        btrfs's stream 64 KiB apart read its consecutive ones at 69.8 us, its mean 64.1; a
+        long sequential stream's price, which they had, was 6.4 (2026-11-25).  None where
+        readahead follows gapped streams or the table cannot say: there such a read finds the
+        window the previous read began, and costs a sequential one (ext4 and xfs: 16-19 us
+        on average for random-reads' 307, most under 2)."""
+        follows = self.follows_gapped_streams(size)
+        if follows is None or follows[1] >= FOLLOWS_GAPPED:
+            return None
+        price = self.forward_read(size, stream_gap) if stream_gap > 0 else self.data("read", "random", "cold", size)
+        return price.labelled(f"{price.source}; it resumes a stream after a gap, and readahead here does not follow "
+                              f"streams {follows[0]} B apart")
+
     def follows_gapped_streams(self, size: int) -> tuple[int, float] | None:
         """How far readahead follows a stream of `size`-byte reads with gaps between them:
         fsbench's stream at the smallest gap wider than a read, as a share of the way from a

@@ -265,6 +265,30 @@ def test_reads_made_between_other_calls_are_told_from_reads_back_to_back(tmp_pat
     assert sum(c["count"] for c in reads["cat"]) > 5 and sum(c["interleaved"] for c in reads["cat"]) == 0
 
 
+def test_reads_that_resume_a_stream_after_a_gap_are_told_from_reads_in_a_run(tmp_path: Path) -> None:
+    """SQLite's sorted point lookups read a leaf page, skip ahead, and sometimes read the page
+    right after the one they read: such a read resumes a stream (sequence.c: resumes), with
+    no run of reads before it that readahead could have grown along.  cat reads the same
+    file front to back, and none of its reads does."""
+    database = tmp_path / "big.db"
+    subprocess.run(["sqlite3", str(database), "PRAGMA page_size=4096; CREATE TABLE t(id INTEGER PRIMARY KEY, p BLOB);"
+                    "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000) "
+                    "INSERT INTO t SELECT i, randomblob(1000) FROM n;"], check=True)
+    ids = random.Random(3).sample(range(1, 20001), 1500)
+    (tmp_path / "q.sql").write_text(f"SELECT sum(length(p)) FROM t WHERE id IN ({','.join(map(str, ids))});\n")
+    sequential = {}
+    for name, command in (("sqlite", ["sqlite3", "-readonly", "big.db", ".read q.sql"]), ("cat", ["cat", "big.db"])):
+        recording = record(command, tmp_path / f"{name}.strace", cwd=tmp_path, quiet=True)
+        assert recording.returncode == 0
+        ingest([recording.log], tmp_path / f"{name}.parquet")
+        profile = characterize_file(tmp_path / f"{name}.parquet", scope=str(tmp_path))
+        sequential[name] = profile.body["classes"]["data"]["read"]["sequential"]
+    pages = sequential["sqlite"]["4096"]
+    assert 20 < pages["resumes"] < pages["count"]  # the first read of the file starts it, resuming nothing
+    assert all(c.get("resumes", 0) == 0 for c in sequential["cat"].values())
+    assert sum(c["count"] for c in sequential["cat"].values()) > 100
+
+
 def test_a_listing_keeps_the_bytes_of_entries_its_getdents_returned(tmp_path: Path) -> None:
     """The predictor prices a getdents64 by the bytes it returned; the kernel's record for a
     name is 19 bytes of header, the name and its NUL, padded to 8 (filldir64), the same on
@@ -432,7 +456,8 @@ def test_the_sequence_kernel_agrees_with_a_plain_walk(tmp_path: Path, log: str) 
     runs: dict[tuple[int, int], int] = {}
     calls: Counter = Counter()  # costed calls so far, per actor
     calls_then: dict[tuple[int, int], int] = {}  # the actor's, up to the run's last access
-    expected, interleaved, run_count = [], [], 0
+    expected, interleaved, resumes, run_count = [], [], [], 0
+    gapped: dict[tuple[int, int], list[bool]] = {}  # per direction: the last access since the open was not consecutive
     counted = costed(ev)
     for i in range(ev.n):  # strace: trace order is time order
         group, op = (int(ev.actor[i]), int(ev.file[i])), int(ev.op[i])
@@ -440,6 +465,7 @@ def test_the_sequence_kernel_agrees_with_a_plain_walk(tmp_path: Path, log: str) 
         calls[group[0]] += int(counted[i])
         if op in (OP_INDEX["open"], OP_INDEX["create"]):
             ends[group] = [0, 0]
+            gapped[group] = [False, False]
             runs.pop(group, None)
             calls_then.pop(group, None)
         elif op in (OP_INDEX["read"], OP_INDEX["write"]) and ev.offset[i] != MISSING and not ev.failed[i]:
@@ -448,6 +474,9 @@ def test_the_sequence_kernel_agrees_with_a_plain_walk(tmp_path: Path, log: str) 
             length = ev.ret[i] if ev.ret[i] >= 0 else (ev.size[i] if ev.size[i] != MISSING else 0)
             expected.append((i, ev.offset[i] == last[d], ev.offset[i] >= last[d], ev.offset[i] + length,
                              ev.offset[i] - last[d]))
+            skipped = gapped.setdefault(group, [False, False])
+            resumes.append(bool(ev.offset[i] == last[d] and skipped[d]))
+            skipped[d] = bool(ev.offset[i] != last[d])
             last[d] = ev.offset[i] + length
             interleaved.append(group in calls_then and before > calls_then[group])
             calls_then[group] = calls[group[0]]
@@ -462,6 +491,7 @@ def test_the_sequence_kernel_agrees_with_a_plain_walk(tmp_path: Path, log: str) 
     assert acc.gap.tolist() == [e[4] for e in expected]
     assert acc.runs == run_count
     assert acc.interleaved.tolist() == interleaved and 0 < sum(interleaved) < len(interleaved)
+    assert acc.resumes.tolist() == resumes
 
 
 def test_a_profiles_recording_adds_its_logs_times_and_keeps_a_flag_only_where_every_log_set_it() -> None:

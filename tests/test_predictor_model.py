@@ -370,6 +370,39 @@ def test_forward_reads_in_a_profile_miss_at_the_forward_price_and_hit_at_the_ran
     assert by_gap.by_op()["read"] == pytest.approx(1000 * 0.5 * (0.6 * 32_500 + 0.4 * 80_000) + 1000 * 0.5 * curve(4096))
 
 
+def test_a_read_that_resumes_a_stream_costs_a_read_of_it_where_readahead_does_not_follow_gapped_streams() -> None:
+    """SQLite reads the page after a lookup's leaf: at the previous read's end, right after a
+    gap (characterizer.classes: resumes).  Where readahead follows gapped streams, it finds
+    the window the read before began and costs a sequential read; where it does not (btrfs),
+    it is a read of the stream it resumes, at the stream's mean gap's price, or with no
+    forward stream of its size a random cold read.  A hit costs what any hit does."""
+    lookups = profile(reads=0)
+    sequential = {"count": 100, "bytes": 100 * 4096, "interleaved": 0, "resumes": 80}
+    lookups["classes"]["data"] = {"read": {"forward": {"4096": {"count": 1000, "bytes": 1000 * 4096,
+                                                                "gap_bytes": 1000 * 65536}},
+                                           "sequential": {"4096": sequential}}}
+
+    def lines(follows: float, workload: dict) -> dict[str, object]:
+        fs = price_workload(workload, Pricer(forward_table_by_gap(follows)), cache_bytes=1 << 30)
+        return {line.detail: line for line in fs.lines if line.detail.startswith("4 KiB sequential")}
+
+    following = lines(3.0, lookups)
+    assert set(following) == {"4 KiB sequential, cache miss", "4 KiB sequential, cache hit"}
+    assert following["4 KiB sequential, cache miss"].count == pytest.approx(50)  # half the reads miss here
+    not_following = Pricer(forward_table_by_gap(7.0))
+    priced = lines(7.0, lookups)
+    resumed = priced["4 KiB sequential resuming a stream after a gap, cache miss"]
+    assert resumed.count == pytest.approx(40) and priced["4 KiB sequential, cache miss"].count == pytest.approx(10)
+    assert priced["4 KiB sequential, cache hit"].count == pytest.approx(50)
+    assert resumed.price.ns == pytest.approx(not_following.forward_read(4096, 65536).ns)
+    assert "resumes a stream after a gap" in resumed.price.source
+    assert priced["4 KiB sequential, cache miss"].price.ns == pytest.approx(
+        not_following.data("read", "sequential", "cold", 4096).ns)
+    alone = {**lookups, "classes": {**lookups["classes"], "data": {"read": {"sequential": {"4096": sequential}}}}}
+    random_read = lines(7.0, alone)["4 KiB sequential resuming a stream after a gap, cache miss"]
+    assert random_read.price.ns == pytest.approx(not_following.data("read", "random", "cold", 4096).ns)
+
+
 def table_with_cpu(fs_type: str = "ext4", scale: float = 1.0) -> CostTable:
     """table(), with the CPU time fsbench keeps: a quarter of a cold call's latency, all of a
     warm one's."""

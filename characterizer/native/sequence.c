@@ -15,21 +15,24 @@
  *   open or (NFS) the group was idle longer than gap_ns.
  * An access is interleaved when its actor made other costed calls (`costed`: the
  * operations a cost table prices) since the previous access of its run: readahead works
- * while they run (classes.py says why the predictor asks).
+ * while they run (classes.py says why the predictor asks).  A consecutive access resumes a
+ * stream when the previous access its way since the open was not consecutive: it follows a
+ * read that skipped ahead or back, not a run of reads that readahead may have grown along.
  * Output per access, in processing order: the event's index, its run, flags (1 consecutive,
- * 2 sequential, 4 the last access of its run, 8 interleaved), its end, and its gap: offset
- * less the last end in its direction (negative for a step back).
+ * 2 sequential, 4 the last access of its run, 8 interleaved, 16 resumes), its end, and its
+ * gap: offset less the last end in its direction (negative for a step back).
  */
 #include <stdint.h>
 #include <stdlib.h>
 
 #define MISSING INT64_MIN
 
-enum { CONSECUTIVE = 1, SEQUENTIAL = 2, LAST_OF_RUN = 4, INTERLEAVED = 8 };
+enum { CONSECUTIVE = 1, SEQUENTIAL = 2, LAST_OF_RUN = 4, INTERLEAVED = 8, RESUMES = 16 };
 
 struct group {
 	int64_t key;       /* -1: empty slot */
 	int64_t end[2];    /* where the last read, the last write ended */
+	uint8_t gapped[2]; /* whether the last read, the last write since the open was not consecutive */
 	int64_t last_clock;
 	int64_t run;       /* -1: no run open */
 	int64_t last_access;
@@ -59,7 +62,8 @@ static int table_init(struct table *t, uint64_t capacity, int dense)
 	if (!t->slots)
 		return -1;
 	for (uint64_t i = 0; i < capacity; i++)
-		t->slots[i] = (struct group){ .key = dense ? (int64_t)i : -1, .end = { 0, 0 }, .last_clock = MISSING,
+		t->slots[i] = (struct group){ .key = dense ? (int64_t)i : -1, .end = { 0, 0 }, .gapped = { 0, 0 },
+					      .last_clock = MISSING,
 					      .run = -1, .last_access = -1, .calls_then = 0 };
 	t->mask = capacity - 1;
 	t->used = 0;
@@ -164,14 +168,18 @@ int64_t fsbm_sequence(int64_t n, const int64_t *order, const int8_t *op, const u
 			g->last_access = -1;
 			if (is_open) {
 				g->end[0] = g->end[1] = 0;
+				g->gapped[0] = g->gapped[1] = 0;
 				continue;
 			}
 		}
 		int direction = o == op_write;
 		int64_t length = ret[i] >= 0 ? ret[i] : size[i] != MISSING ? size[i] : 0;
-		uint8_t flags = (offset[i] == g->end[direction] ? CONSECUTIVE : 0) |
+		int consecutive = offset[i] == g->end[direction];
+		uint8_t flags = (consecutive ? CONSECUTIVE : 0) |
 				(offset[i] >= g->end[direction] ? SEQUENTIAL : 0) |
-				(g->last_access >= 0 && calls_before > g->calls_then ? INTERLEAVED : 0);
+				(g->last_access >= 0 && calls_before > g->calls_then ? INTERLEAVED : 0) |
+				(consecutive && g->gapped[direction] ? RESUMES : 0);
+		g->gapped[direction] = !consecutive;
 		if (g->run < 0)
 			g->run = next_run++;
 		acc_gap[accesses] = offset[i] - g->end[direction];
