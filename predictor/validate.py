@@ -86,6 +86,15 @@ def start_cold(work: Path, program: Program) -> None:
 
 
 UNTRACED_RUNS = 3
+# A program whose untraced cold run took less than SHORT_RUN_NS makes SHORT_RUN_RECORDINGS
+# recording runs a round (record_cpu), where the others make one.  Its time outside the
+# filesystem is a small difference of two CPU times that each move by more than it: on ext4
+# the same cold replay of random-reads' calls took 15-28 ms of CPU from round to round, its
+# runs without syncs 28-46 ms, where 10-13 ms is left outside them (validation runs 29-31);
+# the median of five rounds put it at 6.9 ms in run 31 and missed the 23 ms program on tmpfs
+# by 38%.  A short program's recording runs cost seconds a round.
+SHORT_RUN_NS = 200_000_000
+SHORT_RUN_RECORDINGS = 3
 
 
 def trace_program(program: Program, target: Target, inputs: Inputs, directory: Path) -> Traced:
@@ -159,9 +168,15 @@ def table_boundaries(rounds: int, repeats: int) -> list[int]:
     return sorted({round(i * rounds / (repeats - 1)) for i in range(repeats)})
 
 
-def record_cpu(program: Program, target: Target, inputs: Inputs, traced: Traced, round_index: int) -> dict[str, int]:
+def recordings_per_round(traced: Traced) -> int:
+    """How many recording runs a round makes of the program (SHORT_RUN_RECORDINGS says why)."""
+    wall = (traced.profile.get("recording") or {}).get("untraced_wall_ns")
+    return SHORT_RUN_RECORDINGS if wall is not None and wall < SHORT_RUN_NS else 1
+
+
+def record_cpu(program: Program, target: Target, inputs: Inputs, traced: Traced, pair_index: int) -> dict[str, int]:
     """One untraced cold run under fsrusage, one pair for the wait for the files outside the
-    workload (record.outside_wait_pair, which goes first alternating by round), one cold
+    workload (record.outside_wait_pair, which goes first alternating by `pair_index`), one cold
     run with its syncs skipped (record.measure_without_syncs) and one replay that measures
     its calls' CPU time, skipping its syncs where that run did (record.replay_calls_cpu), as
     `fsbm trace record --untraced-runs --cold --replay-in` makes them: the CPU time, the
@@ -173,7 +188,7 @@ def record_cpu(program: Program, target: Target, inputs: Inputs, traced: Traced,
     facts = measure_untraced(program.command, 1, cwd=work, quiet=True, before_each=cold)
     status = facts["untraced_exit_status"]
     pair = outside_wait_pair(program.command, traced.used, cwd=work, quiet=True, before_each=cold,
-                             outside_first=round_index % 2 == 1, expected_status=status)
+                             outside_first=pair_index % 2 == 1, expected_status=status)
     nosync = measure_without_syncs(program.command, 1, cwd=work, quiet=True, before_each=cold, expected_status=status)
     clean(work, program)
     nosync_fields = dict(zip(NOSYNC_CPU_FIELDS, (nosync[name] for name in UNTRACED_NOSYNC_FIELDS))) if nosync else {}
@@ -191,21 +206,26 @@ def measure_rounds(programs: list[Program], targets: list[Target], inputs: Input
     last: where the cost tables are measured, so they see the disk the rounds saw.
 
     With `recording_on` (the traced filesystem), each round also makes every program's
-    recording run again (record_cpu, a run of its own, not one of the runs judged): this
+    recording run again (record_cpu, a run of its own, not one of the runs judged; a short
+    program's several times, recordings_per_round): this
     machine's CPU speed drifts as its disk does (compile's CPU time 1.4 s in one hour, 1.9
     s two hours later), so the CPU time the prediction starts from is measured beside the
     runs it is judged against, as the cost tables are."""
     rng = random.Random(seed)
     records: list[dict[str, Any]] = []
+    recordings = {p.name: recordings_per_round(traced[p.name]) for p in programs} if recording_on else {}
+    made: dict[str, int] = dict.fromkeys(recordings, 0)
     for r in range(rounds):
         at_boundary(r)
-        order = round_order(programs, targets, recording_on is not None, rng)
+        order = round_order(programs, targets, recordings, rng)
         started = time.monotonic()
         for program, target in order:
             if target is None:
                 records.append({"round": r, "program": program.name, "target": recording_on.label,
                                 "kind": "recording", "at": time.time(),
-                                **record_cpu(program, recording_on, inputs, traced[program.name], r)})
+                                **record_cpu(program, recording_on, inputs, traced[program.name],
+                                             made[program.name])})
+                made[program.name] += 1
                 continue
             records.append({"round": r, "program": program.name, "target": target.label, "kind": "real",
                             **time_run(program, target, inputs), "at": time.time()})
@@ -216,10 +236,11 @@ def measure_rounds(programs: list[Program], targets: list[Target], inputs: Input
     return records
 
 
-def round_order(programs: list[Program], targets: list[Target], with_recording: bool,
+def round_order(programs: list[Program], targets: list[Target], recordings: dict[str, int],
                 rng: random.Random) -> list[tuple[Program, Target | None]]:
-    """One round's order: the programs shuffled, and each program's runs on every target (and,
-    `with_recording`, its recording run, target None) shuffled and kept together.
+    """One round's order: the programs shuffled, and each program's runs on every target (and
+    its `recordings` recording runs, target None, none where it has no entry) shuffled and
+    kept together.
 
     A randomized complete block design with the program as the block: the sync latency of
     this machine's disk swings 3x within minutes (sqlite's cold replay on ext4 took 0.85 s
@@ -233,8 +254,7 @@ def round_order(programs: list[Program], targets: list[Target], with_recording: 
     order: list[tuple[Program, Target | None]] = []
     for program in blocks:
         block: list[tuple[Program, Target | None]] = [(program, target) for target in targets]
-        if with_recording:
-            block.append((program, None))
+        block += [(program, None)] * recordings.get(program.name, 0)
         rng.shuffle(block)
         order += block
     return order

@@ -348,18 +348,22 @@ def test_a_round_runs_each_program_on_every_target_back_to_back_in_a_shuffled_or
 
     programs = suite()
     targets = [Target(f"fs{i}", f"fs{i}", Path(f"/mnt/{i}"), "fresh") for i in range(4)]
+    # A short program records several times a round (validate.recordings_per_round), the others once.
+    recordings = {p.name: 3 if p.name == "grep" else 1 for p in programs}
     rng = random.Random(1)
-    rounds = [round_order(programs, targets, True, rng) for _ in range(6)]
+    rounds = [round_order(programs, targets, recordings, rng) for _ in range(6)]
     for order in rounds:
-        assert len(order) == len(programs) * (len(targets) + 1)
+        assert len(order) == len(programs) * (len(targets) + 1) + 2
         names = [program.name for program, _ in order]
         blocks = [names[i] for i in range(len(names)) if i == 0 or names[i] != names[i - 1]]
         assert sorted(blocks) == sorted(p.name for p in programs)  # each program's runs in one block
         for program in programs:
             runs = [target for p, target in order if p is program]
-            assert None in runs and sorted(t.label for t in runs if t) == [t.label for t in targets]
-    assert len({tuple(p.name for p, _ in order[::len(targets) + 1]) for order in rounds}) > 1
+            assert runs.count(None) == recordings[program.name]
+            assert sorted(t.label for t in runs if t) == [t.label for t in targets]
+    assert len({tuple(dict.fromkeys(p.name for p, _ in order)) for order in rounds}) > 1
     assert len({tuple(t.label if t else "" for _, t in order) for order in rounds}) > 1
+    assert round_order(programs, targets, {}, rng).count((programs[0], None)) == 0  # no recordings asked
 
 
 def test_validate_measures_programs_judges_them_and_calibrates(tmp_path: Path, fsbm_home: Path) -> None:
