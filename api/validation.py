@@ -402,7 +402,7 @@ def markdown(doc: dict[str, Any], judged: Any) -> str:
               "group's CPU prices on every target scaled to match), as `fsbm predict` does for a recording made "
               "with `--replay-in`, the calls' CPU by group as a replay that brackets each call with the CPU clock "
               "shares it, scaled to the total of a replay without the brackets; *calls' CPU bracketed* takes the "
-              "groups as the brackets counted them (the verdict's source until 2026-11-25, later); *calls' CPU "
+              "groups as the brackets counted them (the verdict's source until validation run 28); *calls' CPU "
               "priced* takes "
               "the same runs less the calls' CPU fsbench prices (the verdict's source until 2026-11-25); *all-warm "
               "runs* takes the runs beside them that start with every file read in, their calls' CPU priced warm "

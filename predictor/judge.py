@@ -73,7 +73,7 @@ def _replayed_ops(records: list[dict]) -> dict[tuple[str, str], dict[str, float]
 # verdict's source takes the calls' CPU from it (outside.cpu_scales); the same runs with the
 # calls' CPU priced by fsbench alone, the verdict until then, are judged beside it.  The
 # recording made before the rounds measured its own (--replay-in), which that source takes.
-# Since 2026-11-25 (later) that replay's groups are scaled to the total of a replay of the
+# Since validation run 29 that replay's groups are scaled to the total of a replay of the
 # same calls without the brackets (record.replay_calls_cpu says why); the groups as the
 # brackets counted them, the verdict's until then, are judged beside it.
 CPU_IN_ROUNDS = "in the rounds"
