@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -38,6 +39,18 @@ def run_replay(plan: Path, target: Path, *, mode: str = "serial", cold: bool = F
         returncode, stderr = run_with_progress(lambda fd: [*command, "--progress-fd", str(fd)],
                                                  count_progress(on_progress))
         return load_result("fsreplay", returncode, stderr, out_path)
+
+
+def cold_replay_beneath(plan: Path, base: Path, *, prefix: str, cpu_per_op: bool = False,
+                        skip_syncs: bool = False) -> dict[str, Any]:
+    """One cold serial replay of `plan` (run_replay) in a fresh directory beneath `base`,
+    named from `prefix` and removed after, whatever happened: how the validation's timed
+    replays and the measuring replays of the calls' CPU are made."""
+    directory = Path(tempfile.mkdtemp(prefix=prefix, dir=base))
+    try:
+        return run_replay(plan, directory, mode="serial", cold=True, cpu_per_op=cpu_per_op, skip_syncs=skip_syncs)
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 def mismatches(report: dict[str, Any]) -> int:

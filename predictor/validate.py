@@ -25,7 +25,7 @@ from typing import Any
 from fsbm.characterizer.characterize import characterize_files
 from fsbm.errors import FsbmError
 from fsbm.microbench import cache
-from fsbm.microbench.replay import mismatches, run_replay
+from fsbm.microbench.replay import cold_replay_beneath, mismatches
 from fsbm.predictor.suite import Inputs, Program, clean, run_command
 from fsbm.traces.ingest import ingest, read_events
 from fsbm.traces.outside_files import UsedFiles
@@ -149,11 +149,7 @@ def time_replay(traced: Traced, target: Target) -> dict[str, Any]:
     """One cold serial replay of the program's plan on the target: its seconds, its
     mismatches, and the time inside the replayed calls of each operation (ops_ns), which is
     where the model's miss can be found operation by operation."""
-    directory = Path(tempfile.mkdtemp(prefix=f"{traced.program}-", dir=replays_directory(target)))
-    try:
-        report = run_replay(traced.plan, directory, mode="serial", cold=True)
-    finally:
-        shutil.rmtree(directory, ignore_errors=True)
+    report = cold_replay_beneath(traced.plan, replays_directory(target), prefix=f"{traced.program}-")
     ops_ns = {op: entry["latency_ns"]["total"] for op, entry in report.get("operations", {}).items()
               if entry.get("latency_ns")}
     return {"seconds": report["runtime_ns"] / 1e9, "mismatches": mismatches(report), "ops_ns": ops_ns,

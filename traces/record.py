@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import tempfile
@@ -46,7 +45,7 @@ from fsbm.errors import FsbmError, UsageError
 from fsbm.locations import native_binary
 from fsbm.microbench.cache import drop_all
 from fsbm.microbench.fsbench import check_target
-from fsbm.microbench.replay import mismatches, run_replay
+from fsbm.microbench.replay import cold_replay_beneath, mismatches
 from fsbm.microbench.system import require_program
 from fsbm.traces.nosync import environment_without_syncs
 from fsbm.traces.outside_files import UsedFiles, bounded_wait_ns, cold_read_ns, read_in, used_files
@@ -286,15 +285,6 @@ def check_replay_directory(replay_in: Path, scope: Path) -> None:
                          "must be measured on the filesystem they were traced on")
 
 
-def _cold_replay(plan: Path, base: Path, *, cpu_per_op: bool, skip_syncs: bool) -> dict[str, Any]:
-    """One cold serial replay of `plan` in a fresh directory beneath `base`, removed after."""
-    directory = Path(tempfile.mkdtemp(prefix="calls-cpu-", dir=base))
-    try:
-        return run_replay(plan, directory, mode="serial", cold=True, cpu_per_op=cpu_per_op, skip_syncs=skip_syncs)
-    finally:
-        shutil.rmtree(directory, ignore_errors=True)
-
-
 def scaled_to_total(by_group: dict[str, int], total: int) -> dict[str, int]:
     """`by_group` scaled in proportion so that it adds up to `total` (all 0 where it adds up
     to nothing)."""
@@ -334,8 +324,8 @@ def replay_calls_cpu(plan: Path, base: Path, *, without_syncs: bool = False) -> 
     replays') of all it made (CALLS_CPU_CALLS).  Neither is a replay whose time is judged.
     `without_syncs`: the syncs skipped (fsreplay --skip-syncs), as the runs of
     measure_without_syncs skip them; CALLS_CPU_SYNCS_SKIPPED says whether they were."""
-    bracketed = _cold_replay(plan, base, cpu_per_op=True, skip_syncs=without_syncs)
-    unbracketed = _cold_replay(plan, base, cpu_per_op=False, skip_syncs=without_syncs)
+    bracketed = cold_replay_beneath(plan, base, prefix="calls-cpu-", cpu_per_op=True, skip_syncs=without_syncs)
+    unbracketed = cold_replay_beneath(plan, base, prefix="calls-cpu-", skip_syncs=without_syncs)
     by_group = dict.fromkeys(GROUPS, 0)
     for kind, entry in bracketed.get("operations", {}).items():
         by_group[REPLAYED_GROUP.get(kind, "metadata")] += int(entry.get("cpu_ns", 0))
