@@ -173,8 +173,8 @@ def recordings_per_round(traced: Traced) -> int:
 def record_cpu(program: Program, target: Target, inputs: Inputs, traced: Traced, pair_index: int) -> dict[str, int]:
     """One untraced cold run under fsrusage, one pair for the wait for the files outside the
     workload (record.outside_wait_pair, which goes first alternating by `pair_index`), one cold
-    run with its syncs skipped (record.measure_without_syncs) and one replay that measures
-    its calls' CPU time, skipping its syncs where that run did (record.replay_calls_cpu), as
+    run with its syncs skipped (record.measure_without_syncs) and one pair of replays that
+    measures its calls' CPU time, skipping its syncs where that run did (record.replay_calls_cpu), as
     `fsbm trace record --untraced-runs --cold --replay-in` makes them: the CPU time, the
     pair's difference (outside_wait_ns) and cold read time (outside_read_ns), the CPU time
     without syncs, and the calls' CPU by group, that the predictor takes the time outside

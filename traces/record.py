@@ -297,7 +297,7 @@ def scaled_to_total(by_group: dict[str, int], total: int) -> dict[str, int]:
 def as_bracketed(sample: dict[str, Any]) -> dict[str, Any]:
     """A measuring replay's facts (replay_calls_cpu) with its groups as the bracketed replay
     counted them, before they were scaled to the unbracketed total: how fsbm measured the
-    calls' CPU until 2026-11-25, judged beside it.  Facts measured before both totals were
+    calls' CPU until validation run 28, judged beside it.  Facts measured before both totals were
     kept are returned as they are (they were the bracketed counts)."""
     if CALLS_CPU_BRACKETED not in sample:
         return sample
@@ -366,10 +366,9 @@ def measure_calls_cpu(log: Path, scope: Path, replay_in: Path, runs: int, *,
     clean = clean_replays(samples)
     kept: dict[str, int] = {"calls_cpu_replays": len(clean), "calls_cpu_replays_dropped": runs - len(clean)}
     if clean:
-        kept.update({CALLS_CPU_FIELDS[group]: int(statistics.median(s[name] for s in clean))
-                     for group, name in CALLS_CPU_NAMES.items()})
+        # As a recording keeps them: each group's under CALLS_CPU_FIELDS, and both totals.
         kept.update({f"untraced_{name}": int(statistics.median(s[name] for s in clean))
-                     for name in (CALLS_CPU_BRACKETED, CALLS_CPU_UNBRACKETED)})
+                     for name in (*CALLS_CPU_NAMES.values(), CALLS_CPU_BRACKETED, CALLS_CPU_UNBRACKETED)})
         kept[UNTRACED_CALLS_CPU_SYNCS_SKIPPED] = all(s[CALLS_CPU_SYNCS_SKIPPED] for s in clean)
     return kept
 
