@@ -326,8 +326,8 @@ class Pricer:
         streams = self.table.gap_costs("read", "cold")
         if not streams:
             return _lacking(by_mean, "forward reads by gap")
-        follows = self.follows_gapped_streams(size)
-        if follows is not None and follows[1] < FOLLOWS_GAPPED:
+        follows = self.unfollowed_gap(size)
+        if follows is not None:
             return by_mean.labelled(f"{by_mean.source} (readahead here does not follow streams {follows[0]} B apart: "
                                     f"{follows[1]:.0%} of the way from a random read to a sequential one)")
         measured = min(streams, key=lambda s: (abs(math.log(s / max(size, 1))), -s))
@@ -357,12 +357,19 @@ class Pricer:
         readahead follows gapped streams or the table cannot say: there such a read finds the
         window the previous read began, and costs a sequential one (ext4 and xfs: 16-19 us
         on average for random-reads' 307, most under 2)."""
-        follows = self.follows_gapped_streams(size)
-        if follows is None or follows[1] >= FOLLOWS_GAPPED:
+        follows = self.unfollowed_gap(size)
+        if follows is None:
             return None
         price = self.forward_read(size, stream_gap) if stream_gap > 0 else self.data("read", "random", "cold", size)
         return price.labelled(f"{price.source}; it resumes a stream after a gap, and readahead here does not follow "
                               f"streams {follows[0]} B apart")
+
+    def unfollowed_gap(self, size: int) -> tuple[int, float] | None:
+        """follows_gapped_streams' stream and share where readahead here does not follow
+        gapped streams of `size`-byte reads (less than FOLLOWS_GAPPED of the way to a
+        sequential read); None where it does, or the table cannot say."""
+        follows = self.follows_gapped_streams(size)
+        return follows if follows is not None and follows[1] < FOLLOWS_GAPPED else None
 
     def follows_gapped_streams(self, size: int) -> tuple[int, float] | None:
         """How far readahead follows a stream of `size`-byte reads with gaps between them:
