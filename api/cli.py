@@ -306,32 +306,31 @@ def trace_record(
         errors.print("[dim]--cold without --scope: the wait for files outside the workload is not measured[/]")
     recording = record(list(ctx.args), output, force=force, scope=scope, untraced_runs=untraced_runs, cold=cold,
                        replay_in=replay_in)
-    wait_ns = recording.facts.get(OUTSIDE_WAIT_FIELD)
+    facts = recording.facts
+    wait_ns = facts.get(OUTSIDE_WAIT_FIELD)
     console.print(f"traced in {recording.wall_seconds:.2f} s (exit {recording.returncode}); log: {escape(str(output))}")
     if wait_ns is not None:
-        console.print(f"cold runs wait {wait_ns / 1e6:.1f} ms for {recording.facts['outside_files']} files outside "
-                      f"{escape(str(scope))} (reading them cold takes {recording.facts['outside_read_ns'] / 1e6:.1f} ms)")
-        if not recording.facts.get(UNTRACED_WARM_SYNCS_SKIPPED):
+        console.print(f"cold runs wait {wait_ns / 1e6:.1f} ms for {facts['outside_files']} files outside "
+                      f"{escape(str(scope))} (reading them cold takes {facts['outside_read_ns'] / 1e6:.1f} ms)")
+        if not facts.get(UNTRACED_WARM_SYNCS_SKIPPED):
             errors.print("[yellow]libeatmydata is not installed: the runs' CPU time holds their syncs', which the "
                          "predictor can only estimate (install Debian's eatmydata)[/]")
-    if recording.facts.get("calls_cpu_replays_dropped"):
-        errors.print(f"[yellow]{recording.facts['calls_cpu_replays_dropped']} replays measuring the calls' CPU had more "
+    if facts.get("calls_cpu_replays_dropped"):
+        errors.print(f"[yellow]{facts['calls_cpu_replays_dropped']} replays measuring the calls' CPU had more "
                      f"than {MISMATCHED_SHARE_KEPT:.1%} of their calls end otherwise than traced; they are left out[/]")
-    if recording.facts.get("calls_cpu_replays"):
-        skipped = recording.facts.get(UNTRACED_CALLS_CPU_SYNCS_SKIPPED)
-        groups = ", ".join(f"{group} {recording.facts[name] / 1e6:.1f}" for group, name in CALLS_CPU_FIELDS.items()
+    if facts.get("calls_cpu_replays"):
+        skipped = facts.get(UNTRACED_CALLS_CPU_SYNCS_SKIPPED)
+        groups = ", ".join(f"{group} {facts[name] / 1e6:.1f}" for group, name in CALLS_CPU_FIELDS.items()
                            if not (skipped and group == "sync"))
-        facts = recording.facts
         console.print(f"CPU time of its calls in the scope, replayed cold{', syncs skipped' if skipped else ''}, in "
                       f"ms: {groups} (median of {facts['calls_cpu_replays']} pairs of replays: "
                       f"{facts[f'untraced_{CALLS_CPU_UNBRACKETED}'] / 1e6:.1f} in all without brackets, shared by "
                       f"group as {facts[f'untraced_{CALLS_CPU_BRACKETED}'] / 1e6:.1f} bracketed were)")
-    if UNTRACED_NOSYNC_FIELDS[0] in recording.facts:
-        facts = recording.facts
+    if UNTRACED_NOSYNC_FIELDS[0] in facts:
         with_syncs = (facts["untraced_user_cpu_ns"] + facts["untraced_system_cpu_ns"]) / 1e6
         without = (facts[UNTRACED_NOSYNC_FIELDS[0]] + facts[UNTRACED_NOSYNC_FIELDS[1]]) / 1e6
         console.print(f"CPU time of its cold runs: {with_syncs:.1f} ms, {without:.1f} ms with its syncs skipped")
-    elif "calls_cpu_replays" in recording.facts:
+    elif "calls_cpu_replays" in facts:
         errors.print("[yellow]no replay ran its calls as traced: the predictor prices the calls' CPU time[/]")
     if recording.returncode != 0:
         raise typer.Exit(recording.returncode)
