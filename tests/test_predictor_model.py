@@ -597,6 +597,29 @@ def test_a_ranked_pair_counts_the_rounds_in_which_the_faster_was_faster() -> Non
     assert (pair.rounds_faster, pair.rounds) == (3, 5)
 
 
+def test_a_pair_is_as_far_apart_as_its_rounds_ratios_say_not_its_medians() -> None:
+    """The disk slows after the first round: each target's median comes from a different
+    speed, but in three rounds of five the two ran alike, so they are no pair to rank.  And
+    a target 20% slower in four rounds of five is one, although its median is the lower."""
+    from fsbm.predictor.judge import _pairs, _real_by_round
+
+    def rows(real: dict[str, float], predicted: dict[str, float]) -> pd.DataFrame:
+        return pd.DataFrame([{"program": "grep", "candidate": c, "real_s": real[c], "predicted_s": predicted[c]}
+                             for c in real])
+
+    alike = _real_by_round(_real("grep", "ext4", [1.0, 2.0, 2.0, 2.0, 2.0]) + _real("grep", "xfs", [1.0, 1.0, 1.0, 2.0, 2.0]))
+    tie = rows({"ext4": 2.0, "xfs": 1.0}, {"ext4": 1.0, "xfs": 1.1})
+    assert _pairs(tie, alike).empty
+    (by_medians,) = _pairs(tie, alike, same_round=False).itertuples()
+    assert (by_medians.faster, by_medians.right) == ("xfs", False)
+
+    slower = _real_by_round(_real("grep", "ext4", [1.0, 1.0, 2.0, 2.0, 2.0]) + _real("grep", "xfs", [1.2, 1.2, 2.4, 2.4, 1.2]))
+    apart = rows({"ext4": 2.0, "xfs": 1.2}, {"ext4": 1.0, "xfs": 1.2})
+    (pair,) = _pairs(apart, slower).itertuples()
+    assert (pair.faster, pair.slower, pair.right, pair.rounds_faster) == ("ext4", "xfs", True, 4)
+    assert pair.measured_gap == pytest.approx(0.2) and pair.gap_of_medians < 0
+
+
 def test_runs_that_skipped_their_syncs_leave_the_syncs_cpu_out_of_the_subtraction() -> None:
     """traces/nosync.py: the all-warm runs skip their syncs where libeatmydata is installed;
     then the CPU time a warm prediction subtracts from theirs is the other calls', and
