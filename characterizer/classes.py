@@ -18,7 +18,13 @@ many resumed a stream (resumes): came right after a read of the same file that s
 ahead or back, as SQLite reads the next page after a lookup's leaf.  Those follow no run of
 reads readahead could have grown along: on btrfs each is a read from the device (random-
 reads' 307 cost 75-88 us each cold, against 16-19 on ext4 and xfs, 2026-11-25), where a
-read in a long sequential stream costs a few.  An in-kernel copy
+read in a long sequential stream costs a few.  A read or write class also
+keeps how many of its calls straddle a page boundary they need not have (straddles): a
+request that touches one page more than an aligned one of its length would.  SQLite's
+journal records are a 4-byte page number, the 4 KiB page, a 4-byte checksum, so every
+page it journals is written across two pages: on btrfs such a write costs 8.8 us where an
+aligned one costs 3.9 (fsbench's write at d+1 and at d, 2026-11-25), and sqlite's writes
+replayed there took 0.30 s where the aligned price made them 0.19.  An in-kernel copy
 (copy_file_range) is a write event, but its class is "copy": a filesystem that shares
 extents clones it instead of reading and writing the bytes, so it is priced by fsbench's
 copy, not its write.  A file mapping read through page faults (mapped.py) is a class of
@@ -51,6 +57,10 @@ DATA_OPERATIONS = ("read", "write")
 ACCESS_CLASSES = ("read", "write", "copy")
 MAPPED_CLASS = "mmap"
 DATA_CLASSES = (*ACCESS_CLASSES, MAPPED_CLASS)
+# The page cache's unit, which a straddling request crosses once more than it must.  The
+# characterizer knows no filesystem; on the ones fsbm measures the block is the page, and
+# fsbench's d-1, d and d+1 sizes measure the same boundary (pricing.Pricer.straddle).
+PAGE_BYTES = 4096
 
 def size_bucket(length: np.ndarray) -> np.ndarray:
     """The power of two at or below each length; 0 for 0."""
@@ -58,6 +68,13 @@ def size_bucket(length: np.ndarray) -> np.ndarray:
     positive = length > 0
     out[positive] = np.left_shift(1, np.floor(np.log2(length[positive])).astype(np.int64))
     return out
+
+
+def straddling(offset: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """Which requests touch more pages than an aligned request of their length would: a
+    4096-byte write at offset 516 touches two, one at 8192 one."""
+    last = (offset + np.maximum(length, 1) - 1) // PAGE_BYTES
+    return (length > 0) & (last - offset // PAGE_BYTES + 1 > -(-length // PAGE_BYTES))
 
 
 def _copies(ev: EventArrays, rows: np.ndarray) -> np.ndarray:
@@ -75,8 +92,8 @@ def _by_bucket(length: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict[str, di
 
 
 def data_classes(ev: EventArrays, acc: Access, mapped: Regions) -> dict[str, dict[str, dict[str, dict[str, int]]]]:
-    """{class: {"sequential"|"forward"|"random": {bucket: {"count", "bytes"[, "gap_bytes", "gap_log2"]
-    [, "interleaved", "resumes"]}}}}
+    """{class: {"sequential"|"forward"|"random": {bucket: {"count", "bytes"[, "straddles"]
+    [, "gap_bytes", "gap_log2"][, "interleaved", "resumes"]}}}}
     over the classified accesses and the mapped regions; copies are always "sequential" (a
     copy moves a whole file, or the rest of it), only reads are ever "forward" (a write past
     the last one's end allocates or rewrites the same way wherever it lands), and mapped
@@ -89,6 +106,7 @@ def data_classes(ev: EventArrays, acc: Access, mapped: Regions) -> dict[str, dic
         return out
     length = access_lengths(ev, rows)
     copy = _copies(ev, rows)
+    straddles = straddling(acc.end - length, length) & ~copy
     consecutive = acc.consecutive | copy
     for name in ACCESS_CLASSES:
         is_op = copy if name == "copy" else (ev.op[rows] == OP_INDEX[name]) & ~copy
@@ -98,6 +116,10 @@ def data_classes(ev: EventArrays, acc: Access, mapped: Regions) -> dict[str, dic
             if not pick.any():
                 continue
             buckets, inverse, classes = _by_bucket(length[pick])
+            if name != "copy":
+                for b, n in zip(buckets, np.bincount(inverse, weights=straddles[pick], minlength=len(buckets))):
+                    if n:
+                        classes[str(int(b))]["straddles"] = int(n)
             if name == "read" and order == "sequential":
                 for key, flag in (("interleaved", acc.interleaved), ("resumes", acc.resumes)):
                     for b, n in zip(buckets, np.bincount(inverse, weights=flag[pick], minlength=len(buckets))):

@@ -289,6 +289,36 @@ def test_reads_that_resume_a_stream_after_a_gap_are_told_from_reads_in_a_run(tmp
     assert sum(c["count"] for c in sequential["cat"].values()) > 100
 
 
+def test_sqlite_journal_writes_straddle_pages_and_its_database_writes_do_not(tmp_path: Path) -> None:
+    """A rollback journal's record is a 4-byte page number, the page and a 4-byte checksum
+    after a 512-byte header, so each page it journals is written across a page boundary;
+    the database's own pages are written where they lie (classes.py: straddles)."""
+    database = tmp_path / "db.sqlite"
+    subprocess.run(["sqlite3", str(database), "PRAGMA page_size=4096; CREATE TABLE t(id INTEGER PRIMARY KEY, p BLOB);"
+                    "INSERT INTO t SELECT value, randomblob(3000) FROM generate_series(1, 200);"], check=True)
+    script = "PRAGMA journal_mode=DELETE; BEGIN; UPDATE t SET p = randomblob(3000) WHERE id % 2 = 0; COMMIT;"
+    recording = record(["sqlite3", str(database), script], tmp_path / "t.strace", cwd=tmp_path, quiet=True)
+    assert recording.returncode == 0
+    ingest([recording.log], tmp_path / "e.parquet")
+    table = read_events(tmp_path / "e.parquet")
+    pages = {}
+    for name in ("db.sqlite-journal", "db.sqlite"):
+        keep = [str(f).endswith(name) for f in table["file"].to_pylist()]
+        writes = characterize(table.filter(keep)).body["classes"]["data"]["write"]
+        pages[name] = [c for order in writes.values() for bucket, c in order.items() if bucket == "4096"]
+    journal, db = pages["db.sqlite-journal"], pages["db.sqlite"]
+    assert sum(c["count"] for c in journal) >= 90 and all(c.get("straddles") == c["count"] for c in journal)
+    assert sum(c["count"] for c in db) >= 90 and all(c.get("straddles", 0) == 0 for c in db)
+
+
+def test_a_request_straddles_only_where_it_crosses_a_page_boundary_it_need_not() -> None:
+    from fsbm.characterizer.classes import straddling
+
+    offset = np.array([0, 516, 8192, 4000, 4000, 0, 100, 4096, 10240, 10])
+    length = np.array([4096, 4096, 4096, 96, 97, 8192, 8192, 0, 10240, 4])
+    assert straddling(offset, length).tolist() == [False, True, False, False, True, False, True, False, False, False]
+
+
 def test_a_listing_keeps_the_bytes_of_entries_its_getdents_returned(tmp_path: Path) -> None:
     """The predictor prices a getdents64 by the bytes it returned; the kernel's record for a
     name is 19 bytes of header, the name and its NUL, padded to 8 (filldir64), the same on
