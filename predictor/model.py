@@ -19,7 +19,9 @@ Which price each class gets:
   (pricing.Pricer.mapped_read); no read call shows them, so a trace's read counts leave
   them out;
 - writes: buffered, so the warm price; sequential ones allocate (fsbench write), random
-  ones rewrite in place (fsbench overwrite);
+  ones rewrite in place (fsbench overwrite); one that straddles a page boundary it need
+  not have (characterizer.classes: straddles) pays for the one page more it touches
+  (pricing.Pricer.straddle), as each record SQLite journals does;
 - a read or copy that moved nothing (at end of file, where every read-to-the-end loop
   stops): fsbench's warm read of its smallest size, as no data moves;
 - in-kernel copies (copy_file_range): fsbench's copy of a whole file of that size, whose
@@ -230,6 +232,9 @@ def _data_lines(profile: dict[str, Any], pricer: Pricer, hits: float) -> list[Li
                     bench = "write" if order == "sequential" else "overwrite"
                     lines.append(Line(op, "write", f"{detail}, buffered", n, pricer.data(bench, order, "warm",
                                                                                           round(size))))
+                    if counts.get("straddles"):
+                        lines.append(Line(op, "write", f"{detail}, buffered: straddling a page boundary, one page more",
+                                          counts["straddles"], pricer.straddle(bench, order, "warm")))
     return lines
 
 

@@ -413,6 +413,18 @@ class Pricer:
             where = f"between gaps {g0} and {g1} B"
         return lower.toward(upper, w, f"fsbench read forward cold {size} B, gap {gap:.0f} B: {where}")
 
+    def straddle(self, bench: str, order: str, cache: str) -> Price:
+        """What a `bench` call pays for touching one page more than it must (a request that
+        straddles a page boundary, characterizer.classes: straddles): fsbench's call of a
+        block and a byte less its call of a block, the one more (partial) block each d+1
+        call touches; where fsbench did not measure d+1, the Park-Lipton curve's.  btrfs's
+        buffered writes: 8.8 us at d+1, 3.9 at d; ext4's 3.3 and 2.7 (2026-11-25).  fsbench's
+        d-1 writes straddle as they go (each starts a byte before the last ended), so a
+        straddling request just under a block is priced up to this much too high."""
+        one_more = self.data(bench, order, cache, self.block_size + 1)
+        aligned = self.data(bench, order, cache, self.block_size)
+        return one_more.minus(aligned, f"{bench} {order} {cache}: {one_more.source} less {aligned.source}")
+
     def _has(self, bench: str) -> bool:
         return any(e["bench"] == bench for e in self.table.entries)
 
