@@ -77,6 +77,12 @@ def straddling(offset: np.ndarray, length: np.ndarray) -> np.ndarray:
     return (length > 0) & (last - offset // PAGE_BYTES + 1 > -(-length // PAGE_BYTES))
 
 
+def _per_bucket(buckets: np.ndarray, inverse: np.ndarray, flag: np.ndarray) -> dict[str, int]:
+    """{bucket: how many of its requests `flag` marks}, every bucket of _by_bucket's."""
+    counts = np.bincount(inverse, weights=flag, minlength=len(buckets))
+    return {str(int(b)): int(n) for b, n in zip(buckets, counts)}
+
+
 def _copies(ev: EventArrays, rows: np.ndarray) -> np.ndarray:
     """Which of the accesses at `rows` are in-kernel copies."""
     ids = [i for i, name in enumerate(ev.origs) if name in COPY_CALLS]
@@ -106,7 +112,7 @@ def data_classes(ev: EventArrays, acc: Access, mapped: Regions) -> dict[str, dic
         return out
     length = access_lengths(ev, rows)
     copy = _copies(ev, rows)
-    straddles = straddling(acc.end - length, length) & ~copy
+    straddles = straddling(ev.offset[rows], length) & ~copy
     consecutive = acc.consecutive | copy
     for name in ACCESS_CLASSES:
         is_op = copy if name == "copy" else (ev.op[rows] == OP_INDEX[name]) & ~copy
@@ -117,13 +123,13 @@ def data_classes(ev: EventArrays, acc: Access, mapped: Regions) -> dict[str, dic
                 continue
             buckets, inverse, classes = _by_bucket(length[pick])
             if name != "copy":
-                for b, n in zip(buckets, np.bincount(inverse, weights=straddles[pick], minlength=len(buckets))):
+                for b, n in _per_bucket(buckets, inverse, straddles[pick]).items():
                     if n:
-                        classes[str(int(b))]["straddles"] = int(n)
+                        classes[b]["straddles"] = n
             if name == "read" and order == "sequential":
                 for key, flag in (("interleaved", acc.interleaved), ("resumes", acc.resumes)):
-                    for b, n in zip(buckets, np.bincount(inverse, weights=flag[pick], minlength=len(buckets))):
-                        classes[str(int(b))][key] = int(n)
+                    for b, n in _per_bucket(buckets, inverse, flag[pick]).items():
+                        classes[b][key] = n
             if order == "forward":
                 gaps = np.bincount(inverse, weights=acc.gap[pick])
                 gap_buckets = size_bucket(acc.gap[pick])
