@@ -355,8 +355,8 @@ def judge(doc: dict[str, Any], cache_bytes: int) -> Judged:
     judged_rows["calibrated_s"] = forms["calibrated"][0]["predicted_s"]
     judged_rows["abs_error_cpu_before"] = variants[CPU_BEFORE][adopted][0]["abs_error"]
     by_medians = _pairs(judged_rows, by_round, same_round=False)
-    summary = {**summary, "adopted": adopted,
-               "pairs_by_medians": {"compared": int(len(by_medians)), "ranked_right": int(by_medians["right"].sum())}, "cpu": sources[0], "noise_floor": noise_floor(doc["records"], traced_on),
+    summary = {**summary, "adopted": adopted, "cpu": sources[0], "noise_floor": noise_floor(doc["records"], traced_on),
+               "pairs_by_medians": {"compared": int(len(by_medians)), "ranked_right": int(by_medians["right"].sum())},
                "variants": {source: {name: v[2] for name, v in forms_of.items()} for source, forms_of in variants.items()}}
     rows = rows_by_source[sources[0]]
     calibration = RuntimeModel(calibrate=True).fit(rows).to_json()
