@@ -56,7 +56,6 @@ struct bench {
 /* One point of the sweep: a benchmark at one size, order and cache state. */
 struct bench_case {
 	const struct bench *bench;
-	size_t index;  /* position in the plan, for seeding */
 	uint64_t size; /* request size in bytes, 0 for metadata */
 	enum order order;
 	enum cache_mode cache;
@@ -88,6 +87,7 @@ struct bench_ctx {
 	int dirfd;             /* the case's own directory */
 	size_t n;              /* operations per repetition */
 	size_t norder;         /* length of `order` (>= n) */
+	size_t stream_reads;   /* forward order: the reads a stream aims at (n: those it drew) */
 	size_t pass;           /* a warm repetition's pass over its n operations, from 0 */
 	size_t pass_span;      /* slots later passes go on through (0: the same n again) */
 	size_t *order;         /* identity or a random permutation, remade every repetition */
@@ -103,7 +103,7 @@ struct bench_ctx {
 };
 
 /* The offset of operation i of the current pass: consecutive for sequential, a permuted
- * slot for random and forward (whose first n slots the runner sorts).  A later pass goes
+ * slot for random, an ascending one for forward (make_forward_stream).  A later pass goes
  * on where the last one stopped, wrapping after pass_span slots. */
 uint64_t data_offset(const struct bench_ctx *ctx, size_t i);
 

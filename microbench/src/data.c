@@ -56,15 +56,13 @@ static void size_ops(struct bench_ctx *ctx, uint64_t bytes)
 	ctx->stride = (size + d - 1) / d * d;
 	slots = ctx->c->order == ORDER_SEQ ? bytes / size : bytes / ctx->stride;
 	if (ctx->c->order == ORDER_FORWARD) {
-		/* n reads sampled from a window of n * (stride + gap) bytes at the file's start:
-		 * a whole stream of FORWARD_READS (or --ops, if more), as many as the file holds. */
-		uint64_t fit = bytes / (ctx->stride + ctx->c->gap), window;
-
+		/* A whole stream of FORWARD_READS (or --ops, if more), as many as the file holds
+		 * on average; the runner draws it from the file's start (make_forward_stream). */
+		uint64_t fit = bytes / (ctx->stride + ctx->c->gap);
 		size_t stream = ctx->cfg->ops > FORWARD_READS ? ctx->cfg->ops : FORWARD_READS;
 
-		ctx->n = fit < stream ? (size_t)fit : stream;
-		window = (uint64_t)ctx->n * (ctx->stride + ctx->c->gap) / ctx->stride;
-		ctx->norder = window < slots ? (size_t)window : (size_t)slots;
+		ctx->n = ctx->stream_reads = fit < stream ? (size_t)fit : stream;
+		ctx->norder = (size_t)slots;
 	} else {
 		ctx->n = slots < ctx->cfg->ops ? (size_t)slots : ctx->cfg->ops;
 		ctx->norder = (size_t)slots;

@@ -356,7 +356,6 @@ static void add_case(struct plan *p, const struct options *o, struct bench_case 
 		p->skips[p->nskips++].reason = reason;
 		return;
 	}
-	c->index = p->ncases;
 	p->cases[p->ncases++] = *c;
 }
 
@@ -445,7 +444,7 @@ static void build_plan(struct plan *p, const struct options *o, int direct_ok, i
 			for (size_t s = 0; s < nsz; s++)
 				for (unsigned ord = ORDER_SEQ; ord <= ORDER_FORWARD; ord <<= 1)
 					for (unsigned cm = CACHE_COLD; cm <= CACHE_DIRECT; cm <<= 1) {
-						struct bench_case c = { b, 0, b->sweep == SWEEP_NONE ? 0 : sz[s],
+						struct bench_case c = { b, b->sweep == SWEEP_NONE ? 0 : sz[s],
 									(enum order)ord, (enum cache_mode)cm, 0 };
 
 						if (!(b->orders & ord & o->orders) || !(b->caches & cm & o->caches))

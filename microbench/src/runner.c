@@ -93,11 +93,18 @@ static size_t warmup_ops(const struct suite_config *cfg, size_t n)
 	return w;
 }
 
-static int compare_slots(const void *a, const void *b)
+/* A case's random orders follow from what it measures (FNV-1a of its label), not from its
+ * place in the plan: `--only read` reads the same offsets as the whole suite, and so does
+ * every filesystem. */
+static uint64_t case_seed(const struct bench_case *c)
 {
-	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	char label[160];
+	uint64_t hash = 0xcbf29ce484222325ULL;
 
-	return (x > y) - (x < y);
+	case_label(c, label, sizeof(label));
+	for (const char *p = label; *p; p++)
+		hash = (hash ^ (unsigned char)*p) * 0x100000001b3ULL;
+	return hash;
 }
 
 struct case_samples {
@@ -226,7 +233,7 @@ static void write_result(struct json *j, const struct bench_ctx *ctx, struct cas
 	json_kv_string(j, "order", order_name(c));
 	if (c->order == ORDER_FORWARD) {
 		json_kv_u64(j, "gap", c->gap);
-		json_kv_u64(j, "stream_reads", (uint64_t)ctx->n);
+		json_kv_u64(j, "stream_reads", (uint64_t)ctx->stream_reads);
 		json_kv_u64(j, "file_bytes", ctx->file_bytes);
 		gap_latency_write(j, &s->by_gap);
 	}
@@ -310,7 +317,7 @@ static int run_repetitions(struct bench_ctx *ctx, const char *dirname, const str
 	for (size_t rep = 0; rep < cfg->reps && rc == 0 && !stop_requested; rep++) {
 		struct rng rng;
 
-		rng_seed(&rng, cfg->seed ^ (ctx->c->index * 0x100000001b3ULL) ^ (rep << 48));
+		rng_seed(&rng, cfg->seed ^ case_seed(ctx->c) ^ (rep << 48));
 		if (!set_up) {
 			rc = b->setup(ctx);
 			set_up = 1;
@@ -319,9 +326,11 @@ static int run_repetitions(struct bench_ctx *ctx, const char *dirname, const str
 			free(ctx->order);
 			ctx->order = xcalloc(ctx->norder, sizeof(*ctx->order));
 		}
-		make_order(ctx->order, ctx->norder, ctx->c->order != ORDER_SEQ, &rng);
 		if (ctx->c->order == ORDER_FORWARD)
-			qsort(ctx->order, ctx->n, sizeof(*ctx->order), compare_slots);
+			ctx->n = make_forward_stream(ctx->order, ctx->stream_reads, ctx->norder,
+						     (double)ctx->c->gap / (double)ctx->stride, &rng);
+		else
+			make_order(ctx->order, ctx->norder, ctx->c->order != ORDER_SEQ, &rng);
 		rc = b->prepare_cache(ctx);
 		if (rc == 0)
 			rc = time_repetition(ctx, clock, budget, s);

@@ -43,6 +43,7 @@ void rng_seed(struct rng *r, uint64_t seed);
 uint64_t rng_next(struct rng *r);
 /* Fill perm[0..n) with 0..n-1, shuffled (Fisher-Yates) when `shuffle` is set. */
 void make_order(size_t *perm, size_t n, int shuffle, struct rng *r);
+size_t make_forward_stream(size_t *slots, size_t n, size_t window, double mean_skip, struct rng *r);
 
 /* Read a small text file (sysfs, procfs) into buf, newline stripped; -1 if unreadable. */
 int read_text_file(const char *path, char *buf, size_t len);

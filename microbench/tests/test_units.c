@@ -157,6 +157,33 @@ static void test_order_is_a_permutation(void)
 	check(perm[0] == 0 && perm[999] == 999, "order: sequential order is the identity");
 }
 
+/* A forward stream ascends, keeps its mean gap, and a shorter window's stream is the
+ * longer one's first part: filesystems with less room read the same offsets. */
+static void test_forward_stream_is_prefix_stable(void)
+{
+	static size_t longer[4096], shorter[4096];
+	struct rng r;
+	size_t nl, ns, same = 0;
+	int ascending = 1;
+
+	rng_seed(&r, 11);
+	nl = make_forward_stream(longer, 4096, 4096 * 17, 16.0, &r);
+	rng_seed(&r, 11);
+	ns = make_forward_stream(shorter, 4096, 4096 * 17 * 95 / 100, 16.0, &r);
+	for (size_t i = 1; i < nl; i++)
+		ascending &= longer[i] > longer[i - 1];
+	for (size_t i = 0; i < ns && i < nl; i++)
+		same += shorter[i] == longer[i];
+	check(ascending, "forward stream: slots ascend");
+	check(nl > 3800 && ns < nl && ns > nl * 9 / 10, "forward stream: as many reads as the window holds on average");
+	check(same == ns && shorter[ns - 1] < 4096 * 17 * 95 / 100, "forward stream: a shorter window reads the longer's first part");
+	check(fabs((double)(longer[nl - 1] - longer[0]) / (double)(nl - 1) - 17.0) < 0.6,
+	      "forward stream: mean skip as asked (16 slots, 17 apart)");
+	rng_seed(&r, 11);
+	check(make_forward_stream(longer, 100, 1000, 0.0, &r) == 100 && longer[99] == 99,
+	      "forward stream: no gap is sequential");
+}
+
 /* A read's later passes go on through the file; a rewrite's repeat their n blocks. */
 static void test_data_offsets_across_passes(void)
 {
@@ -208,6 +235,7 @@ int main(void)
 	test_parse_size();
 	test_tree_follows_tang_appendix_c();
 	test_order_is_a_permutation();
+	test_forward_stream_is_prefix_stable();
 	test_data_offsets_across_passes();
 	test_json_writer();
 	printf("%d passed, %d failed\n", passed, failed);
