@@ -4,8 +4,9 @@ then judge the predictor on it (predictor/judge.py) and write docs/validation.md
 
 Scratch filesystems are named val-<type>[-aged] and kept between runs, so a second run
 provisions and ages nothing; --fresh remakes them.  Their cost tables are measured anew,
-several times spread over the rounds (each kept in the store), and judged at their per-case
-median: this machine's disk drifts, and the tables must see the disk the rounds saw.
+several times spread over the rounds (each kept in the store, each with its own fsbench
+seed), and judged at their per-case median: this machine's disk drifts, and the tables
+must see the disk the rounds saw.
 """
 
 from __future__ import annotations
@@ -72,13 +73,17 @@ def measure_suite(settings: Any, options: ValidationOptions, console: Console) -
     boundaries = table_boundaries(options.rounds, options.table_repeats)
 
     def measure_tables(boundary: int) -> None:
+        """Every target's table once more.  The k-th measurement of each reads with fsbench
+        seed k: a forward stream's cost is a lottery its offsets decide (README), so the
+        per-case median is the middle of several draws, the same draws on every target."""
         if boundary not in boundaries:
             return
-        console.print(f"[bold]cost tables[/] ({boundaries.index(boundary) + 1} of {len(boundaries)}, "
+        k = boundaries.index(boundary) + 1
+        console.print(f"[bold]cost tables[/] ({k} of {len(boundaries)}, "
                       f"{'before round ' + str(boundary + 1) if boundary < options.rounds else 'after the last round'})")
         with settings.store() as store:
             for name, fs in filesystems.items():
-                measured[name].append(measure_cost_table(settings, fs, store))
+                measured[name].append(measure_cost_table(settings, fs, store, seed=k))
 
     baseline = next((t for t in targets if t.label == f"{options.traced_on} fresh"), targets[0])
     console.print(f"[bold]tracing[/] {len(suite)} programs on {escape(baseline.label)}")
@@ -234,9 +239,12 @@ def _cost_tables_section(doc: dict[str, Any]) -> list[str]:
     if not runs:
         return []  # measurements made before cost tables were repeated
     labels = {t["candidate"]: t["label"] for t in doc["targets"]}
+    seeds = sorted({t["seed"] for tables in runs.values() for t in tables if t.get("seed") is not None})
+    draws = (f" (fsbench seeds {', '.join(map(str, seeds))} in turn, the same on every target: a forward stream's "
+             "cost is a lottery its offsets decide)" if len(seeds) > 1 else "")
     lines = ["", "## Cost tables", "",
-             "Each target's quick fsbench table was measured several times, spread over the rounds, and every case "
-             "is judged at its median. *Median spread*: a case's slowest measurement over its fastest, the median over "
+             f"Each target's quick fsbench table was measured several times, spread over the rounds{draws}, and every "
+             "case is judged at its median. *Median spread*: a case's slowest measurement over its fastest, the median over "
              "the cases; the last columns have the mean of two cases the device's drift moves most, in each "
              "measurement, in order: a cold 4 KiB random read, and an fsync after a 4 KiB write (a journal commit "
              "and a cache flush: SQLite's commits are made of these).", "",

@@ -35,6 +35,9 @@ class CostTable:
     fsbench_run_id: int | None = None
     # What fsprobe found on this candidate (block size, readahead, page cache, ...).
     parameters: dict[str, Any] = field(default_factory=dict)
+    # fsbench's seed: its random orders and forward streams (which offsets a stream reads
+    # decides what readahead makes of it), None where not recorded.
+    seed: int | None = None
 
     @classmethod
     def from_fsbench(cls, doc: dict[str, Any], candidate: str | None = None,
@@ -59,6 +62,7 @@ class CostTable:
             entries=entries,
             fits=fit_fsbench_results(doc.get("results", [])),
             fsbench_run_id=run_id,
+            seed=(doc.get("config") or {}).get("seed"),
         )
 
     @property
@@ -110,6 +114,7 @@ class CostTable:
             "entries": self.entries,
             "fits": [f.to_json() for f in self.fits],
             "parameters": self.parameters,
+            **({"seed": self.seed} if self.seed is not None else {}),
         }
 
     @classmethod
@@ -121,7 +126,7 @@ class CostTable:
         return cls(
             candidate=body["candidate"], environment=body["environment"], measured_at=body["measured_at"],
             entries=body["entries"], fits=[ParkLiptonFit.from_json(f) for f in body["fits"]],
-            fsbench_run_id=body.get("fsbench_run_id"), parameters=body.get("parameters", {}),
+            fsbench_run_id=body.get("fsbench_run_id"), parameters=body.get("parameters", {}), seed=body.get("seed"),
         )
 
     @classmethod
@@ -161,7 +166,8 @@ class CostTable:
         times = sorted(t.measured_at for t in tables)
         return cls(tables[0].candidate, tables[0].environment, f"{times[0]} .. {times[-1]} (median of {len(tables)})",
                    entries, fit_fsbench_results(results), None,
-                   {**tables[0].parameters, "median_of_runs": [t.fsbench_run_id for t in tables]})
+                   {**tables[0].parameters, "median_of_runs": [t.fsbench_run_id for t in tables],
+                    "median_of_seeds": [t.seed for t in tables]})
 
     def with_parameters(self, probe: dict[str, Any], probe_id: int | None = None) -> "CostTable":
         """This table with the answers of an fsprobe report (each probe's value, not how)."""

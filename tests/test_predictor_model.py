@@ -570,7 +570,11 @@ def test_the_runtime_model_keeps_scikit_learns_contract() -> None:
 def test_median_of_tables_takes_each_case_from_the_middle_measurement_and_spans_all_of_them() -> None:
     slow, fast, middle = table(scale=2.0), table(scale=0.5), table(scale=1.0)
     slow.measured_at, fast.measured_at, middle.measured_at = "t3", "t1", "t2"
+    slow.seed, fast.seed, middle.seed = 3, 1, 2  # validation measures the k-th with fsbench seed k
     merged = CostTable.median_of([slow, fast, middle])
+    assert merged.parameters["median_of_seeds"] == [3, 1, 2] and merged.seed is None
+    assert CostTable.from_json(slow.to_json()).seed == 3 and "seed" not in merged.to_json()
+    assert CostTable.from_fsbench({"config": {"seed": 7}, "results": []}).seed == 7
     price = Pricer(merged).data("read", "random", "cold", 4096)
     assert price.ns == pytest.approx(8 * curve(4096))
     assert price.low_ns == pytest.approx(0.5 * 8 * curve(4096)) and price.high_ns == pytest.approx(2 * 8 * curve(4096))

@@ -63,7 +63,7 @@ static const struct option_help option_table[] = {
 	{ { "case-seconds", required_argument, 0, 'T' }, "S", "timed-work budget of one case (default 2, quick 0.25)" },
 	{ { "min-rep-seconds", required_argument, 0, 'm' }, "S", "warm repetitions pass over their objects again until this long (default 0.1, quick 0.05; 0: one pass)" },
 	{ { "block-size", required_argument, 0, 'b' }, "N", "block size d (default: the filesystem's f_bsize)" },
-	{ { "seed", required_argument, 0, 'R' }, "N", "seed of every random order (default 1)" },
+	{ { "seed", required_argument, 0, 'R' }, "N", "seed of every random order and forward stream (default 1)" },
 	{ { "cpu", required_argument, 0, 'C' }, "N|none", "pin to this CPU (default: the last one allowed)" },
 	{ { "data-file", required_argument, 0, 'D' }, "PATH", "an existing file for the read benchmarks (never written)" },
 	{ { "aging-state", required_argument, 0, 'A' }, "TEXT", "how the filesystem was aged, recorded with the results" },
