@@ -647,7 +647,7 @@ def validate_command(
         if doc.get("kind") != "validation_measurements":
             raise UsageError(f"{measurements} is not a validation measurements file")
     else:
-        known = {p.name for p in programs()}
+        known = {p.name for p in programs(split="dev")}
         chosen = tuple(n.strip() for n in only.split(",")) if only else None
         unknown = sorted(set(chosen or ()) - known)
         if unknown:

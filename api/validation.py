@@ -54,7 +54,7 @@ def machine() -> dict[str, Any]:
 def measure_suite(settings: Any, options: ValidationOptions, console: Console) -> dict[str, Any]:
     """Everything measured: the document the judge reads (also kept in the store)."""
     started = time.time()
-    suite = [p for p in programs(options.scale) if not options.only or p.name in options.only]
+    suite = [p for p in programs(options.scale, split="dev") if not options.only or p.name in options.only]
     home = data_dir() / "validation"
     inputs = Inputs(build_corpus(home / f"corpus-{options.scale:g}.tar", int(24e6 * options.scale)),
                     Path(__file__).resolve().parents[1] / "microbench" / "src", options.scale)

@@ -1,4 +1,4 @@
-"""The validation suite: real programs the predictor is judged on (issue 7).
+"""The validation suite: real programs the predictor is judged on, in two fixed sets.
 
 Each program works in one directory on the filesystem under test.  Its inputs are staged
 there once per filesystem (untimed); each run starts from them with a cold cache, and what
@@ -7,6 +7,13 @@ the run made is removed after it, so every run and every filesystem does the sam
 The input tree is a slice of this machine's Python standard library (real source files of
 real sizes, the same on every machine of this kind), made into a tar file once per fsbm
 home.  `scale` shrinks the work for quick runs and tests.
+
+Every program belongs to one of two sets (DESIGN.md: Validation):
+- **dev**: the programs the model may be fitted, chosen and tuned on;
+- **test**: programs held out.  Nothing is fitted, chosen or tuned on them; every run of
+  them is reported (docs/validation.md).  The split is fixed here, before the model work it
+  judges, and a program never moves from test to dev: a program that has been looked at to
+  change the model is no longer unseen.
 """
 
 from __future__ import annotations
@@ -15,15 +22,20 @@ import os
 import random
 import shutil
 import subprocess
+import sys
 import sysconfig
 import tarfile
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from fsbm.errors import FsbmError
 
 CORPUS_EXCLUDE = {"__pycache__", "site-packages", "dist-packages", "test", "tests", "idlelib", "ensurepip"}
+Split = Literal["dev", "test"]
+SPLITS: tuple[Split, ...] = ("dev", "test")
 
 
 @dataclass(frozen=True)
@@ -35,6 +47,8 @@ class Program:
     stage: Callable[[Path, "Inputs"], None]
     command: list[str]
     leaves: tuple[str, ...]  # names (in the work directory) a run makes; removed after it
+    split: Split = "dev"
+    ok_exits: tuple[int, ...] = (0,)  # grep exits 1 where a file has no match
 
 
 @dataclass(frozen=True)
@@ -124,9 +138,93 @@ def _big_database(work: Path, inputs: Inputs) -> None:
                                       + ",".join(map(str, ids)) + ");\n")
 
 
-def programs(scale: float = 1.0) -> list[Program]:
-    """The suite.  Every command is a real program from Debian's packages."""
-    return [
+def _git_repository(work: Path, inputs: Inputs) -> None:
+    """The tree, committed to a git repository (untimed), for a program that reads it back."""
+    _unpack_tree(work, inputs)
+    subprocess.run(["sh", "-c", "git init -q && git add -A && "
+                                "git -c user.name=fsbm -c user.email=fsbm@localhost commit -q -m corpus"],
+                   cwd=work / "tree", check=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+
+
+def _text_file(work: Path, inputs: Inputs) -> None:
+    """One large text file of source lines (the corpus's, repeated to about 48 MiB at scale 1)."""
+    budget = max(4 << 20, round((48 << 20) * inputs.scale))
+    written = 0
+    with tarfile.open(inputs.corpus) as tar, open(work / "lines.txt", "wb") as out:
+        members = [m for m in tar.getmembers() if m.isfile()]
+        while written < budget:
+            for member in members:
+                data = tar.extractfile(member).read()  # type: ignore[union-attr]
+                out.write(data)
+                written += len(data)
+                if written >= budget:
+                    break
+
+
+def _sqlite_wal_script(work: Path, inputs: Inputs) -> None:
+    """Many small transactions in WAL mode (synchronous=NORMAL: a sync at each checkpoint, not
+    at each commit), as an application database runs."""
+    transactions = max(100, round(3000 * inputs.scale))
+    rng = random.Random(13)
+    lines = ["PRAGMA journal_mode=WAL;", "PRAGMA synchronous=NORMAL;", "PRAGMA wal_autocheckpoint=500;",
+             "CREATE TABLE IF NOT EXISTS events(id INTEGER PRIMARY KEY, kind TEXT, at REAL, body BLOB);",
+             "CREATE INDEX IF NOT EXISTS events_kind ON events(kind);"]
+    for t in range(transactions):
+        lines.append("BEGIN;")
+        for _ in range(5):
+            lines.append(f"INSERT INTO events(kind, at, body) VALUES ('k{rng.randrange(50)}', {t}.{rng.randrange(1000)}, "
+                         f"randomblob({rng.randrange(100, 1500)}));")
+        lines.append("COMMIT;")
+    (work / "script.sql").write_text("\n".join(lines) + "\n")
+
+
+def _wheel(work: Path, inputs: Inputs) -> None:
+    """A pure-Python wheel built from the corpus's packages (a real wheel: METADATA, WHEEL and
+    RECORD), for pip to install into a directory."""
+    name, version = "fsbmcorpus", "1.0"
+    info = f"{name}-{version}.dist-info"
+    records = []
+    with tarfile.open(inputs.corpus) as tar, \
+            zipfile.ZipFile(work / f"{name}-{version}-py3-none-any.whl", "w", zipfile.ZIP_DEFLATED) as wheel:
+        for member in tar.getmembers():
+            if member.isfile() and member.name.endswith(".py"):
+                arcname = f"{name}/" + member.name.removeprefix("tree/")
+                wheel.writestr(arcname, tar.extractfile(member).read())  # type: ignore[union-attr]
+                records.append(arcname)
+        for arcname, text in ((f"{info}/METADATA", f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"),
+                              (f"{info}/WHEEL", "Wheel-Version: 1.0\nGenerator: fsbm\nRoot-Is-Purelib: true\n"
+                                                "Tag: py3-none-any\n")):
+            wheel.writestr(arcname, text)
+            records.append(arcname)
+        wheel.writestr(f"{info}/RECORD", "".join(f"{r},,\n" for r in records + [f"{info}/RECORD"]))
+
+
+# What `import pandas` needs, copied from fsbm's own environment into the work directory.
+IMPORTED_PACKAGES = ("pandas", "numpy", "numpy.libs", "dateutil", "pytz", "tzdata", "six.py")
+
+
+def _python_packages(work: Path, inputs: Inputs) -> None:
+    """A large package and what it imports (pandas, numpy), as files in the work directory."""
+    site = Path(sysconfig.get_paths()["purelib"])
+    (work / "lib").mkdir()
+    for name in IMPORTED_PACKAGES:
+        source = site / name
+        if source.is_dir():
+            shutil.copytree(source, work / "lib" / name, symlinks=True)
+        elif source.is_file():
+            shutil.copyfile(source, work / "lib" / name)
+
+
+def _nothing(work: Path, inputs: Inputs) -> None:
+    """A program that makes its own input."""
+
+
+def programs(scale: float = 1.0, split: Split | None = None) -> list[Program]:
+    """The suite, or one set of it.  Every command is a real program from Debian's packages or
+    fsbm's own environment (pip, Python)."""
+    write_mib = max(16, round(256 * scale))
+    python = [sys.executable, "-S", "-B"]  # -S: only the work directory's packages; -B: write no bytecode
+    suite = [
         Program("untar", "unpack a source tree (tar -x)", copy_corpus, ["tar", "-xf", "corpus.tar", "-C", "out"],
                 ("out/tree",)),
         Program("compile", "compile a multi-file C project (make, gcc -O1)", _c_project, ["make", "-s", "-j1"],
@@ -137,12 +235,38 @@ def programs(scale: float = 1.0) -> list[Program]:
         Program("sqlite", "SQLite transactions (journal_mode=DELETE, synchronous=FULL)", _sqlite_script,
                 ["sqlite3", "db.sqlite", ".read script.sql"], ("db.sqlite", "db.sqlite-journal")),
         Program("grep", "search a source tree (grep -r)", _unpack_tree,
-                ["grep", "-r", "-c", "-e", "import", "tree"], ()),
+                ["grep", "-r", "-c", "-e", "import", "tree"], (), ok_exits=(0, 1)),
         Program("copy-delete", "copy a source tree, then delete the copy (cp -r, rm -rf)", _unpack_tree,
                 ["sh", "-c", "cp -r tree copy && rm -rf copy"], ("copy",)),
         Program("random-reads", "random point lookups in a large SQLite database (4 KiB pages)", _big_database,
                 ["sqlite3", "-readonly", "big.db", ".read lookups.sql"], ()),
+        Program("tar-gzip", "archive and compress a source tree (tar -czf)", _unpack_tree,
+                ["tar", "-czf", "tree.tgz", "tree"], ("tree.tgz",)),
+        Program("git-status", "status and diff of a committed tree (git status, git diff --stat)", _git_repository,
+                ["sh", "-c", "cd tree && git status --porcelain && git diff --stat HEAD"], ()),
+        Program("sort", "sort a large text file, temporary files beside it (sort -T .)", _text_file,
+                ["sort", "-T", ".", "-S", "16M", "-o", "sorted.txt", "lines.txt"], ("sorted.txt", "sort*")),
+        # The test set: held out (module docstring).
+        Program("rsync", "mirror a source tree (rsync -a)", _unpack_tree, ["rsync", "-a", "tree/", "mirror/"],
+                ("mirror",), split="test"),
+        Program("pip-install", "install a pure-Python wheel into a directory (pip install --target)", _wheel,
+                [sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-deps", "--no-cache-dir",
+                 "--disable-pip-version-check", "--target", "site", "fsbmcorpus-1.0-py3-none-any.whl"],
+                ("site",), split="test"),
+        Program("make-j2", "compile a multi-file C project two jobs at a time (make -j2, gcc -O1)", _c_project,
+                ["make", "-s", "-j2"], ("*.o",), split="test"),
+        Program("sqlite-wal", "SQLite transactions in WAL mode (synchronous=NORMAL)", _sqlite_wal_script,
+                ["sqlite3", "wal.sqlite", ".read script.sql"], ("wal.sqlite", "wal.sqlite-wal", "wal.sqlite-shm"),
+                split="test"),
+        Program("find-stat", "stat every file of a tree (find -exec stat {} +)", _unpack_tree,
+                ["find", "tree", "-type", "f", "-exec", "stat", "-c", "%s %Y %n", "{}", "+"], (), split="test"),
+        Program("write-fsync", f"write {write_mib} MiB sequentially, then fsync (dd conv=fsync)", _nothing,
+                ["dd", "if=/dev/zero", "of=big.bin", "bs=1M", f"count={write_mib}", "conv=fsync", "status=none"],
+                ("big.bin",), split="test"),
+        Program("python-import", "a cold import of a large Python package (pandas, numpy)", _python_packages,
+                [*python, "-c", "import sys; sys.path.insert(0, 'lib'); import pandas"], (), split="test"),
     ]
+    return [p for p in suite if split is None or p.split == split]
 
 
 def clean(work: Path, program: Program) -> None:
@@ -159,5 +283,5 @@ def run_command(program: Program, work: Path) -> None:
     """Run the program once (untimed here), failing loudly if it fails."""
     done = subprocess.run(program.command, cwd=work, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                           stderr=subprocess.PIPE, text=True)
-    if done.returncode != 0 and not (program.name == "grep" and done.returncode == 1):
+    if done.returncode not in program.ok_exits:
         raise FsbmError(f"validation program {program.name} failed (exit {done.returncode}): {done.stderr.strip()[:300]}")

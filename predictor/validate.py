@@ -111,7 +111,7 @@ def trace_program(program: Program, target: Target, inputs: Inputs, directory: P
                            replay_in=replay_in)
     finally:
         shutil.rmtree(replay_in, ignore_errors=True)
-    if recording.returncode != 0 and not (program.name == "grep" and recording.returncode == 1):
+    if recording.returncode not in program.ok_exits:
         raise FsbmError(f"traced run of {program.name} failed (exit {recording.returncode})")
     clean(work, program)
     events = ingest([log], directory / f"{program.name}.parquet", force=True).output
