@@ -336,6 +336,35 @@ def trace_record(
         raise typer.Exit(recording.returncode)
 
 
+@trace_app.command("calibrate")
+def trace_calibrate_command(ctx: typer.Context) -> None:
+    """Measure what strace adds to a job's wall time on this machine (about a minute): fsbm
+    takes a plain trace's untraced runtime from it.  `fsbm predict` runs it on first need."""
+    _calibrate_tracing(_settings(ctx))
+
+
+def _calibrate_tracing(settings: Settings) -> None:
+    from fsbm.locations import data_dir
+    from fsbm.predictor.tracing import calibrate
+
+    console.print("[bold]calibrating[/] what tracing adds here (strace -f -tt -T -y; about a minute)")
+    overhead = calibrate(data_dir() / "tracing", progress=lambda line: console.print(f"  {escape(line)}"))
+    low, high = overhead.error_band
+    with settings.store() as store:
+        document_id = store.save_document("tracing_overhead", overhead.to_json(), name="strace")
+    costs = ", ".join(f"{name} {ns / 1e3:.1f} us" for name, ns in overhead.costs_ns.items())
+    console.print(f"tracing overhead {document_id} stored: {costs}; held-out error {100 * low:+.0f}% to "
+                  f"{100 * high:+.0f}%")
+
+
+def _needs_tracing_calibration(settings: Settings, profile: dict[str, Any]) -> bool:
+    """A plain trace (no recording) with timestamps, and no tracing calibration stored yet."""
+    if profile.get("recording") or not (profile.get("timeline") or {}).get("span_ns"):
+        return False
+    with settings.store() as store:
+        return not store.document_names("tracing_overhead")
+
+
 @trace_app.command("parse")
 def trace_parse(
     inputs: list[Path] = typer.Argument(..., help="strace logs (plain or .gz; -ff per-pid files together), "
@@ -531,6 +560,8 @@ def _prediction(settings: Settings, source: Path, names: list[str], *, keep_goin
 
     with ExitStack() as stack:
         profile = _profile_of(source, stack, keep_going, scope)
+    if _needs_tracing_calibration(settings, profile):
+        _calibrate_tracing(settings)
     predictor = Predictor(settings.store_path)
     with settings.store() as store:
         profile_id = store.save_document("profile", profile, name=profile.get("source") or str(source))
@@ -613,6 +644,35 @@ def serve_command(
                 log_level="warning")
 
 
+def _validate_plain(settings: Settings, doc: Optional[dict[str, Any]], split: str, rounds: int, scale: float,
+                    seed: int, candidates: str, traced_on: str, doc_out: Optional[Path],
+                    json_out: Optional[Path]) -> None:
+    """`fsbm validate --plain`: measure one set (or take `doc`), judge it, write its document."""
+    from fsbm.api.plain_validation import PlainOptions, measure_plain
+    from fsbm.predictor.plain_judge import judge_plain, markdown
+
+    if doc is None:
+        types = tuple(c.strip() for c in candidates.split(",") if c.strip() and c.strip() != "tmpfs")
+        options = PlainOptions(split=split, candidates=types, traced_on=traced_on, rounds=rounds, scale=scale,
+                               seed=seed)  # type: ignore[arg-type]
+        doc = measure_plain(settings, options, console)
+        with settings.store() as store:
+            document_id = store.save_document("plain_validation_measurements", doc, name=split)
+        console.print(f"measurements stored as document {document_id}")
+    if json_out is not None:
+        _write_json(json_out, doc)
+    judged = judge_plain(doc)
+    out = doc_out or Path(f"docs/validation-plain-{doc['options']['split']}.md")
+    _write_text(out, markdown(doc, judged))
+    s = judged.summary
+    for form in ("relative", "absolute"):
+        f = s[form]
+        console.print(f"{form}: median {100 * f['runtime']['median']:.1f}%, largest {100 * f['runtime']['largest']:.1f}%,"
+                      f" ratios {100 * f['ratio']['median']:.1f}% / {100 * f['ratio']['largest']:.1f}%, intervals "
+                      f"{f['covered']} of {f['intervals']}, pairs {f['pairs_right']} of {f['pairs']}")
+    console.print(f"written to {escape(str(out))}")
+
+
 @app.command("validate")
 def validate_command(
     ctx: typer.Context,
@@ -628,22 +688,36 @@ def validate_command(
                                       "over the rounds; each case is judged at their median."),
     measurements: Optional[Path] = typer.Option(None, "--from", help="Judge these stored measurements (JSON) "
                                                 "instead of measuring."),
-    doc_out: Path = typer.Option(Path("docs/validation.md"), "--doc", help="Where the validation table goes."),
+    doc_out: Optional[Path] = typer.Option(None, "--doc", help="Where the validation table goes (default: "
+                                           "docs/validation.md, or docs/validation-plain-SET.md with --plain)."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the measurements (JSON) here."),
     force: bool = typer.Option(False, "--force", help="Allow --json to replace an existing file."),
+    plain: bool = typer.Option(False, "--plain", help="Trace with plain strace (no `fsbm trace record`), on fresh "
+                               "filesystems, and judge both forms as a new user meets them."),
+    split: str = typer.Option("dev", "--set", help="With --plain: the suite's dev or test set. The test set is "
+                              "held out: nothing is tuned on it, and every run of it is reported."),
 ) -> None:
     """Measure the predictor's error on real programs (fresh and aged filesystems) and calibrate it."""
     from fsbm.api.validation import ValidationOptions, markdown, measure_suite
     from fsbm.predictor.judge import judge
-    from fsbm.predictor.suite import programs
+    from fsbm.predictor.suite import SPLITS, programs
 
     _refuse_overwrite(json_out, force)
     settings = _settings(ctx)
+    loaded = None
     if measurements is not None:
         try:
-            doc = json.loads(measurements.read_text())
+            loaded = json.loads(measurements.read_text())
         except (OSError, ValueError) as exc:
             raise UsageError(f"cannot read measurements {measurements}: {exc}") from None
+    if plain or (loaded or {}).get("kind") == "plain_validation_measurements":
+        if split not in SPLITS:
+            raise UsageError(f"--set takes {' or '.join(SPLITS)}, not {split!r}")
+        _validate_plain(settings, loaded, split, rounds, scale, seed, candidates, traced_on, doc_out, json_out)
+        return
+    doc_out = doc_out or Path("docs/validation.md")
+    if loaded is not None:
+        doc = loaded
         if doc.get("kind") != "validation_measurements":
             raise UsageError(f"{measurements} is not a validation measurements file")
     else:

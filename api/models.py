@@ -221,6 +221,10 @@ class Prediction(_Closed):
     validated: bool
     calibrated: bool
     outside_features: Optional[dict[str, float]]
+    outside_evidence: Optional[str] = Field(None, description="What the time outside the filesystem rests on: a "
+                                                              "recording's CPU time, a plain trace's span less what "
+                                                              "tracing added, or nothing (then only the filesystem's "
+                                                              "time is predicted).")
     traced_on: Optional[str] = None
     absolute: bool
     candidates: list[CandidatePrediction]

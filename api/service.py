@@ -19,6 +19,7 @@ from fsbm.errors import UsageError
 from fsbm.predictor.cost_table import CostTable
 from fsbm.predictor.predict import Calibration, predict
 from fsbm.predictor.pricing import Pricer
+from fsbm.predictor.tracing import TracingOverhead
 from fsbm.store import ResultsStore
 
 CACHED_DOCUMENTS = 256
@@ -122,6 +123,14 @@ class Predictor:
         document_id = kept[0][0]
         return Calibration(self._document(store, document_id, "calibration"), document_id)
 
+    def tracing(self, store: ResultsStore) -> Optional[TracingOverhead]:
+        """The newest tracing calibration (`fsbm trace calibrate`), or None."""
+        kept = store.document_names("tracing_overhead")
+        if not kept:
+            return None
+        body = self._document(store, kept[0][0], "tracing_overhead")
+        return TracingOverhead.from_json(body) if body else None
+
     def predict(self, store: ResultsStore, profile: dict[str, Any], names: list[str], *,
                 cache_bytes: Optional[int] = None, start: str = "cold", uncalibrated: bool = False,
                 measured: Optional[float] = None, traced_on: Optional[str] = None,
@@ -131,7 +140,7 @@ class Predictor:
         try:
             doc = predict(profile, tables, cache_bytes=memory_available_bytes() if cache_bytes is None else cache_bytes,
                           start=start, calibration=self.calibration(store, uncalibrated), measured=measured,
-                          traced_on=traced_on)
+                          traced_on=traced_on, tracing=self.tracing(store))
         except ValueError as exc:
             raise UsageError(str(exc)) from None
         doc["profile_id"] = profile_id

@@ -46,7 +46,7 @@ def characterize_files(paths: list[Path], *, every: int | None = None, client: o
     Where two traces' clocks tie (traces without timestamps count calls, so every step ties),
     the one whose path sorts first goes first: the order the tables are given in changes
     nothing, even where the traces share files and so share the page cache."""
-    from fsbm.traces.ingest import read_events, recordings_of
+    from fsbm.traces.ingest import read_events, recordings_of, timeline_of
 
     recordings = [recordings_of(path) if Path(path).is_file() else [] for path in paths]
     if scope is None:
@@ -60,10 +60,11 @@ def characterize_files(paths: list[Path], *, every: int | None = None, client: o
 
             part = partial_dask(path, client, every=every, trace=rank[str(path)], scope=scope)
             part.recording = recording
-            parts.append(part)
         else:
-            parts.append(whole_trace(to_arrays(read_events(path)), every=every, trace=rank[str(path)],
-                                     source=str(path), scope=scope, recording=recording))
+            part = whole_trace(to_arrays(read_events(path)), every=every, trace=rank[str(path)],
+                               source=str(path), scope=scope, recording=recording)
+        part.timeline = timeline_of(path) if Path(path).is_file() else {}
+        parts.append(part)
     return Profile(finalize(reduce(Partial.merge, parts)))
 
 

@@ -201,12 +201,14 @@ class Partial:
     # CPU and wall time `fsbm trace record` measured (fsrusage), added over recordings.
     recording: dict[str, int] = field(default_factory=dict)
     sources: list[str] = field(default_factory=list)
+    # The traced job's calls and process lifetimes (traces/native/timeline.h), added over traces.
+    timeline: dict[str, int] = field(default_factory=dict)
 
     def merge(self, other: "Partial") -> "Partial":
         if not self.core.events or not other.core.events:  # e.g. a bucket no actor hashed to, or none in scope
             return replace(self if self.core.events else other, trace_time=self.trace_time.merge(other.trace_time),
                            recording=_add_counts(self.recording, other.recording),
-                           sources=self.sources + other.sources)
+                           sources=self.sources + other.sources, timeline=_add_counts(self.timeline, other.timeline))
         if self.nfs != other.nfs:
             raise UsageError("cannot merge an NFS workload with a system-call workload: their operations differ")
         if self.has_time != other.has_time:
@@ -233,7 +235,8 @@ class Partial:
             self.think.merge(other.think), inside,
             self.windows.merge(other.windows), self.references.merge(other.references),
             _add_counts(self.classes, other.classes), self.trace_time.merge(other.trace_time), self.scope,
-            _add_counts(self.recording, other.recording), self.sources + other.sources)
+            _add_counts(self.recording, other.recording), self.sources + other.sources,
+            _add_counts(self.timeline, other.timeline))
 
 
 def core_of(ev: EventArrays, clock: np.ndarray, nfs: bool) -> tuple[Core, Access]:
@@ -403,6 +406,7 @@ def finalize(part: Partial) -> dict[str, object]:
         "classes": with_unlinked_data(part.classes, part.references.unlinked_sizes()),
         "trace_time": part.trace_time.summary(),
         "recording": part.recording or None,
+        "timeline": part.timeline or None,
     }
     body["working_set_bytes"] = body["reuse"]["distinct_blocks"] * body["reuse"]["block_size"]
     if part.every:

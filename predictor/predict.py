@@ -1,9 +1,15 @@
 """Predictions for a workload on candidate filesystems (issue 7: `fsbm predict`).
 
 Per candidate: the runtime with a 90% interval, in two forms when it can:
-- absolute: time outside the filesystem + calibrated count x cost;
-- relative (Mesnier's relative fitness): a runtime measured on the traced filesystem,
-  scaled by the modelled ratio of the candidate to that filesystem.
+- absolute: time outside the filesystem + calibrated count x cost.  Every trace gets one.
+  The time outside comes from the best evidence the profile has: a `fsbm trace record`
+  recording's untraced CPU time (outside.py); else the trace's own span less what tracing
+  added to it (tracing.py) less the filesystem's part of that (the traced candidate's
+  modelled time, or the trace's own call durations less tracing's inflation); else, for a
+  trace without timestamps, nothing.  `outside_evidence` says which.
+- relative (Mesnier's relative fitness): a runtime measured on the traced filesystem, its
+  filesystem part replaced by the candidate's.  Only the filesystem part changes: the rest
+  of the measured runtime (CPU, waits on other devices) stays as measured.
 and where the time goes, operation by operation; then the ranking and how sure it is.
 
 The calibration is the newest one `fsbm validate` stored: a factor per filesystem and
@@ -26,6 +32,7 @@ from fsbm.predictor.cost_table import CostTable
 from fsbm.predictor.model import CpuScales, FsTime, price_workload
 from fsbm.predictor.outside import calls_cpu_seconds, cpu_scales, outside_features, outside_seconds
 from fsbm.predictor.pricing import Pricer
+from fsbm.predictor.tracing import Timeline, TracingOverhead, untraced_runtime
 
 SCHEMA_VERSION = 1
 Z90 = float(stats.norm.ppf(0.95))
@@ -67,27 +74,71 @@ class Calibration:
 
 
 def _candidate(profile: dict[str, Any], pricer: Pricer, table_id: int | None, calibration: Calibration,
-               outside: float, cache_bytes: int, start: str, scales: CpuScales) -> dict[str, Any]:
+               outside: "Outside", cache_bytes: int, start: str, scales: CpuScales) -> dict[str, Any]:
     table = pricer.table
     fs: FsTime = price_workload(profile, pricer, cache_bytes=cache_bytes, start=start, cpu_scales=scales)
     key = calibration_key(table)
     factor = calibration.fs_factor(key)
     modelled = fs.total_ns / 1e9
     fs_s = modelled * factor["factor"]
-    runtime = fs_s + outside
+    runtime = fs_s + outside.seconds
     band = calibration.interval(runtime)
-    if band is None:  # no validation yet: the 95% intervals of the measured costs alone
-        band = (outside + fs.low_ns * factor["factor"] / 1e9, outside + fs.high_ns * factor["factor"] / 1e9)
+    if band is None:  # no validation yet: the 95% intervals of the measured costs and of the time outside
+        band = (outside.low + fs.low_ns * factor["factor"] / 1e9, outside.high + fs.high_ns * factor["factor"] / 1e9)
     scale = factor["factor"] / 1e9
     return {
         "candidate": table.candidate, "calibration_key": key, "cost_table_id": table_id,
         "cost_table_measured_at": table.measured_at, "environment": {k: table.environment.get(k) for k in
                                                                       ("fs_type", "mount_options", "aging_state")},
         "runtime_s": runtime, "low_s": band[0], "high_s": band[1],
-        "fs_s": fs_s, "fs_modelled_s": modelled, "fs_factor": factor, "outside_s": outside,
+        "fs_s": fs_s, "fs_modelled_s": modelled, "fs_factor": factor, "outside_s": outside.seconds,
         "breakdown_s": {op: ns * scale for op, ns in fs.by_op().items()},
         "lines": [line.to_json() for line in fs.lines],
     }
+
+
+@dataclass(frozen=True)
+class Outside:
+    """The time the workload spends outside the filesystem, with its 90% band, and what it
+    rests on."""
+
+    seconds: float
+    low: float
+    high: float
+    evidence: str
+
+    @classmethod
+    def exactly(cls, seconds: float, evidence: str) -> "Outside":
+        return cls(seconds, seconds, seconds, evidence)
+
+
+def _fs_seconds_traced(profile: dict[str, Any], traced_fs_s: float | None) -> tuple[float, str]:
+    """The filesystem's part of the traced run: the traced candidate's modelled time where it
+    is known, else the trace's own durations of the workload's calls less tracing's inflation
+    of each (the median traced close(): characterizer/timing.py)."""
+    if traced_fs_s is not None:
+        return traced_fs_s, "the traced filesystem's modelled time"
+    inside = ((profile.get("timing") or {}).get("inside_outside") or {}).get("inside_ns") or 0
+    inflation = (profile.get("trace_time") or {}).get("per_call_inflation_ns") or 0
+    observed = max(inside - (profile.get("events") or 0) * inflation, 0) / 1e9
+    return observed, "the trace's own call durations less tracing's inflation"
+
+
+def outside_from_trace(profile: dict[str, Any], overhead: TracingOverhead | None,
+                       traced_fs_s: float | None) -> Outside:
+    """The time outside the filesystem of a plain trace (module docstring): its untraced
+    runtime (tracing.untraced_runtime) less the filesystem's part of it."""
+    timeline = Timeline.of(profile.get("timeline"))
+    if overhead is None or not timeline.known:
+        why = "the trace has no timestamps" if not timeline.known else "tracing's overhead here is not calibrated"
+        return Outside.exactly(0.0, f"none: {why}, so only the filesystem's time is predicted "
+                                    "(trace with strace -tt -T, or give --measured)")
+    runtime = untraced_runtime(timeline, overhead)
+    assert runtime is not None
+    fs_s, fs_source = _fs_seconds_traced(profile, traced_fs_s)
+    return Outside(max(runtime.seconds - fs_s, 0.0), max(runtime.low - fs_s, 0.0), max(runtime.high - fs_s, 0.0),
+                   f"untraced runtime {runtime.seconds:.3f} s ({runtime.evidence}), less {fs_s:.3f} s "
+                   f"in the filesystem ({fs_source})")
 
 
 def _sigma(entry: dict[str, Any], low: str = "low_s", high: str = "high_s") -> float:
@@ -109,12 +160,13 @@ def _ranking(entries: list[dict[str, Any]], value: str, low: str, high: str) -> 
 
 def predict(profile: dict[str, Any], tables: list[tuple[int | None, Pricer]], *, cache_bytes: int,
             start: str = "cold", calibration: Calibration | None = None,
-            measured: float | None = None, traced_on: str | None = None) -> dict[str, Any]:
+            measured: float | None = None, traced_on: str | None = None,
+            tracing: TracingOverhead | None = None) -> dict[str, Any]:
     """The prediction document for a profile on each candidate's cost table (its Pricer).
 
     `traced_on`: the candidate the workload was traced on, whose costs tell the system time
     outside the filesystem (outside.py); `measured`: a real runtime there, for the relative
-    form."""
+    form; `tracing`: this machine's tracing overhead, for a plain trace's untraced runtime."""
     if not tables:
         raise UsageError("give at least one candidate")
     if measured is not None and traced_on is None:
@@ -129,13 +181,17 @@ def predict(profile: dict[str, Any], tables: list[tuple[int | None, Pricer]], *,
                              f"({', '.join(pricer.table.candidate for _, pricer in tables)})")
         on_traced = calls_cpu_seconds(profile, traced, cache_bytes=cache_bytes, start=start)
         scales = cpu_scales(profile, traced, cache_bytes=cache_bytes, start=start)
-    try:
+    if profile.get("recording"):
         features = outside_features(profile, on_traced, start)
-        outside = outside_seconds(features)
-    except UsageError:
-        if measured is None:
-            raise
-        features, outside = None, 0.0
+        outside = Outside.exactly(outside_seconds(features), "the recording's untraced CPU time and waits")
+    else:
+        features = None
+        traced_fs = None
+        if traced_on is not None:
+            traced_pricer = next((pricer, table_id) for table_id, pricer in tables if pricer.table.candidate == traced_on)
+            traced_fs = _candidate(profile, traced_pricer[0], traced_pricer[1], calibration, Outside.exactly(0.0, ""),
+                                   cache_bytes, start, scales)["fs_s"]
+        outside = outside_from_trace(profile, tracing, traced_fs)
     entries = [_candidate(profile, pricer, table_id, calibration, outside, cache_bytes, start, scales)
                for table_id, pricer in tables]
     doc: dict[str, Any] = {
@@ -144,15 +200,18 @@ def predict(profile: dict[str, Any], tables: list[tuple[int | None, Pricer]], *,
         "traced_cpu_ns": scales.traced_ns,
         "calibration_id": calibration.document_id, "validated": calibration.measured,
         "calibrated": bool(calibration.body and calibration.body.get("adopted")),
-        "outside_features": features, "traced_on": traced_on, "absolute": features is not None,
-        "candidates": entries,
+        "outside_features": features, "outside_evidence": outside.evidence, "traced_on": traced_on,
+        "absolute": True, "candidates": entries,
     }
-    if features is not None:
-        doc["ranking"] = _ranking(entries, "runtime_s", "low_s", "high_s")
+    doc["ranking"] = _ranking(entries, "runtime_s", "low_s", "high_s")
     if measured is not None:
         base = next(e for e in entries if e["candidate"] == traced_on)
+        # The measured runtime less the traced filesystem's modelled part is what stays; where
+        # the model prices the filesystem above the whole measured runtime, the runtime scales.
+        stays = max(measured - base["fs_s"], 0.0)
         for e in entries:
-            ratio = e["runtime_s"] / base["runtime_s"] if base["runtime_s"] else 1.0
+            whole = stays + base["fs_s"]
+            ratio = (stays + e["fs_s"]) / whole if whole else 1.0
             relative_spread = math.hypot(_sigma(e) / e["runtime_s"], _sigma(base) / base["runtime_s"]) \
                 if e is not base and e["runtime_s"] else 0.0
             e["relative_s"] = measured * ratio

@@ -82,12 +82,14 @@ def test_a_recorded_trace_goes_from_upload_to_profile_to_prediction_to_report(cl
     assert f"Choose <b>{tmpfs}</b>" in report.text
 
 
-def test_a_log_without_its_recording_predicts_in_the_relative_form_only(client: TestClient, served: Served) -> None:
+def test_a_log_without_its_recording_still_predicts_and_says_what_the_time_outside_rests_on(
+        client: TestClient, served: Served) -> None:
     job = _finished(client, _upload(client, served.log))
     assert job["status"] == "done"
     body = {"profile_id": job["profile_id"], "candidates": list(served.candidates)}
     absolute = client.post("/v1/predictions", json=body)
-    assert absolute.status_code == 400 and "no recording facts" in absolute.json()["detail"]
+    assert absolute.status_code == 201, absolute.text
+    assert absolute.json()["absolute"] and absolute.json()["outside_evidence"]
     relative = client.post("/v1/predictions", json={**body, "measured_s": 0.2, "traced_on": served.candidates[0]})
     assert relative.status_code == 201, relative.text
     by_name = {c["candidate"]: c for c in relative.json()["candidates"]}

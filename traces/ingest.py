@@ -50,6 +50,9 @@ def _merge_stats(kind: str, parts: list) -> ParseStats | NfsStats:
                 setattr(total, name, getattr(total, name) + value)
             elif isinstance(value, list):
                 setattr(total, name, (getattr(total, name) + value)[:5])
+            elif isinstance(value, dict):  # counts and times of traces taken one after another
+                mine = getattr(total, name)
+                setattr(total, name, {k: mine.get(k, 0) + value.get(k, 0) for k in {*mine, *value}})
             elif isinstance(value, str) and value != "none":
                 setattr(total, name, value)
     return total
@@ -122,6 +125,8 @@ def ingest(inputs: list[Path], output: Path, *, keep_going: bool = False, force:
             extra = {}
             if recordings:
                 extra["recordings"] = json.dumps(recordings)
+            if getattr(stats, "timeline", None):
+                extra["timeline"] = json.dumps(stats.timeline)
             writer.add_key_value_metadata(metadata(
                 format=kind, sources=",".join(str(p) for p in inputs), ts_origin=stats.ts_origin,
                 skipped_records=stats.bad_lines, **extra))
@@ -143,6 +148,13 @@ def _recordings(inputs: list[Path]) -> list[dict]:
         if facts is not None:
             found[log] = facts
     return list(found.values())
+
+
+def timeline_of(path: Path) -> dict[str, int]:
+    """The traced job's calls and process lifetimes an event table's footer carries (strace
+    logs parsed since the parser counted them; empty otherwise)."""
+    raw = (check_event_table(path).metadata or {}).get(b"fsbm.timeline")
+    return {k: int(v) for k, v in json.loads(raw).items()} if raw else {}
 
 
 def recordings_of(path: Path) -> list[dict]:

@@ -48,6 +48,9 @@ class ParseStats:
     unfinished_at_end: int = 0
     ts_origin: str = "none"
     first_errors: list[str] = field(default_factory=list)
+    # Every call of the job, file or not, and how long its processes lived and waited for
+    # one another (native/timeline.h): what the untraced runtime is taken from.
+    timeline: dict[str, int] = field(default_factory=dict)
 
 
 def parser_binary() -> Path:

@@ -172,6 +172,7 @@ struct proc *procs_get(struct procs *ps, long pid)
 void procs_fork(struct procs *ps, long parent, long child, int share_files, int share_fs)
 {
 	struct proc *pp = procs_get(ps, parent);
+	size_t pending;
 	struct fdtable *fds;
 	struct fsinfo *fs;
 	struct proc *cp;
@@ -189,7 +190,9 @@ void procs_fork(struct procs *ps, long parent, long child, int share_files, int 
 		fs = fsinfo_new(pp->fs->cwd);
 	}
 	cp = procs_get(ps, child); /* may move pp: the table can grow */
+	pending = cp->pending_len; /* the child's lines can come first: a call it left unfinished stays */
 	proc_release(cp);
+	cp->pending_len = pending;
 	cp->fds = fds;
 	cp->fs = fs;
 }

@@ -17,6 +17,7 @@
 #include "events.h"
 #include "lines.h"
 #include "procs.h"
+#include "timeline.h"
 
 enum { EXIT_BAD_INPUT = 2, SNIFF_LINES = 20, REPORTED_ERRORS = 5 };
 static const int64_t DAY_NS = 86400LL * 1000000000LL;
@@ -38,6 +39,7 @@ struct parser {
 	int unprefixed_resolved;  /* ... and we have learnt which pid that process has */
 	long continuation_pid;    /* old strace split a call over two lines; -1 when not */
 	struct procs procs;
+	struct timeline timeline;
 	struct stats st;
 	long seq;
 };
@@ -156,6 +158,25 @@ static void bad_line(struct parser *ps, long line, const char *why, int cut_shor
 
 /* -- one call --------------------------------------------------------------------- */
 
+/* A read from a pipe or socket, or a write to one, waits for the process at its other end
+ * (for data, or for room). */
+static int waits_on_a_pipe(struct parser *ps, long pid, const struct call *c)
+{
+	struct span path;
+	struct ofd *o;
+	int64_t fd;
+
+	if (!(span_eq(c->name, "read") || span_eq(c->name, "readv") || span_eq(c->name, "write") ||
+	      span_eq(c->name, "writev")) || c->nargs < 1 ||
+	    span_fd(c->arg[0], &fd, &path) != 0)
+		return 0;
+	if (path.len)
+		return (path.len >= 5 && memcmp(path.p, "pipe:", 5) == 0) ||
+		       (path.len >= 7 && memcmp(path.p, "socket:", 7) == 0);
+	o = fd_get(procs_get(&ps->procs, pid), fd);
+	return o && o->kind == OFD_OTHER;
+}
+
 static void handle_call(struct parser *ps, long pid, const char *body, size_t len, int64_t ts,
 			int64_t dur_fallback, long line, int cut_short)
 {
@@ -169,6 +190,7 @@ static void handle_call(struct parser *ps, long pid, const char *body, size_t le
 		return;
 	}
 	ps->st.good_lines++;
+	timeline_call(&ps->timeline, pid, ts, &c, timeline_waits(&c) || waits_on_a_pipe(ps, pid, &c));
 	d = syscall_lookup(c.name);
 	if (!d) {
 		ps->st.ignored_calls++;
@@ -421,7 +443,9 @@ static void write_stats(const struct parser *ps, const char *path)
 		}
 		fputc('"', f);
 	}
-	fputs("]}\n", f);
+	fputs("],\"timeline\":", f);
+	timeline_json(&ps->timeline, f);
+	fputs("}\n", f);
 	fclose(f);
 }
 
@@ -468,6 +492,7 @@ int main(int argc, char **argv)
 	}
 	gzbuffer(in, 1 << 17);
 	procs_init(&ps.procs);
+	timeline_init(&ps.timeline);
 	syscalls_bind(&ps.procs);
 	parse_stream(&ps, in);
 	gzclose(in);
@@ -483,5 +508,6 @@ int main(int argc, char **argv)
 	}
 	if (stats_path)
 		write_stats(&ps, stats_path);
+	timeline_free(&ps.timeline);
 	return 0;
 }

@@ -1,0 +1,116 @@
+"""`fsbm validate --plain`: the predictor judged as a new user meets it, on one set of the
+suite (predictor/suite.py: dev or test) traced with plain `strace -f -tt -T -y -s 64`.
+
+Measured here, on fresh direct-I/O loop images of each candidate type:
+- each candidate's quick cost table, twice (fsbench seeds 1 and 2): the predictions use the
+  per-case median, and the two tables' difference is the reproducibility reported;
+- this machine's tracing overhead (predictor/tracing.py), measured anew;
+- each program traced once, cold, on the traced candidate, with plain strace (no `fsbm
+  trace record`: no untraced CPU time, no replays);
+- every program run for real, cold, on every candidate, in interleaved rounds (shuffled,
+  blocked by program, as validate.round_order does).
+The measurements are one JSON document; predictor/plain_judge.py judges them, and can judge
+them again (`--from`) after a model change without measuring anything.
+"""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+
+from fsbm.api.provision import measure_cost_table, provision
+from fsbm.api.validation import IMAGE_BYTES, machine
+from fsbm.characterizer.characterize import characterize_files
+from fsbm.errors import FsbmError
+from fsbm.locations import data_dir
+from fsbm.predictor.cost_table import CostTable
+from fsbm.predictor.suite import Inputs, Split, build_corpus, programs
+from fsbm.predictor.tracing import STRACE_FLAGS, calibrate
+from fsbm.predictor.validate import Target, round_order, stage, start_cold, targets_json, time_run
+from fsbm.traces.ingest import ingest
+
+TABLE_SEEDS = (1, 2)
+
+
+@dataclass
+class PlainOptions:
+    split: Split = "dev"
+    candidates: tuple[str, ...] = ("ext4", "xfs", "btrfs")
+    traced_on: str = "ext4"
+    rounds: int = 3
+    scale: float = 1.0
+    seed: int = 1
+
+
+def trace_plainly(program: Any, target: Target, inputs: Inputs, directory: Path) -> dict[str, Any]:
+    """One cold run of the program under plain strace on `target`; its profile, scoped to its
+    work directory, with the traced wall time."""
+    work = stage(program, target, inputs)
+    start_cold(work, program)
+    log = directory / f"{program.name}.strace"
+    started = time.perf_counter()
+    done = subprocess.run(["strace", *STRACE_FLAGS, "-o", str(log), *program.command], cwd=work,
+                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    traced_s = time.perf_counter() - started
+    if done.returncode not in program.ok_exits:
+        raise FsbmError(f"traced run of {program.name} failed (exit {done.returncode}): {done.stderr.strip()[:300]}")
+    events = ingest([log], directory / f"{program.name}.parquet", force=True).output
+    profile = characterize_files([events], scope=str(work)).to_json()
+    profile["source"] = f"{program.name}: {program.description}"
+    return {"name": program.name, "description": program.description, "command": program.command,
+            "split": program.split, "traced_wall_s": traced_s, "profile": profile}
+
+
+def measure_plain(settings: Any, options: PlainOptions, console: Console) -> dict[str, Any]:
+    """Everything measured (module docstring): the document plain_judge reads."""
+    started = time.time()
+    suite = programs(options.scale, split=options.split)
+    home = data_dir() / "validation"
+    inputs = Inputs(build_corpus(home / f"corpus-{options.scale:g}.tar", int(24e6 * options.scale)),
+                    Path(__file__).resolve().parents[1] / "microbench" / "src", options.scale)
+    targets, filesystems = [], {}
+    for fstype in options.candidates:
+        fs = provision(settings, f"val-{fstype}", fstype, IMAGE_BYTES, None, console)
+        targets.append(Target(f"{fstype} fresh", fs.name, fs.mount_point, "fresh"))
+        filesystems[fs.name] = fs
+    tables: dict[str, list[CostTable]] = {t.candidate: [] for t in targets}
+    with settings.store() as store:
+        for seed in TABLE_SEEDS:
+            console.print(f"[bold]cost tables[/] (fsbench seed {seed})")
+            for name, fs in filesystems.items():
+                tables[name].append(measure_cost_table(settings, fs, store, seed=seed))
+    console.print("[bold]tracing overhead[/]: calibrating")
+    overhead = calibrate(home / "tracing", progress=lambda line: console.print(f"  {escape(line)}"))
+    baseline = next(t for t in targets if t.label == f"{options.traced_on} fresh")
+    console.print(f"[bold]tracing[/] {len(suite)} programs ({options.split} set) on {escape(baseline.label)} with "
+                  f"plain strace {' '.join(STRACE_FLAGS)}")
+    with tempfile.TemporaryDirectory(prefix="fsbm-validate-plain-") as tmp:
+        traced = []
+        for program in suite:
+            traced.append(trace_plainly(program, baseline, inputs, Path(tmp)))
+            console.print(f"  {program.name}: traced in {traced[-1]['traced_wall_s']:.1f} s")
+    rng = random.Random(options.seed)
+    records = []
+    for r in range(options.rounds):
+        began = time.monotonic()
+        for program, target in round_order(suite, targets, {}, rng):
+            assert target is not None
+            records.append({"round": r, "program": program.name, "target": target.label, "kind": "real",
+                            **time_run(program, target, inputs), "at": time.time()})
+        console.print(f"  round {r + 1} of {options.rounds}: {len(suite) * len(targets)} cold runs in "
+                      f"{time.monotonic() - began:.0f} s")
+    return {
+        "schema_version": 1, "kind": "plain_validation_measurements", "started": started, "finished": time.time(),
+        "machine": machine(), "options": asdict(options), "traced_on": baseline.label,
+        "targets": targets_json(targets),
+        "cost_table_runs": {name: [t.to_json() for t in found] for name, found in tables.items()},
+        "tracing_overhead": overhead.to_json(), "programs": traced, "records": records,
+    }

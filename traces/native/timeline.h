@@ -1,0 +1,41 @@
+/*
+ * timeline.h - where a traced job's time went, beyond its file calls: how many calls of
+ * every kind each process made (each one a ptrace stop that the untraced job does not pay),
+ * how long the processes lived and how much of that they spent blocked waiting for another
+ * process (wait4, poll, a read on a pipe), and the traced durations of calls that cost
+ * almost nothing untraced (close, brk, getpid, ...): what tracing added to each call while
+ * this trace was taken, its gauge.  The predictor takes the job's untraced runtime
+ * from these (predictor/tracing.py).
+ */
+#ifndef S2E_TIMELINE_H
+#define S2E_TIMELINE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "args.h"
+
+struct lifetime {
+	long pid;       /* 0: empty slot */
+	int64_t first_ns, last_ns;
+};
+
+struct timeline {
+	struct lifetime *slot;
+	size_t cap, count;
+	long calls, fd_calls, timed_calls, blocking_calls, execs, forks, gauge_calls;
+	int64_t calls_ns, blocked_ns, gauge_ns;
+	int64_t first_ns, last_ns;
+};
+
+void timeline_init(struct timeline *t);
+void timeline_free(struct timeline *t);
+/* One complete call of `pid` starting at ts_ns (NO_VALUE when the log has no times);
+ * `blocking`: it waited for another process rather than worked. */
+void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct call *c, int blocking);
+/* Is a call of this name one that waits for another process whatever its arguments? */
+int timeline_waits(const struct call *c);
+/* The totals as one JSON object (no trailing newline). */
+void timeline_json(const struct timeline *t, FILE *f);
+
+#endif
