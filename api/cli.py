@@ -644,20 +644,21 @@ def serve_command(
                 log_level="warning")
 
 
-def _validate_plain(settings: Settings, doc: Optional[dict[str, Any]], split: str, rounds: int, scale: float,
-                    seed: int, candidates: str, traced_on: str, doc_out: Optional[Path],
+def _plain_candidates(candidates: str) -> tuple[str, ...]:
+    """The disk filesystems of --candidates: a plain validation's targets are direct-I/O loop images."""
+    return tuple(c.strip() for c in candidates.split(",") if c.strip() and c.strip() != "tmpfs")
+
+
+def _validate_plain(settings: Settings, doc: Optional[dict[str, Any]], options: Any, doc_out: Optional[Path],
                     json_out: Optional[Path]) -> None:
     """`fsbm validate --plain`: measure one set (or take `doc`), judge it, write its document."""
-    from fsbm.api.plain_validation import PlainOptions, measure_plain
+    from fsbm.api.plain_validation import measure_plain
     from fsbm.predictor.plain_judge import judge_plain, markdown
 
     if doc is None:
-        types = tuple(c.strip() for c in candidates.split(",") if c.strip() and c.strip() != "tmpfs")
-        options = PlainOptions(split=split, candidates=types, traced_on=traced_on, rounds=rounds, scale=scale,
-                               seed=seed)  # type: ignore[arg-type]
         doc = measure_plain(settings, options, console)
         with settings.store() as store:
-            document_id = store.save_document("plain_validation_measurements", doc, name=split)
+            document_id = store.save_document("plain_validation_measurements", doc, name=options.split)
         console.print(f"measurements stored as document {document_id}")
     if json_out is not None:
         _write_json(json_out, doc)
@@ -696,8 +697,11 @@ def validate_command(
                                "filesystems, and judge both forms as a new user meets them."),
     split: str = typer.Option("dev", "--set", help="With --plain: the suite's dev or test set. The test set is "
                               "held out: nothing is tuned on it, and every run of it is reported."),
+    reuse_tables: bool = typer.Option(False, "--reuse-tables", help="With --plain: the two newest stored cost tables "
+                                      "of each val-* filesystem instead of measuring them again."),
 ) -> None:
     """Measure the predictor's error on real programs (fresh and aged filesystems) and calibrate it."""
+    from fsbm.api.plain_validation import PlainOptions
     from fsbm.api.validation import ValidationOptions, markdown, measure_suite
     from fsbm.predictor.judge import judge
     from fsbm.predictor.suite import SPLITS, programs
@@ -713,7 +717,9 @@ def validate_command(
     if plain or (loaded or {}).get("kind") == "plain_validation_measurements":
         if split not in SPLITS:
             raise UsageError(f"--set takes {' or '.join(SPLITS)}, not {split!r}")
-        _validate_plain(settings, loaded, split, rounds, scale, seed, candidates, traced_on, doc_out, json_out)
+        _validate_plain(settings, loaded, PlainOptions(split=split, candidates=_plain_candidates(candidates),  # type: ignore[arg-type]
+                                                       traced_on=traced_on, rounds=rounds, scale=scale, seed=seed,
+                                                       reuse_tables=reuse_tables), doc_out, json_out)
         return
     doc_out = doc_out or Path("docs/validation.md")
     if loaded is not None:

@@ -48,6 +48,7 @@ class PlainOptions:
     rounds: int = 3
     scale: float = 1.0
     seed: int = 1
+    reuse_tables: bool = False  # the newest stored tables of each target instead of measuring them again
 
 
 def trace_plainly(program: Any, target: Target, inputs: Inputs, directory: Path) -> dict[str, Any]:
@@ -83,7 +84,15 @@ def measure_plain(settings: Any, options: PlainOptions, console: Console) -> dic
         filesystems[fs.name] = fs
     tables: dict[str, list[CostTable]] = {t.candidate: [] for t in targets}
     with settings.store() as store:
-        for seed in TABLE_SEEDS:
+        if options.reuse_tables:
+            for name in filesystems:
+                kept = store.documents("cost_table", name=name)[:len(TABLE_SEEDS)]
+                if len(kept) < len(TABLE_SEEDS):
+                    raise FsbmError(f"the store has {len(kept)} cost tables of {name}; --reuse-tables needs "
+                                    f"{len(TABLE_SEEDS)}")
+                tables[name] = [CostTable.from_json(body, f"cost table {i}") for i, _, body in kept]
+                console.print(f"[dim]{escape(name)}: cost tables {', '.join(str(i) for i, _, _ in kept)} from the store[/]")
+        for seed in () if options.reuse_tables else TABLE_SEEDS:
             console.print(f"[bold]cost tables[/] (fsbench seed {seed})")
             for name, fs in filesystems.items():
                 tables[name].append(measure_cost_table(settings, fs, store, seed=seed))

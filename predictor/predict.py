@@ -130,9 +130,14 @@ def outside_from_trace(profile: dict[str, Any], overhead: TracingOverhead | None
     runtime (tracing.untraced_runtime) less the filesystem's part of it."""
     timeline = Timeline.of(profile.get("timeline"))
     if overhead is None or not timeline.known:
-        why = "the trace has no timestamps" if not timeline.known else "tracing's overhead here is not calibrated"
-        return Outside.exactly(0.0, f"none: {why}, so only the filesystem's time is predicted "
-                                    "(trace with strace -tt -T, or give --measured)")
+        if profile.get("protocol") == "nfs":
+            why = "an NFS capture's time outside the server is not modelled yet"
+        elif not timeline.known:
+            why = "the trace has no timestamps (trace with strace -tt -T)"
+        else:
+            why = "tracing's overhead here is not calibrated (fsbm trace calibrate)"
+        return Outside.exactly(0.0, f"none: {why}, so only the filesystem's time is predicted; "
+                                    "--measured adds the relative form")
     runtime = untraced_runtime(timeline, overhead)
     assert runtime is not None
     fs_s, fs_source = _fs_seconds_traced(profile, traced_fs_s)
