@@ -166,7 +166,7 @@ def markdown(doc: dict[str, Any], judged: PlainJudged) -> str:
     s = judged.summary
     options = doc["options"]
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(doc["finished"]))
-    overhead = doc["tracing_overhead"]
+    overhead = TracingOverhead.from_json(doc["tracing_overhead"]).to_json()
     costs = ", ".join(f"{k} {v / 1e3:.1f} us" for k, v in overhead["costs_ns"].items())
     lines = [
         f"# Validation from plain traces: the {options['split']} set",
@@ -201,7 +201,7 @@ def markdown(doc: dict[str, Any], judged: PlainJudged) -> str:
                   f"by a median of {100 * rep['median']:.1f}% and at most {100 * rep['largest']:.1f}%; "
                   f"{rep['within_5pct']} of {rep['n']} program-target pairs are within 5% (target: all)."]
     lines += ["", "## Tracing overhead", "",
-              f"Calibrated in the same run: {costs}; the calibration programs' held-out errors "
+              f"Calibrated in the same run: {costs}; the calibration programs' held-out errors of what tracing added "
               + ", ".join(_pct(e) for e in overhead.get("errors", [])) + ".",
               "", "## Per program and target", "",
               "Seconds. *real*: median of the cold runs (min-max); *fs*: modelled filesystem time; *outside*: the "

@@ -3,6 +3,7 @@ from real strace runs; and the fixed development and test sets of the suite."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from fsbm.predictor.predict import outside_from_trace
 from fsbm.predictor.suite import programs
 from fsbm.predictor.tracing import STRACE_FLAGS, CalibrationRun, Timeline, TracingOverhead, fit, untraced_runtime
 from fsbm.traces.strace import StraceReader
+from tests.conftest import Served, run_fsbm
 
 
 def _traced(tmp_path: Path, script: str) -> Timeline:
@@ -91,3 +93,28 @@ def test_the_suite_has_a_fixed_test_set_held_apart_from_the_development_set() ->
     assert {p.name for p in test} == {"rsync", "pip-install", "make-j2", "sqlite-wal", "find-stat", "write-fsync",
                                       "python-import"}
     assert not {p.name for p in dev} & {p.name for p in test}
+
+
+def test_a_plain_strace_log_is_predicted_in_both_forms_from_a_real_calibration(served: Served, tmp_path: Path) -> None:
+    log = tmp_path / "plain.strace"
+    subprocess.run(["strace", *STRACE_FLAGS, "-o", str(log), "sh", "-c", served.command], check=True,
+                   stdout=subprocess.DEVNULL)
+    calibrated = run_fsbm("trace", "calibrate", env=served.env)
+    assert calibrated.returncode == 0, calibrated.stderr
+    assert "tracing overhead" in calibrated.stdout and "held-out error" in calibrated.stdout
+    out = tmp_path / "p.json"
+    ext4, tmpfs = served.candidates
+    done = run_fsbm("predict", str(log), "--candidates", f"{ext4},{tmpfs}", "--traced-on", ext4,
+                    "--measured", "0.5", "--json", str(out), env=served.env)
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(out.read_text())
+    assert doc["absolute"] and doc["outside_evidence"].startswith("untraced runtime")
+    by_name = {c["candidate"]: c for c in doc["candidates"]}
+    assert doc["ranking"]["order"]
+    for entry in by_name.values():
+        assert entry["outside_s"] > 0 and entry["low_s"] <= entry["runtime_s"] <= entry["high_s"]
+    # The relative form keeps what the measured runtime spent outside the filesystem: only the
+    # filesystem's part changes from one candidate to another.
+    base, other = by_name[ext4], by_name[tmpfs]
+    assert base["relative_s"] == pytest.approx(0.5)
+    assert other["relative_s"] - base["relative_s"] == pytest.approx(other["fs_s"] - base["fs_s"], abs=1e-9)
