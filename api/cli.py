@@ -338,8 +338,9 @@ def trace_record(
 
 @trace_app.command("calibrate")
 def trace_calibrate_command(ctx: typer.Context) -> None:
-    """Measure what strace adds to a job's wall time on this machine (about a minute): fsbm
-    takes a plain trace's untraced runtime from it.  `fsbm predict` runs it on first need."""
+    """Check how well a plain trace tells its untraced time on this machine (about a minute):
+    small programs run untraced and traced.  The errors are the band of every plain trace's
+    time outside the filesystem; `fsbm predict` runs this on first need."""
     _calibrate_tracing(_settings(ctx))
 
 
@@ -347,14 +348,14 @@ def _calibrate_tracing(settings: Settings) -> None:
     from fsbm.locations import data_dir
     from fsbm.predictor.tracing import calibrate
 
-    console.print("[bold]calibrating[/] what tracing adds here (strace -f -tt -T -y; about a minute)")
-    overhead = calibrate(data_dir() / "tracing", progress=lambda line: console.print(f"  {escape(line)}"))
-    low, high = overhead.error_band
+    console.print("[bold]calibrating[/] how well traces tell their untraced time here (strace -f -tt -T -y; "
+                  "about a minute)")
+    calibration = calibrate(data_dir() / "tracing", progress=lambda line: console.print(f"  {escape(line)}"))
+    low, high = calibration.error_band
     with settings.store() as store:
-        document_id = store.save_document("tracing_overhead", overhead.to_json(), name="strace")
-    costs = ", ".join(f"{name} {ns / 1e3:.1f} us" for name, ns in overhead.costs_ns.items())
-    console.print(f"tracing overhead {document_id} stored: {costs}; held-out error {100 * low:+.0f}% to "
-                  f"{100 * high:+.0f}%")
+        document_id = store.save_document("tracing_calibration", calibration.to_json(), name="strace")
+    console.print(f"tracing calibration {document_id} stored: 90% of the programs told within "
+                  f"{100 * low:+.0f}% to {100 * high:+.0f}%")
 
 
 def _needs_tracing_calibration(settings: Settings, profile: dict[str, Any]) -> bool:
@@ -362,7 +363,7 @@ def _needs_tracing_calibration(settings: Settings, profile: dict[str, Any]) -> b
     if profile.get("recording") or not (profile.get("timeline") or {}).get("span_ns"):
         return False
     with settings.store() as store:
-        return not store.document_names("tracing_overhead")
+        return not store.document_names("tracing_calibration")
 
 
 @trace_app.command("parse")

@@ -4,7 +4,7 @@ suite (predictor/suite.py: dev or test) traced with plain `strace -f -tt -T -y -
 Measured here, on fresh direct-I/O loop images of each candidate type:
 - each candidate's quick cost table, twice (fsbench seeds 1 and 2): the predictions use the
   per-case median, and the two tables' difference is the reproducibility reported;
-- this machine's tracing overhead (predictor/tracing.py), measured anew;
+- how well traces tell their untraced time here (predictor/tracing.py), calibrated anew;
 - each program traced once, cold, on the traced candidate, with plain strace (no `fsbm
   trace record`: no untraced CPU time, no replays);
 - every program run for real, cold, on every candidate, in interleaved rounds (shuffled,
@@ -96,8 +96,8 @@ def measure_plain(settings: Any, options: PlainOptions, console: Console) -> dic
             console.print(f"[bold]cost tables[/] (fsbench seed {seed})")
             for name, fs in filesystems.items():
                 tables[name].append(measure_cost_table(settings, fs, store, seed=seed))
-    console.print("[bold]tracing overhead[/]: calibrating")
-    overhead = calibrate(home / "tracing", progress=lambda line: console.print(f"  {escape(line)}"))
+    console.print("[bold]tracing calibration[/]")
+    calibration = calibrate(home / "tracing", progress=lambda line: console.print(f"  {escape(line)}"))
     baseline = next(t for t in targets if t.label == f"{options.traced_on} fresh")
     console.print(f"[bold]tracing[/] {len(suite)} programs ({options.split} set) on {escape(baseline.label)} with "
                   f"plain strace {' '.join(STRACE_FLAGS)}")
@@ -121,5 +121,5 @@ def measure_plain(settings: Any, options: PlainOptions, console: Console) -> dic
         "machine": machine(), "options": asdict(options), "traced_on": baseline.label,
         "targets": targets_json(targets),
         "cost_table_runs": {name: [t.to_json() for t in found] for name, found in tables.items()},
-        "tracing_overhead": overhead.to_json(), "programs": traced, "records": records,
+        "tracing_calibration": calibration.to_json(), "programs": traced, "records": records,
     }

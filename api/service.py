@@ -19,7 +19,7 @@ from fsbm.errors import UsageError
 from fsbm.predictor.cost_table import CostTable
 from fsbm.predictor.predict import Calibration, predict
 from fsbm.predictor.pricing import Pricer
-from fsbm.predictor.tracing import TracingOverhead
+from fsbm.predictor.tracing import TracingCalibration
 from fsbm.store import ResultsStore
 
 CACHED_DOCUMENTS = 256
@@ -123,13 +123,13 @@ class Predictor:
         document_id = kept[0][0]
         return Calibration(self._document(store, document_id, "calibration"), document_id)
 
-    def tracing(self, store: ResultsStore) -> Optional[TracingOverhead]:
+    def tracing(self, store: ResultsStore) -> Optional[TracingCalibration]:
         """The newest tracing calibration (`fsbm trace calibrate`), or None."""
-        kept = store.document_names("tracing_overhead")
+        kept = store.document_names("tracing_calibration")
         if not kept:
             return None
-        body = self._document(store, kept[0][0], "tracing_overhead")
-        return TracingOverhead.from_json(body) if body else None
+        body = self._document(store, kept[0][0], "tracing_calibration")
+        return TracingCalibration.from_json(body) if body else None
 
     def predict(self, store: ResultsStore, profile: dict[str, Any], names: list[str], *,
                 cache_bytes: Optional[int] = None, start: str = "cold", uncalibrated: bool = False,

@@ -19,7 +19,7 @@ import pandas as pd
 from fsbm.predictor.cost_table import CostTable
 from fsbm.predictor.predict import Calibration, predict
 from fsbm.predictor.pricing import Pricer
-from fsbm.predictor.tracing import TracingOverhead
+from fsbm.predictor.tracing import TracingCalibration
 
 # A page cache every program of the suite fits in: the runs start cold, and none rereads more
 # than this machine's memory.
@@ -65,10 +65,9 @@ def _pricers(doc: dict[str, Any]) -> tuple[dict[str, Pricer], dict[str, list[Pri
     return median, each
 
 
-def judge_plain(doc: dict[str, Any], overhead: TracingOverhead | None = None) -> PlainJudged:
-    """Every program predicted on every target in both forms, against its real runs.
-    `overhead`: another tracing calibration than the one measured with the runs."""
-    overhead = overhead or TracingOverhead.from_json(doc["tracing_overhead"])
+def judge_plain(doc: dict[str, Any]) -> PlainJudged:
+    """Every program predicted on every target in both forms, against its real runs."""
+    tracing = TracingCalibration.from_json(doc.get("tracing_calibration") or {})
     labels = {t["candidate"]: t["label"] for t in doc["targets"]}
     traced_label = doc["traced_on"]
     traced_name = next(name for name, label in labels.items() if label == traced_label)
@@ -80,7 +79,7 @@ def judge_plain(doc: dict[str, Any], overhead: TracingOverhead | None = None) ->
         measured = statistics.median(runs[(name, traced_label)])
         tables = [(None, median_pricers[c]) for c in labels]
         prediction = predict(profile, tables, cache_bytes=CACHE_BYTES, start="cold", calibration=Calibration(None),
-                             measured=measured, traced_on=traced_name, tracing=overhead)
+                             measured=measured, traced_on=traced_name, tracing=tracing)
         entries = {e["candidate"]: e for e in prediction["candidates"]}
         base = entries[traced_name]
         for candidate, label in labels.items():
@@ -98,7 +97,7 @@ def judge_plain(doc: dict[str, Any], overhead: TracingOverhead | None = None) ->
                 "evidence": prediction["outside_evidence"],
             })
             fs_by_table = [predict(profile, [(None, p)], cache_bytes=CACHE_BYTES, start="cold",
-                                   tracing=overhead)["candidates"][0]["fs_s"] for p in each_pricers[candidate]]
+                                   tracing=tracing)["candidates"][0]["fs_s"] for p in each_pricers[candidate]]
             if len(fs_by_table) > 1 and min(fs_by_table) > 0:
                 repro.append({"program": name, "target": label, "fs_s": fs_by_table,
                               "spread": max(fs_by_table) / min(fs_by_table) - 1})
@@ -166,8 +165,7 @@ def markdown(doc: dict[str, Any], judged: PlainJudged) -> str:
     s = judged.summary
     options = doc["options"]
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(doc["finished"]))
-    overhead = TracingOverhead.from_json(doc["tracing_overhead"]).to_json()
-    costs = ", ".join(f"{k} {v / 1e3:.1f} us" for k, v in overhead["costs_ns"].items())
+    tracing = TracingCalibration.from_json(doc.get("tracing_calibration") or {})
     lines = [
         f"# Validation from plain traces: the {options['split']} set",
         "",
@@ -200,9 +198,9 @@ def markdown(doc: dict[str, Any], judged: PlainJudged) -> str:
                   f"Two quick tables of each target (fsbench seeds 1 and 2) change a program's modelled filesystem time "
                   f"by a median of {100 * rep['median']:.1f}% and at most {100 * rep['largest']:.1f}%; "
                   f"{rep['within_5pct']} of {rep['n']} program-target pairs are within 5% (target: all)."]
-    lines += ["", "## Tracing overhead", "",
-              f"Calibrated in the same run: {costs}; the calibration programs' held-out errors of what tracing added "
-              + ", ".join(_pct(e) for e in overhead.get("errors", [])) + ".",
+    lines += ["", "## Tracing calibration", "",
+              "Each calibration program's untraced runtime as its trace tells it, against its measured runtime: "
+              + ", ".join(f"{r.name} {_pct(r.error)}" for r in tracing.runs) + ".",
               "", "## Per program and target", "",
               "Seconds. *real*: median of the cold runs (min-max); *fs*: modelled filesystem time; *outside*: the "
               "time outside the filesystem the absolute form adds; ratios are to the traced target, measured as the "

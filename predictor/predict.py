@@ -3,10 +3,9 @@
 Per candidate: the runtime with a 90% interval, in two forms when it can:
 - absolute: time outside the filesystem + calibrated count x cost.  Every trace gets one.
   The time outside comes from the best evidence the profile has: a `fsbm trace record`
-  recording's untraced CPU time (outside.py); else the trace's own span less what tracing
-  added to it (tracing.py) less the filesystem's part of that (the traced candidate's
-  modelled time, or the trace's own call durations less tracing's inflation); else, for a
-  trace without timestamps, nothing.  `outside_evidence` says which.
+  recording's untraced CPU time (outside.py); else the trace's own gaps between calls and
+  its calls not on files, each less what tracing cost it (tracing.py); else, for a trace
+  without timestamps or call durations, nothing.  `outside_evidence` says which.
 - relative (Mesnier's relative fitness): a runtime measured on the traced filesystem, its
   filesystem part replaced by the candidate's.  Only the filesystem part changes: the rest
   of the measured runtime (CPU, waits on other devices) stays as measured.
@@ -32,7 +31,7 @@ from fsbm.predictor.cost_table import CostTable
 from fsbm.predictor.model import CpuScales, FsTime, price_workload
 from fsbm.predictor.outside import calls_cpu_seconds, cpu_scales, outside_features, outside_seconds
 from fsbm.predictor.pricing import Pricer
-from fsbm.predictor.tracing import Timeline, TracingOverhead, untraced_runtime
+from fsbm.predictor.tracing import Timeline, TracingCalibration, untraced_outside
 
 SCHEMA_VERSION = 1
 Z90 = float(stats.norm.ppf(0.95))
@@ -112,38 +111,20 @@ class Outside:
         return cls(seconds, seconds, seconds, evidence)
 
 
-def _fs_seconds_traced(profile: dict[str, Any], traced_fs_s: float | None) -> tuple[float, str]:
-    """The filesystem's part of the traced run: the traced candidate's modelled time where it
-    is known, else the trace's own durations of the workload's calls less tracing's inflation
-    of each (the median traced close(): characterizer/timing.py)."""
-    if traced_fs_s is not None:
-        return traced_fs_s, "the traced filesystem's modelled time"
-    inside = ((profile.get("timing") or {}).get("inside_outside") or {}).get("inside_ns") or 0
-    inflation = (profile.get("trace_time") or {}).get("per_call_inflation_ns") or 0
-    observed = max(inside - (profile.get("events") or 0) * inflation, 0) / 1e9
-    return observed, "the trace's own call durations less tracing's inflation"
-
-
-def outside_from_trace(profile: dict[str, Any], overhead: TracingOverhead | None,
-                       traced_fs_s: float | None) -> Outside:
-    """The time outside the filesystem of a plain trace (module docstring): its untraced
-    runtime (tracing.untraced_runtime) less the filesystem's part of it."""
-    timeline = Timeline.of(profile.get("timeline"))
-    if overhead is None or not timeline.known:
-        if profile.get("protocol") == "nfs":
-            why = "an NFS capture's time outside the server is not modelled yet"
-        elif not timeline.known:
-            why = "the trace has no timestamps (trace with strace -tt -T)"
-        else:
-            why = "tracing's overhead here is not calibrated (fsbm trace calibrate)"
-        return Outside.exactly(0.0, f"none: {why}, so only the filesystem's time is predicted; "
-                                    "--measured adds the relative form")
-    runtime = untraced_runtime(timeline, overhead)
-    assert runtime is not None
-    fs_s, fs_source = _fs_seconds_traced(profile, traced_fs_s)
-    return Outside(max(runtime.seconds - fs_s, 0.0), max(runtime.low - fs_s, 0.0), max(runtime.high - fs_s, 0.0),
-                   f"untraced runtime {runtime.seconds:.3f} s ({runtime.evidence}), less {fs_s:.3f} s "
-                   f"in the filesystem ({fs_source})")
+def outside_from_trace(profile: dict[str, Any], calibration: TracingCalibration | None) -> Outside:
+    """The time outside the filesystem of a plain trace (tracing.untraced_outside), or
+    nothing, saying why."""
+    estimate = untraced_outside(Timeline.of(profile.get("timeline")), calibration)
+    if estimate is not None:
+        return Outside(estimate.seconds, estimate.low, estimate.high, estimate.evidence)
+    if profile.get("protocol") == "nfs":
+        why = "an NFS capture's time outside the server is not modelled yet"
+    elif not (profile.get("timeline") or {}).get("span_ns"):
+        why = "the trace has no timestamps (strace -tt)"
+    else:
+        why = "the trace has no call durations (strace -T)"
+    return Outside.exactly(0.0, f"none: {why}, so only the filesystem's time is predicted; "
+                                "--measured adds the relative form")
 
 
 def _sigma(entry: dict[str, Any], low: str = "low_s", high: str = "high_s") -> float:
@@ -166,12 +147,13 @@ def _ranking(entries: list[dict[str, Any]], value: str, low: str, high: str) -> 
 def predict(profile: dict[str, Any], tables: list[tuple[int | None, Pricer]], *, cache_bytes: int,
             start: str = "cold", calibration: Calibration | None = None,
             measured: float | None = None, traced_on: str | None = None,
-            tracing: TracingOverhead | None = None) -> dict[str, Any]:
+            tracing: TracingCalibration | None = None) -> dict[str, Any]:
     """The prediction document for a profile on each candidate's cost table (its Pricer).
 
     `traced_on`: the candidate the workload was traced on, whose costs tell the system time
     outside the filesystem (outside.py); `measured`: a real runtime there, for the relative
-    form; `tracing`: this machine's tracing overhead, for a plain trace's untraced runtime."""
+    form; `tracing`: how well this machine's traces tell their untraced time (the band of a
+    plain trace's time outside)."""
     if not tables:
         raise UsageError("give at least one candidate")
     if measured is not None and traced_on is None:
@@ -191,12 +173,7 @@ def predict(profile: dict[str, Any], tables: list[tuple[int | None, Pricer]], *,
         outside = Outside.exactly(outside_seconds(features), "the recording's untraced CPU time and waits")
     else:
         features = None
-        traced_fs = None
-        if traced_on is not None:
-            traced_pricer = next((pricer, table_id) for table_id, pricer in tables if pricer.table.candidate == traced_on)
-            traced_fs = _candidate(profile, traced_pricer[0], traced_pricer[1], calibration, Outside.exactly(0.0, ""),
-                                   cache_bytes, start, scales)["fs_s"]
-        outside = outside_from_trace(profile, tracing, traced_fs)
+        outside = outside_from_trace(profile, tracing)
     entries = [_candidate(profile, pricer, table_id, calibration, outside, cache_bytes, start, scales)
                for table_id, pricer in tables]
     doc: dict[str, Any] = {

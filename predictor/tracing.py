@@ -1,29 +1,25 @@
-"""What tracing adds to a job's wall time, and the job's runtime without it.
+"""A traced job's runtime without tracing, from the trace itself.
 
 strace stops the traced process twice per system call (ptrace), and with `-y` also reads
-the link of every descriptor a call names.  A traced job's wall span is therefore its
-runtime plus a cost per call that is large here (tens of microseconds) and not the same for
-every call, plus a larger cost per fork and per exec.  Subtracting one constant per call
-cannot work (issue 35: the strace span was 2.5-33x the real runtime over seven programs).
+the link of every descriptor a call names.  Here that adds 15-100 us to every call, so a
+traced job's wall span is its runtime several times over (2.5-40x in the suite), and no one
+cost per call can be subtracted from it: tracing here switches between two speeds, bare
+gaps between back-to-back calls of about 18 us or about 52 us, within one trace too.
 
-So fsbm measures the costs on the machine it runs on (`calibrate`): it runs a few small
-programs of different mixes untraced and under `strace -f -tt -T -y`, and fits the traced
-span's excess as
+So the strace parser (traces/native/timeline.c) measures, per process, each gap between
+calls and each call's duration against the median of that process's last 32 gaps or
+durations (at most a bare gap's slowest speed here): the median is what tracing cost a gap
+or a call just then, since most gaps between calls hold little work, and the excess is the
+process's own.  The time a job spends outside the filesystem is then the gaps' excess (its
+user time) and the excess of its calls that are not on files (exec, mmap, pipes), over the
+number of its processes that worked at once (`concurrency`: their lifetimes less the time
+they were blocked waiting for one another, over the span).  Its file calls are what the cost
+model prices, on every candidate.
 
-    span - runtime = (c_call * calls + c_exec * execs + c_fork * forks) / concurrency
-
-by non-negative least squares.  The trace also carries its own gauge of how slow tracing
-was while it was taken (the mean traced duration of calls that cost almost nothing
-untraced: close, brk, getpid, ...); it is reported beside the estimate.  Scaling the
-per-call cost by it was tried on the calibration programs and did worse: the gauge moves
-with the mix of calls (5-50 us here), not only with the machine's speed.  `untraced_runtime` applies the fitted costs to a traced
-job's own counts (traces/native/timeline.h).  `concurrency` is how many of the job's
-processes worked at once, on average: the processes' lifetimes less the time they were
-blocked waiting for one another (wait4, poll, a read on a pipe), over the span.  Only the
-overhead on the critical path lengthens the span; where two processes work at once, each
-one's stops overlap the other's work.
-
-The calibration's own leave-one-program-out error is kept with it and widens the interval.
+`calibrate` checks that rule on this machine: small programs of different mixes, run
+untraced and under `strace -f -tt -T -y`, warm, where the rule's estimate of their whole
+runtime (file calls included, at their excess) is set against their measured runtime.
+Those errors are the band the time outside is given.
 """
 
 from __future__ import annotations
@@ -34,17 +30,15 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy.optimize import nnls
-
 from fsbm.errors import FsbmError
 
 STRACE_FLAGS = ("-f", "-tt", "-T", "-y", "-s", "64")
-COST_NAMES = ("calls", "execs", "forks")
 SCHEMA_VERSION = 1
 
 
@@ -65,6 +59,9 @@ class Timeline:
     gauge_ns: int = 0
     lifetimes_ns: int = 0
     span_ns: int = 0
+    user_ns: int = 0                # the gaps' excess over the local median
+    calls_excess_ns: int = 0        # calls not on files: their excess over the local median
+    file_calls_excess_ns: int = 0   # calls on files: likewise
 
     @classmethod
     def of(cls, counts: dict[str, Any] | None) -> "Timeline":
@@ -90,9 +87,16 @@ class Timeline:
         docstring); None where the trace has none (no -T)."""
         return self.gauge_ns / self.gauge_calls if self.gauge_calls else None
 
-    def counts(self) -> np.ndarray:
-        """The terms the overhead is fitted on (COST_NAMES)."""
-        return np.array([getattr(self, name) for name in COST_NAMES], float)
+    @property
+    def outside_ns(self) -> float:
+        """The job's time outside its file calls, untraced (module docstring)."""
+        return (self.user_ns + self.calls_excess_ns) / self.concurrency
+
+    @property
+    def runtime_ns(self) -> float:
+        """The job's whole runtime, untraced, its file calls taken at their traced excess (what
+        the calibration checks)."""
+        return (self.user_ns + self.calls_excess_ns + self.file_calls_excess_ns) / self.concurrency
 
 
 @dataclass(frozen=True)
@@ -107,96 +111,72 @@ class CalibrationRun:
     def runtime_ns(self) -> float:
         return float(statistics.median(self.untraced_ns))
 
-    def excess_ns(self) -> float:
-        return self.timeline.span_ns - self.runtime_ns
+    @property
+    def error(self) -> float:
+        """The rule's estimate of the runtime against the runtime: estimate / runtime - 1."""
+        return self.timeline.runtime_ns / max(self.runtime_ns, 1.0) - 1
 
 
 @dataclass(frozen=True)
-class TracingOverhead:
-    """The fitted cost of tracing, per call, descriptor-naming call, exec and fork (ns), and
-    how well it predicted calibration programs it was not fitted on."""
+class TracingCalibration:
+    """How well a traced job's untraced time is told from its trace on this machine: the
+    calibration programs' runs and the rule's error on each."""
 
-    costs_ns: dict[str, float]
     runs: list[CalibrationRun] = field(default_factory=list)
-    errors: list[float] = field(default_factory=list)  # leave-one-program-out: added predicted / added - 1
     flags: tuple[str, ...] = STRACE_FLAGS
     measured_at: str = ""
     schema_version: int = SCHEMA_VERSION
 
-    def added_ns(self, timeline: Timeline) -> float:
-        """What tracing added to the job's span."""
-        return float(timeline.counts() @ self._vector()) / timeline.concurrency
-
-    def _vector(self) -> np.ndarray:
-        return np.array([self.costs_ns.get(name, 0.0) for name in COST_NAMES], float)
+    @property
+    def errors(self) -> list[float]:
+        return [r.error for r in self.runs]
 
     @property
     def error_band(self) -> tuple[float, float]:
-        """The 90% band of the calibration's held-out relative errors of what tracing added
-        (no narrower than +-5%: a handful of programs cannot show a tighter one).  Of what
-        was added, not of the runtime: a job whose span is 30 times its runtime turns a 3%
-        error in the overhead into a 90% error in the runtime, and the band must say so."""
-        if not self.errors:
-            return -0.25, 0.25
+        """The 90% band of the rule's relative errors (no narrower than +-10%: a handful of
+        programs cannot show a tighter one); +-50% where nothing was calibrated."""
+        if not self.runs:
+            return -0.5, 0.5
         low, high = np.percentile(self.errors, [5, 95])
-        return min(float(low), -0.05), max(float(high), 0.05)
+        return min(float(low), -0.10), max(float(high), 0.10)
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": "tracing_overhead", "schema_version": self.schema_version, "costs_ns": self.costs_ns,
-                "errors": self.errors, "flags": list(self.flags), "measured_at": self.measured_at,
+        return {"kind": "tracing_calibration", "schema_version": self.schema_version, "errors": self.errors,
+                "flags": list(self.flags), "measured_at": self.measured_at,
                 "runs": [{"name": r.name, "untraced_ns": r.untraced_ns, "timeline": asdict(r.timeline)}
                          for r in self.runs]}
 
     @classmethod
-    def from_runs(cls, runs: list[CalibrationRun], measured_at: str = "") -> "TracingOverhead":
-        """The costs fitted on calibration runs, with each run's held-out error."""
-        return cls(fit(runs), runs, _held_out_errors(runs), measured_at=measured_at)
-
-    @classmethod
-    def from_json(cls, body: dict[str, Any]) -> "TracingOverhead":
-        """A stored calibration, fitted again from its runs where it kept them (so a stored
-        one is judged by this fsbm's fit and error rule)."""
+    def from_json(cls, body: dict[str, Any]) -> "TracingCalibration":
         runs = [CalibrationRun(r["name"], r["untraced_ns"], Timeline.of(r["timeline"])) for r in body.get("runs", [])]
-        if len(runs) > len(COST_NAMES):
-            return cls.from_runs(runs, body.get("measured_at", ""))
-        return cls(dict(body["costs_ns"]), runs, list(body.get("errors", [])), tuple(body.get("flags", STRACE_FLAGS)),
-                   body.get("measured_at", ""))
+        return cls(runs, tuple(body.get("flags", STRACE_FLAGS)), body.get("measured_at", ""))
 
 
 @dataclass(frozen=True)
-class UntracedRuntime:
-    """A traced job's runtime without tracing, with its 90% interval, in seconds."""
+class UntracedTime:
+    """A traced job's time outside its file calls, untraced, with its 90% interval, seconds."""
 
     seconds: float
     low: float
     high: float
     traced_span_s: float
-    tracing_s: float
     concurrency: float
     evidence: str
 
 
-def untraced_runtime(timeline: Timeline, overhead: TracingOverhead) -> UntracedRuntime | None:
-    """The job's runtime untraced: its traced span less what tracing added on its critical
-    path; None where the trace has no timestamps."""
-    if not timeline.known:
+def untraced_outside(timeline: Timeline, calibration: TracingCalibration | None) -> UntracedTime | None:
+    """The job's time outside its file calls without tracing (module docstring); None where
+    the trace has no timestamps or no call durations (strace without -tt or -T)."""
+    if not timeline.known or not timeline.timed_calls:
         return None
-    span = timeline.span_ns / 1e9
-    added = overhead.added_ns(timeline) / 1e9
-    # Never below a tenth of the span: a fit that takes more than that has met calls it was
-    # not calibrated on, and the interval below says how little is known.
-    floor = span / 10
-    seconds = max(span - added, floor)
-    low_error, high_error = overhead.error_band
-    gauge = timeline.gauge_ns_per_call
-    evidence = (f"the trace's span ({span:.3f} s) less what tracing added, {added:.3f} s: {timeline.calls} calls "
-                + (f"(tracing took {gauge / 1e3:.0f} us a near-free call then), " if gauge else "")
-                + f"{timeline.execs} execs and {timeline.forks} forks at the costs this machine's calibration "
-                f"measured, over {timeline.concurrency:.2f} processes working at once")
-    low = max(span - added / (1 + low_error), 0.0)  # tracing added more than predicted
-    high = max(span - added / (1 + high_error), floor)
-    return UntracedRuntime(seconds, min(low, seconds), max(high, seconds), span, span - seconds,
-                           timeline.concurrency, evidence)
+    seconds = timeline.outside_ns / 1e9
+    low_error, high_error = (calibration or TracingCalibration()).error_band
+    evidence = (f"the trace's own gaps between calls and its calls not on files, each less what tracing cost it "
+                f"then (the median of its process's last 32), over {timeline.concurrency:.2f} processes working "
+                f"at once: {timeline.user_ns / 1e9:.3f} s of gaps, {timeline.calls_excess_ns / 1e9:.3f} s of calls, "
+                f"from a traced span of {timeline.span_ns / 1e9:.3f} s")
+    return UntracedTime(seconds, seconds / (1 + high_error), seconds / (1 + low_error), timeline.span_ns / 1e9,
+                        timeline.concurrency, evidence)
 
 
 # -- calibration ------------------------------------------------------------------------------
@@ -214,6 +194,7 @@ def _calibration_programs(work: Path) -> list[tuple[str, list[str]]]:
         ("listing", ["sh", "-c", "for i in 1 2 3 4 5 6 7 8; do ls -lR files > /dev/null; done"]),
         ("processes", ["sh", "-c", "i=0; while [ $i -lt 150 ]; do /bin/true; i=$((i+1)); done"]),
         ("pipeline", ["sh", "-c", "cat files/* files/* | wc -c > /dev/null"]),
+        ("compress", ["sh", "-c", "tar -cf - files files files | gzip -c > /dev/null"]),
     ]
 
 
@@ -245,28 +226,10 @@ def _run(command: list[str], cwd: Path) -> int:
     return elapsed
 
 
-def fit(runs: list[CalibrationRun]) -> dict[str, float]:
-    """Non-negative least squares of the runs' excess spans on their counts (module docstring),
-    each run weighted by 1 / its runtime so that every program's relative error counts alike."""
-    x = np.array([r.timeline.counts() / r.timeline.concurrency for r in runs])
-    y = np.array([r.excess_ns() for r in runs])
-    w = 1 / np.array([max(r.runtime_ns, 1.0) for r in runs])
-    costs, _ = nnls(x * w[:, None], y * w)
-    return dict(zip(COST_NAMES, map(float, costs)))
-
-
-def _held_out_errors(runs: list[CalibrationRun]) -> list[float]:
-    """What tracing added to each program's span as a fit on the others predicts it, against
-    what it added (its span less its untraced runtime)."""
-    errors = []
-    for i, run in enumerate(runs):
-        others = TracingOverhead(fit(runs[:i] + runs[i + 1:]), runs[:i] + runs[i + 1:])
-        errors.append(others.added_ns(run.timeline) / max(run.excess_ns(), 1.0) - 1)
-    return errors
-
-
-def calibrate(base: Path, *, untraced_runs: int = 5, traced_runs: int = 3, progress=lambda line: None) -> TracingOverhead:
-    """Measure tracing's costs on this machine, in a temporary directory beneath `base`."""
+def calibrate(base: Path, *, untraced_runs: int = 5, traced_runs: int = 3,
+              progress: Callable[[str], None] = lambda line: None) -> TracingCalibration:
+    """Run the calibration programs untraced and traced here, in a temporary directory
+    beneath `base` (module docstring)."""
     if shutil.which("strace") is None:
         raise FsbmError("strace is not installed; the tracing calibration needs it")
     base.mkdir(parents=True, exist_ok=True)
@@ -285,6 +248,7 @@ def calibrate(base: Path, *, untraced_runs: int = 5, traced_runs: int = 3, progr
                 log.unlink()
             middle = sorted(timelines, key=lambda t: t.span_ns)[len(timelines) // 2]
             runs.append(CalibrationRun(name, untraced, middle))
-            progress(f"{name}: {statistics.median(untraced) / 1e6:.1f} ms untraced, "
-                     f"{middle.span_ns / 1e6:.1f} ms traced, {middle.calls} calls")
-    return TracingOverhead.from_runs(runs, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+            progress(f"{name}: {statistics.median(untraced) / 1e6:.1f} ms untraced, {middle.span_ns / 1e6:.1f} ms "
+                     f"traced, {middle.calls} calls; told from the trace {middle.runtime_ns / 1e6:.1f} ms "
+                     f"({100 * runs[-1].error:+.0f}%)")
+    return TracingCalibration(runs, measured_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))

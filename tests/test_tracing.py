@@ -11,7 +11,7 @@ import pytest
 
 from fsbm.predictor.predict import outside_from_trace
 from fsbm.predictor.suite import programs
-from fsbm.predictor.tracing import STRACE_FLAGS, CalibrationRun, Timeline, TracingOverhead, fit, untraced_runtime
+from fsbm.predictor.tracing import STRACE_FLAGS, CalibrationRun, Timeline, TracingCalibration, untraced_outside
 from fsbm.traces.strace import StraceReader
 from tests.conftest import Served, run_fsbm
 
@@ -48,43 +48,52 @@ def test_a_pipeline_counts_its_reader_blocked_on_the_pipe(tmp_path: Path) -> Non
     assert timeline.concurrency < (timeline.lifetimes_ns / timeline.span_ns)
 
 
-def _run(name: str, runtime_ms: float, calls: int, execs: int = 1, forks: int = 0, costs=(80_000, 500_000, 100_000)):
-    """A calibration run whose traced span is exactly its runtime plus `costs` per call, exec, fork."""
-    span = runtime_ms * 1e6 + calls * costs[0] + execs * costs[1] + forks * costs[2]
-    timeline = Timeline(processes=forks + 1, calls=calls, execs=execs, forks=forks, span_ns=int(span),
-                        lifetimes_ns=int(span), timed_calls=calls)
-    return CalibrationRun(name, [int(runtime_ms * 1e6)] * 3, timeline)
+def test_the_parser_takes_a_process_s_work_from_the_gaps_above_what_tracing_cost_them(tmp_path: Path) -> None:
+    # A shell loop of 300 builtins then an external sleep: the sleep's wait is gap-free (a
+    # blocking wait4), the loop is calls with little between them; a python busy loop is
+    # one long gap of work.
+    busy = _traced(tmp_path, "python3 -S -c 'import time; t = time.perf_counter()\nwhile time.perf_counter() - t < 0.3: pass'")
+    assert 0.25e9 < busy.user_ns < 0.45e9
+    idle = _traced(tmp_path, "i=0; while [ $i -lt 300 ]; do echo $i > /dev/null; i=$((i+1)); done")
+    assert idle.user_ns < idle.span_ns / 4
 
 
-def test_the_fit_recovers_the_costs_that_made_the_spans() -> None:
-    runs = [_run("a", 10, 20_000), _run("b", 50, 5_000), _run("c", 30, 2_000, execs=100, forks=100),
-            _run("d", 80, 10_000, execs=3, forks=2), _run("e", 5, 1_000, execs=40, forks=10)]
-    costs = fit(runs)
-    assert costs["calls"] == pytest.approx(80_000, rel=1e-6)
-    assert costs["execs"] == pytest.approx(500_000, rel=1e-6)
-    assert costs["forks"] == pytest.approx(100_000, rel=1e-6)
-
-
-def test_the_untraced_runtime_is_the_span_less_what_tracing_added_on_the_critical_path() -> None:
-    overhead = TracingOverhead({"calls": 100_000.0, "execs": 0.0, "forks": 0.0}, errors=[-0.1, 0.1])
-    serial = Timeline(processes=1, calls=1000, timed_calls=1000, span_ns=300_000_000, lifetimes_ns=300_000_000)
-    assert untraced_runtime(serial, overhead).seconds == pytest.approx(0.2)
-    # Two processes working side by side the whole span: each one's stops overlap the other's work.
-    parallel = Timeline(processes=2, calls=1000, timed_calls=1000, span_ns=300_000_000, lifetimes_ns=600_000_000)
-    assert parallel.concurrency == pytest.approx(2.0)
-    assert untraced_runtime(parallel, overhead).seconds == pytest.approx(0.25)
-    estimate = untraced_runtime(serial, overhead)
+def test_the_time_outside_is_the_gaps_and_other_calls_over_the_processes_working_at_once() -> None:
+    serial = Timeline(processes=1, calls=1000, timed_calls=1000, span_ns=300_000_000, lifetimes_ns=300_000_000,
+                      user_ns=80_000_000, calls_excess_ns=20_000_000, file_calls_excess_ns=50_000_000)
+    assert serial.outside_ns == pytest.approx(100_000_000)
+    assert serial.runtime_ns == pytest.approx(150_000_000)
+    parallel = Timeline(processes=2, calls=1000, timed_calls=1000, span_ns=300_000_000, lifetimes_ns=600_000_000,
+                        user_ns=80_000_000, calls_excess_ns=20_000_000)
+    assert parallel.concurrency == pytest.approx(2.0) and parallel.outside_ns == pytest.approx(50_000_000)
+    estimate = untraced_outside(serial, TracingCalibration())
+    assert estimate is not None and estimate.seconds == pytest.approx(0.1)
     assert estimate.low < estimate.seconds < estimate.high
-    assert untraced_runtime(Timeline(calls=10), overhead) is None  # no timestamps, no span
+    assert untraced_outside(Timeline(calls=10), None) is None  # no timestamps, no span
+
+
+def test_the_calibration_band_is_the_spread_of_its_programs_errors() -> None:
+    def run(name: str, runtime_ms: float, told_ms: float) -> CalibrationRun:
+        timeline = Timeline(processes=1, calls=10, timed_calls=10, span_ns=10**9, lifetimes_ns=10**9,
+                            user_ns=int(told_ms * 1e6))
+        return CalibrationRun(name, [int(runtime_ms * 1e6)] * 3, timeline)
+
+    calibration = TracingCalibration([run("a", 100, 80), run("b", 100, 130), run("c", 100, 100)])
+    assert calibration.errors == pytest.approx([-0.2, 0.3, 0.0])
+    low, high = calibration.error_band
+    assert -0.2 <= low < -0.1 and 0.1 < high <= 0.3
+    again = TracingCalibration.from_json(json.loads(json.dumps(calibration.to_json())))
+    assert again.errors == pytest.approx(calibration.errors)
 
 
 def test_a_plain_trace_always_gets_a_time_outside_and_says_what_it_rests_on() -> None:
-    overhead = TracingOverhead({"calls": 100_000.0, "execs": 0.0, "forks": 0.0})
-    profile = {"timeline": {"calls": 1000, "timed_calls": 1000, "span_ns": 300_000_000, "lifetimes_ns": 300_000_000}}
-    outside = outside_from_trace(profile, overhead, traced_fs_s=0.05)
-    assert outside.seconds == pytest.approx(0.15) and "untraced runtime 0.200 s" in outside.evidence
-    nothing = outside_from_trace({}, overhead, traced_fs_s=0.05)
-    assert nothing.seconds == 0.0 and "no timestamps" in nothing.evidence
+    profile = {"timeline": {"calls": 1000, "timed_calls": 1000, "span_ns": 300_000_000, "lifetimes_ns": 300_000_000,
+                            "user_ns": 150_000_000}}
+    outside = outside_from_trace(profile, None)
+    assert outside.seconds == pytest.approx(0.15) and "gaps between calls" in outside.evidence
+    assert outside_from_trace({}, None).seconds == 0.0 and "no timestamps" in outside_from_trace({}, None).evidence
+    untimed = {"timeline": {"calls": 10, "span_ns": 1000}}
+    assert "no call durations" in outside_from_trace(untimed, None).evidence
 
 
 def test_the_suite_has_a_fixed_test_set_held_apart_from_the_development_set() -> None:
@@ -101,14 +110,14 @@ def test_a_plain_strace_log_is_predicted_in_both_forms_from_a_real_calibration(s
                    stdout=subprocess.DEVNULL)
     calibrated = run_fsbm("trace", "calibrate", env=served.env)
     assert calibrated.returncode == 0, calibrated.stderr
-    assert "tracing overhead" in calibrated.stdout and "held-out error" in calibrated.stdout
+    assert "tracing calibration" in calibrated.stdout and "programs told within" in calibrated.stdout
     out = tmp_path / "p.json"
     ext4, tmpfs = served.candidates
     done = run_fsbm("predict", str(log), "--candidates", f"{ext4},{tmpfs}", "--traced-on", ext4,
                     "--measured", "0.5", "--json", str(out), env=served.env)
     assert done.returncode == 0, done.stderr
     doc = json.loads(out.read_text())
-    assert doc["absolute"] and doc["outside_evidence"].startswith("untraced runtime")
+    assert doc["absolute"] and "gaps between calls" in doc["outside_evidence"]
     by_name = {c["candidate"]: c for c in doc["candidates"]}
     assert doc["ranking"]["order"]
     for entry in by_name.values():

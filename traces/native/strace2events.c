@@ -190,8 +190,8 @@ static void handle_call(struct parser *ps, long pid, const char *body, size_t le
 		return;
 	}
 	ps->st.good_lines++;
-	timeline_call(&ps->timeline, pid, ts, &c, timeline_waits(&c) || waits_on_a_pipe(ps, pid, &c));
 	d = syscall_lookup(c.name);
+	timeline_call(&ps->timeline, pid, ts, &c, timeline_waits(&c) || waits_on_a_pipe(ps, pid, &c), d && d->op);
 	if (!d) {
 		ps->st.ignored_calls++;
 		return;

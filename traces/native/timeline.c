@@ -2,6 +2,15 @@
  * timeline.c - per-process lifetimes and call counts of a traced job (timeline.h).  The
  * lifetimes live in an open-addressing table keyed by pid; a reused pid extends the
  * lifetime it had, which a job short enough to trace rarely sees.
+ *
+ * What tracing costs a call is not one number: here it switches between two speeds (gaps
+ * of about 18 us or about 52 us between back-to-back calls), within one trace too.  So the
+ * work in a gap is its excess over the median of the process's last TIMELINE_WINDOW gaps,
+ * and a call's own time its excess over the median of its last TIMELINE_WINDOW durations:
+ * the median follows the speed of the moment, and most gaps between calls hold little work.
+ * Where every gap holds work (gzip compressing between its reads), the median is that work,
+ * not tracing's: so the median counts for no more than BARE_GAP_CAP_NS, the slowest speed
+ * a bare gap was seen at here (the calibration programs' back-to-back calls: 45-63 us).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +31,7 @@ static const char *const GAUGES[] = {
 	"geteuid", "getgid", "getegid", "lseek", "fcntl", "dup", "dup2", "dup3", "umask", "set_robust_list",
 	"set_tid_address", "arch_prctl", "prlimit64", "getcwd", "sigaltstack", "getrandom", "sched_getaffinity",
 };
-enum { GAUGE_CAP_NS = 1000000 };
+enum { GAUGE_CAP_NS = 1000000, BARE_GAP_CAP_NS = 70000 };
 
 static int in(const struct call *c, const char *const *names, size_t n)
 {
@@ -43,6 +52,51 @@ void timeline_free(struct timeline *t)
 {
 	free(t->slot);
 	t->slot = NULL;
+}
+
+/* The median of the last min(n, TIMELINE_WINDOW) values of a ring (quickselect on a copy). */
+static int64_t ring_median(const int64_t *ring, long n)
+{
+	int64_t v[TIMELINE_WINDOW];
+	long m = n < TIMELINE_WINDOW ? n : TIMELINE_WINDOW, k = m / 2, lo = 0, hi = m - 1;
+
+	memcpy(v, ring, (size_t)m * sizeof(v[0]));
+	while (lo < hi) {
+		int64_t pivot = v[(lo + hi) / 2], tmp;
+		long i = lo, j = hi;
+
+		while (i <= j) {
+			while (v[i] < pivot)
+				i++;
+			while (v[j] > pivot)
+				j--;
+			if (i <= j) {
+				tmp = v[i];
+				v[i++] = v[j];
+				v[j--] = tmp;
+			}
+		}
+		if (k <= j)
+			hi = j;
+		else if (k >= i)
+			lo = i;
+		else
+			break;
+	}
+	return v[k];
+}
+
+/* Push `value` into a ring; how far it stands above the ring's median, never below 0. */
+static int64_t above_median(int64_t *ring, long *n, int64_t value)
+{
+	int64_t median;
+
+	ring[*n % TIMELINE_WINDOW] = value;
+	(*n)++;
+	median = ring_median(ring, *n);
+	if (median > BARE_GAP_CAP_NS)
+		median = BARE_GAP_CAP_NS;
+	return value > median ? value - median : 0;
 }
 
 static struct lifetime *find(struct lifetime *slot, size_t cap, long pid)
@@ -87,7 +141,7 @@ static int fd_annotated(const struct call *c)
 	return c->nargs > 0 && span_fd(c->arg[0], &fd, &path) == 0 && path.len > 0;
 }
 
-void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct call *c, int blocking)
+void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct call *c, int blocking, int file)
 {
 	struct lifetime *l;
 	int64_t end;
@@ -124,12 +178,25 @@ void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct cal
 		l->pid = pid;
 		l->first_ns = ts_ns;
 		l->last_ns = end;
+		l->prev_end_ns = NO_VALUE;
 		t->count++;
 	}
 	if (ts_ns < l->first_ns)
 		l->first_ns = ts_ns;
 	if (end > l->last_ns)
 		l->last_ns = end;
+	/* The work before a call is the process's own, whether the call then blocks or not. */
+	if (l->prev_end_ns != NO_VALUE && ts_ns >= l->prev_end_ns)
+		t->user_ns += above_median(l->gaps, &l->ngaps, ts_ns - l->prev_end_ns);
+	if (!blocking && c->dur_ns >= 0) {
+		int64_t excess = above_median(l->durs, &l->ndurs, c->dur_ns);
+
+		if (file)
+			t->file_calls_excess_ns += excess;
+		else
+			t->calls_excess_ns += excess;
+	}
+	l->prev_end_ns = end;
 }
 
 void timeline_json(const struct timeline *t, FILE *f)
@@ -141,8 +208,10 @@ void timeline_json(const struct timeline *t, FILE *f)
 			lifetimes += t->slot[i].last_ns - t->slot[i].first_ns;
 	fprintf(f, "{\"processes\":%zu,\"calls\":%ld,\"fd_calls\":%ld,\"timed_calls\":%ld,\"blocking_calls\":%ld,"
 		"\"execs\":%ld,\"forks\":%ld,\"gauge_calls\":%ld,\"calls_ns\":%lld,\"blocked_ns\":%lld,"
-		"\"gauge_ns\":%lld,\"lifetimes_ns\":%lld,\"span_ns\":%lld}",
+		"\"gauge_ns\":%lld,\"lifetimes_ns\":%lld,\"span_ns\":%lld,\"user_ns\":%lld,\"calls_excess_ns\":%lld,"
+		"\"file_calls_excess_ns\":%lld}",
 		t->count, t->calls, t->fd_calls, t->timed_calls, t->blocking_calls, t->execs, t->forks, t->gauge_calls,
 		(long long)t->calls_ns, (long long)t->blocked_ns, (long long)t->gauge_ns, (long long)lifetimes,
-		(long long)(t->first_ns == NO_VALUE ? 0 : t->last_ns - t->first_ns));
+		(long long)(t->first_ns == NO_VALUE ? 0 : t->last_ns - t->first_ns), (long long)t->user_ns,
+		(long long)t->calls_excess_ns, (long long)t->file_calls_excess_ns);
 }

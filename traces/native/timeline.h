@@ -15,9 +15,15 @@
 
 #include "args.h"
 
+enum { TIMELINE_WINDOW = 32 };
+
+/* A process's lifetime, and its last TIMELINE_WINDOW gaps and call durations: their median is
+ * what tracing costs a gap or a call of this process just then (timeline.c says why). */
 struct lifetime {
 	long pid;       /* 0: empty slot */
-	int64_t first_ns, last_ns;
+	int64_t first_ns, last_ns, prev_end_ns;
+	int64_t gaps[TIMELINE_WINDOW], durs[TIMELINE_WINDOW];
+	long ngaps, ndurs;
 };
 
 struct timeline {
@@ -25,14 +31,18 @@ struct timeline {
 	size_t cap, count;
 	long calls, fd_calls, timed_calls, blocking_calls, execs, forks, gauge_calls;
 	int64_t calls_ns, blocked_ns, gauge_ns;
+	/* Above the local median: the gaps' (user time), the calls' outside the file calls, and
+	 * the file calls' (their time on the traced filesystem). */
+	int64_t user_ns, calls_excess_ns, file_calls_excess_ns;
 	int64_t first_ns, last_ns;
 };
 
 void timeline_init(struct timeline *t);
 void timeline_free(struct timeline *t);
 /* One complete call of `pid` starting at ts_ns (NO_VALUE when the log has no times);
- * `blocking`: it waited for another process rather than worked. */
-void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct call *c, int blocking);
+ * `blocking`: it waited for another process rather than worked; `file`: a call on a file
+ * the event table holds (the cost model prices those). */
+void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct call *c, int blocking, int file);
 /* Is a call of this name one that waits for another process whatever its arguments? */
 int timeline_waits(const struct call *c);
 /* The totals as one JSON object (no trailing newline). */
