@@ -654,7 +654,9 @@ def _validate_plain(settings: Settings, doc: Optional[dict[str, Any]], options: 
                     json_out: Optional[Path]) -> None:
     """`fsbm validate --plain`: measure one set (or take `doc`), judge it, write its document."""
     from fsbm.api.plain_validation import measure_plain
-    from fsbm.predictor.plain_judge import judge_plain, markdown
+    import time
+
+    from fsbm.predictor.plain_judge import judge_plain, markdown, model_error
 
     if doc is None:
         doc = measure_plain(settings, options, console)
@@ -663,7 +665,17 @@ def _validate_plain(settings: Settings, doc: Optional[dict[str, Any]], options: 
         console.print(f"measurements stored as document {document_id}")
     if json_out is not None:
         _write_json(json_out, doc)
-    judged = judge_plain(doc)
+    dev = doc["options"]["split"] == "dev"
+    with settings.store() as store:
+        kept = store.document_names("plain_model_error")
+        stored = None if dev or not kept else store.document(kept[0][0])[2]
+    judged = judge_plain(doc, model_error=stored)
+    if dev:
+        with settings.store() as store:
+            errors = model_error(judged, f"development set measured {time.strftime('%Y-%m-%d %H:%M', time.gmtime(doc['finished']))} UTC")
+            document_id = store.save_document("plain_model_error", errors, name="dev")
+        console.print(f"the development set's errors stored as document {document_id}: `fsbm predict` gives plain "
+                      "traces their intervals from them")
     out = doc_out or Path(f"docs/validation-plain-{doc['options']['split']}.md")
     _write_text(out, markdown(doc, judged))
     s = judged.summary

@@ -225,6 +225,9 @@ class Prediction(_Closed):
                                                               "recording's CPU time, a plain trace's span less what "
                                                               "tracing added, or nothing (then only the filesystem's "
                                                               "time is predicted).")
+    model_error: Optional[dict[str, Any]] = Field(None, description="For a plain trace: the 5th and 95th "
+                                                  "percentiles of the errors the development set measured, per form "
+                                                  "(predicted / real - 1), which the 90% intervals are.")
     traced_on: Optional[str] = None
     absolute: bool
     candidates: list[CandidatePrediction]

@@ -131,6 +131,11 @@ class Predictor:
         body = self._document(store, kept[0][0], "tracing_calibration")
         return TracingCalibration.from_json(body) if body else None
 
+    def model_error(self, store: ResultsStore) -> Optional[dict[str, Any]]:
+        """The newest errors `fsbm validate --plain --set dev` measured, or None."""
+        kept = store.document_names("plain_model_error")
+        return self._document(store, kept[0][0], "plain_model_error") if kept else None
+
     def predict(self, store: ResultsStore, profile: dict[str, Any], names: list[str], *,
                 cache_bytes: Optional[int] = None, start: str = "cold", uncalibrated: bool = False,
                 measured: Optional[float] = None, traced_on: Optional[str] = None,
@@ -140,7 +145,7 @@ class Predictor:
         try:
             doc = predict(profile, tables, cache_bytes=memory_available_bytes() if cache_bytes is None else cache_bytes,
                           start=start, calibration=self.calibration(store, uncalibrated), measured=measured,
-                          traced_on=traced_on, tracing=self.tracing(store))
+                          traced_on=traced_on, tracing=self.tracing(store), model_error=self.model_error(store))
         except ValueError as exc:
             raise UsageError(str(exc)) from None
         doc["profile_id"] = profile_id

@@ -65,8 +65,9 @@ def _pricers(doc: dict[str, Any]) -> tuple[dict[str, Pricer], dict[str, list[Pri
     return median, each
 
 
-def judge_plain(doc: dict[str, Any]) -> PlainJudged:
-    """Every program predicted on every target in both forms, against its real runs."""
+def judge_plain(doc: dict[str, Any], model_error: dict[str, Any] | None = None) -> PlainJudged:
+    """Every program predicted on every target in both forms, against its real runs.
+    `model_error`: the development set's errors, for the intervals (predict.predict)."""
     tracing = TracingCalibration.from_json(doc.get("tracing_calibration") or {})
     labels = {t["candidate"]: t["label"] for t in doc["targets"]}
     traced_label = doc["traced_on"]
@@ -79,7 +80,7 @@ def judge_plain(doc: dict[str, Any]) -> PlainJudged:
         measured = statistics.median(runs[(name, traced_label)])
         tables = [(None, median_pricers[c]) for c in labels]
         prediction = predict(profile, tables, cache_bytes=CACHE_BYTES, start="cold", calibration=Calibration(None),
-                             measured=measured, traced_on=traced_name, tracing=tracing)
+                             measured=measured, traced_on=traced_name, tracing=tracing, model_error=model_error)
         entries = {e["candidate"]: e for e in prediction["candidates"]}
         base = entries[traced_name]
         for candidate, label in labels.items():
@@ -108,7 +109,21 @@ def judge_plain(doc: dict[str, Any]) -> PlainJudged:
         frame[f"{form}_ratio_error"] = frame[f"{form}_ratio"] / frame["measured_ratio"] - 1
     pairs = _pairs(frame, by_round)
     reproducibility = pd.DataFrame(repro)
-    return PlainJudged(frame, pairs, reproducibility, _summary(frame, pairs, reproducibility))
+    summary = _summary(frame, pairs, reproducibility)
+    summary["intervals_from"] = (f"the development set's errors ({model_error.get('from', 'stored')})" if model_error
+                                 else "the tracing calibration and the cost tables' spread")
+    return PlainJudged(frame, pairs, reproducibility, summary)
+
+
+def model_error(judged: PlainJudged, source: str) -> dict[str, Any]:
+    """The 5th and 95th percentiles of a set's errors per form: what `fsbm predict` gives a
+    plain trace's intervals once `fsbm validate --plain --set dev` has measured them."""
+    rows = judged.rows
+    out: dict[str, Any] = {"from": source}
+    for form, judged_rows in (("absolute", rows), ("relative", rows[~rows["traced"]])):
+        errors = judged_rows[f"{form}_error"].dropna()
+        out[form] = [float(np.percentile(errors, 5)), float(np.percentile(errors, 95))]
+    return out
 
 
 def _pairs(rows: pd.DataFrame, by_round: dict) -> pd.DataFrame:
@@ -189,7 +204,7 @@ def markdown(doc: dict[str, Any], judged: PlainJudged) -> str:
                      f"{_met(f['ratio']['median'], ratio_target['median'])} | "
                      f"{_met(f['ratio']['largest'], ratio_target['largest'])} | {f['covered']} of {f['intervals']} | "
                      f"{f['pairs_right']} of {f['pairs']} |")
-    lines += ["", "Targets (issue 35): relative form median <= 10%, largest <= 25%, for runtimes and ratios; absolute "
+    lines += ["", f"The 90% intervals come from {s['intervals_from']}.", "", "Targets (issue 35): relative form median <= 10%, largest <= 25%, for runtimes and ratios; absolute "
               "form median <= 20%, largest <= 50%; intervals covering >= 85%. The relative form is judged on the "
               "targets other than the traced one (there it is the measured runtime)."]
     rep = s.get("reproducibility")

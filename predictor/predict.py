@@ -127,6 +127,13 @@ def outside_from_trace(profile: dict[str, Any], calibration: TracingCalibration 
                                 "--measured adds the relative form")
 
 
+def _band(seconds: float, errors: list[float]) -> tuple[float, float]:
+    """The 90% band of real runtimes given a prediction, from the 5th and 95th percentiles of
+    measured errors (error = predicted / real - 1)."""
+    p5, p95 = errors
+    return seconds / (1 + p95), seconds / (1 + p5)
+
+
 def _sigma(entry: dict[str, Any], low: str = "low_s", high: str = "high_s") -> float:
     return max((entry[high] - entry[low]) / (2 * Z90), 1e-12)
 
@@ -147,13 +154,15 @@ def _ranking(entries: list[dict[str, Any]], value: str, low: str, high: str) -> 
 def predict(profile: dict[str, Any], tables: list[tuple[int | None, Pricer]], *, cache_bytes: int,
             start: str = "cold", calibration: Calibration | None = None,
             measured: float | None = None, traced_on: str | None = None,
-            tracing: TracingCalibration | None = None) -> dict[str, Any]:
+            tracing: TracingCalibration | None = None, model_error: dict[str, Any] | None = None) -> dict[str, Any]:
     """The prediction document for a profile on each candidate's cost table (its Pricer).
 
     `traced_on`: the candidate the workload was traced on, whose costs tell the system time
     outside the filesystem (outside.py); `measured`: a real runtime there, for the relative
     form; `tracing`: how well this machine's traces tell their untraced time (the band of a
-    plain trace's time outside)."""
+    plain trace's time outside); `model_error`: the 5th and 95th percentiles of the errors
+    `fsbm validate --plain --set dev` measured, per form ({"absolute": [p5, p95], ...}): where
+    given, a plain trace's 90% intervals are those errors' spread (the model's own error)."""
     if not tables:
         raise UsageError("give at least one candidate")
     if measured is not None and traced_on is None:
@@ -176,6 +185,10 @@ def predict(profile: dict[str, Any], tables: list[tuple[int | None, Pricer]], *,
         outside = outside_from_trace(profile, tracing)
     entries = [_candidate(profile, pricer, table_id, calibration, outside, cache_bytes, start, scales)
                for table_id, pricer in tables]
+    plain_band = model_error if model_error and not profile.get("recording") else None
+    if plain_band:
+        for e in entries:
+            e["low_s"], e["high_s"] = _band(e["runtime_s"], plain_band["absolute"])
     doc: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION, "kind": "prediction", "workload": profile.get("source"),
         "scope": profile.get("scope"), "cache_bytes": cache_bytes, "start": start, "cpu_scales": scales.factors,
@@ -183,6 +196,7 @@ def predict(profile: dict[str, Any], tables: list[tuple[int | None, Pricer]], *,
         "calibration_id": calibration.document_id, "validated": calibration.measured,
         "calibrated": bool(calibration.body and calibration.body.get("adopted")),
         "outside_features": features, "outside_evidence": outside.evidence, "traced_on": traced_on,
+        "model_error": plain_band,
         "absolute": True, "candidates": entries,
     }
     doc["ranking"] = _ranking(entries, "runtime_s", "low_s", "high_s")
@@ -199,6 +213,8 @@ def predict(profile: dict[str, Any], tables: list[tuple[int | None, Pricer]], *,
             e["relative_s"] = measured * ratio
             e["relative_low_s"] = max(e["relative_s"] * (1 - Z90 * relative_spread), 0.0)
             e["relative_high_s"] = e["relative_s"] * (1 + Z90 * relative_spread)
+            if plain_band and e is not base:
+                e["relative_low_s"], e["relative_high_s"] = _band(e["relative_s"], plain_band["relative"])
         doc["measured"] = {"seconds": measured, "on": traced_on}
         doc["relative_ranking"] = _ranking(entries, "relative_s", "relative_low_s", "relative_high_s")
     return doc

@@ -182,27 +182,42 @@ def untraced_outside(timeline: Timeline, calibration: TracingCalibration | None)
 # -- calibration ------------------------------------------------------------------------------
 
 def _calibration_programs(work: Path) -> list[tuple[str, list[str]]]:
-    """Small programs of different mixes of calls, descriptors, execs and forks, each run in
-    `work` with warm caches."""
+    """Small programs that do work between their calls, as real ones do, in different mixes
+    of calls, processes and pipes; each run in `work` with warm caches.  (Loops of bare
+    calls are no test of the rule: what tracing costs is all there is in their gaps.)"""
     python = [sys.executable, "-S", "-B", "-c"]
     return [
-        ("plain-calls", [*python, "import os\nfor _ in range(20000): os.getppid()"]),
-        ("working-calls", [*python, "import os\nfor _ in range(4000): os.getppid(); sum(range(2000))"]),
-        ("stats", [*python, "import os\nfor _ in range(40):\n for e in os.scandir('files'): os.stat(e.path)"]),
-        ("reads", ["sh", "-c", "cat files/* files/* files/* > /dev/null"]),
-        ("writes", ["dd", "if=/dev/zero", "of=written", "bs=4k", "count=20000", "status=none"]),
-        ("listing", ["sh", "-c", "for i in 1 2 3 4 5 6 7 8; do ls -lR files > /dev/null; done"]),
-        ("processes", ["sh", "-c", "i=0; while [ $i -lt 150 ]; do /bin/true; i=$((i+1)); done"]),
-        ("pipeline", ["sh", "-c", "cat files/* files/* | wc -c > /dev/null"]),
+        ("python-work", [*python, "import os\nfor _ in range(4000): os.getppid(); sum(range(2000))"]),
+        ("python-compile", [*python, "import glob, py_compile\nfor f in sorted(glob.glob('src/*.py')): "
+                                     "py_compile.compile(f, cfile=f + 'c')"]),
         ("compress", ["sh", "-c", "tar -cf - files files files | gzip -c > /dev/null"]),
+        ("sort", ["sort", "-o", "sorted.txt", "lines.txt"]),
+        ("unpack", ["sh", "-c", "rm -rf out && mkdir out && tar -xf files.tar -C out"]),
+        ("copy", ["sh", "-c", "rm -rf copy && cp -r files copy"]),
+        ("search", ["grep", "-rc", "def", "src", "files"]),
+        ("processes", ["sh", "-c", "i=0; while [ $i -lt 60 ]; do /bin/true; i=$((i+1)); done"]),
     ]
 
 
 def _make_files(work: Path, count: int = 1000) -> None:
+    """Small files, an archive of them, Python sources to compile and lines to sort."""
+    import random
+    import tarfile
+
+    rng = random.Random(5)
     files = work / "files"
     files.mkdir()
     for i in range(count):
-        (files / f"f{i:04d}").write_bytes(bytes(512 + (i % 7) * 1024))
+        (files / f"f{i:04d}").write_text("".join(f"def f{i}_{j}(x): return x * {rng.random():.6f}\n"
+                                                 for j in range(8 + i % 40)))
+    with tarfile.open(work / "files.tar", "w") as tar:
+        tar.add(files, arcname="files")
+    src = work / "src"
+    src.mkdir()
+    for i in range(40):
+        (src / f"m{i}.py").write_text("".join(f"def g{j}(a, b):\n    return [a * k + b for k in range({j})]\n\n"
+                                              for j in range(150)))
+    (work / "lines.txt").write_text("".join(f"{rng.random():.12f} {rng.randrange(10**9)}\n" for _ in range(300_000)))
 
 
 def _timeline_of(log: Path) -> Timeline:
