@@ -338,9 +338,10 @@ def trace_record(
 
 @trace_app.command("calibrate")
 def trace_calibrate_command(ctx: typer.Context) -> None:
-    """Check how well a plain trace tells its untraced time on this machine (about a minute):
-    small programs run untraced and traced.  The errors are the band of every plain trace's
-    time outside the filesystem; `fsbm predict` runs this on first need."""
+    """Check how well a plain trace tells its untraced time on this machine (about half a
+    minute): small programs run untraced and traced.  Until `fsbm validate --plain --set dev`
+    has measured the model's own errors, these give a plain trace's intervals; `fsbm predict`
+    runs this on first need."""
     _calibrate_tracing(_settings(ctx))
 
 
@@ -349,7 +350,7 @@ def _calibrate_tracing(settings: Settings) -> None:
     from fsbm.predictor.tracing import calibrate
 
     console.print("[bold]calibrating[/] how well traces tell their untraced time here (strace -f -tt -T -y; "
-                  "about a minute)")
+                  "about half a minute)")
     calibration = calibrate(data_dir() / "tracing", progress=lambda line: console.print(f"  {escape(line)}"))
     low, high = calibration.error_band
     with settings.store() as store:
@@ -359,11 +360,12 @@ def _calibrate_tracing(settings: Settings) -> None:
 
 
 def _needs_tracing_calibration(settings: Settings, profile: dict[str, Any]) -> bool:
-    """A plain trace (no recording) with timestamps, and no tracing calibration stored yet."""
+    """A plain trace (no recording) with timestamps, and nothing stored yet to give its
+    intervals: no development-set errors, no tracing calibration."""
     if profile.get("recording") or not (profile.get("timeline") or {}).get("span_ns"):
         return False
     with settings.store() as store:
-        return not store.document_names("tracing_calibration")
+        return not store.document_names("tracing_calibration") and not store.document_names("plain_model_error")
 
 
 @trace_app.command("parse")
