@@ -145,6 +145,10 @@ def partial_dask(path: Path, client: object, *, every: int | None = None, trace:
     if part.core.events != total.events:
         raise RuntimeError(f"the buckets hold {part.core.events} events, the pieces {total.events}")
     part.sources = [str(path)]
+    if Path(path).is_file():  # the traced job's calls and processes, from the table's footer
+        from fsbm.traces.ingest import timeline_of
+
+        part.timeline = timeline_of(Path(path))
     return part
 
 
