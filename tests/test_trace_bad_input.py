@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import random
+import resource
 import subprocess
 from pathlib import Path
 
@@ -167,3 +168,35 @@ def test_the_fuzzing_ran_its_ten_thousand_inputs() -> None:
     if FUZZED["plain"] == 0:
         pytest.skip("run together with the fuzz test")
     assert FUZZED["plain"] >= 10_000 and FUZZED["sanitized"] >= 1_000
+
+
+def test_paths_that_are_not_utf8_are_escaped_and_a_large_log_of_them_parses(tmp_path: Path) -> None:
+    # Issue 38: past a few MB of such rows the parse deadlocked (the parser blocked writing
+    # rows the reader had stopped reading, the reader waiting for its error output).
+    log = tmp_path / "bytes.strace"
+    with open(log, "wb") as f:
+        f.write(b'1000 1634121765.422781 openat(AT_FDCWD, "/tmp/a", O_RDONLY) = 3</tmp/a\xff\xfe>\n')
+        for _ in range(300_000):
+            f.write(b'1000 1634121765.422790 read(3</tmp/a\xff\xfe>, "abc", 3) = 3\n')
+    done = run_fsbm("trace", "parse", str(log), "-o", str(tmp_path / "e.parquet"), timeout=120)
+    assert done.returncode == 0, done.stderr
+    files = set(read_events(tmp_path / "e.parquet").column("file").to_pylist())
+    assert files == {"/tmp/a\\xff\\xfe"}
+
+
+def test_a_descriptor_no_kernel_hands_out_keeps_its_path_and_costs_no_memory(tmp_path: Path) -> None:
+    # Issue 38: a huge fd with a -y path read freed memory (use after free); fd 16777216
+    # grew every process's table to 512 MB, copied at each fork.
+    huge = tmp_path / "huge.strace"
+    huge.write_text('100 1700000000.000001 read(1099511627776</w/a.txt>, "x", 1) = 1\n')
+    events = read_events(ingest([huge], tmp_path / "h.parquet").output)
+    assert events.column("file").to_pylist() == ["/w/a.txt"]
+    forks = tmp_path / "forks.strace"
+    forks.write_text('100 1700000000.000001 openat(AT_FDCWD, "/w/a", O_RDONLY) = 16777216</w/a>\n'
+                     + "".join(f"100 1700000000.0000{i:02d} clone(child_stack=NULL, flags=SIGCHLD) = {200 + i}\n"
+                               for i in range(2, 40)))
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (256 << 20, 256 << 20))
+
+    done = subprocess.run([str(parser_binary()), str(forks)], capture_output=True, preexec_fn=limited)
+    assert done.returncode == 0, done.stderr

@@ -146,6 +146,8 @@ class StraceReader:
                     yield pa.RecordBatch.from_arrays(batch.columns, schema=EVENT_SCHEMA)
             except pa.ArrowInvalid as exc:
                 if "Empty CSV file" not in str(exc):
+                    # The parser may be blocked writing rows no one reads: closing them lets it end.
+                    proc.stdout.close()
                     _raise_failure(proc, Path(name), proc.stderr.read().decode(errors="replace") or str(exc))
             finally:
                 proc.stdout.close()

@@ -243,7 +243,7 @@ void fd_install(struct proc *p, int64_t fd, struct ofd *ofd, int cloexec)
 {
 	struct fdtable *t = p->fds;
 
-	if (fd < 0 || fd > (1 << 24)) { /* not a descriptor a kernel hands out: drop it */
+	if (fd < 0 || fd >= FD_LIMIT) { /* not a descriptor a kernel hands out: drop it */
 		ofd->refs++;
 		ofd_put(ofd);
 		return;

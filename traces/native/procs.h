@@ -66,9 +66,14 @@ void procs_rename(struct procs *ps, long from, long to);
 /* The process exited: forget its tables (the pid may be reused later). */
 void procs_exit(struct procs *ps, long pid);
 
+/* Descriptors at or above this are not kept (Linux's default limit, fs.nr_open, is 2^20):
+ * a table grows to the highest descriptor, and every fork copies it. */
+enum { FD_LIMIT = 1 << 20 };
+
 struct ofd *ofd_new(const char *path, enum ofd_kind kind, int append);
 struct ofd *fd_get(struct proc *p, int64_t fd);
-/* Takes a reference on ofd; a fresh ofd (no references) is freed if fd is impossible. */
+/* Takes a reference on ofd; a fresh ofd (no references) is freed if fd is impossible
+ * (negative, or FD_LIMIT or more): then fd_get(p, fd) stays NULL. */
 void fd_install(struct proc *p, int64_t fd, struct ofd *ofd, int cloexec);
 void fd_close(struct proc *p, int64_t fd);
 void fd_set_cloexec(struct proc *p, int64_t fd, int cloexec);

@@ -70,21 +70,39 @@ static void out_bytes(const char *s, size_t n)
 	outlen += n;
 }
 
-/* A text field: tabs, newlines and other control bytes become \xNN so rows stay rows. */
+/* How many bytes of a well-formed UTF-8 sequence start at p (1-4), or 0 if none does. */
+static int utf8_length(const unsigned char *p)
+{
+	int n = p[0] < 0x80 ? 1 : p[0] >= 0xc2 && p[0] <= 0xdf ? 2 : p[0] >= 0xe0 && p[0] <= 0xef ? 3 :
+		p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : 0;
+
+	for (int i = 1; i < n; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+	if ((n == 3 && p[0] == 0xe0 && p[1] < 0xa0) || (n == 3 && p[0] == 0xed && p[1] >= 0xa0) ||
+	    (n == 4 && p[0] == 0xf0 && p[1] < 0x90) || (n == 4 && p[0] == 0xf4 && p[1] >= 0x90))
+		return 0; /* overlong, a surrogate, or past U+10FFFF */
+	return n;
+}
+
+/* A text field: tabs, newlines and other control bytes, and bytes that are not UTF-8 (a
+ * path is bytes to the kernel), become \xNN, so rows stay rows and the table stays text. */
 static void out_text(const char *s)
 {
 	char esc[5];
 
 	if (!s)
 		return;
-	for (const char *p = s; *p; p++) {
-		unsigned char b = (unsigned char)*p;
+	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+		int n = utf8_length(p);
 
-		if (b < 0x20 || b == 0x7f) {
-			snprintf(esc, sizeof(esc), "\\x%02x", b);
+		if (n == 0 || (n == 1 && (*p < 0x20 || *p == 0x7f))) {
+			snprintf(esc, sizeof(esc), "\\x%02x", *p);
 			out_bytes(esc, 4);
+			p++;
 		} else {
-			out_bytes(p, 1);
+			out_bytes((const char *)p, (size_t)n);
+			p += n;
 		}
 	}
 }

@@ -126,8 +126,14 @@ static int from_fd(struct proc *p, const struct call *c, int fd_arg, struct even
 		char path[PATH_CAP];
 
 		copy_span(annotated, path, sizeof(path));
-		o = ofd_new(path, path[0] == '/' ? OFD_FILE : OFD_OTHER, 0);
-		fd_install(p, fd, o, 0);
+		fd_install(p, fd, ofd_new(path, path[0] == '/' ? OFD_FILE : OFD_OTHER, 0), 0);
+		o = fd_get(p, fd);
+		if (!o) { /* a number no kernel hands out: the table keeps nothing, -y still names it */
+			if (path[0] != '/')
+				return 0;
+			set_path(e, path);
+			return 1;
+		}
 	}
 	if (o && o->kind == OFD_OTHER)
 		return 0;
