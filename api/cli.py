@@ -38,8 +38,9 @@ app.add_typer(fs_app, name="fs")
 app.add_typer(trace_app, name="trace")
 app.add_typer(store_app, name="store")
 
-console = Console()
-errors = Console(stderr=True, soft_wrap=True)
+# Paths and trace text are printed as they are: no emoji codes (":100:" is a line number).
+console = Console(emoji=False)
+errors = Console(stderr=True, soft_wrap=True, emoji=False)
 
 
 @dataclass
@@ -1021,9 +1022,9 @@ def main() -> None:
     try:
         app()
     except FsbmError as exc:
-        errors.print(f"[red]fsbm: error:[/] {exc.message}", highlight=False)
+        errors.print(f"[red]fsbm: error:[/] {escape(exc.message)}", highlight=False)
         if exc.hint:
-            errors.print(f"  hint: {exc.hint}", highlight=False)
+            errors.print(f"  hint: {escape(exc.hint)}", highlight=False)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         errors.print("fsbm: interrupted")

@@ -200,3 +200,14 @@ def test_a_descriptor_no_kernel_hands_out_keeps_its_path_and_costs_no_memory(tmp
 
     done = subprocess.run([str(parser_binary()), str(forks)], capture_output=True, preexec_fn=limited)
     assert done.returncode == 0, done.stderr
+
+
+def test_errors_print_paths_and_line_numbers_as_they_are(tmp_path: Path) -> None:
+    # Issue 38: "[/x]" in a path was read as markup (a traceback), ":100:" as an emoji code.
+    odd = tmp_path / "[red]" / "[/x]"
+    odd.mkdir(parents=True)
+    log = odd / "a.strace"
+    log.write_text(GOOD * 33 + "not a strace line\n")
+    done = run_fsbm("trace", "parse", str(log), "-o", str(tmp_path / "e.parquet"))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert f"{log}:100:" in done.stderr.replace("\n", "")
