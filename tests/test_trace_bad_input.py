@@ -211,3 +211,15 @@ def test_errors_print_paths_and_line_numbers_as_they_are(tmp_path: Path) -> None
     done = run_fsbm("trace", "parse", str(log), "-o", str(tmp_path / "e.parquet"))
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert f"{log}:100:" in done.stderr.replace("\n", "")
+
+
+def test_a_damaged_compressed_trace_is_bad_input_not_a_bug(tmp_path: Path) -> None:
+    damaged = bytearray(gzip.compress(GOOD.encode() * 2000))
+    for i in range(200, len(damaged), 997):
+        damaged[i] ^= 0x55
+    log = tmp_path / "damaged.strace.gz"
+    log.write_bytes(bytes(damaged))
+    done = run_fsbm("trace", "parse", str(log), "-o", str(tmp_path / "e.parquet"))
+    assert done.returncode == 2 and "internal error" not in done.stderr, done.stderr
+    assert str(log) in done.stderr and "damaged" in done.stderr
+    assert "--keep-going" not in done.stderr  # skipping records cannot mend a damaged file

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import bz2
 import gzip
+import zlib
 from pathlib import Path
 from typing import BinaryIO
+
+# What reading a damaged or cut compressed file raises: bad input, never a bug in fsbm.
+DAMAGED_INPUT = (OSError, EOFError, zlib.error)
 
 
 def open_decompressed(path: Path) -> BinaryIO:

@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 
 from fsbm.errors import UsageError
 from fsbm.traces.errors import TraceParseError
-from fsbm.traces.files import open_decompressed
+from fsbm.traces.files import DAMAGED_INPUT, open_decompressed
 from fsbm.traces.schema import EVENT_SCHEMA, metadata
 from fsbm.traces.ellard import EllardReader
 from fsbm.traces.nfs import NfsReader, NfsStats
@@ -63,8 +63,9 @@ def _head(path: Path, n: int = 4096) -> bytes:
     try:
         with open_decompressed(path) as f:
             return f.read(n)
-    except (OSError, EOFError) as exc:
-        raise TraceParseError(path, None, f"cannot be decompressed ({exc})") from exc
+    except DAMAGED_INPUT as exc:
+        raise TraceParseError(path, None, f"cannot be decompressed: the compressed data is damaged within its "
+                                          f"first {n} bytes ({exc})") from exc
 
 
 def detect_format(path: Path) -> Format:
