@@ -8,6 +8,7 @@ model), and the rest passes through as it is.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat, NonNegativeInt, field_validator, model_validator
@@ -20,13 +21,26 @@ PROFILE_SCHEMA = 3
 
 
 class _Open(BaseModel):
-    """A part of a document that may carry more than fsbm reads from it."""
+    """A part of a document that may carry more than fsbm reads from it.  No number in it may
+    be NaN or infinite: JSON has no such numbers, and a body that sends them gets a 422."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", allow_inf_nan=False)
 
 
 class _Closed(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+
+def _non_finite(value: Any, where: str) -> Optional[str]:
+    """The first place in a JSON value that holds NaN or an infinity, or None."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return where or "the body"
+    if isinstance(value, dict):
+        return next((found for k, v in value.items() if (found := _non_finite(v, f"{where}.{k}" if where else str(k)))),
+                    None)
+    if isinstance(value, list):
+        return next((found for i, v in enumerate(value) if (found := _non_finite(v, f"{where}[{i}]"))), None)
+    return None
 
 
 # -- the workload profile (characterizer/profile.py) -------------------------------------------
@@ -127,6 +141,15 @@ class Profile(_Open):
     recording: Optional[Recording] = None
     trace_time: TraceTime = TraceTime()
     tang: dict[str, Any] = {}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _finite(cls, data: Any) -> Any:
+        """Fields fsbm passes through unread are checked too: a stored NaN breaks every reader later."""
+        where = _non_finite(data, "")
+        if where:
+            raise ValueError(f"{where} is not a finite number")
+        return data
 
     @field_validator("schema_version")
     @classmethod
@@ -242,10 +265,10 @@ class PredictionRequest(_Closed):
     profile_id: Optional[int] = Field(None, ge=1, le=2**62)
     profile: Optional[Profile] = None
     candidates: list[str] = Field(min_length=1, max_length=32, description="Cost table names (GET /v1/filesystems).")
-    cache_bytes: Optional[int] = Field(None, ge=0, description="Page cache of the target machine (default: the "
+    cache_bytes: Optional[int] = Field(None, ge=0, le=2**62, description="Page cache of the target machine (default: the "
                                                                  "memory available on the server).")
     start: Literal[STARTS] = "cold"  # type: ignore[valid-type]
-    measured_s: Optional[float] = Field(None, ge=0, description="A measured runtime on traced_on: adds the "
+    measured_s: Optional[float] = Field(None, ge=0, le=1e9, description="A measured runtime on traced_on: adds the "
                                                                   "relative form.")
     traced_on: Optional[str] = Field(None, description="The candidate the workload was traced (and measured_s "
                                                        "measured) on: its costs tell the system time outside the "

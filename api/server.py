@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, AsyncIterator, Optional
 
 from fastapi import Depends, FastAPI, HTTPException, Path as PathParam, Query, Request, Security, status
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.security import APIKeyHeader
 
@@ -34,6 +35,13 @@ _ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorBody} for code 
 _HTML_ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"description": "Error", "content": {"application/json": {"schema": ErrorBody.model_json_schema()}}}
     for code in (401, 404)}
+
+
+DETAIL_CHARS = 1000  # an error's detail is cut here: names a client sent can be megabytes
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= DETAIL_CHARS else text[:DETAIL_CHARS] + f"... ({len(text)} characters)"
 
 
 def create_app(store_path: Optional[Path] = None, *, api_key: Optional[str] = None,
@@ -77,7 +85,15 @@ def create_app(store_path: Optional[Path] = None, *, api_key: Optional[str] = No
     @app.exception_handler(FsbmError)
     async def _usage(_: Request, exc: FsbmError) -> JSONResponse:
         detail = exc.message + (f" (hint: {exc.hint})" if exc.hint else "")
-        return JSONResponse({"detail": detail}, status_code=400)
+        return JSONResponse({"detail": _short(detail)}, status_code=400)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        """Which field and why, without echoing what was sent: a value may be 10 MB, or a NaN
+        no JSON can carry back."""
+        errors = [{"loc": list(e.get("loc", ())), "msg": _short(str(e.get("msg", ""))), "type": e.get("type", "")}
+                  for e in exc.errors()[:20]]
+        return JSONResponse({"detail": errors}, status_code=422)
 
     @app.get("/healthz", response_model=Health, tags=["service"])
     async def healthz() -> dict[str, Any]:

@@ -11,6 +11,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -107,6 +108,28 @@ def test_an_inline_profile_is_checked_field_by_field(client: TestClient, served:
     old = client.post("/v1/predictions", json={"profile": {**profile, "schema_version": 2},
                                                "candidates": [served.candidates[1]]})
     assert old.status_code == 422 and "characterize the trace again" in old.text
+
+
+def test_numbers_json_does_not_have_are_refused_with_the_field_named(client: TestClient, served: Served) -> None:
+    # Issue 38: NaN and infinities were accepted, then failed as 500s, and stored predictions
+    # made from them could no longer be read.
+    job = _finished(client, _upload(client, served.log, recording=recording_path(served.log).read_text()))
+    profile = client.get(job["profile_url"]).json()["profile"]
+    candidate = served.candidates[1]
+
+    def post(body: dict) -> Any:
+        return client.post("/v1/predictions", content=json.dumps(body), headers={"content-type": "application/json"})
+
+    passed_through = post({"profile": {**profile, "tang": {"read_pct": float("nan")}}, "candidates": [candidate]})
+    assert passed_through.status_code == 422 and "tang.read_pct is not a finite number" in passed_through.text
+    typed = post({"profile": {**profile, "reuse": {**profile["reuse"], "block_reads": float("inf")}},
+                  "candidates": [candidate]})
+    assert typed.status_code == 422
+    for field, value in (("cache_bytes", float("nan")), ("measured_s", float("-inf")), ("measured_s", 1e300)):
+        response = post({"profile": profile, "candidates": [candidate], field: value, "traced_on": candidate})
+        assert response.status_code == 422 and field in response.text, (field, response.text)
+    long_name = post({"profile": profile, "candidates": ["y" * 100_000]})
+    assert long_name.status_code == 400 and len(long_name.text) < 5000  # what was sent is not echoed whole
 
 
 @pytest.mark.parametrize("body, status, says", [
