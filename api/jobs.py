@@ -115,9 +115,11 @@ class Jobs:
                 store.update_job(job_id, status="done", progress=1.0, result={"profile_id": profile_id},
                                  message=f"profile {profile_id} of {result.events:,} events")
             except FsbmError as exc:
-                store.update_job(job_id, status="failed", message=exc.message, result={"error": exc.message})
+                message = _as_uploaded(exc.message, trace)
+                store.update_job(job_id, status="failed", message=message, result={"error": message})
             except Exception as exc:  # a bug: the job says so rather than hanging at 'running'
-                store.update_job(job_id, status="failed", message=f"internal error: {type(exc).__name__}: {exc}",
+                message = _as_uploaded(f"internal error: {type(exc).__name__}: {exc}", trace)
+                store.update_job(job_id, status="failed", message=message,
                                  result={"error": f"internal error: {type(exc).__name__}"})
             finally:
                 (trace.parent / "events.parquet").unlink(missing_ok=True)
@@ -131,3 +133,9 @@ def job_view(job: JobRecord) -> dict[str, Any]:
             "created": job.created, "updated": job.updated, "trace_name": job.input.get("trace_name"),
             "size_bytes": job.input.get("size_bytes"), "profile_id": profile_id,
             "profile_url": f"/v1/profiles/{profile_id}" if profile_id else None, "error": result.get("error")}
+
+
+def _as_uploaded(message: str, trace: Path) -> str:
+    """An error as the client knows its upload: by the name it sent, never the server's path."""
+    return message.replace(str(trace.parent / "events.parquet"), "events").replace(str(trace), trace.name) \
+        .replace(str(trace.parent), "the upload")

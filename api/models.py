@@ -327,9 +327,10 @@ class Filesystems(_Closed):
 
 
 class Health(_Closed):
+    """GET /healthz, which needs no key: says nothing about where the server keeps things."""
+
     status: Literal["ok"]
     version: str
-    store: str
     schema_version: int
 
 

@@ -98,8 +98,7 @@ def create_app(store_path: Optional[Path] = None, *, api_key: Optional[str] = No
     @app.get("/healthz", response_model=Health, tags=["service"])
     async def healthz() -> dict[str, Any]:
         store = predictor.store()
-        return {"status": "ok", "version": __version__, "store": str(store.path),
-                "schema_version": store.schema_version}
+        return {"status": "ok", "version": __version__, "schema_version": store.schema_version}
 
     @app.post("/v1/traces", response_model=Job, status_code=202, dependencies=v1, responses=_ERRORS,
               tags=["traces"], openapi_extra={"requestBody": {"required": True, "content": {

@@ -160,6 +160,8 @@ def test_uploads_stay_in_the_store_directory_and_bad_ones_are_refused(served: Se
         uploads = served.store.parent / "uploads"
         assert (uploads / job["id"] / "evil.strace").exists() and not Path("/tmp/evil.strace").exists()
         assert job["status"] == "failed" and job["error"]  # 100 x's are not a trace: the job says so
+        assert "evil.strace" in job["message"] and str(served.store.parent) not in job["message"]
+        assert str(served.store.parent) not in client.get("/healthz").text  # no server path, key or none
 
         too_big = client.post("/v1/traces", params={"name": "big.strace"}, content=b"y" * 5000)
         assert too_big.status_code == 413 and "4,096 bytes" in too_big.json()["detail"]
