@@ -117,6 +117,20 @@ def test_a_strace_name_that_looks_like_a_file_handle_keeps_its_place() -> None:
                                            ("unlink", "cafe")]
 
 
+def test_a_path_with_repeated_slashes_replays_as_the_kernel_took_it(tmp_path: Path, fsbm_home: Path) -> None:
+    # Issue 38: "/usr/lib//libfoo.so" aborted the replay, with a garbled error and a half-built tree.
+    log = tmp_path / "slashes.strace"
+    log.write_text('100 1700000000.000001 openat(AT_FDCWD, "/usr/lib//libfoo.so", O_RDONLY) = 3 <0.000010>\n'
+                   '100 1700000000.000002 read(3, "abc", 4096) = 3 <0.000005>\n'
+                   '100 1700000000.000003 stat("/usr/./lib/libfoo.so", {}) = 0 <0.000005>\n'
+                   '100 1700000000.000004 close(3) = 0 <0.000001>\n')
+    target = tmp_path / "target"
+    target.mkdir()
+    done = run_fsbm("replay", str(log), "--target", str(target))
+    assert done.returncode == 0, done.stderr
+    assert (target / "usr" / "lib" / "libfoo.so").is_file()
+
+
 def test_a_copy_from_outside_the_scope_is_replayed_as_a_write() -> None:
     """Outside the scope the source was on another filesystem: the kernel read and wrote it
     there, and a copy beneath the target could clone what the program never could."""

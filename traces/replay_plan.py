@@ -57,9 +57,14 @@ def replay_name(name: str, nfs: bool = False) -> str | None:
     Only an NFS event's file is a handle ("0x" and its hash, and names looked up beneath
     it): a strace name that merely looks like one ("2024", "cafe") keeps its place.  A
     trailing slash goes ("tree/.git/", as git init makes it, is the directory tree/.git):
-    the replay names the last component to the call, and the tree has one entry per file."""
+    the replay names the last component to the call, and the tree has one entry per file.
+    Repeated slashes and "." components are the kernel's no-ops ("/usr/lib//libfoo.so" is
+    /usr/lib/libfoo.so) and go too; ".." stays, for the replay's beneath-the-target rule."""
     if not name:
         return None
+    if "//" in name or "/./" in name or name.endswith("/."):
+        kept = "/".join(part for part in name.split("/") if part not in ("", "."))
+        name = ("/" if name.startswith("/") else "") + (kept or ("" if name.startswith("/") else "."))
     if len(name) > 1 and name.endswith("/"):
         name = name.rstrip("/") or "/"
     if name.startswith("?fd="):
