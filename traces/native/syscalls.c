@@ -321,10 +321,10 @@ static int h_path(struct proc *p, const struct call *c, const struct sysdesc *d,
 {
 	char path[PATH_CAP];
 
-	if (d->b < c->nargs && span_eq(c->arg[d->b], "\"\"") && d->a >= 0) /* AT_EMPTY_PATH */
+	/* AT_EMPTY_PATH ("" with a descriptor), and utimensat(fd, NULL, ...), which is futimens
+	 * (cp -a and tar set times so): the call acts on the descriptor's file. */
+	if (d->b < c->nargs && d->a >= 0 && (span_eq(c->arg[d->b], "\"\"") || span_eq(c->arg[d->b], "NULL")))
 		return h_fd_op(p, c, &(struct sysdesc){ d->name, d->op, NULL, d->a, -1, -1 }, e);
-	if (d->a >= 0 && d->a < c->nargs && span_eq(c->arg[d->a], "NULL")) /* utimensat(fd, NULL) */
-		return 0;
 	if (resolve(p, c, d->a, d->b, path, sizeof(path)) != 0)
 		return 0;
 	set_path(e, path);
