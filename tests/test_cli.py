@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 from fsbm.microbench.scratch import ScratchFs
@@ -80,3 +84,15 @@ def test_sigterm_during_bench_keeps_partial_results_and_leaves_no_work_files(
     # Kept as a run, never as a cost table: a table missing cases would break predictions later.
     with ResultsStore(fsbm_home / "fsbm.sqlite") as store:
         assert store.run_status(1) == "interrupted" and not store.documents("cost_table")
+
+
+def test_ctrl_c_while_the_command_loads_is_one_line_and_exit_130(fsbm_home: Path) -> None:
+    # Issue 38: an interrupt in the first second or two (imports) printed a traceback.
+    for delay in (0.3, 0.6, 1.0):  # within the load (the interpreter itself starts in ~50 ms)
+        proc = subprocess.Popen([str(Path(sys.executable).parent / "fsbm"), "fs", "list"], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+        time.sleep(delay)
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=60)
+        assert "Traceback" not in stderr, (delay, stderr)
+        assert proc.returncode in (0, 130), (delay, proc.returncode, stderr)
