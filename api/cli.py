@@ -965,7 +965,8 @@ def replay_command(
                       f"({stats.tree_bytes / 2**20:.1f} MiB); left out: "
                       f"{', '.join(f'{n:,} {why}' for why, n in stats.skipped.items()) or 'nothing'}[/]")
         with _progress(f"replaying ({mode})") as advance:
-            doc = run_replay(plan_path, directory, mode=mode, cold=cold, on_progress=advance)
+            doc = run_replay(plan_path, directory, mode=mode, cold=cold, on_progress=advance,
+                             tree_bytes=stats.tree_bytes)
     doc.update(source=str(source), candidate=candidate, aging_state=aging,
                plan={"events": stats.events, "operations": stats.operations, "skipped": dict(stats.skipped),
                      "implicit_opens": stats.implicit_opens})

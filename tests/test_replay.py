@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow as pa
@@ -22,7 +23,7 @@ from fsbm.traces.record import (CALLS_CPU_BRACKETED, CALLS_CPU_CALLS, CALLS_CPU_
                                 replay_calls_cpu, scaled_to_total)
 from fsbm.traces.replay_plan import build_plan, write_plan
 from fsbm.traces.schema import EVENT_SCHEMA
-from tests.conftest import run_fsbm
+from tests.conftest import require_root, run_fsbm
 
 def snapshot(root: Path) -> dict[str, tuple[str, int]]:
     """Every entry beneath root: its kind and content hash (or link text), and mode."""
@@ -445,3 +446,40 @@ def test_files_read_with_a_large_buffer_are_replayed_at_the_size_they_had(tmp_pa
     target, report = _replay_plan_text(tmp_path, text)
     assert report["mismatches"] == []
     assert {name: (target / name).stat().st_size for name in sizes} == sizes
+
+
+@pytest.fixture
+def small_tmpfs(tmp_path: Path) -> Iterator[Path]:
+    """A 256 KiB tmpfs with room for 8 inodes, mounted beneath tmp_path."""
+    require_root()
+    mount = tmp_path / "small"
+    mount.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k,nr_inodes=8", "tmpfs", str(mount)], check=True)
+    try:
+        (mount / "target").mkdir()
+        yield mount / "target"
+    finally:
+        subprocess.run(["umount", str(mount)], check=True)
+
+
+def test_a_tree_larger_than_the_free_space_is_refused_before_anything_is_written(
+        small_tmpfs: Path, tmp_path: Path, fsbm_home: Path) -> None:
+    # Issue 38: a pread at 2 MB wrote the whole file, whatever room there was.
+    log = tmp_path / "big.strace"
+    log.write_text('100 1700000000.000001 openat(AT_FDCWD, "/d/big", O_RDONLY) = 3 <0.000010>\n'
+                   '100 1700000000.000002 pread64(3, "abc", 4096, 2000000) = 4096 <0.000005>\n')
+    done = run_fsbm("replay", str(log), "--target", str(small_tmpfs))
+    assert done.returncode == 2 and "need 1.9 MiB" in done.stderr and "free" in done.stderr
+    assert not any(small_tmpfs.iterdir())
+
+
+def test_a_replay_that_fails_part_way_says_why_and_leaves_nothing_behind(
+        small_tmpfs: Path, tmp_path: Path, fsbm_home: Path) -> None:
+    # Issue 38: a tree that could not be built gave "fsreplay wrote unreadable results" (its
+    # report cut off) and left the partial tree.  Twenty files do not fit in 8 inodes.
+    log = tmp_path / "many.strace"
+    log.write_text("".join(f'100 1700000000.0000{i:02d} stat("/d/f{i}", {{}}) = 0 <0.000005>\n' for i in range(20)))
+    done = run_fsbm("replay", str(log), "--target", str(small_tmpfs))
+    assert done.returncode == 1, done.stderr
+    assert "unreadable" not in done.stderr and "No space left on device" in done.stderr
+    assert "was removed" in done.stderr and not any(small_tmpfs.iterdir())

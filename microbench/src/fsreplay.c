@@ -474,6 +474,49 @@ static void *progress_thread(void *arg)
 	return NULL;
 }
 
+/*
+ * The report is written to OUTPUT.partial and renamed into place once whole, so a replay
+ * that fails part-way (the tree cannot be built, a die()) leaves no half-written report
+ * for a reader to stumble on: exit removes an unfinished one, whichever path it took.
+ */
+static char partial_report[4096];
+static int report_finished;
+
+static void remove_unfinished_report(void)
+{
+	if (partial_report[0] && !report_finished)
+		unlink(partial_report);
+}
+
+static FILE *open_report(const char *output)
+{
+	FILE *out;
+
+	if (!output)
+		return stdout;
+	if ((size_t)snprintf(partial_report, sizeof(partial_report), "%s.partial", output) >= sizeof(partial_report))
+		die("the report's name is too long: %s", output);
+	if (!(out = fopen(partial_report, "w")))
+		die("cannot write %s: %s", partial_report, strerror(errno));
+	atexit(remove_unfinished_report);
+	return out;
+}
+
+/* End the report's JSON and put it in place; 0, or EXIT_RUNTIME if it could not be written. */
+static int finish_report(struct json *j, FILE *out, const char *output)
+{
+	json_end_object(j);
+	fputc('\n', out);
+	if (out == stdout)
+		return fflush(out) == 0 ? 0 : EXIT_RUNTIME;
+	if (fclose(out) != 0 || rename(partial_report, output) != 0) {
+		fail_errno("write the report", output);
+		return EXIT_RUNTIME;
+	}
+	report_finished = 1;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct options opt;
@@ -502,8 +545,7 @@ int main(int argc, char **argv)
 	    require_empty_dir(opt.target, "replay builds its tree only in an empty directory "
 				      "(--allow-nonempty to use what is there)") != 0)
 		return EXIT_USAGE;
-	if (opt.output && !(out = fopen(opt.output, "w")))
-		die("cannot write %s: %s", opt.output, strerror(errno));
+	out = open_report(opt.output);
 	json_init(&j, out);
 	json_begin_object(&j);
 	json_kv_u64(&j, "schema_version", 1);
@@ -514,11 +556,8 @@ int main(int argc, char **argv)
 	json_kv_u64(&j, "actors", plan.actors);
 	if (!opt.skip_tree && build_tree(root, &plan, &j) != 0)
 		return EXIT_RUNTIME;
-	if (opt.tree_only) { /* the tree alone, e.g. so a tracer sees only the replay */
-		json_end_object(&j);
-		fputc('\n', out);
-		return (out != stdout && fclose(out) != 0) ? EXIT_RUNTIME : 0;
-	}
+	if (opt.tree_only) /* the tree alone, e.g. so a tracer sees only the replay */
+		return finish_report(&j, out, opt.output);
 	if (opt.cold && cache_drop_all() != 0)
 		return EXIT_RUNTIME;
 	json_kv_string(&j, "cache", opt.cold ? "cold" : "warm");
@@ -540,8 +579,8 @@ int main(int argc, char **argv)
 	if (opt.cpu_per_op) /* an empty bracket: the CPU clock's reads and run_worker's two clock reads */
 		opt.bracket_ns = cpu_overhead_ns() + timer_overhead_ns();
 	bookkeeping_per_op = bookkeeping_ns_per_op(&plan, &opt);
-	if (opt.progress_fd >= 0)
-		pthread_create(&progress, NULL, progress_thread, &workers[0]);
+	if (opt.progress_fd >= 0 && pthread_create(&progress, NULL, progress_thread, &workers[0]) != 0)
+		opt.progress_fd = -1; /* no progress lines, and nothing to join */
 	getrusage(RUSAGE_SELF, &usage_before);
 	cpu_start = process_cpu_ns();
 	start = now_ns();
@@ -583,10 +622,8 @@ int main(int argc, char **argv)
 	}
 	write_operations(&j, workers, n_workers);
 	write_mismatches(&j, &plan, workers, n_workers);
-	json_end_object(&j);
-	fputc('\n', out);
-	if (out != stdout && fclose(out) != 0)
-		die("cannot write %s: %s", opt.output, strerror(errno));
+	if (finish_report(&j, out, opt.output) != 0)
+		return EXIT_RUNTIME;
 	for (size_t i = 0; i < n_workers; i++) {
 		replay_ctx_free(&workers[i].ctx);
 		for (int k = 0; k < OP_KINDS; k++)
