@@ -940,8 +940,14 @@ def replay_command(
     json_out: Optional[Path] = typer.Option(None, "--json", help="Write the replay report (JSON) here."),
     force: bool = typer.Option(False, "--force", help="Allow --json and --plan to replace existing files."),
     keep_going: bool = typer.Option(False, "--keep-going", help="When parsing a trace, skip bad records."),
+    keep_tree: bool = typer.Option(False, "--keep-tree", help="With --fs: keep the directory the replay made "
+                                   "(default: removed after it)."),
 ) -> None:
-    """Replay a trace for real beneath a directory: runtime, latencies, errors against the trace."""
+    """Replay a trace for real beneath a directory: runtime, latencies, errors against the trace.
+
+    With --fs, the replay runs in a fresh directory on the scratch filesystem (fsbm-replay-*),
+    removed afterwards unless --keep-tree; with --target, beneath that empty directory."""
+    import shutil
     import tempfile
 
     from fsbm.microbench.replay import MODES, run_replay
@@ -957,6 +963,12 @@ def replay_command(
     settings = _settings(ctx)
     directory, candidate, aging = _bench_target(settings, target, fs_name)
     with ExitStack() as stack:
+        if fs_name is not None:  # never the mount's root: a directory of its own, each time
+            directory = Path(tempfile.mkdtemp(prefix="fsbm-replay-", dir=directory))
+            if keep_tree:
+                console.print(f"[dim]replaying in {escape(str(directory))} (kept)[/]")
+            else:
+                stack.callback(shutil.rmtree, directory, True)
         events = _events_of(source, stack, keep_going)
         plan_path = plan_out or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="fsbm-plan-"))) / "plan"
         stats = write_plan(read_events(events), plan_path)

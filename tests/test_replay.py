@@ -483,3 +483,22 @@ def test_a_replay_that_fails_part_way_says_why_and_leaves_nothing_behind(
     assert done.returncode == 1, done.stderr
     assert "unreadable" not in done.stderr and "No space left on device" in done.stderr
     assert "was removed" in done.stderr and not any(small_tmpfs.iterdir())
+
+
+def test_a_replay_on_a_scratch_filesystem_runs_in_a_directory_of_its_own(
+        tmpfs_fs: ScratchFs, tmp_path: Path, fsbm_home: Path) -> None:
+    # Issue 38: `--fs` replayed into the mount's root and left the tree there, so a second
+    # replay on the same filesystem was refused as "not empty".
+    log = tmp_path / "w.strace"
+    log.write_text('100 1700000000.000001 openat(AT_FDCWD, "/d/a", O_RDONLY) = 3 <0.000010>\n'
+                   '100 1700000000.000002 read(3, "abc", 4096) = 3 <0.000005>\n')
+    before = set(tmpfs_fs.mount_point.iterdir())
+    for _ in range(2):
+        done = run_fsbm("replay", str(log), "--fs", tmpfs_fs.name)
+        assert done.returncode == 0, done.stderr
+    assert set(tmpfs_fs.mount_point.iterdir()) == before
+    kept = run_fsbm("replay", str(log), "--fs", tmpfs_fs.name, "--keep-tree")
+    assert kept.returncode == 0, kept.stderr
+    made = set(tmpfs_fs.mount_point.iterdir()) - before
+    assert len(made) == 1 and next(iter(made)).name.startswith("fsbm-replay-")
+    assert (next(iter(made)) / "d" / "a").is_file()
