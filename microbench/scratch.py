@@ -142,7 +142,10 @@ def _terminate_raises() -> Iterator[None]:
 
 
 class _Undo:
-    """Undo steps, run newest first when creation does not complete."""
+    """Undo steps, run newest first when creation does not complete.  Each step is pushed
+    before the action it undoes and does nothing where that action never happened, so a
+    signal between an action and its push cannot leave the action undone; and the steps run
+    with SIGINT and SIGTERM held back, so a second signal cannot cut the undoing short."""
 
     def __init__(self) -> None:
         self._steps: list[tuple[str, Callable[[], None]]] = []
@@ -152,12 +155,16 @@ class _Undo:
 
     def unwind(self) -> list[str]:
         problems = []
-        for what, step in reversed(self._steps):
-            try:
-                step()
-            except (FsbmError, OSError) as exc:
-                problems.append(f"{what}: {exc}")
-        self._steps.clear()
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+        try:
+            for what, step in reversed(self._steps):
+                try:
+                    step()
+                except (FsbmError, OSError) as exc:
+                    problems.append(f"{what}: {exc}")
+            self._steps.clear()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
         return problems
 
 
@@ -172,28 +179,43 @@ def _format_image(fs: ScratchFs) -> None:
 
 
 def _attach(fs: ScratchFs, undo: _Undo) -> None:
-    """Loop device (direct I/O, so cold reads reach the disk, not the host's cache) and mount."""
+    """Loop device (direct I/O, so cold reads reach the disk, not the host's cache) and mount.
+    Their undo steps go first (_Undo): unwound, the mount goes, then the loop devices."""
     mount = require_program("mount", "mount")
-    umount = require_program("umount", "mount")
     if fs.fstype == "tmpfs":
+        undo.push("unmount", lambda: _unmount_if_mounted(fs.mount_point))
         options = f"size={fs.size_bytes}" + (f",{fs.mount_opts}" if fs.mount_opts else "")
         run([mount, "-t", "tmpfs", "-o", options, f"fsbm-{fs.name}", str(fs.mount_point)])
-        undo.push("unmount", lambda: run([umount, str(fs.mount_point)]))
         return
     losetup = require_program("losetup", "util-linux")
+    image = fs.image
+    assert image is not None
+    undo.push("detach the image's loop devices", lambda: _detach_all(image))
+    undo.push("unmount", lambda: _unmount_if_mounted(fs.mount_point))
     try:
-        device = run([losetup, "--find", "--show", "--direct-io=on", str(fs.image)]).strip()
+        device = run([losetup, "--find", "--show", "--direct-io=on", str(image)]).strip()
         fs.direct_io = True
     except FsbmError:
-        device = run([losetup, "--find", "--show", str(fs.image)]).strip()
+        device = run([losetup, "--find", "--show", str(image)]).strip()
         fs.direct_io = False
     fs.loop_device = device
-    undo.push(f"detach {device}", lambda: run([losetup, "-d", device]))
     command = [mount, "-t", fs.fstype]
     if fs.mount_opts:
         command += ["-o", fs.mount_opts]
     run(command + [device, str(fs.mount_point)])
-    undo.push("unmount", lambda: run([umount, str(fs.mount_point)]))
+
+
+def _unmount_if_mounted(mount_point: Path) -> None:
+    if mount_at(mount_point) is not None:
+        run([require_program("umount", "mount"), str(mount_point)])
+
+
+def _detach_all(image: Path) -> None:
+    """Detach every loop device the image backs (whether or not fsbm learnt its name)."""
+    if image.exists():
+        losetup = require_program("losetup", "util-linux")
+        for device in loop_devices_for(image):
+            run([losetup, "-d", device])
 
 
 def create(fstype: str, size: int, *, mkfs_opts: list[str] | None = None, mount_opts: str = "",
@@ -263,6 +285,9 @@ def _build(fs: ScratchFs, make_image: Callable[[Path], None]) -> ScratchFs:
                 raise UsageError(f"a scratch filesystem named '{fs.name}' exists; destroy it or pick "
                                  "another name") from None
             undo.push("remove directory", lambda: _remove_if_empty(directory))
+            # Recorded from the start, so what a SIGKILL leaves is found by `fs destroy`.
+            undo.push("remove its record", lambda: (directory / STATE_FILE).unlink(missing_ok=True))
+            _write_state(fs)
             fs.mount_point.mkdir()
             undo.push("remove mount point", lambda: _remove_if_empty(fs.mount_point))
             if fs.image is not None:
