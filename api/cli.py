@@ -22,7 +22,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from fsbm import __version__
-from fsbm.errors import FsbmError, Terminated, UsageError, raise_terminated
+from fsbm.errors import FsbmError, Interrupted, Terminated, UsageError, raise_terminated
 from fsbm.api import render
 from fsbm.microbench import scratch
 from fsbm.microbench.fsbench import FsbenchOptions, plan, run_fsbench
@@ -901,13 +901,16 @@ def age_command(
     options = AgingOptions(rounds=rounds, files=files, fill_pct=fill, max_file=max_file, seed=seed, sizes=sizes)
     with _progress("aging") as update:
         doc = run_aging(directory, options, on_progress=update)
-    doc.update(candidate=candidate, aging_state=options.describe())
-    if fs_name and not doc.get("interrupted"):
-        scratch.set_aging_state(fs_name, options.describe(), settings.scratch_root)
+    state = options.describe()
+    if doc.get("interrupted"):  # the tree was changed: the old label would say it was not
+        state = f"partly {state} ({doc['rounds_completed']} of {doc['rounds']} rounds done)"
+    doc.update(candidate=candidate, aging_state=state)
+    if fs_name:
+        scratch.set_aging_state(fs_name, state, settings.scratch_root)
     _keep_report(settings, "aging", doc, fs_name or str(directory), render.aging_table(doc), json_out)
     if doc.get("interrupted"):
-        raise FsbmError(f"aging interrupted after {doc['rounds_completed']} of {doc['rounds']} rounds; the tree "
-                        "is whole and what was measured is stored")
+        raise Interrupted(f"aging interrupted after {doc['rounds_completed']} of {doc['rounds']} rounds; the tree "
+                          "is whole, what was measured is stored, and the filesystem is labelled partly aged")
     if snapshot_name:
         copy = scratch.snapshot(fs_name, snapshot_name, settings.scratch_root)
         console.print(f"snapshot {copy.name} mounted at {escape(str(copy.mount_point))} ({escape(copy.aging_state)})")
@@ -984,7 +987,7 @@ def replay_command(
                      "implicit_opens": stats.implicit_opens})
     _keep_report(settings, "replay", doc, str(source), render.replay_table(doc), json_out)
     if doc.get("interrupted"):
-        raise FsbmError(f"replay interrupted after {doc['operations_run']:,} of {doc['planned_operations']:,} "
+        raise Interrupted(f"replay interrupted after {doc['operations_run']:,} of {doc['planned_operations']:,} "
                         "operations; what ran is stored")
 
 

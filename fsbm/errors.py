@@ -24,6 +24,13 @@ class UsageError(FsbmError):
     exit_code = 2
 
 
+class Interrupted(FsbmError):
+    """Work the user stopped (Ctrl-C, SIGTERM) part-way: exit code 130, as a shell reports an
+    interrupt; the message says what ran and what of it was kept."""
+
+    exit_code = 130
+
+
 class ExternalToolError(FsbmError):
     """A program fsbm drives (mkfs, mount, losetup, fsbench) failed; its stderr is kept."""
 

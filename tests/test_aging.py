@@ -9,6 +9,7 @@ import os
 import signal
 import statistics
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -143,3 +144,21 @@ def test_fill_refuses_a_filesystem_fsbm_does_not_own(tmp_path: Path, fsbm_home: 
     done = run_fsbm("age", "--target", str(target), "--fill", "50")
     assert done.returncode == 2 and "not an fsbm scratch filesystem" in done.stderr
     assert not any(target.iterdir())
+
+
+def test_an_interrupted_age_exits_130_and_labels_the_filesystem_partly_aged(
+        fsbm_home: Path, tmpfs_fs: scratch.ScratchFs) -> None:
+    # Issue 38: it exited 1, and the filesystem kept its old label ("fresh") over a changed tree.
+    proc = subprocess.Popen([str(Path(sys.executable).parent / "fsbm"), "age", "--fs", tmpfs_fs.name,
+                             "--rounds", "1000", "--files", "3000"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 60
+    while not any((tmpfs_fs.mount_point / "aged").rglob("f*")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stderr
+    assert "aging interrupted" in stderr and "Traceback" not in stderr
+    state = scratch.get(tmpfs_fs.name, fsbm_home / "scratch").aging_state
+    assert state.startswith("partly aged") and "rounds done" in state
