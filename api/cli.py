@@ -193,8 +193,9 @@ def _progress(description: str, show: bool = True) -> Iterator[Callable[..., Non
 def measure(settings: Settings, target: Path, options: FsbenchOptions, candidate: str,
             store: ResultsStore, show: bool = True) -> tuple[dict[str, Any], CostTable]:
     """Run fsbench with a progress bar, store the run and its cost table; returns both.  An
-    interrupted run is kept, but not as a cost table: predictions and the filesystems' reuse
-    of stored tables would take its missing cases for a complete measurement."""
+    interrupted run, or one whose cases failed (a full filesystem), is kept, but not as a cost
+    table: predictions and the filesystems' reuse of stored tables would take its missing
+    cases for a complete measurement."""
     _, estimate = plan(target, options)
     if show:
         console.print(f"[dim]{escape(candidate or str(target))}: {escape(estimate)}[/]")
@@ -206,7 +207,7 @@ def measure(settings: Settings, target: Path, options: FsbenchOptions, candidate
     probes = store.documents("probe", name=label)
     if probes:  # what fsprobe found on this candidate goes with its costs
         table = table.with_parameters(probes[0][2], probes[0][0])
-    if not doc.get("interrupted"):
+    if not doc.get("interrupted") and not doc.get("errors"):
         store.save_document("cost_table", table.to_json(), name=label, run_id=run_id)
     doc["run_id"] = run_id
     return doc, table
@@ -214,11 +215,12 @@ def measure(settings: Settings, target: Path, options: FsbenchOptions, candidate
 
 def _report_outcome(doc: dict[str, Any]) -> None:
     for failure in doc.get("errors", []):
-        errors.print(f"[red]failed[/] {failure['case']}: {failure['reason']}")
+        errors.print(f"[red]failed[/] {escape(failure['case'])}: {escape(failure['reason'])}")
     if doc.get("interrupted"):
         errors.print(f"interrupted: partial results kept as run {doc['run_id']}")
         raise typer.Exit(130)
     if doc.get("errors"):
+        errors.print(f"{len(doc['errors'])} cases failed: the run is kept as run {doc['run_id']}, not as a cost table")
         raise typer.Exit(1)
 
 

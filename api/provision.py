@@ -63,4 +63,8 @@ def measure_cost_table(settings: Any, fs: scratch.ScratchFs, store: Any, seed: i
                          fs.name, store)
     if doc.get("interrupted"):
         raise FsbmError(f"fsbench on {fs.name} was interrupted; its partial results are run {doc['run_id']}")
+    if doc.get("errors"):
+        first = doc["errors"][0]
+        raise FsbmError(f"fsbench on {fs.name}: {len(doc['errors'])} cases failed (first: {first['case']}: "
+                        f"{first['reason']}); its results are run {doc['run_id']}, not a cost table")
     return table

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from fsbm.microbench.scratch import ScratchFs
 from fsbm.store import SCHEMA_VERSION, ResultsStore
-from tests.conftest import run_fsbm
+from tests.conftest import require_root, run_fsbm
 
 
 def test_a_missing_target_is_one_line_and_exit_2(fsbm_home: Path) -> None:
@@ -44,6 +44,23 @@ def test_bench_stores_the_run_and_its_cost_table(fsbm_home: Path, tmpfs_fs: Scra
     assert "fsbench" in runs.stdout and "tmpfs" in runs.stdout
     info = run_fsbm("store", "info")
     assert f"schema version: {SCHEMA_VERSION}" in info.stdout and "journal: wal" in info.stdout
+
+
+def test_a_bench_whose_cases_failed_is_kept_but_is_not_a_cost_table(fsbm_home: Path, tmp_path: Path) -> None:
+    # Issue 38: a bench that ran out of space was stored as a partial run, yet its cost
+    # table became the candidate's newest, which predictions then used.
+    require_root()
+    small = tmp_path / "small"
+    small.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(small)], check=True)
+    try:
+        done = run_fsbm("bench", "--target", str(small), "--quick", "--only", "read")
+    finally:
+        subprocess.run(["umount", str(small)], check=True)
+    assert done.returncode == 1 and "No space left on device" in done.stderr
+    assert "not as a cost table" in done.stderr
+    with ResultsStore(fsbm_home / "fsbm.sqlite") as store:
+        assert store.runs("fsbench") and not store.documents("cost_table")
 
 
 def test_bench_never_overwrites_an_existing_json(fsbm_home: Path, tmp_path: Path) -> None:
