@@ -10,7 +10,7 @@ import pytest
 
 from fsbm.traces.errors import TraceParseError
 from fsbm.traces.ingest import detect_format, ingest, read_events
-from tests.conftest import SHARED_DATA
+from tests.conftest import SHARED_DATA, run_fsbm
 
 ELLARD = SHARED_DATA / "nfs" / "ellard-text"
 COLUMNS = ("read", "write", "lookup", "getattr", "access", "create", "remove")
@@ -66,3 +66,14 @@ def test_a_bad_line_names_its_line(tmp_path: Path) -> None:
     source.write_text("\n".join(lines) + "\n")
     with pytest.raises(TraceParseError, match=r"t\.txt:5: expected T\|U then C2/C3/R2/R3"):
         ingest([source], tmp_path / "e.parquet", fmt="ellard")
+
+
+def test_a_number_larger_than_the_table_holds_is_a_located_error(tmp_path: Path) -> None:
+    # Issue 38: hex values of 2^63 or more gave an OverflowError (exit 70, "a bug in fsbm").
+    text = tmp_path / "big.txt"
+    text.write_text("1006231501.391115 31.03f7 30.0801 T C3 b253f2e4 6 read fh cfbc65840a0000000c000000 "
+                    "off ffffffffffffffffff count 1000 con = XXX len = XXX\n"
+                    "1006231501.393150 30.0801 31.03f7 T R3 b253f2e4 6 read OK count 1000 eof 0 status=0 "
+                    "pl = XXX con = XXX len = XXX\n")
+    done = run_fsbm("trace", "parse", str(text), "-o", str(tmp_path / "e.parquet"))
+    assert done.returncode == 2 and f"{text}:1:" in done.stderr and "2^63" in done.stderr

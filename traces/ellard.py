@@ -78,25 +78,38 @@ def _message(line: str, number: int) -> RpcMessage:
         values["nfs.fh.hash"] = [_fh_hash(v) for v in pairs.get("fh", []) + pairs.get("fh2", [])]
         values["nfs.name"] = pairs.get("name", []) + pairs.get("name2", [])
         if "off" in pairs:
-            values["nfs.offset3"] = [str(int(pairs["off"][0], 16))]
+            values["nfs.offset3"] = [str(_hex(pairs["off"][0], "offset"))]
         if "count" in pairs:
-            values["nfs.count3"] = [str(int(pairs["count"][0], 16))]
+            values["nfs.count3"] = [str(_hex(pairs["count"][0], "count"))]
     else:
         status = rest[0] if rest else ""
         if status.startswith("status="):  # some replies give the status as status=N
             status = status.split("=", 1)[1]
             values["nfs.status"] = [status]
         else:
-            values["nfs.status"] = ["0" if status == "OK" else str(int(status, 16)) if status else ""]
+            values["nfs.status"] = ["0" if status == "OK" else str(_hex(status, "status")) if status else ""]
         pairs = _pairs(rest[1:])
         if "fh" in pairs:
             values["nfs.fh.hash"] = [_fh_hash(pairs["fh"][0])]
         if "count" in pairs:
-            values["nfs.count3"] = [str(int(pairs["count"][0], 16))]
+            values["nfs.count3"] = [str(_hex(pairs["count"][0], "count"))]
     client, server = (_endpoint(src), _endpoint(dst)) if is_call else (_endpoint(dst), _endpoint(src))
     values["_key"] = [client, server, xid]
     values["_type"] = ["0" if is_call else "1"]
-    return RpcMessage(number, _ns(ts), client, kind[1], int(proc, 16), values)
+    return RpcMessage(number, _ns(ts), client, kind[1], _hex(proc, "procedure"), values)
+
+
+# The event table keeps numbers as signed 64-bit integers.
+_LARGEST = 2**63 - 1
+
+
+def _hex(text: str, what: str) -> int:
+    """A hexadecimal field of the record; a ValueError (the line's error) if it is not one,
+    or is more than the event table can hold."""
+    value = int(text, 16)
+    if value > _LARGEST:
+        raise ValueError(f"the {what} 0x{text} is more than 2^63 - 1")
+    return value
 
 
 class EllardReader(RpcTraceReader):
