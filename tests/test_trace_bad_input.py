@@ -223,3 +223,19 @@ def test_a_damaged_compressed_trace_is_bad_input_not_a_bug(tmp_path: Path) -> No
     assert done.returncode == 2 and "internal error" not in done.stderr, done.stderr
     assert str(log) in done.stderr and "damaged" in done.stderr
     assert "--keep-going" not in done.stderr  # skipping records cannot mend a damaged file
+
+
+def test_offsets_and_numbers_at_the_edge_of_64_bits_are_not_undefined_behaviour(tmp_path: Path) -> None:
+    # Issue 38: UBSan found signed overflow in offset + size and in negating -2^63.
+    log = tmp_path / "edge.strace"
+    log.write_text('100 1700000000.000001 openat(AT_FDCWD, "/w/a", O_RDONLY) = 3</w/a>\n'
+                   "100 1700000000.000002 lseek(3</w/a>, 9223372036854775800, SEEK_SET) = 9223372036854775800\n"
+                   '100 1700000000.000003 read(3</w/a>, "abc", 100) = 100\n'
+                   '100 1700000000.000004 read(3</w/a>, "abc", 100) = 100\n'
+                   '100 1700000000.000005 pread64(3</w/a>, "x", 1, -9223372036854775808) = -1 EINVAL (Invalid)\n'
+                   '100 1700000000.000006 read(3</w/a>, "x", 99999999999999999999999) = 1\n')
+    sanitized = parser_binary().with_name("strace2events-asan")
+    done = subprocess.run([str(sanitized), str(log)], capture_output=True, text=True)
+    assert done.returncode == 0 and "runtime error" not in done.stderr, done.stderr
+    offsets = [int(row.split("\t")[9]) for row in done.stdout.splitlines() if "\tread\t" in row]
+    assert offsets[:2] == [9223372036854775800, 2**63 - 1]  # a file ends at 2^63 - 1 at the latest

@@ -94,7 +94,7 @@ static void scan_duration(const char *s, size_t len, struct call *c)
 int span_int(struct span s, int64_t *v)
 {
 	size_t i = 0;
-	int neg = 0;
+	int neg = 0, overflowed = 0;
 	uint64_t n = 0;
 
 	if (s.len > 0 && s.p[0] == '-') {
@@ -111,6 +111,7 @@ int span_int(struct span s, int64_t *v)
 
 			if (d < 0)
 				break;
+			overflowed |= n > (UINT64_MAX >> 4);
 			n = n * 16 + (uint64_t)d;
 		}
 		if (i == start)
@@ -118,12 +119,16 @@ int span_int(struct span s, int64_t *v)
 	} else {
 		size_t start = i;
 
-		for (; i < s.len && is_digit(s.p[i]); i++)
+		for (; i < s.len && is_digit(s.p[i]); i++) {
+			overflowed |= n > (UINT64_MAX - 9) / 10;
 			n = n * 10 + (uint64_t)(s.p[i] - '0');
+		}
 		if (i == start)
 			return -1;
 	}
 	if (i != s.len && s.p[i] != '<')
+		return -1;
+	if (overflowed || n > (uint64_t)INT64_MAX) /* INT64_MIN itself is the table's "no value" */
 		return -1;
 	*v = neg ? -(int64_t)n : (int64_t)n;
 	return 0;

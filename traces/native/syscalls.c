@@ -111,6 +111,15 @@ static void set_path(struct event *e, const char *path)
 	e->file = e->path_buf;
 }
 
+/* Where a transfer of n bytes from offset ends; no file reaches past INT64_MAX, so neither
+ * does this (a log can claim any offset). */
+static int64_t past(int64_t offset, int64_t n)
+{
+	int64_t end;
+
+	return __builtin_add_overflow(offset, n, &end) ? INT64_MAX : end;
+}
+
 /* The event's file from an fd argument; 0 when that fd is a pipe or socket (not an event). */
 static int from_fd(struct proc *p, const struct call *c, int fd_arg, struct event *e, struct ofd **ofd_out)
 {
@@ -204,10 +213,10 @@ static int h_rw(struct proc *p, const struct call *c, const struct sysdesc *d, s
 	} else if (o) {
 		off = is_write && o->append ? o->end : o->offset;
 		if (c->ret_known && c->ret > 0)
-			o->offset = off + c->ret;
+			o->offset = past(off, c->ret);
 	}
-	if (o && off != NO_VALUE && c->ret_known && c->ret > 0 && off + c->ret > o->end)
-		o->end = off + c->ret;
+	if (o && off != NO_VALUE && c->ret_known && c->ret > 0 && past(off, c->ret) > o->end)
+		o->end = past(off, c->ret);
 	e->offset = off;
 	e->size = size;
 	return 1;
@@ -238,7 +247,7 @@ static int h_copy(struct proc *p, const struct call *c, const struct sysdesc *d,
 		return 1;
 	e->path2 = e->path2_buf;
 	if (source && span_eq(c->arg[1], "NULL") && c->ret_known && c->ret > 0)
-		source->offset += c->ret;
+		source->offset = past(source->offset, c->ret);
 	return 1;
 }
 
