@@ -77,3 +77,12 @@ def test_a_number_larger_than_the_table_holds_is_a_located_error(tmp_path: Path)
                     "pl = XXX con = XXX len = XXX\n")
     done = run_fsbm("trace", "parse", str(text), "-o", str(tmp_path / "e.parquet"))
     assert done.returncode == 2 and f"{text}:1:" in done.stderr and "2^63" in done.stderr
+
+
+def test_a_time_past_what_the_table_holds_is_a_located_error(tmp_path: Path) -> None:
+    # Issue 38, found by bench/fuzz.py: a huge timestamp overflowed the int64 ns column later.
+    text = tmp_path / "time.txt"
+    text.write_text("1006231501999999999999.391115 31.03f7 30.0801 T C3 b253f2e4 6 read fh cfbc6584 off 0 "
+                    "count 1000 con = XXX len = XXX\n")
+    done = run_fsbm("trace", "parse", str(text), "-o", str(tmp_path / "e.parquet"))
+    assert done.returncode == 2 and f"{text}:1:" in done.stderr and "Traceback" not in done.stderr

@@ -121,8 +121,13 @@ class RpcMessage:
 
 
 def _ns(epoch: str) -> int:
+    """Seconds since the epoch as text -> ns; a ValueError (the record's error) for a time
+    the event table's 64-bit ns cannot hold (past the year 2262)."""
     seconds, _, frac = epoch.partition(".")
-    return int(seconds) * 1_000_000_000 + int((frac + "000000000")[:9])
+    ns = int(seconds) * 1_000_000_000 + int((frac + "000000000")[:9])
+    if not 0 <= ns < 2**63:
+        raise ValueError(f"the time {epoch} is outside what the event table holds (1970 to 2262)")
+    return ns
 
 
 def _errno(status: str | None) -> str | None:
