@@ -24,10 +24,12 @@ Those errors are the band the time outside is given.
 
 from __future__ import annotations
 
+import random
 import shutil
 import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from collections.abc import Callable
@@ -36,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from fsbm.errors import FsbmError
 
 STRACE_FLAGS = ("-f", "-tt", "-T", "-y", "-s", "64")
@@ -48,15 +51,11 @@ class Timeline:
 
     processes: int = 0
     calls: int = 0
-    fd_calls: int = 0  # calls naming a descriptor -y annotated
     timed_calls: int = 0
     blocking_calls: int = 0
     execs: int = 0
     forks: int = 0
-    gauge_calls: int = 0
-    calls_ns: int = 0
     blocked_ns: int = 0
-    gauge_ns: int = 0
     lifetimes_ns: int = 0
     span_ns: int = 0
     user_ns: int = 0                # the gaps' excess over the local median
@@ -80,12 +79,6 @@ class Timeline:
         if not self.span_ns or not self.timed_calls:
             return 1.0
         return max((self.lifetimes_ns - self.blocked_ns) / self.span_ns, 1.0)
-
-    @property
-    def gauge_ns_per_call(self) -> float | None:
-        """The mean traced duration of calls that cost almost nothing untraced (module
-        docstring); None where the trace has none (no -T)."""
-        return self.gauge_ns / self.gauge_calls if self.gauge_calls else None
 
     @property
     def outside_ns(self) -> float:
@@ -159,8 +152,6 @@ class UntracedTime:
     seconds: float
     low: float
     high: float
-    traced_span_s: float
-    concurrency: float
     evidence: str
 
 
@@ -175,8 +166,7 @@ def untraced_outside(timeline: Timeline, calibration: TracingCalibration | None)
                 f"then (the median of its process's last 32), over {timeline.concurrency:.2f} processes working "
                 f"at once: {timeline.user_ns / 1e9:.3f} s of gaps, {timeline.calls_excess_ns / 1e9:.3f} s of calls, "
                 f"from a traced span of {timeline.span_ns / 1e9:.3f} s")
-    return UntracedTime(seconds, seconds / (1 + high_error), seconds / (1 + low_error), timeline.span_ns / 1e9,
-                        timeline.concurrency, evidence)
+    return UntracedTime(seconds, seconds / (1 + high_error), seconds / (1 + low_error), evidence)
 
 
 # -- calibration ------------------------------------------------------------------------------
@@ -201,9 +191,6 @@ def _calibration_programs(work: Path) -> list[tuple[str, list[str]]]:
 
 def _make_files(work: Path, count: int = 1000) -> None:
     """Small files, an archive of them, Python sources to compile and lines to sort."""
-    import random
-    import tarfile
-
     rng = random.Random(5)
     files = work / "files"
     files.mkdir()

@@ -35,7 +35,7 @@ def test_the_parser_counts_every_call_process_exec_and_fork_of_a_traced_job(tmp_
     assert timeline.calls > 5 * 10 and timeline.timed_calls >= timeline.calls - 10
     # sh waits for each child: that time is the child's, not sh's own work.
     assert timeline.blocking_calls >= 5 and 0 < timeline.blocked_ns < timeline.lifetimes_ns
-    assert timeline.span_ns > 0 and timeline.gauge_calls > 0
+    assert timeline.span_ns > 0
 
 
 def test_a_pipeline_counts_its_reader_blocked_on_the_pipe(tmp_path: Path) -> None:

@@ -24,22 +24,7 @@ static const char *const WAITING[] = {
 	"epoll_pwait2", "futex", "pause", "rt_sigsuspend", "rt_sigtimedwait", "sigsuspend", "accept", "accept4",
 };
 
-/* Calls that take a microsecond or less untraced, whatever the filesystem: their traced
- * duration is tracing's own.  A duration over GAUGE_CAP_NS was preempted, not traced. */
-static const char *const GAUGES[] = {
-	"close", "brk", "mprotect", "rt_sigaction", "rt_sigprocmask", "getpid", "getppid", "gettid", "getuid",
-	"geteuid", "getgid", "getegid", "lseek", "fcntl", "dup", "dup2", "dup3", "umask", "set_robust_list",
-	"set_tid_address", "arch_prctl", "prlimit64", "getcwd", "sigaltstack", "getrandom", "sched_getaffinity",
-};
-enum { GAUGE_CAP_NS = 1000000, BARE_GAP_CAP_NS = 70000 };
-
-static int in(const struct call *c, const char *const *names, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (span_eq(c->name, names[i]))
-			return 1;
-	return 0;
-}
+enum { BARE_GAP_CAP_NS = 70000 };
 
 void timeline_init(struct timeline *t)
 {
@@ -127,18 +112,10 @@ static void grow(struct timeline *t)
 
 int timeline_waits(const struct call *c)
 {
-	return in(c, WAITING, sizeof(WAITING) / sizeof(WAITING[0]));
-}
-
-/* Does the call name a descriptor that -y annotated (strace reads its link per call)? */
-static int fd_annotated(const struct call *c)
-{
-	struct span path;
-	int64_t fd;
-
-	if (c->ret_path.len)
-		return 1;
-	return c->nargs > 0 && span_fd(c->arg[0], &fd, &path) == 0 && path.len > 0;
+	for (size_t i = 0; i < sizeof(WAITING) / sizeof(WAITING[0]); i++)
+		if (span_eq(c->name, WAITING[i]))
+			return 1;
+	return 0;
 }
 
 void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct call *c, int blocking, int file)
@@ -147,7 +124,6 @@ void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct cal
 	int64_t end;
 
 	t->calls++;
-	t->fd_calls += fd_annotated(c);
 	if (span_eq(c->name, "execve") || span_eq(c->name, "execveat"))
 		t->execs += c->ret_known && c->ret == 0;
 	if (span_eq(c->name, "clone") || span_eq(c->name, "clone3") || span_eq(c->name, "fork") ||
@@ -155,13 +131,9 @@ void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct cal
 		t->forks += c->ret_known && c->ret > 0;
 	if (c->dur_ns >= 0) {
 		t->timed_calls++;
-		t->calls_ns += c->dur_ns;
 		if (blocking) {
 			t->blocking_calls++;
 			t->blocked_ns += c->dur_ns;
-		} else if (c->dur_ns < GAUGE_CAP_NS && in(c, GAUGES, sizeof(GAUGES) / sizeof(GAUGES[0]))) {
-			t->gauge_calls++;
-			t->gauge_ns += c->dur_ns;
 		}
 	}
 	if (ts_ns == NO_VALUE)
@@ -206,12 +178,11 @@ void timeline_json(const struct timeline *t, FILE *f)
 	for (size_t i = 0; i < t->cap; i++)
 		if (t->slot[i].pid)
 			lifetimes += t->slot[i].last_ns - t->slot[i].first_ns;
-	fprintf(f, "{\"processes\":%zu,\"calls\":%ld,\"fd_calls\":%ld,\"timed_calls\":%ld,\"blocking_calls\":%ld,"
-		"\"execs\":%ld,\"forks\":%ld,\"gauge_calls\":%ld,\"calls_ns\":%lld,\"blocked_ns\":%lld,"
-		"\"gauge_ns\":%lld,\"lifetimes_ns\":%lld,\"span_ns\":%lld,\"user_ns\":%lld,\"calls_excess_ns\":%lld,"
-		"\"file_calls_excess_ns\":%lld}",
-		t->count, t->calls, t->fd_calls, t->timed_calls, t->blocking_calls, t->execs, t->forks, t->gauge_calls,
-		(long long)t->calls_ns, (long long)t->blocked_ns, (long long)t->gauge_ns, (long long)lifetimes,
+	fprintf(f, "{\"processes\":%zu,\"calls\":%ld,\"timed_calls\":%ld,\"blocking_calls\":%ld,\"execs\":%ld,"
+		"\"forks\":%ld,\"blocked_ns\":%lld,\"lifetimes_ns\":%lld,\"span_ns\":%lld,\"user_ns\":%lld,"
+		"\"calls_excess_ns\":%lld,\"file_calls_excess_ns\":%lld}",
+		t->count, t->calls, t->timed_calls, t->blocking_calls, t->execs, t->forks,
+		(long long)t->blocked_ns, (long long)lifetimes,
 		(long long)(t->first_ns == NO_VALUE ? 0 : t->last_ns - t->first_ns), (long long)t->user_ns,
 		(long long)t->calls_excess_ns, (long long)t->file_calls_excess_ns);
 }

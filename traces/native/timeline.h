@@ -2,10 +2,9 @@
  * timeline.h - where a traced job's time went, beyond its file calls: how many calls of
  * every kind each process made (each one a ptrace stop that the untraced job does not pay),
  * how long the processes lived and how much of that they spent blocked waiting for another
- * process (wait4, poll, a read on a pipe), and the traced durations of calls that cost
- * almost nothing untraced (close, brk, getpid, ...): what tracing added to each call while
- * this trace was taken, its gauge.  The predictor takes the job's untraced runtime
- * from these (predictor/tracing.py).
+ * process (wait4, poll, a read on a pipe), and how much of each gap and call stood above
+ * what tracing cost it then.  The predictor takes the job's untraced time outside the
+ * filesystem from these (predictor/tracing.py).
  */
 #ifndef S2E_TIMELINE_H
 #define S2E_TIMELINE_H
@@ -29,8 +28,8 @@ struct lifetime {
 struct timeline {
 	struct lifetime *slot;
 	size_t cap, count;
-	long calls, fd_calls, timed_calls, blocking_calls, execs, forks, gauge_calls;
-	int64_t calls_ns, blocked_ns, gauge_ns;
+	long calls, timed_calls, blocking_calls, execs, forks;
+	int64_t blocked_ns;
 	/* Above the local median: the gaps' (user time), the calls' outside the file calls, and
 	 * the file calls' (their time on the traced filesystem). */
 	int64_t user_ns, calls_excess_ns, file_calls_excess_ns;
