@@ -69,7 +69,7 @@ class Calibration:
         (error = predicted / real - 1), or None without a validation."""
         if not self.body or "error_p5" not in self.body:
             return None
-        return runtime / (1 + self.body["error_p95"]), runtime / (1 + self.body["error_p5"])
+        return _band(runtime, [self.body["error_p5"], self.body["error_p95"]])
 
 
 def _candidate(profile: dict[str, Any], pricer: Pricer, table_id: int | None, calibration: Calibration,
