@@ -26,7 +26,7 @@ import sys
 import sysconfig
 import tarfile
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -108,19 +108,27 @@ def _c_project(work: Path, inputs: Inputs) -> None:
                                    "all: $(OBJS)\n%.o: %.c\n\t$(CC) -std=c11 -D_GNU_SOURCE -O1 -c -o $@ $<\n")
 
 
-def _sqlite_script(work: Path, inputs: Inputs) -> None:
-    transactions = max(20, round(300 * inputs.scale))
-    rng = random.Random(7)
-    lines = ["PRAGMA journal_mode=DELETE;", "PRAGMA synchronous=FULL;",
-             "CREATE TABLE IF NOT EXISTS orders(id INTEGER PRIMARY KEY, customer TEXT, amount REAL, note TEXT);"]
-    for t in range(transactions):
-        lines.append("BEGIN;")
-        for _ in range(10):
-            lines.append(f"INSERT INTO orders(customer, amount, note) VALUES ('c{rng.randrange(1000)}', "
-                         f"{rng.random() * 100:.2f}, '{'x' * rng.randrange(20, 200)}');")
-        lines.append(f"UPDATE orders SET amount = amount * 1.01 WHERE id % 7 = {t % 7};")
-        lines.append("COMMIT;")
+def _write_script(work: Path, setup: list[str], transactions: Iterator[list[str]]) -> None:
+    """script.sql for sqlite3: the setup statements, then each transaction's statements
+    between BEGIN and COMMIT."""
+    lines = list(setup)
+    for statements in transactions:
+        lines += ["BEGIN;", *statements, "COMMIT;"]
     (work / "script.sql").write_text("\n".join(lines) + "\n")
+
+
+def _sqlite_script(work: Path, inputs: Inputs) -> None:
+    rng = random.Random(7)
+
+    def transaction(t: int) -> list[str]:
+        inserts = [f"INSERT INTO orders(customer, amount, note) VALUES ('c{rng.randrange(1000)}', "
+                   f"{rng.random() * 100:.2f}, '{'x' * rng.randrange(20, 200)}');" for _ in range(10)]
+        return inserts + [f"UPDATE orders SET amount = amount * 1.01 WHERE id % 7 = {t % 7};"]
+
+    _write_script(work, ["PRAGMA journal_mode=DELETE;", "PRAGMA synchronous=FULL;",
+                         "CREATE TABLE IF NOT EXISTS orders(id INTEGER PRIMARY KEY, customer TEXT, amount REAL, "
+                         "note TEXT);"],
+                  (transaction(t) for t in range(max(20, round(300 * inputs.scale)))))
 
 
 def _big_database(work: Path, inputs: Inputs) -> None:
@@ -164,18 +172,16 @@ def _text_file(work: Path, inputs: Inputs) -> None:
 def _sqlite_wal_script(work: Path, inputs: Inputs) -> None:
     """Many small transactions in WAL mode (synchronous=NORMAL: a sync at each checkpoint, not
     at each commit), as an application database runs."""
-    transactions = max(100, round(3000 * inputs.scale))
     rng = random.Random(13)
-    lines = ["PRAGMA journal_mode=WAL;", "PRAGMA synchronous=NORMAL;", "PRAGMA wal_autocheckpoint=500;",
-             "CREATE TABLE IF NOT EXISTS events(id INTEGER PRIMARY KEY, kind TEXT, at REAL, body BLOB);",
-             "CREATE INDEX IF NOT EXISTS events_kind ON events(kind);"]
-    for t in range(transactions):
-        lines.append("BEGIN;")
-        for _ in range(5):
-            lines.append(f"INSERT INTO events(kind, at, body) VALUES ('k{rng.randrange(50)}', {t}.{rng.randrange(1000)}, "
-                         f"randomblob({rng.randrange(100, 1500)}));")
-        lines.append("COMMIT;")
-    (work / "script.sql").write_text("\n".join(lines) + "\n")
+
+    def transaction(t: int) -> list[str]:
+        return [f"INSERT INTO events(kind, at, body) VALUES ('k{rng.randrange(50)}', {t}.{rng.randrange(1000)}, "
+                f"randomblob({rng.randrange(100, 1500)}));" for _ in range(5)]
+
+    _write_script(work, ["PRAGMA journal_mode=WAL;", "PRAGMA synchronous=NORMAL;", "PRAGMA wal_autocheckpoint=500;",
+                         "CREATE TABLE IF NOT EXISTS events(id INTEGER PRIMARY KEY, kind TEXT, at REAL, body BLOB);",
+                         "CREATE INDEX IF NOT EXISTS events_kind ON events(kind);"],
+                  (transaction(t) for t in range(max(100, round(3000 * inputs.scale)))))
 
 
 def _wheel(work: Path, inputs: Inputs) -> None:
