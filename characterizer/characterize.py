@@ -58,12 +58,12 @@ def characterize_files(paths: list[Path], *, every: int | None = None, client: o
         if client is not None:
             from fsbm.characterizer.scale import partial_dask
 
-            part = partial_dask(path, client, every=every, trace=rank[str(path)], scope=scope)
+            part = partial_dask(path, client, every=every, trace=rank[str(path)], scope=scope)  # its timeline too
             part.recording = recording
         else:
             part = whole_trace(to_arrays(read_events(path)), every=every, trace=rank[str(path)],
                                source=str(path), scope=scope, recording=recording)
-        part.timeline = timeline_of(path) if Path(path).is_file() else {}
+            part.timeline = timeline_of(path)
         parts.append(part)
     return Profile(finalize(reduce(Partial.merge, parts)))
 
