@@ -389,17 +389,13 @@ def destroy(name: str, root: Path | None = None) -> None:
     """Unmount, detach and delete a scratch filesystem; only ever inside its own directory."""
     _require_root()
     fs = get(name, root)
-    umount = require_program("umount", "mount")
-    if mount_at(fs.mount_point) is not None:
-        try:
-            run([umount, str(fs.mount_point)])
-        except FsbmError as exc:
-            raise FsbmError(f"cannot unmount {fs.mount_point}: {exc.message}",
-                            hint="something is using it; close it (see `fuser -vm`) and retry") from exc
+    try:
+        _unmount_if_mounted(fs.mount_point)
+    except FsbmError as exc:
+        raise FsbmError(f"cannot unmount {fs.mount_point}: {exc.message}",
+                        hint="something is using it; close it (see `fuser -vm`) and retry") from exc
     if fs.image is not None:
-        losetup = require_program("losetup", "util-linux")
-        for device in loop_devices_for(fs.image):
-            run([losetup, "-d", device])
+        _detach_all(fs.image)
         fs.image.unlink(missing_ok=True)
     directory = Path(fs.directory)
     (directory / STATE_FILE).unlink(missing_ok=True)
