@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 from rich.console import Console
@@ -28,6 +28,9 @@ from fsbm.microbench import scratch
 from fsbm.microbench.fsbench import FsbenchOptions, plan, run_fsbench
 from fsbm.predictor.cost_table import CostTable
 from fsbm.store import ResultsStore
+
+if TYPE_CHECKING:
+    from fsbm.api.plain_validation import PlainOptions
 
 app = typer.Typer(help="fsbm: filesystem workload characterizer and runtime predictor.",
                   pretty_exceptions_enable=False, no_args_is_help=True, add_completion=False)
@@ -655,12 +658,14 @@ def _plain_candidates(candidates: str) -> tuple[str, ...]:
     return tuple(c.strip() for c in candidates.split(",") if c.strip() and c.strip() != "tmpfs")
 
 
-def _validate_plain(settings: Settings, doc: Optional[dict[str, Any]], options: Any, doc_out: Optional[Path],
-                    json_out: Optional[Path]) -> None:
-    """`fsbm validate --plain`: measure one set (or take `doc`), judge it, write its document."""
-    from fsbm.api.plain_validation import measure_plain
+def _validate_plain(settings: Settings, doc: Optional[dict[str, Any]], options: "PlainOptions",
+                    doc_out: Optional[Path], json_out: Optional[Path]) -> None:
+    """`fsbm validate --plain`: measure one set (or take `doc`), judge it, write its document.
+    A development set's errors are stored for `fsbm predict`; a test set is judged with the
+    development set's stored errors, never its own."""
     import time
 
+    from fsbm.api.plain_validation import measure_plain
     from fsbm.predictor.plain_judge import judge_plain, markdown, model_error
 
     if doc is None:
@@ -677,7 +682,8 @@ def _validate_plain(settings: Settings, doc: Optional[dict[str, Any]], options: 
     judged = judge_plain(doc, model_error=stored)
     if dev:
         with settings.store() as store:
-            errors = model_error(judged, f"development set measured {time.strftime('%Y-%m-%d %H:%M', time.gmtime(doc['finished']))} UTC")
+            measured = time.strftime("%Y-%m-%d %H:%M", time.gmtime(doc["finished"]))
+            errors = model_error(judged, f"development set measured {measured} UTC")
             document_id = store.save_document("plain_model_error", errors, name="dev")
         console.print(f"the development set's errors stored as document {document_id}: `fsbm predict` gives plain "
                       "traces their intervals from them")
