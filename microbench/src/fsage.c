@@ -280,7 +280,7 @@ int main(int argc, char **argv)
 	struct layout before, after;
 	struct rng r;
 	struct json j;
-	FILE *out = stdout;
+	FILE *out;
 	char *chunk;
 	unsigned rounds_done = 0;
 	uint64_t done = 0, start;
@@ -294,8 +294,7 @@ int main(int argc, char **argv)
 		fail_errno("open target directory", opt.target);
 		return EXIT_USAGE;
 	}
-	if (opt.output && !(out = fopen(opt.output, "w")))
-		die("cannot write %s: %s", opt.output, strerror(errno));
+	out = report_open(opt.output);
 	json_init(&j, out);
 	json_begin_object(&j);
 	json_kv_u64(&j, "schema_version", 1);
@@ -307,7 +306,7 @@ int main(int argc, char **argv)
 		layout_write_json(&j, "layout", &after);
 		json_end_object(&j);
 		fputc('\n', out);
-		return 0;
+		return report_close(out, opt.output);
 	}
 	if (require_empty_dir(opt.target, "fsage lays its tree down only in an empty directory") != 0)
 		return EXIT_USAGE;
@@ -338,8 +337,8 @@ int main(int argc, char **argv)
 	layout_write_json(&j, "after", &after);
 	json_end_object(&j);
 	fputc('\n', out);
-	if (out != stdout && fclose(out) != 0)
-		die("cannot write %s: %s", opt.output, strerror(errno));
+	if (report_close(out, opt.output) != 0)
+		return EXIT_RUNTIME;
 	free(chunk);
 	free(t.size);
 	return rounds_done < opt.rounds ? EXIT_RUNTIME : 0;

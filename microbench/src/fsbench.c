@@ -514,26 +514,11 @@ static void iso_now(char *buf, size_t len)
 	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-static FILE *open_output(const struct options *o, char *tmp_path, size_t len)
+static FILE *open_output(const struct options *o)
 {
-	int fd;
-	FILE *f;
-
-	if (!o->json_path)
-		return stdout;
-	if (!o->force && access(o->json_path, F_OK) == 0)
+	if (o->json_path && !o->force && access(o->json_path, F_OK) == 0)
 		usage_error("--json %s exists; choose another name or pass --force", o->json_path);
-	/* Written beside the target name and renamed at the end: never a half-written file. */
-	snprintf(tmp_path, len, "%s.partial-XXXXXX", o->json_path);
-	fd = mkstemp(tmp_path);
-	if (fd < 0) {
-		fail_errno("mkstemp", tmp_path);
-		exit(EXIT_RUNTIME);
-	}
-	f = fdopen(fd, "w");
-	if (!f)
-		die("fdopen(%s): %s", tmp_path, strerror(errno));
-	return f;
+	return report_open(o->json_path);
 }
 
 static void write_config(struct json *j, const struct options *o, const struct plan *p)
@@ -633,7 +618,7 @@ int main(int argc, char **argv)
 	struct environment env;
 	static struct plan plan;
 	struct json j;
-	char tmp_path[PATH_MAX + 32] = "", started[32], finished[32], label[160];
+	char started[32], finished[32], label[160];
 	size_t failures = 0;
 	FILE *out;
 
@@ -664,7 +649,7 @@ int main(int argc, char **argv)
 	env.pinned_cpu = pick_cpu(o.cpu);
 	env.clock.timer_ns = timer_overhead_ns();
 	env.clock.cpu_ns = cpu_overhead_ns();
-	out = open_output(&o, tmp_path, sizeof(tmp_path));
+	out = open_output(&o);
 	json_init(&j, out);
 	iso_now(started, sizeof(started));
 	json_begin_object(&j);
@@ -698,10 +683,8 @@ int main(int argc, char **argv)
 	json_end_object(&j);
 	if (remove_workdir(&o.cfg) != 0)
 		failures++;
-	if (out != stdout) {
-		if (fclose(out) != 0 || rename(tmp_path, o.json_path) != 0)
-			die("writing %s: %s", o.json_path, strerror(errno));
-	}
+	if (report_close(out, o.json_path) != 0)
+		return EXIT_RUNTIME;
 	if (stop_requested) {
 		fprintf(stderr, "fsbench: interrupted; partial results kept\n");
 		return 130;

@@ -474,47 +474,12 @@ static void *progress_thread(void *arg)
 	return NULL;
 }
 
-/*
- * The report is written to OUTPUT.partial and renamed into place once whole, so a replay
- * that fails part-way (the tree cannot be built, a die()) leaves no half-written report
- * for a reader to stumble on: exit removes an unfinished one, whichever path it took.
- */
-static char partial_report[4096];
-static int report_finished;
-
-static void remove_unfinished_report(void)
-{
-	if (partial_report[0] && !report_finished)
-		unlink(partial_report);
-}
-
-static FILE *open_report(const char *output)
-{
-	FILE *out;
-
-	if (!output)
-		return stdout;
-	if ((size_t)snprintf(partial_report, sizeof(partial_report), "%s.partial", output) >= sizeof(partial_report))
-		die("the report's name is too long: %s", output);
-	if (!(out = fopen(partial_report, "w")))
-		die("cannot write %s: %s", partial_report, strerror(errno));
-	atexit(remove_unfinished_report);
-	return out;
-}
-
-/* End the report's JSON and put it in place; 0, or EXIT_RUNTIME if it could not be written. */
+/* End the report's JSON and put it in place (report_close); 0, or EXIT_RUNTIME. */
 static int finish_report(struct json *j, FILE *out, const char *output)
 {
 	json_end_object(j);
 	fputc('\n', out);
-	if (out == stdout)
-		return fflush(out) == 0 ? 0 : EXIT_RUNTIME;
-	if (fclose(out) != 0 || rename(partial_report, output) != 0) {
-		fail_errno("write the report", output);
-		return EXIT_RUNTIME;
-	}
-	report_finished = 1;
-	return 0;
+	return report_close(out, output);
 }
 
 int main(int argc, char **argv)
@@ -524,7 +489,7 @@ int main(int argc, char **argv)
 	struct worker *workers;
 	struct json j;
 	pthread_t progress;
-	FILE *out = stdout;
+	FILE *out;
 	int root, *fds;
 	size_t n_workers;
 	uint64_t start, runtime, cpu_start, cpu;
@@ -545,7 +510,7 @@ int main(int argc, char **argv)
 	    require_empty_dir(opt.target, "replay builds its tree only in an empty directory "
 				      "(--allow-nonempty to use what is there)") != 0)
 		return EXIT_USAGE;
-	out = open_report(opt.output);
+	out = report_open(opt.output); /* a replay that fails part-way leaves no half a report */
 	json_init(&j, out);
 	json_begin_object(&j);
 	json_kv_u64(&j, "schema_version", 1);

@@ -280,3 +280,48 @@ uint64_t median_u64(uint64_t *values, size_t n)
 	qsort(values, n, sizeof(*values), compare_u64);
 	return n ? values[n / 2] : 0;
 }
+
+static char report_partial[4096];
+static int report_placed;
+
+static void remove_unfinished_report(void)
+{
+	if (report_partial[0] && !report_placed)
+		unlink(report_partial);
+}
+
+FILE *report_open(const char *path)
+{
+	FILE *out;
+	int fd;
+
+	if (!path)
+		return stdout;
+	if ((size_t)snprintf(report_partial, sizeof(report_partial), "%s.partial-XXXXXX", path) >=
+	    sizeof(report_partial))
+		die("the report's name is too long: %s", path);
+	fd = mkstemp(report_partial);
+	if (fd < 0) {
+		fail_errno("mkstemp", report_partial);
+		report_partial[0] = '\0';
+		exit(EXIT_RUNTIME);
+	}
+	atexit(remove_unfinished_report);
+	if (!(out = fdopen(fd, "w")))
+		die("fdopen(%s): %s", report_partial, strerror(errno));
+	return out;
+}
+
+int report_close(FILE *out, const char *path)
+{
+	if (out == stdout) { /* a reader that went away is the caller's to report (a stop, not a failure) */
+		fflush(out);
+		return 0;
+	}
+	if (fclose(out) != 0 || rename(report_partial, path) != 0) {
+		fail_errno("write the report", path);
+		return EXIT_RUNTIME;
+	}
+	report_placed = 1;
+	return 0;
+}

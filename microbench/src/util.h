@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* The name errors start with: "fsbench" unless a tool's main() sets its own. */
 extern const char *program_name;
@@ -53,6 +54,14 @@ uint64_t median_u64(uint64_t *values, size_t n);
 
 /* Write "DONE TOTAL\n" on a progress descriptor (fsreplay, fsage); nothing when fd < 0. */
 void report_progress(int fd, uint64_t done, uint64_t total);
+
+/* A report (JSON) is written beside its name (PATH.partial-XXXXXX) and renamed into place
+ * once whole, so no reader ever finds half of one; exit removes an unfinished one, however
+ * the program ended (die() included).  A NULL path is stdout.  One report per program. */
+FILE *report_open(const char *path);
+/* Put the report in place: 0, or EXIT_RUNTIME (said on stderr) if it could not be written.
+ * On stdout it is only flushed. */
+int report_close(FILE *out, const char *path);
 
 /* 0 if the directory holds nothing (lost+found aside), else an error saying why it must. */
 int require_empty_dir(const char *path, const char *why);
