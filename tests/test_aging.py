@@ -150,7 +150,8 @@ def test_an_interrupted_age_exits_130_and_labels_the_filesystem_partly_aged(
         fsbm_home: Path, tmpfs_fs: scratch.ScratchFs) -> None:
     # Issue 38: it exited 1, and the filesystem kept its old label ("fresh") over a changed tree.
     proc = subprocess.Popen([str(Path(sys.executable).parent / "fsbm"), "age", "--fs", tmpfs_fs.name,
-                             "--rounds", "1000", "--files", "3000"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             "--rounds", "1000", "--files", "300", "--max-file", "64K"],  # rounds, not a full disk
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 60
     while not any((tmpfs_fs.mount_point / "aged").rglob("f*")) and time.monotonic() < deadline:
