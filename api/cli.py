@@ -31,6 +31,7 @@ from fsbm.store import ResultsStore
 
 if TYPE_CHECKING:
     from fsbm.api.plain_validation import PlainOptions
+    from fsbm.documents import Prediction
 
 app = typer.Typer(help="fsbm: filesystem workload characterizer and runtime predictor.",
                   pretty_exceptions_enable=False, no_args_is_help=True, add_completion=False)
@@ -371,7 +372,8 @@ def _needs_tracing_calibration(settings: Settings, profile: dict[str, Any]) -> b
     if profile.get("recording") or not (profile.get("timeline") or {}).get("span_ns"):
         return False
     with settings.store() as store:
-        return not store.document_names("tracing_calibration") and not store.document_names("plain_model_error")
+        return not store.document_names("tracing_calibration") and not any(
+            name == "plain" for _, name, _ in store.document_names("runtime_model"))
 
 
 @trace_app.command("parse")
@@ -541,9 +543,9 @@ def predict_command(
                       cache_bytes=_page_cache_bytes(cache_size), start=start, uncalibrated=uncalibrated,
                       measured=measured, traced_on=traced_on)
     console.print(render.prediction_table(doc))
-    console.print(f"prediction {doc['id']} stored (its report: fsbm report {doc['id']} -o report.html)")
+    console.print(f"prediction {doc.id} stored (its report: fsbm report {doc.id} -o report.html)")
     if json_out is not None:
-        _write_json(json_out, _prediction_json(doc))
+        _write_json(json_out, doc.model_dump(mode="json"))
 
 
 def _check_start(start: str) -> None:
@@ -562,7 +564,7 @@ def _names(candidates: str) -> list[str]:
 
 def _prediction(settings: Settings, source: Path, names: list[str], *, keep_going: bool, scope: Optional[str],
                 cache_bytes: int, start: str, uncalibrated: bool,
-                measured: Optional[float] = None, traced_on: Optional[str] = None) -> dict[str, Any]:
+                measured: Optional[float] = None, traced_on: Optional[str] = None) -> "Prediction":
     """Predict a workload (profile file, trace or event table) and keep the profile and the
     prediction in the store; the prediction, with its id."""
     from fsbm.api.service import Predictor
@@ -579,13 +581,6 @@ def _prediction(settings: Settings, source: Path, names: list[str], *, keep_goin
                                 profile_id=profile_id)
         predictor.save(store, doc, name=str(source))
     return doc
-
-
-def _prediction_json(doc: dict[str, Any]) -> dict[str, Any]:
-    """The --json form: the API's Prediction model, so the two cannot drift."""
-    from fsbm.api.models import Prediction
-
-    return Prediction.model_validate(doc).model_dump(mode="json")
 
 
 @app.command("report")
@@ -619,7 +614,7 @@ def report_command(
         doc = _prediction(settings, Path(source), _names(candidates), keep_going=keep_going, scope=scope,
                           cache_bytes=_page_cache_bytes(cache_size), start=start, uncalibrated=uncalibrated)
         console.print(render.prediction_table(doc))
-        prediction_id = doc["id"]
+        prediction_id = doc.id
     with settings.store() as store:
         try:
             html = report_for_prediction(Predictor(settings.store_path), store, prediction_id)
@@ -653,6 +648,12 @@ def serve_command(
                 log_level="warning")
 
 
+def _utc(seconds: float) -> str:
+    import time
+
+    return time.strftime("%Y-%m-%d %H:%M", time.gmtime(seconds))
+
+
 def _plain_candidates(candidates: str) -> tuple[str, ...]:
     """The disk filesystems of --candidates: a plain validation's targets are direct-I/O loop images."""
     return tuple(c.strip() for c in candidates.split(",") if c.strip() and c.strip() != "tmpfs")
@@ -661,12 +662,11 @@ def _plain_candidates(candidates: str) -> tuple[str, ...]:
 def _validate_plain(settings: Settings, doc: Optional[dict[str, Any]], options: "PlainOptions",
                     doc_out: Optional[Path], json_out: Optional[Path]) -> None:
     """`fsbm validate --plain`: measure one set (or take `doc`), judge it, write its document.
-    A development set's errors are stored for `fsbm predict`; a test set is judged with the
-    development set's stored errors, never its own."""
-    import time
-
+    A development set fits the runtime model for plain traces, stored for `fsbm predict`; a
+    test set is judged by that stored model, never fitted on."""
     from fsbm.api.plain_validation import measure_plain
-    from fsbm.predictor.plain_judge import judge_plain, markdown, model_error
+    from fsbm.predictor.estimator import RuntimeEstimator
+    from fsbm.predictor.plain_judge import judge_plain, markdown
 
     if doc is None:
         doc = measure_plain(settings, options, console)
@@ -677,20 +677,20 @@ def _validate_plain(settings: Settings, doc: Optional[dict[str, Any]], options: 
         _write_json(json_out, doc)
     dev = doc["options"]["split"] == "dev"
     with settings.store() as store:
-        kept = store.document_names("plain_model_error")
-        stored = None if dev or not kept else store.document(kept[0][0])[2]
-    judged = judge_plain(doc, model_error=stored)
+        kept = [found for found in store.document_names("runtime_model") if found[1] == "plain"]
+        stored = RuntimeEstimator.from_json(store.document(kept[0][0])[2]) if kept else RuntimeEstimator.unfitted()
+    # Nothing is ever fitted on a test set: it is judged by the development set's model, or unfitted.
+    judged = judge_plain(doc, model=None if dev else stored)
     if dev:
+        body = judged.model.to_json(f"the development set measured {_utc(doc['finished'])} UTC")
         with settings.store() as store:
-            measured = time.strftime("%Y-%m-%d %H:%M", time.gmtime(doc["finished"]))
-            errors = model_error(judged, f"development set measured {measured} UTC")
-            document_id = store.save_document("plain_model_error", errors, name="dev")
-        console.print(f"the development set's errors stored as document {document_id}: `fsbm predict` gives plain "
-                      "traces their intervals from them")
+            document_id = store.save_document("runtime_model", body, name="plain")
+        console.print(f"the runtime model for plain traces stored as document {document_id}: `fsbm predict` gives "
+                      "plain traces their intervals from its errors")
     out = doc_out or Path(f"docs/validation-plain-{doc['options']['split']}.md")
     _write_text(out, markdown(doc, judged))
     s = judged.summary
-    for form in ("relative", "absolute"):
+    for form in (form for form in ("relative", "absolute", "untimed") if form in s):
         f = s[form]
         console.print(f"{form}: median {100 * f['runtime']['median']:.1f}%, largest {100 * f['runtime']['largest']:.1f}%,"
                       f" ratios {100 * f['ratio']['median']:.1f}% / {100 * f['ratio']['largest']:.1f}%, intervals "
@@ -777,15 +777,18 @@ def validate_command(
             _write_json(json_out, doc)
     judged = judge(doc, cache_bytes=_page_cache_bytes(None))
     with settings.store() as store:
-        calibration_id = store.save_document("calibration", judged.calibration, name="validation")
+        measured_at = _utc(doc["finished"]) if doc.get("finished") else "?"
+        model_id = store.save_document("runtime_model", judged.model.to_json(
+            f"fsbm validate's recordings of {len(doc['programs'])} programs, measured {measured_at} UTC"), name="recorded")
         store.save_document("validation", {"kind": "validation", "summary": judged.summary,
                                            "rows": judged.rows.to_dict(orient="records"),
                                            "pairs": judged.pairs.to_dict(orient="records"),
-                                           "calibration_id": calibration_id}, name=doc["traced_on"])
+                                           "model_id": model_id}, name=doc["traced_on"])
     console.print(render.validation_table(judged.rows, judged.summary))
     doc_out.parent.mkdir(parents=True, exist_ok=True)
     doc_out.write_text(markdown(doc, judged))
-    console.print(f"calibration {calibration_id} stored (fsbm predict uses it); table written to {escape(str(doc_out))}")
+    console.print(f"runtime model {model_id} stored (fsbm predict uses it for recordings); table written to "
+                  f"{escape(str(doc_out))}")
     if json_out is not None and measurements is not None:
         _write_json(json_out, doc)
 

@@ -27,6 +27,7 @@ from rich.table import Table
 
 from fsbm.api.provision import AGING, provision, stored_or_measured_cost_table
 from fsbm.api.render import format_ns, format_seconds, headline_costs, profile_table
+from fsbm.documents import Prediction
 from fsbm.locations import data_dir
 from fsbm.predictor.cost_table import CostTable
 from fsbm.predictor.suite import Inputs, Program, build_corpus, copy_corpus
@@ -66,27 +67,27 @@ def _error(predicted: float, measured: float) -> str:
     return f"{100 * (predicted / measured - 1):+.0f}%" if measured else "-"
 
 
-def verdict_table(prediction: dict[str, Any], measured: dict[str, dict[str, list[float]]]) -> Table:
+def verdict_table(prediction: Prediction, measured: dict[str, dict[str, list[float]]]) -> Table:
     """Per candidate, fastest predicted first: the prediction against the real runs, and the
     modelled filesystem time against the replays."""
-    ranking = prediction.get("ranking") or {}
-    order = ranking.get("order") or [c["candidate"] for c in prediction["candidates"]]
+    ranking = prediction.ranking
+    order = ranking.order if ranking else [c.candidate for c in prediction.candidates]
     caption = ""
-    if ranking.get("best"):
-        caption = (f"verdict: {ranking['best']}, predicted {100 * ranking['faster_by']:.0f}% faster than "
-                   f"{ranking['runner_up']} (confidence {100 * ranking['confidence']:.0f}%)")
+    if ranking and ranking.best:
+        caption = (f"verdict: {ranking.best}, predicted {100 * (ranking.faster_by or 0):.0f}% faster than "
+                   f"{ranking.runner_up} (confidence {100 * (ranking.confidence or 0):.0f}%)")
     table = Table(title="predicted against measured (medians of the cold rounds)", caption=escape(caption) or None)
     for column in ("candidate", "predicted (90%)", "real run", "error", "modelled fs time", "replayed", "error"):
         table.add_column(column, justify="left" if column == "candidate" else "right")
-    by_name = {c["candidate"]: c for c in prediction["candidates"]}
+    by_name = {c.candidate: c for c in prediction.candidates}
     for name in order:
         entry, runs = by_name[name], measured.get(name, {})
         real = statistics.median(runs["real"]) if runs.get("real") else 0.0
         replay = statistics.median(runs["replay"]) if runs.get("replay") else 0.0
-        table.add_row(escape(name), f"{format_seconds(entry['runtime_s'])} ({format_seconds(entry['low_s'])}-"
-                                    f"{format_seconds(entry['high_s'])})", format_seconds(real),
-                      _error(entry["runtime_s"], real), format_seconds(entry["fs_s"]), format_seconds(replay),
-                      _error(entry["fs_s"], replay))
+        table.add_row(escape(name), f"{format_seconds(entry.runtime_s)} ({format_seconds(entry.low_s)}-"
+                                    f"{format_seconds(entry.high_s)})", format_seconds(real),
+                      _error(entry.runtime_s, real), format_seconds(entry.fs_s), format_seconds(replay),
+                      _error(entry.fs_s, replay))
     return table
 
 
@@ -145,13 +146,13 @@ def run_demo(settings: Any, console: Console, filesystems: tuple[str, ...], size
             for kind, seconds in kinds.items():
                 store.save_document("observation", {"candidate": name, "kind": "real run" if kind == "real" else kind,
                                                     "compare_with": "runtime_s" if kind == "real" else "fs_s",
-                                                    "seconds": seconds}, name=str(prediction["id"]))
-        html = report_for_prediction(predictor, store, prediction["id"])
-    report = data_dir() / "reports" / f"prediction-{prediction['id']}.html"
+                                                    "seconds": seconds}, name=str(prediction.id))
+        html = report_for_prediction(predictor, store, prediction.id)
+    report = data_dir() / "reports" / f"prediction-{prediction.id}.html"
     report.parent.mkdir(parents=True, exist_ok=True)
     report.write_text(html)
     console.print(f"report: {escape(str(report))} (open it in a browser; `fsbm serve` serves it as "
-                  f"/v1/reports/{prediction['id']})")
+                  f"/v1/reports/{prediction.id})")
     console.print(f"scratch filesystems kept for the next run ({', '.join(t.candidate for t in targets)}: "
                   f"`fsbm fs destroy NAME` removes one); demo took {time.monotonic() - started:.0f} s")
     return report

@@ -6,7 +6,8 @@ Measured here, on fresh direct-I/O loop images of each candidate type:
   per-case median, and the two tables' difference is the reproducibility reported;
 - how well traces tell their untraced time here (predictor/tracing.py), calibrated anew;
 - each program traced once, cold, on the traced candidate, with plain strace (no `fsbm
-  trace record`: no untraced CPU time, no replays);
+  trace record`: no untraced CPU time, no replays); the same log with the call durations
+  taken out, as strace without -T writes it, is characterized too;
 - every program run for real, cold, on every candidate, in interleaved rounds (shuffled,
   blocked by program, as validate.round_order does).
 The measurements are one JSON document; predictor/plain_judge.py judges them, and can judge
@@ -16,6 +17,7 @@ them again (`--from`) after a model change without measuring anything.
 from __future__ import annotations
 
 import random
+import re
 import subprocess
 import tempfile
 import time
@@ -38,6 +40,8 @@ from fsbm.predictor.validate import Target, round_order, stage, start_cold, targ
 from fsbm.traces.ingest import ingest
 
 TABLE_SEEDS = (1, 2)
+# strace -T's call duration at the end of a line: taken out, the log is what strace without -T writes.
+CALL_DURATION = re.compile(rb" <\d+\.\d+>$", re.MULTILINE)
 
 
 @dataclass
@@ -63,11 +67,15 @@ def trace_plainly(program: Any, target: Target, inputs: Inputs, directory: Path)
     traced_s = time.perf_counter() - started
     if done.returncode not in program.ok_exits:
         raise FsbmError(f"traced run of {program.name} failed (exit {done.returncode}): {done.stderr.strip()[:300]}")
-    events = ingest([log], directory / f"{program.name}.parquet", force=True).output
-    profile = characterize_files([events], scope=str(work)).to_json()
-    profile["source"] = f"{program.name}: {program.description}"
+    profiles = {}
+    untimed = directory / f"{program.name}-untimed.strace"
+    untimed.write_bytes(CALL_DURATION.sub(b"", log.read_bytes()))
+    for key, path in (("profile", log), ("profile_untimed", untimed)):
+        events = ingest([path], directory / f"{path.stem}.parquet", force=True).output
+        profiles[key] = characterize_files([events], scope=str(work)).to_json()
+        profiles[key]["source"] = f"{program.name}: {program.description}"
     return {"name": program.name, "description": program.description, "command": program.command,
-            "split": program.split, "traced_wall_s": traced_s, "profile": profile}
+            "split": program.split, "traced_wall_s": traced_s, **profiles}
 
 
 def measure_plain(settings: Any, options: PlainOptions, console: Console) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 from rich.table import Table
@@ -11,6 +11,9 @@ from fsbm.microbench.scratch import ScratchFs
 from fsbm.predictor.cost_table import CostTable
 from fsbm.predictor.park_lipton import ParkLiptonFit
 from fsbm.store import RunRecord
+
+if TYPE_CHECKING:
+    from fsbm.documents import Prediction
 
 
 # (label, benchmark, size or None for metadata, order, cache[, forward gap]): the costs a
@@ -237,39 +240,39 @@ def format_seconds(value: float | None) -> str:
     return "-" if value is None else format_ns(value * 1e9)
 
 
-def prediction_table(doc: dict[str, Any]) -> Table:
+def prediction_table(prediction: Prediction) -> Table:
     """Per candidate: predicted runtime with its 90% interval, the split, the top operations."""
-    if not doc["validated"]:
+    if not prediction.validated:
         calibrated = "not validated here: intervals from the cost measurements alone; run `fsbm validate`"
     else:
-        calibrated = "calibrated" if doc["calibrated"] else "raw model, which validated better than calibrated"
-    ranking = doc.get("ranking") or doc.get("relative_ranking") or {}
+        calibrated = "calibrated" if prediction.calibrated else "raw model, which validated better than calibrated"
+    ranking = prediction.ranking or prediction.relative_ranking
     caption = ""
-    if ranking.get("best"):
-        caption = (f"{ranking['best']} is predicted fastest, {100 * ranking['faster_by']:.0f}% ahead of "
-                   f"{ranking['runner_up']} (confidence {100 * ranking['confidence']:.0f}%)")
-    table = Table(title=f"predicted runtime, {doc['start']} start ({calibrated})", caption=escape(caption) or None)
+    if ranking and ranking.best:
+        caption = (f"{ranking.best} is predicted fastest, {100 * (ranking.faster_by or 0):.0f}% ahead of "
+                   f"{ranking.runner_up} (confidence {100 * (ranking.confidence or 0):.0f}%)")
+    table = Table(title=f"predicted runtime, {prediction.start} start ({calibrated})", caption=escape(caption) or None)
     table.add_column("candidate")
-    if doc["absolute"]:
+    if prediction.absolute:
         table.add_column("runtime (90%)", justify="right")
         table.add_column("outside", justify="right")
     table.add_column("in the filesystem", justify="right")
-    if "measured" in doc:
-        table.add_column(f"relative to {doc['measured']['on']}", justify="right")
+    if prediction.measured:
+        table.add_column(f"relative to {prediction.measured.on}", justify="right")
     table.add_column("where the filesystem time goes")
-    order = ranking.get("order") or [c["candidate"] for c in doc["candidates"]]
-    for entry in sorted(doc["candidates"], key=lambda c: order.index(c["candidate"])):
-        top = sorted(entry["breakdown_s"].items(), key=lambda kv: -kv[1])[:3]
-        total = entry["fs_s"] or 1.0
+    order = ranking.order if ranking else [c.candidate for c in prediction.candidates]
+    for entry in sorted(prediction.candidates, key=lambda c: order.index(c.candidate)):
+        top = sorted(entry.breakdown_s.items(), key=lambda kv: -kv[1])[:3]
+        total = entry.fs_s or 1.0
         split = ", ".join(f"{op} {100 * s / total:.0f}%" for op, s in top if s > 0)
-        cells = [escape(entry["candidate"])]
-        if doc["absolute"]:
-            cells += [f"{format_seconds(entry['runtime_s'])} ({format_seconds(entry['low_s'])}-{format_seconds(entry['high_s'])})",
-                      format_seconds(entry["outside_s"])]
-        cells.append(format_seconds(entry["fs_s"]))
-        if "measured" in doc:
-            cells.append(f"{format_seconds(entry['relative_s'])} ({format_seconds(entry['relative_low_s'])} - "
-                         f"{format_seconds(entry['relative_high_s'])})")
+        cells = [escape(entry.candidate)]
+        if prediction.absolute:
+            cells += [f"{format_seconds(entry.runtime_s)} ({format_seconds(entry.low_s)}-{format_seconds(entry.high_s)})",
+                      format_seconds(entry.outside_s)]
+        cells.append(format_seconds(entry.fs_s))
+        if prediction.measured:
+            cells.append(f"{format_seconds(entry.relative_s)} ({format_seconds(entry.relative_low_s)} - "
+                         f"{format_seconds(entry.relative_high_s)})")
         cells.append(escape(split))
         table.add_row(*cells)
     return table

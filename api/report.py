@@ -19,6 +19,7 @@ from fsbm import __version__
 from fsbm.api.charts import IntervalBar, interval_bars, log_lines, stacked_bars
 from fsbm.api.render import format_ns, format_seconds, headline_costs
 from fsbm.api.service import Predictor
+from fsbm.predictor.estimator import runtime_seconds
 from fsbm.predictor.model import CpuScales, price_workload
 from fsbm.store import ResultsStore
 
@@ -57,10 +58,10 @@ def cache_sweep(predictor: Predictor, store: ResultsStore, prediction: dict[str,
         pricer = predictor.pricer(store, entry["cost_table_id"])
         factor = entry["fs_factor"]["factor"]
         sweep[entry["candidate"]] = [
-            (size, entry["outside_s"] + factor * price_workload(
+            (size, runtime_seconds(entry["outside_s"], price_workload(
                 profile, pricer, cache_bytes=size, start=prediction["start"],
                 cpu_scales=CpuScales(prediction.get("cpu_scales") or {},
-                                      prediction.get("traced_cpu_ns") or {})).total_ns / 1e9)
+                                      prediction.get("traced_cpu_ns") or {})).total_ns / 1e9, factor))
             for size in sizes]
     return sweep
 

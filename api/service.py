@@ -17,7 +17,9 @@ from typing import Any, Optional
 
 from fsbm.errors import UsageError
 from fsbm.predictor.cost_table import CostTable
-from fsbm.predictor.predict import Calibration, predict
+from fsbm.documents import Prediction
+from fsbm.predictor.estimator import RuntimeEstimator
+from fsbm.predictor.predict import predict
 from fsbm.predictor.pricing import Pricer
 from fsbm.predictor.tracing import TracingCalibration
 from fsbm.store import ResultsStore
@@ -113,15 +115,20 @@ class Predictor:
             found.append((known[name], self.pricer(store, known[name])))
         return found
 
-    def calibration(self, store: ResultsStore, uncalibrated: bool = False) -> Calibration:
-        """The newest calibration `fsbm validate` stored (none if asked for the raw model)."""
-        if uncalibrated:
-            return Calibration(None)
-        kept = store.document_names("calibration")
+    def runtime_model(self, store: ResultsStore, profile: dict[str, Any],
+                      uncalibrated: bool = False) -> tuple[Optional[int], RuntimeEstimator]:
+        """The newest runtime model a validation fitted on workloads traced as `profile` was:
+        by `fsbm validate` for a `fsbm trace record` recording, by `fsbm validate --plain
+        --set dev` for a plain trace; with its document id.  Unfitted where there is none;
+        `uncalibrated` keeps its errors but not its factors (the raw model)."""
+        kept = [found for found in store.document_names("runtime_model") if found[1] == model_name(profile)]
         if not kept:
-            return Calibration(None)
+            return None, RuntimeEstimator.unfitted()
         document_id = kept[0][0]
-        return Calibration(self._document(store, document_id, "calibration"), document_id)
+        model = RuntimeEstimator.from_json(self._document(store, document_id, "runtime_model"))
+        if uncalibrated:
+            model.factors_ = {}
+        return document_id, model
 
     def tracing(self, store: ResultsStore) -> Optional[TracingCalibration]:
         """The newest tracing calibration (`fsbm trace calibrate`), or None."""
@@ -131,42 +138,42 @@ class Predictor:
         body = self._document(store, kept[0][0], "tracing_calibration")
         return TracingCalibration.from_json(body) if body else None
 
-    def model_error(self, store: ResultsStore) -> Optional[dict[str, Any]]:
-        """The newest errors `fsbm validate --plain --set dev` measured, or None."""
-        kept = store.document_names("plain_model_error")
-        return self._document(store, kept[0][0], "plain_model_error") if kept else None
-
     def predict(self, store: ResultsStore, profile: dict[str, Any], names: list[str], *,
                 cache_bytes: Optional[int] = None, start: str = "cold", uncalibrated: bool = False,
                 measured: Optional[float] = None, traced_on: Optional[str] = None,
-                profile_id: Optional[int] = None) -> dict[str, Any]:
-        """The prediction document (not stored: `save` does that)."""
+                profile_id: Optional[int] = None) -> Prediction:
+        """The prediction (not stored: `save` does that)."""
         tables = self.newest_tables(store, names)
+        model_id, model = self.runtime_model(store, profile, uncalibrated)
         try:
-            doc = predict(profile, tables, cache_bytes=memory_available_bytes() if cache_bytes is None else cache_bytes,
-                          start=start, calibration=self.calibration(store, uncalibrated), measured=measured,
-                          traced_on=traced_on, tracing=self.tracing(store), model_error=self.model_error(store))
+            prediction = predict(profile, tables, start=start, model=model, model_id=model_id, measured=measured,
+                                 cache_bytes=memory_available_bytes() if cache_bytes is None else cache_bytes,
+                                 traced_on=traced_on, tracing=self.tracing(store))
         except ValueError as exc:
             raise UsageError(str(exc)) from None
-        doc["profile_id"] = profile_id
-        return doc
+        prediction.profile_id = profile_id
+        return prediction
 
     @staticmethod
-    def save(store: ResultsStore, doc: dict[str, Any], name: str) -> str:
-        """Keep a prediction, checked against the API's model once; its id (also its report's)
-        goes into `doc`.  The prediction as the API answers it (JSON, with the id)."""
-        from fsbm.api.models import Prediction
-
-        checked = Prediction.model_validate(doc)
-        doc["id"] = checked.id = store.save_document("prediction", checked.model_dump_json(), name=name)
-        return checked.model_dump_json()
+    def save(store: ResultsStore, prediction: Prediction, name: str) -> str:
+        """Keep a prediction; its id (also its report's) goes into it.  The prediction as the
+        API answers it (JSON, with the id)."""
+        prediction.id = store.save_document("prediction", prediction.model_dump_json(), name=name)
+        return prediction.model_dump_json()
 
     def answer_key(self, store: ResultsStore, profile_id: int, names: list[str], **question: Any) -> str:
         """What makes two prediction requests the same question: the profile, the cost tables
         (by id: a newer table is a new question), the calibration and the rest of the request."""
         tables = [document_id for document_id, _ in self.newest_tables(store, names)]
-        calibration = self.calibration(store, bool(question.get("uncalibrated"))).document_id
-        return json.dumps([profile_id, tables, calibration, question], sort_keys=True, default=str)
+        models = [document_id for document_id, _, _ in store.document_names("runtime_model")[:1]]
+        return json.dumps([profile_id, tables, models, question], sort_keys=True, default=str)
+
+
+def model_name(profile: dict[str, Any]) -> str:
+    """What the runtime model for a profile is stored as: "recorded" for a `fsbm trace
+    record` recording (fitted by `fsbm validate`), "plain" for any other trace (fitted by
+    `fsbm validate --plain --set dev`)."""
+    return "recorded" if profile.get("recording") else "plain"
 
 
 def cost_table_summaries(store: ResultsStore) -> list[dict[str, Any]]:

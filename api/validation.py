@@ -438,11 +438,15 @@ def markdown(doc: dict[str, Any], judged: Any) -> str:
     lines += _outside_section(doc, judged.rows)
     lines += _operations_section(judged.operations)
     lines += _cost_tables_section(doc)
-    cal = judged.calibration
-    lines += ["", "## Calibration factors (fitted on every program's replays)", "",
-              "| filesystem | replayed / modelled | 90% of workloads within |", "|---|---|---|"]
-    for key, f in sorted(cal["fs_factors"].items()):
+    model = judged.model
+    lines += ["", "## Calibration factors (fitted on every program's runtimes)", "",
+              "Each is how many times count x cost the filesystem's part of the real runtimes (runtime less the "
+              "time outside) was, as a geometric mean; "
+              + ("the adopted form uses them." if model.calibrate else "the adopted form, the raw model, does not."),
+              "", "| filesystem | runtime's filesystem part / modelled | 90% of workloads within |", "|---|---|---|"]
+    for key, f in sorted(model.factors_.items()):
         lines.append(f"| {'all (pooled)' if key == '*' else key} | {f['factor']:.2f} | {f['low']:.2f}-{f['high']:.2f} |")
+    band = model.errors_.get("recording", {"p5": float("nan"), "p95": float("nan")})
     lines += ["", f"Outside the filesystem: the CPU time of the program's untraced cold runs ({s['cpu']}), "
               f"less the CPU time of its calls on {doc['traced_on']} (fsbench's cpu_ns per call, each group's scaled "
               "by what the rounds' measuring replays there took: the same scale prices that group's CPU on every "
@@ -451,5 +455,5 @@ def markdown(doc: dict[str, Any], judged: Any) -> str:
               "one of them those files too; the median of the pairs' differences, held between 0 and the time the "
               "files take to read cold), not fitted. "
               "`fsbm predict`'s 90% band is the 5th-95th percentile of these errors "
-              f"({_pct(cal['error_p5'])} to {_pct(cal['error_p95'])}).", ""]
+              f"({_pct(band['p5'])} to {_pct(band['p95'])}).", ""]
     return "\n".join(lines) + "\n"

@@ -1,12 +1,14 @@
-"""Judging the predictor on the measured suite (issue 7): leave-one-program-out predictions,
-their errors against the real runs, and the report docs/validation.md is made of.
+"""Judging the runtime model on the recorded suite (`fsbm validate`): leave-one-program-out
+predictions, their errors against the real runs, and the report docs/validation.md is made of.
 
-No program is predicted by a model fitted on itself: for each program, the calibration is
-fitted on the others (sklearn's LeaveOneGroupOut) and predicts it.  Two errors are kept:
+No program is predicted by a model fitted on itself: for each program, the runtime model
+(estimator.RuntimeEstimator) is fitted on the others (LeaveOneGroupOut) and predicts it.
+Two errors are kept:
 - absolute: predicted runtime against the median of the real runs;
-- relative (Mesnier's relative fitness): the runtime measured on the traced filesystem,
-  scaled by the modelled ratio of candidate to traced, against the ratio measured within
-  each round (so the disk's drift between rounds cancels), medianed over rounds.
+- relative (Mesnier's relative fitness): the runtime measured on the traced filesystem with
+  its filesystem part replaced by the candidate's, as a ratio to the traced filesystem's
+  runtime, against the ratio measured within each round (so the disk's drift between rounds
+  cancels), medianed over rounds.
 """
 
 from __future__ import annotations
@@ -17,12 +19,13 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sklearn.model_selection import LeaveOneGroupOut
 
-from fsbm.predictor.calibration import RuntimeModel
+from fsbm.documents import Profile
 from fsbm.predictor.cost_table import CostTable
+from fsbm.predictor.estimator import RuntimeEstimator, predict_left_out
 from fsbm.predictor.model import GROUPS, price_workload
-from fsbm.predictor.outside import calls_cpu_seconds, cpu_scales, outside_features
+from fsbm.predictor.outside import calls_cpu_seconds, cpu_scales, outside_features, outside_seconds
+from fsbm.predictor.predict import calibration_key, relative_rows
 from fsbm.predictor.pricing import Pricer
 from fsbm.traces.outside_files import bounded_wait_ns
 from fsbm.traces.record import (CALLS_CPU_BRACKETED, CALLS_CPU_FIELDS, CALLS_CPU_NAMES, CALLS_CPU_SYNCS_SKIPPED,
@@ -39,7 +42,7 @@ class Judged:
     rows: pd.DataFrame
     pairs: pd.DataFrame
     summary: dict[str, Any]
-    calibration: dict[str, Any]
+    model: RuntimeEstimator  # the adopted form, fitted on every program
     operations: pd.DataFrame  # operation_ratios
 
 
@@ -62,20 +65,11 @@ def _replayed_ops(records: list[dict]) -> dict[tuple[str, str], dict[str, float]
     return {k: {op: statistics.median(v) for op, v in ops.items()} for k, ops in samples.items()}
 
 
-# Where the CPU time the time outside the filesystem starts from was measured: the
-# recording runs made in the rounds, beside the runs judged, or those made once before the
-# rounds with the trace.  Measurements older than the first have only the second.  The
-# rounds' recording runs are cold runs and, since they were added, runs with every file read
-# in first.  The verdict takes the cold runs, as a cold prediction does (outside.py says
-# why); the all-warm runs, which it took until 2026-11-24, are judged beside it.
-# Since 2026-11-25 each round's recording runs include a replay on the traced filesystem
-# that measures the CPU time of the calls by group (record.replay_calls_cpu), and the
-# verdict's source takes the calls' CPU from it (outside.cpu_scales); the same runs with the
-# calls' CPU priced by fsbench alone, the verdict until then, are judged beside it.  The
-# recording made before the rounds measured its own (--replay-in), which that source takes.
-# Since validation run 29 that replay's groups are scaled to the total of a replay of the
-# same calls without the brackets (record.replay_calls_cpu says why); the groups as the
-# brackets counted them, the verdict's until then, are judged beside it.
+# Where the CPU time the time outside the filesystem starts from was measured: the recording
+# runs made in each round beside the runs judged, or the recording made once before the
+# rounds.  The verdict takes the rounds' cold runs with the calls' CPU measured by a replay
+# on the traced filesystem, as a cold prediction does (outside.py); the other sources are
+# judged beside it (docs/model-evidence.md says why each was kept).
 CPU_IN_ROUNDS = "in the rounds"
 CPU_IN_ROUNDS_BRACKETED = "in the rounds, calls' CPU bracketed"
 CPU_IN_ROUNDS_PRICED = "in the rounds, calls' CPU priced"
@@ -99,11 +93,10 @@ def cpu_sources(doc: dict[str, Any]) -> list[str]:
     return sources + [CPU_BEFORE]
 
 
-def _outside(profile: dict[str, Any], traced: Pricer, cache_bytes: int, cpu: str) -> dict[str, float]:
+def _outside(profile: Profile, traced: Pricer, cache_bytes: int, cpu: str) -> dict[str, float]:
     """The outside features of a profile judged on cold runs, its CPU time from the runs `cpu`
     names: the cold runs' (what `fsbm predict` takes for a cold prediction), or the all-warm
-    runs' with the cold runs' wait for the files outside the workload added, as the verdict
-    took them until 2026-11-24."""
+    runs' with the cold runs' wait for the files outside the workload added."""
     cold = outside_features(profile, calls_cpu_seconds(profile, traced, cache_bytes=cache_bytes))
     if cpu != CPU_IN_ROUNDS_WARM:
         return cold
@@ -166,14 +159,19 @@ def features(doc: dict[str, Any], cache_bytes: int, cpu: str = CPU_BEFORE) -> pd
         if cpu in (CPU_IN_ROUNDS_PRICED, CPU_IN_ROUNDS_WARM):  # judged with the calls' CPU priced
             kept = set(CALLS_CPU_FIELDS.values())
             profile = {**profile, "recording": {k: v for k, v in profile["recording"].items() if k not in kept}}
+        profile = Profile.of(profile)
         outside = _outside(profile, traced, cache_bytes, cpu)
         scales = cpu_scales(profile, traced, cache_bytes=cache_bytes)
         for target in doc["targets"]:
-            fs = price_workload(program["profile"], pricers[target["candidate"]], cache_bytes=cache_bytes,
+            fs = price_workload(profile, pricers[target["candidate"]], cache_bytes=cache_bytes,
                                 cpu_scales=scales)
             groups = fs.by_group()
             runs = real[(program["name"], target["label"])]
+            seconds = outside_seconds(outside)
             rows.append({"program": program["name"], "candidate": target["label"], "state": target["state"],
+                         "key": calibration_key(pricers[target["candidate"]].table), "fs_s": fs.total_ns / 1e9,
+                         "fs_low_s": fs.low_ns / 1e9, "fs_high_s": fs.high_ns / 1e9, "outside_s": seconds,
+                         "outside_low_s": seconds, "outside_high_s": seconds, "evidence": "recording",
                          **{f"fs_{g}_s": groups[g] / 1e9 for g in GROUPS}, **outside,
                          "replay_s": statistics.median(replay[(program["name"], target["label"])]),
                          "real_s": statistics.median(runs), "real_min_s": min(runs), "real_max_s": max(runs),
@@ -184,9 +182,8 @@ def features(doc: dict[str, Any], cache_bytes: int, cpu: str = CPU_BEFORE) -> pd
 
 
 # fsreplay's operation kinds (microbench/src/plan.c) in the model's vocabulary, and the
-# model's operations fsreplay performs as another: a create is an open with O_CREAT.  Copies
-# are compared among the writes: replays made before fsreplay copied (2026-11-24) wrote
-# their bytes instead, and the model's write group holds them.
+# model's operations fsreplay performs as another: a create is an open with O_CREAT, and
+# copies are compared among the writes.
 REPLAYED_AS = {"fdatasync": "fsync", "lstat": "stat", "fstat": "stat", "access": "stat", "getdents": "readdir",
                "chmod": "setattr", "utimes": "setattr", "truncate": "setattr", "ftruncate": "setattr",
                "create": "open", "copy": "write"}
@@ -279,8 +276,8 @@ def noise_floor(records: list[dict], traced_on: str, seed: int = 7) -> dict[str,
     program's median runtime on each target, and its median ratio to the traced filesystem,
     resampled (judge uses the same medians).
 
-    Why: on this shared machine the same cold run can take twice as long an hour later
-    (issue 7), so part of every error is the measurement's.  An error within what the
+    Why: on this shared machine the same cold run can take twice as long an hour later, so
+    part of every error is the measurement's.  An error within what the
     medians themselves wobble by is not evidence against the model."""
     rng = np.random.default_rng(seed)
     runs = [_median_wobble(v, rng) for v in _seconds_by_pair(records, "real").values() if len(v) >= 3]
@@ -289,14 +286,35 @@ def noise_floor(records: list[dict], traced_on: str, seed: int = 7) -> dict[str,
     return {"runtimes": _spread(runs), "ratios": _spread(ratios)}
 
 
-def _leave_one_program_out(rows: pd.DataFrame, calibrate: bool) -> dict[str, np.ndarray]:
-    """Every row predicted by a model fitted on the other programs' rows."""
-    out = {k: np.full(len(rows), np.nan) for k in ("runtime", "low", "high", "fs", "outside")}
-    for train, test in LeaveOneGroupOut().split(rows, groups=rows["program"]):
-        parts = RuntimeModel(calibrate=calibrate).fit(rows.iloc[train]).predict_parts(rows.iloc[test])
-        for key in out:
-            out[key][test] = parts[key]
-    return out
+def _relative(rows: pd.DataFrame, traced_on: str) -> pd.DataFrame:
+    """`rows` in the relative form (predict.relative_rows): each program's time outside is its
+    real runtime on `traced_on` less that target's filesystem time."""
+    out = []
+    for _, group in rows.groupby("program", sort=False):
+        group = group.reset_index()
+        traced = group.index[group["candidate"] == traced_on][0]
+        out.append(relative_rows(group, traced, float(group.loc[traced, "real_s"])).set_index("index"))
+    return pd.concat(out).loc[rows.index]
+
+
+def _fit_rows(rows: pd.DataFrame, relative: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
+    """What the runtime model is fitted on: both forms' rows (the relative form's on the
+    targets it was not measured on), the real runtimes and the programs."""
+    untraced = relative[~relative["traced"].astype(bool)]
+    X = pd.concat([rows, untraced], ignore_index=True)
+    return X, X["real_s"].to_numpy(float), X["program"].to_numpy()
+
+
+def _leave_one_program_out(rows: pd.DataFrame, relative: pd.DataFrame, calibrate: bool) -> tuple[dict, dict]:
+    """Every row predicted in both forms by a model fitted on the other programs' rows."""
+    programs = rows["program"].to_numpy()
+
+    def fit(held_out: str) -> RuntimeEstimator:
+        X, y, groups = _fit_rows(rows[programs != held_out], relative[programs != held_out])
+        return RuntimeEstimator(calibrate=calibrate).fit(X, y, groups=groups)
+
+    absolute, scaled = predict_left_out(fit, [rows, relative], [programs, programs])
+    return absolute, scaled
 
 
 def _summary(rows: pd.DataFrame, pairs: pd.DataFrame, traced_on: str) -> dict[str, Any]:
@@ -318,22 +336,24 @@ def _summary(rows: pd.DataFrame, pairs: pd.DataFrame, traced_on: str) -> dict[st
     return summary
 
 
-def _errors(rows: pd.DataFrame, parts: dict[str, np.ndarray], measured_ratio: dict, traced_on: str) -> pd.DataFrame:
+def _errors(rows: pd.DataFrame, parts: tuple[dict, dict], measured_ratio: dict, traced_on: str) -> pd.DataFrame:
+    absolute, relative = parts
     rows = rows.copy()
-    rows["predicted_s"], rows["low_s"], rows["high_s"] = parts["runtime"], parts["low"], parts["high"]
-    rows["fs_calibrated_s"], rows["outside_s"] = parts["fs"], parts["outside"]
+    rows["predicted_s"], rows["low_s"], rows["high_s"] = absolute["runtime"], absolute["low"], absolute["high"]
+    rows["fs_calibrated_s"], rows["outside_s"] = absolute["fs"], absolute["outside"]
     rows["abs_error"] = rows["predicted_s"] / rows["real_s"] - 1
-    base = rows[rows["candidate"] == traced_on].set_index("program")
+    rows["relative_s"], rows["relative_low_s"], rows["relative_high_s"] = (relative["runtime"], relative["low"],
+                                                                           relative["high"])
     rows["measured_ratio"] = [measured_ratio.get((p, c), np.nan) for p, c in zip(rows["program"], rows["candidate"])]
-    rows["predicted_ratio"] = [pred / base.loc[p, "predicted_s"] for p, pred in zip(rows["program"], rows["predicted_s"])]
-    rows["relative_s"] = [base.loc[p, "real_s"] * r for p, r in zip(rows["program"], rows["predicted_ratio"])]
+    traced_real = rows["program"].map(rows[rows["candidate"] == traced_on].set_index("program")["real_s"])
+    rows["predicted_ratio"] = rows["relative_s"] / traced_real
     rows["ratio_error"] = rows["predicted_ratio"] / rows["measured_ratio"] - 1
     return rows
 
 
 def judge(doc: dict[str, Any], cache_bytes: int) -> Judged:
-    """Both forms of the model (raw, and calibrated on replays) predicted leave-one-program-
-    out, from the CPU time of each source the measurements have (cpu_sources); of the
+    """Both forms of the runtime model (raw, and calibrated on the programs' runtimes)
+    predicted leave-one-program-out, from the CPU time of each source the measurements have (cpu_sources); of the
     first source's forms, the one whose worse median (_worse_median) is smaller is adopted,
     and its errors are the verdict.  Every other (source, form) is judged too and kept in
     the summary."""
@@ -344,8 +364,9 @@ def judge(doc: dict[str, Any], cache_bytes: int) -> Judged:
     variants: dict[str, dict[str, tuple]] = {}
     rows_by_source = {source: features(doc, cache_bytes, source) for source in sources}
     for source, rows in rows_by_source.items():
+        relative = _relative(rows, traced_on)
         for name, calibrate in (("raw", False), ("calibrated", True)):
-            judged_rows = _errors(rows, _leave_one_program_out(rows, calibrate), measured_ratio, traced_on)
+            judged_rows = _errors(rows, _leave_one_program_out(rows, relative, calibrate), measured_ratio, traced_on)
             pairs = _pairs(judged_rows, by_round)
             variants.setdefault(source, {})[name] = (judged_rows, pairs, _summary(judged_rows, pairs, traced_on))
     forms = variants[sources[0]]
@@ -359,17 +380,14 @@ def judge(doc: dict[str, Any], cache_bytes: int) -> Judged:
                "pairs_by_medians": {"compared": int(len(by_medians)), "ranked_right": int(by_medians["right"].sum())},
                "variants": {source: {name: v[2] for name, v in forms_of.items()} for source, forms_of in variants.items()}}
     rows = rows_by_source[sources[0]]
-    calibration = RuntimeModel(calibrate=True).fit(rows).to_json()
-    calibration.update({"adopted": adopted == "calibrated", "error_p5": summary["error_p5"],
-                        "error_p95": summary["error_p95"], "median_abs_error": summary["median_abs_error"]})
-    return Judged(judged_rows, pairs, summary, calibration, operation_ratios(rows))
+    model = RuntimeEstimator(calibrate=adopted == "calibrated").fit(*_fit_rows(rows, _relative(rows, traced_on)))
+    return Judged(judged_rows, pairs, summary, model, operation_ratios(rows))
 
 
 def _worse_median(summary: dict[str, Any]) -> float:
     """The larger of a form's median errors, of runtimes and of ratios.  Both have the same
-    target, and a buyer ranks candidates by the ratios: adopting by the runtimes' median alone
-    took the calibrated form on a night its ratio median was 30% against the raw form's 10%
-    (18.4% against 20.0% on runtimes, 2026-11-23)."""
+    target, and a buyer ranks candidates by the ratios, so a form is not adopted for its
+    runtimes alone."""
     return max(summary["median_abs_error"], summary["median_ratio_error"] or 0.0)
 
 
@@ -380,15 +398,11 @@ def _pairs(rows: pd.DataFrame, by_round: dict[tuple[str, int], dict[str, float]]
 
     How far apart a pair measured is the median over rounds of slow / fast in the same
     round (`measured_gap`), as the ratios to the traced filesystem are: the rounds are
-    interleaved so that the disk's drift, up to 2x within the hour (issue 7), falls on both
-    targets of a round alike.  The ratio of the two targets' medians (`gap_of_medians`) can
-    take each median from a different round: in run 32, grep on ext4 fresh and on xfs fresh
-    measured 18% apart by their medians and 2% by the median of their rounds' ratios
-    (0.75-1.03; xfs the faster in 3 of 5 rounds).  Where no round ran both, the medians
-    decide, and they alone decide with `same_round` False (the doc's second count).
-
-    With it, the rounds in which the faster was the faster run (`rounds_faster` of
-    `rounds`)."""
+    interleaved so that the disk's drift falls on both targets of a round alike, where the
+    ratio of the two medians (`gap_of_medians`) can take each from a different round.  Where
+    no round ran both, the medians decide, and they alone decide with `same_round` False
+    (the doc's second count).  With it, the rounds in which the faster was the faster run
+    (`rounds_faster` of `rounds`)."""
     out = []
     for program, group in rows.groupby("program"):
         items = list(group.itertuples())

@@ -47,6 +47,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from fsbm.characterizer.classes import MAPPED_CLASS
+from fsbm.documents import ClassCount, Fsync, Profile, Reuse, SyncKind
 from fsbm.predictor.pricing import Price, Pricer
 from fsbm.traces.vocabulary import GROUPS
 
@@ -119,22 +120,18 @@ class FsTime:
         return out
 
 
-def hit_fraction(reuse: dict[str, Any], cache_bytes: int, start: str = "cold") -> float:
+def hit_fraction(reuse: Reuse, cache_bytes: int, start: str = "cold") -> float:
     """The share of block reads a page cache of `cache_bytes` holds, from the reuse curve.
 
     Cold start: the curve as the characterizer gives it (first references miss).  Warm
     start: the data was read before the workload began, so first references hit too
     when the whole working set fits."""
-    points = reuse.get("points") or []
-    reads = reuse.get("block_reads") or 0
-    if not reads:
+    if not reuse.block_reads:
         return 0.0
-    held = [p["hit_fraction"] for p in points if p["cache_bytes"] <= cache_bytes]
+    held = [p.hit_fraction for p in reuse.points if p.cache_bytes <= cache_bytes]
     fraction = held[-1] if held else 0.0
-    if start == "warm":
-        working_set = reuse.get("distinct_blocks", 0) * reuse.get("block_size", 4096)
-        if working_set <= cache_bytes:
-            fraction = min(1.0, fraction + reuse.get("cold_misses", 0) / reads)
+    if start == "warm" and reuse.distinct_blocks * reuse.block_size <= cache_bytes:
+        fraction = min(1.0, fraction + reuse.cold_misses / reuse.block_reads)
     return fraction
 
 
@@ -156,38 +153,37 @@ def _split(op: str, group: str, detail: str, count: float, cold_share: float, co
     return out
 
 
-def _stream_starts(profile: dict[str, Any], hits: float) -> tuple[float, float]:
+def _stream_starts(profile: Profile, hits: float) -> tuple[float, float]:
     """Sequential reads that start a stream (the first read of a file in a run) and miss, and
     the mean size of a sequential read: fsbench's sequential cold price is a long stream's
     average, readahead included, but each file read from its start is first a random read
     of that size."""
-    runs = profile.get("runs") or {}
-    streams = runs.get("read_only", 0) + runs.get("read_write", 0)
-    sequential = [c for bucket, c in profile["classes"]["data"].get("read", {}).get("sequential", {}).items()
+    streams = profile.runs.read_only + profile.runs.read_write
+    sequential = [c for bucket, c in profile.classes.data.get("read", {}).get("sequential", {}).items()
                   if bucket != "0"]  # a read at end of file moves nothing
-    count = sum(c["count"] for c in sequential)
-    size = sum(c["bytes"] for c in sequential) / count if count else 0.0
+    count = sum(c.count for c in sequential)
+    size = sum(c.bytes for c in sequential) / count if count else 0.0
     return min(streams * (1 - hits), count * (1 - hits)), size
 
 
-def _mean_gap(counts: dict[str, Any] | None) -> float:
+def _mean_gap(counts: ClassCount | None) -> float:
     """The mean gap before a forward read class's reads (0 for no class)."""
-    return counts.get("gap_bytes", 0) / counts["count"] if counts and counts["count"] else 0.0
+    return counts.gap_bytes / counts.count if counts and counts.count else 0.0
 
 
-def _resumed_lines(pricer: Pricer, counts: dict[str, Any], size: float, detail: str, forward: dict[str, Any] | None,
+def _resumed_lines(pricer: Pricer, counts: ClassCount, size: float, detail: str, forward: ClassCount | None,
                    hits: float) -> list[Line]:
     """The cache misses of a sequential read class's reads that resumed a stream, where the
     candidate prices them apart (pricing.Pricer.resumed_read), as a read of the workload's
     forward stream of that size (`forward`, its class)."""
-    resumed = counts.get("resumes", 0)
+    resumed = counts.resumes
     price = pricer.resumed_read(round(size), _mean_gap(forward)) if resumed and hits < 1 else None
     if price is None:
         return []
     return [Line("read", "read", f"{detail} resuming a stream after a gap, cache miss", resumed * (1 - hits), price)]
 
 
-def _data_lines(profile: dict[str, Any], pricer: Pricer, hits: float) -> list[Line]:
+def _data_lines(profile: Profile, pricer: Pricer, hits: float) -> list[Line]:
     lines = []
     seeks, size = _stream_starts(profile, hits)
     if seeks > 0:
@@ -197,10 +193,10 @@ def _data_lines(profile: dict[str, Any], pricer: Pricer, hits: float) -> list[Li
         extra = seek.minus(streamed, f"{seek.source} less {streamed.source}")
         lines.append(Line("read", "read", f"first read of a file from a cold cache: a random {_kib(size)} read",
                           seeks, extra))
-    for op, orders in profile["classes"]["data"].items():
+    for op, orders in profile.classes.data.items():
         for order, buckets in orders.items():
             for bucket, counts in sorted(buckets.items(), key=lambda kv: int(kv[0])):
-                n, nbytes = counts["count"], counts["bytes"]
+                n, nbytes = counts.count, counts.bytes
                 size = nbytes / n if n else 0
                 detail = f"{_kib(size)} {order}"
                 if bucket == "0":
@@ -214,15 +210,15 @@ def _data_lines(profile: dict[str, Any], pricer: Pricer, hits: float) -> list[Li
                     elif order == "forward":
                         gap = _mean_gap(counts)
                         detail = f"{_kib(size)} forward, {_kib(gap)} apart"
-                        miss = pricer.forward_read(round(size), gap, counts.get("gap_log2"))
+                        miss = pricer.forward_read(round(size), gap, counts.gap_log2)
                         hit = pricer.data(op, "random", "warm", round(size))
                     else:
                         miss = pricer.data(op, order, "cold", round(size))
                         hit = pricer.data(op, order, "warm", round(size))
-                    interleaved = counts.get("interleaved", 0) / n if n and op == "read" and order == "sequential" else 0.0
+                    interleaved = counts.interleaved / n if n and op == "read" and order == "sequential" else 0.0
                     resumed = _resumed_lines(pricer, counts, size, detail, orders.get("forward", {}).get(bucket),
                                              hits) if op == "read" and order == "sequential" else []
-                    rest = n - counts.get("resumes", 0) if resumed else n
+                    rest = n - counts.resumes if resumed else n
                     lines += resumed + [Line(op, group, f"{detail}, {label}", count, price,
                                              interleaved if label == "cache miss" else 0.0)
                                         for label, count, price in (("cache miss", rest * (1 - hits), miss),
@@ -232,9 +228,9 @@ def _data_lines(profile: dict[str, Any], pricer: Pricer, hits: float) -> list[Li
                     bench = "write" if order == "sequential" else "overwrite"
                     lines.append(Line(op, "write", f"{detail}, buffered", n, pricer.data(bench, order, "warm",
                                                                                           round(size))))
-                    if counts.get("straddles"):
+                    if counts.straddles:
                         lines.append(Line(op, "write", f"{detail}, buffered: straddling a page boundary, one page more",
-                                          counts["straddles"], pricer.straddle(bench, order, "warm")))
+                                          counts.straddles, pricer.straddle(bench, order, "warm")))
     return lines
 
 
@@ -242,17 +238,16 @@ SYNC_DETAIL = {"metadata": "committing metadata", "data": "data only", "clean": 
                "directory": "a directory whose entries changed"}
 
 
-def _sync_lines(fsync: dict[str, Any], done: int, pricer: Pricer) -> list[Line]:
+def _sync_lines(fsync: Fsync, done: int, pricer: Pricer) -> list[Line]:
     """One line per kind of sync (characterizer.syncs).  A profile made before the kinds
     were told apart has only the mean bytes per sync: every sync is then a metadata one."""
-    kinds = fsync.get("kinds") or {"metadata": {"count": done,
-                                                "bytes": (fsync.get("bytes_written_per_fsync") or 0) * done}}
+    kinds = fsync.kinds or {"metadata": SyncKind(count=done, bytes=round((fsync.bytes_written_per_fsync or 0) * done))}
     lines = []
     for kind, counts in kinds.items():
-        if counts["count"]:
-            per_sync = counts["bytes"] / counts["count"]
+        if counts.count:
+            per_sync = counts.bytes / counts.count
             detail = SYNC_DETAIL[kind] + (f", after {_kib(per_sync)} written" if kind in ("metadata", "data") else "")
-            lines.append(Line("fsync", "sync", detail, counts["count"], pricer.fsync(per_sync, kind)))
+            lines.append(Line("fsync", "sync", detail, counts.count, pricer.fsync(per_sync, kind)))
     return lines
 
 
@@ -262,40 +257,39 @@ WITH_DATA = {"create": ("written", "written_bytes", "then written", Pricer.creat
              "unlink": ("with_data", "data_bytes", "of a file holding data", Pricer.unlink_written)}
 
 
-def _metadata_lines(profile: dict[str, Any], pricer: Pricer, start: str) -> list[Line]:
-    classes = profile["classes"]["metadata"]
-    names = profile["namespace"]["files_touched"] + profile["namespace"]["directories_touched"]
-    calls = sum(c["done"] + c["failed"] for op, c in classes.items() if op not in ("close", "fsync"))
+def _metadata_lines(profile: Profile, pricer: Pricer, start: str) -> list[Line]:
+    classes = profile.classes.metadata
+    names = profile.namespace.files_touched + profile.namespace.directories_touched
+    calls = sum(c.done + c.failed for op, c in classes.items() if op not in ("close", "fsync"))
     cold_share = min(1.0, names / calls) if calls and start == "cold" else 0.0
     lines = []
     for op, counts in classes.items():
         if op == "fsync":
-            lines += _sync_lines(profile["fsync"], counts["done"], pricer)
+            lines += _sync_lines(profile.fsync, counts.done, pricer)
         elif op in ("read", "write"):
             pass  # failed data calls: below
         elif op == "close":
-            lines.append(Line(op, "metadata", "", counts["done"], pricer.metadata("close", "warm")))
-        elif op in WITH_DATA and counts.get(WITH_DATA[op][0]):
+            lines.append(Line(op, "metadata", "", counts.done, pricer.metadata("close", "warm")))
+        elif op in WITH_DATA and getattr(counts, WITH_DATA[op][0]):
             count_key, bytes_key, detail, price = WITH_DATA[op]
-            with_data = counts[count_key]
-            per_file = counts.get(bytes_key, 0) / with_data
-            lines += _split(op, "metadata", "", counts["done"] - with_data, cold_share, pricer.metadata(op, "cold"),
+            with_data = getattr(counts, count_key)
+            per_file = getattr(counts, bytes_key) / with_data
+            lines += _split(op, "metadata", "", counts.done - with_data, cold_share, pricer.metadata(op, "cold"),
                             pricer.metadata(op, "warm"))
             lines += _split(op, "metadata", f"{detail}, {_kib(per_file)} a file", with_data, cold_share,
                             price(pricer, per_file, "cold"), price(pricer, per_file, "warm"))
-        elif op == "readdir" and counts["done"]:
-            listed = counts.get("listed_bytes")
-            per_call = listed / counts["done"] if listed else None
-            lines += _split(op, "metadata", f"{_kib(per_call)} listed a call" if per_call else "", counts["done"],
+        elif op == "readdir" and counts.done:
+            per_call = counts.listed_bytes / counts.done if counts.listed_bytes else None
+            lines += _split(op, "metadata", f"{_kib(per_call)} listed a call" if per_call else "", counts.done,
                             cold_share, pricer.listing(per_call, "cold"), pricer.listing(per_call, "warm"))
-        elif counts["done"]:
-            lines += _split(op, "metadata", "", counts["done"], cold_share, pricer.metadata(op, "cold"),
+        elif counts.done:
+            lines += _split(op, "metadata", "", counts.done, cold_share, pricer.metadata(op, "cold"),
                             pricer.metadata(op, "warm"))
-        if counts["failed"]:
-            lines += _split(op, "metadata", "failed", counts["failed"], cold_share, pricer.failed_lookup("cold"),
+        if counts.failed:
+            lines += _split(op, "metadata", "failed", counts.failed, cold_share, pricer.failed_lookup("cold"),
                             pricer.failed_lookup("warm"))
-        if counts.get("empty"):
-            lines.append(Line(op, "metadata", "end of listing", counts["empty"],
+        if counts.empty:
+            lines.append(Line(op, "metadata", "end of listing", counts.empty,
                               Price(0.0, 0.0, 0.0, "counted in the listing's first getdents64", 0.0)))
     return lines
 
@@ -311,13 +305,10 @@ def readahead_overlap(lines: list[Line]) -> list[Line]:
     taken off as far as the workload's other calls outside the reads last.
 
     fsbench prices a sequential cold read from a stream read back to back, each read waiting
-    for the device as the one before it did.  A reader that makes other calls between its
-    reads (tar writes each member of the archive it reads) gives readahead that time to
-    bring the next reads in: replayed cold on ext4, untar's 2456 reads of its archive took
-    6-7 ms among its writes and 16-44 ms with the writes left out, where the back-to-back
-    price came to 20 ms.  The wait so hidden is at most the time of the calls outside the
-    read group (writes, metadata, syncs), the calls that can lie between; a read's CPU time
-    is never hidden."""
+    for the device.  A reader that makes other calls between its reads (tar writes each
+    member of the archive it reads) gives readahead that time to bring the next reads in.
+    The wait so hidden is at most the time of the calls outside the read group (writes,
+    metadata, syncs); a read's CPU time is never hidden."""
     waits = sum(line.count * line.overlap_share * _wait_ns(line.price) for line in lines)
     between = sum(line.total_ns for line in lines if line.group != "read")
     if waits <= 0 or between <= 0:
@@ -342,15 +333,12 @@ class CpuScales:
     those calls there (`traced_ns`).
 
     A factor below 1 shrinks every candidate's CPU prices of the group in proportion.  One
-    above 1 adds CPU fsbench's cases do not spend (sqlite's syncs write back 80-200 KiB each
-    where fsbench's fsync wrote 4 KiB) and adds it in proportion on a candidate whose prices
-    of the group are lower (none on tmpfs, whose syncs do nothing) but no more than it added
-    where it was traced: a candidate whose calls cost more CPU for reasons fsbench does
-    measure (btrfs's fsync builds its log tree in the caller, 14 times ext4's CPU for
-    sqlite's syncs) spends the excess once, not that many times over.  Taken in proportion
-    everywhere, ext4's sync factor of 1.99 added 0.29 s to sqlite's syncs on btrfs, whose
-    replays the model then overran by 24% (validation run 24).  Without `traced_ns` (a
-    prediction stored before it was kept), every factor is taken in proportion."""
+    above 1 adds CPU that fsbench's cases do not spend (a sync that writes back more than
+    fsbench's did): in proportion on a candidate whose prices of the group are lower, but
+    never more than it added where it was traced, because a candidate whose calls cost more
+    CPU for reasons fsbench does measure (btrfs builds its log tree in the caller) spends the
+    excess once, not that many times over.  Without `traced_ns` every factor is taken in
+    proportion."""
 
     factors: dict[str, float] = field(default_factory=dict)
     traced_ns: dict[str, float] = field(default_factory=dict)
@@ -367,14 +355,13 @@ class CpuScales:
         return out
 
 
-def price_workload(profile: dict[str, Any], pricer: Pricer, *, cache_bytes: int, start: str = "cold",
+def price_workload(profile: Profile | dict[str, Any], pricer: Pricer, *, cache_bytes: int, start: str = "cold",
                    cpu_scales: CpuScales | None = None) -> FsTime:
     """The modelled filesystem time of a profile's workload on the pricer's candidate.
     `cpu_scales`: how this workload's calls' CPU time where it was traced moves fsbench's
     CPU prices (CpuScales; outside.cpu_scales)."""
-    if "classes" not in profile:
-        raise ValueError("the profile has no event classes; characterize the trace again with this fsbm")
-    hits = hit_fraction(profile["reuse"], cache_bytes, start)
+    profile = Profile.of(profile)
+    hits = hit_fraction(profile.reuse, cache_bytes, start)
     lines = _data_lines(profile, pricer, hits) + _metadata_lines(profile, pricer, start)
     if cpu_scales and cpu_scales.factors:
         factors = cpu_scales.on(FsTime(pricer.table.candidate, lines).by_group(cpu=True))

@@ -1,97 +1,37 @@
-"""What a profile says about the time its program spends outside the filesystem.
+"""The time a recorded workload spends outside the filesystem (`fsbm trace record`).
 
-Tracing inflates each traced call by tens of microseconds here (ptrace stops on both sides
-of the call), which for a program making tens of thousands of calls is many times its
-untraced runtime, and the inflation per call varies by a third between programs: no
-subtraction from the traced wall time survives that.  So the time outside starts from what
-tracing does not bend, the CPU time of untraced runs (`fsbm trace record --untraced-runs`):
-
-- its user time is outside the filesystem, all of it;
-- its system time is partly the filesystem's (the calls under study) and partly not
-  (exec, page faults, pipes, calls on other filesystems).  When the cost table of the
-  filesystem the program was traced on is known, the CPU time of its calls there is
-  modelled as their time is, from fsbench's CPU time per call (cpu_ns); system time less
-  that, never below zero, was outside.  Not less their whole modelled time: a cold call's
-  time is mostly a wait for the device (a cold 4 KiB read here: 95 us, 21 us of it CPU),
-  and taking waits from CPU time left git's system time outside at 0 where it is 0.2 s.
-  A cost table measured before fsbench kept CPU time prices the CPU at the whole latency,
-  the older upper bound.
-
-Which runs the CPU time comes from: the runs that start as the predicted ones do.
-`fsbm trace record --cold` with a scope makes cold runs and, beside them, runs that start
-with every file read in, the workload's and those outside it (traces/record.py:
-untraced_warm_*).  A cold prediction takes the cold runs' CPU time, less its calls' CPU
-priced cold; a warm one takes the all-warm runs', less its calls' CPU priced warm (those
-runs skip their syncs, traces/nosync.py says why, and then the syncs' CPU is not taken
-either).  Why not the all-warm runs for both, as fsbm did until 2026-11-24: a cold run
-spends CPU that no call of its workload holds.  On tmpfs, where the workload's files never
-leave memory, a run after every cache was dropped used more CPU than an all-warm one:
-compile 2.67 s against 1.93, git 0.67 against 0.58, sqlite 0.25 against 0.18, random-reads
-0.026 against 0.015 (medians of 5 and 5); the warm runs' outside time missed compile's
-tmpfs runtime by 0.3 s.  Over validation runs 9-11 the cold runs gave the better median
-error (9.5, 7.2, 7.3% against 11.5, 12.4, 10.9%).  What the cold runs do worse: a call
-whose cold CPU fsbench underprices leaves its excess outside, counted on every candidate
-(sqlite's syncs: 0.17 s of CPU outside its ext4 runs, 0.13 s of time outside on tmpfs).
-Older recordings have only the cold runs, and a warm prediction then takes those.
-
-Where the calls' CPU time was measured, not priced: a cold replay of the trace on the
-traced filesystem, every call bracketed by the CPU clock (`fsbm trace record --replay-in`,
-traces/record.py: replay_calls_cpu), says how much CPU its calls took there, by group
-(metadata, reads, writes, syncs).  fsbench's CPU prices of the same calls are off by a
-factor particular to the workload and the group: SQLite's 1204 syncs and 61,000 small writes
-took 0.236 s of CPU replayed on ext4 where fsbench's prices add up to 0.153 s (validation
-run 15), and that excess, left outside, was added to every candidate (sqlite on tmpfs:
-+31% in run 14, +62% in run 15).  Measured, it is the calls': each group's CPU prices on
-every candidate are taken measured / priced times (cpu_scales), and the time outside is the
-cold runs' CPU time less the calls' so corrected.  On the traced filesystem the prediction
-is then what it was (the CPU moves from outside into the calls); elsewhere the excess
-follows the calls of its group, in proportion to their CPU prices but never more than it
-was where measured (model.CpuScales: btrfs's syncs are not twice as dear because ext4's were).
-Why by group: one factor for every call took ext4's journal CPU, 1.54 times fsbench's for
-sqlite, to tmpfs's writes, which it overpriced by a third.  Why from the whole CPU time and
-not its system part: the kernel splits user from system by sampling ticks (4 ms here), and
-sqlite's measured calls took more than its runs' system share.  A warm prediction, and a
-recording without the replay, keep fsbench's prices (every factor 1).
-
-A cold run also waits for the files it reads from outside the workload (its executables,
-libraries, headers): `fsbm trace record --cold` measures that wait (traces/outside_files.py)
-and a cold prediction adds it as it is; a warm one, and a recording without it, add nothing.
-
-Where the syncs were measured, from the runs, not the replay: a cold run spends CPU time
-on its syncs that no bracket around them holds.  Replayed cold on ext4 (2026-11-25), sqlite's
-calls took 0.19-0.23 s of CPU with their 1204 syncs and 0.13 s with them skipped, a
-difference of 0.10 s where the brackets around the syncs held 0.05 s; sqlite itself took
-0.275 s cold, 0.171 s with its syncs skipped, and 0.142 s on tmpfs either way.  The rest is
-work the syncs cause beside themselves (writes find their pages clean again and dirty them
-anew; interrupts land on the caller), and the bracketed replay left it outside the
-filesystem, on every candidate: sqlite on tmpfs came out at +26 to +32% over validation runs
-22-24, its outside time 0.095-0.114 s where tmpfs's runs showed 0.05-0.08.  So `fsbm trace
-record --replay-in` also makes cold runs with their syncs skipped, and replays that skip
-them: the time outside starts from those runs' CPU time less those replays' calls', with
-no sync in either, and the syncs' CPU is what skipping them saved the cold runs, which
-their group's scale carries to each candidate (model.CpuScales: none on tmpfs, the excess
-once on btrfs).  That scale is not bounded: CPU_SCALE_BOUNDS guard against a replay gone
-wrong, and no replay measures it.  A recording without libeatmydata keeps the bracketed
-replay's syncs and the cold runs' CPU time, as before.
-
-Every run also idles, neither on a processor nor in a call of its workload: starting its
-processes, waiting for them and reaping them.  The pairs' run with every file read in and
-its syncs skipped has nothing else to wait for, and idled 2-3 ms (tar, cp and rm, grep,
-sqlite3; 5 runs each on ext4 and on tmpfs, 2026-11-25), where the tmpfs runs of validation
-run 25 idled 6-9 ms, their wait for the files outside the workload 3-4 ms of it.  No cost
-table or CPU time holds it, and a program of 20-40 ms on tmpfs missed by that much; so a
-prediction adds that run's idle time (untraced_warm_idle_ns), cold or warm.
+Tracing inflates every traced call many times over, by an amount that varies between
+programs, so the time outside starts from what tracing does not bend: the CPU time of the
+program's untraced runs.
+- Its user time is outside the filesystem, all of it.
+- Its system time is partly the filesystem's calls and partly not (exec, page faults,
+  pipes, calls on other filesystems).  The calls' CPU time on the traced filesystem is
+  taken off: measured where a cold replay there bracketed every call with the CPU clock
+  (`--replay-in`), else priced from fsbench's CPU time per call (cpu_ns).  Only their CPU
+  time, not their latency: a cold call's time is mostly a wait for the device.
+- A cold prediction takes the cold runs' CPU time, a warm one the runs with every file read
+  in first: a cold run spends CPU that no call of its workload holds.
+- Where the recording has cold runs with their syncs skipped (libeatmydata, and replays
+  that skip them too), the time outside starts from those, and what skipping the syncs
+  saved the cold runs is the syncs' CPU: a sync causes work beside itself that no bracket
+  around it holds.
+- The calls' measured CPU, by group (metadata, reads, writes, syncs), scales fsbench's CPU
+  prices of that group on every candidate (cpu_scales, model.CpuScales).
+- A cold run also waits for the files it reads from outside the workload (executables,
+  libraries), and every run idles starting and reaping its processes: both are measured by
+  the recording and added as they are.
 
 Without the traced filesystem's costs, the time outside is the user time plus the traced
-time of calls on other filesystems, less the per-call inflation measured in the same trace:
-the older form, which the inflation's noise makes poor for programs with many such calls.
-Neither form is fitted: every fitted form tried validated worse (docs/validation.md).
+time of calls on other filesystems less the per-call inflation measured in the same trace.
+Nothing here is fitted.  docs/model-evidence.md keeps the measurements behind each rule.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
+from fsbm.documents import Profile
 from fsbm.errors import UsageError
 from fsbm.predictor.model import CpuScales, FsTime, price_workload
 from fsbm.predictor.pricing import Pricer
@@ -105,10 +45,36 @@ COLD_USER, COLD_SYSTEM = "untraced_user_cpu_ns", "untraced_system_cpu_ns"
 EVERYTHING_CACHED = 1 << 62  # a page cache that holds any workload
 
 
-def _warm_runs(profile: dict[str, Any], start: str) -> bool:
+@dataclass(frozen=True)
+class Outside:
+    """The time a workload spends outside the filesystem, seconds, with its 90% band; `kind`
+    is the evidence it rests on (estimator.EVIDENCE), `evidence` says it in words."""
+
+    seconds: float
+    low: float
+    high: float
+    kind: str
+    evidence: str
+
+    @classmethod
+    def exactly(cls, seconds: float, kind: str, evidence: str) -> "Outside":
+        return cls(seconds, seconds, seconds, kind, evidence)
+
+    def less(self, seconds: float, why: str) -> "Outside":
+        """This time less `seconds` (never below 0), the evidence saying `why`."""
+        return Outside(max(self.seconds - seconds, 0.0), max(self.low - seconds, 0.0), max(self.high - seconds, 0.0),
+                       self.kind, f"{self.evidence}, {why}")
+
+
+def _recording(profile: Profile) -> dict[str, Any]:
+    """The recording's measurements by name (traces/record.py), none for a plain trace."""
+    return profile.recording.measured() if profile.recording else {}
+
+
+def _warm_runs(profile: Profile, start: str) -> bool:
     """Whether the CPU time comes from the runs with every file read in: for a warm
     prediction, where the recording has them."""
-    recording = profile.get("recording") or {}
+    recording = _recording(profile)
     return start == "warm" and WARM_USER in recording and WARM_SYSTEM in recording
 
 
@@ -119,28 +85,28 @@ def _warm_runs(profile: dict[str, Any], start: str) -> bool:
 CPU_SCALE_BOUNDS = (0.5, 2.0)
 
 
-def _without_syncs(profile: dict[str, Any], start: str) -> bool:
+def _without_syncs(profile: Profile, start: str) -> bool:
     """Whether a cold prediction's CPU time comes from the cold runs made with their syncs
     skipped: where the recording has them, and replays that measured the calls' CPU skipping
     the syncs too (module docstring)."""
-    recording = profile.get("recording") or {}
+    recording = _recording(profile)
     needed = (NOSYNC_USER, NOSYNC_SYSTEM, COLD_USER, COLD_SYSTEM, *CALLS_CPU_FIELDS.values())
     return (start == "cold" and bool(recording.get(UNTRACED_CALLS_CPU_SYNCS_SKIPPED))
             and all(name in recording for name in needed))
 
 
-def _syncs_skipped(profile: dict[str, Any], start: str) -> bool:
+def _syncs_skipped(profile: Profile, start: str) -> bool:
     """Whether the runs a `start` prediction's CPU time comes from skipped their syncs."""
     if _warm_runs(profile, start):
-        return bool((profile.get("recording") or {}).get(UNTRACED_WARM_SYNCS_SKIPPED))
+        return bool(_recording(profile).get(UNTRACED_WARM_SYNCS_SKIPPED))
     return _without_syncs(profile, start)
 
 
-def _measured(profile: dict[str, Any], start: str) -> dict[str, int] | None:
+def _measured(profile: Profile, start: str) -> dict[str, int] | None:
     """The calls' CPU time measured, by group: by replay, and the syncs', where the replays
     skipped them, as what skipping them saved the cold runs; None for a warm prediction or
     where the recording has none."""
-    recording = profile.get("recording") or {}
+    recording = _recording(profile)
     if start != "cold" or not all(name in recording for name in CALLS_CPU_FIELDS.values()):
         return None
     measured = {group: recording[name] for group, name in CALLS_CPU_FIELDS.items()}
@@ -166,24 +132,26 @@ def _scales(measured: dict[str, int] | None, priced: FsTime, sync_from_runs: boo
     return out
 
 
-def cpu_scales(profile: dict[str, Any], traced: Pricer, *, cache_bytes: int, start: str = "cold") -> CpuScales:
+def cpu_scales(profile: Profile | dict[str, Any], traced: Pricer, *, cache_bytes: int, start: str = "cold") -> CpuScales:
     """Per group of operations, how many times fsbench's CPU time per call the profile's calls
     took on the filesystem it was traced on (`traced`'s cost table), where a cold replay
     there measured them (CALLS_CPU_FIELDS), 1 elsewhere; with fsbench's CPU prices of them
     there.  price_workload takes every candidate's CPU prices of a group by it (module
     docstring; model.CpuScales says how)."""
+    profile = Profile.of(profile)
     priced = price_workload(profile, traced, cache_bytes=cache_bytes, start=start)
     return CpuScales(_scales(_measured(profile, start), priced, _without_syncs(profile, start)),
                      priced.by_group(cpu=True))
 
 
-def calls_cpu_seconds(profile: dict[str, Any], traced: Pricer, *, cache_bytes: int, start: str = "cold") -> float:
+def calls_cpu_seconds(profile: Profile | dict[str, Any], traced: Pricer, *, cache_bytes: int, start: str = "cold") -> float:
     """The CPU time the profile's filesystem calls take on the filesystem it was traced on
     (`traced`'s cost table), priced as the runs its CPU time comes from ran (module
     docstring): from a `start` cache of `cache_bytes`, each group at cpu_scales times
     fsbench's CPU prices; or, from the all-warm runs, with every file cached; either without
     its syncs where those runs skipped them (traces/nosync.py).  What outside_features takes
     from the CPU time of the runs."""
+    profile = Profile.of(profile)
     if _warm_runs(profile, start):  # fsbench's prices
         spent = CpuScales({}, price_workload(profile, traced, cache_bytes=EVERYTHING_CACHED,
                                              start="warm").by_group(cpu=True))
@@ -194,17 +162,17 @@ def calls_cpu_seconds(profile: dict[str, Any], traced: Pricer, *, cache_bytes: i
                if not (skipped and group == "sync")) / 1e9
 
 
-def outside_features(profile: dict[str, Any], traced_cpu_s: float | None = None,
+def outside_features(profile: Profile | dict[str, Any], traced_cpu_s: float | None = None,
                      start: str = "cold") -> dict[str, float]:
     """user_cpu_s, system_cpu_s, outside_calls_s and outside_wait_s of a profile made by
     `fsbm trace record`, for runs that start from a `start` cache.
     `traced_cpu_s`: the CPU time of its filesystem calls on the filesystem it was traced on
     (calls_cpu_seconds, with the same `start`); with it, and untraced runs, the system time
     outside it counts (module docstring)."""
-    recording = profile.get("recording")
-    trace_time = profile.get("trace_time") or {}
-    if not recording or not trace_time.get("known"):
-        raise UsageError(f"the profile of {profile.get('source') or 'this trace'} has no recording facts: the time "
+    profile = Profile.of(profile)
+    recording = _recording(profile)
+    if not recording or not profile.trace_time.known:
+        raise UsageError(f"the profile of {profile.source or 'this trace'} has no recording facts: the time "
                          "outside the filesystem is unknown",
                          hint="record the program with `fsbm trace record` (it keeps the CPU time beside the log), "
                               "or use the relative form (--measured SECONDS --traced-on CANDIDATE)")
@@ -228,7 +196,7 @@ def outside_features(profile: dict[str, Any], traced_cpu_s: float | None = None,
         return {"user_cpu_s": user / 1e9, "system_cpu_s": max(system / 1e9 - traced_cpu_s, 0.0), "outside_calls_s": 0.0,
                 **wait}
     return {"user_cpu_s": user / 1e9, "system_cpu_s": 0.0,
-            "outside_calls_s": trace_time.get("outside_calls_corrected_ns", 0) / 1e9, **wait}
+            "outside_calls_s": profile.trace_time.outside_calls_corrected_ns / 1e9, **wait}
 
 
 def outside_seconds(features: Any) -> Any:

@@ -2,8 +2,10 @@
 runtimes and ratios to the traced filesystem, interval coverage, rankings, and how much two
 quick cost tables of one candidate move a program's modelled filesystem time.
 
-Nothing here is fitted: every prediction is what `fsbm predict` says for the trace, with the
-cost tables and the tracing calibration measured in the same run.
+Every prediction is what `fsbm predict` says for the trace (predict.Workload and the runtime
+model), with the cost tables and the tracing calibration measured in the same run.  The
+development set is judged leave-one-program-out and fits the runtime model for plain traces
+(its error bands, no factors); any other set is judged by that stored model alone.
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ import numpy as np
 import pandas as pd
 
 from fsbm.predictor.cost_table import CostTable
+from fsbm.predictor.estimator import RuntimeEstimator, predict_left_out
 from fsbm.predictor.model import price_workload
-from fsbm.predictor.predict import Calibration, predict
+from fsbm.predictor.predict import Workload, relative_rows
 from fsbm.predictor.pricing import Pricer
 from fsbm.predictor.tracing import TracingCalibration
 
@@ -36,6 +39,7 @@ class PlainJudged:
     pairs: pd.DataFrame
     reproducibility: pd.DataFrame
     summary: dict[str, Any]
+    model: RuntimeEstimator  # the runtime model fitted on this set (or the one it was judged by)
 
 
 def _real(records: list[dict]) -> tuple[dict[tuple[str, str], list[float]], dict[tuple[str, int], dict[str, float]]]:
@@ -66,69 +70,135 @@ def _pricers(doc: dict[str, Any]) -> tuple[dict[str, Pricer], dict[str, list[Pri
     return median, each
 
 
-def judge_plain(doc: dict[str, Any], model_error: dict[str, Any] | None = None) -> PlainJudged:
-    """Every program predicted on every target in both forms, against its real runs.
-    `model_error`: the development set's errors, for the intervals (predict.predict)."""
+# The forms judged: the model's rows of each (_suite) and the rows the judge shows them in.
+# "untimed" is the absolute form from the same trace without its call durations (strace
+# without -T), where the measurements have it.
+FORMS = ("relative", "absolute", "untimed")
+
+
+@dataclass(frozen=True)
+class _Suite:
+    """The measured programs priced on every target: the runtime model's rows of each form
+    (relative_rows for the relative form), the real runtime each row is judged against, and
+    the program of each."""
+
+    forms: dict[str, pd.DataFrame]
+    real_s: np.ndarray
+    programs: np.ndarray
+    evidence: dict[str, str]  # per program, what its time outside rests on
+
+    def without(self, program: str) -> "_Suite":
+        keep = self.programs != program
+        return _Suite({form: rows[keep].reset_index(drop=True) for form, rows in self.forms.items()},
+                      self.real_s[keep], self.programs[keep], self.evidence)
+
+
+def _suite(doc: dict[str, Any], pricers: dict[str, Pricer], runs: dict, labels: dict[str, str],
+           traced_name: str) -> _Suite:
     tracing = TracingCalibration.from_json(doc.get("tracing_calibration") or {})
+    names = list(labels)
+    untimed = all("profile_untimed" in program for program in doc["programs"])
+    forms: dict[str, list[pd.DataFrame]] = {form: [] for form in FORMS if form != "untimed" or untimed}
+    real, programs, evidence = [], [], {}
+    for program in doc["programs"]:
+        name = program["name"]
+
+        def priced(key: str) -> Workload:
+            return Workload.priced(program[key], [pricers[c] for c in names], cache_bytes=CACHE_BYTES, start="cold",
+                                   traced_on=traced_name, tracing=tracing)
+
+        workload = priced("profile")
+        measured = statistics.median(runs[(name, labels[traced_name])])
+        forms["absolute"].append(workload.rows)
+        forms["relative"].append(relative_rows(workload.rows, names.index(traced_name), measured))
+        if untimed:
+            forms["untimed"].append(priced("profile_untimed").rows)
+        real += [statistics.median(runs[(name, labels[c])]) for c in names]
+        programs += [name] * len(names)
+        evidence[name] = workload.outside.evidence
+    return _Suite({form: pd.concat(rows, ignore_index=True) for form, rows in forms.items()}, np.array(real),
+                  np.array(programs), evidence)
+
+
+def plain_model(suite: _Suite) -> RuntimeEstimator:
+    """The runtime model for plain traces, fitted on a measured suite: no calibration factor,
+    and the errors of each form (the relative form's on the candidates it was not measured
+    on), each program's from a fit without it."""
+    frames, real, groups = [], [], []
+    for form, rows in suite.forms.items():
+        pick = ~rows["traced"].to_numpy(bool) if form == "relative" else np.ones(len(rows), bool)
+        frames.append(rows[pick])
+        real.append(suite.real_s[pick])
+        groups.append(suite.programs[pick])
+    return RuntimeEstimator(calibrate=False).fit(pd.concat(frames, ignore_index=True), np.concatenate(real),
+                                                 groups=np.concatenate(groups))
+
+
+def _parts(suite: _Suite, model: RuntimeEstimator | None) -> dict[str, dict[str, np.ndarray]]:
+    """Each form's predictions of every row: by `model` where given (a model fitted on
+    another set), else each program's by a model fitted on the others (LeaveOneGroupOut)."""
+    if model is not None:
+        return {form: model.predict_parts(rows) for form, rows in suite.forms.items()}
+    forms = list(suite.forms)
+    parts = predict_left_out(lambda held_out: plain_model(suite.without(held_out)),
+                             [suite.forms[form] for form in forms], [suite.programs] * len(forms))
+    return dict(zip(forms, parts))
+
+
+def judge_plain(doc: dict[str, Any], model: RuntimeEstimator | None = None) -> PlainJudged:
+    """Every program predicted on every target in each form, against its real runs.
+    `model`: the runtime model fitted on the development set, for judging another set; None
+    judges the set by leave-one-program-out and fits `PlainJudged.model` on all of it."""
     labels = {t["candidate"]: t["label"] for t in doc["targets"]}
     traced_label = doc["traced_on"]
     traced_name = next(name for name, label in labels.items() if label == traced_label)
     runs, by_round = _real(doc["records"])
     median_pricers, each_pricers = _pricers(doc)
+    suite = _suite(doc, median_pricers, runs, labels, traced_name)
+    parts = _parts(suite, model)
+    forms = list(suite.forms)
     rows, repro = [], []
-    for program in doc["programs"]:
-        name, profile = program["name"], program["profile"]
-        measured = statistics.median(runs[(name, traced_label)])
-        tables = [(None, median_pricers[c]) for c in labels]
-        prediction = predict(profile, tables, cache_bytes=CACHE_BYTES, start="cold", calibration=Calibration(None),
-                             measured=measured, traced_on=traced_name, tracing=tracing, model_error=model_error)
-        entries = {e["candidate"]: e for e in prediction["candidates"]}
-        base = entries[traced_name]
-        for candidate, label in labels.items():
-            e, real = entries[candidate], runs[(name, label)]
-            real_s = statistics.median(real)
-            rows.append({
-                "program": name, "target": label, "traced": candidate == traced_name, "real_s": real_s,
-                "real_min_s": min(real), "real_max_s": max(real), "fs_s": e["fs_s"], "outside_s": e["outside_s"],
-                "absolute_s": e["runtime_s"], "absolute_low_s": e["low_s"], "absolute_high_s": e["high_s"],
-                "relative_s": e["relative_s"], "relative_low_s": e["relative_low_s"],
-                "relative_high_s": e["relative_high_s"],
-                "measured_ratio": _same_round_ratio(by_round, name, label, traced_label),
-                "absolute_ratio": e["runtime_s"] / base["runtime_s"] if base["runtime_s"] else float("nan"),
-                "relative_ratio": e["relative_s"] / measured if measured else float("nan"),
-                "evidence": prediction["outside_evidence"],
-            })
-            # The raw model's filesystem time: what a second table of the same candidate moves.
-            fs_by_table = [price_workload(profile, p, cache_bytes=CACHE_BYTES, start="cold").total_ns / 1e9
-                           for p in each_pricers[candidate]]
-            if len(fs_by_table) > 1 and min(fs_by_table) > 0:
-                repro.append({"program": name, "target": label, "fs_s": fs_by_table,
-                              "spread": max(fs_by_table) / min(fs_by_table) - 1})
+    for i, (name, candidate) in enumerate(zip(suite.programs, list(labels) * len(doc["programs"]))):
+        label, real = labels[candidate], runs[(name, labels[candidate])]
+        base = i - list(labels).index(candidate) + list(labels).index(traced_name)
+        row = {"program": name, "target": label, "traced": candidate == traced_name, "real_s": suite.real_s[i],
+               "real_min_s": min(real), "real_max_s": max(real), "fs_s": parts["absolute"]["fs"][i],
+               "outside_s": parts["absolute"]["outside"][i],
+               "measured_ratio": _same_round_ratio(by_round, name, label, traced_label),
+               "evidence": suite.evidence[name]}
+        for form in forms:
+            runtime = parts[form]["runtime"]
+            row.update({f"{form}_s": runtime[i], f"{form}_low_s": parts[form]["low"][i],
+                        f"{form}_high_s": parts[form]["high"][i],
+                        f"{form}_ratio": runtime[i] / runtime[base] if runtime[base] else float("nan")})
+        if "untimed" in forms:
+            row["untimed_outside_s"] = parts["untimed"]["outside"][i]
+        rows.append(row)
+        # The raw model's filesystem time: what a second table of the same candidate moves.
+        profile = next(p["profile"] for p in doc["programs"] if p["name"] == name)
+        fs_by_table = [price_workload(profile, p, cache_bytes=CACHE_BYTES, start="cold").total_ns / 1e9
+                       for p in each_pricers[candidate]]
+        if len(fs_by_table) > 1 and min(fs_by_table) > 0:
+            repro.append({"program": name, "target": label, "fs_s": fs_by_table,
+                          "spread": max(fs_by_table) / min(fs_by_table) - 1})
     frame = pd.DataFrame(rows)
-    for form in ("absolute", "relative"):
+    for form in forms:
         frame[f"{form}_error"] = frame[f"{form}_s"] / frame["real_s"] - 1
         frame[f"{form}_covered"] = (frame[f"{form}_low_s"] <= frame["real_s"]) & (frame["real_s"] <= frame[f"{form}_high_s"])
         frame[f"{form}_ratio_error"] = frame[f"{form}_ratio"] / frame["measured_ratio"] - 1
-    pairs = _pairs(frame, by_round)
+    pairs = _pairs(frame, by_round, forms)
     reproducibility = pd.DataFrame(repro)
-    summary = _summary(frame, pairs, reproducibility)
-    summary["intervals_from"] = (f"the development set's errors ({model_error.get('from', 'stored')})" if model_error
-                                 else "the tracing calibration and the cost tables' spread")
-    return PlainJudged(frame, pairs, reproducibility, summary)
+    summary = _summary(frame, pairs, reproducibility, forms)
+    if model is None:
+        summary["intervals_from"] = "the errors of the other programs of this set (leave-one-program-out)"
+    elif model.validated:
+        summary["intervals_from"] = f"the runtime model fitted on {model.fitted_on_}"
+    else:
+        summary["intervals_from"] = "the tracing calibration and the cost tables' spread (no model fitted yet)"
+    return PlainJudged(frame, pairs, reproducibility, summary, plain_model(suite) if model is None else model)
 
 
-def model_error(judged: PlainJudged, source: str) -> dict[str, Any]:
-    """The 5th and 95th percentiles of a set's errors per form: what `fsbm predict` gives a
-    plain trace's intervals once `fsbm validate --plain --set dev` has measured them."""
-    rows = judged.rows
-    out: dict[str, Any] = {"from": source}
-    for form, judged_rows in (("absolute", rows), ("relative", rows[~rows["traced"]])):
-        errors = judged_rows[f"{form}_error"].dropna()
-        out[form] = [float(np.percentile(errors, 5)), float(np.percentile(errors, 95))]
-    return out
-
-
-def _pairs(rows: pd.DataFrame, by_round: dict) -> pd.DataFrame:
+def _pairs(rows: pd.DataFrame, by_round: dict, forms: list[str]) -> pd.DataFrame:
     """Every pair of targets of a program whose same-round runtimes differ by more than
     RANK_GAP, and whether each form orders it right."""
     out = []
@@ -143,8 +213,8 @@ def _pairs(rows: pd.DataFrame, by_round: dict) -> pd.DataFrame:
                 faster, slower = (a, b) if gap > 1 else (b, a)
                 out.append({"program": program, "faster": faster, "slower": slower, "gap": max(gap, 1 / gap) - 1,
                             **{f"{form}_right": bool(g.loc[faster, f"{form}_s"] < g.loc[slower, f"{form}_s"])
-                               for form in ("absolute", "relative")}})
-    return pd.DataFrame(out, columns=["program", "faster", "slower", "gap", "absolute_right", "relative_right"])
+                               for form in forms}})
+    return pd.DataFrame(out, columns=["program", "faster", "slower", "gap", *(f"{form}_right" for form in forms)])
 
 
 def _stats(errors: pd.Series) -> dict[str, float]:
@@ -153,10 +223,13 @@ def _stats(errors: pd.Series) -> dict[str, float]:
             "largest": float(size.max()) if len(size) else float("nan"), "n": int(len(size))}
 
 
-def _summary(rows: pd.DataFrame, pairs: pd.DataFrame, repro: pd.DataFrame) -> dict[str, Any]:
+def _summary(rows: pd.DataFrame, pairs: pd.DataFrame, repro: pd.DataFrame, forms: list[str]) -> dict[str, Any]:
+    """Per form: the errors of runtimes (the relative form's on the targets it was not
+    measured on) and of ratios to the traced target, interval coverage and ranked pairs."""
     untraced = rows[~rows["traced"]]
     summary: dict[str, Any] = {}
-    for form, judged_rows in (("absolute", rows), ("relative", untraced)):
+    for form in forms:
+        judged_rows = untraced if form == "relative" else rows
         summary[form] = {"runtime": _stats(judged_rows[f"{form}_error"]),
                          "ratio": _stats(untraced[f"{form}_ratio_error"]),
                          "covered": int(judged_rows[f"{form}_covered"].sum()), "intervals": int(len(judged_rows)),
@@ -190,7 +263,11 @@ def markdown(doc: dict[str, Any], judged: PlainJudged) -> str:
         f"kernel {doc['machine']['kernel']}. Each program was traced once, cold, on **{doc['traced_on']}** with plain "
         "`strace -f -tt -T -y -s 64` (not `fsbm trace record`), then run for real, cold, on every target in "
         f"{options['rounds']} interleaved rounds; scale {options['scale']:g}. Targets: fresh direct-I/O loop images. "
-        "Nothing was fitted on these measurements.",
+        + ("The same log with its call durations taken out (as `strace` without `-T` writes it) gives the *untimed* "
+           "form. " if "untimed" in s else "")
+        + ("This development set fits the runtime model's error bands, and each program here is judged by a model "
+           "fitted on the others." if options["split"] == "dev" else
+           "Nothing was fitted on these measurements: they are judged by the model the development set fitted."),
         "",
         "## Summary",
         "",
@@ -198,16 +275,17 @@ def markdown(doc: dict[str, Any], judged: PlainJudged) -> str:
         "pairs > 15% apart ranked right |",
         "|---|---|---|---|---|---|---|",
     ]
-    for form, target in (("relative", TARGETS["relative"]), ("absolute", TARGETS["absolute"])):
-        f = s[form]
+    for form in (form for form in FORMS if form in s):
+        f, target = s[form], TARGETS["relative" if form == "relative" else "absolute"]
         ratio_target = TARGETS["relative"]
         lines.append(f"| {form} | {_met(f['runtime']['median'], target['median'])} | "
                      f"{_met(f['runtime']['largest'], target['largest'])} | "
                      f"{_met(f['ratio']['median'], ratio_target['median'])} | "
                      f"{_met(f['ratio']['largest'], ratio_target['largest'])} | {f['covered']} of {f['intervals']} | "
                      f"{f['pairs_right']} of {f['pairs']} |")
-    lines += ["", f"The 90% intervals come from {s['intervals_from']}.", "", "Targets (issue 35): relative form median <= 10%, largest <= 25%, for runtimes and ratios; absolute "
-              "form median <= 20%, largest <= 50%; intervals covering >= 85%. The relative form is judged on the "
+    lines += ["", f"The 90% intervals come from {s['intervals_from']}.", "",
+              "Targets (issue 35): relative form median <= 10%, largest <= 25%, for runtimes and ratios; absolute "
+              "forms median <= 20%, largest <= 50%; intervals covering >= 85%. The relative form is judged on the "
               "targets other than the traced one (there it is the measured runtime)."]
     rep = s.get("reproducibility")
     if rep:
@@ -223,14 +301,17 @@ def markdown(doc: dict[str, Any], judged: PlainJudged) -> str:
               "time outside the filesystem the absolute form adds; ratios are to the traced target, measured as the "
               "median of same-round ratios.", "",
               "| program | target | real | fs | outside | absolute (90%) | error | relative (90%) | error | ratio "
-              "measured | ratio abs. | ratio rel. |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+              "measured | ratio abs. | ratio rel. |" + (" untimed (90%) | error |" if "untimed" in s else ""),
+              "|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|---|" if "untimed" in s else "")]
     for r in judged.rows.itertuples():
+        untimed = (f" {r.untimed_s:.3f} ({r.untimed_low_s:.3f}-{r.untimed_high_s:.3f}) | {_pct(r.untimed_error)} |"
+                   if "untimed" in s else "")
         lines.append(
             f"| {r.program} | {r.target} | {r.real_s:.3f} ({r.real_min_s:.3f}-{r.real_max_s:.3f}) | {r.fs_s:.3f} | "
             f"{r.outside_s:.3f} | {r.absolute_s:.3f} ({r.absolute_low_s:.3f}-{r.absolute_high_s:.3f}) | "
             f"{_pct(r.absolute_error)} | {r.relative_s:.3f} ({r.relative_low_s:.3f}-{r.relative_high_s:.3f}) | "
             f"{'-' if r.traced else _pct(r.relative_error)} | {r.measured_ratio:.2f} | {r.absolute_ratio:.2f} | "
-            f"{r.relative_ratio:.2f} |")
+            f"{r.relative_ratio:.2f} |" + untimed)
     wrong = judged.pairs[~judged.pairs["relative_right"]] if len(judged.pairs) else judged.pairs
     if len(wrong):
         lines += ["", "Pairs the relative form orders wrong:", ""]

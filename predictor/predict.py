@@ -1,20 +1,18 @@
-"""Predictions for a workload on candidate filesystems (issue 7: `fsbm predict`).
+"""Predictions for a workload on candidate filesystems (`fsbm predict`).
 
-Per candidate: the runtime with a 90% interval, in two forms when it can:
-- absolute: time outside the filesystem + calibrated count x cost.  Every trace gets one.
-  The time outside comes from the best evidence the profile has: a `fsbm trace record`
-  recording's untraced CPU time (outside.py); else the trace's own gaps between calls and
-  its calls not on files, each less what tracing cost it (tracing.py); else, for a trace
-  without timestamps or call durations, nothing.  `outside_evidence` says which.
-- relative (Mesnier's relative fitness): a runtime measured on the traced filesystem, its
-  filesystem part replaced by the candidate's.  Only the filesystem part changes: the rest
-  of the measured runtime (CPU, waits on other devices) stays as measured.
-and where the time goes, operation by operation; then the ranking and how sure it is.
+Per candidate: the runtime with a 90% interval, the time in the filesystem operation by
+operation, and the ranking with how sure it is.  Every runtime comes from the runtime model
+(estimator.RuntimeEstimator: outside + factor x filesystem), in one or two forms:
+- absolute: every trace gets one.  The time outside the filesystem rests on the best
+  evidence the profile has: a `fsbm trace record` recording's untraced CPU time
+  (outside.py); else the trace's own gaps between calls and its calls not on files, each
+  less what tracing cost it (tracing.py); else nothing, and the output says so.
+- relative (Mesnier's relative fitness): a runtime measured on the traced candidate, whose
+  filesystem part is replaced by each candidate's; the rest stays as measured.
 
-The calibration is the newest one `fsbm validate` stored: a factor per filesystem and
-state ("xfs aged"), used only if it predicted better than the raw model there, and the
-spread of the validation's errors, which is the interval.  Without a validation the
-interval is the measured costs' alone, and the output says so.
+The model is the one a validation fitted on workloads traced the same way (service.py
+chooses it); before any validation, the intervals are those of the costs and of the time
+outside.
 """
 
 from __future__ import annotations
@@ -23,17 +21,19 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+import pandas as pd
 from scipy import stats
 
+from fsbm.documents import Prediction, Profile, Timeline
 from fsbm.errors import UsageError
-from fsbm.predictor.calibration import POOLED
 from fsbm.predictor.cost_table import CostTable
+from fsbm.predictor.estimator import RuntimeEstimator
 from fsbm.predictor.model import CpuScales, FsTime, price_workload
-from fsbm.predictor.outside import calls_cpu_seconds, cpu_scales, outside_features, outside_seconds
+from fsbm.predictor.outside import Outside, calls_cpu_seconds, cpu_scales, outside_features, outside_seconds
 from fsbm.predictor.pricing import Pricer
-from fsbm.predictor.tracing import Timeline, TracingCalibration, untraced_outside
+from fsbm.predictor.tracing import UNTIMED, TracingCalibration, untraced_outside
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 Z90 = float(stats.norm.ppf(0.95))
 
 
@@ -43,95 +43,41 @@ def calibration_key(table: CostTable) -> str:
     return f"{table.environment.get('fs_type', table.candidate)} {'aged' if aging.startswith('aged') else 'fresh'}"
 
 
-@dataclass
-class Calibration:
-    """What `fsbm validate` measured: per-filesystem factors (used only when they were
-    measured to help) and the spread of its leave-one-program-out errors (the interval)."""
-
-    body: dict[str, Any] | None
-    document_id: int | None = None
-
-    @property
-    def measured(self) -> bool:
-        return self.body is not None
-
-    def fs_factor(self, key: str) -> dict[str, Any]:
-        if not self.body or not self.body.get("adopted"):
-            return {"factor": 1.0, "key": "none (the raw model validated better)" if self.body else "none"}
-        factors = self.body.get("fs_factors", {})
-        found = factors.get(key) or factors.get(POOLED)
-        if not found:
-            return {"factor": 1.0, "key": "none"}
-        return {**found, "key": key if key in factors else "pooled over all filesystems"}
-
-    def interval(self, runtime: float) -> tuple[float, float] | None:
-        """The 90% band of real runtimes given a prediction: from the validation's errors
-        (error = predicted / real - 1), or None without a validation."""
-        if not self.body or "error_p5" not in self.body:
-            return None
-        return _band(runtime, [self.body["error_p5"], self.body["error_p95"]])
+def feature_row(table: CostTable, fs: FsTime, outside: Outside) -> dict[str, Any]:
+    """The runtime model's row (estimator.COLUMNS) of a workload on one candidate."""
+    return {"key": calibration_key(table), "fs_s": fs.total_ns / 1e9, "fs_low_s": fs.low_ns / 1e9,
+            "fs_high_s": fs.high_ns / 1e9, "outside_s": outside.seconds, "outside_low_s": outside.low,
+            "outside_high_s": outside.high, "evidence": outside.kind}
 
 
-def _candidate(profile: dict[str, Any], pricer: Pricer, table_id: int | None, calibration: Calibration,
-               outside: "Outside", cache_bytes: int, start: str, scales: CpuScales) -> dict[str, Any]:
-    table = pricer.table
-    fs: FsTime = price_workload(profile, pricer, cache_bytes=cache_bytes, start=start, cpu_scales=scales)
-    key = calibration_key(table)
-    factor = calibration.fs_factor(key)
-    modelled = fs.total_ns / 1e9
-    fs_s = modelled * factor["factor"]
-    runtime = fs_s + outside.seconds
-    band = calibration.interval(runtime)
-    if band is None:  # no validation yet: the 95% intervals of the measured costs and of the time outside
-        band = (outside.low + fs.low_ns * factor["factor"] / 1e9, outside.high + fs.high_ns * factor["factor"] / 1e9)
-    scale = factor["factor"] / 1e9
-    return {
-        "candidate": table.candidate, "calibration_key": key, "cost_table_id": table_id,
-        "cost_table_measured_at": table.measured_at, "environment": {k: table.environment.get(k) for k in
-                                                                      ("fs_type", "mount_options", "aging_state")},
-        "runtime_s": runtime, "low_s": band[0], "high_s": band[1],
-        "fs_s": fs_s, "fs_modelled_s": modelled, "fs_factor": factor, "outside_s": outside.seconds,
-        "breakdown_s": {op: ns * scale for op, ns in fs.by_op().items()},
-        "lines": [line.to_json() for line in fs.lines],
-    }
+def relative_rows(rows: pd.DataFrame, traced: int, measured: float) -> pd.DataFrame:
+    """`rows` in the relative form: the time outside is `measured` (a runtime on the row
+    `traced`) less that candidate's filesystem time."""
+    base = rows.iloc[traced]
+    out = rows.copy()
+    out["evidence"] = "measured"
+    out["measured_s"] = measured
+    out["traced"] = [i == traced for i in range(len(rows))]
+    out["traced_key"] = base["key"]
+    for column in ("fs_s", "fs_low_s", "fs_high_s"):
+        out[f"traced_{column}"] = base[column]
+    return out
 
 
-@dataclass(frozen=True)
-class Outside:
-    """The time the workload spends outside the filesystem, with its 90% band, and what it
-    rests on."""
-
-    seconds: float
-    low: float
-    high: float
-    evidence: str
-
-    @classmethod
-    def exactly(cls, seconds: float, evidence: str) -> "Outside":
-        return cls(seconds, seconds, seconds, evidence)
-
-
-def outside_from_trace(profile: dict[str, Any], calibration: TracingCalibration | None) -> Outside:
+def outside_from_trace(profile: Profile | dict[str, Any], calibration: TracingCalibration | None) -> Outside:
     """The time outside the filesystem of a plain trace (tracing.untraced_outside), or
     nothing, saying why."""
-    estimate = untraced_outside(Timeline.of(profile.get("timeline")), calibration)
+    profile = Profile.of(profile)
+    timeline = Timeline.of(profile.timeline)
+    estimate = untraced_outside(timeline, calibration)
     if estimate is not None:
-        return Outside(estimate.seconds, estimate.low, estimate.high, estimate.evidence)
-    if profile.get("protocol") == "nfs":
+        return estimate
+    if profile.protocol == "nfs":
         why = "an NFS capture's time outside the server is not modelled yet"
-    elif not (profile.get("timeline") or {}).get("span_ns"):
-        why = "the trace has no timestamps (strace -tt)"
     else:
-        why = "the trace has no call durations (strace -T)"
-    return Outside.exactly(0.0, f"none: {why}, so only the filesystem's time is predicted; "
-                                "--measured adds the relative form")
-
-
-def _band(seconds: float, errors: list[float]) -> tuple[float, float]:
-    """The 90% band of real runtimes given a prediction, from the 5th and 95th percentiles of
-    measured errors (error = predicted / real - 1)."""
-    p5, p95 = errors
-    return seconds / (1 + p95), seconds / (1 + p5)
+        why = "the trace has no timestamps (strace -tt)"
+    return Outside.exactly(0.0, "none", f"none: {why}, so only the filesystem's time is predicted; "
+                                        "--measured adds the relative form")
 
 
 def _sigma(entry: dict[str, Any], low: str = "low_s", high: str = "high_s") -> float:
@@ -151,70 +97,112 @@ def _ranking(entries: list[dict[str, Any]], value: str, low: str, high: str) -> 
     return out
 
 
-def predict(profile: dict[str, Any], tables: list[tuple[int | None, Pricer]], *, cache_bytes: int,
-            start: str = "cold", calibration: Calibration | None = None,
+@dataclass(frozen=True)
+class Workload:
+    """A profile priced on each candidate: the runtime model's rows (estimator.COLUMNS), the
+    filesystem time behind each, the time outside and how the calls' CPU was scaled."""
+
+    rows: pd.DataFrame
+    times: list[FsTime]
+    outside: Outside
+    scales: CpuScales
+    outside_features: dict[str, float] | None
+
+    @classmethod
+    def priced(cls, profile: Profile | dict[str, Any], pricers: list[Pricer], *, cache_bytes: int, start: str = "cold",
+               traced_on: str | None = None, tracing: TracingCalibration | None = None) -> "Workload":
+        """`traced_on`: the candidate the workload was traced on, whose costs tell the system
+        time outside the filesystem (outside.py); `tracing`: how well this machine's traces
+        tell their untraced time (the band of a plain trace's time outside)."""
+        profile = Profile.of(profile)
+        names = [pricer.table.candidate for pricer in pricers]
+        on_traced = None  # the modelled CPU seconds of its filesystem calls where it was traced
+        scales = CpuScales()  # outside.cpu_scales: known only where it was traced
+        if traced_on is not None:
+            if traced_on not in names:
+                raise UsageError(f"--traced-on {traced_on} is not one of the candidates ({', '.join(names)})")
+            traced = pricers[names.index(traced_on)]
+            on_traced = calls_cpu_seconds(profile, traced, cache_bytes=cache_bytes, start=start)
+            scales = cpu_scales(profile, traced, cache_bytes=cache_bytes, start=start)
+        features = None
+        if profile.recording:
+            features = outside_features(profile, on_traced, start)
+            outside = Outside.exactly(outside_seconds(features), "recording",
+                                      "the recording's untraced CPU time and waits")
+        else:
+            outside = outside_from_trace(profile, tracing)
+        times = [price_workload(profile, pricer, cache_bytes=cache_bytes, start=start, cpu_scales=scales)
+                 for pricer in pricers]
+        if outside.kind == UNTIMED:
+            outside = _less_file_calls(outside, names, times, traced_on)
+        rows = pd.DataFrame([feature_row(pricer.table, fs, outside) for pricer, fs in zip(pricers, times)])
+        return cls(rows, times, outside, scales, features)
+
+
+def _less_file_calls(outside: Outside, names: list[str], times: list[FsTime], traced_on: str | None) -> Outside:
+    """A time outside that holds the file calls' time too (a trace without -T), less their
+    modelled time where the workload was traced; without `traced_on`, on the candidate
+    whose filesystem time is the median, said so."""
+    if traced_on is not None:
+        anchor = names.index(traced_on)
+        where = f"less its file calls' modelled time on {traced_on}, where it was traced"
+    else:
+        anchor = sorted(range(len(times)), key=lambda i: times[i].total_ns)[len(times) // 2]
+        where = (f"less its file calls' modelled time on {names[anchor]}, the median candidate (--traced-on names "
+                 "the one it was traced on)")
+    return outside.less(times[anchor].total_ns / 1e9, where)
+
+
+def predict(profile: Profile | dict[str, Any], tables: list[tuple[int | None, Pricer]], *, cache_bytes: int,
+            start: str = "cold", model: RuntimeEstimator | None = None, model_id: int | None = None,
             measured: float | None = None, traced_on: str | None = None,
-            tracing: TracingCalibration | None = None, model_error: dict[str, Any] | None = None) -> dict[str, Any]:
+            tracing: TracingCalibration | None = None) -> Prediction:
     """The prediction document for a profile on each candidate's cost table (its Pricer).
 
-    `traced_on`: the candidate the workload was traced on, whose costs tell the system time
-    outside the filesystem (outside.py); `measured`: a real runtime there, for the relative
-    form; `tracing`: how well this machine's traces tell their untraced time (the band of a
-    plain trace's time outside); `model_error`: the 5th and 95th percentiles of the errors
-    `fsbm validate --plain --set dev` measured, per form ({"absolute": [p5, p95], ...}): where
-    given, a plain trace's 90% intervals are those errors' spread (the model's own error)."""
+    `model`: the fitted runtime model (unfitted: factor 1, the costs' intervals), stored as
+    document `model_id`; `measured`: a real runtime on `traced_on`, for the relative form;
+    `traced_on` and `tracing`: as Workload.priced."""
     if not tables:
         raise UsageError("give at least one candidate")
     if measured is not None and traced_on is None:
         raise UsageError("a measured runtime needs the candidate it was measured on (--traced-on)")
-    calibration = calibration or Calibration(None)
-    on_traced = None  # the modelled CPU seconds of its filesystem calls where it was traced
-    scales = CpuScales()  # outside.cpu_scales: known only where it was traced
-    if traced_on is not None:
-        traced = next((pricer for _, pricer in tables if pricer.table.candidate == traced_on), None)
-        if traced is None:
-            raise UsageError(f"--traced-on {traced_on} is not one of the candidates "
-                             f"({', '.join(pricer.table.candidate for _, pricer in tables)})")
-        on_traced = calls_cpu_seconds(profile, traced, cache_bytes=cache_bytes, start=start)
-        scales = cpu_scales(profile, traced, cache_bytes=cache_bytes, start=start)
-    if profile.get("recording"):
-        features = outside_features(profile, on_traced, start)
-        outside = Outside.exactly(outside_seconds(features), "the recording's untraced CPU time and waits")
-    else:
-        features = None
-        outside = outside_from_trace(profile, tracing)
-    entries = [_candidate(profile, pricer, table_id, calibration, outside, cache_bytes, start, scales)
-               for table_id, pricer in tables]
-    plain_band = model_error if model_error and not profile.get("recording") else None
-    if plain_band:
-        for e in entries:
-            e["low_s"], e["high_s"] = _band(e["runtime_s"], plain_band["absolute"])
+    model = model or RuntimeEstimator.unfitted()
+    profile = Profile.of(profile)
+    names = [pricer.table.candidate for _, pricer in tables]
+    workload = Workload.priced(profile, [pricer for _, pricer in tables], cache_bytes=cache_bytes, start=start,
+                               traced_on=traced_on, tracing=tracing)
+    rows, times, outside, scales = workload.rows, workload.times, workload.outside, workload.scales
+    features = workload.outside_features
+    parts = model.predict_parts(rows)
+    entries = []
+    for i, ((table_id, pricer), fs) in enumerate(zip(tables, times)):
+        table = pricer.table
+        factor = model.factor(rows["key"][i])
+        scale = factor["factor"] / 1e9
+        entries.append({
+            "candidate": table.candidate, "calibration_key": rows["key"][i], "cost_table_id": table_id,
+            "cost_table_measured_at": table.measured_at,
+            "environment": {k: table.environment.get(k) for k in ("fs_type", "mount_options", "aging_state")},
+            "runtime_s": float(parts["runtime"][i]), "low_s": float(parts["low"][i]), "high_s": float(parts["high"][i]),
+            "fs_s": float(parts["fs"][i]), "fs_modelled_s": fs.total_ns / 1e9, "fs_factor": factor,
+            "outside_s": float(parts["outside"][i]),
+            "breakdown_s": {op: ns * scale for op, ns in fs.by_op().items()},
+            "lines": [line.to_json() for line in fs.lines],
+        })
     doc: dict[str, Any] = {
-        "schema_version": SCHEMA_VERSION, "kind": "prediction", "workload": profile.get("source"),
-        "scope": profile.get("scope"), "cache_bytes": cache_bytes, "start": start, "cpu_scales": scales.factors,
-        "traced_cpu_ns": scales.traced_ns,
-        "calibration_id": calibration.document_id, "validated": calibration.measured,
-        "calibrated": bool(calibration.body and calibration.body.get("adopted")),
+        "schema_version": SCHEMA_VERSION, "kind": "prediction", "workload": profile.source,
+        "scope": profile.scope, "cache_bytes": cache_bytes, "start": start, "cpu_scales": scales.factors,
+        "traced_cpu_ns": scales.traced_ns, "model_id": model_id, "model_fitted_on": getattr(model, "fitted_on_", None),
+        "model_errors": model.errors_, "validated": model.validated, "calibrated": bool(model.factors_),
         "outside_features": features, "outside_evidence": outside.evidence, "traced_on": traced_on,
-        "model_error": plain_band,
         "absolute": True, "candidates": entries,
     }
     doc["ranking"] = _ranking(entries, "runtime_s", "low_s", "high_s")
     if measured is not None:
-        base = next(e for e in entries if e["candidate"] == traced_on)
-        # The measured runtime less the traced filesystem's modelled part is what stays; where
-        # the model prices the filesystem above the whole measured runtime, the runtime scales.
-        stays = max(measured - base["fs_s"], 0.0)
-        for e in entries:
-            whole = stays + base["fs_s"]
-            ratio = (stays + e["fs_s"]) / whole if whole else 1.0
-            relative_spread = math.hypot(_sigma(e) / e["runtime_s"], _sigma(base) / base["runtime_s"]) \
-                if e is not base and e["runtime_s"] else 0.0
-            e["relative_s"] = measured * ratio
-            e["relative_low_s"] = max(e["relative_s"] * (1 - Z90 * relative_spread), 0.0)
-            e["relative_high_s"] = e["relative_s"] * (1 + Z90 * relative_spread)
-            if plain_band and e is not base:
-                e["relative_low_s"], e["relative_high_s"] = _band(e["relative_s"], plain_band["relative"])
+        relative = model.predict_parts(relative_rows(rows, names.index(traced_on), measured))
+        for i, e in enumerate(entries):
+            e["relative_s"], e["relative_low_s"], e["relative_high_s"] = (
+                float(relative[key][i]) for key in ("runtime", "low", "high"))
         doc["measured"] = {"seconds": measured, "on": traced_on}
         doc["relative_ranking"] = _ranking(entries, "relative_s", "relative_low_s", "relative_high_s")
-    return doc
+    return Prediction.model_validate(doc)

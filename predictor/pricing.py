@@ -160,22 +160,15 @@ class Pricer:
 
     def listing(self, bytes_per_call: float | None, cache: str) -> Price:
         """One getdents64 that returned `bytes_per_call` bytes of entries, or an NFS READDIR
-        whose reply named that much (None: not known, as in events parsed before the NFS
-        parser counted a reply's names).
+        whose reply named that much (None: not known).
 
-        fsbench's readdir lists whole directories of 100 entries (open, getdents64 until
-        empty, close), readdir_small of 10, and each says the bytes its listing returned.  A
-        traced getdents64 is priced by its bytes: linearly between the two listings', the
-        smaller's below them, on the line through both beyond the larger; each less the
-        listing's open and close, which a trace shows as events of their own (_less_ends).
-
-        Why by bytes: a listing's cost grows with its entries (cold, after the lookup,
-        2026-11-24: ext4 25 us for 20 entries against 75 for 100, btrfs 28 against 111),
-        and most directories programs list hold tens of entries: priced as fsbench's 100,
-        copy-delete's listings on xfs modelled 20 ms where its replays took 3.
-
-        A listing of unknown size, or from a table measured before fsbench had readdir_small
-        (or kept the bytes), is priced at the 100 entries, said so."""
+        A listing's cost grows with its entries, and most directories programs list hold tens
+        of entries, not fsbench's 100.  fsbench's readdir lists whole directories of 100
+        entries, readdir_small of 10, and each says the bytes its listing returned; a traced
+        getdents64 is priced linearly in its bytes between the two (the smaller's below them,
+        on the line through both beyond the larger), each less the listing's open and close,
+        which a trace shows as events of their own (_less_ends).  A listing of unknown size,
+        or from a table without readdir_small, is priced at the 100 entries, said so."""
         large = self._less_ends("readdir", cache)
         small = self._less_ends("readdir_small", cache) if self._has("readdir_small") else None
         if bytes_per_call is None:
@@ -210,16 +203,13 @@ class Pricer:
         """A create among files the workload writes as it makes them, `bytes_per_file` each
         on average: fsbench's create_written (by_bytes_per_file).  On btrfs such a create
         waits for other files' data to be written out (its metadata reservation flushes
-        them), so it costs several times an empty create (fsbench on an aged image,
-        2026-11-22: 19 us empty, 137 us among 4 KiB files, 294 us among 64 KiB ones); ext4
-        and xfs do not wait."""
+        them), so it costs several times an empty create; ext4 and xfs do not wait."""
         return self._by_bytes_per_file("create_written", "create", bytes_per_file, cache)
 
     def unlink_written(self, bytes_per_file: float, cache: str) -> Price:
         """An unlink of a file that held `bytes_per_file` on average: fsbench's unlink_written
         (by_bytes_per_file), which frees the file's blocks and cached pages as well as its
-        name and inode: twice an empty file's unlink or more (the val images, 2026-11-23:
-        ext4 17 us empty against 32-40, xfs 18-24 against 26-68)."""
+        name and inode, so it costs more than an empty file's unlink."""
         return self._by_bytes_per_file("unlink_written", "unlink", bytes_per_file, cache)
 
     def _by_bytes_per_file(self, bench: str, op: str, bytes_per_file: float, cache: str) -> Price:
@@ -281,45 +271,20 @@ class Pricer:
         bytes apart on average, and `gaps_by_power` of them after a gap of each power of two
         (the profile's gap_log2).
 
-        What such a read costs depends on the gaps around it, not on their mean: a short gap
-        lands in a window readahead opened, a long one misses, and between fsbench's 16 and
-        64 KiB streams the cost triples.  So each read is priced at the mean cost of fsbench's
-        reads that followed a gap of the same power of two, pooled over all its forward
-        streams of that request size (sparse and dense: the pool holds each gap in every
-        context fsbench measured it in).  A bucket holds at least MIN_GAP_READS reads;
-        between two such the price follows log(gap), beyond them it is the nearest one's.
-        The streams' size nearest `size` is taken, scaled as the mean-gap price scales
+        What such a read costs depends on whether readahead rides the stream: a short gap
+        lands in a window readahead opened, a long one misses.  So each read is priced at the
+        mean cost of fsbench's reads that followed a gap of the same power of two, pooled over
+        all its forward streams of that request size.  A bucket holds at least MIN_GAP_READS
+        reads; between two such the price follows log(gap), beyond them it is the nearest
+        one's.  The streams' size nearest `size` is taken, scaled as the mean-gap price scales
         between the two sizes; the interval is the mean-gap price's, relatively.
 
-        Measured on SQLite's lookups (validation's random-reads, 2026-11-22): priced by the
-        mean gap, their modelled time was 0.28-0.35 s on ext4 and xfs where the replay took
-        0.15-0.16; by the mix of gaps, 0.18-0.20 where it took 0.17-0.19.
-
-        Where this is wrong (2026-11-24): within one fsbench stream a read costs about the
-        same whatever its own gap (ext4's stream 64 KiB apart: 98-134 us in every bucket;
-        16 KiB apart: 8-23 us), because what a read costs is whether readahead rides the
-        stream, and that is the stream's, set by its density, with a lottery between: 4000
-        reads sampled from 200 MiB cost ext4 33-141 us each by seed.  Pooled, the small gaps
-        take the dense streams' price.  That is right where the workload's stream rides
-        readahead as the dense streams do (SQLite's lookups on ext4 and xfs: 1066 device
-        reads for 4013 preads) and low where it does not (on btrfs, where 3876 of them went
-        to the device: modelled 0.43 s, replayed 0.50-0.67).  Priced by density alone, the
-        same lookups would be taken for fsbench's sparse streams on ext4 too: 0.37 s for the
-        forward reads alone, where all of the program's reads replayed in 0.17-0.24.
-        Which side of the lottery a stream falls on is not in its gaps, and not in its
-        traced durations either (2026-11-24, run 13: under strace SQLite's lookups took 67 us
-        a read on ext4, its random read's cost, where the untraced runs took about 34, though
-        they rode readahead both times).  What fsbench does tell is whether readahead follows
-        gapped streams on a filesystem at all: on ext4 and xfs its stream 16 KiB apart rides
-        (8 us a read, against 55-66 at random: 90% of the way from a random read to a
-        sequential one), on btrfs it does not (48 us against 65: 28%; on a fresh 2 GiB image
-        27 against 27), and neither do SQLite's lookups there.  So where fsbench's densest
-        stream wider apart than a read (`follows_gapped_streams`) sits less than
-        FOLLOWS_GAPPED of the way to a sequential read, the stream is priced by its mean gap
-        (btrfs's sparse streams cost their random read or more), not pooled.
-
-        Without the histogram (a profile made before it was kept), or from a cost table
-        measured before fsbench kept its reads by gap (said so), the price is the mean gap's."""
+        Pooling gives small gaps the dense streams' price, which is right only where
+        readahead follows gapped streams at all.  Where fsbench's densest stream wider apart
+        than a read sits less than FOLLOWS_GAPPED of the way from a random read to a
+        sequential one (follows_gapped_streams: btrfs), the stream is priced by its mean gap
+        instead.  Without the histogram, or from a cost table without reads by gap (said
+        so), the price is the mean gap's."""
         by_mean = self._forward_at_mean_gap(size, gap)
         if not gaps_by_power or self.table.memory_only or not self.table.gaps("read", "cold"):
             return by_mean
@@ -349,14 +314,11 @@ class Pricer:
         """A cold read of `size` bytes at the previous read's end, made right after a read that
         skipped ahead or back (characterizer.classes: resumes), on a filesystem whose readahead
         does not follow gapped streams (follows_gapped_streams): no run of reads grew a window
-        for it, so it is a read of the stream it resumes, priced as that stream's reads are by
-        their mean gap (`stream_gap`, the workload's forward reads of that size; a random cold
-        read where it has none).  fsbench's forward streams hold such reads at their cost:
-        btrfs's stream 64 KiB apart read its consecutive ones at 69.8 us, its mean 64.1; a
-        long sequential stream's price, which they had, was 6.4 (2026-11-25).  None where
-        readahead follows gapped streams or the table cannot say: there such a read finds the
-        window the previous read began, and costs a sequential one (ext4 and xfs: 16-19 us
-        on average for random-reads' 307, most under 2)."""
+        for it, so it costs what the stream it resumes costs, priced by its mean gap
+        (`stream_gap`, the workload's forward reads of that size; a random cold read where it
+        has none), not a long sequential stream's read.  None where readahead follows gapped
+        streams or the table cannot say: there such a read finds the window the previous read
+        began, and costs a sequential one."""
         follows = self.unfollowed_gap(size)
         if follows is None:
             return None
@@ -417,8 +379,7 @@ class Pricer:
         """What a `bench` call pays for touching one page more than it must (a request that
         straddles a page boundary, characterizer.classes: straddles): fsbench's call of a
         block and a byte less its call of a block, the one more (partial) block each d+1
-        call touches; where fsbench did not measure d+1, the Park-Lipton curve's.  btrfs's
-        buffered writes: 8.8 us at d+1, 3.9 at d; ext4's 3.3 and 2.7 (2026-11-25).  fsbench's
+        call touches; where fsbench did not measure d+1, the Park-Lipton curve's.  fsbench's
         d-1 writes straddle as they go (each starts a byte before the last ended), so a
         straddling request just under a block is priced up to this much too high."""
         one_more = self.data(bench, order, cache, self.block_size + 1)
@@ -471,14 +432,13 @@ class Pricer:
     def mapped_read(self, size: int, cache: str) -> Price:
         """A region of `size` bytes mapped and read through by page faults, once
         (characterizer.mapped).  Warm: fsbench's mmap_read (map, touch every page, unmap),
-        whose faults cost more than a read's copy (val ext4: 8 us against 1 for 4 KiB, 16
-        against 9 for 64 KiB).  Cold: that, plus the device's part of a cold random read of
-        the size (cold less warm): a fault reads the region in as a read of its length
-        would, where the region is the file (git and ripgrep map whole files), since the
-        window a fault reads around it stops at the file's end.  fsbench's cold mmap_read
-        maps a region of a large file, whose fault reads far past it (0.6-1.2 ms for 4 KiB
-        there): a database's mapping, not this.  A table without mmap_read prices the region
-        as a read of its length, said so."""
+        whose faults cost more than a read's copy.  Cold: that, plus the device's part of a
+        cold random read of the size (cold less warm): a fault reads the region in as a read
+        of its length would, where the region is the whole file (git and ripgrep map whole
+        files), since the window a fault reads around it stops at the file's end.
+        fsbench's cold mmap_read maps a region of a large file, whose fault reads far past
+        it: a database's mapping, not this.  A table without mmap_read prices the region as
+        a read of its length, said so."""
         if not self._has("mmap_read"):
             return _lacking(self.data("read", "random", cache, size), "mmap_read")
         faults = self.data("mmap_read", "random", "warm", size)

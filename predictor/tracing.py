@@ -33,63 +33,18 @@ import tarfile
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from fsbm.documents import Timeline
 from fsbm.errors import FsbmError
+from fsbm.predictor.outside import Outside
 
 STRACE_FLAGS = ("-f", "-tt", "-T", "-y", "-s", "64")
 SCHEMA_VERSION = 1
-
-
-@dataclass(frozen=True)
-class Timeline:
-    """A traced job's calls and process lifetimes, as the strace parser counted them."""
-
-    processes: int = 0
-    calls: int = 0
-    timed_calls: int = 0
-    blocking_calls: int = 0
-    execs: int = 0
-    forks: int = 0
-    blocked_ns: int = 0
-    lifetimes_ns: int = 0
-    span_ns: int = 0
-    user_ns: int = 0                # the gaps' excess over the local median
-    calls_excess_ns: int = 0        # calls not on files: their excess over the local median
-    file_calls_excess_ns: int = 0   # calls on files: likewise
-
-    @classmethod
-    def of(cls, counts: dict[str, Any] | None) -> "Timeline":
-        known = {name for name in cls.__dataclass_fields__}
-        return cls(**{k: int(v) for k, v in (counts or {}).items() if k in known})
-
-    @property
-    def known(self) -> bool:
-        """Whether the trace had timestamps: without them there is no span to start from."""
-        return self.span_ns > 0
-
-    @property
-    def concurrency(self) -> float:
-        """Processes working at once, on average (module docstring); 1 where the trace has no
-        call durations, so no blocked time is known."""
-        if not self.span_ns or not self.timed_calls:
-            return 1.0
-        return max((self.lifetimes_ns - self.blocked_ns) / self.span_ns, 1.0)
-
-    @property
-    def outside_ns(self) -> float:
-        """The job's time outside its file calls, untraced (module docstring)."""
-        return (self.user_ns + self.calls_excess_ns) / self.concurrency
-
-    @property
-    def runtime_ns(self) -> float:
-        """The job's whole runtime, untraced, its file calls taken at their traced excess (what
-        the calibration checks)."""
-        return (self.user_ns + self.calls_excess_ns + self.file_calls_excess_ns) / self.concurrency
 
 
 @dataclass(frozen=True)
@@ -136,7 +91,7 @@ class TracingCalibration:
     def to_json(self) -> dict[str, Any]:
         return {"kind": "tracing_calibration", "schema_version": self.schema_version, "errors": self.errors,
                 "flags": list(self.flags), "measured_at": self.measured_at,
-                "runs": [{"name": r.name, "untraced_ns": r.untraced_ns, "timeline": asdict(r.timeline)}
+                "runs": [{"name": r.name, "untraced_ns": r.untraced_ns, "timeline": r.timeline.model_dump()}
                          for r in self.runs]}
 
     @classmethod
@@ -145,28 +100,32 @@ class TracingCalibration:
         return cls(runs, tuple(body.get("flags", STRACE_FLAGS)), body.get("measured_at", ""))
 
 
-@dataclass(frozen=True)
-class UntracedTime:
-    """A traced job's time outside its file calls, untraced, with its 90% interval, seconds."""
-
-    seconds: float
-    low: float
-    high: float
-    evidence: str
+UNTIMED = "trace-untimed"
 
 
-def untraced_outside(timeline: Timeline, calibration: TracingCalibration | None) -> UntracedTime | None:
+def untraced_outside(timeline: Timeline, calibration: TracingCalibration | None) -> Outside | None:
     """The job's time outside its file calls without tracing (module docstring); None where
-    the trace has no timestamps or no call durations (strace without -tt or -T)."""
-    if not timeline.known or not timeline.timed_calls:
+    the trace has no timestamps (strace without -tt).  Without call durations (no -T) a gap
+    runs from one call's start to the next's, so the estimate (kind UNTIMED) holds the
+    file calls' time too, and the caller takes their modelled time on the traced filesystem
+    off it (predict.Workload)."""
+    if not timeline.known:
         return None
     seconds = timeline.outside_ns / 1e9
     low_error, high_error = (calibration or TracingCalibration()).error_band
-    evidence = (f"the trace's own gaps between calls and its calls not on files, each less what tracing cost it "
-                f"then (the median of its process's last 32), over {timeline.concurrency:.2f} processes working "
-                f"at once: {timeline.user_ns / 1e9:.3f} s of gaps, {timeline.calls_excess_ns / 1e9:.3f} s of calls, "
-                f"from a traced span of {timeline.span_ns / 1e9:.3f} s")
-    return UntracedTime(seconds, seconds / (1 + high_error), seconds / (1 + low_error), evidence)
+    at_once = f"over {timeline.concurrency:.2f} processes working at once"
+    if timeline.timed:
+        evidence = (f"the trace's own gaps between calls and its calls not on files, each less what tracing cost "
+                    f"it then (the median of its process's last 32), {at_once}: {timeline.user_ns / 1e9:.3f} s of "
+                    f"gaps, {timeline.calls_excess_ns / 1e9:.3f} s of calls, from a traced span of "
+                    f"{timeline.span_ns / 1e9:.3f} s")
+        kind = "trace"
+    else:
+        evidence = (f"the trace has no call durations (no strace -T): the time from each call's start to the next's, "
+                    f"less what tracing cost it then (the median of its process's last 32), {at_once}: "
+                    f"{timeline.user_ns / 1e9:.3f} s from a traced span of {timeline.span_ns / 1e9:.3f} s")
+        kind = UNTIMED
+    return Outside(seconds, seconds / (1 + high_error), seconds / (1 + low_error), kind, evidence)
 
 
 # -- calibration ------------------------------------------------------------------------------

@@ -1,11 +1,12 @@
 """Measuring the suite for real: traces on the traced filesystem, then interleaved rounds of
-untraced cold runs and cold replays on every target (issue 7: Validation).
+untraced cold runs and cold replays on every target (DESIGN: Validation).
 
 This machine's disk speed drifts by up to 2x over minutes, so no target is measured in a
 block of its own: each round runs every program on every target once, and every error is
 later computed within rounds (ratios between targets of the same round) as well as over
 medians.  A round is blocked by program (round_order): a program's runs on the targets
-follow one another, so the ratios between them are taken seconds apart, not minutes.  Every run starts cold: its outputs removed, `sync`, caches dropped.
+follow one another, so the ratios between them are taken seconds apart, not minutes.  Every
+run starts cold: its outputs removed, `sync`, caches dropped.
 """
 
 from __future__ import annotations
@@ -87,12 +88,9 @@ def start_cold(work: Path, program: Program) -> None:
 
 UNTRACED_RUNS = 3
 # A program whose untraced cold run took less than SHORT_RUN_NS makes SHORT_RUN_RECORDINGS
-# recording runs a round (record_cpu), where the others make one.  Its time outside the
-# filesystem is a small difference of two CPU times that each move by more than it: on ext4
-# the same cold replay of random-reads' calls took 15-28 ms of CPU from round to round, its
-# runs without syncs 28-46 ms, where 10-13 ms is left outside them (validation runs 29-31);
-# the median of five rounds put it at 6.9 ms in run 31 and missed the 23 ms program on tmpfs
-# by 38%.  A short program's recording runs cost seconds a round.
+# recording runs a round (record_cpu), where the others make one: its time outside the
+# filesystem is a small difference of two CPU times that each move by more than it from
+# round to round, and a median of more runs steadies it (docs/model-evidence.md).
 SHORT_RUN_NS = 200_000_000
 SHORT_RUN_RECORDINGS = 3
 

@@ -1,18 +1,16 @@
-"""The predictor's arithmetic: pricing through Park and Lipton, the count x cost model,
-calibration as scikit-learn estimators.  Pure functions, so small tables built here."""
+"""The predictor's arithmetic: pricing through Park and Lipton, the count x cost model and
+the time outside the filesystem.  Pure functions, so small tables built here."""
 
 from __future__ import annotations
 
 import math
 import statistics
 
-import numpy as np
 import pandas as pd
 import pytest
-from sklearn.model_selection import LeaveOneGroupOut, cross_val_predict
 
+from fsbm.documents import Reuse
 from fsbm.errors import UsageError
-from fsbm.predictor.calibration import FS_COLUMNS, FsCalibration, RuntimeModel
 from fsbm.predictor.cost_table import CostTable
 from fsbm.predictor.model import hit_fraction, price_workload
 from fsbm.predictor.outside import (CPU_SCALE_BOUNDS, calls_cpu_seconds, cpu_scales, outside_features,
@@ -113,6 +111,7 @@ def test_each_kind_of_sync_has_its_own_price_and_older_tables_say_what_they_lack
 
 def profile(reads: int = 1000, fsyncs: int = 0) -> dict:
     return {
+        "schema_version": 3,
         "classes": {"data": {"read": {"random": {"4096": {"count": reads, "bytes": reads * 4096}}},
                              "write": {"sequential": {"65536": {"count": 10, "bytes": 10 * 65536}}}},
                     "metadata": {"stat": {"done": 90, "failed": 10, "empty": 0},
@@ -146,7 +145,7 @@ def test_a_write_that_straddles_a_page_boundary_pays_for_the_one_page_more() -> 
     """fsbench's write at d+1 touches one block more than its write at d: what a straddling
     write pays beyond an aligned one of its size.  Measured where fsbench measured d+1
     (btrfs's 8.8 against 3.9 us), from the curve where it did not."""
-    journal = {"classes": {"data": {"write": {"sequential": {"4096": {"count": 100, "bytes": 100 * 4096,
+    journal = {"schema_version": 3, "classes": {"data": {"write": {"sequential": {"4096": {"count": 100, "bytes": 100 * 4096,
                                                                       "straddles": 60}}}},
                            "metadata": {}}, "reuse": profile()["reuse"], "namespace": profile()["namespace"]}
     curved = price_workload(journal, Pricer(table()), cache_bytes=1 << 30)
@@ -527,44 +526,11 @@ def test_calls_cpu_measured_where_traced_moves_cpu_from_outside_into_each_groups
 
 def test_hit_fraction_reads_the_reuse_curve_at_the_cache_size() -> None:
     reuse = profile()["reuse"]
+    reuse = Reuse.model_validate(reuse)
     assert hit_fraction(reuse, 1024) == 0.0
     assert hit_fraction(reuse, 100 * 4096) == 0.1
     assert hit_fraction(reuse, 1 << 30) == 0.5
     assert hit_fraction(reuse, 1 << 30, start="warm") == 1.0
-
-
-def training_rows(rng: np.random.Generator) -> pd.DataFrame:
-    """Six programs on two filesystems; 'xfs' replays at 1.5x its model; outside is the CPU time."""
-    rows = []
-    for p in range(6):
-        cpu = rng.uniform(0.05, 1.0)
-        for candidate, factor in (("ext4 fresh", 1.0), ("xfs fresh", 1.5)):
-            modelled = rng.uniform(0.01, 0.5, size=len(FS_COLUMNS))
-            replay = modelled.sum() * factor * rng.lognormal(0, 0.03)
-            rows.append({"program": f"p{p}", "candidate": candidate, **dict(zip(FS_COLUMNS, modelled)),
-                         "user_cpu_s": cpu, "actors": float(rng.integers(1, 4)), "system_cpu_s": 0.0,
-                         "outside_calls_s": 0.0,
-                         "replay_s": replay, "real_s": replay + cpu})
-    return pd.DataFrame(rows)
-
-
-def test_calibration_recovers_the_factors_with_intervals() -> None:
-    rows = training_rows(np.random.default_rng(3))
-    fs = FsCalibration().fit(rows, rows["replay_s"])
-    assert fs.factor("xfs fresh")["factor"] == pytest.approx(1.5, rel=0.05)
-    assert fs.factor("xfs fresh")["low"] < 1.5 < fs.factor("xfs fresh")["high"]
-    assert fs.factor("btrfs fresh")["factor"] == pytest.approx(1.25, rel=0.1)  # unseen: pooled
-
-
-def test_the_runtime_model_keeps_scikit_learns_contract() -> None:
-    rows = training_rows(np.random.default_rng(5))
-    predicted = cross_val_predict(RuntimeModel(), rows, rows["real_s"], groups=rows["program"], cv=LeaveOneGroupOut())
-    assert np.median(np.abs(predicted / rows["real_s"] - 1)) < 0.05
-    raw = cross_val_predict(RuntimeModel(calibrate=False), rows, rows["real_s"], groups=rows["program"],
-                            cv=LeaveOneGroupOut())
-    assert np.median(np.abs(raw / rows["real_s"] - 1)) > 0.05  # xfs's 1.5x is what calibration is for
-    parts = RuntimeModel().fit(rows, rows["real_s"]).predict_parts(rows)
-    assert (parts["low"] <= parts["runtime"]).all() and (parts["runtime"] <= parts["high"]).all()
 
 
 def test_median_of_tables_takes_each_case_from_the_middle_measurement_and_spans_all_of_them() -> None:
@@ -775,3 +741,20 @@ def test_every_run_idles_as_the_run_with_every_file_cached_did_cold_or_warm() ->
         assert outside_seconds(features) == pytest.approx(before[start] + 0.003)
     workload["recording"]["untraced_warm_idle_ns"] = -10**6
     assert outside_seconds(outside_features(workload, 0.0)) == pytest.approx(before["cold"])
+
+
+def test_a_trace_without_call_durations_is_predicted_less_its_file_calls_where_it_was_traced() -> None:
+    from fsbm.predictor.predict import Workload
+
+    untimed = {**profile(), "timeline": {"processes": 1, "calls": 2000, "span_ns": 10**9, "lifetimes_ns": 10**9,
+                                         "user_ns": 400_000_000}}
+    fast, slow = Pricer(table("ext4")), Pricer(table("xfs", scale=3.0))
+    traced = Workload.priced(untimed, [fast, slow], cache_bytes=1 << 30, traced_on="ext4")
+    on_ext4 = traced.times[0].total_ns / 1e9
+    assert traced.outside.kind == "trace-untimed" and "no strace -T" in traced.outside.evidence
+    assert traced.outside.seconds == pytest.approx(0.4 - on_ext4)
+    assert "where it was traced" in traced.outside.evidence
+    # Not told where: the median candidate's file calls (of two, the slower), said so.
+    unknown = Workload.priced(untimed, [fast, slow], cache_bytes=1 << 30)
+    assert unknown.outside.seconds == pytest.approx(max(0.4 - unknown.times[1].total_ns / 1e9, 0.0))
+    assert "the median candidate" in unknown.outside.evidence

@@ -53,8 +53,8 @@ def report_file(served: Served, tmp_path: Path) -> Path:
         doc = predictor.predict(store, profile, list(served.candidates), profile_id=profile_id)
         predictor.save(store, doc, "report test")
         store.save_document("observation", {"candidate": served.candidates[0], "kind": "real run",
-                                            "compare_with": "runtime_s", "seconds": seconds}, name=str(doc["id"]))
-        html = report_for_prediction(predictor, store, doc["id"])
+                                            "compare_with": "runtime_s", "seconds": seconds}, name=str(doc.id))
+        html = report_for_prediction(predictor, store, doc.id)
     out = tmp_path / "report.html"
     out.write_text(html)
     return out

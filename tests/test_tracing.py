@@ -11,7 +11,8 @@ import pytest
 
 from fsbm.predictor.predict import outside_from_trace
 from fsbm.predictor.suite import programs
-from fsbm.predictor.tracing import STRACE_FLAGS, CalibrationRun, Timeline, TracingCalibration, untraced_outside
+from fsbm.documents import Timeline
+from fsbm.predictor.tracing import STRACE_FLAGS, CalibrationRun, TracingCalibration, untraced_outside
 from fsbm.traces.strace import StraceReader
 from tests.conftest import Served, run_fsbm
 
@@ -86,13 +87,18 @@ def test_the_calibration_band_is_the_spread_of_its_programs_errors() -> None:
     assert again.errors == pytest.approx(calibration.errors)
 
 
+EMPTY_PROFILE = {"schema_version": 3, "classes": {"data": {}, "metadata": {}}, "reuse": {},
+                 "namespace": {"files_touched": 0, "directories_touched": 0}}
+
+
 def test_a_plain_trace_always_gets_a_time_outside_and_says_what_it_rests_on() -> None:
-    profile = {"timeline": {"calls": 1000, "timed_calls": 1000, "span_ns": 300_000_000, "lifetimes_ns": 300_000_000,
-                            "user_ns": 150_000_000}}
+    profile = {**EMPTY_PROFILE, "timeline": {"calls": 1000, "timed_calls": 1000, "span_ns": 300_000_000,
+                                             "lifetimes_ns": 300_000_000, "user_ns": 150_000_000}}
     outside = outside_from_trace(profile, None)
     assert outside.seconds == pytest.approx(0.15) and "gaps between calls" in outside.evidence
-    assert outside_from_trace({}, None).seconds == 0.0 and "no timestamps" in outside_from_trace({}, None).evidence
-    untimed = {"timeline": {"calls": 10, "span_ns": 1000}}
+    bare = outside_from_trace(EMPTY_PROFILE, None)
+    assert bare.seconds == 0.0 and bare.kind == "none" and "no timestamps" in bare.evidence
+    untimed = {**EMPTY_PROFILE, "timeline": {"calls": 10, "span_ns": 1000}}
     assert "no call durations" in outside_from_trace(untimed, None).evidence
 
 
@@ -127,3 +133,27 @@ def test_a_plain_strace_log_is_predicted_in_both_forms_from_a_real_calibration(s
     base, other = by_name[ext4], by_name[tmpfs]
     assert base["relative_s"] == pytest.approx(0.5)
     assert other["relative_s"] - base["relative_s"] == pytest.approx(other["fs_s"] - base["fs_s"], abs=1e-9)
+
+
+def test_a_log_without_call_durations_still_tells_blocked_time_and_work(tmp_path: Path) -> None:
+    # One real log, read twice: as traced (-T) and with the call durations taken out, as
+    # strace without -T writes it.  The calls the log split in two (sh's wait4 for each child)
+    # still say how long they blocked, and the gaps from one call's start to the next hold the
+    # work the timed log splits into gaps and calls.
+    from fsbm.api.plain_validation import CALL_DURATION
+
+    (tmp_path / "data").write_bytes(b"x" * 400_000)
+    timed = _traced(tmp_path, "for i in 1 2 3 4 5; do gzip -c data > data.$i.gz; done; cat data.*.gz | wc -c")
+    untimed_log = tmp_path / "untimed.strace"
+    untimed_log.write_bytes(CALL_DURATION.sub(b"", (tmp_path / "job.strace").read_bytes()))
+    reader = StraceReader(untimed_log)
+    for _ in reader.batches():
+        pass
+    assert reader.stats is not None
+    untimed = Timeline.of(reader.stats.timeline)
+    assert timed.timed and not untimed.timed and untimed.calls == timed.calls
+    assert untimed.blocked_ns == untimed.untimed_blocked_ns > 0
+    assert untimed.blocked_ns == pytest.approx(timed.blocked_ns, rel=0.05)
+    assert untimed.concurrency == pytest.approx(timed.concurrency, rel=0.05)
+    work = timed.user_ns + timed.calls_excess_ns + timed.file_calls_excess_ns
+    assert 0.5 * work < untimed.user_ns < 1.5 * work

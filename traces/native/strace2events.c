@@ -209,7 +209,8 @@ static void handle_call(struct parser *ps, long pid, const char *body, size_t le
 	}
 	ps->st.good_lines++;
 	d = syscall_lookup(c.name);
-	timeline_call(&ps->timeline, pid, ts, &c, timeline_waits(&c) || waits_on_a_pipe(ps, pid, &c), d && d->op);
+	timeline_call(&ps->timeline, pid, ts, &c, dur_fallback, timeline_waits(&c) || waits_on_a_pipe(ps, pid, &c),
+		      d && d->op);
 	if (!d) {
 		ps->st.ignored_calls++;
 		return;

@@ -118,10 +118,11 @@ int timeline_waits(const struct call *c)
 	return 0;
 }
 
-void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct call *c, int blocking, int file)
+void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct call *c, int64_t resumed_ns,
+		   int blocking, int file)
 {
 	struct lifetime *l;
-	int64_t end;
+	int64_t end, dur = c->dur_ns >= 0 ? c->dur_ns : resumed_ns;
 
 	t->calls++;
 	if (span_eq(c->name, "execve") || span_eq(c->name, "execveat"))
@@ -129,16 +130,19 @@ void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct cal
 	if (span_eq(c->name, "clone") || span_eq(c->name, "clone3") || span_eq(c->name, "fork") ||
 	    span_eq(c->name, "vfork"))
 		t->forks += c->ret_known && c->ret > 0;
-	if (c->dur_ns >= 0) {
+	if (c->dur_ns >= 0)
 		t->timed_calls++;
-		if (blocking) {
-			t->blocking_calls++;
-			t->blocked_ns += c->dur_ns;
-		}
+	/* A call the log split in two says how long it took even without -T: a wait4 or a
+	 * pipe read that blocked while other processes ran is the one that matters here. */
+	if (dur >= 0 && blocking) {
+		t->blocking_calls++;
+		t->blocked_ns += dur;
+		if (c->dur_ns < 0)
+			t->untimed_blocked_ns += dur;
 	}
 	if (ts_ns == NO_VALUE)
 		return;
-	end = ts_ns + (c->dur_ns > 0 ? c->dur_ns : 0);
+	end = ts_ns + (dur > 0 ? dur : 0);
 	if (t->first_ns == NO_VALUE || ts_ns < t->first_ns)
 		t->first_ns = ts_ns;
 	if (t->last_ns == NO_VALUE || end > t->last_ns)
@@ -180,9 +184,9 @@ void timeline_json(const struct timeline *t, FILE *f)
 			lifetimes += t->slot[i].last_ns - t->slot[i].first_ns;
 	fprintf(f, "{\"processes\":%zu,\"calls\":%ld,\"timed_calls\":%ld,\"blocking_calls\":%ld,\"execs\":%ld,"
 		"\"forks\":%ld,\"blocked_ns\":%lld,\"lifetimes_ns\":%lld,\"span_ns\":%lld,\"user_ns\":%lld,"
-		"\"calls_excess_ns\":%lld,\"file_calls_excess_ns\":%lld}",
+		"\"calls_excess_ns\":%lld,\"file_calls_excess_ns\":%lld,\"untimed_blocked_ns\":%lld}",
 		t->count, t->calls, t->timed_calls, t->blocking_calls, t->execs, t->forks,
 		(long long)t->blocked_ns, (long long)lifetimes,
 		(long long)(t->first_ns == NO_VALUE ? 0 : t->last_ns - t->first_ns), (long long)t->user_ns,
-		(long long)t->calls_excess_ns, (long long)t->file_calls_excess_ns);
+		(long long)t->calls_excess_ns, (long long)t->file_calls_excess_ns, (long long)t->untimed_blocked_ns);
 }

@@ -29,7 +29,9 @@ struct timeline {
 	struct lifetime *slot;
 	size_t cap, count;
 	long calls, timed_calls, blocking_calls, execs, forks;
-	int64_t blocked_ns;
+	/* blocked_ns: in blocking calls whose duration the log gives (-T, or an unfinished call's
+	 * resumption); untimed_blocked_ns: the part of it known without -T. */
+	int64_t blocked_ns, untimed_blocked_ns;
 	/* Above the local median: the gaps' (user time), the calls' outside the file calls, and
 	 * the file calls' (their time on the traced filesystem). */
 	int64_t user_ns, calls_excess_ns, file_calls_excess_ns;
@@ -39,9 +41,12 @@ struct timeline {
 void timeline_init(struct timeline *t);
 void timeline_free(struct timeline *t);
 /* One complete call of `pid` starting at ts_ns (NO_VALUE when the log has no times);
- * `blocking`: it waited for another process rather than worked; `file`: a call on a file
- * the event table holds (the cost model prices those). */
-void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct call *c, int blocking, int file);
+ * `resumed_ns`: for a call the log split in two, the time from its start to its resumption
+ * (its duration where the log has no -T, NO_VALUE otherwise); `blocking`: it waited for
+ * another process rather than worked; `file`: a call on a file the event table holds (the
+ * cost model prices those). */
+void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct call *c, int64_t resumed_ns,
+		   int blocking, int file);
 /* Is a call of this name one that waits for another process whatever its arguments? */
 int timeline_waits(const struct call *c);
 /* The totals as one JSON object (no trailing newline). */

@@ -1,0 +1,352 @@
+"""The typed documents every part of fsbm hands to another: a workload profile and a
+prediction (DESIGN: one typed model per document, defined once).  The characterizer writes
+profiles, the predictor reads them and writes predictions, and the CLI's --json and the HTTP
+API serialise both through these models, so no two parts can drift.
+
+A profile's parts the predictor reads are typed strictly (an inline profile missing them is
+a clear error naming the field, not a crash in the model); the rest passes through as it is.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat, NonNegativeInt, field_validator, model_validator
+
+from fsbm.characterizer.classes import COSTED_OPERATIONS, DATA_CLASSES
+
+ORDERS = ("sequential", "forward", "random")
+PROFILE_SCHEMA = 3
+
+
+class _Open(BaseModel):
+    """A part of a document that may carry more than fsbm reads from it.  No number in it may
+    be NaN or infinite: JSON has no such numbers, and a body that sends them gets a 422."""
+
+    model_config = ConfigDict(extra="allow", allow_inf_nan=False)
+
+
+class _Closed(BaseModel):
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+
+def _non_finite(value: Any, where: str) -> Optional[str]:
+    """The first place in a JSON value that holds NaN or an infinity, or None."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return where or "the body"
+    if isinstance(value, dict):
+        return next((found for k, v in value.items() if (found := _non_finite(v, f"{where}.{k}" if where else str(k)))),
+                    None)
+    if isinstance(value, list):
+        return next((found for i, v in enumerate(value) if (found := _non_finite(v, f"{where}[{i}]"))), None)
+    return None
+
+
+# -- the workload profile (characterizer/profile.py) -------------------------------------------
+
+
+class ClassCount(_Open):
+    """The calls of one data class (op, order, size bucket) and what they moved
+    (characterizer/classes.py says what each count means)."""
+
+    count: NonNegativeInt
+    bytes: NonNegativeInt
+    gap_bytes: NonNegativeInt = 0             # forward reads: the bytes skipped before them
+    gap_log2: Optional[dict[str, NonNegativeInt]] = None  # ... by power of two of the gap
+    interleaved: NonNegativeInt = 0           # sequential reads made after other calls
+    resumes: NonNegativeInt = 0               # sequential reads right after a read that skipped
+    straddles: NonNegativeInt = 0             # requests crossing a page boundary they need not
+
+
+class MetadataCount(_Open):
+    """The calls of one metadata operation: done, failed, and (listings) empty."""
+
+    done: NonNegativeInt
+    failed: NonNegativeInt = 0
+    empty: NonNegativeInt = 0
+    written: NonNegativeInt = 0         # creates of files then written ...
+    written_bytes: NonNegativeInt = 0   # ... and the bytes written into them
+    with_data: NonNegativeInt = 0       # unlinks of files holding data ...
+    data_bytes: NonNegativeInt = 0      # ... and the bytes they held
+    listed_bytes: Optional[NonNegativeInt] = None  # listings: the bytes of entries returned
+
+
+class Classes(_Open):
+    """Event classes: data {op: {order: {size bucket: counts}}}, metadata {op: outcomes}."""
+
+    data: dict[str, dict[str, dict[str, ClassCount]]]
+    metadata: dict[str, MetadataCount]
+
+    @field_validator("data")
+    @classmethod
+    def _data_names(cls, data: dict[str, dict[str, dict[str, ClassCount]]]) -> Any:
+        for op, orders in data.items():
+            if op not in DATA_CLASSES:
+                raise ValueError(f"data class {op!r} is not one of {', '.join(DATA_CLASSES)}")
+            for order, buckets in orders.items():
+                if order not in ORDERS:
+                    raise ValueError(f"order {order!r} of {op} is not one of {', '.join(ORDERS)}")
+                for bucket in buckets:
+                    if not bucket.isdigit():
+                        raise ValueError(f"size bucket {bucket!r} of {op} {order} is not a number of bytes")
+        return data
+
+    @field_validator("metadata")
+    @classmethod
+    def _metadata_names(cls, metadata: dict[str, MetadataCount]) -> Any:
+        unknown = sorted(set(metadata) - set(COSTED_OPERATIONS))
+        if unknown:
+            raise ValueError(f"unknown operation {', '.join(unknown)}; known: {', '.join(COSTED_OPERATIONS)}")
+        return metadata
+
+
+class ReusePoint(_Open):
+    cache_bytes: NonNegativeInt
+    hit_fraction: float = Field(ge=0, le=1)
+
+
+class Reuse(_Open):
+    """The reuse curve: the share of block reads a cache of each size holds."""
+
+    block_reads: NonNegativeInt = 0
+    distinct_blocks: NonNegativeInt = 0
+    cold_misses: NonNegativeInt = 0
+    block_size: int = Field(4096, gt=0)
+    points: list[ReusePoint] = []
+
+
+class Namespace(_Open):
+    files_touched: NonNegativeInt
+    directories_touched: NonNegativeInt
+
+
+class SyncKind(_Open):
+    count: NonNegativeInt
+    bytes: NonNegativeInt
+
+
+class Fsync(_Open):
+    """Syncs, by kind (characterizer.syncs: metadata, data, clean, directory)."""
+
+    bytes_written_per_fsync: Optional[NonNegativeFloat] = None
+    kinds: Optional[dict[str, SyncKind]] = None
+
+
+class Runs(_Open):
+    read_only: NonNegativeInt = 0
+    read_write: NonNegativeInt = 0
+
+
+class Recording(_Open):
+    """What `fsbm trace record` measured of the traced run and of its untraced runs: CPU
+    times, waits and the calls' CPU by group, each under its name in traces/record.py."""
+
+    user_cpu_ns: NonNegativeInt
+
+    def measured(self) -> dict[str, Any]:
+        """Every measurement, by its name (traces/record.py)."""
+        return self.model_dump()
+
+
+class Timeline(_Open):
+    """A traced job's calls and process lifetimes, as the strace parser counted them
+    (traces/native/timeline.c; predictor/tracing.py says how they are read)."""
+
+    processes: NonNegativeInt = 0
+    calls: NonNegativeInt = 0
+    timed_calls: NonNegativeInt = 0
+    blocking_calls: NonNegativeInt = 0
+    execs: NonNegativeInt = 0
+    forks: NonNegativeInt = 0
+    blocked_ns: NonNegativeInt = 0
+    lifetimes_ns: NonNegativeInt = 0
+    span_ns: NonNegativeInt = 0
+    user_ns: NonNegativeInt = 0               # the gaps' excess over the local median
+    calls_excess_ns: NonNegativeInt = 0       # calls not on files: their excess over the local median
+    file_calls_excess_ns: NonNegativeInt = 0  # calls on files: likewise
+    untimed_blocked_ns: NonNegativeInt = 0    # of blocked_ns, what calls the log split in two showed without -T
+
+    @classmethod
+    def of(cls, counts: "Timeline | dict[str, Any] | None") -> "Timeline":
+        """The timeline of the parser's counts; an empty one (nothing known) for none."""
+        return counts if isinstance(counts, Timeline) else cls.model_validate(counts or {})
+
+    @property
+    def known(self) -> bool:
+        """Whether the trace had timestamps: without them there is no span to start from."""
+        return self.span_ns > 0
+
+    @property
+    def timed(self) -> bool:
+        """Whether the trace has every call's duration (strace -T)."""
+        return self.timed_calls > 0
+
+    @property
+    def concurrency(self) -> float:
+        """Processes working at once, on average: their lifetimes less the time they were
+        blocked waiting for one another, over the span; 1 where no blocked time is known
+        (no -T, and no call the log split in two)."""
+        if not self.span_ns or not (self.timed_calls or self.blocked_ns):
+            return 1.0
+        return max((self.lifetimes_ns - self.blocked_ns) / self.span_ns, 1.0)
+
+    @property
+    def outside_ns(self) -> float:
+        """The job's time outside its file calls, untraced (predictor/tracing.py).  Without
+        -T a gap runs from one call's start to the next's, so this holds the calls' time,
+        file calls' too."""
+        return (self.user_ns + self.calls_excess_ns) / self.concurrency
+
+    @property
+    def runtime_ns(self) -> float:
+        """The job's whole runtime, untraced, its file calls taken at their traced excess."""
+        return (self.user_ns + self.calls_excess_ns + self.file_calls_excess_ns) / self.concurrency
+
+
+class TraceTime(_Open):
+    known: bool = False
+    outside_calls_corrected_ns: NonNegativeFloat = 0
+
+
+class Profile(_Open):
+    """A workload profile (`fsbm characterize --json`), schema 3."""
+
+    schema_version: int
+    kind: str = "profile"
+    source: Optional[str] = None
+    scope: Optional[str] = None
+    classes: Classes
+    reuse: Reuse
+    namespace: Namespace
+    fsync: Fsync = Fsync()
+    runs: Runs = Runs()
+    recording: Optional[Recording] = None
+    trace_time: TraceTime = TraceTime()
+    timeline: Optional[Timeline] = None
+    protocol: Optional[str] = None
+    tang: dict[str, Any] = {}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _finite(cls, data: Any) -> Any:
+        """Fields fsbm passes through unread are checked too: a stored NaN breaks every reader later."""
+        where = _non_finite(data, "")
+        if where:
+            raise ValueError(f"{where} is not a finite number")
+        return data
+
+    @classmethod
+    def of(cls, value: "Profile | dict[str, Any]") -> "Profile":
+        """A profile from its JSON form (a stored or characterized document), or as it is."""
+        return value if isinstance(value, Profile) else cls.model_validate(value)
+
+    @field_validator("schema_version")
+    @classmethod
+    def _schema(cls, version: int) -> int:
+        if version != PROFILE_SCHEMA:
+            raise ValueError(f"profile schema {version}; this fsbm predicts from schema {PROFILE_SCHEMA} "
+                             "(characterize the trace again)")
+        return version
+
+
+# -- a prediction (predictor/predict.py) -------------------------------------------------------
+
+
+class PriceLine(_Closed):
+    """One class of calls: how many, what each costs, and where that cost came from."""
+
+    op: str
+    group: str
+    detail: str
+    count: float
+    ns_each: float
+    cpu_ns_each: Optional[float] = Field(None, description="of ns_each, the caller's CPU time (fsbench cpu_ns); "
+                                                           "null from a cost table measured before fsbench kept it")
+    total_ns: float
+    source: str
+
+
+class FsFactor(_Open):
+    factor: float
+    key: str
+    low: Optional[float] = None
+    high: Optional[float] = None
+
+
+class CandidatePrediction(_Closed):
+    candidate: str
+    calibration_key: str
+    cost_table_id: Optional[int]
+    cost_table_measured_at: Optional[str]
+    environment: dict[str, Optional[str]]
+    runtime_s: float = Field(description="Predicted runtime: outside_s + fs_s.")
+    low_s: float = Field(description="Low end of the 90% interval.")
+    high_s: float = Field(description="High end of the 90% interval.")
+    fs_s: float = Field(description="Time inside the filesystem, calibrated.")
+    fs_modelled_s: float = Field(description="Time inside the filesystem, count x cost before calibration.")
+    fs_factor: FsFactor
+    outside_s: float = Field(description="Time outside the filesystem (CPU time and calls elsewhere).")
+    breakdown_s: dict[str, float] = Field(description="Filesystem time per operation, calibrated.")
+    lines: list[PriceLine]
+    relative_s: Optional[float] = None
+    relative_low_s: Optional[float] = None
+    relative_high_s: Optional[float] = None
+
+
+class Ranking(_Closed):
+    order: list[str]
+    by: str
+    best: Optional[str] = None
+    runner_up: Optional[str] = None
+    faster_by: Optional[float] = Field(None, description="Runner-up's runtime / best's - 1.")
+    confidence: Optional[float] = Field(None, description="Probability the best is faster than the runner-up.")
+
+
+class Measured(_Closed):
+    seconds: float
+    on: str
+
+
+class Prediction(_Closed):
+    """`fsbm predict --json`, and the body of POST /v1/predictions."""
+
+    schema_version: int
+    kind: Literal["prediction"] = "prediction"
+    id: Optional[int] = Field(None, description="The stored prediction's id; also its report's id.")
+    profile_id: Optional[int] = None
+    workload: Optional[str]
+    scope: Optional[str]
+    cache_bytes: int
+    start: str
+    cpu_scales: dict[str, float] = Field({}, description="Per group of operations (metadata, read, write, sync), how "
+                                                        "many times fsbench's CPU time per call the workload's calls "
+                                                        "took, replayed cold where it was traced (fsbm trace record "
+                                                        "--replay-in); each CPU price of the group is taken that many "
+                                                        "times, where a candidate's CPU prices of the group are no "
+                                                        "higher than the traced filesystem's (traced_cpu_ns); above "
+                                                        "them it adds no more CPU than it did there. Empty or 1: not "
+                                                        "measured.")
+    traced_cpu_ns: dict[str, float] = Field({}, description="Per group of operations, fsbench's CPU prices of the "
+                                                            "workload's calls on the filesystem it was traced on, in "
+                                                            "ns: what the CPU scales were measured against.")
+    model_id: Optional[int] = Field(None, description="The stored runtime model (a validation's fit) the "
+                                                      "prediction used; null: none yet.")
+    model_fitted_on: Optional[str] = Field(None, description="What that model was fitted on.")
+    model_errors: dict[str, dict[str, float]] = Field({}, description="Per kind of evidence for the time outside "
+                                                      "the filesystem (recording, trace, measured), the 5th and 95th "
+                                                      "percentiles of the errors (predicted / real - 1) the validation "
+                                                      "measured on programs it was not fitted on: the 90% intervals.")
+    validated: bool
+    calibrated: bool
+    outside_features: Optional[dict[str, float]]
+    outside_evidence: Optional[str] = Field(None, description="What the time outside the filesystem rests on: a "
+                                                              "recording's CPU time, a plain trace's span less what "
+                                                              "tracing added, or nothing (then only the filesystem's "
+                                                              "time is predicted).")
+    traced_on: Optional[str] = None
+    absolute: bool
+    candidates: list[CandidatePrediction]
+    ranking: Optional[Ranking] = None
+    measured: Optional[Measured] = None
+    relative_ranking: Optional[Ranking] = None

@@ -1,0 +1,249 @@
+"""The runtime model (DESIGN: Prediction): a workload's runtime on a candidate is the time it
+spends outside the filesystem plus its time in the filesystem, count x cost, taken by the
+candidate's calibration factor:
+
+    runtime = outside + factor x filesystem
+
+This is the one formula: `fsbm predict` and its relative form, the report's chart of cache
+sizes and both validations all compute a runtime through `RuntimeEstimator` or
+`runtime_seconds`.  The estimator keeps scikit-learn's contract (`__init__` stores
+parameters, `fit(X, y)` learns from y, `predict(X)` has no side effects), so validation is
+ordinary grouped cross-validation: with LeaveOneGroupOut over programs, no program is judged
+by a model that saw it.
+
+X holds one row per (workload, candidate); COLUMNS names its columns:
+- `key`: what a calibration factor is kept under, the candidate's filesystem and state
+  ("xfs fresh", calibration_key);
+- `fs_s`, `fs_low_s`, `fs_high_s`: count x cost in the filesystem, and the 95% interval
+  of those costs;
+- `outside_s`, `outside_low_s`, `outside_high_s`: the time outside the filesystem, and its band;
+- `evidence`: what that time rests on, one of EVIDENCE;
+- for the relative form (evidence "measured"), `measured_s` (a runtime measured on the
+  traced candidate), `traced_key`, `traced_fs_s`, `traced_fs_low_s`, `traced_fs_high_s`
+  (count x cost there) and `traced` (whether the row is the traced candidate).  The time
+  outside is then the measured runtime less the traced filesystem's part (Mesnier's
+  relative fitness: only the filesystem part changes).  Where the model prices the
+  filesystem above the whole measured runtime, nothing is left outside and the filesystem
+  times are scaled down to the measurement.
+
+y: measured runtimes, in seconds.  What `fit` learns from it:
+- `factors_`: with `calibrate`, per key, how many times count x cost the filesystem's part
+  of y was (y less the time outside, over fs_s), as a geometric mean with a prediction
+  interval (a ratio, not a free regression on a handful of rows), and pooled over every key
+  for a candidate the fit never saw;
+- `errors_`: per evidence, the 90% prediction interval of a new workload's error
+  (predicted / measured - 1; _error_band), which gives its runtime's 90% interval.  Given
+  `groups` (the programs), each row's error is that of a model fitted without its group.
+An estimator fitted on nothing predicts count x cost plus the time outside, with the
+intervals of the costs and of the time outside: what a prediction rests on before any
+validation.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+from sklearn.base import BaseEstimator, RegressorMixin, clone
+from sklearn.model_selection import LeaveOneGroupOut
+
+SCHEMA_VERSION = 1
+POOLED = "*"
+# What the time outside the filesystem rests on.
+EVIDENCE = ("recording", "trace", "trace-untimed", "measured", "none")
+ABSOLUTE_COLUMNS = ("key", "fs_s", "fs_low_s", "fs_high_s", "outside_s", "outside_low_s", "outside_high_s",
+                    "evidence")
+RELATIVE_COLUMNS = ("measured_s", "traced", "traced_key", "traced_fs_s", "traced_fs_low_s", "traced_fs_high_s")
+COLUMNS = ABSOLUTE_COLUMNS + RELATIVE_COLUMNS
+NO_FACTOR = {"factor": 1.0, "low": 1.0, "high": 1.0, "log_sd": 0.0, "n": 0}
+PARTS = ("runtime", "low", "high", "fs", "outside")
+
+
+def runtime_seconds(outside_s: Any, fs_s: Any, factor: Any = 1.0) -> Any:
+    """The runtime formula, for scalars or arrays alike."""
+    return outside_s + factor * fs_s
+
+
+def _t_interval(logs: np.ndarray, n: int, alpha: float) -> tuple[float, float, float]:
+    """The mean of `logs`, their spread, and the half-width of a 1 - alpha prediction interval
+    for a new one, with `n` independent observations behind them (t, n - 1 degrees of
+    freedom); a spread of log 2 where there is one."""
+    centre = float(np.mean(logs))
+    spread = float(np.std(logs, ddof=1)) if len(logs) > 1 else math.log(2.0)
+    n = max(n, 1)
+    return centre, spread, float(stats.t.ppf(1 - alpha / 2, max(n - 1, 1))) * spread * math.sqrt(1 + 1 / n)
+
+
+def _log_ratio_fit(ratios: np.ndarray, alpha: float) -> dict[str, float]:
+    """The geometric mean of ratios, and a prediction interval for a new one."""
+    centre, spread, half = _t_interval(np.log(ratios), len(ratios), alpha)
+    return {"factor": math.exp(centre), "low": math.exp(centre - half), "high": math.exp(centre + half),
+            "log_sd": spread, "n": len(ratios)}
+
+
+def _error_band(errors: np.ndarray, groups: int, alpha: float) -> dict[str, float]:
+    """The 1 - alpha prediction interval of a new workload's error, from `errors` (predicted
+    / measured - 1) of `groups` programs: on log(1 + error), with as many independent
+    observations as programs, not rows, since a program's errors on its candidates move
+    together.  A handful of programs cannot pin the tails: their empirical 5th and 95th
+    percentiles held too few of the programs left out of the fit."""
+    centre, spread, half = _t_interval(np.log1p(errors), max(groups, 2), alpha)
+    return {"p5": math.expm1(centre - half), "p95": math.expm1(centre + half), "log_mean": centre,
+            "log_sd": spread, "programs": groups, "n": int(len(errors))}
+
+
+def _column(X: pd.DataFrame, name: str, default: Any = np.nan) -> pd.Series:
+    return X[name] if name in X else pd.Series(default, index=X.index)
+
+
+class RuntimeEstimator(BaseEstimator, RegressorMixin):
+    """Runtime seconds = outside + factor x filesystem seconds (module docstring).
+
+    `calibrate`: learn a factor per key from y (False: every factor is 1, the raw model);
+    `alpha`: the factors' and the errors' prediction intervals are 1 - alpha."""
+
+    def __init__(self, calibrate: bool = False, alpha: float = 0.1) -> None:
+        self.calibrate = calibrate
+        self.alpha = alpha
+
+    # -- learning ------------------------------------------------------------------------------
+
+    def fit(self, X: pd.DataFrame, y: Any, groups: Any = None) -> "RuntimeEstimator":
+        y = np.asarray(y, float)
+        self.factors_: dict[str, dict[str, float]] = self._fit_factors(X, y) if self.calibrate else {}
+        self.errors_: dict[str, dict[str, float]] = {}
+        if len(X) == 0:
+            return self
+        if groups is None:
+            predicted = self.predict(X)
+        else:
+            predicted = np.full(len(X), np.nan)
+            for train, test in LeaveOneGroupOut().split(X, groups=groups):
+                model = clone(self).fit(X.iloc[train], y[train])
+                predicted[test] = model.predict(X.iloc[test])
+        errors = predicted / y - 1
+        evidence = _column(X, "evidence", "none").to_numpy()
+        groups = np.asarray(groups) if groups is not None else np.arange(len(X))
+        for kind in sorted(set(evidence)):
+            pick = (evidence == kind) & np.isfinite(errors) & (errors > -1)
+            if pick.any():
+                self.errors_[kind] = _error_band(errors[pick], len(set(groups[pick])), self.alpha)
+        return self
+
+    def _fit_factors(self, X: pd.DataFrame, y: np.ndarray) -> dict[str, dict[str, float]]:
+        """Per key, the filesystem's part of y over count x cost.  The relative form's rows are
+        left out: their time outside comes from a measurement that already holds the factor."""
+        absolute = (_column(X, "evidence", "none") != "measured").to_numpy()
+        fs = X["fs_s"].to_numpy(float)
+        inside = y - X["outside_s"].to_numpy(float)
+        usable = absolute & (fs > 0) & (inside > 0)
+        factors: dict[str, dict[str, float]] = {}
+        if usable.any():
+            factors[POOLED] = _log_ratio_fit(inside[usable] / fs[usable], self.alpha)
+        keys = X["key"].to_numpy()
+        for key in sorted(set(keys[usable])):
+            pick = usable & (keys == key)
+            factors[key] = _log_ratio_fit(inside[pick] / fs[pick], self.alpha)
+        return factors
+
+    # -- predicting ----------------------------------------------------------------------------
+
+    def factor(self, key: str) -> dict[str, Any]:
+        """The factor a candidate's filesystem time is taken by, and which fit it is: its own
+        key's, the pooled one for a key the fit never saw, or none (1)."""
+        factors = getattr(self, "factors_", {})
+        if key in factors:
+            return {**factors[key], "key": key}
+        if POOLED in factors:
+            return {**factors[POOLED], "key": "pooled over all filesystems"}
+        why = "none (the raw model validated better)" if self.validated and not self.calibrate else "none"
+        return {**NO_FACTOR, "key": why}
+
+    def predict(self, X: pd.DataFrame) -> np.ndarray:
+        return self.predict_parts(X)["runtime"]
+
+    def predict_parts(self, X: pd.DataFrame) -> dict[str, np.ndarray]:
+        """Per row: `runtime`, its 90% band `low` and `high`, `fs` (the filesystem's part, with
+        its factor) and `outside`."""
+        factor = np.array([self.factor(k)["factor"] for k in X["key"]], float)
+        fs_s, fs_low, fs_high = (X[c].to_numpy(float) for c in ("fs_s", "fs_low_s", "fs_high_s"))
+        fs = factor * fs_s
+        outside = X["outside_s"].to_numpy(float)
+        low = runtime_seconds(X["outside_low_s"].to_numpy(float), fs_low, factor)
+        high = runtime_seconds(X["outside_high_s"].to_numpy(float), fs_high, factor)
+        relative = (_column(X, "evidence", "none") == "measured").to_numpy()
+        if relative.any():
+            measured = X["measured_s"].to_numpy(float)
+            traced_factor = np.array([self.factor(k)["factor"] if isinstance(k, str) else 1.0
+                                      for k in _column(X, "traced_key")], float)
+            traced = traced_factor * _column(X, "traced_fs_s").to_numpy(float)
+            scale = np.where(traced > measured, measured / np.where(traced > 0, traced, 1.0), 1.0)
+            outside = np.where(relative, np.maximum(measured - traced, 0.0), outside)
+            fs = np.where(relative, scale * fs, fs)
+            # The costs' spread of the difference between two candidates; none on the traced one.
+            own = scale * factor * (fs_high - fs_low) / 2
+            there = scale * traced_factor * (_column(X, "traced_fs_high_s").to_numpy(float)
+                                             - _column(X, "traced_fs_low_s").to_numpy(float)) / 2
+            half = np.where(_column(X, "traced", False).to_numpy(bool), 0.0, np.hypot(own, there))
+            centre = outside + fs
+            low = np.where(relative, np.maximum(centre - half, 0.0), low)
+            high = np.where(relative, centre + half, high)
+        runtime = outside + fs
+        errors = getattr(self, "errors_", {})
+        for kind, band in errors.items():
+            rows = (_column(X, "evidence", "none") == kind).to_numpy()
+            if kind == "measured":
+                rows &= ~_column(X, "traced", False).to_numpy(bool)
+            low = np.where(rows, runtime / (1 + band["p95"]), low)
+            high = np.where(rows, runtime / (1 + band["p5"]), high)
+        return {"runtime": runtime, "low": low, "high": high, "fs": fs, "outside": outside}
+
+    # -- keeping -------------------------------------------------------------------------------
+
+    def to_json(self, fitted_on: str) -> dict[str, Any]:
+        """The fitted model as a store document; `fitted_on` says what it learned from."""
+        return {"kind": "runtime_model", "schema_version": SCHEMA_VERSION, "calibrate": self.calibrate,
+                "alpha": self.alpha, "factors": getattr(self, "factors_", {}), "errors": getattr(self, "errors_", {}),
+                "fitted_on": fitted_on}
+
+    @classmethod
+    def from_json(cls, body: dict[str, Any]) -> "RuntimeEstimator":
+        model = cls(calibrate=bool(body.get("calibrate")), alpha=float(body.get("alpha", 0.1)))
+        model.factors_ = dict(body.get("factors") or {})
+        model.errors_ = dict(body.get("errors") or {})
+        model.fitted_on_ = body.get("fitted_on")
+        return model
+
+    @classmethod
+    def unfitted(cls) -> "RuntimeEstimator":
+        """The model before any validation: factor 1, the intervals of the costs and of the
+        time outside (fitted on nothing)."""
+        return cls().fit(pd.DataFrame(columns=list(COLUMNS)), [])
+
+    @property
+    def validated(self) -> bool:
+        """Whether a validation fitted it (else its intervals are the costs' alone)."""
+        return bool(getattr(self, "fitted_on_", None))
+
+
+def predict_left_out(fit: Callable[[Any], RuntimeEstimator], frames: list[pd.DataFrame],
+                     groups: list[np.ndarray]) -> list[dict[str, np.ndarray]]:
+    """Each row of each frame predicted (predict_parts) by `fit(group)`, a model the caller
+    fits without that group's rows: leave-one-group-out over the groups (the programs) of
+    every frame together."""
+    out = [{key: np.full(len(frame), np.nan) for key in PARTS} for frame in frames]
+    everyone = np.concatenate(groups)
+    for _, test in LeaveOneGroupOut().split(everyone, groups=everyone):
+        held_out = everyone[test[0]]
+        model = fit(held_out)
+        for frame, group, parts in zip(frames, groups, out):
+            mine = group == held_out
+            if mine.any():
+                predicted = model.predict_parts(frame[mine])
+                for key in PARTS:
+                    parts[key][mine] = predicted[key]
+    return out

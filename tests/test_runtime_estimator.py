@@ -1,0 +1,115 @@
+"""The runtime model: one formula (outside + factor x filesystem), a scikit-learn regressor
+that learns its factors and its error band from measured runtimes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import clone
+from sklearn.model_selection import LeaveOneGroupOut, cross_val_predict
+
+from fsbm.predictor.estimator import RuntimeEstimator, predict_left_out, runtime_seconds
+from fsbm.predictor.predict import relative_rows
+
+
+def suite(rng: np.random.Generator, programs: int = 6) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
+    """Programs on two filesystems whose real time in xfs is 1.5x count x cost; the time
+    outside is known."""
+    rows, real = [], []
+    for p in range(programs):
+        outside = rng.uniform(0.05, 1.0)
+        for key, factor in (("ext4 fresh", 1.0), ("xfs fresh", 1.5)):
+            fs = rng.uniform(0.1, 2.0)
+            rows.append({"program": f"p{p}", "key": key, "fs_s": fs, "fs_low_s": 0.9 * fs, "fs_high_s": 1.1 * fs,
+                         "outside_s": outside, "outside_low_s": outside, "outside_high_s": outside,
+                         "evidence": "recording"})
+            real.append(outside + factor * fs * rng.lognormal(0, 0.03))
+    frame = pd.DataFrame(rows)
+    return frame, np.array(real), frame["program"].to_numpy()
+
+
+def test_the_factors_are_learnt_from_the_measured_runtimes_with_intervals() -> None:
+    X, y, _ = suite(np.random.default_rng(3))
+    model = RuntimeEstimator(calibrate=True).fit(X, y)
+    xfs = model.factor("xfs fresh")
+    assert xfs["factor"] == pytest.approx(1.5, rel=0.05) and xfs["low"] < 1.5 < xfs["high"]
+    assert model.factor("btrfs fresh")["factor"] == pytest.approx(1.22, rel=0.1)  # never seen: pooled
+    assert model.factor("btrfs fresh")["key"] == "pooled over all filesystems"
+    assert RuntimeEstimator().fit(X, y).factor("xfs fresh")["factor"] == 1.0  # the raw model
+
+
+def test_the_estimator_keeps_scikit_learns_contract_under_leave_one_program_out() -> None:
+    X, y, programs = suite(np.random.default_rng(5))
+    calibrated = cross_val_predict(RuntimeEstimator(calibrate=True), X, y, groups=programs, cv=LeaveOneGroupOut())
+    raw = cross_val_predict(RuntimeEstimator(), X, y, groups=programs, cv=LeaveOneGroupOut())
+    assert np.median(np.abs(calibrated / y - 1)) < 0.05
+    assert np.median(np.abs(raw / y - 1)) > 0.05  # xfs's 1.5x is what calibration is for
+    assert clone(RuntimeEstimator(calibrate=True, alpha=0.2)).get_params() == {"calibrate": True, "alpha": 0.2}
+
+
+def test_predict_is_the_one_formula() -> None:
+    X, y, _ = suite(np.random.default_rng(7))
+    model = RuntimeEstimator(calibrate=True).fit(X, y)
+    factors = np.array([model.factor(k)["factor"] for k in X["key"]])
+    assert model.predict(X) == pytest.approx(runtime_seconds(X["outside_s"].to_numpy(), X["fs_s"].to_numpy(), factors))
+
+
+def test_the_error_band_is_learnt_from_programs_left_out_and_is_the_interval() -> None:
+    X, y, programs = suite(np.random.default_rng(11))
+    X.loc[X["program"] == "p0", "fs_s"] *= 3  # one program the model misprices
+    within = RuntimeEstimator(calibrate=True).fit(X, y)
+    left_out = RuntimeEstimator(calibrate=True).fit(X, y, groups=programs)
+    assert left_out.errors_["recording"]["p95"] > within.errors_["recording"]["p95"] > 0
+    parts = left_out.predict_parts(X)
+    band = left_out.errors_["recording"]
+    assert parts["low"] == pytest.approx(parts["runtime"] / (1 + band["p95"]))
+    assert parts["high"] == pytest.approx(parts["runtime"] / (1 + band["p5"]))
+
+
+def test_before_any_fit_the_interval_is_the_costs_and_the_time_outside() -> None:
+    X, _, _ = suite(np.random.default_rng(13))
+    X["outside_low_s"], X["outside_high_s"] = 0.5 * X["outside_s"], 2 * X["outside_s"]
+    parts = RuntimeEstimator.unfitted().predict_parts(X)
+    assert parts["low"] == pytest.approx((X["outside_low_s"] + X["fs_low_s"]).to_numpy())
+    assert parts["high"] == pytest.approx((X["outside_high_s"] + X["fs_high_s"]).to_numpy())
+    assert not RuntimeEstimator.unfitted().validated
+
+
+def test_the_relative_form_keeps_the_measured_runtime_but_the_filesystems_part() -> None:
+    X, _, _ = suite(np.random.default_rng(17), programs=1)
+    measured = 3.0
+    rows = relative_rows(X.drop(columns="program"), traced=0, measured=measured)
+    parts = RuntimeEstimator.unfitted().predict_parts(rows)
+    ext4, xfs = X["fs_s"]
+    assert parts["runtime"][0] == pytest.approx(measured)
+    assert parts["runtime"][1] == pytest.approx(measured - ext4 + xfs)
+    assert parts["low"][0] == parts["high"][0] == pytest.approx(measured)  # measured there: no spread
+    assert parts["low"][1] < parts["runtime"][1] < parts["high"][1]
+    # Where the model prices the filesystem above the whole measurement, the runtime scales.
+    short = RuntimeEstimator.unfitted().predict_parts(relative_rows(X.drop(columns="program"), 0, 0.5 * ext4))
+    assert short["runtime"][1] == pytest.approx(0.5 * xfs)
+
+
+def test_a_stored_model_predicts_as_the_fitted_one() -> None:
+    X, y, programs = suite(np.random.default_rng(19))
+    fitted = RuntimeEstimator(calibrate=True).fit(X, y, groups=programs)
+    stored = RuntimeEstimator.from_json(fitted.to_json("six programs"))
+    assert stored.validated and stored.fitted_on_ == "six programs"
+    for key in ("runtime", "low", "high"):
+        assert stored.predict_parts(X)[key] == pytest.approx(fitted.predict_parts(X)[key])
+
+
+def test_left_out_predictions_never_see_their_own_program() -> None:
+    X, y, programs = suite(np.random.default_rng(23))
+    seen: list[str] = []
+
+    def fit(held_out: str) -> RuntimeEstimator:
+        seen.append(held_out)
+        keep = programs != held_out
+        return RuntimeEstimator(calibrate=True).fit(X[keep], y[keep])
+
+    parts, = predict_left_out(fit, [X], [programs])
+    assert sorted(seen) == sorted(set(programs))
+    expected = cross_val_predict(RuntimeEstimator(calibrate=True), X, y, groups=programs, cv=LeaveOneGroupOut())
+    assert parts["runtime"] == pytest.approx(expected)
