@@ -10,7 +10,8 @@
  * the median follows the speed of the moment, and most gaps between calls hold little work.
  * Where every gap holds work (gzip compressing between its reads), the median is that work,
  * not tracing's: so the median counts for no more than BARE_GAP_CAP_NS, the slowest speed
- * a bare gap was seen at here (the calibration programs' back-to-back calls: 45-63 us).
+ * a bare gap was seen at here (the calibration programs' back-to-back calls: 45-63 us), and
+ * a bare call's duration no more than that either (43-51 us for a getppid under -f).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -71,16 +72,17 @@ static int64_t ring_median(const int64_t *ring, long n)
 	return v[k];
 }
 
-/* Push `value` into a ring; how far it stands above the ring's median, never below 0. */
-static int64_t above_median(int64_t *ring, long *n, int64_t value)
+/* Push `value` into a ring; how far it stands above the ring's median (counted for no more
+ * than `cap`), never below 0. */
+static int64_t above_median(int64_t *ring, long *n, int64_t value, int64_t cap)
 {
 	int64_t median;
 
 	ring[*n % TIMELINE_WINDOW] = value;
 	(*n)++;
 	median = ring_median(ring, *n);
-	if (median > BARE_GAP_CAP_NS)
-		median = BARE_GAP_CAP_NS;
+	if (median > cap)
+		median = cap;
 	return value > median ? value - median : 0;
 }
 
@@ -161,11 +163,14 @@ void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct cal
 		l->first_ns = ts_ns;
 	if (end > l->last_ns)
 		l->last_ns = end;
-	/* The work before a call is the process's own, whether the call then blocks or not. */
+	/* The work before a call is the process's own, whether the call then blocks or not.
+	 * Without -T the gap runs from the previous call's start and holds that call too: its
+	 * bare cost is a bare gap's and a bare call's, each at its slowest. */
 	if (l->prev_end_ns != NO_VALUE && ts_ns >= l->prev_end_ns)
-		t->user_ns += above_median(l->gaps, &l->ngaps, ts_ns - l->prev_end_ns);
+		t->user_ns += above_median(l->gaps, &l->ngaps, ts_ns - l->prev_end_ns,
+					   l->prev_timed ? BARE_GAP_CAP_NS : 2 * BARE_GAP_CAP_NS);
 	if (!blocking && c->dur_ns >= 0) {
-		int64_t excess = above_median(l->durs, &l->ndurs, c->dur_ns);
+		int64_t excess = above_median(l->durs, &l->ndurs, c->dur_ns, BARE_GAP_CAP_NS);
 
 		if (file)
 			t->file_calls_excess_ns += excess;
@@ -173,6 +178,7 @@ void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct cal
 			t->calls_excess_ns += excess;
 	}
 	l->prev_end_ns = end;
+	l->prev_timed = dur >= 0;
 }
 
 void timeline_json(const struct timeline *t, FILE *f)

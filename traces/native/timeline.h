@@ -21,6 +21,7 @@ enum { TIMELINE_WINDOW = 32 };
 struct lifetime {
 	long pid;       /* 0: empty slot */
 	int64_t first_ns, last_ns, prev_end_ns;
+	int prev_timed; /* whether the previous call's duration was known (prev_end_ns is its end) */
 	int64_t gaps[TIMELINE_WINDOW], durs[TIMELINE_WINDOW];
 	long ngaps, ndurs;
 };
