@@ -3,7 +3,9 @@
  *
  * Shenoy 2.4: read a file larger than the cache front to back, then back to front, timing
  * each chunk: the tail is still cached and comes back fast; the first chunk the cache
- * dropped is slow, and every chunk below it too.  The cache size is what lay between that
+ * dropped is slow, and every chunk below it too.  Where the kernel counts the bytes it
+ * fetched from storage for this process (/proc/self/io), that count, not the time, says
+ * which chunks missed.  The cache size is what lay between that
  * chunk and the end.  Readahead is off for the backward pass (POSIX_FADV_RANDOM), so a miss
  * reads only itself, and misses evict only pages older than the ones still to be read.
  *
@@ -70,6 +72,16 @@ static int read_chunk(int fd, char *buf, uint64_t k, uint64_t *ns)
 	return 0;
 }
 
+/* Bytes this process has had read from storage (/proc/self/io), or -1 without I/O accounting. */
+static int64_t storage_read_bytes(void)
+{
+	char text[512], *line;
+
+	if (read_text_file("/proc/self/io", text, sizeof(text)) != 0 || !(line = strstr(text, "read_bytes: ")))
+		return -1;
+	return strtoll(line + strlen("read_bytes: "), NULL, 10);
+}
+
 /* Shenoy: forward, then backward until CONFIRM slow chunks in a row (one slow hit is noise;
  * below the boundary every chunk misses), and at least SLOW_SHARE of the VERIFY chunks from
  * there on slow too: a stall of the machine (another program's writeback, say) can make a
@@ -80,6 +92,7 @@ static int shenoy_backward(int fd, char *buf, uint64_t chunks, uint64_t *warm_ns
 			   int64_t *bytes)
 {
 	uint64_t warm[WARM_SAMPLES], ns, boundary = 0, slow_run = 0, checked = 0, slow_seen = 0;
+	int64_t fetched, after;
 
 	*bytes = -1;
 	if (posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) != 0 || posix_fadvise(fd, 0, 0, POSIX_FADV_NORMAL) != 0)
@@ -99,9 +112,13 @@ static int shenoy_backward(int fd, char *buf, uint64_t chunks, uint64_t *warm_ns
 		uint64_t k = chunks - 1 - i;
 		int slow;
 
+		fetched = storage_read_bytes();
 		if (read_chunk(fd, buf, k, &ns) != 0)
 			return -1;
-		slow = ns > *threshold;
+		after = fetched >= 0 ? storage_read_bytes() : -1;
+		/* A miss is a chunk the kernel fetched from storage, where it counts that for us: a
+		 * stalled hit on a shared host is slow but fetches nothing.  By time only without. */
+		slow = after >= 0 ? after - fetched >= CHUNK / 2 : ns > *threshold;
 		if (checked) { /* a boundary found: is it one? */
 			checked++;
 			slow_seen += (uint64_t)slow;
@@ -124,16 +141,6 @@ static int shenoy_backward(int fd, char *buf, uint64_t chunks, uint64_t *warm_ns
 		checked = slow_seen = slow_run = 0;
 	}
 	return 0;
-}
-
-/* Bytes this process has had read from storage (/proc/self/io), or -1 without I/O accounting. */
-static int64_t storage_read_bytes(void)
-{
-	char text[512], *line;
-
-	if (read_text_file("/proc/self/io", text, sizeof(text)) != 0 || !(line = strstr(text, "read_bytes: ")))
-		return -1;
-	return strtoll(line + strlen("read_bytes: "), NULL, 10);
 }
 
 /* Tang: does a prefix of `chunks` chunks stay cached through a re-read in random order?  Tang
