@@ -51,13 +51,13 @@ def _comparison(tables: dict[str, CostTable]) -> Table:
     for row, (label, _) in enumerate(columns[0] if columns else []):
         cells = []
         values = [column[row][1] for column in columns]
-        present = [e["latency_ns"]["p50"] for e in values if e]
+        present = [e.latency_ns.p50 for e in values if e and e.latency_ns.p50 is not None]
         best = min(present) if present else None
         for entry in values:
             if entry is None:
                 cells.append("-")
                 continue
-            p50 = entry["latency_ns"]["p50"]
+            p50 = entry.latency_ns.p50
             cells.append(f"[bold green]{format_ns(p50)}[/]" if p50 == best else format_ns(p50))
         out.add_row(label, *cells)
     return out

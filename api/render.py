@@ -8,7 +8,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from fsbm.microbench.scratch import ScratchFs
-from fsbm.predictor.cost_table import CostTable
+from fsbm.predictor.cost_table import Case, CostTable
 from fsbm.predictor.park_lipton import ParkLiptonFit
 from fsbm.store import RunRecord
 
@@ -36,7 +36,7 @@ HEADLINE: tuple[tuple[Any, ...], ...] = (
 )
 
 
-def headline_costs(table: CostTable) -> list[tuple[str, dict[str, Any] | None]]:
+def headline_costs(table: CostTable) -> list[tuple[str, Case | None]]:
     """Each HEADLINE case's label and the table's measurement of it (None: not measured)."""
     return [(label, table.entry(bench, order, cache, size, *gap)) for label, bench, size, order, cache, *gap in HEADLINE]
 

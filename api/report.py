@@ -258,7 +258,7 @@ def _microbench_section(prediction: dict[str, Any], headline: dict[str, list[tup
             cells = []
             for n in names:
                 entry = headline[n][i][1]
-                cells.append(f"<td>{format_ns(entry['latency_ns']['p50']) if entry else '-'}</td>")
+                cells.append(f"<td>{format_ns(entry.latency_ns.p50) if entry else '-'}</td>")
             body += f"<tr><td>{escape(label)}</td>{''.join(cells)}</tr>"
         costs = (f"<h3>Headline fsbench costs (p50)</h3><div class=\"scroll\"><table><thead><tr><th>operation</th>{head}"
                  f"</tr></thead><tbody>{body}</tbody></table></div>")

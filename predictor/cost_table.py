@@ -11,7 +11,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
+
+from pydantic import BaseModel, ConfigDict
 
 from fsbm.errors import UsageError
 from fsbm.predictor.park_lipton import ParkLiptonFit, fit_fsbench_results, order_label
@@ -23,6 +25,73 @@ SCHEMA_VERSION = 1
 MEMORY_ONLY_FILESYSTEMS = frozenset({"tmpfs", "ramfs"})
 
 
+class _Part(BaseModel):
+    """A part of a cost table's case: what fsbench wrote, every field kept, the ones the
+    predictor reads typed."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class Latency(_Part):
+    """A case's latency per call, ns: the mean with its 95% interval (and percentiles)."""
+
+    mean: float
+    ci95_low: Optional[float] = None
+    ci95_high: Optional[float] = None
+    p50: Optional[float] = None
+    p99: Optional[float] = None
+
+    @property
+    def low(self) -> float:
+        return self.mean if self.ci95_low is None else self.ci95_low
+
+    @property
+    def high(self) -> float:
+        return self.mean if self.ci95_high is None else self.ci95_high
+
+
+class CpuTime(_Part):
+    mean: float
+
+
+class GapCost(_Part):
+    """Of a forward stream, the reads that followed a gap of one power of two."""
+
+    gap: int
+    count: int
+    mean_ns: float
+
+
+class Repeats(_Part):
+    """How many measurements a median table's case is the median of, and their means."""
+
+    count: int
+    means_ns: list[float]
+
+
+class Case(_Part):
+    """One measured case of fsbench: a benchmark at one request size, order (with the gap of
+    a forward stream) and cache state, and what a call of it cost."""
+
+    bench: str
+    op: str
+    size: Optional[int] = None
+    order: str
+    gap: Optional[int] = None
+    cache: str
+    ops: int = 0
+    latency_ns: Latency
+    cpu_ns: Optional[CpuTime] = None
+    gap_costs: Optional[list[GapCost]] = None
+    listed_bytes_per_op: Optional[float] = None
+    entries_per_op: Optional[float] = None
+    repeats: Optional[Repeats] = None
+
+    def as_result(self) -> dict[str, Any]:
+        """The case as fsbench wrote it (what park_lipton fits)."""
+        return self.model_dump(exclude_none=True)
+
+
 @dataclass
 class CostTable:
     """Measured costs of one candidate filesystem (e.g. 'ext4[data=journal]', aged, cold)."""
@@ -30,7 +99,7 @@ class CostTable:
     candidate: str
     environment: dict[str, Any]
     measured_at: str
-    entries: list[dict[str, Any]]
+    entries: list[Case]
     fits: list[ParkLiptonFit] = field(default_factory=list)
     fsbench_run_id: int | None = None
     # What fsprobe found on this candidate (block size, readahead, page cache, ...).
@@ -38,6 +107,9 @@ class CostTable:
     # fsbench's seed: its random orders and forward streams (which offsets a stream reads
     # decides what readahead makes of it), None where not recorded.
     seed: int | None = None
+
+    def __post_init__(self) -> None:
+        self.entries = [e if isinstance(e, Case) else Case.model_validate(e) for e in self.entries]
 
     @classmethod
     def from_fsbench(cls, doc: dict[str, Any], candidate: str | None = None,
@@ -70,31 +142,29 @@ class CostTable:
         return self.environment.get("fs_type") in MEMORY_ONLY_FILESYSTEMS
 
     def entry(self, bench: str, order: str, cache: str, size: int | None = None,
-              gap: int | None = None) -> dict[str, Any] | None:
+              gap: int | None = None) -> Case | None:
         """The measured case (`gap`: a forward read's), or None; on a memory-only filesystem
         cold and direct are warm."""
         if self.memory_only and cache in ("cold", "direct"):
             cache = "warm"
         for e in self.entries:
-            if (e["bench"] == bench and e["order"] == order and e["cache"] == cache and e["size"] == size
-                    and e.get("gap") == gap):
+            if e.bench == bench and e.order == order and e.cache == cache and e.size == size and e.gap == gap:
                 return e
         return None
 
     def gaps(self, bench: str, cache: str) -> list[int]:
         """The gaps `bench` was measured at in forward order, smallest first."""
-        return sorted({e["gap"] for e in self.entries
-                       if e["bench"] == bench and e["order"] == "forward" and e["cache"] == cache and e.get("gap")})
+        return sorted({e.gap for e in self.entries
+                       if e.bench == bench and e.order == "forward" and e.cache == cache and e.gap})
 
-    def gap_costs(self, bench: str, cache: str) -> dict[int, list[dict[str, Any]]]:
+    def gap_costs(self, bench: str, cache: str) -> dict[int, list[GapCost]]:
         """Per request size, the forward streams' reads by the gap before each (fsbench's
         gap_costs) of every stream measured at that size; empty for a table measured before
         fsbench kept them."""
-        out: dict[int, list[dict[str, Any]]] = {}
+        out: dict[int, list[GapCost]] = {}
         for e in self.entries:
-            if (e["bench"] == bench and e["order"] == "forward" and e["cache"] == cache and e.get("gap")
-                    and e.get("gap_costs")):
-                out.setdefault(e["size"], []).extend(e["gap_costs"])
+            if e.bench == bench and e.order == "forward" and e.cache == cache and e.gap and e.gap_costs and e.size:
+                out.setdefault(e.size, []).extend(e.gap_costs)
         return out
 
     def fit_for(self, bench: str, order: str, cache: str) -> ParkLiptonFit | None:
@@ -111,7 +181,7 @@ class CostTable:
             "measured_at": self.measured_at,
             "fsbench_run_id": self.fsbench_run_id,
             "environment": self.environment,
-            "entries": self.entries,
+            "entries": [e.as_result() for e in self.entries],
             "fits": [f.to_json() for f in self.fits],
             "parameters": self.parameters,
             **({"seed": self.seed} if self.seed is not None else {}),
@@ -147,22 +217,22 @@ class CostTable:
         if len({t.candidate for t in tables}) > 1:
             raise UsageError("cost tables of different candidates cannot be combined: "
                              + ", ".join(sorted({t.candidate for t in tables})))
-        cases: dict[tuple, list[dict[str, Any]]] = {}
+        cases: dict[tuple, list[Case]] = {}
         for table in tables:
             for e in table.entries:
-                cases.setdefault((e["bench"], e["op"], e["size"], order_label(e), e["cache"]), []).append(e)
+                cases.setdefault((e.bench, e.op, e.size, order_label(e.as_result()), e.cache), []).append(e)
         entries = []
         for found in cases.values():
-            ranked = sorted(found, key=lambda e: float(e["latency_ns"]["mean"]))
-            chosen = ranked[(len(ranked) - 1) // 2]
-            means = [float(e["latency_ns"]["mean"]) for e in found]
-            latency = dict(chosen["latency_ns"])
-            latency["ci95_low"] = min(float(latency.get("ci95_low", latency["mean"])), *means)
-            latency["ci95_high"] = max(float(latency.get("ci95_high", latency["mean"])), *means)
-            entries.append({**chosen, "latency_ns": latency, "repeats": {"count": len(found), "means_ns": means}})
+            chosen = sorted(found, key=lambda e: e.latency_ns.mean)[(len(found) - 1) // 2]
+            means = [e.latency_ns.mean for e in found]
+            latency = chosen.latency_ns.model_copy(update={"ci95_low": min(chosen.latency_ns.low, *means),
+                                                           "ci95_high": max(chosen.latency_ns.high, *means)})
+            entries.append(chosen.model_copy(update={"latency_ns": latency,
+                                                     "repeats": Repeats(count=len(found), means_ns=means)}))
         block_size = int(tables[0].environment.get("fs_block_size") or 4096)
-        results = [{**e, "family": "data", "block_size": block_size, "rep_means_ns": e["repeats"]["means_ns"]}
-                   for e in entries if e["size"] is not None]
+        results = [{**e.as_result(), "latency_ns": e.latency_ns.model_dump(), "repeats": e.repeats.model_dump(),
+                    "family": "data", "block_size": block_size, "rep_means_ns": means}
+                   for e in entries if e.size is not None and e.repeats and (means := e.repeats.means_ns)]
         times = sorted(t.measured_at for t in tables)
         return cls(tables[0].candidate, tables[0].environment, f"{times[0]} .. {times[-1]} (median of {len(tables)})",
                    entries, fit_fsbench_results(results), None,

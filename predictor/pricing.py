@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass, replace
 
 from fsbm.errors import UsageError
-from fsbm.predictor.cost_table import CostTable
+from fsbm.predictor.cost_table import Case, CostTable, GapCost
 from fsbm.predictor.park_lipton import evaluate, nonnegative_fit, order_label
 
 # The fsbench benchmark that prices each metadata operation, and what stands in where
@@ -84,12 +84,9 @@ class Price:
                      _both(self.cpu_ns, other.cpu_ns, lambda a, b: (1 - w) * a + w * b))
 
 
-def _measured(entry: dict, label: str) -> Price:
-    latency = entry["latency_ns"]
-    mean = float(latency["mean"])
-    cpu = (entry.get("cpu_ns") or {}).get("mean")
-    return Price(mean, float(latency.get("ci95_low", mean)), float(latency.get("ci95_high", mean)), label,
-                 None if cpu is None else float(cpu))
+def _measured(entry: Case, label: str) -> Price:
+    latency = entry.latency_ns
+    return Price(latency.mean, latency.low, latency.high, label, None if entry.cpu_ns is None else entry.cpu_ns.mean)
 
 
 def _lacking(price: Price, bench: str) -> Price:
@@ -104,15 +101,14 @@ MIN_GAP_READS = 32
 FOLLOWS_GAPPED = 0.5
 
 
-def _pooled_by_gap(rows: list[dict]) -> list[tuple[int, float]]:
+def _pooled_by_gap(rows: list[GapCost]) -> list[tuple[int, float]]:
     """fsbench's gap_costs of several streams, pooled by gap bucket (count-weighted), the
     buckets past a gap (> 0) with at least MIN_GAP_READS reads, smallest gap first."""
     counts: dict[int, int] = {}
     total_ns: dict[int, float] = {}
     for row in rows:
-        gap = int(row["gap"])
-        counts[gap] = counts.get(gap, 0) + int(row["count"])
-        total_ns[gap] = total_ns.get(gap, 0.0) + int(row["count"]) * float(row["mean_ns"])
+        counts[row.gap] = counts.get(row.gap, 0) + row.count
+        total_ns[row.gap] = total_ns.get(row.gap, 0.0) + row.count * row.mean_ns
     return [(gap, total_ns[gap] / n) for gap, n in sorted(counts.items()) if gap > 0 and n >= MIN_GAP_READS]
 
 
@@ -141,7 +137,7 @@ class Pricer:
         # classes again and again with one Pricer per stored table.
         self._data: dict[tuple[str, str, str, int, int | None], Price] = {}
 
-    def _entry(self, bench: str, order: str, cache: str, size: int | None = None) -> dict:
+    def _entry(self, bench: str, order: str, cache: str, size: int | None = None) -> Case:
         entry = self.table.entry(bench, order, cache, size)
         if entry is None:
             what = f"{bench} {order} {cache}" + (f" {size} B" if size is not None else "")
@@ -177,21 +173,21 @@ class Pricer:
             return _lacking(large[1], "readdir_small")
         (b0, p0), (b1, p1) = sorted([small, large], key=lambda point: point[0])
         if bytes_per_call <= b0:
-            return p0.labelled(f"{p0.source}, {b0} B listed (for {bytes_per_call:.0f} B)")
+            return p0.labelled(f"{p0.source}, {b0:.0f} B listed (for {bytes_per_call:.0f} B)")
         w = (bytes_per_call - b0) / (b1 - b0)
         if w > 1 and p1.ns <= p0.ns:
-            return p1.labelled(f"{p1.source}, {b1} B listed (for {bytes_per_call:.0f} B)")
+            return p1.labelled(f"{p1.source}, {b1:.0f} B listed (for {bytes_per_call:.0f} B)")
         where = "between" if w <= 1 else "on the line beyond"
         return p0.toward(p1, w, f"fsbench readdir_small and readdir {cache} less open and close, "
-                                f"{bytes_per_call:.0f} B listed: {where} {b0} and {b1} B")
+                                f"{bytes_per_call:.0f} B listed: {where} {b0:.0f} and {b1:.0f} B")
 
-    def _less_ends(self, bench: str, cache: str) -> tuple[int | None, Price]:
+    def _less_ends(self, bench: str, cache: str) -> tuple[float | None, Price]:
         """fsbench's whole listing `bench` less its open and close, never below a close, with
         the bytes it listed (None from a table measured before fsbench kept them).  fsbench
         has looked each directory up before it lists it since it kept the bytes, so from such
         a table the open taken off is a warm one; before, the case's own."""
         entry = self._entry(bench, METADATA_ORDER, cache)
-        listed = entry.get("listed_bytes_per_op")
+        listed = entry.listed_bytes_per_op or None
         opened = "warm" if listed else cache
         ends = self.metadata("open", opened).plus(self.metadata("close", opened), "")
         floor = self.metadata("close", cache)
@@ -234,12 +230,12 @@ class Pricer:
     def failed_lookup(self, cache: str) -> Price:
         return self.metadata("stat", cache).labelled(f"fsbench stat_file {cache} (a failed call walks the path)")
 
-    def _curve(self, bench: str, order: str, cache: str, gap: int | None = None) -> list[tuple[int, dict]]:
+    def _curve(self, bench: str, order: str, cache: str, gap: int | None = None) -> list[tuple[int, Case]]:
         if self.table.memory_only and cache in ("cold", "direct"):
             cache = "warm"
-        found = sorted((e["size"], e) for e in self.table.entries
-                       if e["bench"] == bench and e["order"] == order and e["cache"] == cache and e["size"]
-                       and e.get("gap") == gap)
+        found = sorted(((e.size, e) for e in self.table.entries
+                        if e.bench == bench and e.order == order and e.cache == cache and e.size and e.gap == gap),
+                       key=lambda found: found[0])
         if not found:
             what = f"{bench} {order_label({'order': order, 'gap': gap})} {cache}"
             raise UsageError(f"the cost table of {self.table.candidate} has no measurement of {what}",
@@ -247,10 +243,10 @@ class Pricer:
         return found
 
     def _fit(self, bench: str, order: str, cache: str, gap: int | None,
-             curve: list[tuple[int, dict]]) -> dict[str, float]:
+             curve: list[tuple[int, Case]]) -> dict[str, float]:
         key = (bench, order, cache, gap)
         if key not in self._fits:
-            points = [(size, float(e["latency_ns"]["mean"])) for size, e in curve]
+            points = [(size, e.latency_ns.mean) for size, e in curve]
             self._fits[key] = nonnegative_fit(points, self.block_size, with_rmw=bench == "overwrite")
         return self._fits[key]
 
@@ -387,7 +383,7 @@ class Pricer:
         return one_more.minus(aligned, f"{bench} {order} {cache}: {one_more.source} less {aligned.source}")
 
     def _has(self, bench: str) -> bool:
-        return any(e["bench"] == bench for e in self.table.entries)
+        return any(e.bench == bench for e in self.table.entries)
 
     def _copy_without_benchmark(self, cache: str, size: int) -> Price:
         """A cost table measured before fsbench had its copy benchmark: the copy priced as

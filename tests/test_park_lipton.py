@@ -64,7 +64,7 @@ def test_cost_tables_round_trip_through_json() -> None:
     again = CostTable.from_json(table.to_json())
     assert again.to_json() == table.to_json()
     assert again.fit_for("read", "random", "cold") is not None
-    assert again.entry("read", "random", "cold", 4096)["latency_ns"]["p50"] == 82e3
+    assert again.entry("read", "random", "cold", 4096).latency_ns.p50 == 82e3
 
 
 def test_a_document_that_is_not_a_cost_table_is_refused() -> None:
@@ -76,6 +76,6 @@ def test_on_tmpfs_cold_costs_are_the_warm_costs() -> None:
     warm = {"bench": "read", "op": "read", "size": 4096, "order": "random", "cache": "warm", "ops": 1,
             "latency_ns": {"p50": 1000, "mean": 1000.0}, "histogram_log2": [], "bimodal": False}
     table = CostTable("tmpfs", {"fs_type": "tmpfs"}, "now", [warm])
-    assert table.entry("read", "random", "cold", 4096) is warm
+    assert table.entry("read", "random", "cold", 4096) == table.entries[0] and table.entries[0].cache == "warm"
     disk = CostTable("ext4", {"fs_type": "ext4"}, "now", [warm])
     assert disk.entry("read", "random", "cold", 4096) is None

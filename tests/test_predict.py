@@ -425,7 +425,7 @@ def test_validate_measures_programs_judges_them_and_calibrates(tmp_path: Path, f
         # the_rounds), judged as the per-case median of its measurements, and kept in the store.
         assert {name: len(runs) for name, runs in measured["cost_table_runs"].items()} == {"val-ext4": 1, "val-tmpfs": 1}
         judged_table = CostTable.from_json(measured["cost_tables"]["val-ext4"])
-        assert judged_table.entry("read", "random", "cold", 4096)["repeats"]["count"] == 1
+        assert judged_table.entry("read", "random", "cold", 4096).repeats.count == 1
         with ResultsStore(fsbm_home / "fsbm.sqlite") as store:
             (_, _, result), = store.documents("validation")
             assert [name for _, name, _ in store.document_names("runtime_model")] == ["recorded"]

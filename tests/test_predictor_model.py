@@ -11,7 +11,7 @@ import pytest
 
 from fsbm.documents import Reuse
 from fsbm.errors import UsageError
-from fsbm.predictor.cost_table import CostTable
+from fsbm.predictor.cost_table import Case, CostTable, CpuTime, GapCost, Latency
 from fsbm.predictor.model import hit_fraction, price_workload
 from fsbm.predictor.outside import (CPU_SCALE_BOUNDS, calls_cpu_seconds, cpu_scales, outside_features,
                                    outside_seconds)
@@ -27,11 +27,17 @@ def curve(size: int) -> float:
     return S + math.ceil(size / 4096) * D + C * size
 
 
-def entry(bench: str, order: str, cache: str, size: int | None, mean: float, cpu_share: float | None = None) -> dict:
-    return {"bench": bench, "op": bench, "size": size, "order": order, "cache": cache, "ops": 1000,
-            "latency_ns": {"mean": mean, "ci95_low": 0.9 * mean, "ci95_high": 1.1 * mean},
-            **({"cpu_ns": {"mean": cpu_share * mean}} if cpu_share is not None else {}),
-            "histogram_log2": [], "bimodal": False, "partial_block": None}
+def entry(bench: str, order: str, cache: str, size: int | None, mean: float, cpu_share: float | None = None,
+          **more: object) -> Case:
+    return Case.model_validate({
+        "bench": bench, "op": bench, "size": size, "order": order, "cache": cache, "ops": 1000,
+        "latency_ns": {"mean": mean, "ci95_low": 0.9 * mean, "ci95_high": 1.1 * mean},
+        **({"cpu_ns": {"mean": cpu_share * mean}} if cpu_share is not None else {}),
+        "histogram_log2": [], "bimodal": False, "partial_block": None, **more})
+
+
+def scaled(latency: Latency, factor: float) -> Latency:
+    return Latency(mean=latency.mean * factor, ci95_low=latency.low * factor, ci95_high=latency.high * factor)
 
 
 def table(fs_type: str = "ext4", scale: float = 1.0) -> CostTable:
@@ -70,14 +76,14 @@ def test_prices_are_measured_where_measured_and_follow_the_curve_between() -> No
 
 def test_a_case_fsbench_did_not_measure_is_an_error_naming_it() -> None:
     bare = table()
-    bare.entries = [e for e in bare.entries if not (e["bench"] == "read" and e["cache"] == "cold")]
+    bare.entries = [e for e in bare.entries if not (e.bench == "read" and e.cache == "cold")]
     with pytest.raises(UsageError, match="no measurement of read random cold"):
         Pricer(bare).data("read", "random", "cold", 4096)
 
 
 def test_memory_only_filesystems_price_cold_as_warm() -> None:
     tmpfs = table("tmpfs")
-    tmpfs.entries = [e for e in tmpfs.entries if e["cache"] != "cold"]
+    tmpfs.entries = [e for e in tmpfs.entries if e.cache != "cold"]
     assert Pricer(tmpfs).data("read", "random", "cold", 4096).ns == pytest.approx(curve(4096))
 
 
@@ -166,12 +172,12 @@ def test_a_write_that_straddles_a_page_boundary_pays_for_the_one_page_more() -> 
 def listing_table() -> CostTable:
     """fsbench's listings of 100 entries (2448 bytes) and 10 (288), each looked up first."""
     listed = table()
-    listed.entries = [e for e in listed.entries if e["bench"] != "readdir"]
+    listed.entries = [e for e in listed.entries if e.bench != "readdir"]
     for bench, entries, nbytes, cold, warm in (("readdir", 100, 2448, 200_000, 50_000),
                                                ("readdir_small", 10, 288, 60_000, 14_000)):
         for cache, mean in (("cold", cold), ("warm", warm)):
-            listed.entries.append({**entry(bench, "creation", cache, None, mean), "entries_per_op": entries,
-                                   "listed_bytes_per_op": nbytes})
+            listed.entries.append(entry(bench, "creation", cache, None, mean, entries_per_op=entries,
+                                        listed_bytes_per_op=nbytes))
     return listed
 
 
@@ -287,8 +293,8 @@ def test_the_first_read_of_a_file_is_a_random_read_of_its_size() -> None:
     readahead under way, so it costs a random cold 64 KiB read, not a streaming one."""
     seeking = table()
     for e in seeking.entries:
-        if e["bench"] == "read" and e["order"] == "random" and e["cache"] == "cold":
-            e["latency_ns"] = {k: 3 * v for k, v in e["latency_ns"].items()}
+        if e.bench == "read" and e.order == "random" and e.cache == "cold":
+            e.latency_ns = scaled(e.latency_ns, 3)
     files = profile(reads=0)
     files["classes"]["data"] = {"read": {"sequential": {"65536": {"count": 1200, "bytes": 1200 * 65536},
                                                         "0": {"count": 600, "bytes": 0}}}}
@@ -304,9 +310,9 @@ def forward_table() -> CostTable:
     and 64 KiB gaps, and 8x at random."""
     with_forward = table()
     for e in with_forward.entries:
-        if e["bench"] == "read" and e["order"] == "sequential" and e["cache"] == "cold":
-            e["latency_ns"] = {k: v / 8 for k, v in e["latency_ns"].items()}
-    with_forward.entries += [{**entry("read", "forward", "cold", s, factor * curve(s)), "gap": gap}
+        if e.bench == "read" and e.order == "sequential" and e.cache == "cold":
+            e.latency_ns = scaled(e.latency_ns, 1 / 8)
+    with_forward.entries += [entry("read", "forward", "cold", s, factor * curve(s), gap=gap)
                              for gap, factor in ((4096, 2), (65536, 6)) for s in (512, 4096, 65536, 1048576)]
     return with_forward
 
@@ -334,9 +340,9 @@ def forward_table_by_gap(follows: float = 3.0) -> CostTable:
                     {"gap": 16384, "count": 10, "mean_ns": 999_000}],
              65536: [{"gap": 8192, "count": 300, "mean_ns": 40_000}, {"gap": 32768, "count": 400, "mean_ns": 80_000}]}
     for e in gapped.entries:
-        if e["order"] == "forward" and e["size"] == 4096:
-            e["gap_costs"] = costs[e["gap"]]
-    gapped.entries += [{**entry("read", "forward", "cold", s, follows * curve(s)), "gap": 16384}
+        if e.order == "forward" and e.size == 4096:
+            e.gap_costs = [GapCost.model_validate(c) for c in costs[e.gap]]
+    gapped.entries += [entry("read", "forward", "cold", s, follows * curve(s), gap=16384)
                        for s in (512, 4096, 65536, 1048576)]
     return gapped
 
@@ -428,8 +434,8 @@ def table_with_cpu(fs_type: str = "ext4", scale: float = 1.0) -> CostTable:
     """table(), with the CPU time fsbench keeps: a quarter of a cold call's latency, all of a
     warm one's."""
     with_cpu = table(fs_type, scale)
-    with_cpu.entries = [entry(e["bench"], e["order"], e["cache"], e["size"], e["latency_ns"]["mean"],
-                              0.25 if e["cache"] == "cold" else 1.0) for e in with_cpu.entries]
+    with_cpu.entries = [entry(e.bench, e.order, e.cache, e.size, e.latency_ns.mean, 0.25 if e.cache == "cold" else 1.0)
+                        for e in with_cpu.entries]
     return with_cpu
 
 
@@ -545,13 +551,13 @@ def test_median_of_tables_takes_each_case_from_the_middle_measurement_and_spans_
     assert price.ns == pytest.approx(8 * curve(4096))
     assert price.low_ns == pytest.approx(0.5 * 8 * curve(4096)) and price.high_ns == pytest.approx(2 * 8 * curve(4096))
     case = merged.entry("read", "random", "cold", 4096)
-    assert case["repeats"]["count"] == 3 and sorted(case["repeats"]["means_ns"]) == pytest.approx(
+    assert case.repeats.count == 3 and sorted(case.repeats.means_ns) == pytest.approx(
         [s * 8 * curve(4096) for s in (0.5, 1.0, 2.0)])
     assert merged.measured_at == "t1 .. t3 (median of 3)"
     assert {f.bench for f in merged.fits} >= {"read", "write"}  # refitted through the repeats' means
     # A case measured in only some of the tables is the median of those.
-    fast.entries = [e for e in fast.entries if e["bench"] != "fsync"]
-    assert CostTable.median_of([slow, fast]).entry("fsync", "sequential", "warm", 4096)["repeats"]["count"] == 1
+    fast.entries = [e for e in fast.entries if e.bench != "fsync"]
+    assert CostTable.median_of([slow, fast]).entry("fsync", "sequential", "warm", 4096).repeats.count == 1
     with pytest.raises(UsageError, match="different candidates"):
         CostTable.median_of([table("ext4"), table("xfs")])
 
@@ -701,8 +707,8 @@ def test_readahead_hides_the_wait_of_interleaved_reads_behind_the_calls_between_
     far as the workload's calls outside the reads last; reads back to back pay it all."""
     with_cpu = table()
     for e in with_cpu.entries:
-        if e["bench"] == "read" and e["cache"] == "cold":
-            e["cpu_ns"] = {"mean": 0.25 * e["latency_ns"]["mean"]}
+        if e.bench == "read" and e.cache == "cold":
+            e.cpu_ns = CpuTime(mean=0.25 * e.latency_ns.mean)
     pricer = Pricer(with_cpu)
     wait_each = 0.75 * 8 * curve(65536)
 
