@@ -327,6 +327,8 @@ def _summary(rows: pd.DataFrame, pairs: pd.DataFrame, traced_on: str) -> dict[st
         "pairs_compared": int(len(pairs)),
         "pairs_ranked_right": int(pairs["right"].sum()) if len(pairs) else 0,
         "error_p5": float(rows["abs_error"].quantile(0.05)), "error_p95": float(rows["abs_error"].quantile(0.95)),
+        "median_relative_error": float(others["relative_error"].abs().median()) if len(others) else None,
+        "max_relative_error": float(others["relative_error"].abs().max()) if len(others) else None,
     }
     summary["targets_met"] = bool(
         summary["median_abs_error"] <= TARGETS["median_abs_error"]
@@ -345,9 +347,12 @@ def _errors(rows: pd.DataFrame, parts: tuple[dict, dict], measured_ratio: dict, 
     rows["relative_s"], rows["relative_low_s"], rows["relative_high_s"] = (relative["runtime"], relative["low"],
                                                                            relative["high"])
     rows["measured_ratio"] = [measured_ratio.get((p, c), np.nan) for p, c in zip(rows["program"], rows["candidate"])]
-    traced_real = rows["program"].map(rows[rows["candidate"] == traced_on].set_index("program")["real_s"])
-    rows["predicted_ratio"] = rows["relative_s"] / traced_real
+    # The ratio to the traced target is the absolute form's; the relative form (the runtime
+    # measured there, its filesystem part replaced) is judged on its own.
+    traced = rows[rows["candidate"] == traced_on].set_index("program")
+    rows["predicted_ratio"] = rows["predicted_s"] / rows["program"].map(traced["predicted_s"])
     rows["ratio_error"] = rows["predicted_ratio"] / rows["measured_ratio"] - 1
+    rows["relative_error"] = rows["relative_s"] / rows["real_s"] - 1
     return rows
 
 
@@ -380,7 +385,9 @@ def judge(doc: dict[str, Any], cache_bytes: int) -> Judged:
                "pairs_by_medians": {"compared": int(len(by_medians)), "ranked_right": int(by_medians["right"].sum())},
                "variants": {source: {name: v[2] for name, v in forms_of.items()} for source, forms_of in variants.items()}}
     rows = rows_by_source[sources[0]]
-    model = RuntimeEstimator(calibrate=adopted == "calibrated").fit(*_fit_rows(rows, _relative(rows, traced_on)))
+    fit_rows = _fit_rows(rows, _relative(rows, traced_on))
+    model = RuntimeEstimator(calibrate=adopted == "calibrated").fit(*fit_rows)
+    summary["calibration_factors"] = RuntimeEstimator(calibrate=True).fit(*fit_rows).factors_
     return Judged(judged_rows, pairs, summary, model, operation_ratios(rows))
 
 
