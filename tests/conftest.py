@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import tarfile
@@ -18,6 +19,17 @@ from fsbm.traces.record import record
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """SIGTERM ends the run as Ctrl-C does: pytest then tears down the running test's
+    fixtures, so its scratch filesystems are unmounted and their loop devices detached.
+    (Left to the default, SIGTERM kills pytest with every finalizer unrun.)"""
+    signal.signal(signal.SIGTERM, _terminated)
 
 
 def require_root() -> None:
