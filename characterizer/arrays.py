@@ -120,6 +120,25 @@ def subset(ev: EventArrays, rows: np.ndarray) -> EventArrays:
     return EventArrays(int(rows.sum()), *picked, ev.actors, ev.files, ev.origs, ev.paths.filter(pa.array(rows)))
 
 
+# Files that are no filesystem's data: devices, the kernel's own views, and the ends of
+# pipes and sockets (as strace -y names a descriptor).  Calls on them are left out of the
+# workload and counted apart (a git trace reads /dev/urandom thousands of times).
+PSEUDO_FILES = (("devices (/dev)", ("/dev/",)), ("/proc", ("/proc/",)), ("/sys", ("/sys/",)),
+                ("pipes and sockets", ("pipe:", "socket:", "anon_inode:")))
+
+
+def pseudo_kinds(ev: EventArrays) -> np.ndarray:
+    """Per event, the index in PSEUDO_FILES of the kind of pseudo file it is on, or -1 for a
+    file on a filesystem."""
+    kinds = np.full(len(ev.files) or 1, -1, np.int64)
+    for i, f in enumerate(ev.files):
+        for k, (_, prefixes) in enumerate(PSEUDO_FILES):
+            if f.startswith(prefixes):
+                kinds[i] = k
+                break
+    return kinds[ev.file] if ev.n else np.zeros(0, np.int64)
+
+
 def under(ev: EventArrays, directory: str) -> np.ndarray:
     """Which events are on files beneath `directory` (an absolute path), or on it."""
     directory = directory.rstrip("/") or "/"

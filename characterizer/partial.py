@@ -22,7 +22,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fsbm.characterizer.arrays import MISSING, OP_INDEX, EventArrays, access_lengths, costed, present, subset, under
+from fsbm.characterizer.arrays import (MISSING, OP_INDEX, PSEUDO_FILES, EventArrays, access_lengths, costed, present,
+                                      pseudo_kinds, subset, under)
 from fsbm.characterizer.classes import data_classes, metadata_classes, sizes_when_unlinked, with_unlinked_data
 from fsbm.characterizer.histograms import ValueCounts
 from fsbm.characterizer.mapped import Regions, mapped_regions
@@ -203,12 +204,17 @@ class Partial:
     sources: list[str] = field(default_factory=list)
     # The traced job's calls and process lifetimes (traces/native/timeline.h), added over traces.
     timeline: dict[str, int] = field(default_factory=dict)
+    # Calls on pseudo files (arrays.PSEUDO_FILES) left out of the workload, by kind.
+    left_out: dict[str, int] = field(default_factory=dict)
+    # Every event summarized, the workload's and those left out (out of scope, pseudo files).
+    seen: int = 0
 
     def merge(self, other: "Partial") -> "Partial":
         if not self.core.events or not other.core.events:  # e.g. a bucket no actor hashed to, or none in scope
             return replace(self if self.core.events else other, trace_time=self.trace_time.merge(other.trace_time),
                            recording=_add_counts(self.recording, other.recording),
-                           sources=self.sources + other.sources, timeline=_add_counts(self.timeline, other.timeline))
+                           sources=self.sources + other.sources, timeline=_add_counts(self.timeline, other.timeline),
+                           left_out=_add_counts(self.left_out, other.left_out), seen=self.seen + other.seen)
         if self.nfs != other.nfs:
             raise UsageError("cannot merge an NFS workload with a system-call workload: their operations differ")
         if self.has_time != other.has_time:
@@ -236,7 +242,8 @@ class Partial:
             self.windows.merge(other.windows), self.references.merge(other.references),
             _add_counts(self.classes, other.classes), self.trace_time.merge(other.trace_time), self.scope,
             _add_counts(self.recording, other.recording), self.sources + other.sources,
-            _add_counts(self.timeline, other.timeline))
+            _add_counts(self.timeline, other.timeline), _add_counts(self.left_out, other.left_out),
+            self.seen + other.seen)
 
 
 def core_of(ev: EventArrays, clock: np.ndarray, nfs: bool) -> tuple[Core, Access]:
@@ -326,9 +333,16 @@ def summarize(ev: EventArrays, *, nfs: bool, origin: int, first_seq: int = 0, ev
     workload is the events on files beneath it: the rest (libraries, headers, /tmp) live on
     other filesystems, and only their time is kept (TraceTime)."""
     everything = scope in (None, "/")
+    seen = ev.n
     in_scope = np.ones(ev.n, bool) if everything else under(ev, scope)
+    left_out: dict[str, int] = {}
+    if not nfs:
+        kinds = pseudo_kinds(ev)
+        counts = np.bincount(kinds[(kinds >= 0) & in_scope], minlength=len(PSEUDO_FILES))
+        left_out = {name: int(n) for (name, _), n in zip(PSEUDO_FILES, counts) if n}
+        in_scope &= kinds < 0
     trace_time = TraceTime.of(ev, costed(ev) & in_scope)
-    if not everything:
+    if not in_scope.all():
         ev = subset(ev, in_scope)
     clock = ev.ts - origin if ev.has_time else ev.seq
     core, acc = core_of(ev, clock, nfs)
@@ -355,7 +369,8 @@ def summarize(ev: EventArrays, *, nfs: bool, origin: int, first_seq: int = 0, ev
         inter_arrival=inter, think=think, inside=inside_sums(ev), windows=Windows.of(ev, origin),
         references=_references(ev, clock, trace, mapped),
         classes={"data": data_classes(ev, acc, mapped), "metadata": metadata_classes(ev)}, trace_time=trace_time,
-        scope=scope, recording=dict(recording or {}), sources=[source] if source else [])
+        scope=scope, recording=dict(recording or {}), sources=[source] if source else [], left_out=left_out,
+        seen=seen)
 
 
 def _operations(ops: dict[str, OpStats]) -> dict[str, dict[str, object]]:
@@ -407,6 +422,10 @@ def finalize(part: Partial) -> dict[str, object]:
         "trace_time": part.trace_time.summary(),
         "recording": part.recording or None,
         "timeline": part.timeline or None,
+        "left_out": {"calls": part.left_out,
+                     "definition": "calls on files that are no filesystem's data (devices, /proc, /sys, pipes and "
+                                   "sockets): not part of the workload, and their time is counted outside the "
+                                   "filesystem"},
     }
     body["working_set_bytes"] = body["reuse"]["distinct_blocks"] * body["reuse"]["block_size"]
     if part.every:

@@ -142,8 +142,8 @@ def partial_dask(path: Path, client: object, *, every: int | None = None, trace:
     summaries = [delayed(summarize_bucket)([s[1][k] for s in splits], facts, every, trace, scope)
                  for k in range(n_buckets)]
     part, total = dask.compute(_tree(summaries, delayed(Partial.merge)), facts, scheduler=client)
-    if part.core.events != total.events:
-        raise RuntimeError(f"the buckets hold {part.core.events} events, the pieces {total.events}")
+    if part.seen != total.events:
+        raise RuntimeError(f"the buckets hold {part.seen} events, the pieces {total.events}")
     part.sources = [str(path)]
     if Path(path).is_file():  # the traced job's calls and processes, from the table's footer
         from fsbm.traces.ingest import timeline_of

@@ -546,3 +546,23 @@ def test_a_profiles_recording_adds_its_logs_times_and_keeps_a_flag_only_where_ev
     merged = _add_counts(recording_totals([first]), recording_totals([second]))
     assert merged["untraced_nosync_user_cpu_ns"] == 6 and merged["untraced_calls_cpu_syncs_skipped"] is True
     assert merged["untraced_warm_syncs_skipped"] is False
+
+
+def test_calls_on_devices_proc_sys_and_pipes_are_left_out_and_counted(tmp_path: Path) -> None:
+    # Reads of /dev/urandom (git makes thousands), /proc and /sys, and writes to /dev/null,
+    # are no filesystem's data: the workload is the one real file written.
+    recording = record(["sh", "-c", "head -c 65536 /dev/urandom > /dev/null; cat /proc/self/status > /dev/null; "
+                                    "cat /sys/kernel/mm/transparent_hugepage/enabled > /dev/null 2>&1; "
+                                    "echo hello | cat > out.txt"], tmp_path / "t.strace", cwd=tmp_path)
+    assert recording.returncode == 0
+    ingest([recording.log], tmp_path / "e.parquet")
+    table = read_events(tmp_path / "e.parquet")
+    profile = characterize(table)
+    left_out = profile.body["left_out"]["calls"]
+    on_devices = sum(f.startswith("/dev/") for f in table["file"].to_pylist())
+    assert left_out["devices (/dev)"] == on_devices > 0
+    assert left_out["/proc"] > 0
+    assert profile.body["events"] == table.num_rows - sum(left_out.values())
+    # What is left is priced as the filesystem's: no class counts a read of /dev/urandom.
+    reads = profile.body["classes"]["data"].get("read", {})
+    assert sum(c["bytes"] for order in reads.values() for c in order.values()) < 65536
