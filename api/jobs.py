@@ -5,6 +5,11 @@ anywhere a client names: the job id is random hex made here, and the file name t
 gives is reduced to a plain base name.  Too large an upload is cut off and removed.  The
 job then parses and characterizes the trace in a worker thread and keeps the profile in
 the store; its row in the jobs table is what GET /v1/jobs/{id} reports.
+
+Jobs run in two lanes, so that one long upload never holds up the small ones behind it: an
+upload of at most SMALL_UPLOAD_BYTES goes to the small lane, a larger one to the large lane,
+each a pool of its own.  A queued job says how many bytes are ahead of it in its lane and
+about how long they take, at the rate this server last parsed at.
 """
 
 from __future__ import annotations
@@ -12,9 +17,12 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import threading
+import time
 import uuid
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
@@ -23,6 +31,20 @@ from fsbm.store import JobRecord, ResultsStore
 
 JOB_ID = re.compile(r"^[0-9a-f]{32}$")
 UPLOAD_DIRECTORY = "uploads"
+SMALL_UPLOAD_BYTES = 8 << 20
+# Until a job has finished here, the rate a wait is estimated at: a conservative strace
+# parse and characterization (the native parser runs at tens of MB/s).
+DEFAULT_BYTES_PER_SECOND = 10e6
+
+
+@dataclass
+class _Lane:
+    """One pool of job workers and the bytes queued or running in it."""
+
+    name: str
+    pool: ThreadPoolExecutor
+    pending_bytes: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 class UploadRefused(Exception):
@@ -60,7 +82,9 @@ class Jobs:
         self.store_path = store_path
         self.root = store_path.parent / UPLOAD_DIRECTORY
         self.max_upload_bytes = max_upload_bytes
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fsbm-job")
+        self._lanes = {name: _Lane(name, ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"fsbm-job-{name}"))
+                       for name in ("small", "large")}
+        self._bytes_per_second = DEFAULT_BYTES_PER_SECOND
 
     def recover(self) -> None:
         """Jobs a stopped server left unfinished are failed, not left 'running' forever."""
@@ -69,7 +93,8 @@ class Jobs:
                 store.update_job(job.id, status="failed", message="the server stopped while this job ran")
 
     def shutdown(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        for lane in self._lanes.values():
+            lane.pool.shutdown(wait=False, cancel_futures=True)
 
     async def receive(self, chunks: AsyncIterator[bytes], name: str, recording: Optional[dict[str, Any]],
                       keep_going: bool, scope: Optional[str]) -> JobRecord:
@@ -95,15 +120,24 @@ class Jobs:
             shutil.rmtree(directory, ignore_errors=True)
             raise
         job_input = {"trace_name": trace.name, "size_bytes": size, "keep_going": keep_going, "scope": scope}
+        lane = self._lanes["small" if size <= SMALL_UPLOAD_BYTES else "large"]
+        with lane.lock:
+            ahead = lane.pending_bytes
+            lane.pending_bytes += size
         with ResultsStore(self.store_path) as store:
             job = store.create_job(job_id, "trace", job_input)
-        self._pool.submit(self._run, job_id, trace, keep_going, scope)
+            if ahead:
+                store.update_job(job_id, message=f"queued in the {lane.name}-upload lane behind {ahead:,} bytes of "
+                                                 f"traces: about {ahead / self._bytes_per_second:.0f} s")
+                job = store.job(job_id) or job
+        lane.pool.submit(self._run, lane, job_id, trace, size, keep_going, scope)
         return job
 
-    def _run(self, job_id: str, trace: Path, keep_going: bool, scope: Optional[str]) -> None:
+    def _run(self, lane: _Lane, job_id: str, trace: Path, size: int, keep_going: bool, scope: Optional[str]) -> None:
         from fsbm.characterizer.characterize import characterize_files
         from fsbm.traces.ingest import ingest
 
+        started = time.monotonic()
         with ResultsStore(self.store_path) as store:
             try:
                 store.update_job(job_id, status="running", progress=0.1, message="parsing the trace")
@@ -123,6 +157,11 @@ class Jobs:
                                  result={"error": f"internal error: {type(exc).__name__}"})
             finally:
                 (trace.parent / "events.parquet").unlink(missing_ok=True)
+                with lane.lock:
+                    lane.pending_bytes -= size
+                took = time.monotonic() - started
+                if size >= 1 << 20 and took > 0:
+                    self._bytes_per_second = size / took
 
 
 def job_view(job: JobRecord) -> dict[str, Any]:

@@ -271,3 +271,26 @@ def test_schemathesis_finds_no_server_error_and_no_schema_violation(served: Serv
         check()
         checked.append(f"{operation.method.upper()} {operation.path}")
     assert len(checked) == 8 and "POST /v1/predictions" in checked
+
+
+def _long_strace(path: Path, lines: int) -> Path:
+    with open(path, "w") as f:
+        f.write('1000 1634121765.422781 openat(AT_FDCWD, "/tmp/a", O_RDONLY) = 3</tmp/a>\n')
+        f.writelines("1000 1634121765.422790 read(3</tmp/a>, \"abc\", 3) = 3\n" for _ in range(lines))
+    return path
+
+
+def test_a_long_upload_does_not_hold_up_the_small_ones_behind_it(served: Served, tmp_path: Path) -> None:
+    # Two large uploads (about 20 MB each) and then a small one: the small job is done before
+    # the first large one is, and the second large one says what is ahead of it.
+    first, second = _long_strace(tmp_path / "first.strace", 300_000), _long_strace(tmp_path / "second.strace", 300_000)
+    small = tmp_path / "small.strace"
+    small.write_text('1000 1634121765.422781 openat(AT_FDCWD, "/tmp/b", O_RDONLY) = 3</tmp/b>\n')
+    with TestClient(create_app(served.store)) as client:
+        large_jobs = [_upload(client, first), _upload(client, second)]
+        assert "queued in the large-upload lane behind" in large_jobs[1]["message"], large_jobs[1]
+        small_job = _finished(client, _upload(client, small))
+        assert small_job["status"] == "done", small_job
+        assert client.get(f"/v1/jobs/{large_jobs[0]['id']}").json()["status"] in ("queued", "running")
+        for job in large_jobs:
+            assert _finished(client, job)["status"] == "done"
