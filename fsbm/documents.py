@@ -166,6 +166,10 @@ class Timeline(_Open):
     calls_excess_ns: NonNegativeInt = 0       # calls not on files: their excess over the local median
     file_calls_excess_ns: NonNegativeInt = 0  # calls on files: likewise
     untimed_blocked_ns: NonNegativeInt = 0    # of blocked_ns, what calls the log split in two showed without -T
+    # The same three excesses as signed distances from the median, summed (timeline.h).
+    user_signed_ns: int = 0
+    calls_signed_ns: int = 0
+    file_calls_signed_ns: int = 0
 
     @classmethod
     def of(cls, counts: "Timeline | dict[str, Any] | None") -> "Timeline":
@@ -192,16 +196,28 @@ class Timeline(_Open):
         return max((self.lifetimes_ns - self.blocked_ns) / self.span_ns, 1.0)
 
     @property
+    def signed(self) -> bool:
+        """Whether the parser summed each gap's and call's signed distance from its median
+        (every parser since those counters were added; older profiles have only the excesses)."""
+        return bool(self.user_signed_ns or self.calls_signed_ns or self.file_calls_signed_ns) or not self.user_ns
+
+    @property
     def outside_ns(self) -> float:
-        """The job's time outside its file calls, untraced (predictor/tracing.py).  Without
-        -T a gap runs from one call's start to the next's, so this holds the calls' time,
-        file calls' too."""
-        return (self.user_ns + self.calls_excess_ns) / self.concurrency
+        """The job's time outside its file calls, untraced (predictor/tracing.py): the gaps'
+        and the calls' not on files signed distances from their medians, summed (never
+        below 0).  Without -T a gap runs from one call's start to the next's, so this holds
+        the calls' time, file calls' too."""
+        if not self.signed:
+            return (self.user_ns + self.calls_excess_ns) / self.concurrency
+        return max(self.user_signed_ns + self.calls_signed_ns, 0) / self.concurrency
 
     @property
     def runtime_ns(self) -> float:
-        """The job's whole runtime, untraced, its file calls taken at their traced excess."""
-        return (self.user_ns + self.calls_excess_ns + self.file_calls_excess_ns) / self.concurrency
+        """The job's whole runtime, untraced, its file calls taken at their traced distance
+        from their medians too."""
+        if not self.signed:
+            return (self.user_ns + self.calls_excess_ns + self.file_calls_excess_ns) / self.concurrency
+        return max(self.user_signed_ns + self.calls_signed_ns + self.file_calls_signed_ns, 0) / self.concurrency
 
 
 class TraceTime(_Open):

@@ -12,6 +12,10 @@
  * not tracing's: so the median counts for no more than BARE_GAP_CAP_NS, the slowest speed
  * a bare gap was seen at here (the calibration programs' back-to-back calls: 45-63 us), and
  * a bare call's duration no more than that either (43-51 us for a getppid under -f).
+ *
+ * Both sums are kept: the excess above the median, and the signed distance from it.  The
+ * first counts the upper half of tracing's own scatter as work; in the second the scatter
+ * below the median cancels it (predictor/tracing.py takes the second).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -72,9 +76,9 @@ static int64_t ring_median(const int64_t *ring, long n)
 	return v[k];
 }
 
-/* Push `value` into a ring; how far it stands above the ring's median (counted for no more
- * than `cap`), never below 0. */
-static int64_t above_median(int64_t *ring, long *n, int64_t value, int64_t cap)
+/* Push `value` into a ring; how far it stands from the ring's median (counted for no more
+ * than `cap`): above it, never below 0, in `*above`; signed, in the return value. */
+static int64_t from_median(int64_t *ring, long *n, int64_t value, int64_t cap, int64_t *above)
 {
 	int64_t median;
 
@@ -83,7 +87,8 @@ static int64_t above_median(int64_t *ring, long *n, int64_t value, int64_t cap)
 	median = ring_median(ring, *n);
 	if (median > cap)
 		median = cap;
-	return value > median ? value - median : 0;
+	*above = value > median ? value - median : 0;
+	return value - median;
 }
 
 static struct lifetime *find(struct lifetime *slot, size_t cap, long pid)
@@ -166,16 +171,23 @@ void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct cal
 	/* The work before a call is the process's own, whether the call then blocks or not.
 	 * Without -T the gap runs from the previous call's start and holds that call too: its
 	 * bare cost is a bare gap's and a bare call's, each at its slowest. */
-	if (l->prev_end_ns != NO_VALUE && ts_ns >= l->prev_end_ns)
-		t->user_ns += above_median(l->gaps, &l->ngaps, ts_ns - l->prev_end_ns,
-					   l->prev_timed ? BARE_GAP_CAP_NS : 2 * BARE_GAP_CAP_NS);
-	if (!blocking && c->dur_ns >= 0) {
-		int64_t excess = above_median(l->durs, &l->ndurs, c->dur_ns, BARE_GAP_CAP_NS);
+	if (l->prev_end_ns != NO_VALUE && ts_ns >= l->prev_end_ns) {
+		int64_t above;
 
-		if (file)
+		t->user_signed_ns += from_median(l->gaps, &l->ngaps, ts_ns - l->prev_end_ns,
+						 l->prev_timed ? BARE_GAP_CAP_NS : 2 * BARE_GAP_CAP_NS, &above);
+		t->user_ns += above;
+	}
+	if (!blocking && c->dur_ns >= 0) {
+		int64_t excess, signed_excess = from_median(l->durs, &l->ndurs, c->dur_ns, BARE_GAP_CAP_NS, &excess);
+
+		if (file) {
 			t->file_calls_excess_ns += excess;
-		else
+			t->file_calls_signed_ns += signed_excess;
+		} else {
 			t->calls_excess_ns += excess;
+			t->calls_signed_ns += signed_excess;
+		}
 	}
 	l->prev_end_ns = end;
 	l->prev_timed = dur >= 0;
@@ -190,9 +202,11 @@ void timeline_json(const struct timeline *t, FILE *f)
 			lifetimes += t->slot[i].last_ns - t->slot[i].first_ns;
 	fprintf(f, "{\"processes\":%zu,\"calls\":%ld,\"timed_calls\":%ld,\"blocking_calls\":%ld,\"execs\":%ld,"
 		"\"forks\":%ld,\"blocked_ns\":%lld,\"lifetimes_ns\":%lld,\"span_ns\":%lld,\"user_ns\":%lld,"
-		"\"calls_excess_ns\":%lld,\"file_calls_excess_ns\":%lld,\"untimed_blocked_ns\":%lld}",
+		"\"calls_excess_ns\":%lld,\"file_calls_excess_ns\":%lld,\"untimed_blocked_ns\":%lld,"
+		"\"user_signed_ns\":%lld,\"calls_signed_ns\":%lld,\"file_calls_signed_ns\":%lld}",
 		t->count, t->calls, t->timed_calls, t->blocking_calls, t->execs, t->forks,
 		(long long)t->blocked_ns, (long long)lifetimes,
 		(long long)(t->first_ns == NO_VALUE ? 0 : t->last_ns - t->first_ns), (long long)t->user_ns,
-		(long long)t->calls_excess_ns, (long long)t->file_calls_excess_ns, (long long)t->untimed_blocked_ns);
+		(long long)t->calls_excess_ns, (long long)t->file_calls_excess_ns, (long long)t->untimed_blocked_ns,
+		(long long)t->user_signed_ns, (long long)t->calls_signed_ns, (long long)t->file_calls_signed_ns);
 }

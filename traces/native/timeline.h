@@ -36,6 +36,9 @@ struct timeline {
 	/* Above the local median: the gaps' (user time), the calls' outside the file calls, and
 	 * the file calls' (their time on the traced filesystem). */
 	int64_t user_ns, calls_excess_ns, file_calls_excess_ns;
+	/* The same, each gap and call's signed distance from the median summed: where tracing's
+	 * cost scatters evenly about its median, the scatter cancels and only the work is left. */
+	int64_t user_signed_ns, calls_signed_ns, file_calls_signed_ns;
 	int64_t first_ns, last_ns;
 };
 
