@@ -23,7 +23,7 @@ from fsbm.traces.record import (CALLS_CPU_BRACKETED, CALLS_CPU_CALLS, CALLS_CPU_
                                 replay_calls_cpu, scaled_to_total)
 from fsbm.traces.replay_plan import build_plan, write_plan
 from fsbm.traces.schema import EVENT_SCHEMA
-from tests.conftest import require_root, run_fsbm
+from tests.conftest import SHARED_DATA, require_root, run_fsbm
 
 def snapshot(root: Path) -> dict[str, tuple[str, int]]:
     """Every entry beneath root: its kind and content hash (or link text), and mode."""
@@ -130,6 +130,25 @@ def test_a_path_with_repeated_slashes_replays_as_the_kernel_took_it(tmp_path: Pa
     done = run_fsbm("replay", str(log), "--target", str(target))
     assert done.returncode == 0, done.stderr
     assert (target / "usr" / "lib" / "libfoo.so").is_file()
+
+
+def test_a_path_that_climbs_back_down_replays_as_the_kernel_took_it(tmp_path: Path, fsbm_home: Path) -> None:
+    # gcc names its files "lib/../lib/crt1.o": the tree got an entry "lib/.." and the replay
+    # of a real gcc log (the shared data's cmatthew_gcc.txt) stopped at "Is a directory".
+    log = tmp_path / "climb.strace"
+    log.write_text('100 1700000000.000001 openat(AT_FDCWD, "/usr/lib/gcc/../../lib/crt1.o", O_RDONLY) = 3 <0.00001>\n'
+                   '100 1700000000.000002 read(3, "abc", 4096) = 3 <0.000005>\n'
+                   '100 1700000000.000003 stat("/usr/lib/crt1.o", {}) = 0 <0.000005>\n'
+                   '100 1700000000.000004 close(3) = 0 <0.000001>\n'
+                   '100 1700000000.000005 stat("../outside", {}) = -1 ENOENT (No such file) <0.000005>\n')
+    target = tmp_path / "target"
+    target.mkdir()
+    done = run_fsbm("replay", str(log), "--target", str(target))
+    assert done.returncode == 0, done.stderr
+    assert (target / "usr" / "lib" / "crt1.o").is_file() and not (tmp_path / "outside").exists()
+    (tmp_path / "gcc").mkdir()
+    gcc = run_fsbm("replay", str(SHARED_DATA / "strace" / "cmatthew_gcc.txt"), "--target", str(tmp_path / "gcc"))
+    assert gcc.returncode == 0, gcc.stderr
 
 
 def test_a_copy_from_outside_the_scope_is_replayed_as_a_write() -> None:

@@ -59,7 +59,11 @@ def replay_name(name: str, nfs: bool = False) -> str | None:
     trailing slash goes ("tree/.git/", as git init makes it, is the directory tree/.git):
     the replay names the last component to the call, and the tree has one entry per file.
     Repeated slashes and "." components are the kernel's no-ops ("/usr/lib//libfoo.so" is
-    /usr/lib/libfoo.so) and go too; ".." stays, for the replay's beneath-the-target rule."""
+    /usr/lib/libfoo.so) and go too.  A ".." that stays beneath the target is taken out with
+    the component before it ("lib/../lib/crt1.o", as gcc names its files, is lib/crt1.o: the
+    tree has no entry "lib/.."), as the kernel resolves it unless that component is a
+    symlink; one that climbs above the target stays, for the replay's beneath-the-target
+    rule to refuse."""
     if not name:
         return None
     if "//" in name or "/./" in name or name.endswith("/."):
@@ -67,6 +71,8 @@ def replay_name(name: str, nfs: bool = False) -> str | None:
         name = ("/" if name.startswith("/") else "") + (kept or ("" if name.startswith("/") else "."))
     if len(name) > 1 and name.endswith("/"):
         name = name.rstrip("/") or "/"
+    if "/.." in name or name.startswith("../") or name == "..":
+        name = _without_returns(name)
     if name.startswith("?fd="):
         return "_unknown/" + name[1:].replace("=", "-").replace("/", "-")
     if name.startswith("/"):
@@ -79,6 +85,22 @@ def replay_name(name: str, nfs: bool = False) -> str | None:
     if ":[" in name or name.startswith(("pipe:", "socket:", "anon_inode:")):
         return None
     return name  # relative as traced: fsreplay resolves it beneath the target, or refuses
+
+
+def _without_returns(name: str) -> str:
+    """`name` with each ".." taken out with the component before it; a relative name whose
+    ".." climbs above its start, as it is."""
+    absolute = name.startswith("/")
+    kept: list[str] = []
+    for part in name.split("/")[1:] if absolute else name.split("/"):
+        if part != "..":
+            kept.append(part)
+        elif kept:
+            kept.pop()
+        elif not absolute:  # above where a relative name starts: hostile, for fsreplay to refuse
+            return name      # (an absolute name's ".." at / stays at /, as the kernel's does)
+    joined = "/".join(kept)
+    return ("/" + joined) if name.startswith("/") else (joined or ".")
 
 
 def errno_number(name: str | None) -> int:
