@@ -2,7 +2,7 @@
 
 Loading the command line takes a second or more (pandas, pyarrow, FastAPI): an interrupt in
 that time is the user's Ctrl-C like any other, answered with one line and exit code 130,
-not a traceback.  Once loaded, api/cli.py's own main says what happened; once the command
+not a traceback, and a SIGTERM one line and 143.  Once loaded, api/cli.py's own main says what happened; once the command
 has finished, a late interrupt is ignored.
 """
 
@@ -12,7 +12,15 @@ import signal
 import sys
 
 
+def _terminated_while_loading(signum: int, frame: object) -> None:
+    sys.stderr.write("fsbm: terminated\n")
+    sys.exit(128 + signum)
+
+
 def main() -> None:
+    # SIGTERM while loading ends the command as the loaded one's handler would: nothing has
+    # begun that needs undoing, and the exit code says which signal (not a death by it).
+    signal.signal(signal.SIGTERM, _terminated_while_loading)
     try:
         from fsbm.api.cli import main as run_command_line
 

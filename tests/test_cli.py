@@ -113,3 +113,13 @@ def test_ctrl_c_while_the_command_loads_is_one_line_and_exit_130(fsbm_home: Path
         _, stderr = proc.communicate(timeout=60)
         assert "Traceback" not in stderr, (delay, stderr)
         assert proc.returncode in (0, 130), (delay, proc.returncode, stderr)
+
+
+def test_sigterm_while_the_command_loads_is_one_line_and_exit_143(fsbm_home: Path) -> None:
+    # It killed the command outright (exit -15), where once loaded it is told as exit 143.
+    proc = subprocess.Popen([str(Path(sys.executable).parent / "fsbm"), "fs", "list"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+    time.sleep(0.3)  # the interpreter starts in ~50 ms; loading the command takes a second
+    proc.send_signal(signal.SIGTERM)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode in (0, 143) and "Traceback" not in stderr, (proc.returncode, stderr)
