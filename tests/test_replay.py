@@ -118,34 +118,34 @@ def test_a_strace_name_that_looks_like_a_file_handle_keeps_its_place() -> None:
                                            ("unlink", "cafe")]
 
 
-def test_a_path_with_repeated_slashes_replays_as_the_kernel_took_it(tmp_path: Path, fsbm_home: Path) -> None:
-    # Issue 38: "/usr/lib//libfoo.so" aborted the replay, with a garbled error and a half-built tree.
-    log = tmp_path / "slashes.strace"
-    log.write_text('100 1700000000.000001 openat(AT_FDCWD, "/usr/lib//libfoo.so", O_RDONLY) = 3 <0.000010>\n'
+def _replayed_beneath(tmp_path: Path, opened: str, stated: str) -> Path:
+    """Replay a log that opens and reads `opened`, then stats `stated` and "../outside",
+    into a fresh target; the target."""
+    log = tmp_path / "names.strace"
+    log.write_text(f'100 1700000000.000001 openat(AT_FDCWD, "{opened}", O_RDONLY) = 3 <0.000010>\n'
                    '100 1700000000.000002 read(3, "abc", 4096) = 3 <0.000005>\n'
-                   '100 1700000000.000003 stat("/usr/./lib/libfoo.so", {}) = 0 <0.000005>\n'
-                   '100 1700000000.000004 close(3) = 0 <0.000001>\n')
-    target = tmp_path / "target"
-    target.mkdir()
-    done = run_fsbm("replay", str(log), "--target", str(target))
-    assert done.returncode == 0, done.stderr
-    assert (target / "usr" / "lib" / "libfoo.so").is_file()
-
-
-def test_a_path_that_climbs_back_down_replays_as_the_kernel_took_it(tmp_path: Path, fsbm_home: Path) -> None:
-    # gcc names its files "lib/../lib/crt1.o": the tree got an entry "lib/.." and the replay
-    # of a real gcc log (the shared data's cmatthew_gcc.txt) stopped at "Is a directory".
-    log = tmp_path / "climb.strace"
-    log.write_text('100 1700000000.000001 openat(AT_FDCWD, "/usr/lib/gcc/../../lib/crt1.o", O_RDONLY) = 3 <0.00001>\n'
-                   '100 1700000000.000002 read(3, "abc", 4096) = 3 <0.000005>\n'
-                   '100 1700000000.000003 stat("/usr/lib/crt1.o", {}) = 0 <0.000005>\n'
+                   f'100 1700000000.000003 stat("{stated}", {{}}) = 0 <0.000005>\n'
                    '100 1700000000.000004 close(3) = 0 <0.000001>\n'
                    '100 1700000000.000005 stat("../outside", {}) = -1 ENOENT (No such file) <0.000005>\n')
     target = tmp_path / "target"
     target.mkdir()
     done = run_fsbm("replay", str(log), "--target", str(target))
     assert done.returncode == 0, done.stderr
-    assert (target / "usr" / "lib" / "crt1.o").is_file() and not (tmp_path / "outside").exists()
+    assert not (tmp_path / "outside").exists()
+    return target
+
+
+def test_a_path_with_repeated_slashes_replays_as_the_kernel_took_it(tmp_path: Path, fsbm_home: Path) -> None:
+    # Issue 38: "/usr/lib//libfoo.so" aborted the replay, with a garbled error and a half-built tree.
+    target = _replayed_beneath(tmp_path, "/usr/lib//libfoo.so", "/usr/./lib/libfoo.so")
+    assert (target / "usr" / "lib" / "libfoo.so").is_file()
+
+
+def test_a_path_that_climbs_back_down_replays_as_the_kernel_took_it(tmp_path: Path, fsbm_home: Path) -> None:
+    # gcc names its files "lib/../lib/crt1.o": the tree got an entry "lib/.." and the replay
+    # of a real gcc log (the shared data's cmatthew_gcc.txt) stopped at "Is a directory".
+    target = _replayed_beneath(tmp_path, "/usr/lib/gcc/../../lib/crt1.o", "/usr/lib/crt1.o")
+    assert (target / "usr" / "lib" / "crt1.o").is_file()
     (tmp_path / "gcc").mkdir()
     gcc = run_fsbm("replay", str(SHARED_DATA / "strace" / "cmatthew_gcc.txt"), "--target", str(tmp_path / "gcc"))
     assert gcc.returncode == 0, gcc.stderr
