@@ -15,7 +15,7 @@ Counted, each of which must be 0:
 - leftovers: an output, or a partial one, left behind by a failed parse.
 The baseline is the same inputs unmutated, parsed in the same run: every one must parse.
 
-Usage: .venv/bin/python bench/fuzz.py [--inputs 10000] [--seed 38]
+Usage: .venv/bin/python bench/fuzz.py [--inputs 10000] [--seed 38] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -143,6 +143,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--inputs", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=38)
+    parser.add_argument("--keep", type=Path, help="Copy each input with a bad outcome into this directory.")
     args = parser.parse_args()
     seeds = _seeds()
     rng = random.Random(args.seed)
@@ -177,6 +178,9 @@ def main() -> None:
                     outcome, detail = sanitized
             if outcome != "ok" and outcome != "located":
                 examples.setdefault(outcome, f"{path.name}: {detail}")
+                if args.keep:
+                    args.keep.mkdir(parents=True, exist_ok=True)
+                    (args.keep / f"{outcome}-{path.name}").write_bytes(path.read_bytes())
             if outcome == "located" and (out.exists() or any(work.glob(f".out{n}.parquet*"))):
                 outcome = "leftover"
                 examples.setdefault(outcome, path.name)

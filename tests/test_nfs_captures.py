@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -225,3 +226,15 @@ def test_a_capture_without_nfs_is_refused(tmp_path: Path) -> None:
                    check=True, capture_output=True)
     with pytest.raises(TraceParseError, match="no NFS calls"):
         ingest([other], tmp_path / "e.parquet")
+
+
+def test_a_reader_that_stops_early_does_not_wait_forever_for_tshark(tmp_path: Path) -> None:
+    # A packet refused early (or a reader that went away) left tshark blocked writing the
+    # rest of a large capture to us while we waited for its stderr to close: a hang (the
+    # fuzz benchmark's one, a mutated capture whose 32nd packet was malformed).
+    capture = SHARED_DATA / "nfs" / "epam-nfstrace" / "eth-ipv4-tcp-nfsv3-4-41-cifs1-2.pcap.bz2"
+    script = ("import sys\nfrom pathlib import Path\nfrom fsbm.traces.nfs import NfsReader, NfsStats\n"
+              f"messages = NfsReader(Path({str(capture)!r}))._messages(NfsStats())\n"
+              "next(messages)\nmessages.close()\nprint('closed')\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "closed" in done.stdout, done.stderr

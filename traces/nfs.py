@@ -210,6 +210,7 @@ class NfsReader(RpcTraceReader):
                                 text=True, bufsize=1 << 20)
         assert proc.stdout is not None and proc.stderr is not None
         last_frame = 0
+        read_all = False
         try:
             for line in proc.stdout:
                 cols = line.rstrip("\n").split("\t")
@@ -232,7 +233,12 @@ class NfsReader(RpcTraceReader):
                                                   "(a reply captured before its call?)")
                     continue
                 yield from _split_messages(cols, stats)
+            read_all = True
         finally:
+            if not read_all:
+                # Stopped early (a refused packet, or the reader went away): tshark may be
+                # blocked writing the rest to us, and would never close its stderr.
+                proc.kill()
             stderr = proc.stderr.read()
             proc.stderr.close()
             proc.stdout.close()
