@@ -86,3 +86,13 @@ def test_a_time_past_what_the_table_holds_is_a_located_error(tmp_path: Path) -> 
                     "count 1000 con = XXX len = XXX\n")
     done = run_fsbm("trace", "parse", str(text), "-o", str(tmp_path / "e.parquet"))
     assert done.returncode == 2 and f"{text}:1:" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_negative_procedure_number_is_a_located_error(tmp_path: Path) -> None:
+    # Found by bench/fuzz.py: "-3" read as hex indexed the procedure names from the end, and
+    # a huge negative one raised an IndexError (exit 70, "a bug in fsbm").
+    text = tmp_path / "negative.txt"
+    text.write_text("1006231501.391115 31.03f7 30.0801 T C3 b253f2e4 -ffffffffffffffffff read fh cfbc6584 off 0 "
+                    "count 1000 con = XXX len = XXX\n")
+    done = run_fsbm("trace", "parse", str(text), "-o", str(tmp_path / "e.parquet"))
+    assert done.returncode == 2 and f"{text}:1:" in done.stderr and "negative" in done.stderr, done.stderr

@@ -238,3 +238,28 @@ def test_a_reader_that_stops_early_does_not_wait_forever_for_tshark(tmp_path: Pa
               "next(messages)\nmessages.close()\nprint('closed')\n")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and "closed" in done.stdout, done.stderr
+
+
+def test_a_packet_time_before_1970_is_a_located_error(tmp_path: Path) -> None:
+    # Found by bench/fuzz.py: a record's microseconds past 2^32 - 16 make tshark give a time
+    # before 1970, which raised a ValueError (exit 70, "a bug in fsbm").
+    import bz2
+    import struct
+
+    source = SHARED_DATA / "nfs" / "epam-nfstrace" / "2sessions-tcp-wsize32k-tcp-wsize512k.pcap.bz2"
+    data = bytearray(bz2.decompress(source.read_bytes()))
+    assert data[:4] == bytes.fromhex("d4c3b2a1")  # little-endian classic pcap: 24-byte header, then records
+    capture = tmp_path / "early.pcap"
+    capture.write_bytes(bytes(data))
+    numbers = subprocess.run(["tshark", "-r", str(capture), "-d", "tcp.port==2049,rpc", "-Y", "nfs", "-T", "fields",
+                              "-e", "frame.number"], capture_output=True, text=True, check=True).stdout
+    first_nfs = int(numbers.split()[0])
+    offset = 24
+    for _ in range(first_nfs - 1):
+        offset += 16 + struct.unpack_from("<I", data, offset + 8)[0]
+    struct.pack_into("<I", data, offset + 4, 0xFFFFFFF0)  # that record's microseconds
+    capture.write_bytes(bytes(data))
+    with pytest.raises(TraceParseError, match=rf"early\.pcap:{first_nfs}: the time -\d+\.\d+ is outside"):
+        ingest([capture], tmp_path / "e.parquet")
+    kept = ingest([capture], tmp_path / "k.parquet", keep_going=True)  # the rest of the capture is kept
+    assert kept.events > 0

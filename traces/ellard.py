@@ -105,8 +105,10 @@ _LARGEST = 2**63 - 1
 
 def _hex(text: str, what: str) -> int:
     """A hexadecimal field of the record; a ValueError (the line's error) if it is not one,
-    or is more than the event table can hold."""
+    is negative, or is more than the event table can hold."""
     value = int(text, 16)
+    if value < 0:
+        raise ValueError(f"the {what} {text} is negative")
     if value > _LARGEST:
         raise ValueError(f"the {what} 0x{text} is more than 2^63 - 1")
     return value

@@ -232,7 +232,16 @@ class NfsReader(RpcTraceReader):
                         stats.first_errors.append(f"{self.path}:{last_frame}: an RPC frame tshark could not decode "
                                                   "(a reply captured before its call?)")
                     continue
-                yield from _split_messages(cols, stats)
+                try:
+                    messages = list(_split_messages(cols, stats))
+                except ValueError as exc:  # a field no event can hold (a time before 1970, say)
+                    if not self.keep_going:
+                        raise TraceParseError(self.path, last_frame, str(exc), unit="packet") from None
+                    stats.malformed += 1
+                    if len(stats.first_errors) < 5:
+                        stats.first_errors.append(f"{self.path}:{last_frame}: {exc}")
+                    continue
+                yield from messages
             read_all = True
         finally:
             if not read_all:
