@@ -96,3 +96,4 @@ def test_a_negative_procedure_number_is_a_located_error(tmp_path: Path) -> None:
                     "count 1000 con = XXX len = XXX\n")
     done = run_fsbm("trace", "parse", str(text), "-o", str(tmp_path / "e.parquet"))
     assert done.returncode == 2 and f"{text}:1:" in done.stderr and "negative" in done.stderr, done.stderr
+

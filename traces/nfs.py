@@ -21,6 +21,7 @@ listing is priced by.  A name holding a comma reads as two (tshark's field aggre
 from __future__ import annotations
 
 import bz2
+import re
 import shutil
 import subprocess
 import tempfile
@@ -131,8 +132,12 @@ def _ns(epoch: str) -> int:
 
 
 def _errno(status: str | None) -> str | None:
+    """The error name of a reply's status: its NFS name where the number is known, else
+    NFSERR_ and the status as the trace wrote it (letters and digits only)."""
     if status in (None, "", "0"):
         return None
+    if not status.isdigit():
+        return "NFSERR_" + (re.sub(r"[^A-Za-z0-9]", "_", status)[:32] or "UNKNOWN")
     code = int(status)
     return _ERRNO.get(code, f"NFSERR_{code}")
 
@@ -206,8 +211,9 @@ class NfsReader(RpcTraceReader):
                    "-T", "fields", "-E", "separator=\t", "-E", "occurrence=a", "-E", "aggregator=,"]
         for name in FIELDS:
             command += ["-e", name]
+        # A name in a damaged capture need not be UTF-8: it is kept, its bad bytes replaced.
         proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                                text=True, bufsize=1 << 20)
+                                text=True, errors="replace", bufsize=1 << 20)
         assert proc.stdout is not None and proc.stderr is not None
         last_frame = 0
         read_all = False
