@@ -265,7 +265,7 @@ def _unsteady_section(doc: dict[str, Any]) -> list[str]:
     """The targets whose device moved by UNSTEADY or more between their cost tables, in a
     drift case: where the errors are this run's hour as much as the model's.  Why: sqlite's
     syncs on ext4 took 0.64 s in one round and 2.94 in another, and fsbench's 4 KiB fsync
-    934 us and 3363 in one run's tables (2026-11-23)."""
+    934 us and 3363 in one run's tables."""
     labels = {t["candidate"]: t["label"] for t in doc["targets"]}
     moved = []
     for name, tables in (doc.get("cost_table_runs") or {}).items():
@@ -426,11 +426,10 @@ def markdown(doc: dict[str, Any], judged: Any) -> str:
               "group's CPU prices on every target scaled to match), as `fsbm predict` does for a recording made "
               "with `--replay-in`, the calls' CPU by group as a replay that brackets each call with the CPU clock "
               "shares it, scaled to the total of a replay without the brackets; *calls' CPU bracketed* takes the "
-              "groups as the brackets counted them (the verdict's source until validation run 28); *calls' CPU "
-              "priced* takes "
-              "the same runs less the calls' CPU fsbench prices (the verdict's source until 2026-11-25); *all-warm "
+              "groups as the brackets counted them; *calls' CPU priced* takes "
+              "the same runs less the calls' CPU fsbench prices; *all-warm "
               "runs* takes the runs beside them that start with every file read in, their calls' CPU priced warm "
-              "(the verdict's source until 2026-11-24).", "",
+              "(each an earlier verdict's source: docs/model-evidence.md).", "",
               "| CPU time measured | form | median error | largest | median ratio error | pairs right |",
               "|---|---|---|---|---|---|"]
     for source, forms in s["variants"].items():

@@ -17,13 +17,13 @@ next reads in meanwhile, where grep reads a file's chunks back to back.  It keep
 many resumed a stream (resumes): came right after a read of the same file that skipped
 ahead or back, as SQLite reads the next page after a lookup's leaf.  Those follow no run of
 reads readahead could have grown along: on btrfs each is a read from the device (random-
-reads' 307 cost 75-88 us each cold, against 16-19 on ext4 and xfs, 2026-11-25), where a
+reads' 307 cost 75-88 us each cold, against 16-19 on ext4 and xfs), where a
 read in a long sequential stream costs a few.  A read or write class also
 keeps how many of its calls straddle a page boundary they need not have (straddles): a
 request that touches one page more than an aligned one of its length would.  SQLite's
 journal records are a 4-byte page number, the 4 KiB page, a 4-byte checksum, so every
 page it journals is written across two pages: on btrfs such a write costs 8.8 us where an
-aligned one costs 3.9 (fsbench's write at d+1 and at d, 2026-11-25), and sqlite's writes
+aligned one costs 3.9 (fsbench's write at d+1 and at d), and sqlite's writes
 replayed there took 0.30 s where the aligned price made them 0.19.  An in-kernel copy
 (copy_file_range) is a write event, but its class is "copy": a filesystem that shares
 extents clones it instead of reading and writing the bytes, so it is priced by fsbench's

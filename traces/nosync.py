@@ -9,7 +9,7 @@ sqlite's 903 syncs at 0.26 s of CPU time on ext4, 290 us each, where fsbench's f
 4 KiB had measured 70-85 us in the same hour and 410-580 us in another.  Left in, that
 error lands outside the filesystem whole: sqlite's outside time came to 0.31 s where tmpfs,
 which has nothing to sync, shows 0.12.  With the syncs skipped, its runs took 0.25-0.31 s
-of CPU time on ext4 against 0.48-0.60 (2026-11-23), and nothing of a sync is left to
+of CPU time on ext4 against 0.48-0.60, and nothing of a sync is left to
 subtract.  The library makes fsync, fdatasync, sync, syncfs, msync and sync_file_range
 return at once and drops O_SYNC and O_DSYNC from opens; a program that makes its calls
 without libc (static binaries, raw syscall) keeps its syncs, which the CPU time then holds

@@ -25,7 +25,7 @@ and the time reading the outside files cold takes (bounded_wait_ns).  Why so:
   files: 17 ms read cold, against 0-12 ms of wait on tmpfs).  So it bounds the pairs.
 - the idle times' difference, not the walls': the walls' carries the runs' CPU time, whose
   noise is as large as the wait (copy-delete's runs: 70-83 ms of CPU time over five rounds
-  of validation run 25, its pairs' wall differences -10.8..10.1 ms, median -2.8, so no wait
+  of one validation, its pairs' wall differences -10.8..10.1 ms, median -2.8, so no wait
   at all, where its tmpfs runs idled 8 ms each); and the CPU time of faulting the files in
   is the cold runs' CPU time already, which the predictor counts outside the filesystem.
   The walls' difference is kept beside it (outside_wall_difference_ns).

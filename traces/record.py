@@ -132,8 +132,8 @@ def median_cpu(samples: list[dict[str, Any]], user: str, system: str) -> tuple[i
     and `system`): their median total, split at the runs' median user share of it.  Why not
     the median of each part: the kernel splits a run's CPU time by sampling ticks (4 ms
     here), so a short run's user part is 4 ms in one run and 20 in the next, its system
-    part moving the other way, and the two medians added up to no run's time (random-reads,
-    validation run 21: 33.1 ms where the median run took 36.9)."""
+    part moving the other way, and the two medians added up to no run's time (random-reads:
+    33.1 ms where the median run took 36.9)."""
     totals = [s[user] + s[system] for s in samples]
     total = statistics.median(totals)
     share = statistics.median(s[user] / t if t > 0 else 0.0 for s, t in zip(samples, totals))
@@ -296,8 +296,8 @@ def scaled_to_total(by_group: dict[str, int], total: int) -> dict[str, int]:
 
 def as_bracketed(sample: dict[str, Any]) -> dict[str, Any]:
     """A measuring replay's facts (replay_calls_cpu) with its groups as the bracketed replay
-    counted them, before they were scaled to the unbracketed total: how fsbm measured the
-    calls' CPU until validation run 28, judged beside it.  Facts measured before both totals were
+    counted them, before they were scaled to the unbracketed total: how fsbm once measured
+    the calls' CPU, judged beside it.  Facts measured before both totals were
     kept are returned as they are (they were the bracketed counts)."""
     if CALLS_CPU_BRACKETED not in sample:
         return sample
@@ -314,10 +314,10 @@ def replay_calls_cpu(plan: Path, base: Path, *, without_syncs: bool = False) -> 
 
     Why two: a bracket's cost is estimated in a warm loop, and after a call that blocked it
     costs more, so the bracketed replay counts more CPU for its calls than they take.  Cold
-    on ext4 the bracketed replays of validation run 28 counted 28-39 ms for random-reads'
+    on ext4 the bracketed replays of one validation counted 28-39 ms for random-reads'
     calls where the unbracketed replays of the same rounds took 21-34 ms, and the excess,
     taken off the program's CPU time, was missing outside the filesystem on every candidate
-    (random-reads on tmpfs: -51% and -54% in runs 27 and 28).  The shares by group still
+    (random-reads on tmpfs: -51% and -54% in two validations).  The shares by group still
     come from the brackets: nothing else measures them.  Both totals are kept
     (CALLS_CPU_BRACKETED, CALLS_CPU_UNBRACKETED), and so are the calls of the bracketed
     replay that ended otherwise than traced (CALLS_CPU_MISMATCHES: the more of the two

@@ -114,7 +114,7 @@ def errno_number(name: str | None) -> int:
 def _bytes_read(ret: int | None, asked: int) -> int:
     """How far into its file a successful read reached from its offset: the bytes it returned
     where the trace has them (a read short of what it asked met the end of the file), else
-    the bytes it asked for.  Why not the larger of the two, as plans did until 2026-11-25:
+    the bytes it asked for.  Why not the larger of the two:
     grep asks for 96-144 KiB of every file, and its replay tree held each 5 KiB source as a
     144 KiB file: a cold replay read 80 MB where grep read 22 MB (0.17-0.20 s on ext4
     against grep's own 0.12-0.13 s)."""
