@@ -175,7 +175,9 @@ class RuntimeEstimator(BaseEstimator, RegressorMixin):
         outside = X["outside_s"].to_numpy(float)
         low = runtime_seconds(X["outside_low_s"].to_numpy(float), fs_low, factor)
         high = runtime_seconds(X["outside_high_s"].to_numpy(float), fs_high, factor)
-        relative = (_column(X, "evidence", "none") == "measured").to_numpy()
+        evidence = _column(X, "evidence", "none").to_numpy()
+        traced_row = _column(X, "traced", False).to_numpy(bool)
+        relative = evidence == "measured"
         if relative.any():
             measured = X["measured_s"].to_numpy(float)
             traced_factor = np.array([self.factor(k)["factor"] if isinstance(k, str) else 1.0
@@ -188,16 +190,15 @@ class RuntimeEstimator(BaseEstimator, RegressorMixin):
             own = scale * factor * (fs_high - fs_low) / 2
             there = scale * traced_factor * (_column(X, "traced_fs_high_s").to_numpy(float)
                                              - _column(X, "traced_fs_low_s").to_numpy(float)) / 2
-            half = np.where(_column(X, "traced", False).to_numpy(bool), 0.0, np.hypot(own, there))
-            centre = outside + fs
+            half = np.where(traced_row, 0.0, np.hypot(own, there))
+            centre = runtime_seconds(outside, fs)
             low = np.where(relative, np.maximum(centre - half, 0.0), low)
             high = np.where(relative, centre + half, high)
-        runtime = outside + fs
-        errors = getattr(self, "errors_", {})
-        for kind, band in errors.items():
-            rows = (_column(X, "evidence", "none") == kind).to_numpy()
+        runtime = runtime_seconds(outside, fs)
+        for kind, band in getattr(self, "errors_", {}).items():
+            rows = evidence == kind
             if kind == "measured":
-                rows &= ~_column(X, "traced", False).to_numpy(bool)
+                rows &= ~traced_row
             low = np.where(rows, runtime / (1 + band["p95"]), low)
             high = np.where(rows, runtime / (1 + band["p5"]), high)
         return {"runtime": runtime, "low": low, "high": high, "fs": fs, "outside": outside}
