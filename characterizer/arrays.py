@@ -10,7 +10,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fsbm.traces.vocabulary import NFS4_PLUMBING, OPERATIONS
+from fsbm.traces.vocabulary import NFS4_PLUMBING, OPERATIONS, PSEUDO_FILES
 
 MISSING = np.iinfo(np.int64).min
 OP_INDEX = {name: i for i, name in enumerate(OPERATIONS)}
@@ -120,16 +120,10 @@ def subset(ev: EventArrays, rows: np.ndarray) -> EventArrays:
     return EventArrays(int(rows.sum()), *picked, ev.actors, ev.files, ev.origs, ev.paths.filter(pa.array(rows)))
 
 
-# Files that are no filesystem's data: devices, the kernel's own views, and the ends of
-# pipes and sockets (as strace -y names a descriptor).  Calls on them are left out of the
-# workload and counted apart (a git trace reads /dev/urandom thousands of times).
-PSEUDO_FILES = (("devices (/dev)", ("/dev/",)), ("/proc", ("/proc/",)), ("/sys", ("/sys/",)),
-                ("pipes and sockets", ("pipe:", "socket:", "anon_inode:")))
-
-
 def pseudo_kinds(ev: EventArrays) -> np.ndarray:
     """Per event, the index in PSEUDO_FILES of the kind of pseudo file it is on, or -1 for a
-    file on a filesystem."""
+    file on a filesystem.  Calls on them are left out of the workload and counted apart (a
+    git trace reads /dev/urandom thousands of times)."""
     kinds = np.full(len(ev.files) or 1, -1, np.int64)
     for i, f in enumerate(ev.files):
         for k, (_, prefixes) in enumerate(PSEUDO_FILES):

@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fsbm.characterizer.arrays import (MISSING, OP_INDEX, PSEUDO_FILES, EventArrays, access_lengths, costed, present,
+from fsbm.characterizer.arrays import (MISSING, OP_INDEX, EventArrays, access_lengths, costed, present,
                                       pseudo_kinds, subset, under)
 from fsbm.characterizer.classes import data_classes, metadata_classes, sizes_when_unlinked, with_unlinked_data
 from fsbm.characterizer.histograms import ValueCounts
@@ -39,7 +39,7 @@ from fsbm.traces.record import (CALLS_CPU_FIELDS, OUTSIDE_WAIT_FIELD, UNTRACED_C
                                 UNTRACED_NOSYNC_FIELDS, UNTRACED_WARM_FIELDS, UNTRACED_WARM_SYNCS_SKIPPED,
                                 WARM_IDLE_FIELD)
 from fsbm.traces.record import UNTRACED_FIELDS as UNTRACED_RUN_FIELDS
-from fsbm.traces.vocabulary import OPERATIONS
+from fsbm.traces.vocabulary import OPERATIONS, PSEUDO_FILES
 
 # Tang's table 5.3 rows: the percentage of calls that are each of these.
 TANG_ROWS = ("read", "write", "create", "delete", "mkdir", "rmdir", "readdir", "getattr", "lookup")
@@ -204,7 +204,7 @@ class Partial:
     sources: list[str] = field(default_factory=list)
     # The traced job's calls and process lifetimes (traces/native/timeline.h), added over traces.
     timeline: dict[str, int] = field(default_factory=dict)
-    # Calls on pseudo files (arrays.PSEUDO_FILES) left out of the workload, by kind.
+    # Calls on pseudo files (traces.vocabulary.PSEUDO_FILES) left out of the workload, by kind.
     left_out: dict[str, int] = field(default_factory=dict)
     # Every event summarized, the workload's and those left out (out of scope, pseudo files).
     seen: int = 0

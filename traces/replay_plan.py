@@ -29,9 +29,9 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fsbm.traces.vocabulary import COPY_CALLS
+from fsbm.traces.vocabulary import COPY_CALLS, PIPE_PREFIXES, PSEUDO_DIRECTORIES
 
-PSEUDO_PREFIXES = ("/dev/", "/proc/", "/sys/", "/run/")
+PSEUDO_PREFIXES = (*PSEUDO_DIRECTORIES, "/run/")  # and /run: sockets and pid files, no workload's data
 NFS_ERRORS = {"NOENT": "ENOENT", "EXIST": "EEXIST", "NOTDIR": "ENOTDIR", "ISDIR": "EISDIR", "NOTEMPTY": "ENOTEMPTY",
               "ACCES": "EACCES", "PERM": "EPERM", "NOSPC": "ENOSPC", "NAMETOOLONG": "ENAMETOOLONG",
               "STALE": "ESTALE", "ROFS": "EROFS", "FBIG": "EFBIG", "DQUOT": "EDQUOT", "XDEV": "EXDEV"}
@@ -82,7 +82,7 @@ def replay_name(name: str, nfs: bool = False) -> str | None:
         return stripped or "."
     if nfs and name.startswith("0x"):
         return "_nfs/" + name
-    if ":[" in name or name.startswith(("pipe:", "socket:", "anon_inode:")):
+    if ":[" in name or name.startswith(PIPE_PREFIXES):
         return None
     return name  # relative as traced: fsreplay resolves it beneath the target, or refuses
 

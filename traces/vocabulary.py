@@ -67,3 +67,13 @@ NFS4_PLUMBING = frozenset({
     "SETCLIENTID", "SETCLIENTID_CONFIRM", "SECINFO", "SECINFO_NO_NAME", "BIND_CONN_TO_SESSION",
     "BACKCHANNEL_CTL", "FREE_STATEID", "TEST_STATEID", "RELEASE_LOCKOWNER", "ILLEGAL",
 })
+
+
+# Files that are no filesystem's data, by kind: devices, the kernel's own views, and the
+# ends of pipes and sockets (as strace -y names a descriptor).  The characterizer leaves
+# calls on them out of the workload; the replay plan leaves them out of the tree.
+PSEUDO_FILES = (("devices (/dev)", ("/dev/",)), ("/proc", ("/proc/",)), ("/sys", ("/sys/",)),
+                ("pipes and sockets", ("pipe:", "socket:", "anon_inode:")))
+PSEUDO_DIRECTORIES = tuple(prefix for name, prefixes in PSEUDO_FILES if name != "pipes and sockets"
+                           for prefix in prefixes)
+PIPE_PREFIXES = dict(PSEUDO_FILES)["pipes and sockets"]
