@@ -166,3 +166,13 @@ def test_tracings_scatter_about_its_median_cancels_where_the_excess_alone_counts
     bare = _traced(tmp_path, f"{sys.executable} -S -c 'import os\nfor _ in range(20000): os.getppid()'")
     excess = (bare.user_ns + bare.calls_excess_ns) / bare.concurrency
     assert bare.signed and bare.outside_ns < 0.7 * excess, (bare.outside_ns, excess)  # 0.43-0.50 here
+
+
+def test_calls_on_devices_are_the_programs_own_time_and_calls_on_files_are_not(tmp_path: Path) -> None:
+    # The predictor never prices a read of /dev/urandom (the characterizer leaves devices
+    # out), so its time is the program's own, like any call that is not on a file.
+    device = _traced(tmp_path, "dd if=/dev/urandom of=/dev/null bs=1M count=64 status=none")
+    assert device.calls_excess_ns > 10 * device.file_calls_excess_ns, device
+    (tmp_path / "data").write_bytes(b"x" * (64 << 20))
+    regular = _traced(tmp_path, "dd if=data of=/dev/null bs=1M count=64 status=none")
+    assert regular.file_calls_excess_ns > 0

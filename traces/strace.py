@@ -26,6 +26,7 @@ from fsbm.locations import native_binary
 from fsbm.traces.errors import TraceParseError
 from fsbm.traces.files import open_decompressed
 from fsbm.traces.schema import EVENT_SCHEMA
+from fsbm.traces.vocabulary import PSEUDO_FILES
 
 _TSV_TYPES = {name: EVENT_SCHEMA.field(name).type for name in EVENT_SCHEMA.names}
 _TSV_TYPES["actor"] = pa.string()
@@ -123,8 +124,9 @@ class StraceReader:
         name = f"{path.parent / path.stem}.* (merged)" if merged else str(path)
         with tempfile.TemporaryDirectory(prefix="fsbm-strace-") as tmp:
             stats_path = Path(tmp) / "stats.json"
+            pseudo = [arg for _, prefixes in PSEUDO_FILES for prefix in prefixes for arg in ("--pseudo", prefix)]
             command = [str(parser_binary()), "--name", name, "--stats", str(stats_path),
-                       "--pid", str(per_pid_suffix(path) or 0), "-" if merged else str(path)]
+                       "--pid", str(per_pid_suffix(path) or 0), *pseudo, "-" if merged else str(path)]
             if self.keep_going:
                 command.insert(1, "--keep-going")
             proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

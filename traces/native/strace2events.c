@@ -5,7 +5,9 @@
  * when unknown.  Every read/write carries the offset the kernel used (fd tables, dup,
  * fork, O_APPEND and lseek are followed in procs.c).  Lines that are not strace output
  * stop the parse with "FILE:LINE: what was expected" (exit 2), or with --keep-going are
- * counted and skipped.  Counts go to --stats FILE as JSON.
+ * counted and skipped.  Counts go to --stats FILE as JSON.  Each --pseudo PREFIX names
+ * files that are not filesystem work (devices, /proc, pipes): their events are still
+ * written, but the timeline counts their calls' time as the program's own.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -19,7 +21,7 @@
 #include "procs.h"
 #include "timeline.h"
 
-enum { EXIT_BAD_INPUT = 2, SNIFF_LINES = 20, REPORTED_ERRORS = 5 };
+enum { EXIT_BAD_INPUT = 2, SNIFF_LINES = 20, REPORTED_ERRORS = 5, MAX_PSEUDO = 16 };
 static const int64_t DAY_NS = 86400LL * 1000000000LL;
 
 struct stats {
@@ -42,6 +44,8 @@ struct parser {
 	struct timeline timeline;
 	struct stats st;
 	long seq;
+	const char *pseudo[MAX_PSEUDO]; /* prefixes of files that are not filesystem work */
+	int npseudo;
 };
 
 /* -- output: a plain buffer, because fprintf per field is the bottleneck at 1M lines/s -- */
@@ -195,13 +199,56 @@ static int waits_on_a_pipe(struct parser *ps, long pid, const struct call *c)
 	return o && o->kind == OFD_OTHER;
 }
 
+static int is_pseudo(const struct parser *ps, const char *file)
+{
+	for (int i = 0; i < ps->npseudo; i++)
+		if (strncmp(file, ps->pseudo[i], strlen(ps->pseudo[i])) == 0)
+			return 1;
+	return 0;
+}
+
+/* Turn one call into an event when it acts on a file; say whether it did so on a real one. */
+static int emit_call(struct parser *ps, long pid, const struct call *c, const struct sysdesc *d, int64_t ts,
+		     int64_t dur_fallback, long line)
+{
+	static struct event e;
+
+	if (!d) {
+		ps->st.ignored_calls++;
+		return 0;
+	}
+	if (strncmp(c->err, "ERESTART", 8) == 0) { /* interrupted, did not complete */
+		ps->st.restarted++;
+		return 0;
+	}
+	e.ts = ts;
+	e.dur = c->dur_ns >= 0 ? c->dur_ns : dur_fallback;
+	e.pid = pid;
+	e.op = d->op;
+	e.orig = c->name;
+	e.file = e.path = e.path2 = NULL;
+	e.offset = e.size = NO_VALUE;
+	e.ret = c->ret_known ? c->ret : NO_VALUE;
+	e.err = c->err;
+	e.line = line;
+	if (!d->handle(procs_get(&ps->procs, pid), c, d, &e) || !e.op || !e.file)
+		return 0;
+	emit(ps, &e);
+	return !is_pseudo(ps, e.file);
+}
+
+/*
+ * One complete call: its event, then its place in the timeline.  Whether it waited on a
+ * pipe is read from the fd table before the call changes it; whether it was filesystem
+ * work, from the event: a call the predictor prices is not the program's own time.
+ */
 static void handle_call(struct parser *ps, long pid, const char *body, size_t len, int64_t ts,
 			int64_t dur_fallback, long line, int cut_short)
 {
 	struct call c;
 	const struct sysdesc *d;
-	static struct event e;
 	const char *why;
+	int waits, on_file;
 
 	if (call_parse(body, len, &c, &why) != 0) {
 		bad_line(ps, line, why, cut_short);
@@ -209,28 +256,9 @@ static void handle_call(struct parser *ps, long pid, const char *body, size_t le
 	}
 	ps->st.good_lines++;
 	d = syscall_lookup(c.name);
-	timeline_call(&ps->timeline, pid, ts, &c, dur_fallback, timeline_waits(&c) || waits_on_a_pipe(ps, pid, &c),
-		      d && d->op);
-	if (!d) {
-		ps->st.ignored_calls++;
-		return;
-	}
-	if (strncmp(c.err, "ERESTART", 8) == 0) { /* interrupted, did not complete */
-		ps->st.restarted++;
-		return;
-	}
-	e.ts = ts;
-	e.dur = c.dur_ns >= 0 ? c.dur_ns : dur_fallback;
-	e.pid = pid;
-	e.op = d->op;
-	e.orig = c.name;
-	e.file = e.path = e.path2 = NULL;
-	e.offset = e.size = NO_VALUE;
-	e.ret = c.ret_known ? c.ret : NO_VALUE;
-	e.err = c.err;
-	e.line = line;
-	if (d->handle(procs_get(&ps->procs, pid), &c, d, &e) && e.op && e.file)
-		emit(ps, &e);
+	waits = timeline_waits(&c) || waits_on_a_pipe(ps, pid, &c);
+	on_file = emit_call(ps, pid, &c, d, ts, dur_fallback, line);
+	timeline_call(&ps->timeline, pid, ts, &c, dur_fallback, waits, on_file);
 }
 
 static int64_t line_time(struct parser *ps, const struct line *ln)
@@ -470,7 +498,7 @@ static void write_stats(const struct parser *ps, const char *path)
 
 static void usage(void)
 {
-	fputs("usage: strace2events [--keep-going] [--pid N] [--name NAME] [--stats FILE] LOG|-\n", stderr);
+	fputs("usage: strace2events [--keep-going] [--pid N] [--name NAME] [--stats FILE] [--pseudo PREFIX]... LOG|-\n", stderr);
 	exit(EXIT_BAD_INPUT);
 }
 
@@ -493,6 +521,10 @@ int main(int argc, char **argv)
 			ps.name = argv[++i];
 		else if (strcmp(argv[i], "--stats") == 0 && i + 1 < argc)
 			stats_path = argv[++i];
+		else if (strcmp(argv[i], "--pseudo") == 0 && i + 1 < argc && ps.npseudo < MAX_PSEUDO)
+			ps.pseudo[ps.npseudo++] = argv[++i];
+		else if (strcmp(argv[i], "--pseudo") == 0)
+			usage();
 		else if (argv[i][0] == '-' && argv[i][1] && !input)
 			usage();
 		else if (!input)

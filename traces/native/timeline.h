@@ -47,8 +47,8 @@ void timeline_free(struct timeline *t);
 /* One complete call of `pid` starting at ts_ns (NO_VALUE when the log has no times);
  * `resumed_ns`: for a call the log split in two, the time from its start to its resumption
  * (its duration where the log has no -T, NO_VALUE otherwise); `blocking`: it waited for
- * another process rather than worked; `file`: a call on a file the event table holds (the
- * cost model prices those). */
+ * another process rather than worked; `file`: a call on a file of a filesystem, which the
+ * cost model prices (not a device, /proc or a pipe, whose time is the program's own). */
 void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct call *c, int64_t resumed_ns,
 		   int blocking, int file);
 /* Is a call of this name one that waits for another process whatever its arguments? */
