@@ -221,8 +221,7 @@ def _report_outcome(doc: dict[str, Any]) -> None:
     for failure in doc.get("errors", []):
         errors.print(f"[red]failed[/] {escape(failure['case'])}: {escape(failure['reason'])}")
     if doc.get("interrupted"):
-        errors.print(f"interrupted: partial results kept as run {doc['run_id']}")
-        raise typer.Exit(130)
+        raise Interrupted(f"bench interrupted: what was measured is kept as run {doc['run_id']}, not as a cost table")
     if doc.get("errors"):
         errors.print(f"{len(doc['errors'])} cases failed: the run is kept as run {doc['run_id']}, not as a cost table")
         raise typer.Exit(1)

@@ -6,7 +6,7 @@ Each interruption runs one of `fs create`, `bench`, `age` and `replay` as a user
 a private FSBM_HOME, and sends SIGINT or SIGTERM, to the process or to its whole group, at a
 random moment within the time the same command took uninterrupted in this run (the baseline,
 measured first).  Then, each of which must hold:
-- the command exited 130 or 143 (an interrupt, told as such), or 0 where it finished first,
+- the command exited 128 + the signal (130 for SIGINT, 143 for SIGTERM), or 0 where it finished first,
   or died of the signal itself while Python was still loading (nothing begun to undo);
 - no loop device is bound to an image beneath the home that `fsbm fs list` does not know, and
   none to a deleted image;
@@ -116,7 +116,7 @@ def main() -> int:
             if name != "fs create":
                 fsbm(home, "fs", "create", "ext4", "--size", "512M", "--name", "target")
             code, _ = run(home, cmds[name], sig, delay, group)
-            expected = {0, 130, 143, -sig}
+            expected = {0, 128 + sig, -sig}
             counts["finished first" if code == 0 else "interrupted"] += 1
             found = leftovers(home)
             if code not in expected:

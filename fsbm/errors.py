@@ -6,6 +6,8 @@ needs to show a traceback for bad input.
 
 from __future__ import annotations
 
+import signal
+
 
 class FsbmError(Exception):
     """A failure the user can act on.  ``exit_code`` is what the CLI exits with."""
@@ -25,10 +27,13 @@ class UsageError(FsbmError):
 
 
 class Interrupted(FsbmError):
-    """Work the user stopped (Ctrl-C, SIGTERM) part-way: exit code 130, as a shell reports an
-    interrupt; the message says what ran and what of it was kept."""
+    """Work the user stopped (Ctrl-C, SIGTERM) part-way: exit code 128 + the signal, as a
+    shell reports it (130 for Ctrl-C, 143 for SIGTERM); the message says what ran and what
+    of it was kept."""
 
-    exit_code = 130
+    @property  # type: ignore[override]
+    def exit_code(self) -> int:
+        return 128 + (_terminated_by or signal.SIGINT)
 
 
 class ExternalToolError(FsbmError):
@@ -55,6 +60,14 @@ class Terminated(BaseException):
         self.signum = signum
 
 
+# The signal raise_terminated last turned into Terminated; None for none (Ctrl-C is
+# Python's own KeyboardInterrupt).  Work that catches Terminated to keep partial results
+# raises Interrupted later, and this says which signal it was.
+_terminated_by: int | None = None
+
+
 def raise_terminated(signum: int, frame: object) -> None:
     """A signal handler: SIGTERM becomes Terminated."""
+    global _terminated_by
+    _terminated_by = signum
     raise Terminated(signum)
