@@ -20,9 +20,6 @@ import warnings
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable
 
-import numpy as np
-import statsmodels.api as sm
-
 TERMS = ("S", "D", "C", "R")
 
 
@@ -90,6 +87,10 @@ def fit(bench: str, op: str, order: str, cache: str, block_size: int,
     sizes = sorted({s for s, _ in points})
     if len(sizes) < 3:
         return None
+    # Loaded here, not at the top: statsmodels takes a second, and most commands never fit.
+    import numpy as np
+    import statsmodels.api as sm
+
     x = np.array([_regressors(s, block_size) for s, _ in points])
     y = np.array([t for _, t in points])
     use_rmw = bench == "overwrite"
@@ -141,6 +142,7 @@ def nonnegative_fit(points: Iterable[tuple[int, float]], block_size: int, *, wit
     fits the small requests as well as the large: non-negative least squares on rows
     divided by the latency they should reproduce.
     """
+    import numpy as np
     from scipy.optimize import nnls
 
     rows = [(s, t) for s, t in points if t is not None and math.isfinite(t) and t > 0]

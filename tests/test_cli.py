@@ -123,3 +123,19 @@ def test_sigterm_while_the_command_loads_is_one_line_and_exit_143(fsbm_home: Pat
     proc.send_signal(signal.SIGTERM)
     _, stderr = proc.communicate(timeout=60)
     assert proc.returncode in (0, 143) and "Traceback" not in stderr, (proc.returncode, stderr)
+
+
+def test_commands_that_compute_nothing_load_no_numeric_library(fsbm_home: Path) -> None:
+    # `--help`, `--version` and `fs list` start in a fifth of a second only while the
+    # libraries that take a second to load (statsmodels, scipy, pandas) load where they are
+    # used; bench/startup.py times it.  Which modules load is deterministic; the time is not.
+    heavy = ("statsmodels", "scipy", "pandas", "numpy", "pyarrow", "sklearn", "fastapi")
+    for args in (["--help"], ["--version"], ["fs", "list"]):
+        probe = ("import sys\n"
+                 f"sys.argv = ['fsbm', *{args!r}]\n"
+                 "from fsbm.entry import main\n"
+                 "try:\n    main()\n"
+                 "except SystemExit:\n    pass\n"
+                 f"print(sorted(m for m in {heavy!r} if m in sys.modules))")
+        done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+        assert done.stdout.strip().splitlines()[-1] == "[]", (args, done.stdout[-500:], done.stderr[-500:])
