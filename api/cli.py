@@ -78,9 +78,26 @@ def _root(
     ctx.obj = Settings(store, scratch_root)
 
 
+STDOUT = Path("-")
+
+
+def _json_to_stdout(value: Optional[Path]) -> Optional[Path]:
+    """`--json -`: the JSON is the command's standard output (as fio's --output-format=json
+    makes it), so everything else it prints goes to standard error."""
+    if value == STDOUT:
+        console.file = sys.stderr
+    return value
+
+
+def json_option(what: str) -> Any:
+    """The --json option every command that has results shares: a file, or - for stdout."""
+    return typer.Option(None, "--json", metavar="FILE|-", callback=_json_to_stdout,
+                        help=f"Write {what} (JSON) to FILE, or to standard output with -.")
+
+
 def _refuse_overwrite(path: Optional[Path], force: bool) -> None:
     """Nothing the user had is overwritten unless they say so."""
-    if path is not None and path.exists() and not force:
+    if path is not None and path != STDOUT and path.exists() and not force:
         raise UsageError(f"{path} exists; choose another name or pass --force")
 
 
@@ -96,7 +113,12 @@ def _write_text(path: Path, text: str) -> None:
 
 
 def _write_json(path: Path, body: Any) -> None:
-    _write_text(path, json.dumps(body, indent=1))
+    text = json.dumps(body, indent=1)
+    if path == STDOUT:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+    else:
+        _write_text(path, text)
 
 
 # -- fs --------------------------------------------------------------------------------
@@ -118,11 +140,13 @@ def fs_create(
 
 
 @fs_app.command("list")
-def fs_list(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+def fs_list(ctx: typer.Context, json_out: Optional[Path] = json_option("the list"),
+            force: bool = typer.Option(False, "--force", help="Allow --json to replace an existing file.")) -> None:
     """List scratch filesystems and whether each is mounted."""
+    _refuse_overwrite(json_out, force)
     found = scratch.list_all(_settings(ctx).scratch_root)
-    if as_json:
-        console.print_json(json.dumps([dict(fs.to_json(), status=fs.status, candidate=fs.candidate) for fs in found]))
+    if json_out is not None:
+        _write_json(json_out, [dict(fs.to_json(), status=fs.status, candidate=fs.candidate) for fs in found])
     elif not found:
         console.print("no scratch filesystems (create one with `fsbm fs create ext4`)")
     else:
@@ -244,7 +268,7 @@ def bench(
     file_size: Optional[str] = typer.Option(None, "--file-size", help="Data file size, e.g. 256M or 0.25mem."),
     case_seconds: Optional[float] = typer.Option(None, "--case-seconds", min=0.001, help="Timed budget per case."),
     seed: Optional[int] = typer.Option(None, "--seed", min=0, help="Seed of the random orders."),
-    json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the results and fits here."),
+    json_out: Optional[Path] = json_option("the results and fits"),
     force: bool = typer.Option(False, "--force", help="Allow --json to replace an existing file."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Show the plan and the time estimate only."),
 ) -> None:
@@ -413,7 +437,7 @@ def characterize_command(
     sources: list[Path] = typer.Argument(..., help="Event tables (Parquet: a file or a directory of files) or traces "
                                               "(strace logs, captures); several give one profile of them run together."),
     every: Optional[int] = typer.Option(None, "--every", min=1, help="Also give the statistics every N events."),
-    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the profile (JSON) here."),
+    json_out: Optional[Path] = json_option("the profile"),
     force: bool = typer.Option(False, "--force", help="Allow --json to replace an existing file."),
     keep_going: bool = typer.Option(False, "--keep-going", help="When parsing a trace, skip bad records."),
     fio_out: Optional[Path] = typer.Option(None, "--fio", help="Also write the data side as a fio job file."),
@@ -529,7 +553,7 @@ def predict_command(
                                             "--measured) on: its costs tell the system time outside the filesystem."),
     scope: Optional[str] = typer.Option(None, "--scope", metavar="DIR", help="For a trace: see `fsbm characterize`."),
     uncalibrated: bool = typer.Option(False, "--uncalibrated", help="Ignore the stored calibration: the raw model."),
-    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the prediction (JSON) here."),
+    json_out: Optional[Path] = json_option("the prediction"),
     force: bool = typer.Option(False, "--force", help="Allow --json to replace an existing file."),
     keep_going: bool = typer.Option(False, "--keep-going", help="When parsing a trace, skip bad records."),
 ) -> None:
@@ -714,7 +738,7 @@ def validate_command(
                                                 "instead of measuring."),
     doc_out: Optional[Path] = typer.Option(None, "--doc", help="Where the validation table goes (default: "
                                            "docs/validation.md, or docs/validation-plain-SET.md with --plain)."),
-    json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the measurements (JSON) here."),
+    json_out: Optional[Path] = json_option("the measurements"),
     force: bool = typer.Option(False, "--force", help="Allow --json to replace an existing file."),
     plain: bool = typer.Option(False, "--plain", help="Trace with plain strace (no `fsbm trace record`), on fresh "
                                "filesystems, and judge both forms as a new user meets them."),
@@ -825,7 +849,7 @@ def probe_command(
     quick: bool = typer.Option(False, "--quick", help="Smaller files: seconds, not minutes."),
     memory_limit: Optional[str] = typer.Option(None, "--memory-limit", help="Run in a memory cgroup of this size, "
                                                                            "e.g. 256M (the cache-size probe needs it)."),
-    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the results (JSON) here."),
+    json_out: Optional[Path] = json_option("the results"),
     force: bool = typer.Option(False, "--force", help="Allow --json to replace an existing file."),
 ) -> None:
     """Find the parameters that decide performance (block size, readahead, direct blocks, page cache)."""
@@ -881,7 +905,7 @@ def age_command(
                                                                  "lines starting with a size."),
     snapshot_name: Optional[str] = typer.Option(None, "--snapshot", help="Then copy the aged --fs image into a new "
                                                                          "scratch filesystem of this name."),
-    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the aging report (JSON) here."),
+    json_out: Optional[Path] = json_option("the aging report"),
     force: bool = typer.Option(False, "--force", help="Allow --json to replace an existing file."),
     any_fs: bool = typer.Option(False, "--fill-any-filesystem", help="Allow --fill on a filesystem that is not an "
                                                                      "fsbm scratch filesystem."),
@@ -950,7 +974,7 @@ def replay_command(
     mode: str = typer.Option("serial", "--mode", help="serial (Tang), threads (per actor, ARTC order) or timed."),
     cold: bool = typer.Option(False, "--cold", help="Drop caches after building the tree."),
     plan_out: Optional[Path] = typer.Option(None, "--plan", help="Also keep the replay plan here."),
-    json_out: Optional[Path] = typer.Option(None, "--json", help="Write the replay report (JSON) here."),
+    json_out: Optional[Path] = json_option("the replay report"),
     force: bool = typer.Option(False, "--force", help="Allow --json and --plan to replace existing files."),
     keep_going: bool = typer.Option(False, "--keep-going", help="When parsing a trace, skip bad records."),
     keep_tree: bool = typer.Option(False, "--keep-tree", help="With --fs: keep the directory the replay made "

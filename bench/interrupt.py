@@ -52,7 +52,7 @@ def mounts_beneath(home: Path) -> list[str]:
 
 
 def known(home: Path) -> list[dict]:
-    done = fsbm(home, "fs", "list", "--json")
+    done = fsbm(home, "fs", "list", "--json", "-")
     return json.loads(done.stdout or "[]") if done.returncode == 0 else []
 
 

@@ -139,3 +139,24 @@ def test_commands_that_compute_nothing_load_no_numeric_library(fsbm_home: Path) 
                  f"print(sorted(m for m in {heavy!r} if m in sys.modules))")
         done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
         assert done.stdout.strip().splitlines()[-1] == "[]", (args, done.stdout[-500:], done.stderr[-500:])
+
+
+def test_json_dash_is_the_only_thing_on_stdout(fsbm_home: Path, tmp_path: Path) -> None:
+    # Issue 36: `--json -` created a file named "-"; like fio's --output-format=json, the
+    # JSON is now the whole of standard output, and the table goes to standard error.
+    log = tmp_path / "job.strace"
+    log.write_text('100 1700000000.000001 openat(AT_FDCWD, "/w/a", O_RDONLY) = 3</w/a>\n'
+                   '100 1700000000.000010 read(3</w/a>, "abc", 3) = 3\n'
+                   '100 1700000000.000020 close(3</w/a>) = 0\n')
+    done = run_fsbm("characterize", str(log), "--json", "-")
+    assert done.returncode == 0, done.stderr
+    profile = json.loads(done.stdout)
+    assert profile["events"] == 3 and "stored" in done.stderr
+    assert not (Path.cwd() / "-").exists()
+    listed = run_fsbm("fs", "list", "--json", "-")
+    assert listed.returncode == 0 and json.loads(listed.stdout) == []
+    # A file is written as before, and not over one the user has.
+    out = tmp_path / "list.json"
+    out.write_text("mine")
+    refused = run_fsbm("fs", "list", "--json", str(out))
+    assert refused.returncode == 2 and out.read_text() == "mine"
