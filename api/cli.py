@@ -6,6 +6,7 @@ arguments or input, 1 for a failure while running), never a traceback.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -27,7 +28,7 @@ from fsbm.api import render
 from fsbm.microbench import scratch
 from fsbm.microbench.fsbench import FsbenchOptions, plan, run_fsbench
 from fsbm.predictor.cost_table import CostTable
-from fsbm.store import ResultsStore
+from fsbm.store import DOCUMENT_KINDS, RUN_KINDS, ResultsStore
 
 if TYPE_CHECKING:
     from fsbm.api.plain_validation import PlainOptions
@@ -93,6 +94,12 @@ def json_option(what: str) -> Any:
     """The --json option every command that has results shares: a file, or - for stdout."""
     return typer.Option(None, "--json", metavar="FILE|-", callback=_json_to_stdout,
                         help=f"Write {what} (JSON) to FILE, or to standard output with -.")
+
+
+def _one_of(what: str, value: Optional[str], choices: tuple[str, ...]) -> None:
+    """An unknown choice is an error naming the choices, never an empty result."""
+    if value is not None and value not in choices:
+        raise UsageError(f"{what} {value!r} is not one of: {', '.join(choices)}")
 
 
 def _refuse_overwrite(path: Optional[Path], force: bool) -> None:
@@ -1038,11 +1045,92 @@ def store_info(ctx: typer.Context) -> None:
 
 
 @store_app.command("runs")
-def store_runs(ctx: typer.Context, kind: Optional[str] = typer.Option(None, "--kind"),
+def store_runs(ctx: typer.Context,
+               kind: Optional[str] = typer.Option(None, "--kind",
+                                                  help=f"Only runs of this kind: {', '.join(RUN_KINDS)}."),
                limit: int = typer.Option(50, "--limit", min=1)) -> None:
     """List recent runs."""
+    _one_of("--kind", kind, RUN_KINDS)
     with _settings(ctx).store() as store:
         console.print(render.runs_table(store.runs(kind, limit)))
+
+
+@store_app.command("list")
+def store_list(ctx: typer.Context,
+               kind: str = typer.Argument(..., help=f"What to list: {', '.join(DOCUMENT_KINDS)}."),
+               limit: int = typer.Option(50, "--limit", min=1),
+               json_out: Optional[Path] = json_option("the list"),
+               force: bool = typer.Option(False, "--force", help="Allow --json to replace an existing file.")) -> None:
+    """List stored documents of one kind (newest first): tables, profiles, predictions, ..."""
+    _one_of("KIND", kind, tuple(DOCUMENT_KINDS))
+    _refuse_overwrite(json_out, force)
+    with _settings(ctx).store() as store:
+        records = store.document_records(DOCUMENT_KINDS[kind], limit)
+    if json_out is not None:
+        _write_json(json_out, [dataclasses.asdict(r) for r in records])
+    else:
+        console.print(render.documents_table(records, f"{kind} in the results store"))
+
+
+@store_app.command("export")
+def store_export(ctx: typer.Context, document_id: int = typer.Argument(..., help="The document's id (store list)."),
+                 output: Path = typer.Option(..., "-o", "--output", help="The file to write, or - for stdout."),
+                 force: bool = typer.Option(False, "--force", help="Replace an existing file.")) -> None:
+    """Write one stored document (a cost table, a profile, ...) to a file another store can import."""
+    _refuse_overwrite(output, force)
+    with _settings(ctx).store() as store:
+        doc = store.export_document(document_id)
+    if doc is None:
+        raise UsageError(f"no stored document {document_id} (`fsbm store list tables` lists cost tables)")
+    if output == STDOUT:
+        console.file = sys.stderr
+    _write_json(output, doc)
+    console.print(f"{doc['kind']} {document_id} written to {escape(str(output))}")
+
+
+@store_app.command("import")
+def store_import(ctx: typer.Context, source: Path = typer.Argument(..., help="A file of `fsbm store export`."),
+                 name: Optional[str] = typer.Option(None, "--as", help="Store it under this name (default: its "
+                                                    "name, suffixed with @ and the machine it came from).")) -> None:
+    """Keep a document another store exported (a cost table measured on another machine, say)."""
+    from fsbm.api.exchange import check_import
+
+    doc = check_import(source)
+    stored_name = name or doc.stored_name
+    with _settings(ctx).store() as store:
+        document_id = store.save_document(doc.kind, doc.body, name=stored_name)
+    console.print(f"{doc.kind} stored as {document_id}, named {escape(stored_name or '')}")
+
+
+@app.command("compare")
+def compare(ctx: typer.Context,
+            a: str = typer.Argument(..., help="A cost table or profile: a JSON file, a stored id, or a stored name."),
+            b: str = typer.Argument(..., help="The other, of the same kind."),
+            json_out: Optional[Path] = json_option("the comparison"),
+            force: bool = typer.Option(False, "--force", help="Allow --json to replace an existing file.")) -> None:
+    """Two cost tables, or two workload profiles, side by side (like darshan-diff)."""
+    from fsbm.api.compare import compare_tables, geometric_mean_ratio, resolve
+
+    _refuse_overwrite(json_out, force)
+    with _settings(ctx).store() as store:
+        left, right = resolve(store, a), resolve(store, b)
+    if left.kind != right.kind:
+        raise UsageError(f"{a} is a {left.kind} and {b} a {right.kind}; compare two of the same kind")
+    if left.kind == "cost_table":
+        rows = compare_tables(CostTable.from_json(left.body, left.label), CostTable.from_json(right.body, right.label))
+        overall = geometric_mean_ratio(rows)
+        console.print(render.cost_table_comparison(rows, left.label, right.label, overall))
+        result: dict[str, Any] = {"kind": "cost_table_comparison", "a": left.label, "b": right.label,
+                                  "b_over_a_geometric_mean": overall,
+                                  "cases": [dict(dataclasses.asdict(r), b_over_a=r.ratio) for r in rows]}
+    else:
+        console.print(render.profile_comparison(left.body, right.body, left.label, right.label))
+        rows_a, rows_b = dict(render.profile_rows(left.body)), dict(render.profile_rows(right.body))
+        result = {"kind": "profile_comparison", "a": left.label, "b": right.label,
+                  "statistics": [{"statistic": k, "a": rows_a.get(k), "b": rows_b.get(k)}
+                                 for k in [*rows_a, *(k for k in rows_b if k not in rows_a)]]}
+    if json_out is not None:
+        _write_json(json_out, result)
 
 
 # -- demo ------------------------------------------------------------------------------

@@ -142,33 +142,87 @@ def _pct(value: float) -> str:
     return f"{value:.1f}%"
 
 
-def profile_table(body: dict[str, Any]) -> Table:
-    """Tang's table 5.3 and the numbers a person looks at first."""
+def profile_rows(body: dict[str, Any]) -> list[tuple[str, str]]:
+    """Tang's table 5.3 and the numbers a person looks at first, as (statistic, value)."""
     tang = body["tang"]
-    table = Table(title=escape(f"workload profile: {body.get('source') or ''} ({body['events']:,} events, "
-                               f"{body['protocol']})"), show_header=False)
-    table.add_column("statistic")
-    table.add_column("value", justify="right")
-    for row in ("read", "write", "create", "delete", "mkdir", "rmdir", "readdir", "getattr", "lookup"):
-        table.add_row(f"{row} calls", _pct(tang[f"{row}_pct"]))
-    table.add_row("reads sequential / random", f"{_pct(tang['reads_sequential_pct'])} / {_pct(tang['reads_random_pct'])}")
-    table.add_row("writes sequential / random",
-                  f"{_pct(tang['writes_sequential_pct'])} / {_pct(tang['writes_random_pct'])}")
-    table.add_row("open files (mean ± std)", f"{tang['open_files_mean']:.2f} ± {tang['open_files_std']:.2f}")
+    rows = [(f"{row} calls", _pct(tang[f"{row}_pct"]))
+            for row in ("read", "write", "create", "delete", "mkdir", "rmdir", "readdir", "getattr", "lookup")]
+    rows.append(("reads sequential / random",
+                 f"{_pct(tang['reads_sequential_pct'])} / {_pct(tang['reads_random_pct'])}"))
+    rows.append(("writes sequential / random",
+                 f"{_pct(tang['writes_sequential_pct'])} / {_pct(tang['writes_random_pct'])}"))
+    rows.append(("open files (mean ± std)", f"{tang['open_files_mean']:.2f} ± {tang['open_files_std']:.2f}"))
     ns = body["namespace"]
-    table.add_row("files / directories touched", f"{ns['files_touched']:,} / {ns['directories_touched']:,}")
-    table.add_row("working set", format_bytes(body["working_set_bytes"]) if body["working_set_bytes"] else "0")
+    rows.append(("files / directories touched", f"{ns['files_touched']:,} / {ns['directories_touched']:,}"))
+    rows.append(("working set", format_bytes(body["working_set_bytes"]) if body["working_set_bytes"] else "0"))
     runs = body["runs"]
     if runs.get("count"):
-        table.add_row("runs entire / sequential / random", f"{runs['entire']} / {runs['sequential']} / {runs['random']}")
+        rows.append(("runs entire / sequential / random",
+                     f"{runs['entire']} / {runs['sequential']} / {runs['random']}"))
     io = body["timing"]["inside_outside"]
     if io.get("known"):
-        table.add_row("time inside the filesystem", f"{format_ns(io['inside_ns'])} of {format_ns(io['actor_span_ns'])}")
+        rows.append(("time inside the filesystem", f"{format_ns(io['inside_ns'])} of {format_ns(io['actor_span_ns'])}"))
     points = body["reuse"]["points"]
     if points and body["reuse"]["block_reads"]:
         half = next((p for p in points if p["hit_fraction"] >= 0.5 * points[-1]["hit_fraction"]), points[-1])
-        table.add_row("page cache for half the best hit ratio", format_bytes(half["cache_bytes"]))
-        table.add_row("best block-read hit ratio", _pct(100 * points[-1]["hit_fraction"]))
+        rows.append(("page cache for half the best hit ratio", format_bytes(half["cache_bytes"])))
+        rows.append(("best block-read hit ratio", _pct(100 * points[-1]["hit_fraction"])))
+    return rows
+
+
+def _profile_title(body: dict[str, Any]) -> str:
+    return f"{body.get('source') or ''} ({body['events']:,} events, {body['protocol']})"
+
+
+def profile_table(body: dict[str, Any]) -> Table:
+    """Tang's table 5.3 and the numbers a person looks at first."""
+    table = Table(title=escape(f"workload profile: {_profile_title(body)}"), show_header=False)
+    table.add_column("statistic")
+    table.add_column("value", justify="right")
+    for statistic, value in profile_rows(body):
+        table.add_row(statistic, value)
+    return table
+
+
+def profile_comparison(a: dict[str, Any], b: dict[str, Any], a_label: str, b_label: str) -> Table:
+    """Two profiles' statistics side by side; the rows where they differ are marked."""
+    table = Table(title="two workload profiles")
+    table.add_column("statistic")
+    table.add_column(escape(f"A: {a_label}\n{_profile_title(a)}"), justify="right")
+    table.add_column(escape(f"B: {b_label}\n{_profile_title(b)}"), justify="right")
+    b_rows = dict(profile_rows(b))
+    a_rows = profile_rows(a)
+    for statistic, value in [*a_rows, *((s, None) for s in b_rows if s not in dict(a_rows))]:
+        other = b_rows.get(statistic)
+        style = "" if value == other else "bold"
+        table.add_row(statistic, value or "-", other or "-", style=style)
+    return table
+
+
+def cost_table_comparison(rows: list[Any], a_label: str, b_label: str, overall: float | None) -> Table:
+    """Two cost tables' cases side by side: each one's mean latency, and B over A."""
+    summary = f"; B over A, geometric mean of the cases both measured: {overall:.2f}" if overall else ""
+    table = Table(title=escape(f"two cost tables{summary}"))
+    for column in ("case", "size", "order", "cache", f"A: {a_label}", f"B: {b_label}", "B / A"):
+        table.add_column(escape(column), justify="left" if column in ("case", "order", "cache") else "right")
+    for row in rows:
+        ratio = row.ratio
+        shown = "-" if ratio is None else f"{ratio:.2f}"
+        if ratio is not None and not 0.8 <= ratio <= 1.25:
+            shown = f"[bold]{shown}[/]"
+        table.add_row(escape(f"{row.bench} ({row.op})"), format_bytes(row.size) if row.size else "",
+                      escape(row.order), row.cache, format_ns(row.a_ns) if row.a_ns is not None else "-",
+                      format_ns(row.b_ns) if row.b_ns is not None else "-", shown)
+    return table
+
+
+def documents_table(records: list[Any], title: str) -> Table:
+    """Stored documents of one kind: id, name, when, and size."""
+    table = Table(title=escape(title))
+    for column in ("id", "name", "created", "size"):
+        table.add_column(column, justify="right" if column in ("id", "size") else "left")
+    for record in records:
+        table.add_row(str(record.id), escape(record.name or ""), record.created, format_bytes(record.bytes))
     return table
 
 

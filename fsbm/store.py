@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import socket
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,6 +23,18 @@ from fsbm.errors import FsbmError
 from fsbm.locations import default_store_path
 
 SCHEMA_VERSION = 2
+
+# What `fsbm store list` calls each kind of stored document, and the kind it is stored as.
+DOCUMENT_KINDS = {
+    "tables": "cost_table", "profiles": "profile", "predictions": "prediction", "models": "runtime_model",
+    "validations": "validation", "replays": "replay", "agings": "aging", "probes": "probe",
+    "calibrations": "tracing_calibration",
+}
+# The kinds of run the store records (one per fsbench measurement).
+RUN_KINDS = ("fsbench",)
+# The format of `fsbm store export`: one document, its kind and name, as another store keeps it.
+EXPORT_FORMAT = "fsbm-document"
+EXPORT_VERSION = 1
 
 _MIGRATIONS: list[str] = [
     # 1: runs, the environments they ran in, per-case measurements, whole documents.
@@ -112,6 +125,17 @@ class RunRecord:
     started: str
     finished: str | None
     measurements: int
+
+
+@dataclass(frozen=True)
+class DocumentRecord:
+    """One stored document without its body, as listings show it."""
+
+    id: int
+    kind: str
+    name: str | None
+    created: str
+    bytes: int
 
 
 class ResultsStore:
@@ -295,6 +319,22 @@ class ResultsStore:
         """(id, name, created) of every document of a kind, newest first, without the bodies."""
         rows = self._conn.execute("SELECT id, name, created FROM documents WHERE kind = ? ORDER BY id DESC", (kind,))
         return [(r["id"], r["name"], r["created"]) for r in rows]
+
+    def document_records(self, kind: str, limit: int = 50) -> list[DocumentRecord]:
+        """The newest documents of a kind, without their bodies (only their size)."""
+        rows = self._conn.execute("SELECT id, kind, name, created, LENGTH(body) AS n FROM documents WHERE kind = ? "
+                                  "ORDER BY id DESC LIMIT ?", (kind, limit))
+        return [DocumentRecord(r["id"], r["kind"], r["name"], r["created"], r["n"]) for r in rows]
+
+    def export_document(self, document_id: int) -> dict[str, Any] | None:
+        """One document as `fsbm store import` reads it, in this or another store; None if unknown."""
+        row = self._conn.execute("SELECT kind, name, created, body FROM documents WHERE id = ?",
+                                 (document_id,)).fetchone()
+        if row is None:
+            return None
+        return {"format": EXPORT_FORMAT, "version": EXPORT_VERSION, "kind": row["kind"], "name": row["name"],
+                "created": row["created"], "exported_from": {"host": socket.gethostname(), "id": document_id},
+                "body": json.loads(row["body"])}
 
     # -- jobs --------------------------------------------------------------------------
 

@@ -110,7 +110,8 @@ PROGRAM = textwrap.dedent(r"""
 # The calls this program makes on files, each of them one event.
 FILE_CALLS = {
     "openat", "openat2", "close", "read", "write", "readv", "writev", "pread64", "pwrite64", "preadv",
-    "pwritev", "preadv2", "pwritev2", "lseek", "fsync", "fdatasync", "ftruncate", "truncate", "fallocate", "fadvise64", "flock",
+    "pwritev", "preadv2", "pwritev2", "lseek", "fsync", "fdatasync", "ftruncate", "truncate", "fallocate",
+    "fadvise64", "flock",
     "fstat", "newfstatat", "statx", "fstatfs", "statfs", "access", "faccessat", "faccessat2",
     "fchmod", "chmod", "fchmodat", "fchown", "chown", "fchownat", "utimensat",
     "fsetxattr", "fgetxattr", "flistxattr", "fremovexattr", "setxattr", "getxattr", "listxattr", "removexattr",

@@ -1,0 +1,88 @@
+"""The store's contents listed, moved between stores, and compared (issue 36)."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+from fsbm.microbench.scratch import ScratchFs
+from tests.conftest import run_fsbm
+
+LOG = ('100 1700000000.000001 openat(AT_FDCWD, "/w/{name}", O_RDONLY) = 3</w/{name}>\n'
+       '100 1700000000.000010 read(3</w/{name}>, "abc", {size}) = {size}\n'
+       '100 1700000000.000020 close(3</w/{name}>) = 0\n')
+
+
+def _bench(fs: ScratchFs) -> None:
+    done = run_fsbm("bench", "--fs", fs.name, "--only", "stat_file,read", "--sizes", "512,4k,64k", "--caches", "warm",
+                    "--reps", "2", "--files", "200", "--file-size", "4M")
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_cost_table_exported_here_is_imported_elsewhere_and_compared(
+        fsbm_home: Path, tmpfs_fs: ScratchFs, tmp_path: Path) -> None:
+    _bench(tmpfs_fs)
+    _bench(tmpfs_fs)
+    listed = run_fsbm("store", "list", "tables", "--json", "-")
+    assert listed.returncode == 0, listed.stderr
+    tables = json.loads(listed.stdout)
+    assert [t["name"] for t in tables] == ["tmpfs", "tmpfs"] and tables[0]["id"] > tables[1]["id"]
+
+    # Two measurements of the same filesystem: every case in both, each ratio near 1.
+    here = run_fsbm("compare", str(tables[1]["id"]), str(tables[0]["id"]), "--json", "-")
+    assert here.returncode == 0, here.stderr
+    cases = json.loads(here.stdout)["cases"]
+    assert len(cases) >= 4 and all(c["b_over_a"] is not None and 0.2 < c["b_over_a"] < 5 for c in cases)
+
+    exported = tmp_path / "tmpfs.table.json"
+    done = run_fsbm("store", "export", str(tables[0]["id"]), "-o", str(exported))
+    assert done.returncode == 0, done.stderr
+    again = run_fsbm("store", "export", str(tables[0]["id"]), "-o", str(exported))
+    assert again.returncode == 2 and "exists" in again.stderr  # never over what the user has
+
+    other = {"FSBM_HOME": str(tmp_path / "other-home")}
+    imported = run_fsbm("store", "import", str(exported), env=other)
+    assert imported.returncode == 0, imported.stderr
+    name = f"tmpfs@{socket.gethostname()}"
+    assert name in imported.stdout
+    run_fsbm("store", "import", str(exported), "--as", "tmpfs", env=other)
+    # The same table on both sides: every ratio is exactly 1.
+    same = run_fsbm("compare", "tmpfs", name, "--json", "-", env=other)
+    assert same.returncode == 0, same.stderr
+    body = json.loads(same.stdout)
+    assert body["b_over_a_geometric_mean"] == 1.0 and {c["b_over_a"] for c in body["cases"]} == {1.0}
+
+
+def test_two_profiles_side_by_side(fsbm_home: Path, tmp_path: Path) -> None:
+    sides = []
+    for name, size in (("a", 3), ("b", 300)):
+        log = tmp_path / f"{name}.strace"
+        log.write_text(LOG.format(name=name, size=size))
+        out = tmp_path / f"{name}.profile.json"
+        assert run_fsbm("characterize", str(log), "--json", str(out)).returncode == 0
+        sides.append(str(out))
+    done = run_fsbm("compare", *sides, "--json", "-")
+    assert done.returncode == 0, done.stderr
+    rows = {r["statistic"]: (r["a"], r["b"]) for r in json.loads(done.stdout)["statistics"]}
+    assert rows["read calls"] == ("33.3%", "33.3%")
+    assert "two workload profiles" in done.stderr
+
+
+def test_bad_kinds_and_bad_imports_are_clear_errors(fsbm_home: Path, tmp_path: Path) -> None:
+    for args in (("store", "runs", "--kind", "nope"), ("store", "list", "nope")):
+        done = run_fsbm(*args)
+        assert done.returncode == 2 and "nope" in done.stderr and "Traceback" not in done.stderr, done.stderr
+    broken = tmp_path / "broken.json"
+    for text, expected in (("{", "is not JSON"), ('{"format": "x"}', "is not a file of `fsbm store export`"),
+                           ('{"format": "fsbm-document", "version": 1, "kind": "cost_table", "body": '
+                            '{"kind": "cost_table", "schema_version": 1}}', "broken.json")):
+        broken.write_text(text)
+        done = run_fsbm("store", "import", str(broken))
+        assert done.returncode == 2 and expected in done.stderr and "Traceback" not in done.stderr, done.stderr
+    log = tmp_path / "a.strace"
+    log.write_text(LOG.format(name="a", size=3))
+    profile = tmp_path / "a.profile.json"
+    run_fsbm("characterize", str(log), "--json", str(profile))
+    missing = run_fsbm("compare", str(profile), "no-such-thing")
+    assert missing.returncode == 2 and "no-such-thing" in missing.stderr
