@@ -66,7 +66,7 @@ def fio_job(profile: Profile, directory: str, *, name: str = "fsbm-workload") ->
         "randrepeat=0",
         "",
         f"[{name}]",
-        "rw=randrw" if reads and writes else ("randread" if reads else "randwrite"),
+        f"rw={'randrw' if reads and writes else 'randread' if reads else 'randwrite'}",
     ]
     if reads and writes:
         lines.append(f"rwmixread={round(100 * reads / (reads + writes))}")

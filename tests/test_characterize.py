@@ -566,3 +566,31 @@ def test_calls_on_devices_proc_sys_and_pipes_are_left_out_and_counted(tmp_path: 
     # What is left is priced as the filesystem's: no class counts a read of /dev/urandom.
     reads = profile.body["classes"]["data"].get("read", {})
     assert sum(c["bytes"] for order in reads.values() for c in order.values()) < 65536
+
+
+def _shared_traces() -> list[Path]:
+    if not SHARED_DATA.is_dir():
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{SHARED_DATA} is missing; CI runs with shared/ beside the clone")
+        pytest.skip("shared data not present")
+    return [*sorted((SHARED_DATA / "strace").iterdir()),
+            *sorted((SHARED_DATA / "nfs" / "epam-nfstrace").glob("*.pcap.bz2")),
+            SHARED_DATA / "nfs" / "ellard-text" / "ellard-raw-data.txt"]
+
+
+@pytest.mark.parametrize("trace", _shared_traces(), ids=lambda p: p.name)
+def test_every_profiles_fio_job_is_one_fio_accepts(trace: Path, tmp_path: Path) -> None:
+    # Issue 36: a write-only profile's job said a bare "randwrite", which fio drops.
+    from fsbm.characterizer.fio_job import fio_job
+
+    events = ingest([trace], tmp_path / "e.parquet", keep_going=True).output
+    profile = characterize_file(events)
+    ops = profile.to_json()["operations"]
+    if not ops.get("read", {}).get("count") and not ops.get("write", {}).get("count"):
+        with pytest.raises(ValueError, match="no reads or writes"):
+            fio_job(profile, str(tmp_path))
+        return
+    job = tmp_path / "w.fio"
+    job.write_text(fio_job(profile, str(tmp_path / "files")))
+    done = subprocess.run(["fio", "--parse-only", str(job)], capture_output=True, text=True)
+    assert done.returncode == 0 and "Bad option" not in done.stderr and "dropped" not in done.stderr, done.stderr
