@@ -78,6 +78,22 @@ class CostTableSummary(_Closed):
     environment: dict[str, Any]
 
 
+class StoredDocument(_Closed):
+    """One stored document in a listing: its id (GET it by that id), name, when, and size."""
+
+    id: int
+    name: Optional[str]
+    created: str
+    bytes: int
+
+
+class StoredDocuments(_Closed):
+    """A page of a listing, newest first; `next_offset` asks for the next page (None: the last)."""
+
+    items: list[StoredDocument]
+    next_offset: Optional[int]
+
+
 class Filesystems(_Closed):
     cost_tables: list[CostTableSummary]
 

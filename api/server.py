@@ -21,7 +21,8 @@ from fastapi.security import APIKeyHeader
 
 from fsbm import __version__
 from fsbm.api.jobs import JOB_ID, Jobs, UploadRefused, job_view, parse_recording
-from fsbm.api.models import (ErrorBody, Filesystems, Health, Job, Prediction, PredictionRequest, StoredProfile)
+from fsbm.api.models import (ErrorBody, Filesystems, Health, Job, Prediction, PredictionRequest, StoredDocuments,
+                             StoredProfile)
 from fsbm.api.service import LruCache, Predictor, cost_table_summaries, memory_available_bytes
 from fsbm.errors import FsbmError
 from fsbm.locations import default_store_path
@@ -37,11 +38,37 @@ _HTML_ERRORS: dict[int | str, dict[str, Any]] = {
     for code in (401, 404)}
 
 
+DOCS_ASSETS = "/docs-assets"  # where /docs and /redoc load their scripts and styles from
 DETAIL_CHARS = 1000  # an error's detail is cut here: names a client sent can be megabytes
 
 
 def _short(text: str) -> str:
     return text if len(text) <= DETAIL_CHARS else text[:DETAIL_CHARS] + f"... ({len(text)} characters)"
+
+
+def serve_docs_offline(app: FastAPI) -> None:
+    """/docs (Swagger UI) and /redoc from files installed with fsbm, not from a CDN: the
+    service often runs where the Internet is not (FastAPI's self-hosting recipe; the files
+    come from the fastapi-offline package)."""
+    import fastapi_offline
+    from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
+    from fastapi.staticfiles import StaticFiles
+
+    assets = Path(fastapi_offline.__file__).parent / "static"
+    app.mount(DOCS_ASSETS, StaticFiles(directory=assets), name="docs-assets")
+
+    @app.get("/docs", include_in_schema=False)
+    async def swagger_ui() -> HTMLResponse:
+        return get_swagger_ui_html(openapi_url=str(app.openapi_url), title=f"{app.title} API",
+                                   swagger_js_url=f"{DOCS_ASSETS}/swagger-ui-bundle.js",
+                                   swagger_css_url=f"{DOCS_ASSETS}/swagger-ui.css",
+                                   swagger_favicon_url=f"{DOCS_ASSETS}/favicon.png")
+
+    @app.get("/redoc", include_in_schema=False)
+    async def redoc() -> HTMLResponse:
+        return get_redoc_html(openapi_url=str(app.openapi_url), title=f"{app.title} API",
+                              redoc_js_url=f"{DOCS_ASSETS}/redoc.standalone.js",
+                              redoc_favicon_url=f"{DOCS_ASSETS}/favicon.png", with_google_fonts=False)
 
 
 def create_app(store_path: Optional[Path] = None, *, api_key: Optional[str] = None,
@@ -60,6 +87,12 @@ def create_app(store_path: Optional[Path] = None, *, api_key: Optional[str] = No
         yield
         jobs.shutdown()
 
+    def listing(kind: str, limit: int, offset: int) -> dict[str, Any]:
+        """A page of the stored documents of a kind, newest first."""
+        records = predictor.store().document_records(kind, limit + 1, offset)
+        return {"items": [{"id": r.id, "name": r.name, "created": r.created, "bytes": r.bytes} for r in records[:limit]],
+                "next_offset": offset + limit if len(records) > limit else None}
+
     def stored(kind: str, document_id: int) -> tuple[str, str, dict[str, Any]]:
         """A stored document (kind, created, body), or a 404 naming what is not there."""
         found = predictor.store().document(document_id, kind)
@@ -74,9 +107,10 @@ def create_app(store_path: Optional[Path] = None, *, api_key: Optional[str] = No
         if not (given and secrets.compare_digest(given.encode(), str(api_key).encode())):
             raise HTTPException(status.HTTP_401_UNAUTHORIZED, f"missing or wrong {API_KEY_HEADER} header")
 
-    app = FastAPI(title="fsbm", version=__version__, lifespan=lifespan,
+    app = FastAPI(title="fsbm", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None,
                   description="Filesystem workload characterizer and runtime predictor: upload a trace, get its "
                               "profile, predict its runtime on candidate filesystems, read the report.")
+    serve_docs_offline(app)
     v1 = [Depends(authorized)] if api_key else []  # the schema declares the key only when one is required
     # Handlers that take a millisecond or two of CPU and a local SQLite read run on the event
     # loop (async def): a thread hop costs more than they do.  Rendering a report and reading
@@ -105,6 +139,7 @@ def create_app(store_path: Optional[Path] = None, *, api_key: Optional[str] = No
                   "application/octet-stream": {"schema": {"type": "string", "format": "binary", "minLength": 1}}}}})
     async def upload_trace(
         request: Request,
+        response: Response,
         name: str = Query(..., min_length=1, max_length=255, description="The trace's file name: its suffix "
                           "(.strace, .log, .pcap, .pcapng, .bz2, ...) helps say its format."),
         recording: Optional[str] = Query(None, max_length=4096, description="For a log made by `fsbm trace "
@@ -125,6 +160,7 @@ def create_app(store_path: Optional[Path] = None, *, api_key: Optional[str] = No
             job = await jobs.receive(request.stream(), name, facts, keep_going, scope)
         except UploadRefused as exc:
             raise HTTPException(exc.status, str(exc)) from None
+        response.headers["Location"] = f"/v1/jobs/{job.id}"
         return job_view(job)
 
     @app.get("/v1/jobs/{job_id}", response_model=Job, dependencies=v1, responses=_ERRORS, tags=["traces"])
@@ -134,6 +170,26 @@ def create_app(store_path: Optional[Path] = None, *, api_key: Optional[str] = No
         if job is None:
             raise HTTPException(404, f"no job {job_id}")
         return job_view(job)
+
+    page = {"limit": Query(50, ge=1, le=1000, description="How many, newest first."),
+            "offset": Query(0, ge=0, le=2**62, description="How many of the newest to skip (the last page's "
+                            "next_offset).")}
+
+    @app.get("/v1/profiles", response_model=StoredDocuments, dependencies=v1, responses=_ERRORS, tags=["profiles"])
+    async def list_profiles(limit: int = page["limit"], offset: int = page["offset"]) -> dict[str, Any]:
+        """The stored workload profiles, newest first."""
+        return listing("profile", limit, offset)
+
+    @app.get("/v1/predictions", response_model=StoredDocuments, dependencies=v1, responses=_ERRORS,
+             tags=["predictions"])
+    async def list_predictions(limit: int = page["limit"], offset: int = page["offset"]) -> dict[str, Any]:
+        """The stored predictions, newest first (each one's report is at /v1/reports/{id})."""
+        return listing("prediction", limit, offset)
+
+    @app.get("/v1/tables", response_model=StoredDocuments, dependencies=v1, responses=_ERRORS, tags=["filesystems"])
+    async def list_tables(limit: int = page["limit"], offset: int = page["offset"]) -> dict[str, Any]:
+        """The stored cost tables, newest first; /v1/filesystems says what each was measured on."""
+        return listing("cost_table", limit, offset)
 
     @app.get("/v1/profiles/{profile_id}", response_model=StoredProfile, dependencies=v1, responses=_ERRORS,
              tags=["profiles"])
@@ -162,7 +218,7 @@ def create_app(store_path: Optional[Path] = None, *, api_key: Optional[str] = No
                                        start=body.start, uncalibrated=body.uncalibrated, measured=body.measured_s,
                                        traced_on=body.traced_on)
             if (known := answers.peek(key)) is not None:
-                return Response(known, status_code=201, media_type="application/json")
+                return created(*known)
         else:
             assert body.profile is not None
             profile = body.profile.model_dump(mode="json")
@@ -171,9 +227,14 @@ def create_app(store_path: Optional[Path] = None, *, api_key: Optional[str] = No
                                 uncalibrated=body.uncalibrated, profile_id=profile_id, measured=body.measured_s,
                                 traced_on=body.traced_on)
         answer = predictor.save(store, doc, name=profile.get("source") or f"profile {profile_id}")
+        assert doc.id is not None
         if key is not None:
-            answers.put(key, answer)
-        return Response(answer, status_code=201, media_type="application/json")
+            answers.put(key, (doc.id, answer))
+        return created(doc.id, answer)
+
+    def created(prediction_id: int, answer: str) -> Response:
+        return Response(answer, status_code=201, media_type="application/json",
+                        headers={"Location": f"/v1/predictions/{prediction_id}"})
 
     @app.get("/v1/predictions/{prediction_id}", response_model=Prediction, dependencies=v1, responses=_ERRORS,
              tags=["predictions"])

@@ -320,10 +320,11 @@ class ResultsStore:
         rows = self._conn.execute("SELECT id, name, created FROM documents WHERE kind = ? ORDER BY id DESC", (kind,))
         return [(r["id"], r["name"], r["created"]) for r in rows]
 
-    def document_records(self, kind: str, limit: int = 50) -> list[DocumentRecord]:
-        """The newest documents of a kind, without their bodies (only their size)."""
+    def document_records(self, kind: str, limit: int = 50, offset: int = 0) -> list[DocumentRecord]:
+        """The documents of a kind, newest first, without their bodies (only their size);
+        `offset` skips that many of the newest."""
         rows = self._conn.execute("SELECT id, kind, name, created, LENGTH(body) AS n FROM documents WHERE kind = ? "
-                                  "ORDER BY id DESC LIMIT ?", (kind, limit))
+                                  "ORDER BY id DESC LIMIT ? OFFSET ?", (kind, limit, offset))
         return [DocumentRecord(r["id"], r["kind"], r["name"], r["created"], r["n"]) for r in rows]
 
     def export_document(self, document_id: int) -> dict[str, Any] | None:

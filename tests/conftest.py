@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -157,3 +158,11 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     finally:
         for fs in made:
             scratch.destroy(fs.name, home / "scratch")
+
+
+def chromium_path() -> str:
+    """Debian's chromium, which the browser tests drive through playwright."""
+    found = shutil.which("chromium")
+    if not found:
+        pytest.fail("chromium is missing: `make deps` installs Debian's package")
+    return found

@@ -25,7 +25,7 @@ from fsbm.api.serving import free_port, wait_until_healthy
 from fsbm.api.server import create_app
 from fsbm.errors import FsbmError
 from fsbm.traces.record import recording_path
-from tests.conftest import SHARED_DATA, Served, run_fsbm
+from tests.conftest import SHARED_DATA, Served, chromium_path, run_fsbm
 
 
 @pytest.fixture
@@ -46,6 +46,7 @@ def _finished(client: TestClient, job: dict, headers: dict | None = None) -> dic
 def _upload(client: TestClient, path: Path, **params: str) -> dict:
     response = client.post("/v1/traces", params={"name": path.name, **params}, content=path.read_bytes())
     assert response.status_code == 202, response.text
+    assert response.headers["location"] == f"/v1/jobs/{response.json()['id']}"
     return response.json()
 
 
@@ -62,7 +63,18 @@ def test_a_recorded_trace_goes_from_upload_to_profile_to_prediction_to_report(cl
                                                     "candidates": list(served.candidates)})
     assert response.status_code == 201, response.text
     prediction = response.json()
+    assert response.headers["location"] == f"/v1/predictions/{prediction['id']}"
     assert prediction["absolute"] and prediction["profile_id"] == job["profile_id"]
+    # The same question twice: the same stored answer, at the same place.
+    question = {"profile_id": job["profile_id"], "candidates": list(served.candidates), "cache_bytes": 1 << 30}
+    first, again = client.post("/v1/predictions", json=question), client.post("/v1/predictions", json=question)
+    assert again.json()["id"] == first.json()["id"] and again.headers["location"] == first.headers["location"]
+    listed = client.get("/v1/predictions", params={"limit": 1}).json()
+    assert listed["items"][0]["id"] >= prediction["id"] and listed["next_offset"] in (None, 1)
+    profiles = client.get("/v1/profiles").json()["items"]
+    assert job["profile_id"] in [p["id"] for p in profiles]
+    tables = client.get("/v1/tables").json()["items"]
+    assert {t["name"] for t in tables} >= set(served.candidates)
     ext4, tmpfs = served.candidates
     assert prediction["ranking"]["order"] == [tmpfs, ext4]  # a cold disk against memory, for copy and delete
     for entry in prediction["candidates"]:
@@ -247,6 +259,7 @@ def test_fsbm_serve_answers_on_loopback(served: Served) -> None:
         assert prediction.status_code == 201, prediction.text
         assert httpx.get(f"{base}/v1/reports/{prediction.json()['id']}", headers=headers).status_code == 200
         assert httpx.get(f"{base}/openapi.json").json()["info"]["title"] == "fsbm"
+        _docs_render_offline(base)
     finally:
         server.terminate()
         server.wait(timeout=20)
@@ -270,7 +283,7 @@ def test_schemathesis_finds_no_server_error_and_no_schema_violation(served: Serv
 
         check()
         checked.append(f"{operation.method.upper()} {operation.path}")
-    assert len(checked) == 8 and "POST /v1/predictions" in checked
+    assert len(checked) == 11 and "POST /v1/predictions" in checked
 
 
 def _long_strace(path: Path, lines: int) -> Path:
@@ -294,3 +307,34 @@ def test_a_long_upload_does_not_hold_up_the_small_ones_behind_it(served: Served,
         assert client.get(f"/v1/jobs/{large_jobs[0]['id']}").json()["status"] in ("queued", "running")
         for job in large_jobs:
             assert _finished(client, job)["status"] == "done"
+
+
+def _docs_render_offline(base: str) -> None:
+    """/docs and /redoc in a real browser that may reach nothing but the server: every script
+    and style comes from fsbm's own install, and every route is listed (issue 36: they came
+    from a CDN)."""
+    from playwright.sync_api import sync_playwright
+
+    outside: list[str] = []
+
+    def only_the_server(route) -> None:  # type: ignore[no-untyped-def]
+        if route.request.url.startswith(base):
+            route.continue_()
+        else:
+            outside.append(route.request.url)
+            route.abort()
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox"])
+        try:
+            page = browser.new_page()
+            page.route("**/*", only_the_server)
+            page.goto(f"{base}/docs")
+            page.wait_for_selector(".opblock-summary-path", timeout=30_000)
+            paths = set(page.locator(".opblock-summary-path").all_inner_texts())
+            assert {"/v1/traces", "/v1/predictions", "/v1/profiles"} <= {p.replace("\u200b", "") for p in paths}
+            page.goto(f"{base}/redoc")
+            page.get_by_text("/v1/predictions").first.wait_for(timeout=30_000)
+        finally:
+            browser.close()
+    assert outside == [], outside

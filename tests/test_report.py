@@ -6,7 +6,6 @@ reviewer to look at."""
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -20,17 +19,10 @@ from fsbm.characterizer.characterize import characterize_files
 from fsbm.microbench import cache
 from fsbm.store import ResultsStore
 from fsbm.traces.ingest import ingest
-from tests.conftest import SERVED_FILES, REPO, Served
+from tests.conftest import SERVED_FILES, REPO, Served, chromium_path
 
 SCREENSHOTS = REPO / "build" / "screenshots"
 CHARTS = {"runtime", "breakdown", "reuse", "cache-sweep", "observed"}
-
-
-def _chromium() -> str:
-    found = shutil.which("chromium")
-    if not found:
-        pytest.fail("chromium is missing: `make deps` installs Debian's package")
-    return found
 
 
 @pytest.fixture
@@ -84,7 +76,7 @@ CHART_STATE = """() => [...document.querySelectorAll('svg.chart')].map(s => {
 def test_the_report_renders_every_chart_without_console_errors(report_file: Path, served: Served) -> None:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=_chromium(), args=["--no-sandbox"])
+        browser = p.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox"])
         try:
             page, problems = _open(browser, report_file, {"width": 1280, "height": 900})
             charts = page.evaluate(CHART_STATE)

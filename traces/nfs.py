@@ -289,13 +289,8 @@ def events_from_messages(messages: Iterable[RpcMessage], stats: NfsStats) -> Ite
 
 
 def _tshark() -> str:
-    """tshark, located by pyshark (the project's tshark driver), else on PATH with install advice."""
-    try:
-        from pyshark.tshark.tshark import get_process_path
-
-        return get_process_path()
-    except Exception:  # pyshark raises its own not-found type; the message below is clearer
-        return require_program("tshark", "tshark")
+    """tshark on PATH, or an error that says how to install it."""
+    return require_program("tshark", "tshark")
 
 
 def _readable_capture(path: Path, tmp: Path) -> Path:
