@@ -406,6 +406,18 @@ def _needs_tracing_calibration(settings: Settings, profile: dict[str, Any]) -> b
             name == "plain" for _, name, _ in store.document_names("runtime_model"))
 
 
+NFS_PORT_OPTION = typer.Option(None, "--nfs-port", min=1, max=65535,
+                               help="NFS is also served on this port (2049 always is); repeatable.")
+DISPLAY_FILTER_OPTION = typer.Option(None, "--filter", help="A tshark display filter the capture's packets must also "
+                                     "pass, e.g. 'ip.addr == 10.0.0.7' for one client.")
+
+
+def _capture_options(nfs_ports: Optional[list[int]], display_filter: Optional[str]) -> Any:
+    from fsbm.traces.nfs import CaptureOptions
+
+    return CaptureOptions(tuple(nfs_ports or ()), display_filter or None)
+
+
 @trace_app.command("parse")
 def trace_parse(
     inputs: list[Path] = typer.Argument(..., help="strace logs (plain or .gz; -ff per-pid files together), "
@@ -413,11 +425,14 @@ def trace_parse(
     output: Path = typer.Option(..., "-o", "--output", help="The Parquet event table to write."),
     keep_going: bool = typer.Option(False, "--keep-going", help="Skip bad records, count them, keep the rest."),
     force: bool = typer.Option(False, "--force", help="Replace an existing output file."),
+    nfs_ports: Optional[list[int]] = NFS_PORT_OPTION,
+    display_filter: Optional[str] = DISPLAY_FILTER_OPTION,
 ) -> None:
     """Parse traces into one event table (Parquet)."""
     from fsbm.traces.ingest import ingest
 
-    result = ingest(list(inputs), output, keep_going=keep_going, force=force)
+    result = ingest(list(inputs), output, keep_going=keep_going, force=force,
+                    capture=_capture_options(nfs_ports, display_filter))
     s = result.stats
     unit = "lines" if result.format == "strace" else "NFS frames"
     console.print(f"{result.events} events from {s.lines} {unit} ({result.format}) -> {escape(str(output))}")
@@ -447,6 +462,8 @@ def characterize_command(
     json_out: Optional[Path] = json_option("the profile"),
     force: bool = typer.Option(False, "--force", help="Allow --json to replace an existing file."),
     keep_going: bool = typer.Option(False, "--keep-going", help="When parsing a trace, skip bad records."),
+    nfs_ports: Optional[list[int]] = NFS_PORT_OPTION,
+    display_filter: Optional[str] = DISPLAY_FILTER_OPTION,
     fio_out: Optional[Path] = typer.Option(None, "--fio", help="Also write the data side as a fio job file."),
     fio_directory: str = typer.Option("/tmp/fsbm-fio", "--fio-directory", help="Where that fio job puts files."),
     synthetic_out: Optional[Path] = typer.Option(None, "--synthetic", help="Also write a synthetic workload with "
@@ -481,7 +498,8 @@ def characterize_command(
                 tables.append(source)
                 continue
             tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="fsbm-characterize-")))
-            tables.append(ingest([source], tmp / "events.parquet", keep_going=keep_going).output)
+            tables.append(ingest([source], tmp / "events.parquet", keep_going=keep_going,
+                                 capture=_capture_options(nfs_ports, display_filter)).output)
         client = None
         if workers or scheduler:
             from fsbm.characterizer.scale import dask_client

@@ -263,3 +263,49 @@ def test_a_packet_time_before_1970_is_a_located_error(tmp_path: Path) -> None:
         ingest([capture], tmp_path / "e.parquet")
     kept = ingest([capture], tmp_path / "k.parquet", keep_going=True)  # the rest of the capture is kept
     assert kept.events > 0
+
+
+def _moved_to_port(capture: Path, out: Path, port: int) -> Path:
+    """The capture with every TCP port 2049 rewritten to `port` (Ethernet, IPv4, classic pcap):
+    NFS served elsewhere, which tshark decodes as RPC only when told to."""
+    import bz2
+    import struct
+
+    data = bytearray(bz2.decompress(capture.read_bytes()))
+    little = data[:4] == b"\xd4\xc3\xb2\xa1"
+    assert little or data[:4] == b"\xa1\xb2\xc3\xd4", "a classic pcap"
+    at, moved = 24, 0
+    while at + 16 <= len(data):
+        caplen = struct.unpack_from("<I" if little else ">I", data, at + 8)[0]
+        frame = at + 16
+        if data[frame + 12:frame + 14] == b"\x08\x00" and data[frame + 23] == 6:  # IPv4, TCP
+            tcp = frame + 14 + (data[frame + 14] & 0x0F) * 4
+            for offset in (tcp, tcp + 2):
+                if struct.unpack_from(">H", data, offset)[0] == 2049:
+                    struct.pack_into(">H", data, offset, port)
+                    moved += 1
+        at = frame + caplen
+    assert moved > 1000
+    out.write_bytes(bytes(data))
+    return out
+
+
+def test_nfs_on_another_port_and_a_display_filter_are_passed_to_tshark(tmp_path: Path) -> None:
+    from fsbm.errors import UsageError
+    from fsbm.traces.nfs import CaptureOptions
+
+    need_data()
+    original = EPAM / "eth-ipv4-tcp-nfsv3.pcap.bz2"
+    expected = ingest([original], tmp_path / "original.parquet").events
+    moved = _moved_to_port(original, tmp_path / "moved.pcap", 20490)
+    # tshark's RPC heuristics find this whole capture's NFS on port 20490 by themselves too;
+    # decode-as is for the captures where they cannot (a capture that starts mid-stream).
+    found = ingest([moved], tmp_path / "moved.parquet", capture=CaptureOptions(nfs_ports=(20490,)))
+    assert found.events == expected > 1000
+
+    two = EPAM / "2sessions-tcp-wsize32k-tcp-wsize512k.pcap.bz2"
+    everything = ingest([two], tmp_path / "two.parquet").events
+    one = ingest([two], tmp_path / "one.parquet", capture=CaptureOptions(display_filter="ip.addr == 10.6.137.24")).events
+    assert 0 < one < everything
+    with pytest.raises(UsageError, match="is not a tshark display filter"):
+        ingest([two], tmp_path / "bad.parquet", capture=CaptureOptions(display_filter="ip.src ==== 1"))

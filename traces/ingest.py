@@ -23,7 +23,7 @@ from fsbm.traces.errors import TraceParseError
 from fsbm.traces.files import DAMAGED_INPUT, open_decompressed
 from fsbm.traces.schema import EVENT_SCHEMA, metadata
 from fsbm.traces.ellard import EllardReader
-from fsbm.traces.nfs import NfsReader, NfsStats
+from fsbm.traces.nfs import CaptureOptions, NfsReader, NfsStats
 from fsbm.traces.record import read_recording
 from fsbm.traces.strace import ParseStats, StraceReader, per_pid_suffix
 
@@ -84,8 +84,9 @@ def detect_format(path: Path) -> Format:
 
 
 def ingest(inputs: list[Path], output: Path, *, keep_going: bool = False, force: bool = False,
-           fmt: Format | None = None) -> IngestResult:
-    """Parse every input (one format) into one Parquet event table at `output`."""
+           fmt: Format | None = None, capture: CaptureOptions = CaptureOptions()) -> IngestResult:
+    """Parse every input (one format) into one Parquet event table at `output`; `capture`
+    says what tshark needs to know beyond its defaults (NFS captures only)."""
     if not inputs:
         raise UsageError("give at least one trace file")
     output = Path(output)
@@ -95,10 +96,14 @@ def ingest(inputs: list[Path], output: Path, *, keep_going: bool = False, force:
     if len(formats) > 1:
         raise UsageError(f"the inputs mix formats ({', '.join(sorted(formats))}); parse them separately")
     kind = formats.pop()
+    if capture != CaptureOptions() and kind != "pcap":
+        raise UsageError(f"--nfs-port and --filter are for NFS captures; {inputs[0]} is {kind}")
     reader_type = {"strace": StraceReader, "pcap": NfsReader, "ellard": EllardReader}[kind]
     if kind == "strace" and len(inputs) > 1 and all(per_pid_suffix(p) is not None for p in inputs):
         # strace -ff: one log per process; merged into one stream so clones relate them.
         readers = [StraceReader(list(inputs), keep_going=keep_going)]
+    elif kind == "pcap":
+        readers = [NfsReader(p, keep_going=keep_going, capture=capture) for p in inputs]
     else:
         readers = [reader_type(p, keep_going=keep_going) for p in inputs]
     recordings = _recordings(inputs) if kind == "strace" else []

@@ -32,6 +32,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from fsbm.errors import UsageError
 from fsbm.microbench.system import require_program
 from fsbm.traces.errors import TraceParseError
 from fsbm.traces.schema import EVENT_SCHEMA
@@ -191,11 +192,26 @@ class RpcTraceReader:
         raise NotImplementedError
 
 
+@dataclass(frozen=True)
+class CaptureOptions:
+    """What tshark is told beyond its defaults: NFS served on other ports than 2049 (its
+    decode-as, -d), and a display filter (-Y) that narrows the capture to, say, one client.
+    tshark's RPC heuristics find NFS on most ports by themselves; decode-as is for where they
+    cannot, as in a capture that starts in the middle of a connection."""
+
+    nfs_ports: tuple[int, ...] = ()
+    display_filter: str | None = None
+
+
 class NfsReader(RpcTraceReader):
     """A pcap/pcapng capture, dissected by tshark."""
 
     unit = "packet"
     empty_reason = "no NFS calls in the capture"
+
+    def __init__(self, path: Path, *, keep_going: bool = False, capture: CaptureOptions = CaptureOptions()) -> None:
+        super().__init__(path, keep_going=keep_going)
+        self.capture = capture
 
     def _messages(self, stats: NfsStats) -> Iterator[RpcMessage]:
         with tempfile.TemporaryDirectory(prefix="fsbm-nfs-") as tmp:
@@ -204,11 +220,15 @@ class NfsReader(RpcTraceReader):
     def _capture_messages(self, capture: Path, stats: NfsStats) -> Iterator[RpcMessage]:
         """RPC messages in capture order, from tshark's field output."""
         tshark = _tshark()
-        command = [tshark, "-r", str(capture), "-n", "-d", "tcp.port==2049,rpc", "-d", "udp.port==2049,rpc",
-                   # NFS calls and replies, and RPC frames tshark could not place (a reply whose call
-                   # it has not seen): those are counted, not dropped silently.
-                   "-Y", f"rpc.program == {NFS_PROGRAM} || (rpc.msgtyp == 1 && nfs) || (rpc && !rpc.xid)",
-                   "-T", "fields", "-E", "separator=\t", "-E", "occurrence=a", "-E", "aggregator=,"]
+        command = [tshark, "-r", str(capture), "-n"]
+        for port in (2049, *self.capture.nfs_ports):
+            command += ["-d", f"tcp.port=={port},rpc", "-d", f"udp.port=={port},rpc"]
+        # NFS calls and replies, and RPC frames tshark could not place (a reply whose call it
+        # has not seen): those are counted, not dropped silently.
+        wanted = f"rpc.program == {NFS_PROGRAM} || (rpc.msgtyp == 1 && nfs) || (rpc && !rpc.xid)"
+        if self.capture.display_filter:
+            wanted = f"({wanted}) && ({self.capture.display_filter})"
+        command += ["-Y", wanted, "-T", "fields", "-E", "separator=\t", "-E", "occurrence=a", "-E", "aggregator=,"]
         for name in FIELDS:
             command += ["-e", name]
         # A name in a damaged capture need not be UTF-8: it is kept, its bad bytes replaced.
@@ -270,6 +290,11 @@ class NfsReader(RpcTraceReader):
             return
         if returncode != 0:
             reason = text.removeprefix("tshark: ") or f"tshark exited {returncode}"
+            # tshark echoes a filter it cannot read; ours is fixed, so the fault is in what was given.
+            if self.capture.display_filter and self.capture.display_filter in text:
+                said = next(line for line in stderr.splitlines() if line.startswith("tshark: "))
+                raise UsageError(f"--filter {self.capture.display_filter!r} is not a tshark display filter: "
+                                 f"{said.removeprefix('tshark: ')}")
             raise TraceParseError(self.path, None, f"not a readable capture: {reason}", unit="packet")
 
 
