@@ -26,7 +26,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from fsbm.api.provision import AGING, provision, stored_or_measured_cost_table
-from fsbm.api.render import format_ns, format_seconds, headline_costs, profile_table
+from fsbm.api.render import format_ns, format_seconds, headline_costs, profile_table, ranking_sentence
 from fsbm.documents import Prediction
 from fsbm.locations import data_dir
 from fsbm.predictor.cost_table import CostTable
@@ -72,10 +72,7 @@ def verdict_table(prediction: Prediction, measured: dict[str, dict[str, list[flo
     modelled filesystem time against the replays."""
     ranking = prediction.ranking
     order = ranking.order if ranking else [c.candidate for c in prediction.candidates]
-    caption = ""
-    if ranking and ranking.best:
-        caption = (f"verdict: {ranking.best}, predicted {100 * (ranking.faster_by or 0):.0f}% faster than "
-                   f"{ranking.runner_up} (confidence {100 * (ranking.confidence or 0):.0f}%)")
+    caption = f"verdict: {ranking_sentence(ranking)}" if ranking and ranking.best else ""
     table = Table(title="predicted against measured (medians of the cold rounds)", caption=escape(caption) or None)
     for column in ("candidate", "predicted (90%)", "real run", "error", "modelled fs time", "replayed", "error"):
         table.add_column(column, justify="left" if column == "candidate" else "right")

@@ -294,6 +294,21 @@ def format_seconds(value: float | None) -> str:
     return "-" if value is None else format_ns(value * 1e9)
 
 
+def ranking_sentence(ranking: Any) -> str:
+    """The ranking in one plain sentence: which candidate, how much time it saves over the next,
+    how sure; references (tmpfs) only as a yardstick."""
+    if not ranking or not ranking.best:
+        return ""
+    if not ranking.runner_up:
+        sentence = f"{ranking.best} is the only candidate that keeps its data"
+    else:
+        sentence = (f"{ranking.best} is predicted to take {100 * (ranking.saves or 0):.0f}% less time than "
+                    f"{ranking.runner_up} (confidence {100 * (ranking.confidence or 0):.0f}%)")
+    if ranking.references:
+        sentence += f"; {', '.join(ranking.references)} keeps nothing across a reboot: a yardstick, not a choice"
+    return sentence
+
+
 def prediction_table(prediction: Prediction) -> Table:
     """Per candidate: predicted runtime with its 90% interval, the split, the top operations."""
     if not prediction.validated:
@@ -301,10 +316,7 @@ def prediction_table(prediction: Prediction) -> Table:
     else:
         calibrated = "calibrated" if prediction.calibrated else "raw model, which validated better than calibrated"
     ranking = prediction.ranking or prediction.relative_ranking
-    caption = ""
-    if ranking and ranking.best:
-        caption = (f"{ranking.best} is predicted fastest, {100 * (ranking.faster_by or 0):.0f}% ahead of "
-                   f"{ranking.runner_up} (confidence {100 * (ranking.confidence or 0):.0f}%)")
+    caption = ranking_sentence(ranking)
     table = Table(title=f"predicted runtime, {prediction.start} start ({calibrated})", caption=escape(caption) or None)
     table.add_column("candidate")
     if prediction.absolute:

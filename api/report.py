@@ -105,21 +105,40 @@ def _ranked(prediction: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str,
 
 def _verdict(prediction: dict[str, Any], validation: Optional[dict[str, Any]]) -> str:
     entries, ranking, field = _ranked(prediction)
-    best = entries[0]
-    if len(entries) == 1:
+    by_name = {e["candidate"]: e for e in entries}
+    references = set(ranking.get("references") or [])
+    choices = [e for e in entries if e["candidate"] not in references]
+    best = by_name.get(ranking.get("best") or "") or (choices or entries)[0]
+    runner_up = (by_name.get(ranking.get("runner_up") or "") if ranking else
+                 next((e for e in choices if e is not best), None))
+    if runner_up is None:
         headline = f"{escape(best['candidate'])}: {format_seconds(best.get(field))} predicted."
     else:
-        gap, confidence = ranking.get("faster_by") or 0.0, ranking.get("confidence") or 0.0
-        runner = escape(ranking.get("runner_up", entries[1]["candidate"]))
-        if gap < CLOSE_CALL:
+        saves = ranking.get("saves")
+        if saves is None:
+            saves = 1 - (best.get(field) or 0.0) / (runner_up.get(field) or 1.0)
+        confidence = ranking.get("confidence") or 0.0
+        runner = escape(runner_up["candidate"])
+        if saves < CLOSE_CALL:
             headline = (f"Too close to call: <b>{escape(best['candidate'])}</b> and <b>{runner}</b> are predicted "
-                        f"within {_pct(gap)} of each other. Choose on other grounds.")
+                        f"within {_pct(saves)} of each other. Choose on other grounds.")
         else:
             sure = ("very likely" if confidence >= 0.95 else "likely" if confidence >= 0.8 else
                     "more likely than not" if confidence >= 0.6 else "uncertain")
             headline = (f"Choose <b>{escape(best['candidate'])}</b>: predicted {format_seconds(best.get(field))}, "
-                        f"<b>{_pct(gap)} faster</b> than {runner}, the next best. The model is {_pct(confidence)} "
-                        f"sure of that order ({sure}).")
+                        f"it <b>takes {_pct(saves)} less time</b> than {runner}, the next best. The model is "
+                        f"{_pct(confidence)} sure of that order ({sure}).")
+    notes = []
+    if references:
+        notes.append(f"{', '.join(escape(r) for r in sorted(references))} keeps nothing across a reboot: it is "
+                     "shown as a yardstick, never as the choice.")
+    states = {e["candidate"]: _aging(e) for e in entries}
+    if len(set(states.values())) > 1:
+        notes.append("The candidates are not in the same state (" +
+                     ", ".join(f"{escape(name)} {state}" for name, state in states.items()) +
+                     "): an aged filesystem is slower than a fresh one of the same kind, so compare like with like.")
+    if notes:
+        headline += "</p><p>" + " ".join(notes)
     if validation:
         trust = (f"On this machine the model's median error against real runs is "
                  f"{_pct(validation['median_abs_error'])} (largest {_pct(validation['max_abs_error'])}), and it "
@@ -129,6 +148,11 @@ def _verdict(prediction: dict[str, Any], validation: Optional[dict[str, Any]]) -
         trust = ("This model has not been validated on this machine: the intervals cover only the spread of the "
                  "measured costs. Run <code>fsbm validate</code> for measured error bars.")
     return f'<section class="verdict"><h2>Verdict</h2><p class="headline">{headline}</p><p>{trust}</p></section>'
+
+
+def _aging(entry: dict[str, Any]) -> str:
+    state = str((entry.get("environment") or {}).get("aging_state") or "fresh")
+    return "aged" if state.startswith("aged") or state.startswith("partly") else "fresh"
 
 
 def _runtime_section(prediction: dict[str, Any]) -> str:

@@ -311,12 +311,16 @@ class CandidatePrediction(_Closed):
 
 
 class Ranking(_Closed):
-    order: list[str]
+    order: list[str] = Field(description="Every candidate, fastest first.")
     by: str
-    best: Optional[str] = None
-    runner_up: Optional[str] = None
+    best: Optional[str] = Field(None, description="The fastest candidate that keeps its data (never a reference).")
+    runner_up: Optional[str] = Field(None, description="The next fastest that keeps its data.")
     faster_by: Optional[float] = Field(None, description="Runner-up's runtime / best's - 1.")
+    saves: Optional[float] = Field(None, description="The share of the runner-up's runtime the best saves: "
+                                   "1 - best's / runner-up's.")
     confidence: Optional[float] = Field(None, description="Probability the best is faster than the runner-up.")
+    references: list[str] = Field([], description="Candidates that keep nothing across a reboot (tmpfs): in the "
+                                  "order as a yardstick, never the best or the runner-up.")
 
 
 class Measured(_Closed):

@@ -26,7 +26,7 @@ from scipy import stats
 
 from fsbm.documents import Prediction, Profile, Timeline
 from fsbm.errors import UsageError
-from fsbm.predictor.cost_table import CostTable
+from fsbm.predictor.cost_table import MEMORY_ONLY_FILESYSTEMS, CostTable
 from fsbm.predictor.estimator import RuntimeEstimator
 from fsbm.predictor.model import CpuScales, FsTime, price_workload
 from fsbm.predictor.outside import Outside, calls_cpu_seconds, cpu_scales, outside_features, outside_seconds
@@ -84,15 +84,25 @@ def _sigma(entry: dict[str, Any], low: str = "low_s", high: str = "high_s") -> f
     return max((entry[high] - entry[low]) / (2 * Z90), 1e-12)
 
 
+def _is_reference(entry: dict[str, Any]) -> bool:
+    """A candidate that keeps nothing across a reboot (tmpfs): a yardstick, never a purchase."""
+    return entry["environment"].get("fs_type") in MEMORY_ONLY_FILESYSTEMS
+
+
 def _ranking(entries: list[dict[str, Any]], value: str, low: str, high: str) -> dict[str, Any]:
     order = sorted(entries, key=lambda e: e[value])
-    out: dict[str, Any] = {"order": [e["candidate"] for e in order], "by": value}
-    if len(order) > 1:
-        best, second = order[0], order[1]
+    choices = [e for e in order if not _is_reference(e)]
+    out: dict[str, Any] = {"order": [e["candidate"] for e in order], "by": value,
+                           "references": [e["candidate"] for e in order if _is_reference(e)]}
+    if choices:
+        out["best"] = choices[0]["candidate"]
+    if len(choices) > 1:
+        best, second = choices[0], choices[1]
         gap = second[value] - best[value]
         spread = math.hypot(_sigma(best, low, high), _sigma(second, low, high))
-        out.update({"best": best["candidate"], "runner_up": second["candidate"],
+        out.update({"runner_up": second["candidate"],
                     "faster_by": second[value] / best[value] - 1 if best[value] else None,
+                    "saves": 1 - best[value] / second[value] if second[value] else None,
                     "confidence": float(stats.norm.cdf(gap / spread))})
     return out
 

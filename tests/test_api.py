@@ -92,7 +92,7 @@ def test_a_recorded_trace_goes_from_upload_to_profile_to_prediction_to_report(cl
     for heading in ("Verdict", "Predicted runtime", "Where the time goes", "The workload",
                     "If the machine had more or less memory", "The measurements behind it"):
         assert heading in report.text
-    assert f"Choose <b>{tmpfs}</b>" in report.text
+    assert f"Choose <b>{tmpfs}</b>" not in report.text and "keeps nothing across a reboot" in report.text
 
 
 def test_a_log_without_its_recording_still_predicts_and_says_what_the_time_outside_rests_on(

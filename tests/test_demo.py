@@ -19,7 +19,8 @@ def test_the_demo_runs_the_whole_job_and_a_second_run_reuses_the_store(fsbm_home
         for step in ("1. candidates", "2. recording the workload on demo-ext4", "3. predicting",
                      "4. measuring: 2 shuffled cold rounds", "5. verdict and report"):
             assert step in first.stdout
-        assert "predicted against measured" in first.stdout and "verdict: demo-tmpfs" in first.stdout
+        assert "predicted against measured" in first.stdout and "verdict: demo-ext4" in first.stdout
+        assert "demo-tmpfs keeps nothing across a reboot" in first.stdout
         db = sqlite3.connect(fsbm_home / "fsbm.sqlite")
         prediction_id, body = db.execute("SELECT id, body FROM documents WHERE kind = 'prediction'").fetchone()
         prediction = json.loads(body)

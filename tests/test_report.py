@@ -110,3 +110,22 @@ def test_the_report_is_whole_on_its_own(report_file: Path) -> None:
     for outside in ("<script", "src=\"http", "href=\"http", "@import", "url("):
         assert outside not in html
     assert json.dumps("Verdict")[1:-1] in html
+
+
+def _candidate(name: str, fs_type: str, runtime: float, aging: str = "fresh") -> dict:
+    return {"candidate": name, "runtime_s": runtime, "low_s": runtime * 0.9, "high_s": runtime * 1.1,
+            "environment": {"fs_type": fs_type, "aging_state": aging}}
+
+
+def test_the_verdict_says_time_saved_never_chooses_a_reference_and_marks_mixed_states() -> None:
+    from fsbm.api.report import _verdict
+    from fsbm.predictor.predict import _ranking
+
+    entries = [_candidate("ram", "tmpfs", 1.0), _candidate("x", "xfs", 6.0, "aged (10 rounds)"),
+               _candidate("e", "ext4", 4.0)]
+    prediction = {"candidates": entries, "ranking": _ranking(entries, "runtime_s", "low_s", "high_s")}
+    assert prediction["ranking"]["best"] == "e" and prediction["ranking"]["references"] == ["ram"]
+    html = _verdict(prediction, None)
+    assert "Choose <b>e</b>" in html and "takes 33% less time</b> than x" in html  # 1 - 4/6, not "50% faster"
+    assert "ram keeps nothing across a reboot" in html
+    assert "x aged" in html and "e fresh" in html and "compare like with like" in html
