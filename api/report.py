@@ -19,7 +19,7 @@ from fsbm import __version__
 from fsbm.api.charts import IntervalBar, interval_bars, log_lines, stacked_bars
 from fsbm.api.render import format_ns, format_seconds, headline_costs
 from fsbm.api.service import Predictor
-from fsbm.predictor.estimator import runtime_seconds
+from fsbm.predictor.estimator import RATIO_LOG_SD_PRIOR, runtime_seconds
 from fsbm.predictor.model import CpuScales, price_workload
 from fsbm.store import ResultsStore
 
@@ -146,7 +146,9 @@ def _verdict(prediction: dict[str, Any], validation: Optional[dict[str, Any]]) -
                  "right (fsbm validate, docs/validation.md).")
     else:
         trust = ("This model has not been validated on this machine: the intervals cover only the spread of the "
-                 "measured costs. Run <code>fsbm validate</code> for measured error bars.")
+                 "measured costs, and the confidence in the order assumes the predicted ratio of two runtimes is off "
+                 f"by {_pct(RATIO_LOG_SD_PRIOR)} (one standard deviation), not a figure measured here. Run "
+                 "<code>fsbm validate</code> for measured error bars.")
     return f'<section class="verdict"><h2>Verdict</h2><p class="headline">{headline}</p><p>{trust}</p></section>'
 
 

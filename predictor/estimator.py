@@ -34,6 +34,11 @@ y: measured runtimes, in seconds.  What `fit` learns from it:
 - `errors_`: per evidence, the 90% prediction interval of a new workload's error
   (predicted / measured - 1; _error_band), which gives its runtime's 90% interval.  Given
   `groups` (the programs), each row's error is that of a model fitted without its group.
+- `ratio_errors_`: per evidence, how far the ratio of two of one workload's predictions
+  (two candidates) strays from the measured ratio, as a standard deviation of its log:
+  what a ranking's confidence rests on.  Errors a workload makes on every candidate alike
+  (its time outside) cancel in a ratio, so this is narrower than the runtimes' band.  Before
+  any fit it is RATIO_LOG_SD_PRIOR, an assumption, not a measurement.
 An estimator fitted on nothing predicts count x cost plus the time outside, with the
 intervals of the costs and of the time outside: what a prediction rests on before any
 validation.
@@ -59,6 +64,10 @@ ABSOLUTE_COLUMNS = ("key", "fs_s", "fs_low_s", "fs_high_s", "outside_s", "outsid
                     "evidence")
 RELATIVE_COLUMNS = ("measured_s", "traced", "traced_key", "traced_fs_s", "traced_fs_low_s", "traced_fs_high_s")
 COLUMNS = ABSOLUTE_COLUMNS + RELATIVE_COLUMNS
+# A ratio of two predictions before a validation measured how far ratios stray: assumed off by
+# 10% (one standard deviation of its log), the size of the ratio errors the validations publish
+# (docs/validation-plain-dev.md) between their median and their largest.
+RATIO_LOG_SD_PRIOR = 0.10
 NO_FACTOR = {"factor": 1.0, "low": 1.0, "high": 1.0, "log_sd": 0.0, "n": 0}
 PARTS = ("runtime", "low", "high", "fs", "outside")
 
@@ -96,6 +105,19 @@ def _error_band(errors: np.ndarray, groups: int, alpha: float) -> dict[str, floa
             "log_sd": spread, "programs": groups, "n": int(len(errors))}
 
 
+def _ratio_spread(log_errors: np.ndarray, groups: np.ndarray) -> dict[str, float] | None:
+    """The spread of the log of a predicted ratio over the measured one, from the log errors
+    of every pair of rows of one group (one program on two candidates): the root mean square
+    of their differences (the ratio is right on average when the errors are).  None without
+    a pair."""
+    diffs = [a - b for g in set(groups) for i, a in enumerate(log_errors[groups == g])
+             for b in log_errors[groups == g][i + 1:]]
+    if not diffs:
+        return None
+    return {"log_sd": float(np.sqrt(np.mean(np.square(diffs)))), "pairs": len(diffs),
+            "programs": int(sum(1 for g in set(groups) if (groups == g).sum() > 1))}
+
+
 def _column(X: pd.DataFrame, name: str, default: Any = np.nan) -> pd.Series:
     return X[name] if name in X else pd.Series(default, index=X.index)
 
@@ -116,6 +138,7 @@ class RuntimeEstimator(BaseEstimator, RegressorMixin):
         y = np.asarray(y, float)
         self.factors_: dict[str, dict[str, float]] = self._fit_factors(X, y) if self.calibrate else {}
         self.errors_: dict[str, dict[str, float]] = {}
+        self.ratio_errors_: dict[str, dict[str, float]] = {}
         if len(X) == 0:
             return self
         if groups is None:
@@ -132,6 +155,9 @@ class RuntimeEstimator(BaseEstimator, RegressorMixin):
             pick = (evidence == kind) & np.isfinite(errors) & (errors > -1)
             if pick.any():
                 self.errors_[kind] = _error_band(errors[pick], len(set(groups[pick])), self.alpha)
+                spread = _ratio_spread(np.log1p(errors[pick]), groups[pick])
+                if spread is not None:
+                    self.ratio_errors_[kind] = spread
         return self
 
     def _fit_factors(self, X: pd.DataFrame, y: np.ndarray) -> dict[str, dict[str, float]]:
@@ -203,19 +229,26 @@ class RuntimeEstimator(BaseEstimator, RegressorMixin):
             high = np.where(rows, runtime / (1 + band["p5"]), high)
         return {"runtime": runtime, "low": low, "high": high, "fs": fs, "outside": outside}
 
+    def ratio_log_sd(self, evidence: str) -> float:
+        """One standard deviation of the log of a ratio of two predictions with this evidence:
+        learned by the fit, or RATIO_LOG_SD_PRIOR where it learned none."""
+        learned = getattr(self, "ratio_errors_", {}).get(evidence)
+        return float(learned["log_sd"]) if learned else RATIO_LOG_SD_PRIOR
+
     # -- keeping -------------------------------------------------------------------------------
 
     def to_json(self, fitted_on: str) -> dict[str, Any]:
         """The fitted model as a store document; `fitted_on` says what it learned from."""
         return {"kind": "runtime_model", "schema_version": SCHEMA_VERSION, "calibrate": self.calibrate,
                 "alpha": self.alpha, "factors": getattr(self, "factors_", {}), "errors": getattr(self, "errors_", {}),
-                "fitted_on": fitted_on}
+                "ratio_errors": getattr(self, "ratio_errors_", {}), "fitted_on": fitted_on}
 
     @classmethod
     def from_json(cls, body: dict[str, Any]) -> "RuntimeEstimator":
         model = cls(calibrate=bool(body.get("calibrate")), alpha=float(body.get("alpha", 0.1)))
         model.factors_ = dict(body.get("factors") or {})
         model.errors_ = dict(body.get("errors") or {})
+        model.ratio_errors_ = dict(body.get("ratio_errors") or {})
         model.fitted_on_ = body.get("fitted_on")
         return model
 

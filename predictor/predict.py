@@ -34,7 +34,7 @@ from fsbm.predictor.pricing import Pricer
 from fsbm.predictor.tracing import UNTIMED, TracingCalibration, untraced_outside
 
 SCHEMA_VERSION = 2
-Z90 = float(stats.norm.ppf(0.95))
+Z95 = float(stats.norm.ppf(0.975))
 
 
 def calibration_key(table: CostTable) -> str:
@@ -80,16 +80,18 @@ def outside_from_trace(profile: Profile | dict[str, Any], calibration: TracingCa
                                         "--measured adds the relative form")
 
 
-def _sigma(entry: dict[str, Any], low: str = "low_s", high: str = "high_s") -> float:
-    return max((entry[high] - entry[low]) / (2 * Z90), 1e-12)
-
-
 def _is_reference(entry: dict[str, Any]) -> bool:
     """A candidate that keeps nothing across a reboot (tmpfs): a yardstick, never a purchase."""
     return entry["environment"].get("fs_type") in MEMORY_ONLY_FILESYSTEMS
 
 
-def _ranking(entries: list[dict[str, Any]], value: str, low: str, high: str) -> dict[str, Any]:
+def _ranking(entries: list[dict[str, Any]], value: str, cost_log_sd: dict[str, float],
+             ratio_log_sd: float) -> dict[str, Any]:
+    """The candidates in order, and the best choice against the next.  The confidence that the
+    best is faster is P(the measured ratio of their runtimes favours it): the predicted ratio's
+    log against its spread, the model's ratio error (`ratio_log_sd`) and each candidate's cost
+    measurements (`cost_log_sd`, by candidate) together.  The runtimes' own intervals would
+    count the error both share, the time outside, as if it could reorder them."""
     order = sorted(entries, key=lambda e: e[value])
     choices = [e for e in order if not _is_reference(e)]
     out: dict[str, Any] = {"order": [e["candidate"] for e in order], "by": value,
@@ -98,12 +100,12 @@ def _ranking(entries: list[dict[str, Any]], value: str, low: str, high: str) -> 
         out["best"] = choices[0]["candidate"]
     if len(choices) > 1:
         best, second = choices[0], choices[1]
-        gap = second[value] - best[value]
-        spread = math.hypot(_sigma(best, low, high), _sigma(second, low, high))
+        spread = math.hypot(ratio_log_sd, cost_log_sd[best["candidate"]], cost_log_sd[second["candidate"]])
+        log_ratio = math.log(second[value] / best[value]) if best[value] > 0 and second[value] > 0 else 0.0
         out.update({"runner_up": second["candidate"],
                     "faster_by": second[value] / best[value] - 1 if best[value] else None,
                     "saves": 1 - best[value] / second[value] if second[value] else None,
-                    "confidence": float(stats.norm.cdf(gap / spread))})
+                    "confidence": float(stats.norm.cdf(log_ratio / max(spread, 1e-12)))})
     return out
 
 
@@ -207,12 +209,20 @@ def predict(profile: Profile | dict[str, Any], tables: list[tuple[int | None, Pr
         "outside_features": features, "outside_evidence": outside.evidence, "traced_on": traced_on,
         "absolute": True, "candidates": entries,
     }
-    doc["ranking"] = _ranking(entries, "runtime_s", "low_s", "high_s")
+    # One standard deviation of each candidate's runtime from its cost measurements alone (their
+    # 95% interval), as a share of the runtime: independent from one candidate to the next.
+    cost_log_sd = {}
+    for i, e in enumerate(entries):
+        fs_sd = (float(rows["fs_high_s"].iloc[i]) - float(rows["fs_low_s"].iloc[i])) / (2 * Z95)
+        factor = e["fs_s"] / float(rows["fs_s"].iloc[i]) if float(rows["fs_s"].iloc[i]) > 0 else 1.0
+        cost_log_sd[e["candidate"]] = fs_sd * factor / e["runtime_s"] if e["runtime_s"] > 0 else 0.0
+    evidence = str(rows["evidence"].iloc[0]) if len(rows) else "none"
+    doc["ranking"] = _ranking(entries, "runtime_s", cost_log_sd, model.ratio_log_sd(evidence))
     if measured is not None:
         relative = model.predict_parts(relative_rows(rows, names.index(traced_on), measured))
         for i, e in enumerate(entries):
             e["relative_s"], e["relative_low_s"], e["relative_high_s"] = (
                 float(relative[key][i]) for key in ("runtime", "low", "high"))
         doc["measured"] = {"seconds": measured, "on": traced_on}
-        doc["relative_ranking"] = _ranking(entries, "relative_s", "relative_low_s", "relative_high_s")
+        doc["relative_ranking"] = _ranking(entries, "relative_s", cost_log_sd, model.ratio_log_sd("measured"))
     return Prediction.model_validate(doc)

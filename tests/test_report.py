@@ -123,7 +123,8 @@ def test_the_verdict_says_time_saved_never_chooses_a_reference_and_marks_mixed_s
 
     entries = [_candidate("ram", "tmpfs", 1.0), _candidate("x", "xfs", 6.0, "aged (10 rounds)"),
                _candidate("e", "ext4", 4.0)]
-    prediction = {"candidates": entries, "ranking": _ranking(entries, "runtime_s", "low_s", "high_s")}
+    costs = {e["candidate"]: 0.02 for e in entries}
+    prediction = {"candidates": entries, "ranking": _ranking(entries, "runtime_s", costs, 0.10)}
     assert prediction["ranking"]["best"] == "e" and prediction["ranking"]["references"] == ["ram"]
     html = _verdict(prediction, None)
     assert "Choose <b>e</b>" in html and "takes 33% less time</b> than x" in html  # 1 - 4/6, not "50% faster"

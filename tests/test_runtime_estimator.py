@@ -113,3 +113,21 @@ def test_left_out_predictions_never_see_their_own_program() -> None:
     assert sorted(seen) == sorted(set(programs))
     expected = cross_val_predict(RuntimeEstimator(calibrate=True), X, y, groups=programs, cv=LeaveOneGroupOut())
     assert parts["runtime"] == pytest.approx(expected)
+
+
+def test_a_ratio_strays_less_than_the_runtimes_when_a_program_errs_alike_on_every_candidate() -> None:
+    # Each program's time outside is mispredicted by up to 2x, the same on both filesystems:
+    # the runtimes' band is wide, but the ratio's spread (what a ranking rests on) is not.
+    from fsbm.predictor.estimator import RATIO_LOG_SD_PRIOR
+
+    rng = np.random.default_rng(8)
+    X, y, groups = suite(rng, programs=8)
+    X = X.assign(outside_s=X["outside_s"] * np.repeat(rng.uniform(0.5, 2.0, 8), 2))
+    model = RuntimeEstimator(calibrate=True).fit(X, y, groups)
+    band, ratio = model.errors_["recording"], model.ratio_errors_["recording"]
+    assert ratio["pairs"] == 8 and ratio["programs"] == 8
+    assert ratio["log_sd"] < 0.7 * band["log_sd"]
+    assert model.ratio_log_sd("recording") == ratio["log_sd"]
+    assert RuntimeEstimator.unfitted().ratio_log_sd("trace") == RATIO_LOG_SD_PRIOR
+    stored = RuntimeEstimator.from_json(model.to_json("test"))
+    assert stored.ratio_log_sd("recording") == ratio["log_sd"]
