@@ -383,27 +383,22 @@ def trace_calibrate_command(ctx: typer.Context) -> None:
 
 
 def _calibrate_tracing(settings: Settings) -> None:
-    from fsbm.locations import data_dir
-    from fsbm.predictor.tracing import calibrate
+    from fsbm.pipeline import calibrate_tracing
 
     console.print("[bold]calibrating[/] how well traces tell their untraced time here (strace -f -tt -T -y; "
                   "about half a minute)")
-    calibration = calibrate(data_dir() / "tracing", progress=lambda line: console.print(f"  {escape(line)}"))
-    low, high = calibration.error_band
     with settings.store() as store:
-        document_id = store.save_document("tracing_calibration", calibration.to_json(), name="strace")
+        document_id, calibration = calibrate_tracing(store, progress=lambda line: console.print(f"  {escape(line)}"))
+    low, high = calibration.error_band
     console.print(f"tracing calibration {document_id} stored: 90% of the programs told within "
                   f"{100 * low:+.0f}% to {100 * high:+.0f}%")
 
 
 def _needs_tracing_calibration(settings: Settings, profile: dict[str, Any]) -> bool:
-    """A plain trace (no recording) with timestamps, and nothing stored yet to give its
-    intervals: no development-set errors, no tracing calibration."""
-    if profile.get("recording") or not (profile.get("timeline") or {}).get("span_ns"):
-        return False
+    from fsbm.pipeline import needs_tracing_calibration
+
     with settings.store() as store:
-        return not store.document_names("tracing_calibration") and not any(
-            name == "plain" for _, name, _ in store.document_names("runtime_model"))
+        return needs_tracing_calibration(store, profile)
 
 
 NFS_PORT_OPTION = typer.Option(None, "--nfs-port", min=1, max=65535,
@@ -478,10 +473,8 @@ def characterize_command(
                                         "all, '/'). Calls elsewhere count as time outside."),
 ) -> None:
     """The workload profile of a trace: Tang's table, sequentiality, runs, sizes, reuse curve."""
-    import tempfile
-
     from fsbm.characterizer.characterize import characterize_files
-    from fsbm.traces.ingest import ingest
+    from fsbm.pipeline import events_table
 
     _refuse_overwrite(json_out, force)
     _refuse_overwrite(fio_out, force)
@@ -494,12 +487,8 @@ def characterize_command(
     with ExitStack() as stack:
         tables = []
         for source in sources:
-            if source.suffix == ".parquet" or source.is_dir():
-                tables.append(source)
-                continue
-            tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="fsbm-characterize-")))
-            tables.append(ingest([source], tmp / "events.parquet", keep_going=keep_going,
-                                 capture=_capture_options(nfs_ports, display_filter)).output)
+            tables.append(events_table(source, stack, keep_going=keep_going,
+                                       capture=_capture_options(nfs_ports, display_filter)))
         client = None
         if workers or scheduler:
             from fsbm.characterizer.scale import dask_client
@@ -539,20 +528,11 @@ def _absolute_scope(scope: Optional[str]) -> Optional[str]:
     return os.path.abspath(scope)
 
 
-def _profile_of(source: Path, stack: ExitStack, keep_going: bool, scope: Optional[str]) -> dict[str, Any]:
+def _profile_of(source: Path, keep_going: bool, scope: Optional[str]) -> dict[str, Any]:
     """A profile from a profile JSON file, or from a trace or event table (characterized now)."""
-    from fsbm.characterizer.characterize import characterize_files
-    from fsbm.characterizer.profile import Profile
+    from fsbm.pipeline import characterize
 
-    if not source.exists():
-        raise UsageError(f"{source} does not exist")
-    if source.suffix == ".json":
-        if scope is not None:
-            raise UsageError("--scope applies to a trace; a profile was characterized with its scope already")
-        return Profile.load(source).to_json()
-    profile = characterize_files([_events_of(source, stack, keep_going)], scope=_absolute_scope(scope))
-    profile.body["source"] = str(source)
-    return profile.to_json()
+    return characterize(source, scope=scope, keep_going=keep_going).to_json()
 
 
 def _page_cache_bytes(given: Optional[str]) -> int:
@@ -615,20 +595,14 @@ def _prediction(settings: Settings, source: Path, names: list[str], *, keep_goin
                 measured: Optional[float] = None, traced_on: Optional[str] = None) -> "Prediction":
     """Predict a workload (profile file, trace or event table) and keep the profile and the
     prediction in the store; the prediction, with its id."""
-    from fsbm.api.service import Predictor
+    from fsbm.pipeline import predict
 
-    with ExitStack() as stack:
-        profile = _profile_of(source, stack, keep_going, scope)
+    profile = _profile_of(source, keep_going, scope)
     if _needs_tracing_calibration(settings, profile):
         _calibrate_tracing(settings)
-    predictor = Predictor(settings.store_path)
     with settings.store() as store:
-        profile_id = store.save_document("profile", profile, name=profile.get("source") or str(source))
-        doc = predictor.predict(store, profile, names, cache_bytes=cache_bytes, start=start,
-                                uncalibrated=uncalibrated, measured=measured, traced_on=traced_on,
-                                profile_id=profile_id)
-        predictor.save(store, doc, name=str(source))
-    return doc
+        return predict(profile, names, store=store, cache_bytes=cache_bytes, start=start, uncalibrated=uncalibrated,
+                       measured=measured, traced_on=traced_on, keep=True, name=str(source))
 
 
 @app.command("report")
@@ -980,14 +954,9 @@ def age_command(
 
 def _events_of(source: Path, stack: ExitStack, keep_going: bool) -> Path:
     """An event table for a trace or a table: traces are parsed into a temporary one."""
-    import tempfile
+    from fsbm.pipeline import events_table
 
-    from fsbm.traces.ingest import ingest
-
-    if source.suffix == ".parquet":
-        return source
-    tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="fsbm-events-")))
-    return ingest([source], tmp / "events.parquet", keep_going=keep_going).output
+    return events_table(source, stack, keep_going=keep_going)
 
 
 @app.command("replay")

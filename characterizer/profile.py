@@ -29,6 +29,18 @@ class Profile:
     def to_json(self) -> dict[str, Any]:
         return self.body
 
+    def to_frame(self) -> Any:
+        """One row per operation: how many calls, how many failed, the bytes moved (reads and
+        writes) and each one's share of the calls."""
+        import pandas as pd
+
+        operations = self.body["operations"]
+        total = sum(entry.get("count", 0) for entry in operations.values()) or 1
+        frame = pd.DataFrame([{"operation": op, "count": entry.get("count", 0), "failed": entry.get("failed", 0),
+                               "bytes": entry.get("bytes"), "share_of_calls": entry.get("count", 0) / total}
+                              for op, entry in operations.items()])
+        return frame.sort_values("count", ascending=False, kind="stable").set_index("operation")
+
     def save(self, path: Path) -> None:
         Path(path).write_text(json.dumps(self.body, indent=1))
 

@@ -370,3 +370,18 @@ class Prediction(_Closed):
     ranking: Optional[Ranking] = None
     measured: Optional[Measured] = None
     relative_ranking: Optional[Ranking] = None
+
+    def to_frame(self) -> Any:
+        """One row per candidate, fastest first: the runtime, its 90% interval, the time in and
+        outside the filesystem, the relative form's where there is one, and the filesystem time
+        per operation (columns fs_<op>_s)."""
+        import pandas as pd
+
+        rows = []
+        for c in self.candidates:
+            row: dict[str, Any] = {"candidate": c.candidate, "runtime_s": c.runtime_s, "low_s": c.low_s,
+                                   "high_s": c.high_s, "fs_s": c.fs_s, "outside_s": c.outside_s,
+                                   "relative_s": c.relative_s}
+            row.update({f"fs_{op}_s": seconds for op, seconds in sorted(c.breakdown_s.items())})
+            rows.append(row)
+        return pd.DataFrame(rows).sort_values("runtime_s", kind="stable").set_index("candidate")

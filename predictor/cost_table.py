@@ -250,6 +250,16 @@ class CostTable:
         return CostTable(self.candidate, self.environment, self.measured_at, self.entries, self.fits,
                          self.fsbench_run_id, {**self.parameters, **found})
 
+    def to_frame(self) -> Any:
+        """One row per measured case: the benchmark, its operation, request size, order and
+        cache state, and what a call cost (mean with its 95% interval, median, 99th percentile)."""
+        import pandas as pd
+
+        return pd.DataFrame([{"bench": e.bench, "op": e.op, "size": e.size, "order": order_label(e.as_result()),
+                              "cache": e.cache, "mean_ns": e.latency_ns.mean, "ci95_low_ns": e.latency_ns.ci95_low,
+                              "ci95_high_ns": e.latency_ns.ci95_high, "p50_ns": e.latency_ns.p50,
+                              "p99_ns": e.latency_ns.p99} for e in self.entries])
+
     def save(self, path: Path) -> None:
         path.write_text(json.dumps(self.to_json(), indent=1))
 

@@ -1,0 +1,162 @@
+"""The main job in four calls, the same for the command line, the HTTP API, the demo and a
+notebook: a trace becomes events, events a profile, a profile a prediction.
+
+    import fsbm
+    events = fsbm.parse("build.strace")                   # a pandas DataFrame, one row per call
+    profile = fsbm.characterize("build.strace")           # Tang's table, sizes, reuse curve
+    profile.to_frame()                                    # its operations as a DataFrame
+    prediction = fsbm.predict(profile, ["ext4", "xfs"])   # cost tables by name, from the store
+    prediction.to_frame()                                 # runtime, interval and split per candidate
+    fsbm.cost_table("ext4").to_frame()                   # what each call costs there
+
+Every function takes what the CLI takes, raises FsbmError (or a subclass) on bad input with
+the file and line, and keeps nothing in the store unless told to (`predict(..., keep=True)`;
+the CLI keeps every profile and prediction).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Optional, Union
+
+from fsbm.errors import UsageError
+from fsbm.store import ResultsStore
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from fsbm.characterizer.profile import Profile
+    from fsbm.documents import Prediction
+    from fsbm.predictor.cost_table import CostTable
+    from fsbm.traces.nfs import CaptureOptions
+
+PathLike = Union[str, os.PathLike]
+
+
+def _capture(capture: Optional["CaptureOptions"]) -> "CaptureOptions":
+    from fsbm.traces.nfs import CaptureOptions
+
+    return capture or CaptureOptions()
+
+
+def events_table(source: PathLike, stack: ExitStack, *, keep_going: bool = False,
+                 capture: Optional["CaptureOptions"] = None) -> Path:
+    """An event table (Parquet) for a trace or a table: a trace is parsed into a temporary
+    one that lives as long as `stack`."""
+    from fsbm.traces.ingest import ingest
+
+    source = Path(source)
+    if source.suffix == ".parquet" or source.is_dir():
+        return source
+    tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="fsbm-events-")))
+    return ingest([source], tmp / "events.parquet", keep_going=keep_going, capture=_capture(capture)).output
+
+
+def parse(source: PathLike | Sequence[PathLike], *, keep_going: bool = False,
+          capture: Optional["CaptureOptions"] = None) -> "pd.DataFrame":
+    """A trace (strace log, strace -ff logs, NFS capture or Ellard text) as one DataFrame of
+    events, DESIGN.md's Event columns."""
+    from fsbm.traces.ingest import ingest, read_events
+
+    sources = [Path(source)] if isinstance(source, (str, os.PathLike)) else [Path(s) for s in source]
+    with tempfile.TemporaryDirectory(prefix="fsbm-parse-") as tmp:
+        table = ingest(sources, Path(tmp) / "events.parquet", keep_going=keep_going, capture=_capture(capture))
+        return read_events(table.output).to_pandas()
+
+
+def characterize(source: PathLike | "pd.DataFrame", *, scope: Optional[str] = None, keep_going: bool = False,
+                 capture: Optional["CaptureOptions"] = None) -> "Profile":
+    """The workload profile of a trace, an event table, a profile file (JSON, read as it is),
+    or a DataFrame of events (`parse`'s).  `scope`: only calls on files beneath this
+    directory are the workload.  A DataFrame holds the events alone: not what `fsbm trace
+    record` kept beside them (the scope it was given, the CPU time) nor the trace's
+    timeline, so a trace or its table gives the fuller profile."""
+    from fsbm.characterizer.characterize import characterize_files
+    from fsbm.characterizer.profile import Profile
+
+    if not isinstance(source, (str, os.PathLike)):
+        import pyarrow as pa
+
+        from fsbm.characterizer.characterize import characterize as characterize_table
+        from fsbm.traces.schema import EVENT_SCHEMA
+
+        table = pa.Table.from_pandas(source, schema=EVENT_SCHEMA, preserve_index=False)
+        return characterize_table(table, scope=os.path.abspath(scope) if scope is not None else None)
+    path = Path(source)
+    if not path.exists():
+        raise UsageError(f"{path} does not exist")
+    if path.suffix == ".json":
+        if scope is not None:
+            raise UsageError("--scope applies to a trace; a profile was characterized with its scope already")
+        return Profile.load(path)
+    with ExitStack() as stack:
+        profile = characterize_files([events_table(path, stack, keep_going=keep_going, capture=capture)],
+                                     scope=os.path.abspath(scope) if scope is not None else None)
+    profile.body["source"] = str(path)
+    return profile
+
+
+def needs_tracing_calibration(store: ResultsStore, profile: dict[str, Any]) -> bool:
+    """A plain trace (no recording) with timestamps, and nothing stored yet to give its
+    intervals: no development-set errors, no tracing calibration."""
+    if profile.get("recording") or not (profile.get("timeline") or {}).get("span_ns"):
+        return False
+    return not store.document_names("tracing_calibration") and not any(
+        name == "plain" for _, name, _ in store.document_names("runtime_model"))
+
+
+def calibrate_tracing(store: ResultsStore, progress: Callable[[str], None] = lambda line: None) -> tuple[int, Any]:
+    """Measure what strace adds to a job on this machine, keep it; its id and the calibration."""
+    from fsbm.locations import data_dir
+    from fsbm.predictor.tracing import calibrate
+
+    calibration = calibrate(data_dir() / "tracing", progress=progress)
+    return store.save_document("tracing_calibration", calibration.to_json(), name="strace"), calibration
+
+
+def predict(profile: "Profile | dict[str, Any]", candidates: Sequence[str], *,
+            store: Optional[ResultsStore | PathLike] = None, cache_bytes: Optional[int] = None,
+            start: str = "cold", measured: Optional[float] = None, traced_on: Optional[str] = None,
+            uncalibrated: bool = False, keep: bool = False, name: Optional[str] = None) -> "Prediction":
+    """The runtime of a profiled workload on each candidate (cost tables by name, the newest of
+    each in the store): 90% interval, split, ranking; with `measured` (s, on `traced_on`) the
+    relative form too.  `keep` stores the profile and the prediction (the prediction then has
+    its id, its report's too)."""
+    from fsbm.api.service import Predictor
+    from fsbm.predictor.model import STARTS
+
+    if start not in STARTS:
+        raise UsageError(f"start must be one of {', '.join(STARTS)}, not {start!r}")
+    if measured is not None and traced_on is None:
+        raise UsageError("a measured runtime needs the candidate it was measured on (traced_on)")
+    body = profile if isinstance(profile, dict) else profile.to_json()
+    with ExitStack() as stack:
+        if not isinstance(store, ResultsStore):
+            store = stack.enter_context(ResultsStore(Path(store) if store is not None else None))
+        predictor = Predictor(store.path)
+        profile_id = store.save_document("profile", body, name=name or body.get("source")) if keep else None
+        prediction = predictor.predict(store, body, list(candidates), cache_bytes=cache_bytes, start=start,
+                                       uncalibrated=uncalibrated, measured=measured, traced_on=traced_on,
+                                       profile_id=profile_id)
+        if keep:
+            predictor.save(store, prediction, name=name or body.get("source") or "profile")
+    return prediction
+
+
+def cost_table(name: str, *, store: Optional[ResultsStore | PathLike] = None) -> "CostTable":
+    """The newest cost table of that name in the store (`fsbm bench` measures them)."""
+    from fsbm.predictor.cost_table import CostTable
+
+    with ExitStack() as stack:
+        if not isinstance(store, ResultsStore):
+            store = stack.enter_context(ResultsStore(Path(store) if store is not None else None))
+        found = store.documents("cost_table", name=name)
+        if not found:
+            names = sorted({n for _, n, _ in store.document_names("cost_table") if n})
+            raise UsageError(f"the store has no cost table for '{name}' (it has: {', '.join(names) or 'none'})")
+        document_id, _, body = found[0]
+        return CostTable.from_json(body, f"cost table {document_id}")

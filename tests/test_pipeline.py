@@ -1,0 +1,51 @@
+"""The Python API a notebook uses (fsbm/pipeline.py): the README's example, run as written
+against a real store, with the names of its trace and cost tables put in."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+import fsbm
+from tests.conftest import REPO, Served
+
+
+def readme_example() -> str:
+    text = (REPO / "README.md").read_text()
+    section = text.split("### In a notebook", 1)[1]
+    return re.search(r"```python\n(.*?)```", section, re.S).group(1)
+
+
+def test_the_readme_example_runs(served: Served, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture,
+                                 tmp_path: Path) -> None:
+    ext4, tmpfs = served.candidates
+    monkeypatch.setenv("FSBM_HOME", str(served.home))
+    code = (readme_example().replace('"build.strace"', repr(str(served.log)))
+            .replace('["ext4", "xfs"]', repr([ext4, tmpfs])).replace('cost_table("ext4")', f"cost_table({ext4!r})"))
+    namespace: dict = {}
+    exec(compile(code, "README.md", "exec"), namespace)
+    events, profile, prediction, costs = (namespace[k] for k in ("events", "profile", "prediction", "costs"))
+    # The profile leaves out calls on devices, /proc and pipes, which the event table keeps.
+    assert 100 < profile.to_json()["events"] <= len(events) and {"op", "file", "size"} <= set(events.columns)
+    assert profile.to_frame().loc["read", "count"] > 0
+    frame = prediction.to_frame()
+    assert list(frame.index) == prediction.ranking.order and (frame["low_s"] <= frame["runtime_s"]).all()
+    assert prediction.ranking.best == ext4 and prediction.ranking.references == [tmpfs]
+    assert (costs["op"] == "stat").any() and (costs["mean_ns"] > 0).all()
+    assert prediction.id is None  # nothing kept unless asked
+
+
+def test_the_pipeline_takes_a_dataframe_and_keeps_when_asked(served: Served, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FSBM_HOME", str(served.home))
+    events = fsbm.parse(served.log)
+    work = str(Path(served.command.split()[1]))  # "cd WORK && ...": the scope it was recorded with
+    profile = fsbm.characterize(events, scope=work)
+    assert profile.to_json()["events"] == fsbm.characterize(served.log).to_json()["events"]
+    kept = fsbm.predict(profile, [served.candidates[0]], keep=True, name="notebook")
+    assert kept.id is not None and kept.profile_id is not None
+    with pytest.raises(fsbm.UsageError, match="no cost table for 'zfs'"):
+        fsbm.predict(profile, ["zfs"])
+    with pytest.raises(fsbm.UsageError, match="does not exist"):
+        fsbm.characterize(served.home / "missing.strace")
