@@ -96,6 +96,40 @@ def json_option(what: str) -> Any:
                         help=f"Write {what} (JSON) to FILE, or to standard output with -.")
 
 
+OUTPUT_FORMATS = ("table", "json", "csv")
+
+
+def _output_to_stdout(value: str) -> str:
+    """--output-format json or csv: the results are the command's standard output, so
+    everything else it prints goes to standard error."""
+    _one_of("--output-format", value, OUTPUT_FORMATS)
+    if value != "table":
+        console.file = sys.stderr
+    return value
+
+
+def output_format_option() -> Any:
+    """The --output-format option every command that prints results shares."""
+    return typer.Option("table", "--output-format", callback=_output_to_stdout, metavar="table|json|csv",
+                        help="Print the results as a table (for people), or as JSON or CSV on standard output (for "
+                             "programs; everything else then goes to standard error).")
+
+
+def _show(table: Any, document: Any, output_format: str) -> None:
+    """The results in the format asked for: the table, the JSON document, or the table as CSV."""
+    if output_format == "json":
+        _write_json(STDOUT, document)
+    elif output_format == "csv":
+        import csv
+
+        headers, rows = render.plain_cells(table)
+        writer = csv.writer(sys.stdout)
+        writer.writerow(headers)
+        writer.writerows(rows)
+    else:
+        console.print(table)
+
+
 def _one_of(what: str, value: Optional[str], choices: tuple[str, ...]) -> None:
     """An unknown choice is an error naming the choices, never an empty result."""
     if value is not None and value not in choices:
@@ -148,16 +182,18 @@ def fs_create(
 
 @fs_app.command("list")
 def fs_list(ctx: typer.Context, json_out: Optional[Path] = json_option("the list"),
-            force: bool = typer.Option(False, "--force", help="Allow --json to replace an existing file.")) -> None:
+            force: bool = typer.Option(False, "--force", help="Allow --json to replace an existing file."),
+            output_format: str = output_format_option()) -> None:
     """List scratch filesystems and whether each is mounted."""
     _refuse_overwrite(json_out, force)
     found = scratch.list_all(_settings(ctx).scratch_root)
+    listed = [dict(fs.to_json(), status=fs.status, candidate=fs.candidate) for fs in found]
     if json_out is not None:
-        _write_json(json_out, [dict(fs.to_json(), status=fs.status, candidate=fs.candidate) for fs in found])
-    elif not found:
+        _write_json(json_out, listed)
+    elif not found and output_format == "table":
         console.print("no scratch filesystems (create one with `fsbm fs create ext4`)")
     else:
-        console.print(render.scratch_table(found))
+        _show(render.scratch_table(found), listed, output_format)
 
 
 @fs_app.command("mount")
@@ -471,6 +507,7 @@ def characterize_command(
     scope: Optional[str] = typer.Option(None, "--scope", metavar="DIR", help="The workload is the calls on files "
                                         "beneath DIR (default: the --scope given to `fsbm trace record`; else "
                                         "all, '/'). Calls elsewhere count as time outside."),
+    output_format: str = output_format_option(),
 ) -> None:
     """The workload profile of a trace: Tang's table, sequentiality, runs, sizes, reuse curve."""
     from fsbm.characterizer.characterize import characterize_files
@@ -498,7 +535,7 @@ def characterize_command(
         profile.body["source"] = ", ".join(str(s) for s in sources)
     with _settings(ctx).store() as store:
         profile_id = store.save_document("profile", profile.to_json(), name=profile.body["source"])
-    console.print(render.profile_table(profile.to_json()))
+    _show(render.profile_table(profile.to_json()), profile.to_json(), output_format)
     console.print(f"profile {profile_id} stored in {escape(str(store.path))}")
     if json_out is not None:
         _write_json(json_out, profile.to_json())
@@ -561,6 +598,7 @@ def predict_command(
     json_out: Optional[Path] = json_option("the prediction"),
     force: bool = typer.Option(False, "--force", help="Allow --json to replace an existing file."),
     keep_going: bool = typer.Option(False, "--keep-going", help="When parsing a trace, skip bad records."),
+    output_format: str = output_format_option(),
 ) -> None:
     """Predict the workload's runtime on each candidate: interval, breakdown, ranking."""
     _refuse_overwrite(json_out, force)
@@ -570,7 +608,7 @@ def predict_command(
     doc = _prediction(_settings(ctx), source, _names(candidates), keep_going=keep_going, scope=scope,
                       cache_bytes=_page_cache_bytes(cache_size), start=start, uncalibrated=uncalibrated,
                       measured=measured, traced_on=traced_on)
-    console.print(render.prediction_table(doc))
+    _show(render.prediction_table(doc), doc.model_dump(mode="json"), output_format)
     console.print(f"prediction {doc.id} stored (its report: fsbm report {doc.id} -o report.html)")
     if json_out is not None:
         _write_json(json_out, doc.model_dump(mode="json"))
@@ -1035,11 +1073,13 @@ def store_info(ctx: typer.Context) -> None:
 def store_runs(ctx: typer.Context,
                kind: Optional[str] = typer.Option(None, "--kind",
                                                   help=f"Only runs of this kind: {', '.join(RUN_KINDS)}."),
-               limit: int = typer.Option(50, "--limit", min=1)) -> None:
+               limit: int = typer.Option(50, "--limit", min=1),
+               output_format: str = output_format_option()) -> None:
     """List recent runs."""
     _one_of("--kind", kind, RUN_KINDS)
     with _settings(ctx).store() as store:
-        console.print(render.runs_table(store.runs(kind, limit)))
+        runs = store.runs(kind, limit)
+    _show(render.runs_table(runs), [dataclasses.asdict(r) for r in runs], output_format)
 
 
 @store_app.command("list")
@@ -1047,16 +1087,18 @@ def store_list(ctx: typer.Context,
                kind: str = typer.Argument(..., help=f"What to list: {', '.join(DOCUMENT_KINDS)}."),
                limit: int = typer.Option(50, "--limit", min=1),
                json_out: Optional[Path] = json_option("the list"),
-               force: bool = typer.Option(False, "--force", help="Allow --json to replace an existing file.")) -> None:
+               force: bool = typer.Option(False, "--force", help="Allow --json to replace an existing file."),
+               output_format: str = output_format_option()) -> None:
     """List stored documents of one kind (newest first): tables, profiles, predictions, ..."""
     _one_of("KIND", kind, tuple(DOCUMENT_KINDS))
     _refuse_overwrite(json_out, force)
     with _settings(ctx).store() as store:
         records = store.document_records(DOCUMENT_KINDS[kind], limit)
+    listed = [dataclasses.asdict(r) for r in records]
     if json_out is not None:
-        _write_json(json_out, [dataclasses.asdict(r) for r in records])
+        _write_json(json_out, listed)
     else:
-        console.print(render.documents_table(records, f"{kind} in the results store"))
+        _show(render.documents_table(records, f"{kind} in the results store"), listed, output_format)
 
 
 @store_app.command("export")
@@ -1094,7 +1136,8 @@ def compare(ctx: typer.Context,
             a: str = typer.Argument(..., help="A cost table or profile: a JSON file, a stored id, or a stored name."),
             b: str = typer.Argument(..., help="The other, of the same kind."),
             json_out: Optional[Path] = json_option("the comparison"),
-            force: bool = typer.Option(False, "--force", help="Allow --json to replace an existing file.")) -> None:
+            force: bool = typer.Option(False, "--force", help="Allow --json to replace an existing file."),
+            output_format: str = output_format_option()) -> None:
     """Two cost tables, or two workload profiles, side by side (like darshan-diff)."""
     from fsbm.api.compare import compare_tables, geometric_mean_ratio, resolve
 
@@ -1106,16 +1149,17 @@ def compare(ctx: typer.Context,
     if left.kind == "cost_table":
         rows = compare_tables(CostTable.from_json(left.body, left.label), CostTable.from_json(right.body, right.label))
         overall = geometric_mean_ratio(rows)
-        console.print(render.cost_table_comparison(rows, left.label, right.label, overall))
+        shown = render.cost_table_comparison(rows, left.label, right.label, overall)
         result: dict[str, Any] = {"kind": "cost_table_comparison", "a": left.label, "b": right.label,
                                   "b_over_a_geometric_mean": overall,
                                   "cases": [dict(dataclasses.asdict(r), b_over_a=r.ratio) for r in rows]}
     else:
-        console.print(render.profile_comparison(left.body, right.body, left.label, right.label))
+        shown = render.profile_comparison(left.body, right.body, left.label, right.label)
         rows_a, rows_b = dict(render.profile_rows(left.body)), dict(render.profile_rows(right.body))
         result = {"kind": "profile_comparison", "a": left.label, "b": right.label,
                   "statistics": [{"statistic": k, "a": rows_a.get(k), "b": rows_b.get(k)}
                                  for k in [*rows_a, *(k for k in rows_b if k not in rows_a)]]}
+    _show(shown, result, output_format)
     if json_out is not None:
         _write_json(json_out, result)
 

@@ -41,6 +41,21 @@ def headline_costs(table: CostTable) -> list[tuple[str, Case | None]]:
     return [(label, table.entry(bench, order, cache, size, *gap)) for label, bench, size, order, cache, *gap in HEADLINE]
 
 
+def plain_cells(table: Table) -> tuple[list[str], list[list[str]]]:
+    """A table's headers and rows as plain text, its markup taken out (for CSV)."""
+    from rich.text import Text
+
+    def plain(cell: Any) -> str:
+        if isinstance(cell, Text):
+            return cell.plain
+        return Text.from_markup(cell).plain if isinstance(cell, str) else str(cell)
+
+    columns = table.columns
+    headers = [plain(c.header) for c in columns]
+    rows = [[plain(cell) for cell in cells] for cells in zip(*(c.cells for c in columns))]
+    return headers, rows
+
+
 def format_ns(ns: float | None) -> str:
     """Latency with a unit a person reads at a glance: 850 ns, 12.3 us, 4.56 ms, 1.20 s."""
     if ns is None:

@@ -160,3 +160,24 @@ def test_json_dash_is_the_only_thing_on_stdout(fsbm_home: Path, tmp_path: Path) 
     out.write_text("mine")
     refused = run_fsbm("fs", "list", "--json", str(out))
     assert refused.returncode == 2 and out.read_text() == "mine"
+
+
+def test_output_format_puts_json_or_csv_alone_on_stdout(fsbm_home: Path, tmp_path: Path) -> None:
+    import csv
+    import io
+
+    log = tmp_path / "job.strace"
+    log.write_text('100 1700000000.000001 openat(AT_FDCWD, "/w/a", O_RDONLY) = 3</w/a>\n'
+                   '100 1700000000.000010 read(3</w/a>, "abc", 3) = 3\n'
+                   '100 1700000000.000020 close(3</w/a>) = 0\n')
+    as_csv = run_fsbm("characterize", str(log), "--output-format", "csv")
+    assert as_csv.returncode == 0, as_csv.stderr
+    rows = list(csv.reader(io.StringIO(as_csv.stdout)))
+    assert rows[0] == ["statistic", "value"] and ["read calls", "33.3%"] in rows
+    assert "stored" in as_csv.stderr
+    as_json = run_fsbm("characterize", str(log), "--output-format", "json")
+    assert json.loads(as_json.stdout)["events"] == 3
+    runs = run_fsbm("store", "runs", "--output-format", "json")
+    assert runs.returncode == 0 and json.loads(runs.stdout) == []
+    wrong = run_fsbm("characterize", str(log), "--output-format", "yaml")
+    assert wrong.returncode == 2 and "table, json, csv" in wrong.stderr and "Traceback" not in wrong.stderr
