@@ -500,7 +500,7 @@ def characterize_command(
     synthetic_out: Optional[Path] = typer.Option(None, "--synthetic", help="Also write a synthetic workload with "
                                                  "this profile (an event table `fsbm replay` runs) here."),
     synthetic_events: int = typer.Option(20_000, "--synthetic-events", min=100, help="Calls in that workload."),
-    workers: Optional[int] = typer.Option(None, "--workers", min=1,
+    workers: Optional[int] = typer.Option(None, "--dask-workers", min=1,
                                           help="Run on a local Dask cluster of N worker processes."),
     scheduler: Optional[str] = typer.Option(None, "--dask", metavar="ADDRESS",
                                             help="Run on the Dask cluster whose scheduler is at ADDRESS."),
@@ -517,7 +517,7 @@ def characterize_command(
     _refuse_overwrite(fio_out, force)
     _refuse_overwrite(synthetic_out, force)
     if workers and scheduler:
-        raise UsageError("give --workers (a local cluster) or --dask (a running one), not both")
+        raise UsageError("give --dask-workers (a local cluster) or --dask (a running one), not both")
     for source in sources:
         if not source.exists():
             raise UsageError(f"{source} does not exist")
@@ -574,7 +574,7 @@ def _profile_of(source: Path, keep_going: bool, scope: Optional[str]) -> dict[st
 
 def _page_cache_bytes(given: Optional[str]) -> int:
     """--cache-size, else the memory the kernel says is available now (what a page cache can grow to)."""
-    from fsbm.api.service import memory_available_bytes
+    from fsbm.api.prediction_service import memory_available_bytes
 
     return scratch.parse_size(given) if given else memory_available_bytes()
 
@@ -659,7 +659,7 @@ def report_command(
 ) -> None:
     """The purchase-decision report (self-contained HTML) of a prediction, or of a new one."""
     from fsbm.api.report import report_for_prediction
-    from fsbm.api.service import Predictor
+    from fsbm.api.prediction_service import PredictionService
 
     _refuse_overwrite(output, force)
     settings = _settings(ctx)
@@ -677,7 +677,7 @@ def report_command(
         prediction_id = doc.id
     with settings.store() as store:
         try:
-            html = report_for_prediction(Predictor(settings.store_path), store, prediction_id)
+            html = report_for_prediction(PredictionService(settings.store_path), store, prediction_id)
         except LookupError as exc:
             raise UsageError(f"{exc} (see `fsbm store runs`; `fsbm predict` makes predictions)") from None
     _write_text(output, html)
@@ -704,7 +704,7 @@ def serve_command(
     os.environ["FSBM_MAX_UPLOAD"] = str(limit)
     console.print(f"fsbm API on http://{host}:{port} (docs at /docs), store {escape(str(settings.store().path))}"
                   + (", API key required" if os.environ.get("FSBM_API_KEY") else ""))
-    uvicorn.run("fsbm.api.server:app_from_environment", factory=True, host=host, port=port, workers=workers,
+    uvicorn.run("fsbm.api.http_api:app_from_environment", factory=True, host=host, port=port, workers=workers,
                 log_level="warning")
 
 
@@ -938,8 +938,8 @@ def age_command(
     max_file: Optional[str] = typer.Option(None, "--max-file", help="Largest file, e.g. 64M."),
     seed: int = typer.Option(1, "--seed", min=0, help="The same seed ages the same way."),
     from_profile: Optional[Path] = typer.Option(None, "--from-profile", help="File sizes from a profile (JSON)."),
-    listing: Optional[Path] = typer.Option(None, "--sizes", help="File sizes from an `ls -l` listing or "
-                                                                 "lines starting with a size."),
+    listing: Optional[Path] = typer.Option(None, "--file-sizes", help="File sizes from an `ls -l` listing or "
+                                                                      "lines starting with a size."),
     snapshot_name: Optional[str] = typer.Option(None, "--snapshot", help="Then copy the aged --fs image into a new "
                                                                          "scratch filesystem of this name."),
     json_out: Optional[Path] = json_option("the aging report"),

@@ -92,7 +92,7 @@ def run_demo(settings: Any, console: Console, filesystems: tuple[str, ...], size
              rounds: int = ROUNDS, corpus_bytes: int = CORPUS_BYTES) -> Path:
     """The demo; the report's path."""
     from fsbm.api.report import report_for_prediction
-    from fsbm.api.service import Predictor, memory_available_bytes
+    from fsbm.api.prediction_service import PredictionService, memory_available_bytes
 
     started = time.monotonic()
     step = 0
@@ -121,7 +121,7 @@ def run_demo(settings: Any, console: Console, filesystems: tuple[str, ...], size
         console.print(profile_table(traced.profile))
 
         headline("predicting its runtime on each candidate")
-        predictor = Predictor(settings.store_path)
+        predictor = PredictionService(settings.store_path)
         with settings.store() as store:
             profile_id = store.save_document("profile", traced.profile, name=traced.profile["source"])
             prediction = predictor.predict(store, traced.profile, [t.candidate for t in targets],

@@ -18,7 +18,7 @@ from typing import Any, Optional
 from fsbm import __version__
 from fsbm.api.charts import IntervalBar, interval_bars, log_lines, stacked_bars
 from fsbm.api.render import format_ns, format_seconds, headline_costs
-from fsbm.api.service import Predictor
+from fsbm.api.prediction_service import PredictionService
 from fsbm.predictor.estimator import RATIO_LOG_SD_PRIOR, runtime_seconds
 from fsbm.predictor.model import CpuScales, price_workload
 from fsbm.store import ResultsStore
@@ -42,7 +42,7 @@ def _pct(value: Optional[float]) -> str:
 # -- what goes into a report ------------------------------------------------------------------
 
 
-def cache_sweep(predictor: Predictor, store: ResultsStore, prediction: dict[str, Any],
+def cache_sweep(predictor: PredictionService, store: ResultsStore, prediction: dict[str, Any],
                 profile: dict[str, Any]) -> dict[str, list[tuple[float, float]]]:
     """Each candidate's predicted runtime as the page cache grows, from 1 MiB to well past the
     workload's working set and this prediction's own cache size (calibration and time
@@ -66,7 +66,7 @@ def cache_sweep(predictor: Predictor, store: ResultsStore, prediction: dict[str,
     return sweep
 
 
-def report_data(predictor: Predictor, store: ResultsStore, prediction_id: int) -> dict[str, Any]:
+def report_data(predictor: PredictionService, store: ResultsStore, prediction_id: int) -> dict[str, Any]:
     """Everything the page shows, gathered from the store (LookupError if the prediction is not there)."""
     found = store.document(prediction_id, "prediction")
     if found is None:
@@ -88,7 +88,7 @@ def report_data(predictor: Predictor, store: ResultsStore, prediction_id: int) -
     }
 
 
-def report_for_prediction(predictor: Predictor, store: ResultsStore, prediction_id: int) -> str:
+def report_for_prediction(predictor: PredictionService, store: ResultsStore, prediction_id: int) -> str:
     return render(report_data(predictor, store, prediction_id))
 
 

@@ -37,8 +37,8 @@ import time
 from pathlib import Path
 
 
-from fsbm.api.service import Predictor
-from fsbm.api.serving import free_port, wait_until_healthy
+from fsbm.api.prediction_service import PredictionService
+from fsbm.api.server_process import free_port, wait_until_healthy
 from fsbm.characterizer.characterize import characterize_files
 from fsbm.errors import FsbmError
 from fsbm.locations import default_store_path
@@ -183,7 +183,7 @@ def main() -> int:
         profile_id = _stored_profile(store_path, tmp)
         body = {"profile_id": profile_id, "candidates": candidates}
         with ResultsStore(store_path) as store:  # a prediction works before the server is timed
-            Predictor(store_path).predict(store, Predictor(store_path).profile(store, profile_id), candidates)
+            PredictionService(store_path).predict(store, PredictionService(store_path).profile(store, profile_id), candidates)
         port = free_port()
         server = subprocess.Popen([FSBM, "serve", "--port", str(port), "--workers", str(args.workers)],
                                   env={**os.environ, "FSBM_STORE": str(store_path)}, stdout=subprocess.DEVNULL)

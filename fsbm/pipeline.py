@@ -126,7 +126,7 @@ def predict(profile: "Profile | dict[str, Any]", candidates: Sequence[str], *,
     each in the store): 90% interval, split, ranking; with `measured` (s, on `traced_on`) the
     relative form too.  `keep` stores the profile and the prediction (the prediction then has
     its id, its report's too)."""
-    from fsbm.api.service import Predictor
+    from fsbm.api.prediction_service import PredictionService
     from fsbm.predictor.model import STARTS
 
     if start not in STARTS:
@@ -137,7 +137,7 @@ def predict(profile: "Profile | dict[str, Any]", candidates: Sequence[str], *,
     with ExitStack() as stack:
         if not isinstance(store, ResultsStore):
             store = stack.enter_context(ResultsStore(Path(store) if store is not None else None))
-        predictor = Predictor(store.path)
+        predictor = PredictionService(store.path)
         profile_id = store.save_document("profile", body, name=name or body.get("source")) if keep else None
         prediction = predictor.predict(store, body, list(candidates), cache_bytes=cache_bytes, start=start,
                                        uncalibrated=uncalibrated, measured=measured, traced_on=traced_on,

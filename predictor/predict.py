@@ -10,7 +10,7 @@ operation, and the ranking with how sure it is.  Every runtime comes from the ru
 - relative (Mesnier's relative fitness): a runtime measured on the traced candidate, whose
   filesystem part is replaced by each candidate's; the rest stays as measured.
 
-The model is the one a validation fitted on workloads traced the same way (service.py
+The model is the one a validation fitted on workloads traced the same way (prediction_service.py
 chooses it); before any validation, the intervals are those of the costs and of the time
 outside.
 """

@@ -21,8 +21,8 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 
 from fsbm.api.models import Prediction
-from fsbm.api.serving import free_port, wait_until_healthy
-from fsbm.api.server import create_app
+from fsbm.api.server_process import free_port, wait_until_healthy
+from fsbm.api.http_api import create_app
 from fsbm.errors import FsbmError
 from fsbm.traces.record import recording_path
 from tests.conftest import SHARED_DATA, Served, chromium_path, run_fsbm

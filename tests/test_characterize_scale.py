@@ -56,10 +56,10 @@ def test_a_two_worker_cluster_gives_the_single_machine_profile_exactly(
 
 def test_the_command_line_runs_on_a_local_cluster(tables: dict[str, Path], tmp_path: Path, fsbm_home: Path) -> None:
     out = tmp_path / "p.json"
-    done = run_fsbm("characterize", str(tables["threads"]), "--workers", "2", "--json", str(out))
+    done = run_fsbm("characterize", str(tables["threads"]), "--dask-workers", "2", "--json", str(out))
     assert done.returncode == 0, done.stderr
     assert json.loads(out.read_text()) == characterize_file(tables["threads"]).body
-    both = run_fsbm("characterize", str(tables["threads"]), "--workers", "2", "--dask", "tcp://127.0.0.1:1")
+    both = run_fsbm("characterize", str(tables["threads"]), "--dask-workers", "2", "--dask", "tcp://127.0.0.1:1")
     assert both.returncode == 2 and "not both" in both.stderr
 
 

@@ -14,7 +14,7 @@ import pytest
 from playwright.sync_api import sync_playwright
 
 from fsbm.api.report import report_for_prediction
-from fsbm.api.service import Predictor
+from fsbm.api.prediction_service import PredictionService
 from fsbm.characterizer.characterize import characterize_files
 from fsbm.microbench import cache
 from fsbm.store import ResultsStore
@@ -39,7 +39,7 @@ def report_file(served: Served, tmp_path: Path) -> Path:
         started = time.perf_counter()
         subprocess.run(["sh", "-c", served.command], check=True)
         seconds.append(time.perf_counter() - started)
-    predictor = Predictor(served.store)
+    predictor = PredictionService(served.store)
     with ResultsStore(served.store) as store:
         profile_id = store.save_document("profile", profile, name=profile["source"])
         doc = predictor.predict(store, profile, list(served.candidates), profile_id=profile_id)

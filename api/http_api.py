@@ -23,7 +23,7 @@ from fsbm import __version__
 from fsbm.api.jobs import JOB_ID, Jobs, UploadRefused, job_view, parse_recording
 from fsbm.api.models import (ErrorBody, Filesystems, Health, Job, Prediction, PredictionRequest, StoredDocuments,
                              StoredProfile)
-from fsbm.api.service import LruCache, Predictor, cost_table_summaries, memory_available_bytes
+from fsbm.api.prediction_service import LruCache, PredictionService, cost_table_summaries, memory_available_bytes
 from fsbm.errors import FsbmError
 from fsbm.locations import default_store_path
 from fsbm.store import ResultsStore
@@ -77,7 +77,7 @@ def create_app(store_path: Optional[Path] = None, *, api_key: Optional[str] = No
     store_path = Path(store_path) if store_path else default_store_path()
     ResultsStore(store_path).close()  # created and migrated now, so the first request cannot race it
     api_key = api_key if api_key is not None else os.environ.get("FSBM_API_KEY") or None
-    predictor = Predictor(store_path)
+    predictor = PredictionService(store_path)
     jobs = Jobs(store_path, max_upload_bytes)
     answers = LruCache(ANSWERS_KEPT)
 

@@ -68,7 +68,7 @@ class LruCache:
         return value
 
 
-class Predictor:
+class PredictionService:
     """Predictions against one store.  Thread-safe: SQLite handles are per thread."""
 
     def __init__(self, store_path: Optional[Path]) -> None:
