@@ -1,24 +1,30 @@
-"""Inline SVG charts for the report: no script, no network, so the page is whole on its own,
-prints as it shows, and scales to a phone's width (a viewBox, width 100%).
+"""The report's charts, drawn by matplotlib and inlined as SVG: no script, no network, so
+the page is whole on its own, prints as it shows, and scales down to a phone.
 
 Three kinds serve the report: horizontal bars with interval whiskers, stacked horizontal
-bars, and lines over a log-scaled x axis.  Every mark carries a <title>, which browsers
+bars, and lines over a log-scaled x axis.  A candidate keeps one colour in every chart
+(`colours_for`).  Every mark is an element of class "mark" with a <title>, which browsers
 show on hover and screen readers read.
+
+The figures are drawn narrow (FIGURE_WIDTH_IN) with text at FONT_PT, so that scaled to a
+390 px phone their text stays at about 11 px instead of shrinking with a wide drawing.
 """
 
 from __future__ import annotations
 
+import io
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from html import escape
+from typing import Any
 
-# Colour-blind-safe (Okabe-Ito), in the order series are drawn.
+# Colour-blind-safe (Okabe-Ito), in the order candidates and parts are given colours.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#999999")
-WIDTH = 720
-LABEL_WIDTH = 150
-ROW = 34
-MARGIN = 12
+FIGURE_WIDTH_IN = 5.2
+FONT_PT = 10
+ROW_IN = 0.34
 
 Format = Callable[[float], str]
 
@@ -30,137 +36,147 @@ class IntervalBar:
     low: float
     high: float
     highlight: bool = False
+    colour: str | None = None
 
 
-def _svg(name: str, height: float, body: list[str], description: str) -> str:
-    return (f'<svg class="chart" data-chart="{escape(name)}" viewBox="0 0 {WIDTH} {height:.0f}" role="img" '
-            f'aria-label="{escape(description)}" xmlns="http://www.w3.org/2000/svg" '
-            f'preserveAspectRatio="xMinYMin meet">' + "".join(body) + "</svg>")
+def colours_for(names: Sequence[str]) -> dict[str, str]:
+    """One colour per name, in the order given: the same candidate, the same colour, in every chart."""
+    return {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(dict.fromkeys(names))}
 
 
-def _nice_max(value: float) -> float:
-    """A round axis end at or above value (1, 2, 2.5, 5 x 10^k)."""
-    if value <= 0:
-        return 1.0
-    power = 10 ** math.floor(math.log10(value))
-    for step in (1, 2, 2.5, 5, 10):
-        if step * power >= value:
-            return step * power
-    return 10 * power
+def _pyplot() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plt.rcParams.update({"svg.fonttype": "none", "font.size": FONT_PT, "axes.spines.top": False,
+                         "axes.spines.right": False, "svg.hashsalt": "fsbm"})
+    return plt
 
 
-def _x_axis(x0: float, x1: float, top: float, bottom: float, end: float, fmt: Format, ticks: int = 4) -> list[str]:
-    out = []
-    for i in range(ticks + 1):
-        value = end * i / ticks
-        x = x0 + (x1 - x0) * i / ticks
-        out.append(f'<line class="grid" x1="{x:.1f}" y1="{top:.1f}" x2="{x:.1f}" y2="{bottom:.1f}"/>'
-                   f'<text class="tick" x="{x:.1f}" y="{bottom + 14:.1f}" text-anchor="middle">{escape(fmt(value))}</text>')
-    return out
+def _axis_formatter(fmt: Format) -> Any:
+    from matplotlib.ticker import FuncFormatter
+
+    return FuncFormatter(lambda value, _: "0" if value == 0 else fmt(value))
+
+
+def _svg(figure: Any, name: str, description: str, tips: dict[str, str]) -> str:
+    """The figure as an inline <svg>: sized by its viewBox (width 100% in the page's CSS), named
+    for the tests and the page (data-chart), described for screen readers, its marks classed
+    and titled."""
+    buffer = io.StringIO()
+    figure.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None, "Creator": None})
+    _pyplot().close(figure)
+    text = buffer.getvalue()
+    text = text[text.index("<svg"):]
+    text = re.sub(r'<svg ([^>]*?)width="[^"]*" height="[^"]*"',
+                  lambda m: (f'<svg class="chart" data-chart="{escape(name)}" role="img" '
+                             f'aria-label="{escape(description)}" {m.group(1)}'), text, count=1)
+    for gid, tip in tips.items():
+        text = text.replace(f'<g id="{gid}">', f'<g id="{gid}" class="mark"><title>{escape(tip)}</title>', 1)
+    return re.sub(r"<metadata>.*?</metadata>", "", text, flags=re.S)
 
 
 def interval_bars(name: str, bars: Sequence[IntervalBar], fmt: Format, description: str) -> str:
-    """One bar per row with its interval as a whisker; the highlighted bar is drawn darker."""
-    end = _nice_max(max(max(b.high, b.value) for b in bars) if bars else 1.0)
-    x0, x1 = LABEL_WIDTH, WIDTH - MARGIN - 60
-    height = MARGIN + ROW * len(bars) + 24
-    body = _x_axis(x0, x1, MARGIN, MARGIN + ROW * len(bars), end, fmt)
-    scale = (x1 - x0) / end
+    """One bar per row with its interval as a whisker; the highlighted bar drawn solid, the
+    others lighter, each in its own colour (IntervalBar.colour)."""
+    plt = _pyplot()
+    figure, axes = plt.subplots(figsize=(FIGURE_WIDTH_IN, 0.6 + ROW_IN * max(len(bars), 1)))
+    tips = {}
     for i, bar in enumerate(bars):
-        y = MARGIN + ROW * i
-        colour = PALETTE[0] if bar.highlight else "#7fa7c9"
-        tip = f"{bar.label}: {fmt(bar.value)} (90% interval {fmt(bar.low)} to {fmt(bar.high)})"
-        body.append(
-            f'<text class="label" x="{x0 - 8}" y="{y + ROW / 2 + 4:.1f}" text-anchor="end">{escape(bar.label)}</text>'
-            f'<rect class="mark" x="{x0}" y="{y + 7:.1f}" width="{max(bar.value * scale, 1):.1f}" height="{ROW - 14}" '
-            f'fill="{colour}"><title>{escape(tip)}</title></rect>'
-            f'<line class="whisker" x1="{x0 + bar.low * scale:.1f}" y1="{y + ROW / 2:.1f}" '
-            f'x2="{x0 + bar.high * scale:.1f}" y2="{y + ROW / 2:.1f}"/>'
-            f'<line class="whisker" x1="{x0 + bar.low * scale:.1f}" y1="{y + 10:.1f}" x2="{x0 + bar.low * scale:.1f}" '
-            f'y2="{y + ROW - 10:.1f}"/><line class="whisker" x1="{x0 + bar.high * scale:.1f}" y1="{y + 10:.1f}" '
-            f'x2="{x0 + bar.high * scale:.1f}" y2="{y + ROW - 10:.1f}"/>'
-            f'<text class="value" x="{x0 + max(bar.high, bar.value) * scale + 6:.1f}" y="{y + ROW / 2 + 4:.1f}">'
-            f'{escape(fmt(bar.value))}</text>')
-    return _svg(name, height, body, description)
+        colour = bar.colour or PALETTE[0]
+        gid = f"{name}-mark-{i}"
+        patch = axes.barh(i, bar.value, height=0.6, color=colour, alpha=1.0 if bar.highlight else 0.55)[0]
+        patch.set_gid(gid)
+        axes.errorbar(bar.value, i, xerr=[[max(bar.value - bar.low, 0)], [max(bar.high - bar.value, 0)]],
+                      fmt="none", ecolor="#333333", capsize=4, linewidth=1)
+        axes.annotate(fmt(bar.value), (max(bar.high, bar.value), i), xytext=(5, 0), textcoords="offset points",
+                      va="center", fontsize=FONT_PT - 1)
+        tips[gid] = f"{bar.label}: {fmt(bar.value)} (interval {fmt(bar.low)} to {fmt(bar.high)})"
+    axes.set_yticks(range(len(bars)), [bar.label for bar in bars])
+    axes.invert_yaxis()
+    end = max((max(b.high, b.value) for b in bars), default=1.0) or 1.0
+    axes.set_xlim(0, end * 1.18)
+    axes.xaxis.set_major_formatter(_axis_formatter(fmt))
+    axes.grid(axis="x", color="#dddddd", linewidth=0.6)
+    axes.set_axisbelow(True)
+    return _svg(figure, name, description, tips)
 
 
 def stacked_bars(name: str, rows: Sequence[tuple[str, dict[str, float]]], fmt: Format, description: str) -> str:
-    """One bar per row, split into its parts (the same parts, in the same colours, on every row)."""
+    """One bar per row, split into its parts (the same parts, in the same colours, on every
+    row), with a legend of the parts."""
+    plt = _pyplot()
     parts: list[str] = []
     for _, values in rows:
         parts += [p for p in values if p not in parts]
-    end = _nice_max(max((sum(v.values()) for _, v in rows), default=1.0))
-    x0, x1 = LABEL_WIDTH, WIDTH - MARGIN - 60
-    legend_rows = math.ceil(len(parts) / 4)
-    top = MARGIN + 18 * legend_rows + 6
-    height = top + ROW * len(rows) + 24
-    body = []
-    for i, part in enumerate(parts):
-        lx, ly = MARGIN + (i % 4) * 175, MARGIN + 18 * (i // 4)
-        body.append(f'<rect x="{lx}" y="{ly}" width="12" height="12" fill="{PALETTE[i % len(PALETTE)]}"/>'
-                    f'<text class="legend" x="{lx + 17}" y="{ly + 10}">{escape(part)}</text>')
-    body += _x_axis(x0, x1, top, top + ROW * len(rows), end, fmt)
-    scale = (x1 - x0) / end
+    colours = colours_for(parts)
+    figure, axes = plt.subplots(figsize=(FIGURE_WIDTH_IN, 1.0 + ROW_IN * max(len(rows), 1) + 0.22 * len(parts)))
+    tips = {}
     for r, (label, values) in enumerate(rows):
-        y = top + ROW * r
-        body.append(f'<text class="label" x="{x0 - 8}" y="{y + ROW / 2 + 4:.1f}" text-anchor="end">{escape(label)}</text>')
-        x = float(x0)
-        for i, part in enumerate(parts):
+        left = 0.0
+        for part in parts:
             value = values.get(part, 0.0)
             if value <= 0:
                 continue
-            width = value * scale
-            body.append(f'<rect class="mark" x="{x:.1f}" y="{y + 7:.1f}" width="{max(width, 0.5):.1f}" '
-                        f'height="{ROW - 14}" fill="{PALETTE[i % len(PALETTE)]}">'
-                        f'<title>{escape(f"{label}: {part} {fmt(value)}")}</title></rect>')
-            x += width
-        body.append(f'<text class="value" x="{x + 6:.1f}" y="{y + ROW / 2 + 4:.1f}">'
-                    f'{escape(fmt(sum(values.values())))}</text>')
-    return _svg(name, height, body, description)
+            gid = f"{name}-mark-{len(tips)}"
+            axes.barh(r, value, left=left, height=0.6, color=colours[part], label=part if r == 0 else None)[0] \
+                .set_gid(gid)
+            tips[gid] = f"{label}: {part} {fmt(value)}"
+            left += value
+        axes.annotate(fmt(left), (left, r), xytext=(5, 0), textcoords="offset points", va="center",
+                      fontsize=FONT_PT - 1)
+    axes.set_yticks(range(len(rows)), [label for label, _ in rows])
+    axes.invert_yaxis()
+    end = max((sum(v.values()) for _, v in rows), default=1.0) or 1.0
+    axes.set_xlim(0, end * 1.18)
+    axes.xaxis.set_major_formatter(_axis_formatter(fmt))
+    axes.grid(axis="x", color="#dddddd", linewidth=0.6)
+    axes.set_axisbelow(True)
+    handles = [plt.Rectangle((0, 0), 1, 1, color=colours[p]) for p in parts]
+    axes.legend(handles, parts, loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=2, frameon=False,
+                fontsize=FONT_PT - 1)
+    return _svg(figure, name, description, tips)
 
 
 def log_lines(name: str, series: Sequence[tuple[str, Sequence[tuple[float, float]]]], x_fmt: Format, y_fmt: Format,
-              description: str, marker_x: float | None = None, y_from_zero: bool = True) -> str:
-    """Lines over a log2 x axis (sizes); an optional vertical marker (e.g. this machine's cache)."""
-    points = [p for _, s in series for p in s if p[0] > 0]
-    if not points:
-        return _svg(name, 40, ['<text class="label" x="10" y="24">no data</text>'], description)
-    lo_x, hi_x = math.log2(min(p[0] for p in points)), math.log2(max(p[0] for p in points))
-    hi_x = hi_x if hi_x > lo_x else lo_x + 1
-    y_end = _nice_max(max(p[1] for p in points))
-    y_start = 0.0 if y_from_zero else min(p[1] for p in points)
-    x0, x1, top, bottom = 64, WIDTH - MARGIN - 120, MARGIN, 240
-    height = bottom + 30
+              description: str, marker_x: float | None = None, y_from_zero: bool = True,
+              colours: dict[str, str] | None = None) -> str:
+    """Lines over a log2 x axis (sizes), each in its series' colour; an optional vertical
+    marker (this machine's page cache)."""
+    plt = _pyplot()
+    from matplotlib.ticker import FixedLocator
 
-    def px(x: float) -> float:
-        return x0 + (x1 - x0) * (math.log2(x) - lo_x) / (hi_x - lo_x)
-
-    def py(y: float) -> float:
-        return bottom - (bottom - top) * (y - y_start) / ((y_end - y_start) or 1.0)
-
-    body = []
-    for i in range(5):
-        y = y_start + (y_end - y_start) * i / 4
-        body.append(f'<line class="grid" x1="{x0}" y1="{py(y):.1f}" x2="{x1}" y2="{py(y):.1f}"/>'
-                    f'<text class="tick" x="{x0 - 6}" y="{py(y) + 4:.1f}" text-anchor="end">{escape(y_fmt(y))}</text>')
-    k = math.ceil(lo_x)
-    step = max(1, math.ceil((hi_x - lo_x) / 6))
-    while k <= hi_x:
-        body.append(f'<line class="grid" x1="{px(2 ** k):.1f}" y1="{top}" x2="{px(2 ** k):.1f}" y2="{bottom}"/>'
-                    f'<text class="tick" x="{px(2 ** k):.1f}" y="{bottom + 14}" text-anchor="middle">'
-                    f'{escape(x_fmt(2 ** k))}</text>')
-        k += step
-    if marker_x and 2 ** lo_x <= marker_x <= 2 ** hi_x:
-        body.append(f'<line class="marker" x1="{px(marker_x):.1f}" y1="{top}" x2="{px(marker_x):.1f}" y2="{bottom}"/>'
-                    f'<text class="tick" x="{px(marker_x) - 4:.1f}" y="{bottom - 6}" text-anchor="end">this machine</text>')
-    for i, (label, line) in enumerate(series):
-        colour = PALETTE[i % len(PALETTE)]
-        drawn = [(px(x), py(y)) for x, y in line if x > 0]
+    figure, axes = plt.subplots(figsize=(FIGURE_WIDTH_IN, 2.8))
+    colours = colours or colours_for([label for label, _ in series])
+    points = [p for _, line in series for p in line if p[0] > 0]
+    tips = {}
+    for label, line in series:
+        drawn = sorted((x, y) for x, y in line if x > 0)
         if not drawn:
             continue
-        path = " ".join(f"{'M' if j == 0 else 'L'}{x:.1f},{y:.1f}" for j, (x, y) in enumerate(drawn))
-        body.append(f'<path class="mark line" d="{path}" stroke="{colour}" fill="none">'
-                    f'<title>{escape(label)}</title></path>')
-        body += [f'<circle cx="{x:.1f}" cy="{y:.1f}" r="2.5" fill="{colour}"/>' for x, y in drawn]
-        body.append(f'<text class="legend" x="{x1 + 8}" y="{top + 16 * i + 10}" fill="{colour}">{escape(label)}</text>')
-    return _svg(name, height, body, description)
+        gid = f"{name}-mark-{len(tips)}"
+        axes.plot([x for x, _ in drawn], [y for _, y in drawn], marker="o", markersize=3, linewidth=1.6,
+                  color=colours.get(label, PALETTE[0]), label=label)[0].set_gid(gid)
+        tips[gid] = label
+    axes.set_xscale("log", base=2)
+    if points:
+        lo, hi = min(p[0] for p in points), max(p[0] for p in points)
+        exponents = range(math.ceil(math.log2(lo)), math.floor(math.log2(hi)) + 1)
+        step = max(1, math.ceil(len(exponents) / 6))
+        axes.xaxis.set_major_locator(FixedLocator([2.0 ** k for k in exponents[::step]]))
+        axes.xaxis.set_minor_locator(FixedLocator([]))
+        if marker_x and lo <= marker_x <= hi:
+            axes.axvline(marker_x, color="#555555", linestyle="--", linewidth=1)
+            axes.annotate("this machine", (marker_x, 1), xycoords=("data", "axes fraction"), xytext=(-4, -4),
+                          textcoords="offset points", ha="right", va="top", fontsize=FONT_PT - 1)
+        top = max(p[1] for p in points)
+        axes.set_ylim(0 if y_from_zero else min(p[1] for p in points), top * 1.08 if top > 0 else 1)
+    axes.xaxis.set_major_formatter(_axis_formatter(x_fmt))
+    axes.yaxis.set_major_formatter(_axis_formatter(y_fmt))
+    axes.grid(color="#dddddd", linewidth=0.6)
+    if len(series) > 1:
+        axes.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=min(len(series), 3), frameon=False,
+                    fontsize=FONT_PT - 1)
+    return _svg(figure, name, description, tips)

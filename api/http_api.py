@@ -38,7 +38,7 @@ _HTML_ERRORS: dict[int | str, dict[str, Any]] = {
     for code in (401, 404)}
 
 
-DOCS_ASSETS = "/docs-assets"  # where /docs and /redoc load their scripts and styles from
+DOCS_ASSETS = "/docs-assets"  # where /docs loads its scripts and styles from
 DETAIL_CHARS = 1000  # an error's detail is cut here: names a client sent can be megabytes
 
 
@@ -47,11 +47,12 @@ def _short(text: str) -> str:
 
 
 def serve_docs_offline(app: FastAPI) -> None:
-    """/docs (Swagger UI) and /redoc from files installed with fsbm, not from a CDN: the
-    service often runs where the Internet is not (FastAPI's self-hosting recipe; the files
-    come from the fastapi-offline package)."""
+    """/docs (Swagger UI) from files installed with fsbm, not from a CDN: the service often
+    runs where the Internet is not (FastAPI's self-hosting recipe; the files come from the
+    fastapi-offline package).  No /redoc: ReDoc fetches its logo from its CDN whatever it is
+    told."""
     import fastapi_offline
-    from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
+    from fastapi.openapi.docs import get_swagger_ui_html
     from fastapi.staticfiles import StaticFiles
 
     assets = Path(fastapi_offline.__file__).parent / "static"
@@ -63,12 +64,6 @@ def serve_docs_offline(app: FastAPI) -> None:
                                    swagger_js_url=f"{DOCS_ASSETS}/swagger-ui-bundle.js",
                                    swagger_css_url=f"{DOCS_ASSETS}/swagger-ui.css",
                                    swagger_favicon_url=f"{DOCS_ASSETS}/favicon.png")
-
-    @app.get("/redoc", include_in_schema=False)
-    async def redoc() -> HTMLResponse:
-        return get_redoc_html(openapi_url=str(app.openapi_url), title=f"{app.title} API",
-                              redoc_js_url=f"{DOCS_ASSETS}/redoc.standalone.js",
-                              redoc_favicon_url=f"{DOCS_ASSETS}/favicon.png", with_google_fonts=False)
 
 
 def create_app(store_path: Optional[Path] = None, *, api_key: Optional[str] = None,

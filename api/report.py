@@ -16,7 +16,7 @@ from html import escape
 from typing import Any, Optional
 
 from fsbm import __version__
-from fsbm.api.charts import IntervalBar, interval_bars, log_lines, stacked_bars
+from fsbm.api.charts import IntervalBar, colours_for, interval_bars, log_lines, stacked_bars
 from fsbm.api.render import format_ns, format_seconds, headline_costs
 from fsbm.api.prediction_service import PredictionService
 from fsbm.predictor.estimator import RATIO_LOG_SD_PRIOR, runtime_seconds
@@ -152,6 +152,11 @@ def _verdict(prediction: dict[str, Any], validation: Optional[dict[str, Any]]) -
     return f'<section class="verdict"><h2>Verdict</h2><p class="headline">{headline}</p><p>{trust}</p></section>'
 
 
+def _colours(prediction: dict[str, Any]) -> dict[str, str]:
+    """Each candidate's colour in every chart: by its place in the prediction."""
+    return colours_for([e["candidate"] for e in prediction["candidates"]])
+
+
 def _aging(entry: dict[str, Any]) -> str:
     state = str((entry.get("environment") or {}).get("aging_state") or "fresh")
     return "aged" if state.startswith("aged") or state.startswith("partly") else "fresh"
@@ -162,8 +167,9 @@ def _runtime_section(prediction: dict[str, Any]) -> str:
     low, high = ("low_s", "high_s") if field == "runtime_s" else ("relative_low_s", "relative_high_s")
     if field == "fs_s":
         low = high = "fs_s"
-    bars = [IntervalBar(e["candidate"], e[field], e.get(low) or e[field], e.get(high) or e[field], i == 0)
-            for i, e in enumerate(entries)]
+    colours = _colours(prediction)
+    bars = [IntervalBar(e["candidate"], e[field], e.get(low) or e[field], e.get(high) or e[field], i == 0,
+                        colours[e["candidate"]]) for i, e in enumerate(entries)]
     chart = interval_bars("runtime", bars, format_seconds, "predicted runtime per candidate with 90% intervals")
     rows = "".join(
         f"<tr><td>{escape(e['candidate'])}</td><td>{format_seconds(e.get(field))}</td>"
@@ -259,7 +265,8 @@ def _sweep_section(prediction: dict[str, Any], sweep: dict[str, list[tuple[float
         said = "The ranking changes with the page cache: " + "; ".join(
             f"from {_bytes(size)}, {escape(new)} overtakes {escape(old)}" for size, old, new in changes) + "."
     chart = log_lines("cache-sweep", list(sweep.items()), _bytes, format_seconds,
-                      "predicted runtime against page-cache size per candidate", marker_x=prediction["cache_bytes"])
+                      "predicted runtime against page-cache size per candidate", marker_x=prediction["cache_bytes"],
+                      colours=_colours(prediction))
     return (f'<section><h2>If the machine had more or less memory</h2><p>{said}</p><figure>{chart}</figure></section>')
 
 
@@ -310,8 +317,10 @@ def _observed_section(prediction: dict[str, Any], observations: list[dict[str, A
                     f"<td>{format_seconds(predicted)}</td><td>{format_seconds(measured)} ({len(o['seconds'])} runs, "
                     f"{format_seconds(min(o['seconds']))}-{format_seconds(max(o['seconds']))})</td>"
                     f"<td>{'-' if error is None else f'{100 * error:+.0f}%'}</td></tr>")
-        bars.append(IntervalBar(f"{o['candidate']} predicted", predicted, predicted, predicted))
-        bars.append(IntervalBar(f"{o['candidate']} {o['kind']}", measured, min(o["seconds"]), max(o["seconds"]), True))
+        colour = _colours(prediction)[o["candidate"]]
+        bars.append(IntervalBar(f"{o['candidate']} predicted", predicted, predicted, predicted, False, colour))
+        bars.append(IntervalBar(f"{o['candidate']} {o['kind']}", measured, min(o["seconds"]), max(o["seconds"]), True,
+                                colour))
     if not bars:
         return ""
     chart = interval_bars("observed", bars, format_seconds, "predicted against measured per candidate (whiskers: "
@@ -331,9 +340,7 @@ h1{font-size:1.6rem;margin:.5rem 0}h2{font-size:1.25rem;border-bottom:1px solid 
 margin-top:2rem}h3{font-size:1rem;margin:1rem 0 .4rem}.meta,.source,figcaption,.src{color:var(--muted);font-size:.85rem}
 .verdict{background:#eef5fb;border-left:5px solid var(--accent);padding:.6rem 1rem;margin-top:1rem}
 .verdict h2{border:0;margin-top:0}.headline{font-size:1.15rem}figure{margin:.5rem 0;overflow-x:auto}
-svg.chart{width:100%;min-width:34rem;height:auto;display:block}svg text{font-family:inherit;font-size:12px;fill:var(--ink)}
-svg .tick{fill:var(--muted);font-size:11px}svg .grid{stroke:#eceff2}svg .whisker{stroke:var(--ink);stroke-width:1.5}
-svg .marker{stroke:#D55E00;stroke-dasharray:4 3}svg .line{stroke-width:2}
+svg.chart{width:100%;max-width:34rem;height:auto;display:block}svg.chart text{font-family:inherit !important}
 table{border-collapse:collapse;width:100%;font-size:.9rem}th,td{text-align:left;padding:.3rem .5rem;
 border-bottom:1px solid var(--line);vertical-align:top}th{background:#f6f8fa}table.narrow{width:auto}
 .scroll{overflow-x:auto}.two{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,2fr);gap:1rem}.two>div{min-width:0}

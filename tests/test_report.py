@@ -6,6 +6,7 @@ reviewer to look at."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import time
 from pathlib import Path
@@ -95,6 +96,10 @@ def test_the_report_renders_every_chart_without_console_errors(report_file: Path
             assert problems == []
             # The page itself never scrolls sideways; wide charts and tables scroll in their own box.
             assert phone.evaluate("document.documentElement.scrollWidth") <= 390
+            # The charts' text, scaled to the phone, is still text a person reads (it was 9 px).
+            smallest = phone.evaluate("Math.min(...[...document.querySelectorAll('svg.chart text')]"
+                                      ".map(t => t.getBoundingClientRect().height).filter(h => h > 0))")
+            assert smallest >= 10, smallest
             assert phone.evaluate("parseFloat(getComputedStyle(document.body).fontSize)") >= 14
 
             printed, problems = _open(browser, report_file, {"width": 800, "height": 1100}, media="print")
@@ -107,8 +112,9 @@ def test_the_report_renders_every_chart_without_console_errors(report_file: Path
 
 def test_the_report_is_whole_on_its_own(report_file: Path) -> None:
     html = report_file.read_text()
-    for outside in ("<script", "src=\"http", "href=\"http", "@import", "url("):
+    for outside in ("<script", "src=\"http", "href=\"http", "@import"):
         assert outside not in html
+    assert not re.search(r"url\((?!#)", html)  # only references within the page (a chart's clip paths)
     assert json.dumps("Verdict")[1:-1] in html
 
 
@@ -130,3 +136,22 @@ def test_the_verdict_says_time_saved_never_chooses_a_reference_and_marks_mixed_s
     assert "Choose <b>e</b>" in html and "takes 33% less time</b> than x" in html  # 1 - 4/6, not "50% faster"
     assert "ram keeps nothing across a reboot" in html
     assert "x aged" in html and "e fresh" in html and "compare like with like" in html
+
+
+def test_the_charts_are_inline_svg_with_titled_marks_one_colour_per_candidate() -> None:
+    from fsbm.api.charts import IntervalBar, colours_for, interval_bars, log_lines, stacked_bars
+    from fsbm.api.render import format_seconds
+
+    colours = colours_for(["a", "b"])
+    bars = interval_bars("runtime", [IntervalBar("a", 1.0, 0.9, 1.2, True, colours["a"]),
+                                     IntervalBar("b", 2.0, 1.5, 2.5, False, colours["b"])], format_seconds, "d")
+    lines = log_lines("sweep", [("a", [(1 << 20, 1.0), (1 << 30, 0.5)]), ("b", [(1 << 20, 2.0), (1 << 30, 1.0)])],
+                      str, format_seconds, "d", colours=colours)
+    stacked = stacked_bars("split", [("a", {"read": 1.0, "write": 0.5}), ("b", {"read": 2.0})], format_seconds, "d")
+    for name, svg in (("runtime", bars), ("sweep", lines), ("split", stacked)):
+        assert svg.startswith(f'<svg class="chart" data-chart="{name}" role="img"') and "viewBox" in svg
+        assert not re.match(r"<svg[^>]* width=", svg)  # sized by the page, not in points
+        assert svg.count('class="mark"><title>') == {"runtime": 2, "sweep": 2, "split": 3}[name]
+    assert ">0<" in bars and ">0 ns<" not in bars  # the axis starts at a plain 0
+    for candidate in ("a", "b"):  # the same colour in both charts
+        assert colours[candidate].lower() in bars.lower() and colours[candidate].lower() in lines.lower()
