@@ -13,6 +13,7 @@ import math
 import platform
 import time
 from html import escape
+from collections.abc import Sequence
 from typing import Any, Optional
 
 from fsbm import __version__
@@ -103,7 +104,29 @@ def _ranked(prediction: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str,
     return entries, ranking, field
 
 
-def _verdict(prediction: dict[str, Any], validation: Optional[dict[str, Any]]) -> str:
+def _measured_runs(observations: list[dict[str, Any]]) -> dict[str, float]:
+    """Per candidate, the median of the real runs kept with the prediction (not replays)."""
+    runs = {}
+    for o in observations:
+        if o.get("compare_with") == "runtime_s" and o.get("seconds"):
+            runs[o["candidate"]] = sorted(o["seconds"])[len(o["seconds"]) // 2]
+    return runs
+
+
+def _measured_sentence(measured: dict[str, float], best: str, runner_up: Optional[str]) -> str:
+    """What the real runs say about the choice: they outrank any model where they exist."""
+    shown = ", ".join(f"{escape(name)} {format_seconds(seconds)}" for name, seconds in sorted(measured.items(),
+                                                                                            key=lambda kv: kv[1]))
+    sentence = f"Measured here (median of the real runs): {shown}."
+    if runner_up and best in measured and runner_up in measured:
+        agree = measured[best] <= measured[runner_up]
+        sentence += (f" The runs agree: {escape(best)} was faster than {escape(runner_up)}." if agree else
+                     f" <b>The runs disagree:</b> {escape(runner_up)} was faster than {escape(best)}; trust the runs.")
+    return sentence
+
+
+def _verdict(prediction: dict[str, Any], validation: Optional[dict[str, Any]],
+             observations: Sequence[dict[str, Any]] = ()) -> str:
     entries, ranking, field = _ranked(prediction)
     by_name = {e["candidate"]: e for e in entries}
     references = set(ranking.get("references") or [])
@@ -129,6 +152,9 @@ def _verdict(prediction: dict[str, Any], validation: Optional[dict[str, Any]]) -
                         f"it <b>takes {_pct(saves)} less time</b> than {runner}, the next best. The model is "
                         f"{_pct(confidence)} sure of that order ({sure}).")
     notes = []
+    measured = _measured_runs(list(observations))
+    if measured:
+        notes.append(_measured_sentence(measured, best["candidate"], runner_up["candidate"] if runner_up else None))
     if references:
         notes.append(f"{', '.join(escape(r) for r in sorted(references))} keeps nothing across a reboot: it is "
                      "shown as a yardstick, never as the choice.")
@@ -361,7 +387,7 @@ def render(data: dict[str, Any]) -> str:
         f"<header><h1>Which filesystem for {escape(str(workload))}?</h1>"
         f'<p class="meta">Prediction {prediction["id"]} of {escape(data["created"])} on {escape(names)}; '
         f"report made {made} by fsbm {__version__} on {escape(platform.node())}.</p></header>",
-        _verdict(prediction, data["validation"]),
+        _verdict(prediction, data["validation"], data["observations"]),
         _runtime_section(prediction),
         _breakdown_section(prediction),
         _profile_section(data["profile"]),

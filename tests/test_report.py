@@ -155,3 +155,20 @@ def test_the_charts_are_inline_svg_with_titled_marks_one_colour_per_candidate() 
     assert ">0<" in bars and ">0 ns<" not in bars  # the axis starts at a plain 0
     for candidate in ("a", "b"):  # the same colour in both charts
         assert colours[candidate].lower() in bars.lower() and colours[candidate].lower() in lines.lower()
+
+
+def test_real_runs_kept_with_a_prediction_enter_its_verdict() -> None:
+    from fsbm.api.report import _verdict
+    from fsbm.predictor.predict import _ranking
+
+    entries = [_candidate("x", "xfs", 3.0), _candidate("e", "ext4", 2.0)]
+    prediction = {"candidates": entries,
+                  "ranking": _ranking(entries, "runtime_s", {"x": 0.02, "e": 0.02}, 0.10)}
+    runs = [{"candidate": "e", "kind": "real run", "compare_with": "runtime_s", "seconds": [2.6, 2.5, 2.7]},
+            {"candidate": "x", "kind": "real run", "compare_with": "runtime_s", "seconds": [2.2, 2.1, 2.3]},
+            {"candidate": "x", "kind": "replay", "compare_with": "fs_s", "seconds": [0.1]}]
+    html = _verdict(prediction, None, runs)
+    assert "Measured here (median of the real runs): x 2.2 s, e 2.6 s." in html
+    assert "The runs disagree:</b> x was faster than e; trust the runs." in html
+    agreeing = _verdict(prediction, None, [{**runs[0], "seconds": [1.9]}, runs[1]])
+    assert "The runs agree: e was faster than x." in agreeing
