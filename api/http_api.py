@@ -205,7 +205,7 @@ def create_app(store_path: Optional[Path] = None, *, api_key: Optional[str] = No
         key = None
         if body.profile_id is not None:
             try:
-                profile = predictor.profile(store, body.profile_id)
+                profile = predictor.validated_profile(store, body.profile_id)
             except LookupError as exc:
                 raise HTTPException(404, str(exc)) from None
             profile_id = body.profile_id
@@ -216,12 +216,12 @@ def create_app(store_path: Optional[Path] = None, *, api_key: Optional[str] = No
                 return created(*known)
         else:
             assert body.profile is not None
-            profile = body.profile.model_dump(mode="json")
-            profile_id = store.save_document("profile", profile, name=profile.get("source") or "inline")
+            profile = body.profile
+            profile_id = store.save_document("profile", profile.model_dump_json(), name=profile.source or "inline")
         doc = predictor.predict(store, profile, body.candidates, cache_bytes=cache_bytes, start=body.start,
                                 uncalibrated=body.uncalibrated, profile_id=profile_id, measured=body.measured_s,
                                 traced_on=body.traced_on)
-        answer = predictor.save(store, doc, name=profile.get("source") or f"profile {profile_id}")
+        answer = predictor.save(store, doc, name=profile.source or f"profile {profile_id}")
         assert doc.id is not None
         if key is not None:
             answers.put(key, (doc.id, answer))

@@ -17,7 +17,7 @@ from typing import Any, Optional
 
 from fsbm.errors import UsageError
 from fsbm.predictor.cost_table import CostTable
-from fsbm.documents import Prediction
+from fsbm.documents import Prediction, Profile
 from fsbm.predictor.estimator import RuntimeEstimator
 from fsbm.predictor.predict import predict
 from fsbm.predictor.pricing import Pricer
@@ -75,6 +75,7 @@ class PredictionService:
         self.store_path = store_path
         self._pricers = LruCache(CACHED_DOCUMENTS)
         self._documents = LruCache(CACHED_DOCUMENTS)
+        self._profiles = LruCache(CACHED_DOCUMENTS)
         self._local = threading.local()
 
     def store(self) -> ResultsStore:
@@ -96,6 +97,11 @@ class PredictionService:
             raise LookupError(f"no profile {profile_id} in the store")
         return body
 
+    def validated_profile(self, store: ResultsStore, profile_id: int) -> Profile:
+        """A stored profile, validated once and kept: validating a profile's every number takes
+        longer than pricing it."""
+        return self._profiles.get(profile_id, lambda: Profile.of(self.profile(store, profile_id)))
+
     def pricer(self, store: ResultsStore, table_id: int) -> Pricer:
         def build() -> Pricer:
             body = self._document(store, table_id, "cost_table")
@@ -115,7 +121,7 @@ class PredictionService:
             found.append((known[name], self.pricer(store, known[name])))
         return found
 
-    def runtime_model(self, store: ResultsStore, profile: dict[str, Any],
+    def runtime_model(self, store: ResultsStore, profile: Profile | dict[str, Any],
                       uncalibrated: bool = False) -> tuple[Optional[int], RuntimeEstimator]:
         """The newest runtime model a validation fitted on workloads traced as `profile` was:
         by `fsbm validate` for a `fsbm trace record` recording, by `fsbm validate --plain
@@ -138,11 +144,12 @@ class PredictionService:
         body = self._document(store, kept[0][0], "tracing_calibration")
         return TracingCalibration.from_json(body) if body else None
 
-    def predict(self, store: ResultsStore, profile: dict[str, Any], names: list[str], *,
+    def predict(self, store: ResultsStore, profile: Profile | dict[str, Any], names: list[str], *,
                 cache_bytes: Optional[int] = None, start: str = "cold", uncalibrated: bool = False,
                 measured: Optional[float] = None, traced_on: Optional[str] = None,
                 profile_id: Optional[int] = None) -> Prediction:
         """The prediction (not stored: `save` does that)."""
+        profile = Profile.of(profile)
         tables = self.newest_tables(store, names)
         model_id, model = self.runtime_model(store, profile, uncalibrated)
         try:
@@ -169,11 +176,12 @@ class PredictionService:
         return json.dumps([profile_id, tables, models, question], sort_keys=True, default=str)
 
 
-def model_name(profile: dict[str, Any]) -> str:
+def model_name(profile: Profile | dict[str, Any]) -> str:
     """What the runtime model for a profile is stored as: "recorded" for a `fsbm trace
     record` recording (fitted by `fsbm validate`), "plain" for any other trace (fitted by
     `fsbm validate --plain --set dev`)."""
-    return "recorded" if profile.get("recording") else "plain"
+    recording = profile.recording if isinstance(profile, Profile) else profile.get("recording")
+    return "recorded" if recording else "plain"
 
 
 def cost_table_summaries(store: ResultsStore) -> list[dict[str, Any]]:

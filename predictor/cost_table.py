@@ -147,10 +147,15 @@ class CostTable:
         cold and direct are warm."""
         if self.memory_only and cache in ("cold", "direct"):
             cache = "warm"
-        for e in self.entries:
-            if e.bench == bench and e.order == order and e.cache == cache and e.size == size and e.gap == gap:
-                return e
-        return None
+        # Indexed on first use (a prediction looks up thousands of cases), again if the
+        # entries were replaced or grew.
+        index = self.__dict__.get("_index")
+        if index is None or index[0] is not self.entries or index[1] != len(self.entries):
+            keyed: dict[tuple, Case] = {}
+            for e in self.entries:
+                keyed.setdefault((e.bench, e.order, e.cache, e.size, e.gap), e)
+            index = self.__dict__["_index"] = (self.entries, len(self.entries), keyed)
+        return index[2].get((bench, order, cache, size, gap))
 
     def gaps(self, bench: str, cache: str) -> list[int]:
         """The gaps `bench` was measured at in forward order, smallest first."""

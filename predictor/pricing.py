@@ -136,6 +136,8 @@ class Pricer:
         # A cost table never changes, so neither does a price: the HTTP API prices the same
         # classes again and again with one Pricer per stored table.
         self._data: dict[tuple[str, str, str, int, int | None], Price] = {}
+        self._benches = frozenset(e.bench for e in table.entries)
+        self._metadata: dict[tuple[str, str], Price] = {}
 
     def _entry(self, bench: str, order: str, cache: str, size: int | None = None) -> Case:
         entry = self.table.entry(bench, order, cache, size)
@@ -146,6 +148,12 @@ class Pricer:
         return entry
 
     def metadata(self, op: str, cache: str) -> Price:
+        key = (op, cache)
+        if key not in self._metadata:
+            self._metadata[key] = self._metadata_price(op, cache)
+        return self._metadata[key]
+
+    def _metadata_price(self, op: str, cache: str) -> Price:
         bench = METADATA_BENCH[op]
         price = _measured(self._entry(bench, METADATA_ORDER, cache), f"fsbench {bench} {cache}")
         if op == "readlink":
@@ -383,7 +391,7 @@ class Pricer:
         return one_more.minus(aligned, f"{bench} {order} {cache}: {one_more.source} less {aligned.source}")
 
     def _has(self, bench: str) -> bool:
-        return any(e.bench == bench for e in self.table.entries)
+        return bench in self._benches
 
     def _copy_without_benchmark(self, cache: str, size: int) -> Price:
         """A cost table measured before fsbench had its copy benchmark: the copy priced as
