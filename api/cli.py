@@ -11,8 +11,7 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
@@ -20,13 +19,12 @@ from typing import TYPE_CHECKING, Any, Optional
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from fsbm import __version__
 from fsbm.errors import FsbmError, Interrupted, Terminated, UsageError, raise_terminated
 from fsbm.api import render
 from fsbm.microbench import scratch
-from fsbm.microbench.fsbench import FsbenchOptions, plan, run_fsbench
+from fsbm.microbench.fsbench import FsbenchOptions, plan
 from fsbm.predictor.cost_table import CostTable
 from fsbm.store import DOCUMENT_KINDS, RUN_KINDS, ResultsStore
 
@@ -247,41 +245,17 @@ def _bench_target(settings: Settings, target: Optional[Path], fs_name: Optional[
     return target, "", "unknown"
 
 
-@contextmanager
-def _progress(description: str, show: bool = True) -> Iterator[Callable[..., None]]:
-    """A progress bar; yields update(done, total[, label]) for a tool's progress callback."""
-    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), TextColumn("{task.fields[case]}"), console=console,
-                  transient=True, disable=not show) as progress:
-        task = progress.add_task(description, total=None, case="")
-
-        def update(done: int, total: int, label: str = "") -> None:
-            progress.update(task, completed=done, total=total, case=escape(label))
-
-        yield update
+def _progress(description: str, show: bool = True) -> Any:
+    """A progress bar on the command's console (render.progress_bar)."""
+    return render.progress_bar(console, description, show)
 
 
-def measure(settings: Settings, target: Path, options: FsbenchOptions, candidate: str,
-            store: ResultsStore, show: bool = True) -> tuple[dict[str, Any], CostTable]:
-    """Run fsbench with a progress bar, store the run and its cost table; returns both.  An
-    interrupted run, or one whose cases failed (a full filesystem), is kept, but not as a cost
-    table: predictions and the filesystems' reuse of stored tables would take its missing
-    cases for a complete measurement."""
-    _, estimate = plan(target, options)
-    if show:
-        console.print(f"[dim]{escape(candidate or str(target))}: {escape(estimate)}[/]")
-    with _progress(escape(candidate or str(target)), show) as on_progress:
-        doc = run_fsbench(target, options, on_progress=on_progress)
-    label = candidate or doc.get("environment", {}).get("fs_type", "unknown")
-    run_id = store.save_fsbench(doc, label=label)
-    table = CostTable.from_fsbench(doc, label, run_id)
-    probes = store.documents("probe", name=label)
-    if probes:  # what fsprobe found on this candidate goes with its costs
-        table = table.with_parameters(probes[0][2], probes[0][0])
-    if not doc.get("interrupted") and not doc.get("errors"):
-        store.save_document("cost_table", table.to_json(), name=label, run_id=run_id)
-    doc["run_id"] = run_id
-    return doc, table
+def measure(target: Path, options: FsbenchOptions, candidate: str, store: ResultsStore,
+            show: bool = True) -> tuple[dict[str, Any], CostTable]:
+    """fsbench with its estimate and a progress bar shown (pipeline.measure_costs)."""
+    from fsbm.pipeline import measure_costs
+
+    return measure_costs(target, options, candidate, store, console=console, show=show)
 
 
 def _report_outcome(doc: dict[str, Any]) -> None:
@@ -328,7 +302,7 @@ def bench(
         console.print(estimate)
         return
     with settings.store() as store:
-        doc, table = measure(settings, directory, options, candidate, store)
+        doc, table = measure(directory, options, candidate, store)
     for t in render.results_tables(doc):
         console.print(t)
     if table.fits:
@@ -585,7 +559,7 @@ def predict_command(
     source: Path = typer.Argument(..., help="A workload: a profile (JSON from `fsbm characterize --json`), a trace "
                                             "(strace log, capture) or an event table (Parquet)."),
     candidates: str = typer.Option(..., "--candidates", help="Cost tables by name, e.g. ext4,xfs,btrfs (see "
-                                                             "`fsbm store info`; `fsbm bench` makes them)."),
+                                                             "`fsbm store list tables`; `fsbm bench` makes them)."),
     cache_size: Optional[str] = typer.Option(None, "--cache-size", help="Page cache of the target machine, e.g. 8G "
                                                                         "(default: memory available here now)."),
     start: str = typer.Option("cold", "--start", help="cold (nothing cached when the workload starts) or warm."),

@@ -57,10 +57,10 @@ def stored_or_measured_cost_table(settings: Any, fs: scratch.ScratchFs, store: A
 def measure_cost_table(settings: Any, fs: scratch.ScratchFs, store: Any, seed: int | None = None) -> CostTable:
     """A quick fsbench run's cost table of the scratch filesystem, stored under its name
     (`seed`: fsbench's, for its random orders and forward streams; its default if None)."""
-    from fsbm.api.cli import measure  # one measuring path for bench, demo and validate
+    from fsbm.pipeline import measure_costs  # one measuring path for bench, demo and validate
 
-    doc, table = measure(settings, fs.mount_point, FsbenchOptions(quick=True, aging_state=fs.aging_state, seed=seed),
-                         fs.name, store)
+    doc, table = measure_costs(fs.mount_point, FsbenchOptions(quick=True, aging_state=fs.aging_state, seed=seed),
+                               fs.name, store, show=True)
     if doc.get("interrupted"):
         raise FsbmError(f"fsbench on {fs.name} was interrupted; its partial results are run {doc['run_id']}")
     if doc.get("errors"):

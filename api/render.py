@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
@@ -39,6 +41,22 @@ HEADLINE: tuple[tuple[Any, ...], ...] = (
 def headline_costs(table: CostTable) -> list[tuple[str, Case | None]]:
     """Each HEADLINE case's label and the table's measurement of it (None: not measured)."""
     return [(label, table.entry(bench, order, cache, size, *gap)) for label, bench, size, order, cache, *gap in HEADLINE]
+
+
+@contextmanager
+def progress_bar(console: Any, description: str, show: bool = True) -> Iterator[Callable[..., None]]:
+    """A progress bar on `console`; yields update(done, total[, label]) for a tool's progress callback."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), TextColumn("{task.fields[case]}"), console=console,
+                  transient=True, disable=not show) as progress:
+        task = progress.add_task(description, total=None, case="")
+
+        def update(done: int, total: int, label: str = "") -> None:
+            progress.update(task, completed=done, total=total, case=escape(label))
+
+        yield update
 
 
 def plain_cells(table: Table) -> tuple[list[str], list[list[str]]]:

@@ -147,6 +147,38 @@ def predict(profile: "Profile | dict[str, Any]", candidates: Sequence[str], *,
     return prediction
 
 
+def measure_costs(target: PathLike, options: Any, candidate: str, store: ResultsStore, *,
+                  console: Any = None, show: bool = False) -> tuple[dict[str, Any], "CostTable"]:
+    """Run fsbench on `target` (with `show`, its estimate and a progress bar on `console`),
+    store the run and its cost table under `candidate`; returns both.  An interrupted run, or
+    one whose cases failed (a full filesystem), is kept, but not as a cost table: predictions
+    and the reuse of stored tables would take its missing cases for a complete measurement."""
+    from rich.markup import escape
+
+    from fsbm.api.render import progress_bar
+    from fsbm.microbench.fsbench import plan, run_fsbench
+    from fsbm.predictor.cost_table import CostTable
+
+    target = Path(target)
+    if show:
+        from rich.console import Console
+
+        console = console or Console()
+        console.print(f"[dim]{escape(candidate or str(target))}: {escape(plan(target, options)[1])}[/]")
+    with progress_bar(console, escape(candidate or str(target)), show) as on_progress:
+        doc = run_fsbench(target, options, on_progress=on_progress)
+    label = candidate or doc.get("environment", {}).get("fs_type", "unknown")
+    run_id = store.save_fsbench(doc, label=label)
+    table = CostTable.from_fsbench(doc, label, run_id)
+    probes = store.documents("probe", name=label)
+    if probes:  # what fsprobe found on this candidate goes with its costs
+        table = table.with_parameters(probes[0][2], probes[0][0])
+    if not doc.get("interrupted") and not doc.get("errors"):
+        store.save_document("cost_table", table.to_json(), name=label, run_id=run_id)
+    doc["run_id"] = run_id
+    return doc, table
+
+
 def cost_table(name: str, *, store: Optional[ResultsStore | PathLike] = None) -> "CostTable":
     """The newest cost table of that name in the store (`fsbm bench` measures them)."""
     from fsbm.predictor.cost_table import CostTable
