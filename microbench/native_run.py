@@ -1,6 +1,8 @@
 """Running a native tool (fsbench, fsreplay): progress lines on a pipe of their own, so
 stderr stays for errors; Ctrl-C or SIGTERM passed on so the tool stops after the operation
-in flight and writes what it has, which is kept; its JSON read back with clear errors."""
+in flight and writes what it has, which is kept; its JSON read back with clear errors.  If
+fsbm itself dies, even by SIGKILL, which no handler sees, the kernel sends the tool SIGTERM:
+no tool runs on orphaned."""
 
 from __future__ import annotations
 
@@ -14,6 +16,20 @@ from pathlib import Path
 from typing import Any
 
 from fsbm.errors import FsbmError, Terminated, UsageError
+
+PR_SET_PDEATHSIG = 1  # prctl(2)
+
+
+def _dies_with(parent: int) -> Callable[[], None]:
+    """For the child between fork and exec: SIGTERM when the thread that started it ends,
+    and an exit now if `parent` has already gone (the signal would never come)."""
+    def arm() -> None:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM))
+        if os.getppid() != parent:
+            os._exit(1)
+    return arm
 
 
 def run_with_progress(command: Callable[[int], list[str]], on_line: Callable[[str], None] | None) -> tuple[int, str]:
@@ -30,7 +46,7 @@ def run_with_progress(command: Callable[[int], list[str]], on_line: Callable[[st
     reader.start()
     try:
         proc = subprocess.Popen(command(write_fd), stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                                pass_fds=(write_fd,))
+                                pass_fds=(write_fd,), preexec_fn=_dies_with(os.getpid()))
     finally:
         os.close(write_fd)
     try:

@@ -521,3 +521,56 @@ def test_a_replay_on_a_scratch_filesystem_runs_in_a_directory_of_its_own(
     made = set(tmpfs_fs.mount_point.iterdir()) - before
     assert len(made) == 1 and next(iter(made)).name.startswith("fsbm-replay-")
     assert (next(iter(made)) / "d" / "a").is_file()
+
+
+def test_paths_of_two_thousand_components_replay_in_linear_time(tmp_path: Path, fsbm_home: Path) -> None:
+    # Issue 38: making each directory resolved its whole prefix again, so an 8-line trace of
+    # 2,000-component paths took 211 s.  Step by step it is milliseconds; the time limit only
+    # stops a return to the quadratic walk from hanging the suite.
+    deep = "/" + "/".join(["d"] * 2000)
+    log = tmp_path / "deep.strace"
+    log.write_text("".join(f'100 1700000000.00000{i} stat("{deep}/f{i}", {{}}) = 0 <0.000005>\n' for i in range(8)))
+    (tmp_path / "target").mkdir()
+    try:
+        done = run_fsbm("replay", str(log), "--target", str(tmp_path / "target"), timeout=60)
+        assert done.returncode == 0, done.stderr
+        assert (tmp_path / "target" / deep.lstrip("/") / "f7").is_file()
+    finally:  # rm walks a deep tree without recursing; pytest's own cleanup would overflow Python's stack
+        subprocess.run(["rm", "-rf", str(tmp_path / "target")], check=True)
+
+
+def test_a_replay_stops_when_fsbm_is_killed(tmp_path: Path, fsbm_home: Path) -> None:
+    # Issue 38: after a SIGKILL of fsbm, which no handler sees, fsreplay ran on, orphaned.
+    # The kernel now sends it SIGTERM when fsbm dies (PR_SET_PDEATHSIG).
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    # Timed mode keeps the trace's think time: ten writes 30 s apart replay for minutes, and
+    # between two of them fsreplay writes no progress line that a dead reader would end it on.
+    log = tmp_path / "long.strace"
+    with log.open("w") as f:
+        f.write('100 1700000000.000001 openat(AT_FDCWD, "/d/a", O_RDWR) = 3 <0.000010>\n')
+        for i in range(10):
+            f.write(f'100 {1700000001 + 30 * i}.000000 pwrite64(3, "x", 4096, 0) = 4096 <0.000005>\n')
+    (tmp_path / "target").mkdir()
+    proc = subprocess.Popen([str(Path(sys.executable).parent / "fsbm"), "replay", str(log), "--target",
+                             str(tmp_path / "target"), "--mode", "timed"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def replaying() -> list[str]:
+        found = subprocess.run(["pgrep", "-f", f"fsreplay.*{tmp_path / 'target'}"], capture_output=True, text=True)
+        return found.stdout.split()
+
+    deadline = time.monotonic() + 120
+    while not replaying() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    assert replaying(), "fsreplay never started"
+    time.sleep(1)  # past the first write: the next is 30 s away
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 10
+    while replaying() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert replaying() == []

@@ -358,9 +358,19 @@ class PlanBuilder:
                 parent = posixpath.dirname(parent)
             return out
 
+        present: dict[str, bool] = {}
+
         def present_at_start(path: str) -> bool:
-            """Present unless made during the trace, or beneath something made during it."""
-            return exists.get(path, True) and all(exists.get(a, True) for a in ancestors(path))
+            """Present unless made during the trace, or beneath something made during it;
+            remembered per directory, so a path of d components costs d steps once, not d * d."""
+            chain, walk = [], path
+            while walk and walk not in present:
+                chain.append(walk)
+                walk = posixpath.dirname(walk)
+            above = present.get(walk, True)
+            for step in reversed(chain):
+                above = present[step] = above and exists.get(step, True)
+            return present.get(path, True)
 
         entries: dict[str, int] = {}
         for path in self.first_use:  # hostile ones ("..") are kept: fsreplay refuses them, and says so
@@ -413,7 +423,11 @@ def build_plan(table: pa.Table, scope: str | None = None) -> tuple[str, PlanStat
     stats.tree_bytes = sum(size for _, size in tree if size > 0)
     lines = ["fsbm-replay-plan\t1", f"actors\t{max(stats.actors, 1)}", f"handles\t{builder.handles}",
              f"maxio\t{builder.max_io}"]
-    lines += [f"D\t{_escape(p)}" if size < 0 else f"F\t{size}\t{_escape(p)}" for p, size in tree]
+    # A directory that holds another entry is made with it (fsreplay makes every missing
+    # parent): writing only the others keeps a deep tree's making linear in its depth.
+    parents = {posixpath.dirname(p) for p, _ in tree}
+    lines += [f"D\t{_escape(p)}" if size < 0 else f"F\t{size}\t{_escape(p)}" for p, size in tree
+              if size >= 0 or p not in parents]
     lines += [f"O\t{o.actor}\t{o.kind}\t{o.handle}\t{o.flags}\t0\t{o.offset}\t{o.size}\t{o.errno}\t{o.think}\t"
               f"{o.dep}\t{int(o.timed)}\t{_escape(o.path)}\t{_escape(o.path2)}" for o in builder.ops]
     return "\n".join(lines) + "\n", stats

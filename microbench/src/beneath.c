@@ -127,30 +127,44 @@ int beneath_parent(int root, const char *path, const char **base)
 
 int beneath_mkdirs(int root, const char *path, mode_t mode)
 {
-	char partial[PATH_MAX];
-	const char *base;
-	size_t len = strlen(path), i;
-	int parent, rc;
+	char copy[PATH_MAX];
+	char *name, *save = NULL;
+	int dir = root, next, saved;
 
-	if (len >= sizeof(partial)) {
+	if (strlen(path) >= sizeof(copy)) {
 		errno = ENAMETOOLONG;
 		return -1;
 	}
-	for (i = 1; i <= len; i++) {
-		if (i < len && path[i] != '/')
-			continue;
-		memcpy(partial, path, i);
-		partial[i] = '\0';
-		parent = beneath_parent(root, partial, &base);
-		if (parent < 0) {
-			if (errno == EINVAL) /* "a/./b": nothing to make for "." */
-				continue;
-			return -1;
-		}
-		rc = mkdirat(parent, base, mode);
-		close(parent);
-		if (rc != 0 && errno != EEXIST)
-			return -1;
+	if (path[0] == '/') {
+		errno = EXDEV;
+		return -1;
 	}
+	strcpy(copy, path);
+	/* One component at a time from the directory made last: each step resolves a single
+	 * name, so a path of d components costs d steps, not d * d / 2. */
+	for (name = strtok_r(copy, "/", &save); name; name = strtok_r(NULL, "/", &save)) {
+		if (strcmp(name, ".") == 0)
+			continue;
+		if (strcmp(name, "..") == 0) {
+			errno = EXDEV;
+			goto fail;
+		}
+		if (mkdirat(dir, name, mode) != 0 && errno != EEXIST)
+			goto fail;
+		next = beneath_open(dir, name, O_PATH | O_DIRECTORY | O_NOFOLLOW, 0);
+		if (next < 0)
+			goto fail;
+		if (dir != root)
+			close(dir);
+		dir = next;
+	}
+	if (dir != root)
+		close(dir);
 	return 0;
+fail:
+	saved = errno;
+	if (dir != root)
+		close(dir);
+	errno = saved;
+	return -1;
 }
