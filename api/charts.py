@@ -6,8 +6,9 @@ bars, and lines over a log-scaled x axis.  A candidate keeps one colour in every
 (`colours_for`).  Every mark is an element of class "mark" with a <title>, which browsers
 show on hover and screen readers read.
 
-The figures are drawn narrow (FIGURE_WIDTH_IN) with text at FONT_PT, so that scaled to a
-390 px phone their text stays at about 11 px instead of shrinking with a wide drawing.
+Every figure is FIGURE_WIDTH_IN wide whatever its labels (a constrained layout gives long
+labels room inside the figure rather than widening it), with text at FONT_PT: scaled to a
+390 px phone its smallest text stays at about 11 px instead of shrinking with a wide drawing.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any
 
 # Colour-blind-safe (Okabe-Ito), in the order candidates and parts are given colours.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#999999")
-FIGURE_WIDTH_IN = 5.2
+FIGURE_WIDTH_IN = 4.0
 FONT_PT = 10
 ROW_IN = 0.34
 
@@ -66,7 +67,7 @@ def _svg(figure: Any, name: str, description: str, tips: dict[str, str]) -> str:
     for the tests and the page (data-chart), described for screen readers, its marks classed
     and titled."""
     buffer = io.StringIO()
-    figure.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None, "Creator": None})
+    figure.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
     _pyplot().close(figure)
     text = buffer.getvalue()
     text = text[text.index("<svg"):]
@@ -82,7 +83,7 @@ def interval_bars(name: str, bars: Sequence[IntervalBar], fmt: Format, descripti
     """One bar per row with its interval as a whisker; the highlighted bar drawn solid, the
     others lighter, each in its own colour (IntervalBar.colour)."""
     plt = _pyplot()
-    figure, axes = plt.subplots(figsize=(FIGURE_WIDTH_IN, 0.6 + ROW_IN * max(len(bars), 1)))
+    figure, axes = plt.subplots(layout="constrained", figsize=(FIGURE_WIDTH_IN, 0.6 + ROW_IN * max(len(bars), 1)))
     tips = {}
     for i, bar in enumerate(bars):
         colour = bar.colour or PALETTE[0]
@@ -112,7 +113,7 @@ def stacked_bars(name: str, rows: Sequence[tuple[str, dict[str, float]]], fmt: F
     for _, values in rows:
         parts += [p for p in values if p not in parts]
     colours = colours_for(parts)
-    figure, axes = plt.subplots(figsize=(FIGURE_WIDTH_IN, 1.0 + ROW_IN * max(len(rows), 1) + 0.22 * len(parts)))
+    figure, axes = plt.subplots(layout="constrained", figsize=(FIGURE_WIDTH_IN, 1.0 + ROW_IN * max(len(rows), 1) + 0.22 * len(parts)))
     tips = {}
     for r, (label, values) in enumerate(rows):
         left = 0.0
@@ -148,7 +149,7 @@ def log_lines(name: str, series: Sequence[tuple[str, Sequence[tuple[float, float
     plt = _pyplot()
     from matplotlib.ticker import FixedLocator
 
-    figure, axes = plt.subplots(figsize=(FIGURE_WIDTH_IN, 2.8))
+    figure, axes = plt.subplots(layout="constrained", figsize=(FIGURE_WIDTH_IN, 2.8))
     colours = colours or colours_for([label for label, _ in series])
     points = [p for _, line in series for p in line if p[0] > 0]
     tips = {}

@@ -366,7 +366,7 @@ h1{font-size:1.6rem;margin:.5rem 0}h2{font-size:1.25rem;border-bottom:1px solid 
 margin-top:2rem}h3{font-size:1rem;margin:1rem 0 .4rem}.meta,.source,figcaption,.src{color:var(--muted);font-size:.85rem}
 .verdict{background:#eef5fb;border-left:5px solid var(--accent);padding:.6rem 1rem;margin-top:1rem}
 .verdict h2{border:0;margin-top:0}.headline{font-size:1.15rem}figure{margin:.5rem 0;overflow-x:auto}
-svg.chart{width:100%;max-width:34rem;height:auto;display:block}svg.chart text{font-family:inherit !important}
+svg.chart{width:100%;max-width:30rem;height:auto;display:block}svg.chart text{font-family:inherit !important}
 table{border-collapse:collapse;width:100%;font-size:.9rem}th,td{text-align:left;padding:.3rem .5rem;
 border-bottom:1px solid var(--line);vertical-align:top}th{background:#f6f8fa}table.narrow{width:auto}
 .scroll{overflow-x:auto}.two{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,2fr);gap:1rem}.two>div{min-width:0}

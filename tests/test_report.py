@@ -99,6 +99,7 @@ def test_the_report_renders_every_chart_without_console_errors(report_file: Path
             # The charts' text, scaled to the phone, is still text a person reads (it was 9 px).
             smallest = phone.evaluate("Math.min(...[...document.querySelectorAll('svg.chart text')]"
                                       ".map(t => t.getBoundingClientRect().height).filter(h => h > 0))")
+            print(f"smallest chart text at 390 px: {smallest:.1f} px")
             assert smallest >= 10, smallest
             assert phone.evaluate("parseFloat(getComputedStyle(document.body).fontSize)") >= 14
 
