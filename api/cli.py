@@ -80,11 +80,17 @@ def _root(
 STDOUT = Path("-")
 
 
+def _results_on_stdout() -> None:
+    """The results are the command's standard output, so everything else it prints goes to
+    standard error."""
+    console.file = sys.stderr
+
+
 def _json_to_stdout(value: Optional[Path]) -> Optional[Path]:
     """`--json -`: the JSON is the command's standard output (as fio's --output-format=json
-    makes it), so everything else it prints goes to standard error."""
+    makes it)."""
     if value == STDOUT:
-        console.file = sys.stderr
+        _results_on_stdout()
     return value
 
 
@@ -98,11 +104,10 @@ OUTPUT_FORMATS = ("table", "json", "csv")
 
 
 def _output_to_stdout(value: str) -> str:
-    """--output-format json or csv: the results are the command's standard output, so
-    everything else it prints goes to standard error."""
+    """--output-format json or csv: the results are the command's standard output."""
     _one_of("--output-format", value, OUTPUT_FORMATS)
     if value != "table":
-        console.file = sys.stderr
+        _results_on_stdout()
     return value
 
 
@@ -485,7 +490,7 @@ def characterize_command(
 ) -> None:
     """The workload profile of a trace: Tang's table, sequentiality, runs, sizes, reuse curve."""
     from fsbm.characterizer.characterize import characterize_files
-    from fsbm.pipeline import events_table
+    from fsbm.pipeline import absolute_scope, events_table
 
     _refuse_overwrite(json_out, force)
     _refuse_overwrite(fio_out, force)
@@ -505,7 +510,7 @@ def characterize_command(
             from fsbm.characterizer.scale import dask_client
 
             client = stack.enter_context(dask_client(workers, scheduler))
-        profile = characterize_files(tables, every=every, client=client, scope=_absolute_scope(scope))
+        profile = characterize_files(tables, every=every, client=client, scope=absolute_scope(scope))
         profile.body["source"] = ", ".join(str(s) for s in sources)
     with _settings(ctx).store() as store:
         profile_id = store.save_document("profile", profile.to_json(), name=profile.body["source"])
@@ -530,13 +535,6 @@ def characterize_command(
             raise UsageError(str(exc)) from None
         console.print(f"synthetic workload of {n:,} calls written to {escape(str(synthetic_out))} "
                       f"(run it: fsbm replay {escape(str(synthetic_out))} --target DIR)")
-
-
-def _absolute_scope(scope: Optional[str]) -> Optional[str]:
-    """--scope as an absolute path (trace paths are absolute); "/" for everything."""
-    if scope is None:
-        return None
-    return os.path.abspath(scope)
 
 
 def _profile_of(source: Path, keep_going: bool, scope: Optional[str]) -> dict[str, Any]:
@@ -1077,7 +1075,8 @@ def store_list(ctx: typer.Context,
 
 @store_app.command("export")
 def store_export(ctx: typer.Context, document_id: int = typer.Argument(..., help="The document's id (store list)."),
-                 output: Path = typer.Option(..., "-o", "--output", help="The file to write, or - for stdout."),
+                 output: Path = typer.Option(..., "-o", "--output", callback=_json_to_stdout,
+                                             help="The file to write, or - for stdout."),
                  force: bool = typer.Option(False, "--force", help="Replace an existing file.")) -> None:
     """Write one stored document (a cost table, a profile, ...) to a file another store can import."""
     _refuse_overwrite(output, force)
@@ -1085,8 +1084,6 @@ def store_export(ctx: typer.Context, document_id: int = typer.Argument(..., help
         doc = store.export_document(document_id)
     if doc is None:
         raise UsageError(f"no stored document {document_id} (`fsbm store list tables` lists cost tables)")
-    if output == STDOUT:
-        console.file = sys.stderr
     _write_json(output, doc)
     console.print(f"{doc['kind']} {document_id} written to {escape(str(output))}")
 
@@ -1113,7 +1110,7 @@ def compare(ctx: typer.Context,
             force: bool = typer.Option(False, "--force", help="Allow --json to replace an existing file."),
             output_format: str = output_format_option()) -> None:
     """Two cost tables, or two workload profiles, side by side (like darshan-diff)."""
-    from fsbm.api.compare import compare_tables, geometric_mean_ratio, resolve
+    from fsbm.api.compare import compare_profiles, compare_tables, geometric_mean_ratio, resolve
 
     _refuse_overwrite(json_out, force)
     with _settings(ctx).store() as store:
@@ -1128,11 +1125,10 @@ def compare(ctx: typer.Context,
                                   "b_over_a_geometric_mean": overall,
                                   "cases": [dict(dataclasses.asdict(r), b_over_a=r.ratio) for r in rows]}
     else:
-        shown = render.profile_comparison(left.body, right.body, left.label, right.label)
-        rows_a, rows_b = dict(render.profile_rows(left.body)), dict(render.profile_rows(right.body))
+        statistics = compare_profiles(left.body, right.body)
+        shown = render.profile_comparison(statistics, left.body, right.body, left.label, right.label)
         result = {"kind": "profile_comparison", "a": left.label, "b": right.label,
-                  "statistics": [{"statistic": k, "a": rows_a.get(k), "b": rows_b.get(k)}
-                                 for k in [*rows_a, *(k for k in rows_b if k not in rows_a)]]}
+                  "statistics": [dataclasses.asdict(s) for s in statistics]}
     _show(shown, result, output_format)
     if json_out is not None:
         _write_json(json_out, result)

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from fsbm.api.render import profile_rows
 from fsbm.errors import UsageError
 from fsbm.predictor.cost_table import CostTable
-from fsbm.predictor.park_lipton import order_label
 from fsbm.store import EXPORT_FORMAT, ResultsStore
 
 COMPARABLE = ("cost_table", "profile")
@@ -80,13 +80,27 @@ def resolve(store: ResultsStore, given: str) -> Side:
     raise UsageError(f"{given} is not a file, a stored document's id, or the name of a stored cost table or profile")
 
 
+@dataclass(frozen=True)
+class StatisticComparison:
+    """One statistic of the profiles' summary (render.profile_rows) in each profile; None where
+    a profile has no such row."""
+
+    statistic: str
+    a: str | None
+    b: str | None
+
+
+def compare_profiles(a: dict[str, Any], b: dict[str, Any]) -> list[StatisticComparison]:
+    """Every summary statistic of either profile, in A's order then B's own."""
+    rows_a, rows_b = dict(profile_rows(a)), dict(profile_rows(b))
+    return [StatisticComparison(k, rows_a.get(k), rows_b.get(k))
+            for k in [*rows_a, *(k for k in rows_b if k not in rows_a)]]
+
+
 def compare_tables(a: CostTable, b: CostTable) -> list[CaseComparison]:
     """Every case of either table, in A's order then B's own, with each side's mean latency."""
-    def key(case: Any) -> tuple:
-        return case.bench, case.op, case.size, order_label(case.as_result()), case.cache
-
-    a_cases = {key(c): c for c in a.entries}
-    b_cases = {key(c): c for c in b.entries}
+    a_cases = {c.key: c for c in a.entries}
+    b_cases = {c.key: c for c in b.entries}
     rows = []
     for k in [*a_cases, *(k for k in b_cases if k not in a_cases)]:
         found_a, found_b = a_cases.get(k), b_cases.get(k)

@@ -217,18 +217,15 @@ def profile_table(body: dict[str, Any]) -> Table:
     return table
 
 
-def profile_comparison(a: dict[str, Any], b: dict[str, Any], a_label: str, b_label: str) -> Table:
-    """Two profiles' statistics side by side; the rows where they differ are marked."""
+def profile_comparison(rows: list[Any], a: dict[str, Any], b: dict[str, Any], a_label: str, b_label: str) -> Table:
+    """Two profiles' statistics side by side (compare.compare_profiles); the rows where they
+    differ are marked."""
     table = Table(title="two workload profiles")
     table.add_column("statistic")
     table.add_column(escape(f"A: {a_label}\n{_profile_title(a)}"), justify="right")
     table.add_column(escape(f"B: {b_label}\n{_profile_title(b)}"), justify="right")
-    b_rows = dict(profile_rows(b))
-    a_rows = profile_rows(a)
-    for statistic, value in [*a_rows, *((s, None) for s in b_rows if s not in dict(a_rows))]:
-        other = b_rows.get(statistic)
-        style = "" if value == other else "bold"
-        table.add_row(statistic, value or "-", other or "-", style=style)
+    for row in rows:
+        table.add_row(row.statistic, row.a or "-", row.b or "-", style="" if row.a == row.b else "bold")
     return table
 
 

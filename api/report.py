@@ -104,13 +104,15 @@ def _ranked(prediction: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str,
     return entries, ranking, field
 
 
+def _median_run(seconds: Sequence[float]) -> float:
+    """The middle of an observation's measured runs (the upper middle of an even number)."""
+    return sorted(seconds)[len(seconds) // 2]
+
+
 def _measured_runs(observations: list[dict[str, Any]]) -> dict[str, float]:
     """Per candidate, the median of the real runs kept with the prediction (not replays)."""
-    runs = {}
-    for o in observations:
-        if o.get("compare_with") == "runtime_s" and o.get("seconds"):
-            runs[o["candidate"]] = sorted(o["seconds"])[len(o["seconds"]) // 2]
-    return runs
+    return {o["candidate"]: _median_run(o["seconds"]) for o in observations
+            if o.get("compare_with") == "runtime_s" and o.get("seconds")}
 
 
 def _measured_sentence(measured: dict[str, float], best: str, runner_up: Optional[str]) -> str:
@@ -330,20 +332,21 @@ def _observed_section(prediction: dict[str, Any], observations: list[dict[str, A
     if not observations:
         return ""
     by_name = {e["candidate"]: e for e in prediction["candidates"]}
+    colours = _colours(prediction)
     rows, bars = [], []
     for o in observations:
         entry = by_name.get(o["candidate"])
         if entry is None or not o["seconds"]:
             continue
         predicted = entry[o["compare_with"]]
-        measured = sorted(o["seconds"])[len(o["seconds"]) // 2]
+        measured = _median_run(o["seconds"])
         error = predicted / measured - 1 if measured else None
         what = "filesystem time vs replay" if o["compare_with"] == "fs_s" else "runtime vs real run"
         rows.append(f"<tr><td>{escape(o['candidate'])}</td><td>{escape(o['kind'])}</td><td>{what}</td>"
                     f"<td>{format_seconds(predicted)}</td><td>{format_seconds(measured)} ({len(o['seconds'])} runs, "
                     f"{format_seconds(min(o['seconds']))}-{format_seconds(max(o['seconds']))})</td>"
                     f"<td>{'-' if error is None else f'{100 * error:+.0f}%'}</td></tr>")
-        colour = _colours(prediction)[o["candidate"]]
+        colour = colours[o["candidate"]]
         bars.append(IntervalBar(f"{o['candidate']} predicted", predicted, predicted, predicted, False, colour))
         bars.append(IntervalBar(f"{o['candidate']} {o['kind']}", measured, min(o["seconds"]), max(o["seconds"]), True,
                                 colour))

@@ -37,6 +37,19 @@ if TYPE_CHECKING:
 PathLike = Union[str, os.PathLike]
 
 
+def absolute_scope(scope: Optional[str]) -> Optional[str]:
+    """A scope as an absolute path (trace paths are absolute); "/" for everything."""
+    return os.path.abspath(scope) if scope is not None else None
+
+
+def _open(store: Optional[ResultsStore | PathLike], stack: ExitStack) -> ResultsStore:
+    """The store given, or one opened from a path (the default store's without one) for as
+    long as `stack` lasts."""
+    if isinstance(store, ResultsStore):
+        return store
+    return stack.enter_context(ResultsStore(Path(store) if store is not None else None))
+
+
 def _capture(capture: Optional["CaptureOptions"]) -> "CaptureOptions":
     from fsbm.traces.nfs import CaptureOptions
 
@@ -85,7 +98,7 @@ def characterize(source: PathLike | "pd.DataFrame", *, scope: Optional[str] = No
         from fsbm.traces.schema import EVENT_SCHEMA
 
         table = pa.Table.from_pandas(source, schema=EVENT_SCHEMA, preserve_index=False)
-        return characterize_table(table, scope=os.path.abspath(scope) if scope is not None else None)
+        return characterize_table(table, scope=absolute_scope(scope))
     path = Path(source)
     if not path.exists():
         raise UsageError(f"{path} does not exist")
@@ -95,7 +108,7 @@ def characterize(source: PathLike | "pd.DataFrame", *, scope: Optional[str] = No
         return Profile.load(path)
     with ExitStack() as stack:
         profile = characterize_files([events_table(path, stack, keep_going=keep_going, capture=capture)],
-                                     scope=os.path.abspath(scope) if scope is not None else None)
+                                     scope=absolute_scope(scope))
     profile.body["source"] = str(path)
     return profile
 
@@ -135,8 +148,7 @@ def predict(profile: "Profile | dict[str, Any]", candidates: Sequence[str], *,
         raise UsageError("a measured runtime needs the candidate it was measured on (traced_on)")
     body = profile if isinstance(profile, dict) else profile.to_json()
     with ExitStack() as stack:
-        if not isinstance(store, ResultsStore):
-            store = stack.enter_context(ResultsStore(Path(store) if store is not None else None))
+        store = _open(store, stack)
         predictor = PredictionService(store.path)
         profile_id = store.save_document("profile", body, name=name or body.get("source")) if keep else None
         prediction = predictor.predict(store, body, list(candidates), cache_bytes=cache_bytes, start=start,
@@ -180,15 +192,11 @@ def measure_costs(target: PathLike, options: Any, candidate: str, store: Results
 
 
 def cost_table(name: str, *, store: Optional[ResultsStore | PathLike] = None) -> "CostTable":
-    """The newest cost table of that name in the store (`fsbm bench` measures them)."""
-    from fsbm.predictor.cost_table import CostTable
+    """The newest cost table of that name in the store (`fsbm bench` measures them), found as
+    a prediction finds it."""
+    from fsbm.api.prediction_service import PredictionService
 
     with ExitStack() as stack:
-        if not isinstance(store, ResultsStore):
-            store = stack.enter_context(ResultsStore(Path(store) if store is not None else None))
-        found = store.documents("cost_table", name=name)
-        if not found:
-            names = sorted({n for _, n, _ in store.document_names("cost_table") if n})
-            raise UsageError(f"the store has no cost table for '{name}' (it has: {', '.join(names) or 'none'})")
-        document_id, _, body = found[0]
-        return CostTable.from_json(body, f"cost table {document_id}")
+        store = _open(store, stack)
+        [(_, pricer)] = PredictionService(store.path).newest_tables(store, [name])
+        return pricer.table

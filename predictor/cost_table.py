@@ -91,6 +91,12 @@ class Case(_Part):
         """The case as fsbench wrote it (what park_lipton fits)."""
         return self.model_dump(exclude_none=True)
 
+    @property
+    def key(self) -> tuple[str, str, int | None, str, str]:
+        """What makes two measurements the same case: benchmark, operation, size, order (with
+        a forward stream's gap) and cache."""
+        return self.bench, self.op, self.size, order_label(self.as_result()), self.cache
+
 
 @dataclass
 class CostTable:
@@ -225,7 +231,7 @@ class CostTable:
         cases: dict[tuple, list[Case]] = {}
         for table in tables:
             for e in table.entries:
-                cases.setdefault((e.bench, e.op, e.size, order_label(e.as_result()), e.cache), []).append(e)
+                cases.setdefault(e.key, []).append(e)
         entries = []
         for found in cases.values():
             chosen = sorted(found, key=lambda e: e.latency_ns.mean)[(len(found) - 1) // 2]

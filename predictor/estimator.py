@@ -110,12 +110,14 @@ def _ratio_spread(log_errors: np.ndarray, groups: np.ndarray) -> dict[str, float
     of every pair of rows of one group (one program on two candidates): the root mean square
     of their differences (the ratio is right on average when the errors are).  None without
     a pair."""
-    diffs = [a - b for g in set(groups) for i, a in enumerate(log_errors[groups == g])
-             for b in log_errors[groups == g][i + 1:]]
+    diffs, programs = [], 0
+    for g in set(groups):
+        mine = log_errors[groups == g]
+        diffs += [a - b for i, a in enumerate(mine) for b in mine[i + 1:]]
+        programs += len(mine) > 1
     if not diffs:
         return None
-    return {"log_sd": float(np.sqrt(np.mean(np.square(diffs)))), "pairs": len(diffs),
-            "programs": int(sum(1 for g in set(groups) if (groups == g).sum() > 1))}
+    return {"log_sd": float(np.sqrt(np.mean(np.square(diffs)))), "pairs": len(diffs), "programs": programs}
 
 
 def _column(X: pd.DataFrame, name: str, default: Any = np.nan) -> pd.Series:

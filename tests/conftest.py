@@ -166,3 +166,12 @@ def chromium_path() -> str:
     if not found:
         pytest.fail("chromium is missing: `make deps` installs Debian's package")
     return found
+
+
+def three_call_log(path: Path, name: str = "a", size: int = 3) -> Path:
+    """A strace log at `path` of an open, a read of `size` bytes and a close of /w/NAME: a
+    profile of three events."""
+    path.write_text(f'100 1700000000.000001 openat(AT_FDCWD, "/w/{name}", O_RDONLY) = 3</w/{name}>\n'
+                    f'100 1700000000.000010 read(3</w/{name}>, "abc", {size}) = {size}\n'
+                    f'100 1700000000.000020 close(3</w/{name}>) = 0\n')
+    return path

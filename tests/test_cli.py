@@ -11,7 +11,7 @@ from pathlib import Path
 
 from fsbm.microbench.scratch import ScratchFs
 from fsbm.store import SCHEMA_VERSION, ResultsStore
-from tests.conftest import require_root, run_fsbm
+from tests.conftest import require_root, run_fsbm, three_call_log
 
 
 def test_a_missing_target_is_one_line_and_exit_2(fsbm_home: Path) -> None:
@@ -141,19 +141,10 @@ def test_commands_that_compute_nothing_load_no_numeric_library(fsbm_home: Path) 
         assert done.stdout.strip().splitlines()[-1] == "[]", (args, done.stdout[-500:], done.stderr[-500:])
 
 
-def _three_call_log(directory: Path) -> Path:
-    """A strace log of an open, a read and a close: a profile of three events."""
-    log = directory / "job.strace"
-    log.write_text('100 1700000000.000001 openat(AT_FDCWD, "/w/a", O_RDONLY) = 3</w/a>\n'
-                   '100 1700000000.000010 read(3</w/a>, "abc", 3) = 3\n'
-                   '100 1700000000.000020 close(3</w/a>) = 0\n')
-    return log
-
-
 def test_json_dash_is_the_only_thing_on_stdout(fsbm_home: Path, tmp_path: Path) -> None:
     # Issue 36: `--json -` created a file named "-"; like fio's --output-format=json, the
     # JSON is now the whole of standard output, and the table goes to standard error.
-    log = _three_call_log(tmp_path)
+    log = three_call_log(tmp_path / "job.strace")
     done = run_fsbm("characterize", str(log), "--json", "-")
     assert done.returncode == 0, done.stderr
     profile = json.loads(done.stdout)
@@ -172,7 +163,7 @@ def test_output_format_puts_json_or_csv_alone_on_stdout(fsbm_home: Path, tmp_pat
     import csv
     import io
 
-    log = _three_call_log(tmp_path)
+    log = three_call_log(tmp_path / "job.strace")
     as_csv = run_fsbm("characterize", str(log), "--output-format", "csv")
     assert as_csv.returncode == 0, as_csv.stderr
     rows = list(csv.reader(io.StringIO(as_csv.stdout)))

@@ -7,11 +7,7 @@ import socket
 from pathlib import Path
 
 from fsbm.microbench.scratch import ScratchFs
-from tests.conftest import run_fsbm
-
-LOG = ('100 1700000000.000001 openat(AT_FDCWD, "/w/{name}", O_RDONLY) = 3</w/{name}>\n'
-       '100 1700000000.000010 read(3</w/{name}>, "abc", {size}) = {size}\n'
-       '100 1700000000.000020 close(3</w/{name}>) = 0\n')
+from tests.conftest import run_fsbm, three_call_log
 
 
 def _bench(fs: ScratchFs) -> None:
@@ -57,8 +53,7 @@ def test_a_cost_table_exported_here_is_imported_elsewhere_and_compared(
 def test_two_profiles_side_by_side(fsbm_home: Path, tmp_path: Path) -> None:
     sides = []
     for name, size in (("a", 3), ("b", 300)):
-        log = tmp_path / f"{name}.strace"
-        log.write_text(LOG.format(name=name, size=size))
+        log = three_call_log(tmp_path / f"{name}.strace", name, size)
         out = tmp_path / f"{name}.profile.json"
         assert run_fsbm("characterize", str(log), "--json", str(out)).returncode == 0
         sides.append(str(out))
@@ -80,8 +75,7 @@ def test_bad_kinds_and_bad_imports_are_clear_errors(fsbm_home: Path, tmp_path: P
         broken.write_text(text)
         done = run_fsbm("store", "import", str(broken))
         assert done.returncode == 2 and expected in done.stderr and "Traceback" not in done.stderr, done.stderr
-    log = tmp_path / "a.strace"
-    log.write_text(LOG.format(name="a", size=3))
+    log = three_call_log(tmp_path / "a.strace")
     profile = tmp_path / "a.profile.json"
     run_fsbm("characterize", str(log), "--json", str(profile))
     missing = run_fsbm("compare", str(profile), "no-such-thing")

@@ -292,9 +292,9 @@ class NfsReader(RpcTraceReader):
             reason = text.removeprefix("tshark: ") or f"tshark exited {returncode}"
             # tshark echoes a filter it cannot read; ours is fixed, so the fault is in what was given.
             if self.capture.display_filter and self.capture.display_filter in text:
-                said = next(line for line in stderr.splitlines() if line.startswith("tshark: "))
-                raise UsageError(f"--filter {self.capture.display_filter!r} is not a tshark display filter: "
-                                 f"{said.removeprefix('tshark: ')}")
+                said = next((line.removeprefix("tshark: ") for line in stderr.splitlines()
+                             if line.startswith("tshark: ")), reason)
+                raise UsageError(f"--filter {self.capture.display_filter!r} is not a tshark display filter: {said}")
             raise TraceParseError(self.path, None, f"not a readable capture: {reason}", unit="packet")
 
 

@@ -45,6 +45,7 @@ struct parser {
 	struct stats st;
 	long seq;
 	const char *pseudo[MAX_PSEUDO]; /* prefixes of files that are not filesystem work */
+	size_t pseudo_len[MAX_PSEUDO];
 	int npseudo;
 };
 
@@ -202,7 +203,7 @@ static int waits_on_a_pipe(struct parser *ps, long pid, const struct call *c)
 static int is_pseudo(const struct parser *ps, const char *file)
 {
 	for (int i = 0; i < ps->npseudo; i++)
-		if (strncmp(file, ps->pseudo[i], strlen(ps->pseudo[i])) == 0)
+		if (strncmp(file, ps->pseudo[i], ps->pseudo_len[i]) == 0)
 			return 1;
 	return 0;
 }
@@ -521,9 +522,10 @@ int main(int argc, char **argv)
 			ps.name = argv[++i];
 		else if (strcmp(argv[i], "--stats") == 0 && i + 1 < argc)
 			stats_path = argv[++i];
-		else if (strcmp(argv[i], "--pseudo") == 0 && i + 1 < argc && ps.npseudo < MAX_PSEUDO)
-			ps.pseudo[ps.npseudo++] = argv[++i];
-		else if (strcmp(argv[i], "--pseudo") == 0)
+		else if (strcmp(argv[i], "--pseudo") == 0 && i + 1 < argc && ps.npseudo < MAX_PSEUDO) {
+			ps.pseudo[ps.npseudo] = argv[++i];
+			ps.pseudo_len[ps.npseudo++] = strlen(argv[i]);
+		} else if (strcmp(argv[i], "--pseudo") == 0)
 			usage();
 		else if (argv[i][0] == '-' && argv[i][1] && !input)
 			usage();
