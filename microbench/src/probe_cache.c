@@ -28,6 +28,11 @@
 #include "util.h"
 
 enum { CHUNK = 64 << 10, WARM_SAMPLES = 64, CONFIRM = 8, VERIFY = 64 };
+/* Each method errs one way only: a chunk the kernel says it fetched was not cached, so a
+ * pass can find too little cache (another charge to the cgroup, or reclaim running below the
+ * limit for a moment), never too much.  Shenoy's pass is run SHENOY_PASSES times and the
+ * largest kept; Tang's search believes a "does not fit" only when a second test agrees. */
+enum { SHENOY_PASSES = 3 };
 /* Below a true boundary at least 9 chunks in 10 miss. */
 enum { SLOW_SHARE_NUM = 9, SLOW_SHARE_DEN = 10 };
 
@@ -187,6 +192,11 @@ static int tang_binary_search(int fd, char *buf, uint64_t chunks, uint64_t thres
 		if (fits(fd, buf, mid, threshold, &r, &answer) != 0)
 			return -1;
 		(*tests)++;
+		if (!answer) {
+			if (fits(fd, buf, mid, threshold, &r, &answer) != 0)
+				return -1;
+			(*tests)++;
+		}
 		if (answer)
 			lo = mid;
 		else
@@ -233,7 +243,13 @@ int probe_cache_size(const struct probe_ctx *c, struct json *j)
 		return fail_errno("open", name);
 	buf = xaligned(4096, CHUNK);
 	uint64_t shenoy_start = now_ns();
-	int rc = shenoy_backward(fd, buf, chunks, &warm_ns, &threshold, &shenoy);
+	int64_t passes[SHENOY_PASSES];
+	int rc = 0;
+	for (int p = 0; p < SHENOY_PASSES && rc == 0; p++) {
+		rc = shenoy_backward(fd, buf, chunks, &warm_ns, &threshold, &passes[p]);
+		if (passes[p] > shenoy)
+			shenoy = passes[p];
+	}
 	double shenoy_s = (double)(now_ns() - shenoy_start) / 1e9;
 	/* Tang's search to within 1/50 of the file (1/20 with --quick). */
 	if (rc == 0)
@@ -244,6 +260,11 @@ int probe_cache_size(const struct probe_ctx *c, struct json *j)
 	if (rc != 0)
 		return fail_errno("read", name);
 	json_size_or_null(j, "page_cache_bytes", shenoy);
+	json_key(j, "page_cache_passes_bytes");
+	json_begin_array(j);
+	for (int p = 0; p < SHENOY_PASSES; p++)
+		json_i64(j, passes[p]);
+	json_end_array(j);
 	json_size_or_null(j, "binary_search_bytes", tang);
 	json_size_or_null(j, "cgroup_limit_bytes", bounded ? (int64_t)limit : -1);
 	json_kv_u64(j, "memory_bytes", memory);
@@ -253,9 +274,10 @@ int probe_cache_size(const struct probe_ctx *c, struct json *j)
 	json_kv_double(j, "shenoy_seconds", shenoy_s);
 	json_kv_i64(j, "binary_search_tests", tests);
 	json_kv_string(j, "method", "Shenoy 2.4: read a file larger than the cache forward, then backward without "
-				    "readahead; the cache is what lies above the first of 8 slow chunks in a row. "
-				    "binary_search: Tang, the largest prefix that a random-order re-read finds cached "
-				    "(misses counted by /proc/self/io read_bytes where it exists, else timed)");
+				    "readahead; the cache is what lies above the first of 8 slow chunks in a row, "
+				    "the largest of 3 passes. binary_search: Tang, the largest prefix that a random-order re-read finds cached "
+				    "(misses counted by /proc/self/io read_bytes where it exists, else timed; a size that "
+				    "misses is tested twice)");
 	json_kv_double(j, "seconds", (double)(now_ns() - start) / 1e9);
 	return 0;
 }
