@@ -252,6 +252,9 @@ def programs(scale: float = 1.0, split: Split | None = None) -> list[Program]:
                 ["sh", "-c", "cd tree && git status --porcelain && git diff --stat HEAD"], ()),
         Program("sort", "sort a large text file, temporary files beside it (sort -T .)", _text_file,
                 ["sort", "-T", ".", "-S", "16M", "-o", "sorted.txt", "lines.txt"], ("sorted.txt", "sort*")),
+        Program("parallel-gzip", "compress a tree's Python files two gzip processes at a time (xargs -P 2)",
+                _unpack_tree, ["sh", "-c", "find tree -name '*.py' -print0 | xargs -0 -P 2 -n 40 gzip -kf"],
+                ("tree/**/*.py.gz",)),
         # The test set: held out (module docstring).
         Program("rsync", "mirror a source tree (rsync -a)", _unpack_tree, ["rsync", "-a", "tree/", "mirror/"],
                 ("mirror",), split="test"),
