@@ -299,11 +299,12 @@ class CandidatePrediction(_Closed):
     runtime_s: float = Field(description="Predicted runtime: outside_s + fs_s.")
     low_s: float = Field(description="Low end of the 90% interval.")
     high_s: float = Field(description="High end of the 90% interval.")
-    fs_s: float = Field(description="Time inside the filesystem, calibrated.")
+    fs_s: float = Field(description="The filesystem's part of the runtime, calibrated: count x cost over the "
+                                    "processes working at once (concurrency).")
     fs_modelled_s: float = Field(description="Time inside the filesystem, count x cost before calibration.")
     fs_factor: FsFactor
     outside_s: float = Field(description="Time outside the filesystem (CPU time and calls elsewhere).")
-    breakdown_s: dict[str, float] = Field(description="Filesystem time per operation, calibrated.")
+    breakdown_s: dict[str, float] = Field(description="fs_s per operation.")
     lines: list[PriceLine]
     relative_s: Optional[float] = None
     relative_low_s: Optional[float] = None
@@ -364,6 +365,11 @@ class Prediction(_Closed):
                                                               "recording's CPU time, a plain trace's span less what "
                                                               "tracing added, or nothing (then only the filesystem's "
                                                               "time is predicted).")
+    concurrency: float = Field(1.0, ge=1.0, description="The workload's processes working at once, on average, as "
+                                                       "its trace tells (1: one at a time, or not known). Each "
+                                                       "candidate's fs_s and breakdown_s are its calls' summed cost "
+                                                       "(fs_modelled_s, lines) over this: calls of one process overlap "
+                                                       "another's work.")
     traced_on: Optional[str] = None
     absolute: bool
     candidates: list[CandidatePrediction]

@@ -24,8 +24,8 @@ from fsbm.documents import Profile
 from fsbm.predictor.cost_table import CostTable
 from fsbm.predictor.estimator import RuntimeEstimator, predict_left_out
 from fsbm.predictor.model import GROUPS, price_workload
-from fsbm.predictor.outside import calls_cpu_seconds, cpu_scales, outside_features, outside_seconds
-from fsbm.predictor.predict import calibration_key, relative_rows
+from fsbm.predictor.outside import Outside, calls_cpu_seconds, cpu_scales, outside_features, outside_seconds
+from fsbm.predictor.predict import concurrency, feature_row, relative_rows
 from fsbm.predictor.pricing import Pricer
 from fsbm.traces.outside_files import bounded_wait_ns
 from fsbm.traces.record import (CALLS_CPU_BRACKETED, CALLS_CPU_FIELDS, CALLS_CPU_NAMES, CALLS_CPU_SYNCS_SKIPPED,
@@ -162,6 +162,7 @@ def features(doc: dict[str, Any], cache_bytes: int, cpu: str = CPU_BEFORE) -> pd
         profile = Profile.of(profile)
         outside = _outside(profile, traced, cache_bytes, cpu)
         scales = cpu_scales(profile, traced, cache_bytes=cache_bytes)
+        at_once = concurrency(profile)
         for target in doc["targets"]:
             fs = price_workload(profile, pricers[target["candidate"]], cache_bytes=cache_bytes,
                                 cpu_scales=scales)
@@ -169,9 +170,8 @@ def features(doc: dict[str, Any], cache_bytes: int, cpu: str = CPU_BEFORE) -> pd
             runs = real[(program["name"], target["label"])]
             seconds = outside_seconds(outside)
             rows.append({"program": program["name"], "candidate": target["label"], "state": target["state"],
-                         "key": calibration_key(pricers[target["candidate"]].table), "fs_s": fs.total_ns / 1e9,
-                         "fs_low_s": fs.low_ns / 1e9, "fs_high_s": fs.high_ns / 1e9, "outside_s": seconds,
-                         "outside_low_s": seconds, "outside_high_s": seconds, "evidence": "recording",
+                         **feature_row(pricers[target["candidate"]].table, fs,
+                                       Outside.exactly(seconds, "recording", "the recording"), at_once),
                          **{f"fs_{g}_s": groups[g] / 1e9 for g in GROUPS}, **outside,
                          "replay_s": statistics.median(replay[(program["name"], target["label"])]),
                          "real_s": statistics.median(runs), "real_min_s": min(runs), "real_max_s": max(runs),

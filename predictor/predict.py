@@ -43,10 +43,18 @@ def calibration_key(table: CostTable) -> str:
     return f"{table.environment.get('fs_type', table.candidate)} {'aged' if aging.startswith('aged') else 'fresh'}"
 
 
-def feature_row(table: CostTable, fs: FsTime, outside: Outside) -> dict[str, Any]:
-    """The runtime model's row (estimator.COLUMNS) of a workload on one candidate."""
-    return {"key": calibration_key(table), "fs_s": fs.total_ns / 1e9, "fs_low_s": fs.low_ns / 1e9,
-            "fs_high_s": fs.high_ns / 1e9, "outside_s": outside.seconds, "outside_low_s": outside.low,
+def concurrency(profile: Profile) -> float:
+    """How many of the workload's processes worked at once, on average (Timeline.concurrency;
+    1 where the trace cannot tell): its calls overlap one another's work as its computing
+    does, so the filesystem's part of the wall time is count x cost over this."""
+    return Timeline.of(profile.timeline).concurrency
+
+
+def feature_row(table: CostTable, fs: FsTime, outside: Outside, at_once: float = 1.0) -> dict[str, Any]:
+    """The runtime model's row (estimator.COLUMNS) of a workload on one candidate: its
+    filesystem time is count x cost over `at_once`, the processes working at once."""
+    return {"key": calibration_key(table), "fs_s": fs.total_ns / 1e9 / at_once, "fs_low_s": fs.low_ns / 1e9 / at_once,
+            "fs_high_s": fs.high_ns / 1e9 / at_once, "outside_s": outside.seconds, "outside_low_s": outside.low,
             "outside_high_s": outside.high, "evidence": outside.kind}
 
 
@@ -119,6 +127,7 @@ class Workload:
     outside: Outside
     scales: CpuScales
     outside_features: dict[str, float] | None
+    at_once: float = 1.0  # the processes working at once (concurrency)
 
     @classmethod
     def priced(cls, profile: Profile | dict[str, Any], pricers: list[Pricer], *, cache_bytes: int, start: str = "cold",
@@ -145,16 +154,19 @@ class Workload:
             outside = outside_from_trace(profile, tracing)
         times = [price_workload(profile, pricer, cache_bytes=cache_bytes, start=start, cpu_scales=scales)
                  for pricer in pricers]
+        at_once = concurrency(profile)
         if outside.kind == UNTIMED:
-            outside = _less_file_calls(outside, names, times, traced_on)
-        rows = pd.DataFrame([feature_row(pricer.table, fs, outside) for pricer, fs in zip(pricers, times)])
-        return cls(rows, times, outside, scales, features)
+            outside = _less_file_calls(outside, names, times, traced_on, at_once)
+        rows = pd.DataFrame([feature_row(pricer.table, fs, outside, at_once) for pricer, fs in zip(pricers, times)])
+        return cls(rows, times, outside, scales, features, at_once)
 
 
-def _less_file_calls(outside: Outside, names: list[str], times: list[FsTime], traced_on: str | None) -> Outside:
+def _less_file_calls(outside: Outside, names: list[str], times: list[FsTime], traced_on: str | None,
+                     at_once: float) -> Outside:
     """A time outside that holds the file calls' time too (a trace without -T), less their
-    modelled time where the workload was traced; without `traced_on`, on the candidate
-    whose filesystem time is the median, said so."""
+    modelled time where the workload was traced (over the processes working at once, as the
+    time outside is); without `traced_on`, on the candidate whose filesystem time is the
+    median, said so."""
     if traced_on is not None:
         anchor = names.index(traced_on)
         where = f"less its file calls' modelled time on {traced_on}, where it was traced"
@@ -162,7 +174,7 @@ def _less_file_calls(outside: Outside, names: list[str], times: list[FsTime], tr
         anchor = sorted(range(len(times)), key=lambda i: times[i].total_ns)[len(times) // 2]
         where = (f"less its file calls' modelled time on {names[anchor]}, the median candidate (--traced-on names "
                  "the one it was traced on)")
-    return outside.less(times[anchor].total_ns / 1e9, where)
+    return outside.less(times[anchor].total_ns / 1e9 / at_once, where)
 
 
 def predict(profile: Profile | dict[str, Any], tables: list[tuple[int | None, Pricer]], *, cache_bytes: int,
@@ -190,7 +202,7 @@ def predict(profile: Profile | dict[str, Any], tables: list[tuple[int | None, Pr
     for i, ((table_id, pricer), fs) in enumerate(zip(tables, times)):
         table = pricer.table
         factor = model.factor(rows["key"][i])
-        scale = factor["factor"] / 1e9
+        scale = factor["factor"] / 1e9 / workload.at_once
         entries.append({
             "candidate": table.candidate, "calibration_key": rows["key"][i], "cost_table_id": table_id,
             "cost_table_measured_at": table.measured_at,
@@ -206,7 +218,8 @@ def predict(profile: Profile | dict[str, Any], tables: list[tuple[int | None, Pr
         "scope": profile.scope, "cache_bytes": cache_bytes, "start": start, "cpu_scales": scales.factors,
         "traced_cpu_ns": scales.traced_ns, "model_id": model_id, "model_fitted_on": getattr(model, "fitted_on_", None),
         "model_errors": model.errors_, "validated": model.validated, "calibrated": bool(model.factors_),
-        "outside_features": features, "outside_evidence": outside.evidence, "traced_on": traced_on,
+        "outside_features": features, "outside_evidence": outside.evidence, "concurrency": workload.at_once,
+        "traced_on": traced_on,
         "absolute": True, "candidates": entries,
     }
     # One standard deviation of each candidate's runtime from its cost measurements alone (their

@@ -764,3 +764,21 @@ def test_a_trace_without_call_durations_is_predicted_less_its_file_calls_where_i
     unknown = Workload.priced(untimed, [fast, slow], cache_bytes=1 << 30)
     assert unknown.outside.seconds == pytest.approx(max(0.4 - unknown.times[1].total_ns / 1e9, 0.0))
     assert "the median candidate" in unknown.outside.evidence
+
+
+def test_the_filesystems_part_is_count_times_cost_over_the_processes_working_at_once() -> None:
+    from fsbm.predictor.predict import predict
+
+    # Two processes, each busy for the whole second of the span: 2 at once.
+    timed = {"processes": 2, "calls": 2000, "timed_calls": 2000, "span_ns": 10**9, "lifetimes_ns": 2 * 10**9,
+             "user_signed_ns": 400_000_000}
+    one = predict({**profile(), "timeline": {**timed, "lifetimes_ns": 10**9}}, [(None, Pricer(table()))],
+                  cache_bytes=1 << 30)
+    two = predict({**profile(), "timeline": timed}, [(None, Pricer(table()))], cache_bytes=1 << 30)
+    assert (one.concurrency, two.concurrency) == (1.0, 2.0)
+    a, b = one.candidates[0], two.candidates[0]
+    assert a.fs_modelled_s == b.fs_modelled_s  # the calls cost what they cost
+    assert b.fs_s == pytest.approx(a.fs_s / 2)  # but overlap the other process's work
+    assert sum(b.breakdown_s.values()) == pytest.approx(b.fs_s)
+    assert b.outside_s == pytest.approx(0.2) and a.outside_s == pytest.approx(0.4)
+    assert b.runtime_s == pytest.approx(b.outside_s + b.fs_s)
