@@ -149,6 +149,7 @@ def _write_text(path: Path, text: str) -> None:
     """Written whole or not at all: a partial file, then renamed over."""
     tmp = path.with_name(f".{path.name}.partial")
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         tmp.write_text(text)
     except OSError as exc:
         tmp.unlink(missing_ok=True)
@@ -680,12 +681,6 @@ def serve_command(
                 log_level="warning")
 
 
-def _utc(seconds: float) -> str:
-    import time
-
-    return time.strftime("%Y-%m-%d %H:%M", time.gmtime(seconds))
-
-
 def _plain_candidates(candidates: str) -> tuple[str, ...]:
     """The disk filesystems of --candidates: a plain validation's targets are direct-I/O loop images."""
     return tuple(c.strip() for c in candidates.split(",") if c.strip() and c.strip() != "tmpfs")
@@ -693,35 +688,21 @@ def _plain_candidates(candidates: str) -> tuple[str, ...]:
 
 def _validate_plain(settings: Settings, doc: Optional[dict[str, Any]], options: "PlainOptions",
                     doc_out: Optional[Path], json_out: Optional[Path]) -> None:
-    """`fsbm validate --plain`: measure one set (or take `doc`), judge it, write its document.
-    A development set fits the runtime model for plain traces, stored for `fsbm predict`; a
-    test set is judged by that stored model, never fitted on."""
-    from fsbm.api.plain_validation import measure_plain
-    from fsbm.predictor.estimator import RuntimeEstimator
-    from fsbm.predictor.plain_judge import judge_plain, markdown
+    """`fsbm validate --plain` (plain_validation.validate_plain), written and printed."""
+    from fsbm.api.plain_validation import validate_plain
+    from fsbm.predictor.plain_judge import markdown
 
-    if doc is None:
-        doc = measure_plain(settings, options, console)
-        with settings.store() as store:
-            document_id = store.save_document("plain_validation_measurements", doc, name=options.split)
-        console.print(f"measurements stored as document {document_id}")
+    done = validate_plain(settings, doc, options, console)
+    if done.measurements_id is not None:
+        console.print(f"measurements stored as document {done.measurements_id}")
     if json_out is not None:
-        _write_json(json_out, doc)
-    dev = doc["options"]["split"] == "dev"
-    with settings.store() as store:
-        kept = [found for found in store.document_names("runtime_model") if found[1] == "plain"]
-        stored = RuntimeEstimator.from_json(store.document(kept[0][0])[2]) if kept else RuntimeEstimator.unfitted()
-    # Nothing is ever fitted on a test set: it is judged by the development set's model, or unfitted.
-    judged = judge_plain(doc, model=None if dev else stored)
-    if dev:
-        body = judged.model.to_json(f"the development set measured {_utc(doc['finished'])} UTC")
-        with settings.store() as store:
-            document_id = store.save_document("runtime_model", body, name="plain")
-        console.print(f"the runtime model for plain traces stored as document {document_id}: `fsbm predict` gives "
+        _write_json(json_out, done.doc)
+    if done.model_id is not None:
+        console.print(f"the runtime model for plain traces stored as document {done.model_id}: `fsbm predict` gives "
                       "plain traces their intervals from its errors")
-    out = doc_out or Path(f"docs/validation-plain-{doc['options']['split']}.md")
-    _write_text(out, markdown(doc, judged))
-    s = judged.summary
+    out = doc_out or Path(f"docs/validation-plain-{done.doc['options']['split']}.md")
+    _write_text(out, markdown(done.doc, done.judged))
+    s = done.judged.summary
     for form in (form for form in ("relative", "absolute", "untimed") if form in s):
         f = s[form]
         console.print(f"{form}: median {100 * f['runtime']['median']:.1f}%, largest {100 * f['runtime']['largest']:.1f}%,"
@@ -758,8 +739,7 @@ def validate_command(
 ) -> None:
     """Measure the predictor's error on real programs (fresh and aged filesystems) and calibrate it."""
     from fsbm.api.plain_validation import PlainOptions
-    from fsbm.api.validation import ValidationOptions, markdown, measure_suite
-    from fsbm.predictor.judge import judge
+    from fsbm.api.validation import ValidationOptions, markdown, validate_recorded
     from fsbm.predictor.suite import SPLITS, programs
 
     _refuse_overwrite(json_out, force)
@@ -778,9 +758,9 @@ def validate_command(
                                                        reuse_tables=reuse_tables), doc_out, json_out)
         return
     doc_out = doc_out or Path("docs/validation.md")
+    options = None
     if loaded is not None:
-        doc = loaded
-        if doc.get("kind") != "validation_measurements":
+        if loaded.get("kind") != "validation_measurements":
             raise UsageError(f"{measurements} is not a validation measurements file")
     else:
         known = {p.name for p in programs(split="dev")}
@@ -800,29 +780,15 @@ def validate_command(
         options = ValidationOptions(candidates=types, states=wanted_states, traced_on=traced_on, rounds=rounds,
                                     scale=scale, only=chosen, seed=seed, fresh=fresh,
                                     table_repeats=table_repeats)
-        doc = measure_suite(settings, options, console)
-        # Kept before judging: the measuring took many minutes, the judging can be redone (--from).
-        with settings.store() as store:
-            measured_id = store.save_document("validation_measurements", doc, name=doc["traced_on"])
-        console.print(f"measurements stored as document {measured_id}")
-        if json_out is not None:
-            _write_json(json_out, doc)
-    judged = judge(doc, cache_bytes=_page_cache_bytes(None))
-    with settings.store() as store:
-        measured_at = _utc(doc["finished"]) if doc.get("finished") else "?"
-        model_id = store.save_document("runtime_model", judged.model.to_json(
-            f"fsbm validate's recordings of {len(doc['programs'])} programs, measured {measured_at} UTC"), name="recorded")
-        store.save_document("validation", {"kind": "validation", "summary": judged.summary,
-                                           "rows": judged.rows.to_dict(orient="records"),
-                                           "pairs": judged.pairs.to_dict(orient="records"),
-                                           "model_id": model_id}, name=doc["traced_on"])
-    console.print(render.validation_table(judged.rows, judged.summary))
-    doc_out.parent.mkdir(parents=True, exist_ok=True)
-    doc_out.write_text(markdown(doc, judged))
-    console.print(f"runtime model {model_id} stored (fsbm predict uses it for recordings); table written to "
+    done = validate_recorded(settings, loaded, options or ValidationOptions(), console, _page_cache_bytes(None))
+    if done.measurements_id is not None:
+        console.print(f"measurements stored as document {done.measurements_id}")
+    if json_out is not None:
+        _write_json(json_out, done.doc)
+    console.print(render.validation_table(done.judged.rows, done.judged.summary))
+    _write_text(doc_out, markdown(done.doc, done.judged))
+    console.print(f"runtime model {done.model_id} stored (fsbm predict uses it for recordings); table written to "
                   f"{escape(str(doc_out))}")
-    if json_out is not None and measurements is not None:
-        _write_json(json_out, doc)
 
 
 def _one_target(positional: Optional[Path], option: Optional[Path]) -> Optional[Path]:
@@ -833,8 +799,8 @@ def _one_target(positional: Optional[Path], option: Optional[Path]) -> Optional[
 
 
 def _keep_report(settings: Settings, kind: str, doc: dict[str, Any], name: str, table: Any,
-                 json_out: Optional[Path]) -> None:
-    """A native tool's report: stored, shown with its warnings, and written to --json."""
+                 json_out: Optional[Path]) -> int:
+    """A native tool's report: stored, shown with its warnings, and written to --json; its id."""
     with settings.store() as store:
         document_id = store.save_document(kind, doc, name=name)
     console.print(table)
@@ -843,6 +809,7 @@ def _keep_report(settings: Settings, kind: str, doc: dict[str, Any], name: str, 
     console.print(f"{kind} {document_id} stored in {escape(str(store.path))}")
     if json_out is not None:
         _write_json(json_out, doc)
+    return document_id
 
 
 # -- probe -----------------------------------------------------------------------------
@@ -863,6 +830,7 @@ def probe_command(
 ) -> None:
     """Find the parameters that decide performance (block size, readahead, direct blocks, page cache)."""
     from fsbm.microbench.probe import PROBES, run_probes
+    from fsbm.pipeline import add_parameters
 
     target = _one_target(target_arg, target)
     settings = _settings(ctx)
@@ -876,19 +844,15 @@ def probe_command(
     with console.status("probing"):
         doc = run_probes(directory, only=names, quick=quick, memory_limit=limit)
     doc.update(candidate=candidate, aging_state=aging)
-    _keep_report(settings, "probe", doc, candidate or str(directory), render.probe_table(doc), json_out)
+    probe_id = _keep_report(settings, "probe", doc, candidate or str(directory), render.probe_table(doc), json_out)
     if candidate:
         with settings.store() as store:
-            tables = store.documents("cost_table", name=candidate)
-            probe_id = store.documents("probe", name=candidate)[0][0]
-            if tables:  # a new version of the newest cost table, with the parameters in it
-                table = CostTable.from_json(tables[0][2]).with_parameters(doc, probe_id)
-                table_id = store.save_document("cost_table", table.to_json(), name=candidate,
-                                               run_id=table.fsbench_run_id)
-                console.print(f"parameters added to cost table '{escape(candidate)}' (document {table_id})")
-            else:
-                console.print(f"[dim]no cost table for '{escape(candidate)}' yet: `fsbm bench` will take these "
-                              "parameters[/]")
+            table_id = add_parameters(store, candidate, probe_id)
+        if table_id is not None:
+            console.print(f"parameters added to cost table '{escape(candidate)}' (document {table_id})")
+        else:
+            console.print(f"[dim]no cost table for '{escape(candidate)}' yet: `fsbm bench` will take these "
+                          "parameters[/]")
     failed = [name for name, result in doc["probes"].items() if "error" in result]
     if failed:
         raise FsbmError(f"probe {', '.join(failed)} failed; the others are stored")
@@ -962,13 +926,6 @@ def age_command(
 # -- replay ----------------------------------------------------------------------------
 
 
-def _events_of(source: Path, stack: ExitStack, keep_going: bool) -> Path:
-    """An event table for a trace or a table: traces are parsed into a temporary one."""
-    from fsbm.pipeline import events_table
-
-    return events_table(source, stack, keep_going=keep_going)
-
-
 @app.command("replay")
 def replay_command(
     ctx: typer.Context,
@@ -991,18 +948,20 @@ def replay_command(
     import shutil
     import tempfile
 
-    from fsbm.microbench.replay import MODES, run_replay
-    from fsbm.traces.ingest import read_events
-    from fsbm.traces.replay_plan import write_plan
+    from fsbm.pipeline import check_replay, replay
 
-    if mode not in MODES:
-        raise UsageError(f"--mode must be one of {', '.join(MODES)}, not {mode!r}")
-    if not source.exists():
-        raise UsageError(f"{source} does not exist")
+    check_replay(source, mode)
     _refuse_overwrite(json_out, force)
     _refuse_overwrite(plan_out, force)
     settings = _settings(ctx)
     directory, candidate, aging = _bench_target(settings, target, fs_name)
+
+    def show_plan(stats: Any) -> None:
+        console.print(f"[dim]plan: {stats.operations:,} operations by {stats.actors} actors; tree "
+                      f"{stats.tree_directories:,} directories, {stats.tree_files:,} files "
+                      f"({stats.tree_bytes / 2**20:.1f} MiB); left out: "
+                      f"{', '.join(f'{n:,} {why}' for why, n in stats.skipped.items()) or 'nothing'}[/]")
+
     with ExitStack() as stack:
         if fs_name is not None:  # never the mount's root: a directory of its own, each time
             directory = Path(tempfile.mkdtemp(prefix="fsbm-replay-", dir=directory))
@@ -1010,19 +969,10 @@ def replay_command(
                 console.print(f"[dim]replaying in {escape(str(directory))} (kept)[/]")
             else:
                 stack.callback(shutil.rmtree, directory, True)
-        events = _events_of(source, stack, keep_going)
-        plan_path = plan_out or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="fsbm-plan-"))) / "plan"
-        stats = write_plan(read_events(events), plan_path)
-        console.print(f"[dim]plan: {stats.operations:,} operations by {stats.actors} actors; tree "
-                      f"{stats.tree_directories:,} directories, {stats.tree_files:,} files "
-                      f"({stats.tree_bytes / 2**20:.1f} MiB); left out: "
-                      f"{', '.join(f'{n:,} {why}' for why, n in stats.skipped.items()) or 'nothing'}[/]")
         with _progress(f"replaying ({mode})") as advance:
-            doc = run_replay(plan_path, directory, mode=mode, cold=cold, on_progress=advance,
-                             tree_bytes=stats.tree_bytes)
-    doc.update(source=str(source), candidate=candidate, aging_state=aging,
-               plan={"events": stats.events, "operations": stats.operations, "skipped": dict(stats.skipped),
-                     "implicit_opens": stats.implicit_opens})
+            doc = replay(source, directory, mode=mode, cold=cold, keep_going=keep_going, plan_out=plan_out,
+                         on_plan=show_plan, on_progress=advance)
+    doc.update(candidate=candidate, aging_state=aging)
     _keep_report(settings, "replay", doc, str(source), render.replay_table(doc), json_out)
     if doc.get("interrupted"):
         raise Interrupted(f"replay interrupted after {doc['operations_run']:,} of {doc['planned_operations']:,} "

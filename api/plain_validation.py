@@ -11,7 +11,8 @@ Measured here, on fresh direct-I/O loop images of each candidate type:
 - every program run for real, cold, on every candidate, in interleaved rounds (shuffled,
   blocked by program, as validate.round_order does).
 The measurements are one JSON document; predictor/plain_judge.py judges them, and can judge
-them again (`--from`) after a model change without measuring anything.
+them again (`--from`) after a model change without measuring anything.  `validate_plain`
+does the whole of `fsbm validate --plain` but the writing and printing.
 """
 
 from __future__ import annotations
@@ -29,11 +30,13 @@ from rich.console import Console
 from rich.markup import escape
 
 from fsbm.api.provision import measure_cost_table, provision
-from fsbm.api.validation import IMAGE_BYTES, machine
+from fsbm.api.validation import IMAGE_BYTES, machine, utc
 from fsbm.characterizer.characterize import characterize_files
 from fsbm.errors import FsbmError
 from fsbm.locations import data_dir
 from fsbm.predictor.cost_table import CostTable
+from fsbm.predictor.estimator import RuntimeEstimator
+from fsbm.predictor.plain_judge import PlainJudged, judge_plain
 from fsbm.predictor.suite import Inputs, Split, build_corpus, programs
 from fsbm.predictor.tracing import STRACE_FLAGS, calibrate
 from fsbm.predictor.validate import Target, round_order, stage, start_cold, targets_json, time_run
@@ -131,3 +134,41 @@ def measure_plain(settings: Any, options: PlainOptions, console: Console) -> dic
         "cost_table_runs": {name: [t.to_json() for t in found] for name, found in tables.items()},
         "tracing_calibration": calibration.to_json(), "programs": traced, "records": records,
     }
+
+
+@dataclass
+class PlainValidation:
+    """A judged plain validation: its measurements, the judgement, and what was stored."""
+
+    doc: dict[str, Any]
+    judged: PlainJudged
+    measurements_id: int | None  # None: judged from measurements given, not stored again
+    model_id: int | None  # the runtime model fitted on a development set; a test set fits none
+
+
+def stored_plain_model(store: Any) -> RuntimeEstimator:
+    """The runtime model for plain traces the newest development set fitted, or an unfitted one."""
+    kept = [found for found in store.document_names("runtime_model") if found[1] == "plain"]
+    return RuntimeEstimator.from_json(store.document(kept[0][0])[2]) if kept else RuntimeEstimator.unfitted()
+
+
+def validate_plain(settings: Any, doc: dict[str, Any] | None, options: PlainOptions,
+                   console: Console) -> PlainValidation:
+    """Measure one set (or take `doc`), keep the measurements, judge them.  A development set
+    fits the runtime model for plain traces, kept for `fsbm predict`; a test set is judged by
+    the kept model, and nothing is ever fitted on it."""
+    measurements_id = None
+    if doc is None:
+        doc = measure_plain(settings, options, console)
+        with settings.store() as store:
+            measurements_id = store.save_document("plain_validation_measurements", doc, name=options.split)
+    dev = doc["options"]["split"] == "dev"
+    with settings.store() as store:
+        stored = stored_plain_model(store)
+    judged = judge_plain(doc, model=None if dev else stored)
+    model_id = None
+    if dev:
+        body = judged.model.to_json(f"the development set measured {utc(doc['finished'])} UTC")
+        with settings.store() as store:
+            model_id = store.save_document("runtime_model", body, name="plain")
+    return PlainValidation(doc, judged, measurements_id, model_id)

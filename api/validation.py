@@ -1,6 +1,7 @@
 """`fsbm validate`: provision the candidates (fresh and aged), measure their costs, trace the
 suite on the traced filesystem, measure it for real and by replay in interleaved rounds,
 then judge the predictor on it (predictor/judge.py) and write docs/validation.md.
+`validate_recorded` does the whole of `fsbm validate` but the writing and printing.
 
 Scratch filesystems are named val-<type>[-aged] and kept between runs, so a second run
 provisions and ages nothing; --fresh remakes them.  Their cost tables are measured anew,
@@ -25,7 +26,7 @@ from rich.markup import escape
 from fsbm.locations import data_dir
 from fsbm.api.provision import AGING, measure_cost_table, provision
 from fsbm.predictor.cost_table import CostTable
-from fsbm.predictor.judge import largest_departure
+from fsbm.predictor.judge import Judged, judge, largest_departure
 from fsbm.predictor.suite import Inputs, build_corpus, programs
 from fsbm.predictor.validate import Target, measure_rounds, table_boundaries, targets_json, trace_program
 from fsbm.traces.record import (CALLS_CPU_BRACKETED, CALLS_CPU_MISMATCHES, CALLS_CPU_SYNCS_SKIPPED,
@@ -45,6 +46,11 @@ class ValidationOptions:
     seed: int = 1
     fresh: bool = False
     table_repeats: int = 3  # cost-table measurements per target, spread over the rounds
+
+
+def utc(seconds: float) -> str:
+    """A time as the validation documents name it: UTC, to the minute."""
+    return time.strftime("%Y-%m-%d %H:%M", time.gmtime(seconds))
 
 
 def machine() -> dict[str, Any]:
@@ -104,6 +110,38 @@ def measure_suite(settings: Any, options: ValidationOptions, console: Console) -
                       "profile": traced[p.name].profile} for p in suite],
         "records": records,
     }
+
+
+@dataclass
+class RecordedValidation:
+    """A judged validation of recordings: its measurements, the judgement, what was stored."""
+
+    doc: dict[str, Any]
+    judged: Judged
+    measurements_id: int | None  # None: judged from measurements given, not stored again
+    model_id: int
+
+
+def validate_recorded(settings: Any, doc: dict[str, Any] | None, options: ValidationOptions, console: Console,
+                      cache_bytes: int) -> RecordedValidation:
+    """Measure the suite (or take `doc`), keep the measurements before judging them (the
+    measuring takes many minutes, the judging can be redone with --from), judge them, and
+    keep the runtime model `fsbm predict` uses for recordings and the judgement."""
+    measurements_id = None
+    if doc is None:
+        doc = measure_suite(settings, options, console)
+        with settings.store() as store:
+            measurements_id = store.save_document("validation_measurements", doc, name=doc["traced_on"])
+    judged = judge(doc, cache_bytes=cache_bytes)
+    measured_at = utc(doc["finished"]) if doc.get("finished") else "?"
+    with settings.store() as store:
+        model_id = store.save_document("runtime_model", judged.model.to_json(
+            f"fsbm validate's recordings of {len(doc['programs'])} programs, measured {measured_at} UTC"), name="recorded")
+        store.save_document("validation", {"kind": "validation", "summary": judged.summary,
+                                           "rows": judged.rows.to_dict(orient="records"),
+                                           "pairs": judged.pairs.to_dict(orient="records"),
+                                           "model_id": model_id}, name=doc["traced_on"])
+    return RecordedValidation(doc, judged, measurements_id, model_id)
 
 
 def _pct(value: float | None) -> str:

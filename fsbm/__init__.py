@@ -4,7 +4,7 @@ The package maps the repository's top-level folders onto import names (DESIGN.md
 ``fsbm.microbench``, ``fsbm.traces``, ``fsbm.characterizer``, ``fsbm.predictor``,
 ``fsbm.api``.  This root package holds what every part shares: errors, locations and
 the results store, and the pipeline a notebook calls (fsbm/pipeline.py): ``fsbm.parse``,
-``fsbm.characterize``, ``fsbm.predict`` and ``fsbm.cost_table``.
+``fsbm.characterize``, ``fsbm.predict``, ``fsbm.cost_table`` and ``fsbm.replay``.
 """
 
 from typing import Any
@@ -14,8 +14,8 @@ from fsbm.store import ResultsStore
 
 __version__ = "0.1.0"
 __all__ = ["FsbmError", "UsageError", "ResultsStore", "__version__", "parse", "characterize", "predict",
-           "cost_table"]
-_PIPELINE = ("parse", "characterize", "predict", "cost_table")
+           "cost_table", "replay"]
+_PIPELINE = ("parse", "characterize", "predict", "cost_table", "replay")
 
 
 def __getattr__(name: str) -> Any:

@@ -8,6 +8,7 @@ notebook: a trace becomes events, events a profile, a profile a prediction.
     prediction = fsbm.predict(profile, ["ext4", "xfs"])   # cost tables by name, from the store
     prediction.to_frame()                                 # runtime, interval and split per candidate
     fsbm.cost_table("ext4").to_frame()                   # what each call costs there
+    fsbm.replay("build.strace", "/mnt/scratch/empty")    # the trace's calls, run for real there
 
 Every function takes what the CLI takes, raises FsbmError (or a subclass) on bad input with
 the file and line, and keeps nothing in the store unless told to (`predict(..., keep=True)`;
@@ -28,6 +29,8 @@ from fsbm.store import ResultsStore
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from fsbm.traces.replay_plan import PlanStats
 
     from fsbm.characterizer.profile import Profile
     from fsbm.documents import Prediction
@@ -191,6 +194,22 @@ def measure_costs(target: PathLike, options: Any, candidate: str, store: Results
     return doc, table
 
 
+def add_parameters(store: ResultsStore, candidate: str, probe_id: int) -> Optional[int]:
+    """The probe results stored as `probe_id` added to the newest cost table of `candidate`,
+    as a new version of it: its id, or None where the candidate has no cost table yet
+    (`measure_costs` then takes the parameters)."""
+    from fsbm.predictor.cost_table import CostTable
+
+    tables = store.documents("cost_table", name=candidate)
+    if not tables:
+        return None
+    probe = store.document(probe_id, "probe")
+    if probe is None:
+        raise UsageError(f"the store holds no probe results {probe_id}")
+    table = CostTable.from_json(tables[0][2]).with_parameters(probe[2], probe_id)
+    return store.save_document("cost_table", table.to_json(), name=candidate, run_id=table.fsbench_run_id)
+
+
 def cost_table(name: str, *, store: Optional[ResultsStore | PathLike] = None) -> "CostTable":
     """The newest cost table of that name in the store (`fsbm bench` measures them), found as
     a prediction finds it."""
@@ -200,3 +219,38 @@ def cost_table(name: str, *, store: Optional[ResultsStore | PathLike] = None) ->
         store = _open(store, stack)
         [(_, pricer)] = PredictionService(store.path).newest_tables(store, [name])
         return pricer.table
+
+
+def check_replay(source: PathLike, mode: str) -> None:
+    """What `replay` refuses before it reads or writes anything: an unknown mode, a missing source."""
+    from fsbm.microbench.replay import MODES
+
+    if mode not in MODES:
+        raise UsageError(f"--mode must be one of {', '.join(MODES)}, not {mode!r}")
+    if not Path(source).exists():
+        raise UsageError(f"{source} does not exist")
+
+
+def replay(source: PathLike, target: PathLike, *, mode: str = "serial", cold: bool = False,
+           keep_going: bool = False, plan_out: Optional[PathLike] = None,
+           on_plan: Callable[["PlanStats"], None] = lambda stats: None,
+           on_progress: Optional[Callable[[int, int], None]] = None) -> dict[str, Any]:
+    """Replay a trace (or its event table) for real beneath `target`, an empty directory
+    (microbench/replay.py): the replay's report, with what the plan held and left out.
+    `plan_out` keeps the plan; `on_plan` hears its counts before the replay starts."""
+    from fsbm.microbench.replay import run_replay
+    from fsbm.traces.ingest import read_events
+    from fsbm.traces.replay_plan import write_plan
+
+    check_replay(source, mode)
+    with ExitStack() as stack:
+        events = events_table(source, stack, keep_going=keep_going)
+        plan_path = Path(plan_out) if plan_out is not None else \
+            Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="fsbm-plan-"))) / "plan"
+        stats = write_plan(read_events(events), plan_path)
+        on_plan(stats)
+        doc = run_replay(plan_path, Path(target), mode=mode, cold=cold, on_progress=on_progress,
+                         tree_bytes=stats.tree_bytes)
+    doc.update(source=str(source), plan={"events": stats.events, "operations": stats.operations,
+                                         "skipped": dict(stats.skipped), "implicit_opens": stats.implicit_opens})
+    return doc

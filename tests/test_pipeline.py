@@ -23,10 +23,13 @@ def test_the_readme_example_runs(served: Served, monkeypatch: pytest.MonkeyPatch
     ext4, tmpfs = served.candidates
     monkeypatch.setenv("FSBM_HOME", str(served.home))
     code = (readme_example().replace('"build.strace"', repr(str(served.log)))
-            .replace('["ext4", "xfs"]', repr([ext4, tmpfs])).replace('cost_table("ext4")', f"cost_table({ext4!r})"))
+            .replace('["ext4", "xfs"]', repr([ext4, tmpfs])).replace('cost_table("ext4")', f"cost_table({ext4!r})")
+            .replace('"/mnt/scratch/empty"', repr(str(tmp_path / "replayed"))))
+    (tmp_path / "replayed").mkdir()
     namespace: dict = {}
     exec(compile(code, "README.md", "exec"), namespace)
-    events, profile, prediction, costs = (namespace[k] for k in ("events", "profile", "prediction", "costs"))
+    events, profile, prediction, costs, replayed = (namespace[k] for k in ("events", "profile", "prediction", "costs",
+                                                                            "replayed"))
     # The profile leaves out calls on devices, /proc and pipes, which the event table keeps.
     assert 100 < profile.to_json()["events"] <= len(events) and {"op", "file", "size"} <= set(events.columns)
     assert profile.to_frame().loc["read", "count"] > 0
@@ -35,6 +38,8 @@ def test_the_readme_example_runs(served: Served, monkeypatch: pytest.MonkeyPatch
     assert prediction.ranking.best == ext4 and prediction.ranking.references == [tmpfs]
     assert (costs["op"] == "stat").any() and (costs["mean_ns"] > 0).all()
     assert prediction.id is None  # nothing kept unless asked
+    assert replayed["operations_run"] == replayed["planned_operations"] > 100 and replayed["runtime_ns"] > 0
+    assert replayed["plan"]["operations"] == replayed["planned_operations"]
 
 
 def test_the_pipeline_takes_a_dataframe_and_keeps_when_asked(served: Served, monkeypatch: pytest.MonkeyPatch) -> None:
