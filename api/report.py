@@ -53,6 +53,7 @@ def cache_sweep(predictor: PredictionService, store: ResultsStore, prediction: d
     top = max(4 * working_set, 2 * prediction["cache_bytes"], 1 << 24)
     sizes = sorted({int(2 ** e) for e in range(20, int(math.log2(top)) + 1)} | {int(prediction["cache_bytes"])})
     sweep = {}
+    at_once = prediction.get("concurrency", 1.0)  # the processes working at once (predict.concurrency)
     for entry in prediction["candidates"]:
         if entry.get("cost_table_id") is None:
             continue
@@ -62,7 +63,7 @@ def cache_sweep(predictor: PredictionService, store: ResultsStore, prediction: d
             (size, runtime_seconds(entry["outside_s"], price_workload(
                 profile, pricer, cache_bytes=size, start=prediction["start"],
                 cpu_scales=CpuScales(prediction.get("cpu_scales") or {},
-                                      prediction.get("traced_cpu_ns") or {})).total_ns / 1e9, factor))
+                                      prediction.get("traced_cpu_ns") or {})).total_ns / 1e9 / at_once, factor))
             for size in sizes]
     return sweep
 

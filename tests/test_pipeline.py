@@ -54,3 +54,24 @@ def test_the_pipeline_takes_a_dataframe_and_keeps_when_asked(served: Served, mon
         fsbm.predict(profile, ["zfs"])
     with pytest.raises(fsbm.UsageError, match="does not exist"):
         fsbm.characterize(served.home / "missing.strace")
+
+
+def test_the_reports_cache_sweep_meets_the_prediction_at_its_own_cache_size(served: Served,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    from fsbm.api.prediction_service import PredictionService
+    from fsbm.api.report import cache_sweep
+    from fsbm.store import ResultsStore
+
+    monkeypatch.setenv("FSBM_HOME", str(served.home))
+    body = fsbm.characterize(served.log).to_json()
+    timeline = dict(body["timeline"])
+    # The same calls made by two processes at once: the sweep divides as the prediction does.
+    timeline.update(lifetimes_ns=2 * timeline["span_ns"], blocked_ns=0)
+    for profile in (body, {**body, "timeline": timeline}):
+        prediction = fsbm.predict(profile, list(served.candidates)).model_dump()
+        with ResultsStore(served.store) as store:
+            sweep = cache_sweep(PredictionService(served.store), store, prediction, profile)
+        for entry in prediction["candidates"]:
+            at_own_size = dict(sweep[entry["candidate"]])[prediction["cache_bytes"]]
+            assert at_own_size == pytest.approx(entry["runtime_s"], rel=1e-9)
+    assert prediction["concurrency"] == 2.0
