@@ -151,7 +151,8 @@ class Recording(_Open):
 
 class Timeline(_Open):
     """A traced job's calls and process lifetimes, as the strace parser counted them
-    (traces/native/timeline.c; predictor/tracing.py says how they are read)."""
+    (traces/native/timeline.c; predictor/tracing.py says how they are read), or an NFS
+    capture's clients and their time with calls outstanding (traces/nfs_timeline.py)."""
 
     processes: NonNegativeInt = 0
     calls: NonNegativeInt = 0

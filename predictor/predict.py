@@ -31,7 +31,7 @@ from fsbm.predictor.estimator import RuntimeEstimator
 from fsbm.predictor.model import CpuScales, FsTime, price_workload
 from fsbm.predictor.outside import Outside, calls_cpu_seconds, cpu_scales, outside_features, outside_seconds
 from fsbm.predictor.pricing import Pricer
-from fsbm.predictor.tracing import UNTIMED, TracingCalibration, untraced_outside
+from fsbm.predictor.tracing import UNTIMED, TracingCalibration, capture_outside, untraced_outside
 
 SCHEMA_VERSION = 2
 Z95 = float(stats.norm.ppf(0.975))
@@ -73,17 +73,16 @@ def relative_rows(rows: pd.DataFrame, traced: int, measured: float) -> pd.DataFr
 
 
 def outside_from_trace(profile: Profile | dict[str, Any], calibration: TracingCalibration | None) -> Outside:
-    """The time outside the filesystem of a plain trace (tracing.untraced_outside), or
-    nothing, saying why."""
+    """The time outside the filesystem of a plain trace (tracing.untraced_outside) or an NFS
+    capture (tracing.capture_outside), or nothing, saying why."""
     profile = Profile.of(profile)
     timeline = Timeline.of(profile.timeline)
-    estimate = untraced_outside(timeline, calibration)
+    if profile.protocol == "nfs":
+        estimate, why = capture_outside(timeline), "the capture has no replies to time its calls by"
+    else:
+        estimate, why = untraced_outside(timeline, calibration), "the trace has no timestamps (strace -tt)"
     if estimate is not None:
         return estimate
-    if profile.protocol == "nfs":
-        why = "an NFS capture's time outside the server is not modelled yet"
-    else:
-        why = "the trace has no timestamps (strace -tt)"
     return Outside.exactly(0.0, "none", f"none: {why}, so only the filesystem's time is predicted; "
                                         "--measured adds the relative form")
 

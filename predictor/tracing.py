@@ -131,6 +131,28 @@ def untraced_outside(timeline: Timeline, calibration: TracingCalibration | None)
     return Outside(seconds, seconds / (1 + high_error), seconds / (1 + low_error), kind, evidence)
 
 
+CAPTURE = "capture"
+# An NFS capture's time outside the server has been validated against nothing yet (no NFS
+# server runs here): its band is as wide as a plain trace's before any calibration.
+CAPTURE_BAND = (-0.5, 0.5)
+
+
+def capture_outside(timeline: Timeline) -> Outside | None:
+    """An NFS capture's clients' time outside the server (traces/nfs_timeline.py): their time
+    with no call outstanding, and one shortest round trip per stretch of waiting, over the
+    clients working at once; None where the capture has no replies to time."""
+    if not timeline.known or not timeline.timed:
+        return None
+    seconds = timeline.outside_ns / 1e9
+    low_error, high_error = CAPTURE_BAND
+    evidence = (f"the capture's clients' own time: {timeline.processes} clients' time with no NFS call outstanding, "
+                f"and a round trip (their shortest reply) per stretch of waiting, over {timeline.concurrency:.2f} "
+                f"clients at once: {seconds:.3f} s of a captured span of {timeline.span_ns / 1e9:.3f} s, where "
+                f"its calls were outstanding {timeline.file_calls_signed_ns / 1e9:.3f} s on the captured server "
+                "(not yet validated: the band is +-50%)")
+    return Outside(seconds, seconds / (1 + high_error), seconds / (1 + low_error), CAPTURE, evidence)
+
+
 # -- calibration ------------------------------------------------------------------------------
 
 def _calibration_programs(work: Path) -> list[tuple[str, list[str]]]:

@@ -35,6 +35,7 @@ import pyarrow as pa
 from fsbm.errors import UsageError
 from fsbm.microbench.system import require_program
 from fsbm.traces.errors import TraceParseError
+from fsbm.traces.nfs_timeline import NfsTimeline
 from fsbm.traces.schema import EVENT_SCHEMA
 from fsbm.traces.vocabulary import NFS_OPERATIONS
 
@@ -102,6 +103,8 @@ class NfsStats:
     cut_short: bool = False
     ts_origin: str = "epoch"
     first_errors: list[str] = field(default_factory=list)
+    # The clients' busy and idle time (nfs_timeline.py), as the strace timeline's counts.
+    timeline: dict[str, int] = field(default_factory=dict)
 
     @property
     def bad_lines(self) -> int:  # the name the CLI reports skipped records under
@@ -373,6 +376,11 @@ def _split_messages(cols: list[str], stats: NfsStats) -> Iterator[RpcMessage]:
         stats.ambiguous_frames += 1
 
 
+def _host(client: str) -> str:
+    """A client's address without its port: the actor its events carry."""
+    return client.rsplit(":", 1)[0]
+
+
 class CallReplyMatcher:
     """Pairs calls and replies; emits events when a reply arrives (or at the end)."""
 
@@ -385,6 +393,7 @@ class CallReplyMatcher:
         # the file it acts on (what it held, where a replay finds it).
         self.children: OrderedDict[tuple[str, str], str] = OrderedDict()
         self.seq = 0
+        self.timeline = NfsTimeline()
 
     def feed(self, m: RpcMessage, rows: EventRows) -> None:
         key = tuple(m.values["_key"])
@@ -394,6 +403,7 @@ class CallReplyMatcher:
                 self.stats.retransmissions += 1  # the same xid again: one operation, counted once
                 return
             self.pending[key] = m
+            self.timeline.call(_host(m.client), m.ts)
             return
         self.stats.replies += 1
         call = self.pending.pop(key, None)
@@ -406,6 +416,7 @@ class CallReplyMatcher:
         self.answered[key] = None
         if len(self.answered) > _ANSWERED_MEMORY:
             self.answered.popitem(last=False)
+        self.timeline.reply(_host(call.client), call.ts, m.ts)
         self._emit(call, m, rows)
 
     def finish(self, rows: EventRows) -> None:
@@ -416,6 +427,7 @@ class CallReplyMatcher:
             self.stats.calls_without_reply += 1
             self._emit(call, None, rows)
         self.pending.clear()
+        self.stats.timeline = self.timeline.counts()
 
     def _emit(self, call: RpcMessage, reply: RpcMessage | None, rows: EventRows) -> None:
         dur = reply.ts - call.ts if reply else None
@@ -553,7 +565,7 @@ class CallReplyMatcher:
     def _add(self, rows: EventRows, call: RpcMessage, dur: int | None, orig: str, op: str, file: str | None,
              path: str | None, path2: str | None, offset: int | None, size: int | None, ret: int | None,
              errno: str | None) -> None:
-        rows.add(seq=self.seq, ts=call.ts, dur=dur, actor=call.client.rsplit(":", 1)[0], op=op, orig=orig,
+        rows.add(seq=self.seq, ts=call.ts, dur=dur, actor=_host(call.client), op=op, orig=orig,
                  file=file or f"?fh/{call.client}", path=path, path2=path2, offset=offset, size=size, ret=ret,
                  errno=errno, record=call.frame)
         self.seq += 1
