@@ -735,7 +735,8 @@ def validate_command(
     split: str = typer.Option("dev", "--set", help="With --plain: the suite's dev or test set. The test set is "
                               "held out: nothing is tuned on it, and every run of it is reported."),
     reuse_tables: bool = typer.Option(False, "--reuse-tables", help="With --plain: the two newest stored cost tables "
-                                      "of each val-* filesystem instead of measuring them again."),
+                                      "of each val-* filesystem, on the filesystems as they are, instead of making "
+                                      "them anew and measuring them again."),
 ) -> None:
     """Measure the predictor's error on real programs (fresh and aged filesystems) and calibrate it."""
     from fsbm.api.plain_validation import PlainOptions

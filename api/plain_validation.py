@@ -1,7 +1,8 @@
 """`fsbm validate --plain`: the predictor judged as a new user meets it, on one set of the
 suite (predictor/suite.py: dev or test) traced with plain `strace -f -tt -T -y -s 64`.
 
-Measured here, on fresh direct-I/O loop images of each candidate type:
+Measured here, on direct-I/O loop images of each candidate type, made anew for the run
+(unless its stored tables are reused, whose images are kept as they were measured):
 - each candidate's quick cost table, twice (fsbench seeds 1 and 2): the predictions use the
   per-case median, and the two tables' difference is the reproducibility reported;
 - how well traces tell their untraced time here (predictor/tracing.py), calibrated anew;
@@ -90,7 +91,9 @@ def measure_plain(settings: Any, options: PlainOptions, console: Console) -> dic
                     Path(__file__).resolve().parents[1] / "microbench" / "src", options.scale)
     targets, filesystems = [], {}
     for fstype in options.candidates:
-        fs = provision(settings, f"val-{fstype}", fstype, IMAGE_BYTES, None, console)
+        # Made anew unless stored tables are reused: the tables and the runs see one freshly made
+        # filesystem (a kept btrfs drifts with its history: docs/model-evidence.md).
+        fs = provision(settings, f"val-{fstype}", fstype, IMAGE_BYTES, None, console, fresh=not options.reuse_tables)
         targets.append(Target(f"{fstype} fresh", fs.name, fs.mount_point, "fresh"))
         filesystems[fs.name] = fs
     tables: dict[str, list[CostTable]] = {t.candidate: [] for t in targets}
