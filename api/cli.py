@@ -582,6 +582,9 @@ def predict_command(
                       cache_bytes=_page_cache_bytes(cache_size), start=start, uncalibrated=uncalibrated,
                       measured=measured, traced_on=traced_on)
     _show(render.prediction_table(doc), doc.model_dump(mode="json"), output_format)
+    observed = render.observed_table(doc)
+    if observed is not None and output_format == "table":
+        console.print(observed)
     console.print(f"prediction {doc.id} stored (its report: fsbm report {doc.id} -o report.html)")
     if json_out is not None:
         _write_json(json_out, doc.model_dump(mode="json"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Optional
 
 from rich.markup import escape
 from rich.table import Table
@@ -371,6 +371,26 @@ def prediction_table(prediction: Prediction) -> Table:
                          f"{format_seconds(entry.relative_high_s)})")
         cells.append(escape(split))
         table.add_row(*cells)
+    return table
+
+
+def observed_table(prediction: Prediction, top: int = 6) -> Optional[Table]:
+    """Per operation, what the trace's calls took where it was traced against what that
+    candidate's cost table makes of them (count x cost); None without timed calls or without
+    the traced candidate among the candidates."""
+    traced = next((c for c in prediction.candidates if c.candidate == prediction.traced_on), None)
+    if not prediction.observed_s or traced is None:
+        return None
+    modelled: dict[str, float] = {}
+    for line in traced.lines:
+        modelled[line.op] = modelled.get(line.op, 0.0) + line.total_ns / 1e9
+    table = Table(title=f"the trace's own call durations on {traced.candidate}, against its cost table",
+                  caption="as traced: strace -T or NFS reply times, tracing's share included (under strace, "
+                          "15-100 us a call here)")
+    for name in ("operation", "as traced", f"count x cost on {traced.candidate}"):
+        table.add_column(escape(name), justify="left" if name == "operation" else "right")
+    for op, seconds in list(prediction.observed_s.items())[:top]:
+        table.add_row(escape(op), format_seconds(seconds), format_seconds(modelled.get(op, 0.0)))
     return table
 
 

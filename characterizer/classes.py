@@ -39,6 +39,11 @@ made were then written (not copied into) and the bytes written into them: on btr
 create among files holding unwritten data waits for some of it to be written out (fsbench's
 create_written), so it costs several times an empty create.
 
+Every class, data or metadata, keeps how many of its calls the trace timed ("timed": strace
+-T, an NFS reply) and their summed durations ("dur_ns"): what the calls cost where they were
+traced, tracing's own share included (under strace 15-100 us a call here), which the prediction
+sets beside what the traced candidate's cost table makes of them.
+
 Counts add, so classes merge like every other part of a profile (partial.py).
 """
 
@@ -46,7 +51,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fsbm.characterizer.arrays import COSTED_OPERATIONS, OP_INDEX, EventArrays, access_lengths
+from fsbm.characterizer.arrays import COSTED_OPERATIONS, MISSING, OP_INDEX, EventArrays, access_lengths
 from fsbm.characterizer.mapped import Regions
 from fsbm.characterizer.sequentiality import Access
 from fsbm.traces.vocabulary import COPY_CALLS
@@ -83,6 +88,24 @@ def _per_bucket(buckets: np.ndarray, inverse: np.ndarray, flag: np.ndarray) -> d
     return {str(int(b)): int(n) for b, n in zip(buckets, counts)}
 
 
+def _timed(ev: EventArrays, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Which of the events at `rows` the trace timed (strace -T, an NFS reply), and their
+    durations in ns (0 where not timed)."""
+    dur = ev.dur[rows]
+    known = dur != MISSING
+    return known, np.where(known, np.maximum(dur, 0), 0)  # a damaged capture's reply can come "before" its call
+
+
+def _with_durations(classes: dict[str, dict[str, int]], buckets: np.ndarray, inverse: np.ndarray,
+                    known: np.ndarray, dur: np.ndarray) -> None:
+    """Each bucket's timed calls ("timed") and their summed durations ("dur_ns"), where it has any."""
+    timed = np.bincount(inverse, weights=known, minlength=len(buckets))
+    total = np.bincount(inverse, weights=dur, minlength=len(buckets))
+    for b, n, t in zip(buckets, timed, total):
+        if n:
+            classes[str(int(b))].update(timed=int(n), dur_ns=int(t))
+
+
 def _copies(ev: EventArrays, rows: np.ndarray) -> np.ndarray:
     """Which of the accesses at `rows` are in-kernel copies."""
     ids = [i for i, name in enumerate(ev.origs) if name in COPY_CALLS]
@@ -111,6 +134,7 @@ def data_classes(ev: EventArrays, acc: Access, mapped: Regions) -> dict[str, dic
     if not len(rows):
         return out
     length = access_lengths(ev, rows)
+    known, dur = _timed(ev, rows)
     copy = _copies(ev, rows)
     straddles = straddling(ev.offset[rows], length) & ~copy
     consecutive = acc.consecutive | copy
@@ -122,6 +146,7 @@ def data_classes(ev: EventArrays, acc: Access, mapped: Regions) -> dict[str, dic
             if not pick.any():
                 continue
             buckets, inverse, classes = _by_bucket(length[pick])
+            _with_durations(classes, buckets, inverse, known[pick], dur[pick])
             if name != "copy":
                 for b, n in _per_bucket(buckets, inverse, straddles[pick]).items():
                     if n:
@@ -222,6 +247,9 @@ def metadata_classes(ev: EventArrays) -> dict[str, dict[str, int]]:
         if total:
             empty = int((is_op & empty_listing).sum())
             out[name] = {"done": total - failed - empty, "failed": failed, "empty": empty}
+            known, dur = _timed(ev, np.flatnonzero(is_op))
+            if known.any():
+                out[name].update(timed=int(known.sum()), dur_ns=int(dur.sum()))
     listed = (ev.op == OP_INDEX["readdir"]) & (ev.ret > 0)
     if "readdir" in out and listed.any():
         out["readdir"]["listed_bytes"] = int(ev.ret[listed].sum())

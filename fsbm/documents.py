@@ -57,6 +57,8 @@ class ClassCount(_Open):
     interleaved: NonNegativeInt = 0           # sequential reads made after other calls
     resumes: NonNegativeInt = 0               # sequential reads right after a read that skipped
     straddles: NonNegativeInt = 0             # requests crossing a page boundary they need not
+    timed: NonNegativeInt = 0                 # calls the trace timed (strace -T, an NFS reply)
+    dur_ns: NonNegativeInt = 0                # ... and their durations, summed
 
 
 class MetadataCount(_Open):
@@ -70,6 +72,8 @@ class MetadataCount(_Open):
     with_data: NonNegativeInt = 0       # unlinks of files holding data ...
     data_bytes: NonNegativeInt = 0      # ... and the bytes they held
     listed_bytes: Optional[NonNegativeInt] = None  # listings: the bytes of entries returned
+    timed: NonNegativeInt = 0           # calls the trace timed (strace -T, an NFS reply) ...
+    dur_ns: NonNegativeInt = 0          # ... and their durations, summed
 
 
 class Classes(_Open):
@@ -91,6 +95,17 @@ class Classes(_Open):
                     if not bucket.isdigit():
                         raise ValueError(f"size bucket {bucket!r} of {op} {order} is not a number of bytes")
         return data
+
+    def observed_ns(self) -> dict[str, tuple[int, int]]:
+        """Per operation, the calls the trace timed and their summed durations, where any were."""
+        out: dict[str, tuple[int, int]] = {}
+        counts = [(op, c) for op, orders in self.data.items() for buckets in orders.values() for c in buckets.values()]
+        counts += list(self.metadata.items())
+        for op, c in counts:
+            if c.timed:
+                timed, total = out.get(op, (0, 0))
+                out[op] = (timed + c.timed, total + c.dur_ns)
+        return out
 
     @field_validator("metadata")
     @classmethod
@@ -371,6 +386,11 @@ class Prediction(_Closed):
                                                        "candidate's fs_s and breakdown_s are its calls' summed cost "
                                                        "(fs_modelled_s, lines) over this: calls of one process overlap "
                                                        "another's work.")
+    observed_s: dict[str, float] = Field({}, description=(
+        "Per operation, the trace's own durations of its calls (strace -T, NFS replies), summed: what they "
+        "took where the workload was traced, tracing's share included (15-100 us a call under strace on this "
+        "machine). Set beside the traced candidate's count x cost by operation (lines), it shows where its cost "
+        "table and the trace disagree. Empty: the trace timed nothing."))
     traced_on: Optional[str] = None
     absolute: bool
     candidates: list[CandidatePrediction]

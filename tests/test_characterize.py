@@ -42,6 +42,11 @@ def data_file(tmp_path: Path) -> Path:
     return path
 
 
+def without_durations(counts: dict) -> dict:
+    """A class's counts without what the trace timed (tested on its own)."""
+    return {k: v for k, v in counts.items() if k not in ("timed", "dur_ns")}
+
+
 def test_sequential_4k_reads_are_100_percent_sequential(tmp_path: Path, data_file: Path) -> None:
     profile = traced_profile(tmp_path, """
         import os
@@ -84,7 +89,7 @@ def test_sorted_lookups_are_forward_reads_with_their_gaps(tmp_path: Path, data_f
     gaps = [(b - a - 1) * 4096 for a, b in zip([-1] + blocks, blocks)]  # the first read counts from 0
     reads = profile.body["classes"]["data"]["read"]
     by_power = Counter(1 << (g.bit_length() - 1) for g in gaps if g > 0)
-    assert reads["forward"]["4096"] == {"count": sum(g > 0 for g in gaps), "bytes": 4096 * sum(g > 0 for g in gaps),
+    assert without_durations(reads["forward"]["4096"]) == {"count": sum(g > 0 for g in gaps), "bytes": 4096 * sum(g > 0 for g in gaps),
                                         "gap_bytes": sum(gaps),
                                         "gap_log2": {str(lo): n for lo, n in sorted(by_power.items())}}
     assert reads["sequential"]["4096"]["count"] == sum(g == 0 for g in gaps)
@@ -335,7 +340,40 @@ def test_a_listing_keeps_the_bytes_of_entries_its_getdents_returned(tmp_path: Pa
     keep = [str(f).endswith("/listed") for f in table["file"].to_pylist()]
     readdir = characterize(table.filter(keep)).body["classes"]["metadata"]["readdir"]
     expected = sum((19 + len(name) + 1 + 7) // 8 * 8 for name in [".", "..", *names])
+    assert readdir.pop("timed") == 2 and readdir.pop("dur_ns") > 0  # the two getdents64, timed by strace -T
     assert readdir == {"done": 1, "failed": 0, "empty": 1, "listed_bytes": expected}
+
+
+def test_each_class_keeps_the_durations_the_trace_gave_its_calls(tmp_path: Path, data_file: Path) -> None:
+    """The summed strace -T durations of a class's calls, against the log's own lines."""
+    import re
+
+    copy = tmp_path / "copy.bin"
+    program = (f"import os\nsrc = os.open({str(data_file)!r}, os.O_RDONLY)\n"
+               f"dst = os.open({str(copy)!r}, os.O_WRONLY | os.O_CREAT, 0o644)\n"
+               "while True:\n    chunk = os.read(src, 65536)\n    if not chunk: break\n    os.write(dst, chunk)\n"
+               "os.fsync(dst)\n")
+    recording = record([sys.executable, "-c", program], tmp_path / "t.strace", quiet=True)
+    assert recording.returncode == 0
+    durations: dict[str, list[int]] = {"read": [], "write": [], "fsync": []}
+    call = re.compile(r"^\d+\s+[\d.]+\s+(read|write|fsync)\((\d+)<([^>]*)>.* <(\d+)\.(\d{6})>$")
+    for line in recording.log.read_text().splitlines():
+        found = call.match(line)
+        if found and found.group(3) in (str(data_file), str(copy)):
+            durations[found.group(1)].append(int(found.group(4)) * 10**9 + int(found.group(5)) * 1000)
+    table = ingest([recording.log], tmp_path / "e.parquet").output
+    profile = characterize_file(table, scope=str(tmp_path)).body
+    classes = profile["classes"]
+    for op in ("read", "write"):
+        counted = [c for buckets in classes["data"].get(op, {}).values() for c in buckets.values()]
+        assert sum(c.get("timed", 0) for c in counted) == len(durations[op]) > 10
+        assert sum(c.get("dur_ns", 0) for c in counted) == sum(durations[op])
+    assert classes["metadata"]["fsync"]["timed"] == 1
+    assert classes["metadata"]["fsync"]["dur_ns"] == sum(durations["fsync"]) > 0
+    from fsbm.documents import Profile as ProfileDocument
+
+    observed = ProfileDocument.of(profile).classes.observed_ns()
+    assert observed["read"] == (len(durations["read"]), sum(durations["read"]))
 
 
 def test_the_nfsv3_capture_gives_the_counts_sources_lists(tmp_path: Path) -> None:
@@ -354,7 +392,7 @@ def test_the_nfsv3_capture_gives_the_counts_sources_lists(tmp_path: Path) -> Non
     # were once counted empty and priced at nothing), and it lists what its reply names, as
     # getdents64 records: tshark shows "." and ".." (24 bytes each) in all 30 replies and
     # "temp.file" (32) in 10 of them.
-    assert body["classes"]["metadata"]["readdir"] == {"done": 30, "failed": 0, "empty": 0,
+    assert without_durations(body["classes"]["metadata"]["readdir"]) == {"done": 30, "failed": 0, "empty": 0,
                                                       "listed_bytes": 30 * 2 * 24 + 10 * 32}
 
 

@@ -782,3 +782,19 @@ def test_the_filesystems_part_is_count_times_cost_over_the_processes_working_at_
     assert sum(b.breakdown_s.values()) == pytest.approx(b.fs_s)
     assert b.outside_s == pytest.approx(0.2) and a.outside_s == pytest.approx(0.4)
     assert b.runtime_s == pytest.approx(b.outside_s + b.fs_s)
+
+
+def test_the_traces_own_durations_are_set_beside_the_traced_candidates_count_times_cost() -> None:
+    from fsbm.api.render import observed_table, plain_cells
+    from fsbm.predictor.predict import predict
+
+    timed = profile(fsyncs=3)
+    timed["classes"]["data"]["read"]["random"]["4096"].update(timed=1000, dur_ns=40_000_000)
+    timed["classes"]["metadata"]["fsync"].update(timed=3, dur_ns=9_000_000)
+    done = predict(timed, [(None, Pricer(table("ext4"))), (None, Pricer(table("xfs", 2.0)))], cache_bytes=1 << 30,
+                   traced_on="ext4")
+    assert done.observed_s == {"read": pytest.approx(0.04), "fsync": pytest.approx(0.009)}
+    headers, rows = plain_cells(observed_table(done))
+    assert headers[2] == "count x cost on ext4" and [r[0] for r in rows] == ["read", "fsync"]
+    assert observed_table(predict(timed, [(None, Pricer(table("ext4")))], cache_bytes=1 << 30)) is None
+    assert predict(profile(), [(None, Pricer(table("ext4")))], cache_bytes=1 << 30).observed_s == {}
