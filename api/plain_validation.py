@@ -6,9 +6,10 @@ Measured here, on direct-I/O loop images of each candidate type, made anew for t
 - each candidate's quick cost table, twice (fsbench seeds 1 and 2): the predictions use the
   per-case median, and the two tables' difference is the reproducibility reported;
 - how well traces tell their untraced time here (predictor/tracing.py), calibrated anew;
-- each program traced once, cold, on the traced candidate, with plain strace (no `fsbm
-  trace record`: no untraced CPU time, no replays); the same log with the call durations
-  taken out, as strace without -T writes it, is characterized too;
+- each program traced twice, cold, on the traced candidate, with plain strace (no `fsbm
+  trace record`: no untraced CPU time, no replays): the first trace is the one judged, the
+  second says how far a prediction moves from one trace to the next; the first log with
+  the call durations taken out, as strace without -T writes it, is characterized too;
 - every program run for real, cold, on every candidate, in interleaved rounds (shuffled,
   blocked by program, as validate.round_order does).
 The measurements are one JSON document; predictor/plain_judge.py judges them, and can judge
@@ -119,7 +120,11 @@ def measure_plain(settings: Any, options: PlainOptions, console: Console) -> dic
         traced = []
         for program in suite:
             traced.append(trace_plainly(program, baseline, inputs, Path(tmp)))
-            console.print(f"  {program.name}: traced in {traced[-1]['traced_wall_s']:.1f} s")
+            # Traced again, as it was: how far one trace's prediction moves from the next's.
+            again = trace_plainly(program, baseline, inputs, Path(tmp))
+            traced[-1].update(profile_again=again["profile"], traced_wall_again_s=again["traced_wall_s"])
+            console.print(f"  {program.name}: traced in {traced[-1]['traced_wall_s']:.1f} s, again in "
+                          f"{again['traced_wall_s']:.1f} s")
     rng = random.Random(options.seed)
     records = []
     for r in range(options.rounds):
