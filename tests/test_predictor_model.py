@@ -798,3 +798,23 @@ def test_the_traces_own_durations_are_set_beside_the_traced_candidates_count_tim
     assert headers[2] == "count x cost on ext4" and [r[0] for r in rows] == ["read", "fsync"]
     assert observed_table(predict(timed, [(None, Pricer(table("ext4")))], cache_bytes=1 << 30)) is None
     assert predict(profile(), [(None, Pricer(table("ext4")))], cache_bytes=1 << 30).observed_s == {}
+
+
+def test_two_traces_of_one_program_are_compared_by_the_runtimes_they_predict() -> None:
+    from fsbm.predictor.plain_judge import CACHE_BYTES, _trace_reproducibility
+    from fsbm.predictor.predict import Workload
+
+    def traced(outside_ns: int) -> dict:
+        return {**profile(), "timeline": {"processes": 1, "calls": 2000, "timed_calls": 2000, "span_ns": 10**9,
+                                          "lifetimes_ns": 10**9, "user_signed_ns": outside_ns}}
+
+    pricers = {"ext4": Pricer(table("ext4")), "xfs": Pricer(table("xfs", scale=2.0))}
+    labels = {"ext4": "ext4 fresh", "xfs": "xfs fresh"}
+    doc = {"programs": [{"name": "p", "profile": traced(400_000_000), "profile_again": traced(500_000_000)},
+                        {"name": "once", "profile": traced(400_000_000)}]}
+    found = _trace_reproducibility(doc, pricers, labels, "ext4")
+    assert list(found["where"]) == ["p on ext4 fresh", "p on xfs fresh"]
+    for candidate, row in zip(pricers, found.itertuples()):
+        fs = Workload.priced(traced(0), [pricers[candidate]], cache_bytes=CACHE_BYTES).times[0].total_ns / 1e9
+        assert (row.first_s, row.second_s) == (pytest.approx(0.4 + fs), pytest.approx(0.5 + fs))
+        assert row.spread == pytest.approx((0.5 + fs) / (0.4 + fs) - 1)
