@@ -889,7 +889,8 @@ def age_command(
 ) -> None:
     """Age a filesystem (Tang, appendix E) and measure its layout before and after (FIEMAP)."""
     from fsbm.characterizer.profile import Profile
-    from fsbm.microbench.age import AgingOptions, run_aging, sizes_from_listing, sizes_from_profile
+    from fsbm.microbench.age import AgingOptions, sizes_from_listing, sizes_from_profile
+    from fsbm.pipeline import age
 
     target = _one_target(target_arg, target)
     settings = _settings(ctx)
@@ -904,20 +905,12 @@ def age_command(
     if fill and target is not None and not any_fs and scratch.find_by_path(target, settings.scratch_root) is None:
         raise UsageError(f"--fill {fill:g} fills the whole filesystem {target} is on, and it is not an fsbm scratch "
                          "filesystem; use --fs NAME, or --fill-any-filesystem if that is what you mean")
-    if fs_name:
-        directory = directory / "aged"
-        directory.mkdir(exist_ok=True)
     sizes = sizes_from_profile(Profile.load(from_profile).body, seed) if from_profile else \
         sizes_from_listing(listing) if listing else None
     options = AgingOptions(rounds=rounds, files=files, fill_pct=fill, max_file=max_file, seed=seed, sizes=sizes)
     with _progress("aging") as update:
-        doc = run_aging(directory, options, on_progress=update)
-    state = options.describe()
-    if doc.get("interrupted"):  # the tree was changed: the old label would say it was not
-        state = f"partly {state} ({doc['rounds_completed']} of {doc['rounds']} rounds done)"
-    doc.update(candidate=candidate, aging_state=state)
-    if fs_name:
-        scratch.set_aging_state(fs_name, state, settings.scratch_root)
+        doc = age(directory, options, fs_name=fs_name, scratch_root=settings.scratch_root, on_progress=update)
+    doc["candidate"] = candidate
     _keep_report(settings, "aging", doc, fs_name or str(directory), render.aging_table(doc), json_out)
     if doc.get("interrupted"):
         raise Interrupted(f"aging interrupted after {doc['rounds_completed']} of {doc['rounds']} rounds; the tree "

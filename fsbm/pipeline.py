@@ -254,3 +254,26 @@ def replay(source: PathLike, target: PathLike, *, mode: str = "serial", cold: bo
     doc.update(source=str(source), plan={"events": stats.events, "operations": stats.operations,
                                          "skipped": dict(stats.skipped), "implicit_opens": stats.implicit_opens})
     return doc
+
+
+def age(directory: PathLike, options: Any, *, fs_name: Optional[str] = None, scratch_root: Optional[PathLike] = None,
+        on_progress: Optional[Callable[..., None]] = None) -> dict[str, Any]:
+    """Age a directory's filesystem (Tang, appendix E; microbench/age.py): the aging report.
+    With `fs_name`, the tree goes in that scratch filesystem's aged/ directory and the
+    filesystem is labelled with what was done, "partly ..." where the aging was interrupted
+    (the tree was changed, so the old label would say it was not)."""
+    from fsbm.microbench import scratch
+    from fsbm.microbench.age import run_aging
+
+    directory = Path(directory)
+    if fs_name:
+        directory = directory / "aged"
+        directory.mkdir(exist_ok=True)
+    doc = run_aging(directory, options, on_progress=on_progress)
+    state = options.describe()
+    if doc.get("interrupted"):
+        state = f"partly {state} ({doc['rounds_completed']} of {doc['rounds']} rounds done)"
+    doc["aging_state"] = state
+    if fs_name:
+        scratch.set_aging_state(fs_name, state, Path(scratch_root) if scratch_root is not None else None)
+    return doc
