@@ -156,8 +156,9 @@ class PlainValidation:
 
 def stored_plain_model(store: Any) -> RuntimeEstimator:
     """The runtime model for plain traces the newest development set fitted, or an unfitted one."""
-    kept = [found for found in store.document_names("runtime_model") if found[1] == "plain"]
-    return RuntimeEstimator.from_json(store.document(kept[0][0])[2]) if kept else RuntimeEstimator.unfitted()
+    document_id = store.newest_document_id("runtime_model", "plain")
+    found = store.document(document_id, "runtime_model") if document_id is not None else None
+    return RuntimeEstimator.from_json(found[2]) if found else RuntimeEstimator.unfitted()
 
 
 def validate_plain(settings: Any, doc: dict[str, Any] | None, options: PlainOptions,

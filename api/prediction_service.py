@@ -127,10 +127,9 @@ class PredictionService:
         by `fsbm validate` for a `fsbm trace record` recording, by `fsbm validate --plain
         --set dev` for a plain trace; with its document id.  Unfitted where there is none;
         `uncalibrated` keeps its errors but not its factors (the raw model)."""
-        kept = [found for found in store.document_names("runtime_model") if found[1] == model_name(profile)]
-        if not kept:
+        document_id = store.newest_document_id("runtime_model", model_name(profile))
+        if document_id is None:
             return None, RuntimeEstimator.unfitted()
-        document_id = kept[0][0]
         model = RuntimeEstimator.from_json(self._document(store, document_id, "runtime_model"))
         if uncalibrated:
             model.factors_ = {}

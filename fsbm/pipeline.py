@@ -121,8 +121,8 @@ def needs_tracing_calibration(store: ResultsStore, profile: dict[str, Any]) -> b
     intervals: no development-set errors, no tracing calibration."""
     if profile.get("recording") or not (profile.get("timeline") or {}).get("span_ns"):
         return False
-    return not store.document_names("tracing_calibration") and not any(
-        name == "plain" for _, name, _ in store.document_names("runtime_model"))
+    fitted = store.newest_document_id("runtime_model", "plain")
+    return fitted is None and not store.document_names("tracing_calibration")
 
 
 def calibrate_tracing(store: ResultsStore, progress: Callable[[str], None] = lambda line: None) -> tuple[int, Any]:
@@ -185,9 +185,10 @@ def measure_costs(target: PathLike, options: Any, candidate: str, store: Results
     label = candidate or doc.get("environment", {}).get("fs_type", "unknown")
     run_id = store.save_fsbench(doc, label=label)
     table = CostTable.from_fsbench(doc, label, run_id)
-    probes = store.documents("probe", name=label)
-    if probes:  # what fsprobe found on this candidate goes with its costs
-        table = table.with_parameters(probes[0][2], probes[0][0])
+    probe_id = store.newest_document_id("probe", label)
+    probe = store.document(probe_id, "probe") if probe_id is not None else None
+    if probe:  # what fsprobe found on this candidate goes with its costs
+        table = table.with_parameters(probe[2], probe_id)
     if not doc.get("interrupted") and not doc.get("errors"):
         store.save_document("cost_table", table.to_json(), name=label, run_id=run_id)
     doc["run_id"] = run_id
@@ -200,13 +201,14 @@ def add_parameters(store: ResultsStore, candidate: str, probe_id: int) -> Option
     (`measure_costs` then takes the parameters)."""
     from fsbm.predictor.cost_table import CostTable
 
-    tables = store.documents("cost_table", name=candidate)
-    if not tables:
+    table_id = store.newest_document_id("cost_table", candidate)
+    newest = store.document(table_id, "cost_table") if table_id is not None else None
+    if newest is None:
         return None
     probe = store.document(probe_id, "probe")
     if probe is None:
         raise UsageError(f"the store holds no probe results {probe_id}")
-    table = CostTable.from_json(tables[0][2]).with_parameters(probe[2], probe_id)
+    table = CostTable.from_json(newest[2]).with_parameters(probe[2], probe_id)
     return store.save_document("cost_table", table.to_json(), name=candidate, run_id=table.fsbench_run_id)
 
 

@@ -315,6 +315,13 @@ class ResultsStore:
             return None
         return row["kind"], row["created"], json.loads(row["body"])
 
+    def newest_document_id(self, kind: str, name: str) -> int | None:
+        """The id of the newest document of a kind kept under `name`, or None (by the index on
+        kind and name: no other document is read)."""
+        row = self._conn.execute("SELECT MAX(id) AS id FROM documents WHERE kind = ? AND name = ?",
+                                 (kind, name)).fetchone()
+        return row["id"] if row else None
+
     def document_names(self, kind: str) -> list[tuple[int, str | None, str]]:
         """(id, name, created) of every document of a kind, newest first, without the bodies."""
         rows = self._conn.execute("SELECT id, name, created FROM documents WHERE kind = ? ORDER BY id DESC", (kind,))

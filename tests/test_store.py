@@ -90,3 +90,15 @@ def test_a_file_that_is_not_a_store_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(FsbmError, match="not a usable fsbm results store"):
         ResultsStore(path)
     assert path.read_text().startswith("not a database")
+
+
+def test_the_newest_document_of_a_name_is_found_without_reading_the_others(tmp_path: Path) -> None:
+    with ResultsStore(tmp_path / "s.sqlite") as store:
+        assert store.newest_document_id("cost_table", "ext4") is None
+        first = store.save_document("cost_table", {"n": 1}, name="ext4")
+        store.save_document("cost_table", {"n": 2}, name="xfs")
+        store.save_document("probe", {"n": 3}, name="ext4")
+        assert store.newest_document_id("cost_table", "ext4") == first
+        second = store.save_document("cost_table", {"n": 4}, name="ext4")
+        assert store.newest_document_id("cost_table", "ext4") == second
+        assert store.newest_document_id("runtime_model", "ext4") is None
