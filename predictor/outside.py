@@ -60,6 +60,13 @@ class Outside:
     def exactly(cls, seconds: float, kind: str, evidence: str) -> "Outside":
         return cls(seconds, seconds, seconds, kind, evidence)
 
+    @classmethod
+    def within(cls, seconds: float, band: tuple[float, float], kind: str, evidence: str) -> "Outside":
+        """An estimate whose relative error (estimate / truth - 1) lies in `band`: the truth
+        lies between seconds / (1 + high) and seconds / (1 + low)."""
+        low_error, high_error = band
+        return cls(seconds, seconds / (1 + high_error), seconds / (1 + low_error), kind, evidence)
+
     def less(self, seconds: float, why: str) -> "Outside":
         """This time less `seconds` (never below 0), the evidence saying `why`."""
         return Outside(max(self.seconds - seconds, 0.0), max(self.low - seconds, 0.0), max(self.high - seconds, 0.0),

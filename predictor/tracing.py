@@ -48,6 +48,8 @@ from fsbm.errors import FsbmError
 from fsbm.predictor.outside import Outside
 
 STRACE_FLAGS = ("-f", "-tt", "-T", "-y", "-s", "64")
+# The relative error of a time outside told from a trace where nothing measured it: +-50%.
+UNCALIBRATED_BAND = (-0.5, 0.5)
 SCHEMA_VERSION = 1
 
 
@@ -88,7 +90,7 @@ class TracingCalibration:
         """The 90% band of the rule's relative errors (no narrower than +-10%: a handful of
         programs cannot show a tighter one); +-50% where nothing was calibrated."""
         if not self.runs:
-            return -0.5, 0.5
+            return UNCALIBRATED_BAND
         low, high = np.percentile(self.errors, [5, 95])
         return min(float(low), -0.10), max(float(high), 0.10)
 
@@ -116,7 +118,6 @@ def untraced_outside(timeline: Timeline, calibration: TracingCalibration | None)
     if not timeline.known:
         return None
     seconds = timeline.outside_ns / 1e9
-    low_error, high_error = (calibration or TracingCalibration()).error_band
     at_once = f"over {timeline.concurrency:.2f} processes working at once"
     if timeline.timed:
         evidence = (f"the trace's own gaps between calls and its calls not on files, each less what tracing cost "
@@ -128,13 +129,10 @@ def untraced_outside(timeline: Timeline, calibration: TracingCalibration | None)
                     f"less what tracing cost it then (the median of its process's last 32), {at_once}: "
                     f"{seconds:.3f} s from a traced span of {timeline.span_ns / 1e9:.3f} s")
         kind = UNTIMED
-    return Outside(seconds, seconds / (1 + high_error), seconds / (1 + low_error), kind, evidence)
+    return Outside.within(seconds, (calibration or TracingCalibration()).error_band, kind, evidence)
 
 
 CAPTURE = "capture"
-# An NFS capture's time outside the server has been validated against nothing yet (no NFS
-# server runs here): its band is as wide as a plain trace's before any calibration.
-CAPTURE_BAND = (-0.5, 0.5)
 
 
 def capture_outside(timeline: Timeline) -> Outside | None:
@@ -144,13 +142,13 @@ def capture_outside(timeline: Timeline) -> Outside | None:
     if not timeline.known or not timeline.timed:
         return None
     seconds = timeline.outside_ns / 1e9
-    low_error, high_error = CAPTURE_BAND
     evidence = (f"the capture's clients' own time: {timeline.processes} clients' time with no NFS call outstanding, "
                 f"and a round trip (their shortest reply) per stretch of waiting, over {timeline.concurrency:.2f} "
                 f"clients at once: {seconds:.3f} s of a captured span of {timeline.span_ns / 1e9:.3f} s, where "
                 f"its calls were outstanding {timeline.file_calls_signed_ns / 1e9:.3f} s on the captured server "
                 "(not yet validated: the band is +-50%)")
-    return Outside(seconds, seconds / (1 + high_error), seconds / (1 + low_error), CAPTURE, evidence)
+    # Validated against nothing yet (no NFS server runs here): as wide as an uncalibrated trace's.
+    return Outside.within(seconds, UNCALIBRATED_BAND, CAPTURE, evidence)
 
 
 # -- calibration ------------------------------------------------------------------------------
