@@ -189,7 +189,7 @@ def judge_plain(doc: dict[str, Any], model: RuntimeEstimator | None = None) -> P
     pairs = _pairs(frame, by_round, forms)
     reproducibility = pd.DataFrame(repro)
     summary = _summary(frame, pairs, reproducibility, forms)
-    traces = _trace_reproducibility(doc, median_pricers, labels, traced_name)
+    traces = _trace_reproducibility(doc, suite, median_pricers, labels, traced_name)
     if len(traces):
         summary["trace_reproducibility"] = {"median": float(traces["spread"].median()),
                                             "largest": float(traces["spread"].max()), "n": int(len(traces)),
@@ -228,20 +228,22 @@ def _stats(errors: pd.Series) -> dict[str, float]:
             "largest": float(size.max()) if len(size) else float("nan"), "n": int(len(size))}
 
 
-def _trace_reproducibility(doc: dict[str, Any], pricers: dict[str, Pricer], labels: dict[str, str],
+def _trace_reproducibility(doc: dict[str, Any], suite: _Suite, pricers: dict[str, Pricer], labels: dict[str, str],
                            traced_name: str) -> pd.DataFrame:
     """Per program traced twice (measure_plain) and target: the absolute form's runtimes from
-    each trace, by the unfitted model (the time outside plus count x cost), and how far apart
-    they are (the larger over the smaller, less 1)."""
+    each trace, by the unfitted model (the time outside plus count x cost; the first trace's
+    from the suite's rows, already priced), and how far apart they are (the larger over the
+    smaller, less 1)."""
     names, rows = list(labels), []
     model = RuntimeEstimator.unfitted()
+    first_traces = model.predict(suite.forms["absolute"])
     for program in doc["programs"]:
         if "profile_again" not in program:
             continue
-        runtimes = [model.predict(Workload.priced(program[key], [pricers[c] for c in names], cache_bytes=CACHE_BYTES,
-                                                  start="cold", traced_on=traced_name).rows)
-                    for key in ("profile", "profile_again")]
-        for candidate, first, second in zip(names, *runtimes):
+        again = Workload.priced(program["profile_again"], [pricers[c] for c in names], cache_bytes=CACHE_BYTES,
+                                start="cold", traced_on=traced_name)
+        firsts = first_traces[suite.programs == program["name"]]
+        for candidate, first, second in zip(names, firsts, model.predict(again.rows)):
             if min(first, second) > 0:
                 rows.append({"where": f"{program['name']} on {labels[candidate]}", "first_s": float(first),
                              "second_s": float(second), "spread": max(first, second) / min(first, second) - 1})

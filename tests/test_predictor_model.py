@@ -801,7 +801,7 @@ def test_the_traces_own_durations_are_set_beside_the_traced_candidates_count_tim
 
 
 def test_two_traces_of_one_program_are_compared_by_the_runtimes_they_predict() -> None:
-    from fsbm.predictor.plain_judge import CACHE_BYTES, _trace_reproducibility
+    from fsbm.predictor.plain_judge import CACHE_BYTES, _suite, _trace_reproducibility
     from fsbm.predictor.predict import Workload
 
     def traced(outside_ns: int) -> dict:
@@ -812,7 +812,8 @@ def test_two_traces_of_one_program_are_compared_by_the_runtimes_they_predict() -
     labels = {"ext4": "ext4 fresh", "xfs": "xfs fresh"}
     doc = {"programs": [{"name": "p", "profile": traced(400_000_000), "profile_again": traced(500_000_000)},
                         {"name": "once", "profile": traced(400_000_000)}]}
-    found = _trace_reproducibility(doc, pricers, labels, "ext4")
+    runs = {(p["name"], label): [1.0] for p in doc["programs"] for label in labels.values()}
+    found = _trace_reproducibility(doc, _suite(doc, pricers, runs, labels, "ext4"), pricers, labels, "ext4")
     assert list(found["where"]) == ["p on ext4 fresh", "p on xfs fresh"]
     for candidate, row in zip(pricers, found.itertuples()):
         fs = Workload.priced(traced(0), [pricers[candidate]], cache_bytes=CACHE_BYTES).times[0].total_ns / 1e9
