@@ -262,8 +262,12 @@ int probe_cache_size(const struct probe_ctx *c, struct json *j)
 	json_size_or_null(j, "page_cache_bytes", shenoy);
 	json_key(j, "page_cache_passes_bytes");
 	json_begin_array(j);
-	for (int p = 0; p < SHENOY_PASSES; p++)
-		json_i64(j, passes[p]);
+	for (int p = 0; p < SHENOY_PASSES; p++) {
+		if (passes[p] >= 0)
+			json_i64(j, passes[p]);
+		else
+			json_null(j); /* as page_cache_bytes is, for a pass that found no boundary */
+	}
 	json_end_array(j);
 	json_size_or_null(j, "binary_search_bytes", tang);
 	json_size_or_null(j, "cgroup_limit_bytes", bounded ? (int64_t)limit : -1);
@@ -275,8 +279,8 @@ int probe_cache_size(const struct probe_ctx *c, struct json *j)
 	json_kv_i64(j, "binary_search_tests", tests);
 	json_kv_string(j, "method", "Shenoy 2.4: read a file larger than the cache forward, then backward without "
 				    "readahead; the cache is what lies above the first of 8 slow chunks in a row, "
-				    "the largest of 3 passes. binary_search: Tang, the largest prefix that a random-order re-read finds cached "
-				    "(misses counted by /proc/self/io read_bytes where it exists, else timed; a size that "
+				    "the largest of 3 passes. binary_search: Tang, the largest prefix that a "
+				    "random-order re-read finds cached (misses counted by /proc/self/io read_bytes where it exists, else timed; a size that "
 				    "misses is tested twice)");
 	json_kv_double(j, "seconds", (double)(now_ns() - start) / 1e9);
 	return 0;
