@@ -1,5 +1,6 @@
-"""The main job in four calls, the same for the command line, the HTTP API, the demo and a
-notebook: a trace becomes events, events a profile, a profile a prediction.
+"""The main job, the same for the command line, the HTTP API, the demo and a notebook: a
+trace becomes events, events a profile, a profile a prediction; cost tables are measured,
+and traces replayed, through the same calls.
 
     import fsbm
     events = fsbm.parse("build.strace")                   # a pandas DataFrame, one row per call
@@ -30,12 +31,11 @@ from fsbm.store import ResultsStore
 if TYPE_CHECKING:
     import pandas as pd
 
-    from fsbm.traces.replay_plan import PlanStats
-
     from fsbm.characterizer.profile import Profile
     from fsbm.documents import Prediction
     from fsbm.predictor.cost_table import CostTable
     from fsbm.traces.nfs import CaptureOptions
+    from fsbm.traces.replay_plan import PlanStats
 
 PathLike = Union[str, os.PathLike]
 
