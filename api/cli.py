@@ -294,11 +294,23 @@ def bench(
     json_out: Optional[Path] = json_option("the results and fits"),
     force: bool = typer.Option(False, "--force", help="Allow --json to replace an existing file."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Show the plan and the time estimate only."),
+    for_workload: Optional[Path] = typer.Option(None, "--for", metavar="WORKLOAD", help="A profile, trace or event "
+                                                "table: measure only the cases its prices reach beyond this "
+                                                "candidate's cost table, at its own sizes, and add them to it."),
 ) -> None:
     """Measure per-operation costs with fsbench; results and the cost table go to the store."""
     settings = _settings(ctx)
     directory, candidate, aging = _bench_target(settings, target, fs_name)
     _refuse_overwrite(json_out, force)
+    if for_workload is not None:
+        shaping = {"--quick": quick, "--only": only, "--sizes": sizes, "--orders": orders, "--gaps": gaps,
+                   "--caches": caches, "--reps": reps, "--ops": ops, "--files": files, "--file-size": file_size,
+                   "--case-seconds": case_seconds, "--seed": seed}
+        given = [name for name, value in shaping.items() if value not in (None, False)]
+        if given:
+            raise UsageError(f"--for chooses the cases and sizes from the workload: give it without {', '.join(given)}")
+        _bench_for(settings, directory, candidate, for_workload, dry_run, json_out)
+        return
     options = FsbenchOptions(quick=quick, only=only, sizes=sizes, orders=orders, gaps=gaps, caches=caches, reps=reps, ops=ops,
                              files=files, file_size=file_size, case_seconds=case_seconds, seed=seed,
                              aging_state=aging)
@@ -317,6 +329,48 @@ def bench(
     if json_out is not None:
         _write_json(json_out, dict(doc, cost_table=table.to_json()))
     _report_outcome(doc)
+
+
+def _bench_for(settings: Settings, directory: Path, candidate: str, source: Path, dry_run: bool,
+               json_out: Optional[Path]) -> None:
+    """`bench --for`: the workload's own cases measured and added to the candidate's table."""
+    from fsbm.documents import Profile
+    from fsbm.microbench.mounts import mount_containing
+    from fsbm.pipeline import measure_regime
+    from fsbm.predictor.regime import unmeasured_cases
+
+    if not candidate:
+        mount = mount_containing(directory)
+        candidate = mount.fstype if mount else "unknown"
+    profile = Profile.of(_profile_of(source, False, None))
+    cache_bytes = _page_cache_bytes(None)
+    with settings.store() as store:
+        if dry_run:
+            table_id = store.newest_document_id("cost_table", candidate)
+            if table_id is None:
+                raise UsageError(f"the store has no cost table for '{candidate}'", hint="measure it first with "
+                                 "`fsbm bench --quick`")
+            table = CostTable.from_json(store.document(table_id, "cost_table")[2], f"cost table {table_id}")
+            cases = unmeasured_cases(profile, table, cache_bytes)
+            console.print("\n".join(f"{c.bench} {c.size} B {c.order} {c.cache}" for c in cases)
+                          or f"nothing: the cost table of {escape(candidate)} covers this workload")
+            return
+        runs, table_id = measure_regime(directory, profile, candidate, store, cache_bytes=cache_bytes,
+                                        console=console, show=True)
+    for doc in runs:
+        for t in render.results_tables(doc):
+            console.print(t)
+    if table_id is None and not runs:
+        console.print(f"nothing to measure: the cost table of {escape(candidate)} covers this workload's sizes")
+    elif table_id is None:
+        errors.print("the workload's cases were not measured: the runs are kept, the cost table is as it was")
+    else:
+        console.print(f"{len(runs)} fsbench run(s) added to the cost table '{escape(candidate)}', stored as "
+                      f"document {table_id}")
+    if json_out is not None:
+        _write_json(json_out, {"candidate": candidate, "cost_table_id": table_id, "runs": runs})
+    for doc in runs:
+        _report_outcome(doc)
 
 
 # -- trace -----------------------------------------------------------------------------

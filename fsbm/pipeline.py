@@ -163,9 +163,9 @@ def predict(profile: "Profile | dict[str, Any]", candidates: Sequence[str], *,
 
 
 def measure_costs(target: PathLike, options: Any, candidate: str, store: ResultsStore, *,
-                  console: Any = None, show: bool = False) -> tuple[dict[str, Any], "CostTable"]:
+                  console: Any = None, show: bool = False, keep_table: bool = True) -> tuple[dict[str, Any], "CostTable"]:
     """Run fsbench on `target` (with `show`, its estimate and a progress bar on `console`),
-    store the run and its cost table under `candidate`; returns both.  An interrupted run, or
+    store the run and (with `keep_table`) its cost table under `candidate`; returns both.  An interrupted run, or
     one whose cases failed (a full filesystem), is kept, but not as a cost table: predictions
     and the reuse of stored tables would take its missing cases for a complete measurement."""
     from rich.markup import escape
@@ -189,10 +189,41 @@ def measure_costs(target: PathLike, options: Any, candidate: str, store: Results
     probe = store.document(probe_id, "probe") if probe_id is not None else None
     if probe:  # what fsprobe found on this candidate goes with its costs
         table = table.with_parameters(probe[2], probe_id)
-    if not doc.get("interrupted") and not doc.get("errors"):
+    if keep_table and not doc.get("interrupted") and not doc.get("errors"):
         store.save_document("cost_table", table.to_json(), name=label, run_id=run_id)
     doc["run_id"] = run_id
     return doc, table
+
+
+def measure_regime(target: PathLike, profile: "Profile | dict[str, Any]", candidate: str, store: ResultsStore, *,
+                   cache_bytes: int, console: Any = None, show: bool = False) -> tuple[list[dict[str, Any]], Optional[int]]:
+    """Measure on `target` the cases `profile` is priced from beyond `candidate`'s newest cost
+    table (predictor.regime), at the workload's sizes, and keep the table with them as the
+    candidate's newest.  The fsbench runs (each stored) and the new table's id; no runs and
+    None where the table already covers the profile.  A run that failed or was interrupted
+    is kept as a run and added to nothing."""
+    from fsbm.documents import Profile
+    from fsbm.microbench.fsbench import options_measuring
+    from fsbm.predictor.cost_table import CostTable
+    from fsbm.predictor.regime import unmeasured_cases
+
+    table_id = store.newest_document_id("cost_table", candidate)
+    newest = store.document(table_id, "cost_table") if table_id is not None else None
+    if newest is None:
+        raise UsageError(f"the store has no cost table for '{candidate}' to add the workload's cases to",
+                         hint="measure it first with `fsbm bench --quick`")
+    table = CostTable.from_json(newest[2], f"cost table {table_id}")
+    cases = unmeasured_cases(Profile.of(profile), table, cache_bytes)
+    runs = []
+    for options in options_measuring([(c.bench, c.order, c.cache, c.size) for c in cases], seed=table.seed,
+                                     aging_state=table.environment.get("aging_state")):
+        doc, _ = measure_costs(target, options, candidate, store, console=console, show=show, keep_table=False)
+        runs.append(doc)
+        if not doc.get("interrupted") and not doc.get("errors"):
+            table = table.with_measurements(doc, doc["run_id"])
+    if not any(table.parameters.get("added_runs", ())):
+        return runs, None
+    return runs, store.save_document("cost_table", table.to_json(), name=candidate, run_id=table.fsbench_run_id)
 
 
 def add_parameters(store: ResultsStore, candidate: str, probe_id: int) -> Optional[int]:

@@ -41,6 +41,13 @@ def mount_at(path: Path) -> Mount | None:
     return matches[-1] if matches else None
 
 
+def mount_containing(path: Path) -> Mount | None:
+    """The mount `path` lies on: the topmost of those with the longest mount point above it."""
+    target = path.resolve()
+    above = [m for m in mounts() if target == Path(m.mount_point) or Path(m.mount_point) in target.parents]
+    return max(above, key=lambda m: len(m.mount_point), default=None) if above else None
+
+
 def loop_devices_for(image: Path) -> list[str]:
     """Loop devices currently backed by `image` (losetup -j)."""
     losetup = require_program("losetup", "util-linux")

@@ -250,6 +250,21 @@ class CostTable:
                    {**tables[0].parameters, "median_of_runs": [t.fsbench_run_id for t in tables],
                     "median_of_seeds": [t.seed for t in tables]})
 
+    def with_measurements(self, doc: dict[str, Any], run_id: int | None = None) -> "CostTable":
+        """This table with the cases of another fsbench run of the same candidate (`fsbm bench
+        --for`, which measures the cases a workload's prices reached beyond this table's
+        sizes): a case both measured is the new run's, every other case is kept.  The fits
+        shown with the table stay; the new run's are added for curves this table had none
+        of.  `parameters["added_runs"]` lists the runs added."""
+        added = CostTable.from_fsbench(doc, self.candidate, run_id)
+        keys = {e.key for e in added.entries}
+        entries = [e for e in self.entries if e.key not in keys] + added.entries
+        fitted = {(f.bench, f.op, f.order, f.cache) for f in self.fits}
+        fits = self.fits + [f for f in added.fits if (f.bench, f.op, f.order, f.cache) not in fitted]
+        parameters = {**self.parameters, "added_runs": [*self.parameters.get("added_runs", []), run_id]}
+        return CostTable(self.candidate, self.environment, self.measured_at, entries, fits, self.fsbench_run_id,
+                         parameters, self.seed)
+
     def with_parameters(self, probe: dict[str, Any], probe_id: int | None = None) -> "CostTable":
         """This table with the answers of an fsprobe report (each probe's value, not how)."""
         keys = {"block-size": ("block_size_bytes", "transfer_unit_bytes"), "readahead": ("readahead_bytes",),
@@ -259,7 +274,7 @@ class CostTable:
         for name, result in probe.get("probes", {}).items():
             found.update({k: result[k] for k in keys.get(name, ()) if result.get(k) is not None})
         return CostTable(self.candidate, self.environment, self.measured_at, self.entries, self.fits,
-                         self.fsbench_run_id, {**self.parameters, **found})
+                         self.fsbench_run_id, {**self.parameters, **found}, self.seed)
 
     def to_frame(self) -> Any:
         """One row per measured case: the benchmark, its operation, request size, order and

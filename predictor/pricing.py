@@ -8,6 +8,10 @@ to that case's measured sizes and pinned to the measurements: the curve's value 
 by the measured/fitted ratio interpolated between the two nearest measured sizes, so the
 price equals the measurement where there is one and follows the curve in between.  A case
 fsbench did not measure at all is an error naming it, never a default.
+
+A price drawn from beyond a curve's largest measured size is an extrapolation; the pricer
+keeps each such case (`Pricer.unmeasured`) so that `fsbm bench --for PROFILE` can measure it
+in the workload's own regime (predictor.regime).
 """
 
 from __future__ import annotations
@@ -18,6 +22,9 @@ from dataclasses import dataclass, replace
 from fsbm.errors import UsageError
 from fsbm.predictor.cost_table import Case, CostTable, GapCost
 from fsbm.predictor.park_lipton import evaluate, nonnegative_fit, order_label
+
+# fsbench's largest request size: a case beyond it is measured at this size and extrapolated.
+MAX_REQUEST_BYTES = 64 << 20
 
 # The fsbench benchmark that prices each metadata operation, and what stands in where
 # fsbench has none (said in the price's source).
@@ -84,6 +91,17 @@ class Price:
                      _both(self.cpu_ns, other.cpu_ns, lambda a, b: (1 - w) * a + w * b))
 
 
+@dataclass(frozen=True, order=True)
+class Unmeasured:
+    """A data case a price reached beyond its curve's largest measured size: what fsbench
+    would measure to price it in the workload's regime (at most MAX_REQUEST_BYTES)."""
+
+    bench: str
+    order: str
+    cache: str
+    size: int
+
+
 def _measured(entry: Case, label: str) -> Price:
     latency = entry.latency_ns
     return Price(latency.mean, latency.low, latency.high, label, None if entry.cpu_ns is None else entry.cpu_ns.mean)
@@ -138,6 +156,8 @@ class Pricer:
         self._data: dict[tuple[str, str, str, int, int | None], Price] = {}
         self._benches = frozenset(e.bench for e in table.entries)
         self._metadata: dict[tuple[str, str], Price] = {}
+        # The cases priced from beyond what the table measured (see Unmeasured).
+        self.unmeasured: set[Unmeasured] = set()
 
     def _entry(self, bench: str, order: str, cache: str, size: int | None = None) -> Case:
         entry = self.table.entry(bench, order, cache, size)
@@ -411,6 +431,7 @@ class Pricer:
         params = self._fit(bench, order, cache, gap, curve)
         modelled = evaluate(params, size, self.block_size)
         if len(curve) == 1 or modelled <= 0:
+            self._note_unmeasured(bench, order, cache, gap, size, sizes[-1])
             # One size, or a curve that is zero there: the nearest measurement, said so.
             nearest = min(curve, key=lambda c: abs(math.log(c[0] / size)))
             return _measured(nearest[1], f"{label} {nearest[0]} B (nearest measured size to {size} B)")
@@ -425,6 +446,7 @@ class Pricer:
             (s0, p0, m0) = below[-1] if below else above[0]
             (s1, p1, m1), w = (s0, p0, m0), 0.0
             where = f"Park-Lipton from {s0} B (beyond the measured sizes)"
+            self._note_unmeasured(bench, order, cache, gap, size, sizes[-1])
         ratio = (1 - w) * (p0.ns / m0 if m0 > 0 else 1.0) + w * (p1.ns / m1 if m1 > 0 else 1.0)
         # The interval and the CPU time, as shares of the latency, between the two sizes.
         low = (1 - w) * (p0.low_ns / p0.ns if p0.ns else 1.0) + w * (p1.low_ns / p1.ns if p1.ns else 1.0)
@@ -432,6 +454,13 @@ class Pricer:
         cpu = _both(p0.cpu_share, p1.cpu_share, lambda a, b: (1 - w) * a + w * b)
         ns = modelled * ratio
         return Price(ns, ns * low, ns * high, f"{label} {size} B: {where}", None if cpu is None else ns * cpu)
+
+    def _note_unmeasured(self, bench: str, order: str, cache: str, gap: int | None, size: int, largest: int) -> None:
+        """Keep a case priced from beyond the curve's largest measured size, where fsbench
+        could measure nearer (forward streams' gaps are measured by gap, not size)."""
+        wanted = min(size, MAX_REQUEST_BYTES)
+        if gap is None and wanted > largest:
+            self.unmeasured.add(Unmeasured(bench, order, "warm" if self.table.memory_only else cache, wanted))
 
     def mapped_read(self, size: int, cache: str) -> Price:
         """A region of `size` bytes mapped and read through by page faults, once
@@ -461,11 +490,14 @@ class Pricer:
 
     def fsync(self, bytes_per_fsync: float, kind: str = "metadata") -> Price:
         """One sync of `kind` (characterizer.syncs) after `bytes_per_fsync` dirty bytes.
-        metadata: fsbench's fsync after an allocating 4 KiB write (a journal commit); data:
-        its fdatasync after a 4 KiB rewrite in place; either plus the time to write the rest
-        through to the device (sequential direct writes).  clean: its sync of a file with
-        nothing dirty.  directory: its sync of a directory after a file was made in it.  A
-        filesystem in memory has no device: its sync is fsbench's, whatever was written.  A
+        metadata: fsbench's fsync after an allocating write; data: its fdatasync after a
+        rewrite in place.  Where the table measured that sync after writes of this size or
+        more (and of another size besides), the price follows that curve: the writeback as
+        the filesystem does it, in large extents.  Otherwise it is the sync after 4 KiB plus
+        the time to write the rest through to the device (sequential direct writes), and the
+        case is kept as unmeasured for `fsbm bench --for`.  clean: fsbench's sync of a file
+        with nothing dirty.  directory: its sync of a directory after a file was made in it.
+        A filesystem in memory has no device: its sync is fsbench's, whatever was written.  A
         cost table measured before fsbench had a kind's case prices it as the next one up
         (directory as clean, clean and data as metadata), said so."""
         if kind == "directory":
@@ -478,19 +510,27 @@ class Pricer:
             if entry is not None:
                 return _measured(entry, "fsbench fsync_clean (nothing dirty)")
             return _lacking(self._sync_base("fsync", "fsbench fsync after 4096 B"), "fsync_clean")
-        if kind == "data" and self.table.entry("fdatasync_overwrite", "sequential", "warm", 4096) is not None:
-            base = self._sync_base("fdatasync_overwrite", "fsbench fdatasync after a 4096 B rewrite")
+        bench = "fdatasync_overwrite" if kind == "data" else "fsync"
+        if bench == "fdatasync_overwrite" and self.table.entry(bench, "sequential", "warm", 4096) is not None:
+            base = self._sync_base(bench, "fsbench fdatasync after a 4096 B rewrite")
         else:
             base = self._sync_base("fsync", "fsbench fsync after 4096 B")
-            if kind == "data":
-                base = _lacking(base, "fdatasync_overwrite")
-        extra_bytes = int(bytes_per_fsync) - 4096
-        if extra_bytes <= 0 or self.table.memory_only:
+            if bench == "fdatasync_overwrite":
+                base, bench = _lacking(base, bench), "fsync"
+        size = int(bytes_per_fsync)
+        if size <= 4096 or self.table.memory_only:
             return base
-        through = self.data("write", "sequential", "direct", int(bytes_per_fsync))
+        sizes = sorted(e.size for e in self.table.entries
+                       if e.bench == bench and e.order == "sequential" and e.cache == "warm" and e.size)
+        if len(sizes) > 1 and sizes[-1] >= min(size, MAX_REQUEST_BYTES):
+            return self.data(bench, "sequential", "warm", size)
+        # The direct writes stand in for the sync's own case: that case is the one to measure.
+        kept = set(self.unmeasured)
+        through = self.data("write", "sequential", "direct", size)
         first = self.data("write", "sequential", "direct", 4096)
+        self.unmeasured = kept | {Unmeasured(bench, "sequential", "warm", min(size, MAX_REQUEST_BYTES))}
         extra = through.minus(first, "")
-        return base.plus(extra, f"{base.source} + direct write of {int(bytes_per_fsync)} B less 4096 B")
+        return base.plus(extra, f"{base.source} + direct write of {size} B less 4096 B")
 
     def _sync_base(self, bench: str, label: str) -> Price:
         return _measured(self._entry(bench, "sequential", "warm", 4096), label)

@@ -1,0 +1,122 @@
+"""The cases a workload is priced from beyond a cost table's sizes, and measuring them
+(`fsbm bench --for`): pricing.Unmeasured, predictor.regime, fsbench.options_measuring,
+CostTable.with_measurements, and the command on a real ext4 image."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_fsbm
+from fsbm.microbench.fsbench import options_measuring
+from fsbm.microbench.scratch import ScratchFs
+from fsbm.predictor.cost_table import CostTable
+from fsbm.predictor.pricing import MAX_REQUEST_BYTES, Pricer, Unmeasured
+from fsbm.predictor.regime import unmeasured_cases
+from tests.test_predictor_model import curve, entry, profile, table
+
+MIB = 1 << 20
+
+
+def test_a_sync_after_more_than_the_table_measured_is_kept_as_the_case_to_measure() -> None:
+    pricer = Pricer(table("ext4"))
+    pricer.fsync(48 * MIB)
+    pricer.fsync(512 * MIB)
+    # The direct writes that stand in for the sync are not themselves cases to measure.
+    assert pricer.unmeasured == {Unmeasured("fsync", "sequential", "warm", 48 * MIB),
+                                 Unmeasured("fsync", "sequential", "warm", MAX_REQUEST_BYTES)}
+    pricer.data("read", "random", "cold", 6 * MIB)
+    pricer.data("read", "random", "cold", 65536)  # measured: nothing to add
+    assert Unmeasured("read", "random", "cold", 6 * MIB) in pricer.unmeasured and len(pricer.unmeasured) == 3
+
+
+def test_a_sync_measured_at_the_workloads_size_is_priced_from_that_curve() -> None:
+    measured = table("ext4")
+    measured.entries.append(entry("fsync", "sequential", "warm", 48 * MIB, 9_000_000))
+    pricer = Pricer(measured)
+    assert pricer.fsync(48 * MIB).ns == pytest.approx(9_000_000)
+    between = pricer.fsync(8 * MIB)
+    assert 500_000 < between.ns < 9_000_000 and "between 4096 and 50331648" in between.source
+    assert not pricer.unmeasured
+    # Beyond the curve where fsbench could measure nearer: the sync after 4 KiB and direct
+    # writes, with the case kept; where it could not, the curve carried on.
+    assert "direct write" in pricer.fsync(96 * MIB).source
+    assert pricer.unmeasured == {Unmeasured("fsync", "sequential", "warm", MAX_REQUEST_BYTES)}
+    measured.entries.append(entry("fsync", "sequential", "warm", MAX_REQUEST_BYTES, 12_000_000))
+    beyond = Pricer(measured).fsync(96 * MIB)
+    assert beyond.ns > 12_000_000 and "beyond the measured sizes" in beyond.source
+    # A sync after no more than the smallest measured size is the sync after 4 KiB.
+    assert pricer.fsync(4096).ns == pytest.approx(500_000)
+
+
+def test_the_workloads_cases_come_from_pricing_its_profile() -> None:
+    synced = profile(fsyncs=2)
+    synced["fsync"]["kinds"] = {"metadata": {"count": 2, "bytes": 64 * MIB}}
+    assert unmeasured_cases(synced, table("ext4"), 1 << 30) == [Unmeasured("fsync", "sequential", "warm", 32 * MIB)]
+    assert unmeasured_cases(profile(), table("ext4"), 1 << 30) == []
+
+
+def test_fsbench_runs_measure_each_order_and_cache_at_three_sizes_at_most() -> None:
+    runs = options_measuring([("fsync", "sequential", "warm", 48 * MIB), ("read", "random", "cold", 2 * MIB),
+                              ("read", "random", "cold", 6 * MIB), ("mmap_read", "random", "cold", 2 * MIB),
+                              *(("write", "sequential", "warm", n * MIB) for n in (2, 3, 4, 5))], seed=3)
+    by_cases = {(r.orders, r.caches, r.only, r.sizes) for r in runs}
+    assert by_cases == {("random", "cold", "mmap_read,read", f"{2 * MIB},{6 * MIB}"),
+                        ("sequential", "warm", "fsync,write", f"{2 * MIB},{3 * MIB},{4 * MIB}"),
+                        ("sequential", "warm", "fsync,write", f"{5 * MIB},{48 * MIB}")}
+    largest = max(runs, key=lambda r: int(r.file_size))
+    assert int(largest.file_size) == 4 * 48 * MIB and all(r.seed == 3 and r.quick for r in runs)
+
+
+def test_a_tables_new_measurements_replace_the_same_cases_and_add_the_rest() -> None:
+    base = table("ext4")
+    doc = {"environment": base.environment, "finished": "later", "results": [
+        {**entry("fsync", "sequential", "warm", 4096, 700_000).as_result(), "family": "data", "block_size": 4096},
+        {**entry("fsync", "sequential", "warm", 48 * MIB, 9e6).as_result(), "family": "data", "block_size": 4096}]}
+    grown = base.with_measurements(doc, run_id=41)
+    assert len(grown.entries) == len(base.entries) + 1
+    assert grown.entry("fsync", "sequential", "warm", 4096).latency_ns.mean == 700_000
+    assert grown.entry("fsync", "sequential", "warm", 48 * MIB).latency_ns.mean == 9e6
+    assert grown.parameters["added_runs"] == [41] and grown.candidate == "ext4"
+    again = CostTable.from_json(grown.to_json())
+    assert again.entry("fsync", "sequential", "warm", 48 * MIB) is not None
+    assert Pricer(again).data("read", "random", "warm", 65536).ns == pytest.approx(curve(65536))
+
+
+def synced_write_log(path: Path, mib: int) -> Path:
+    """An strace -f -tt -T -y log of a program writing `mib` MiB in 1 MiB writes, then fsync."""
+    lines = ['100 10:00:00.000000 openat(AT_FDCWD, "/w/big.bin", O_WRONLY|O_CREAT|O_TRUNC, 0644) = 3</w/big.bin> '
+             '<0.000020>']
+    for i in range(mib):
+        lines.append(f'100 10:00:00.{1000 + i * 400:06d} write(3</w/big.bin>, "x"..., 1048576) = 1048576 <0.000300>')
+    lines.append('100 10:00:00.900000 fsync(3</w/big.bin>) = 0 <0.040000>')
+    lines.append('100 10:00:00.940100 close(3</w/big.bin>) = 0 <0.000010>')
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_bench_for_measures_the_workloads_sync_on_ext4_and_predict_then_uses_it(ext4_fs: ScratchFs,
+                                                                               tmp_path: Path) -> None:
+    log = synced_write_log(tmp_path / "synced.strace", 24)
+    quick = run_fsbm("bench", "--fs", ext4_fs.name, "--quick", "--reps", "2", "--case-seconds", "0.02",
+                     "--files", "200", "--file-size", "16M")
+    assert quick.returncode == 0, quick.stderr
+    planned = run_fsbm("bench", "--fs", ext4_fs.name, "--for", str(log), "--dry-run")
+    assert planned.returncode == 0, planned.stderr
+    assert f"fsync {24 * MIB} B sequential warm" in planned.stdout
+    measured = run_fsbm("bench", "--fs", ext4_fs.name, "--for", str(log), "--json", str(tmp_path / "for.json"))
+    assert measured.returncode == 0, measured.stderr
+    assert "added to the cost table 'ext4'" in measured.stdout
+    runs = json.loads((tmp_path / "for.json").read_text())["runs"]
+    assert [r["size"] for doc in runs for r in doc["results"] if r["bench"] == "fsync"] == [24 * MIB]
+    predicted = run_fsbm("predict", str(log), "--candidates", "ext4", "--json", str(tmp_path / "p.json"))
+    assert predicted.returncode == 0, predicted.stderr
+    lines = json.loads((tmp_path / "p.json").read_text())["candidates"][0]["lines"]
+    sync = [line for line in lines if line["op"] == "fsync"]
+    assert sync and f"fsbench fsync sequential warm {24 * MIB} B" in sync[0]["source"]
+    again = run_fsbm("bench", "--fs", ext4_fs.name, "--for", str(log), "--dry-run")
+    assert again.returncode == 0 and "covers this workload" in again.stdout
+    refused = run_fsbm("bench", "--fs", ext4_fs.name, "--for", str(log), "--quick")
+    assert refused.returncode != 0 and "without --quick" in refused.stderr and "Traceback" not in refused.stderr
