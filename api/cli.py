@@ -794,6 +794,9 @@ def validate_command(
     reuse_tables: bool = typer.Option(False, "--reuse-tables", help="With --plain: the two newest stored cost tables "
                                       "of each val-* filesystem, on the filesystems as they are, instead of making "
                                       "them anew and measuring them again."),
+    workload_cases: bool = typer.Option(True, "--workload-cases/--no-workload-cases", help="With --plain: grow "
+                                        "each cost table by the cases the traced programs need at their own sizes, "
+                                        "as `fsbm bench --for` does."),
 ) -> None:
     """Measure the predictor's error on real programs (fresh and aged filesystems) and calibrate it."""
     from fsbm.api.plain_validation import PlainOptions
@@ -813,7 +816,8 @@ def validate_command(
             raise UsageError(f"--set takes {' or '.join(SPLITS)}, not {split!r}")
         _validate_plain(settings, loaded, PlainOptions(split=split, candidates=_plain_candidates(candidates),  # type: ignore[arg-type]
                                                        traced_on=traced_on, rounds=rounds, scale=scale, seed=seed,
-                                                       reuse_tables=reuse_tables), doc_out, json_out)
+                                                       reuse_tables=reuse_tables, workload_cases=workload_cases),
+                        doc_out, json_out)
         return
     doc_out = doc_out or Path("docs/validation.md")
     options = None

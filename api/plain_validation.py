@@ -10,6 +10,8 @@ Measured here, on direct-I/O loop images of each candidate type, made anew for t
   trace record`: no untraced CPU time, no replays): the first trace is the one judged, the
   second says how far a prediction moves from one trace to the next; the first log with
   the call durations taken out, as strace without -T writes it, is characterized too;
+- each table grown by the cases the traced programs are priced from beyond it, at their own
+  sizes (as `fsbm bench --for` does), unless `workload_cases` is off;
 - every program run for real, cold, on every candidate, in interleaved rounds (shuffled,
   blocked by program, as validate.round_order does).
 The measurements are one JSON document; predictor/plain_judge.py judges them, and can judge
@@ -58,6 +60,7 @@ class PlainOptions:
     scale: float = 1.0
     seed: int = 1
     reuse_tables: bool = False  # the newest stored tables of each target instead of measuring them again
+    workload_cases: bool = True  # each table grown by the cases the traced programs need (`fsbm bench --for`)
 
 
 def trace_plainly(program: Any, target: Target, inputs: Inputs, directory: Path) -> dict[str, Any]:
@@ -81,6 +84,32 @@ def trace_plainly(program: Any, target: Target, inputs: Inputs, directory: Path)
         profiles[key]["source"] = f"{program.name}: {program.description}"
     return {"name": program.name, "description": program.description, "command": program.command,
             "split": program.split, "traced_wall_s": traced_s, **profiles}
+
+
+def add_programs_cases(settings: Any, filesystems: dict[str, Any], tables: dict[str, list[CostTable]],
+                       traced: list[dict[str, Any]], console: Console) -> dict[str, list[str]]:
+    """Grow every table by the cases the traced programs are priced from beyond it, measured on
+    its filesystem with its seed (pipeline.add_workload_cases, as `fsbm bench --for` does), so
+    both tables of a target stay independent measurements of the same cases.  Per target,
+    the cases measured."""
+    from fsbm.api.prediction_service import memory_available_bytes
+    from fsbm.pipeline import add_workload_cases
+
+    profiles = [t[key] for t in traced for key in ("profile", "profile_again", "profile_untimed")]
+    console.print("[bold]the programs' own cases[/] (as `fsbm bench --for` measures them)")
+    added: dict[str, list[str]] = {}
+    with settings.store() as store:
+        for name, fs in filesystems.items():
+            for i, table in enumerate(tables[name]):
+                runs, tables[name][i] = add_workload_cases(fs.mount_point, table, profiles, store,
+                                                           cache_bytes=memory_available_bytes(), show=True)
+                for doc in runs:
+                    if doc.get("interrupted") or doc.get("errors"):
+                        raise FsbmError(f"fsbench on {fs.name} did not measure the programs' own cases; its results "
+                                        f"are run {doc['run_id']}")
+                added[name] = sorted({*added.get(name, ()), *(f"{r['bench']} {r['order']} {r['cache']} {r['size']} B"
+                                                               for doc in runs for r in doc.get("results", []))})
+    return added
 
 
 def measure_plain(settings: Any, options: PlainOptions, console: Console) -> dict[str, Any]:
@@ -125,6 +154,7 @@ def measure_plain(settings: Any, options: PlainOptions, console: Console) -> dic
             traced[-1].update(profile_again=again["profile"], traced_wall_again_s=again["traced_wall_s"])
             console.print(f"  {program.name}: traced in {traced[-1]['traced_wall_s']:.1f} s, again in "
                           f"{again['traced_wall_s']:.1f} s")
+    added = add_programs_cases(settings, filesystems, tables, traced, console) if options.workload_cases else {}
     rng = random.Random(options.seed)
     records = []
     for r in range(options.rounds):
@@ -140,6 +170,7 @@ def measure_plain(settings: Any, options: PlainOptions, console: Console) -> dic
         "machine": machine(), "options": asdict(options), "traced_on": baseline.label,
         "targets": targets_json(targets),
         "cost_table_runs": {name: [t.to_json() for t in found] for name, found in tables.items()},
+        "workload_cases": added,
         "tracing_calibration": calibration.to_json(), "programs": traced, "records": records,
     }
 

@@ -195,17 +195,36 @@ def measure_costs(target: PathLike, options: Any, candidate: str, store: Results
     return doc, table
 
 
+def add_workload_cases(target: PathLike, table: "CostTable", profiles: Sequence["Profile | dict[str, Any]"],
+                       store: ResultsStore, *, cache_bytes: int, console: Any = None,
+                       show: bool = False) -> tuple[list[dict[str, Any]], "CostTable"]:
+    """Measure on `target` the cases any of `profiles` is priced from beyond `table`
+    (predictor.regime), at the workloads' sizes, with the table's fsbench seed; the fsbench
+    runs (each stored as a run) and the table grown by those that completed."""
+    from fsbm.documents import Profile as ProfileDocument
+    from fsbm.microbench.fsbench import options_measuring
+    from fsbm.predictor.regime import unmeasured_cases
+
+    documents = [ProfileDocument.of(p if isinstance(p, (dict, ProfileDocument)) else p.to_json()) for p in profiles]
+    cases = sorted({case for profile in documents for case in unmeasured_cases(profile, table, cache_bytes)})
+    runs = []
+    for options in options_measuring([(c.bench, c.order, c.cache, c.size) for c in cases], seed=table.seed,
+                                     aging_state=table.environment.get("aging_state")):
+        doc, _ = measure_costs(target, options, table.candidate, store, console=console, show=show, keep_table=False)
+        runs.append(doc)
+        if not doc.get("interrupted") and not doc.get("errors"):
+            table = table.with_measurements(doc, doc["run_id"])
+    return runs, table
+
+
 def measure_regime(target: PathLike, profile: "Profile | dict[str, Any]", candidate: str, store: ResultsStore, *,
                    cache_bytes: int, console: Any = None, show: bool = False) -> tuple[list[dict[str, Any]], Optional[int]]:
-    """Measure on `target` the cases `profile` is priced from beyond `candidate`'s newest cost
-    table (predictor.regime), at the workload's sizes, and keep the table with them as the
-    candidate's newest.  The fsbench runs (each stored) and the new table's id; no runs and
-    None where the table already covers the profile.  A run that failed or was interrupted
-    is kept as a run and added to nothing."""
-    from fsbm.documents import Profile
-    from fsbm.microbench.fsbench import options_measuring
+    """`fsbm bench --for`: the cases `profile` is priced from beyond `candidate`'s newest cost
+    table measured on `target` (add_workload_cases), the grown table kept as the candidate's
+    newest.  The fsbench runs and the new table's id; no runs and None where the table
+    already covers the profile.  A run that failed or was interrupted is kept as a run and
+    added to nothing."""
     from fsbm.predictor.cost_table import CostTable
-    from fsbm.predictor.regime import unmeasured_cases
 
     table_id = store.newest_document_id("cost_table", candidate)
     newest = store.document(table_id, "cost_table") if table_id is not None else None
@@ -213,17 +232,11 @@ def measure_regime(target: PathLike, profile: "Profile | dict[str, Any]", candid
         raise UsageError(f"the store has no cost table for '{candidate}' to add the workload's cases to",
                          hint="measure it first with `fsbm bench --quick`")
     table = CostTable.from_json(newest[2], f"cost table {table_id}")
-    cases = unmeasured_cases(Profile.of(profile), table, cache_bytes)
-    runs = []
-    for options in options_measuring([(c.bench, c.order, c.cache, c.size) for c in cases], seed=table.seed,
-                                     aging_state=table.environment.get("aging_state")):
-        doc, _ = measure_costs(target, options, candidate, store, console=console, show=show, keep_table=False)
-        runs.append(doc)
-        if not doc.get("interrupted") and not doc.get("errors"):
-            table = table.with_measurements(doc, doc["run_id"])
-    if not any(table.parameters.get("added_runs", ())):
+    runs, grown = add_workload_cases(target, table, [profile], store, cache_bytes=cache_bytes, console=console,
+                                     show=show)
+    if grown is table:
         return runs, None
-    return runs, store.save_document("cost_table", table.to_json(), name=candidate, run_id=table.fsbench_run_id)
+    return runs, store.save_document("cost_table", grown.to_json(), name=candidate, run_id=grown.fsbench_run_id)
 
 
 def add_parameters(store: ResultsStore, candidate: str, probe_id: int) -> Optional[int]:

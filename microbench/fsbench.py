@@ -58,30 +58,30 @@ class FsbenchOptions:
         return args
 
 
-# A run measuring a workload's own cases (options_measuring): enough file for four requests
-# of the largest size, and a second a repetition, so a 64 MiB sync is timed several times.
+# A run measuring a workload's own cases (options_measuring): a data file of four requests of
+# the largest size, made anew each repetition, and ten repetitions, so that a 64 MiB sync is
+# timed some thirty times (with three, two tables' 48 MiB syncs differed by 1.6x).
 REGIME_REQUESTS_PER_FILE = 4
-REGIME_CASE_SECONDS = 3.0
+REGIME_REPS = 10
+REGIME_CASE_SECONDS = 5.0
 
 
 def options_measuring(cases: Iterable[tuple[str, str, str, int]], *, seed: int | None = None,
                       aging_state: str | None = None) -> list[FsbenchOptions]:
-    """fsbench runs that measure these (benchmark, order, cache, request size) cases: one per
-    order and cache, three sizes at most a run (fsbench times its syncs after the first
-    three sizes only), each on a data file of REGIME_REQUESTS_PER_FILE requests of its
-    largest size (at least quick's 64 MiB)."""
-    groups: dict[tuple[str, str], tuple[set[str], set[int]]] = {}
+    """fsbench runs that measure exactly these (benchmark, order, cache, request size) cases:
+    one per benchmark, order and cache, three sizes at most a run (fsbench times its syncs
+    after the first three sizes only), each on a data file of REGIME_REQUESTS_PER_FILE
+    requests of its largest size (at least quick's 64 MiB)."""
+    groups: dict[tuple[str, str, str], set[int]] = {}
     for bench, order, cache, size in cases:
-        benches, sizes = groups.setdefault((order, cache), (set(), set()))
-        benches.add(bench)
-        sizes.add(int(size))
+        groups.setdefault((bench, order, cache), set()).add(int(size))
     runs = []
-    for (order, cache), (benches, sizes) in sorted(groups.items()):
+    for (bench, order, cache), sizes in sorted(groups.items()):
         ordered = sorted(sizes)
         for start in range(0, len(ordered), 3):
             chunk = ordered[start:start + 3]
-            runs.append(FsbenchOptions(quick=True, only=",".join(sorted(benches)), sizes=",".join(map(str, chunk)),
-                                       orders=order, caches=cache,
+            runs.append(FsbenchOptions(quick=True, only=bench, sizes=",".join(map(str, chunk)), orders=order,
+                                       caches=cache, reps=REGIME_REPS,
                                        file_size=str(max(REGIME_REQUESTS_PER_FILE * chunk[-1], 64 << 20)),
                                        case_seconds=REGIME_CASE_SECONDS, seed=seed, aging_state=aging_state))
     return runs

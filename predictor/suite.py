@@ -229,6 +229,7 @@ def programs(scale: float = 1.0, split: Split | None = None) -> list[Program]:
     """The suite, or one set of it.  Every command is a real program from Debian's packages or
     fsbm's own environment (pip, Python)."""
     write_mib = max(16, round(256 * scale))
+    ckpt_mib = max(8, round(48 * scale))
     python = [sys.executable, "-S", "-B"]  # -S: only the work directory's packages; -B: write no bytecode
     suite = [
         Program("untar", "unpack a source tree (tar -x)", copy_corpus, ["tar", "-xf", "corpus.tar", "-C", "out"],
@@ -255,6 +256,13 @@ def programs(scale: float = 1.0, split: Split | None = None) -> list[Program]:
         Program("parallel-gzip", "compress a tree's Python files two gzip processes at a time (xargs -P 2)",
                 _unpack_tree, ["sh", "-c", "find tree -name '*.py' -print0 | xargs -0 -P 2 -n 40 gzip -kf"],
                 ("tree/**/*.py.gz",)),
+        Program("checkpoint", f"save three {ckpt_mib} MiB checkpoint files, each fsynced (Python, 1 MiB writes)",
+                _nothing, [*python, "-c", "import os\nbuf = os.urandom(1 << 20)\nfor f in range(3):\n"
+                                          f"    with open(f'ckpt{{f}}.bin', 'wb') as out:\n"
+                                          f"        for _ in range({ckpt_mib}):\n"
+                                          "            out.write(buf)\n"
+                                          "        out.flush()\n        os.fsync(out.fileno())\n"],
+                ("ckpt*.bin",)),
         # The test set: held out (module docstring).
         Program("rsync", "mirror a source tree (rsync -a)", _unpack_tree, ["rsync", "-a", "tree/", "mirror/"],
                 ("mirror",), split="test"),
