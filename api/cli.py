@@ -336,7 +336,7 @@ def _bench_for(settings: Settings, directory: Path, candidate: str, source: Path
     """`bench --for`: the workload's own cases measured and added to the candidate's table."""
     from fsbm.documents import Profile
     from fsbm.microbench.mounts import mount_containing
-    from fsbm.pipeline import measure_regime
+    from fsbm.pipeline import cost_table_to_grow, measure_regime
     from fsbm.predictor.regime import unmeasured_cases
 
     if not candidate:
@@ -346,12 +346,7 @@ def _bench_for(settings: Settings, directory: Path, candidate: str, source: Path
     cache_bytes = _page_cache_bytes(None)
     with settings.store() as store:
         if dry_run:
-            table_id = store.newest_document_id("cost_table", candidate)
-            if table_id is None:
-                raise UsageError(f"the store has no cost table for '{candidate}'", hint="measure it first with "
-                                 "`fsbm bench --quick`")
-            table = CostTable.from_json(store.document(table_id, "cost_table")[2], f"cost table {table_id}")
-            cases = unmeasured_cases(profile, table, cache_bytes)
+            cases = unmeasured_cases(profile, cost_table_to_grow(store, candidate), cache_bytes)
             console.print("\n".join(f"{c.bench} {c.size} B {c.order} {c.cache}" for c in cases)
                           or f"nothing: the cost table of {escape(candidate)} covers this workload")
             return

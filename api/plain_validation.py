@@ -98,11 +98,12 @@ def add_programs_cases(settings: Any, filesystems: dict[str, Any], tables: dict[
     profiles = [t[key] for t in traced for key in ("profile", "profile_again", "profile_untimed")]
     console.print("[bold]the programs' own cases[/] (as `fsbm bench --for` measures them)")
     added: dict[str, list[str]] = {}
+    cache_bytes = memory_available_bytes()
     with settings.store() as store:
         for name, fs in filesystems.items():
             for i, table in enumerate(tables[name]):
                 runs, tables[name][i] = add_workload_cases(fs.mount_point, table, profiles, store,
-                                                           cache_bytes=memory_available_bytes(), show=True)
+                                                           cache_bytes=cache_bytes, show=True)
                 for doc in runs:
                     if doc.get("interrupted") or doc.get("errors"):
                         raise FsbmError(f"fsbench on {fs.name} did not measure the programs' own cases; its results "

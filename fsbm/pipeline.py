@@ -217,6 +217,27 @@ def add_workload_cases(target: PathLike, table: "CostTable", profiles: Sequence[
     return runs, table
 
 
+def newest_cost_table(store: ResultsStore, candidate: str) -> Optional["CostTable"]:
+    """The newest cost table stored under `candidate`; None where there is none."""
+    from fsbm.predictor.cost_table import CostTable
+
+    table_id = store.newest_document_id("cost_table", candidate)
+    newest = store.document(table_id, "cost_table") if table_id is not None else None
+    if newest is None:
+        return None
+    return CostTable.from_json(newest[2], f"cost table {table_id}")
+
+
+def cost_table_to_grow(store: ResultsStore, candidate: str) -> "CostTable":
+    """The newest cost table of `candidate`, which `fsbm bench --for` adds a workload's cases
+    to; a clear error where the candidate has none yet."""
+    table = newest_cost_table(store, candidate)
+    if table is None:
+        raise UsageError(f"the store has no cost table for '{candidate}' to add the workload's cases to",
+                         hint="measure it first with `fsbm bench --quick`")
+    return table
+
+
 def measure_regime(target: PathLike, profile: "Profile | dict[str, Any]", candidate: str, store: ResultsStore, *,
                    cache_bytes: int, console: Any = None, show: bool = False) -> tuple[list[dict[str, Any]], Optional[int]]:
     """`fsbm bench --for`: the cases `profile` is priced from beyond `candidate`'s newest cost
@@ -224,14 +245,7 @@ def measure_regime(target: PathLike, profile: "Profile | dict[str, Any]", candid
     newest.  The fsbench runs and the new table's id; no runs and None where the table
     already covers the profile.  A run that failed or was interrupted is kept as a run and
     added to nothing."""
-    from fsbm.predictor.cost_table import CostTable
-
-    table_id = store.newest_document_id("cost_table", candidate)
-    newest = store.document(table_id, "cost_table") if table_id is not None else None
-    if newest is None:
-        raise UsageError(f"the store has no cost table for '{candidate}' to add the workload's cases to",
-                         hint="measure it first with `fsbm bench --quick`")
-    table = CostTable.from_json(newest[2], f"cost table {table_id}")
+    table = cost_table_to_grow(store, candidate)
     runs, grown = add_workload_cases(target, table, [profile], store, cache_bytes=cache_bytes, console=console,
                                      show=show)
     if grown is table:
@@ -243,16 +257,13 @@ def add_parameters(store: ResultsStore, candidate: str, probe_id: int) -> Option
     """The probe results stored as `probe_id` added to the newest cost table of `candidate`,
     as a new version of it: its id, or None where the candidate has no cost table yet
     (`measure_costs` then takes the parameters)."""
-    from fsbm.predictor.cost_table import CostTable
-
-    table_id = store.newest_document_id("cost_table", candidate)
-    newest = store.document(table_id, "cost_table") if table_id is not None else None
+    newest = newest_cost_table(store, candidate)
     if newest is None:
         return None
     probe = store.document(probe_id, "probe")
     if probe is None:
         raise UsageError(f"the store holds no probe results {probe_id}")
-    table = CostTable.from_json(newest[2]).with_parameters(probe[2], probe_id)
+    table = newest.with_parameters(probe[2], probe_id)
     return store.save_document("cost_table", table.to_json(), name=candidate, run_id=table.fsbench_run_id)
 
 

@@ -520,8 +520,7 @@ class Pricer:
         size = int(bytes_per_fsync)
         if size <= 4096 or self.table.memory_only:
             return base
-        sizes = sorted(e.size for e in self.table.entries
-                       if e.bench == bench and e.order == "sequential" and e.cache == "warm" and e.size)
+        sizes = [s for s, _ in self._curve(bench, "sequential", "warm")]
         if len(sizes) > 1 and sizes[-1] >= min(size, MAX_REQUEST_BYTES):
             return self.data(bench, "sequential", "warm", size)
         # The direct writes stand in for the sync's own case: that case is the one to measure.
