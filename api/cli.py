@@ -779,13 +779,16 @@ def validate_command(
     measurements: Optional[Path] = typer.Option(None, "--from", help="Judge these stored measurements (JSON) "
                                                 "instead of measuring."),
     doc_out: Optional[Path] = typer.Option(None, "--doc", help="Where the validation table goes (default: "
-                                           "docs/validation.md, or docs/validation-plain-SET.md with --plain)."),
+                                           "docs/validation-recorded-SET.md, or docs/validation-plain-SET.md with "
+                                           "--plain; docs/validation.md with --overview)."),
     json_out: Optional[Path] = json_option("the measurements"),
     force: bool = typer.Option(False, "--force", help="Allow --json to replace an existing file."),
     plain: bool = typer.Option(False, "--plain", help="Trace with plain strace (no `fsbm trace record`), on fresh "
                                "filesystems, and judge both forms as a new user meets them."),
-    split: str = typer.Option("dev", "--set", help="With --plain: the suite's dev or test set. The test set is "
-                              "held out: nothing is tuned on it, and every run of it is reported."),
+    split: str = typer.Option("dev", "--set", help="The suite's dev or test set. The test set is held out: nothing "
+                              "is tuned on it, and every run of it is reported."),
+    overview: bool = typer.Option(False, "--overview", help="Measure nothing: judge the newest stored measurements "
+                                  "of every validation (recorded and plain, both sets) and write them side by side."),
     reuse_tables: bool = typer.Option(False, "--reuse-tables", help="With --plain: the two newest stored cost tables "
                                       "of each val-* filesystem, on the filesystems as they are, instead of making "
                                       "them anew and measuring them again."),
@@ -795,11 +798,22 @@ def validate_command(
 ) -> None:
     """Measure the predictor's error on real programs (fresh and aged filesystems) and calibrate it."""
     from fsbm.api.plain_validation import PlainOptions
-    from fsbm.api.validation import ValidationOptions, markdown, validate_recorded
+    from fsbm.api.validation import ValidationOptions, markdown, split_of, validate_recorded
     from fsbm.predictor.suite import SPLITS, programs
 
     _refuse_overwrite(json_out, force)
     settings = _settings(ctx)
+    if split not in SPLITS:
+        raise UsageError(f"--set takes {' or '.join(SPLITS)}, not {split!r}")
+    if overview:
+        from fsbm.api.validation_overview import overview as write_overview
+
+        with settings.store() as store:
+            text = write_overview(store, _page_cache_bytes(None))
+        out = doc_out or Path("docs/validation.md")
+        _write_text(out, text)
+        console.print(f"every validation judged again, side by side: written to {escape(str(out))}")
+        return
     loaded = None
     if measurements is not None:
         try:
@@ -807,20 +821,17 @@ def validate_command(
         except (OSError, ValueError) as exc:
             raise UsageError(f"cannot read measurements {measurements}: {exc}") from None
     if plain or (loaded or {}).get("kind") == "plain_validation_measurements":
-        if split not in SPLITS:
-            raise UsageError(f"--set takes {' or '.join(SPLITS)}, not {split!r}")
         _validate_plain(settings, loaded, PlainOptions(split=split, candidates=_plain_candidates(candidates),  # type: ignore[arg-type]
                                                        traced_on=traced_on, rounds=rounds, scale=scale, seed=seed,
                                                        reuse_tables=reuse_tables, workload_cases=workload_cases),
                         doc_out, json_out)
         return
-    doc_out = doc_out or Path("docs/validation.md")
     options = None
     if loaded is not None:
         if loaded.get("kind") != "validation_measurements":
             raise UsageError(f"{measurements} is not a validation measurements file")
     else:
-        known = {p.name for p in programs(split="dev")}
+        known = {p.name for p in programs(split=split)}  # type: ignore[arg-type]
         chosen = tuple(n.strip() for n in only.split(",")) if only else None
         unknown = sorted(set(chosen or ()) - known)
         if unknown:
@@ -836,16 +847,18 @@ def validate_command(
             raise UsageError("--states takes fresh, aged or fresh,aged")
         options = ValidationOptions(candidates=types, states=wanted_states, traced_on=traced_on, rounds=rounds,
                                     scale=scale, only=chosen, seed=seed, fresh=fresh,
-                                    table_repeats=table_repeats)
+                                    table_repeats=table_repeats, split=split)  # type: ignore[arg-type]
     done = validate_recorded(settings, loaded, options or ValidationOptions(), console, _page_cache_bytes(None))
     if done.measurements_id is not None:
         console.print(f"measurements stored as document {done.measurements_id}")
     if json_out is not None:
         _write_json(json_out, done.doc)
     console.print(render.validation_table(done.judged.rows, done.judged.summary))
-    _write_text(doc_out, markdown(done.doc, done.judged))
-    console.print(f"runtime model {done.model_id} stored (fsbm predict uses it for recordings); table written to "
-                  f"{escape(str(doc_out))}")
+    out = doc_out or Path(f"docs/validation-recorded-{split_of(done.doc)}.md")
+    _write_text(out, markdown(done.doc, done.judged))
+    if done.model_id is not None:
+        console.print(f"runtime model {done.model_id} stored (fsbm predict uses it for recordings)")
+    console.print(f"table written to {escape(str(out))}")
 
 
 def _one_target(positional: Optional[Path], option: Optional[Path]) -> Optional[Path]:

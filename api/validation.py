@@ -1,7 +1,9 @@
 """`fsbm validate`: provision the candidates (fresh and aged), measure their costs, trace the
 suite on the traced filesystem, measure it for real and by replay in interleaved rounds,
-then judge the predictor on it (predictor/judge.py) and write docs/validation.md.
-`validate_recorded` does the whole of `fsbm validate` but the writing and printing.
+then judge the predictor on it (predictor/judge.py) and write
+docs/validation-recorded-SET.md.  `validate_recorded` does the whole of `fsbm validate` but
+the writing and printing.  The development set fits the runtime model `fsbm predict` uses for
+recordings; the test set is judged by that model, and nothing is fitted on it.
 
 Scratch filesystems are named val-<type>[-aged] and kept between runs, so a second run
 provisions and ages nothing; --fresh remakes them.  Their cost tables are measured anew,
@@ -26,8 +28,9 @@ from rich.markup import escape
 from fsbm.locations import data_dir
 from fsbm.api.provision import AGING, measure_cost_table, provision
 from fsbm.predictor.cost_table import CostTable
+from fsbm.predictor.estimator import RuntimeEstimator
 from fsbm.predictor.judge import Judged, judge, largest_departure
-from fsbm.predictor.suite import Inputs, build_corpus, programs
+from fsbm.predictor.suite import Inputs, Split, build_corpus, programs
 from fsbm.predictor.validate import Target, measure_rounds, table_boundaries, targets_json, trace_program
 from fsbm.traces.record import (CALLS_CPU_BRACKETED, CALLS_CPU_MISMATCHES, CALLS_CPU_SYNCS_SKIPPED,
                                 CALLS_CPU_UNBRACKETED, MISMATCHED_SHARE_KEPT, NOSYNC_CPU_FIELDS, clean_replays)
@@ -46,6 +49,7 @@ class ValidationOptions:
     seed: int = 1
     fresh: bool = False
     table_repeats: int = 3  # cost-table measurements per target, spread over the rounds
+    split: Split = "dev"  # the suite's development or (held-out) test set
 
 
 def utc(seconds: float) -> str:
@@ -60,7 +64,7 @@ def machine() -> dict[str, Any]:
 def measure_suite(settings: Any, options: ValidationOptions, console: Console) -> dict[str, Any]:
     """Everything measured: the document the judge reads (also kept in the store)."""
     started = time.time()
-    suite = [p for p in programs(options.scale, split="dev") if not options.only or p.name in options.only]
+    suite = [p for p in programs(options.scale, split=options.split) if not options.only or p.name in options.only]
     home = data_dir() / "validation"
     inputs = Inputs(build_corpus(home / f"corpus-{options.scale:g}.tar", int(24e6 * options.scale)),
                     Path(__file__).resolve().parents[1] / "microbench" / "src", options.scale)
@@ -119,29 +123,59 @@ class RecordedValidation:
     doc: dict[str, Any]
     judged: Judged
     measurements_id: int | None  # None: judged from measurements given, not stored again
-    model_id: int
+    model_id: int | None  # the runtime model a development set fitted; a test set fits none
+
+
+RECORDED_MODEL = "recorded"  # the name the runtime model for recordings is kept under
+
+
+def split_of(doc: dict[str, Any]) -> str:
+    """Which set of the suite a recorded validation measured (measurements made before the
+    suite had a test set measured its development set)."""
+    return doc.get("options", {}).get("split", "dev")
+
+
+def stored_recorded_model(store: Any) -> RuntimeEstimator:
+    """The runtime model for recordings the newest development set fitted, or an unfitted one."""
+    document_id = store.newest_document_id("runtime_model", RECORDED_MODEL)
+    found = store.document(document_id, "runtime_model") if document_id is not None else None
+    return RuntimeEstimator.from_json(found[2]) if found else RuntimeEstimator.unfitted()
 
 
 def validate_recorded(settings: Any, doc: dict[str, Any] | None, options: ValidationOptions, console: Console,
                       cache_bytes: int) -> RecordedValidation:
-    """Measure the suite (or take `doc`), keep the measurements before judging them (the
-    measuring takes many minutes, the judging can be redone with --from), judge them, and
-    keep the runtime model `fsbm predict` uses for recordings and the judgement."""
+    """Measure one set of the suite (or take `doc`), keep the measurements before judging them
+    (the measuring takes many minutes, the judging can be redone with --from), and judge
+    them.  A development set fits the runtime model `fsbm predict` uses for recordings, kept
+    with its judgement; a test set is judged by the kept model, and nothing is fitted on it."""
     measurements_id = None
     if doc is None:
         doc = measure_suite(settings, options, console)
         with settings.store() as store:
-            measurements_id = store.save_document("validation_measurements", doc, name=doc["traced_on"])
-    judged = judge(doc, cache_bytes=cache_bytes)
+            measurements_id = store.save_document("validation_measurements", doc, name=split_of(doc))
+    dev = split_of(doc) == "dev"
+    held = None
+    if not dev:
+        with settings.store() as store:
+            held = stored_recorded_model(store)
+    judged = judge(doc, cache_bytes=cache_bytes, model=held)
     measured_at = utc(doc["finished"]) if doc.get("finished") else "?"
+    model_id = None
     with settings.store() as store:
-        model_id = store.save_document("runtime_model", judged.model.to_json(
-            f"fsbm validate's recordings of {len(doc['programs'])} programs, measured {measured_at} UTC"), name="recorded")
+        if dev:
+            model_id = store.save_document("runtime_model", judged.model.to_json(
+                f"fsbm validate's recordings of {len(doc['programs'])} programs, measured {measured_at} UTC"),
+                name=RECORDED_MODEL)
         store.save_document("validation", {"kind": "validation", "summary": judged.summary,
                                            "rows": judged.rows.to_dict(orient="records"),
                                            "pairs": judged.pairs.to_dict(orient="records"),
-                                           "model_id": model_id}, name=doc["traced_on"])
+                                           "model_id": model_id, "split": split_of(doc)}, name=doc["traced_on"])
     return RecordedValidation(doc, judged, measurements_id, model_id)
+
+
+def _coverage(summary: dict[str, Any], covered: str, intervals: str) -> str:
+    """"n of m" intervals covering; "-" for a judgement made before they were counted."""
+    return f"{summary[covered]} of {summary[intervals]}" if intervals in summary else "-"
 
 
 def _pct(value: float | None) -> str:
@@ -384,20 +418,26 @@ def _with_interval(row: Any) -> str:
 
 
 def markdown(doc: dict[str, Any], judged: Any) -> str:
-    """docs/validation.md: what was measured, how close the predictions came, where they miss."""
+    """docs/validation-recorded-SET.md: what was measured, how close the predictions came,
+    where they miss."""
     from fsbm.predictor.judge import TARGETS
 
     s = judged.summary
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(doc["finished"]))
     m = doc["machine"]
     verdict = "met" if s["targets_met"] else "NOT met"
+    split = split_of(doc)
     lines = [
-        "# Validation of the runtime predictor",
+        f"# Validation of recordings: the {'test' if split == 'test' else 'development'} set",
         "",
-        f"Regenerated by `fsbm validate` on {when}, host `{m['hostname']}`, kernel {m['kernel']}.",
-        f"Traced on **{doc['traced_on']}**; {doc['options']['rounds']} interleaved rounds (every program on every "
-        f"target once per round, shuffled, a program's runs back to back), cold cache for every run; scale {doc['options']['scale']:g}.",
-        "Predictions are leave-one-program-out: each program is predicted by the runtime model fitted on the others.",
+        f"Regenerated by `fsbm validate --set {split}` on {when}, host `{m['hostname']}`, kernel {m['kernel']}.",
+        f"Traced with `fsbm trace record` on **{doc['traced_on']}**; {doc['options']['rounds']} interleaved rounds "
+        "(every program on every target once per round, shuffled, a program's runs back to back), cold cache for "
+        f"every run; scale {doc['options']['scale']:g}.",
+        ("The test set is held out: every program is predicted by the runtime model fitted on the development set "
+         f"({s.get('intervals_from', '?').removeprefix('the runtime model fitted on ')}); nothing was fitted or "
+         "chosen on these measurements." if s.get("held_out") else
+         "Predictions are leave-one-program-out: each program is predicted by the runtime model fitted on the others."),
         "",
         "## Summary",
         "",
@@ -413,8 +453,13 @@ def markdown(doc: dict[str, Any], judged: Any) -> str:
         f"<= {100 * TARGETS['median_abs_error']:.0f}% / {100 * TARGETS['max_error']:.0f}% |",
         f"| pairs (> {100 * TARGETS['rank_gap']:.0f}% apart, same rounds) ranked right | {s['pairs_ranked_right']} of "
         f"{s['pairs_compared']} | all |",
+        f"| 90% intervals covering the measured runtime: absolute form | {_coverage(s, 'covered', 'intervals')} | "
+        ">= 85% |",
+        f"| 90% intervals covering the measured runtime: relative form | "
+        f"{_coverage(s, 'relative_covered', 'relative_intervals')} | >= 85% |",
         "",
-        f"Targets **{verdict}** (form adopted: {s['adopted']}; CPU time measured {s['cpu']}).",
+        f"Targets **{verdict}** (form {'of the development set' if s.get('held_out') else 'adopted'}: "
+        f"{s['adopted']}; CPU time measured {s['cpu']}).",
         *_noise_section(s.get("noise_floor")),
         *_unsteady_section(doc),
         "",
@@ -480,7 +525,8 @@ def markdown(doc: dict[str, Any], judged: Any) -> str:
     lines += _operations_section(judged.operations)
     lines += _cost_tables_section(doc)
     model = judged.model
-    lines += ["", "## Calibration factors (fitted on every program's runtimes)", "",
+    fitted_on = "the development set's runtimes" if s.get("held_out") else "every program's runtimes"
+    lines += ["", f"## Calibration factors (fitted on {fitted_on})", "",
               "Each is how many times count x cost the filesystem's part of the real runtimes (runtime less the "
               "time outside) was, as a geometric mean; "
               + ("the adopted form uses them." if model.calibrate else "the adopted form, the raw model, does not."),

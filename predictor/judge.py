@@ -1,8 +1,9 @@
-"""Judging the runtime model on the recorded suite (`fsbm validate`): leave-one-program-out
-predictions, their errors against the real runs, and the report docs/validation.md is made of.
+"""Judging the runtime model on the recorded suite (`fsbm validate`): predictions, their
+errors against the real runs, and the report docs/validation-recorded-SET.md is made of.
 
-No program is predicted by a model fitted on itself: for each program, the runtime model
-(estimator.RuntimeEstimator) is fitted on the others (LeaveOneGroupOut) and predicts it.
+No program is predicted by a model fitted on itself.  On the development set, the runtime
+model (estimator.RuntimeEstimator) is fitted on the other programs (LeaveOneGroupOut) and
+predicts each; on the test set, the model the development set fitted predicts every program.
 Two errors are kept:
 - absolute: predicted runtime against the median of the real runs;
 - relative (Mesnier's relative fitness): the runtime measured on the traced filesystem with
@@ -317,6 +318,11 @@ def _leave_one_program_out(rows: pd.DataFrame, relative: pd.DataFrame, calibrate
     return absolute, scaled
 
 
+def _covered(rows: pd.DataFrame, low: str, high: str) -> int:
+    """How many of the rows' real runtimes lie within their 90% interval."""
+    return int(((rows[low] <= rows["real_s"]) & (rows["real_s"] <= rows[high])).sum())
+
+
 def _summary(rows: pd.DataFrame, pairs: pd.DataFrame, traced_on: str) -> dict[str, Any]:
     others = rows[rows["candidate"] != traced_on]
     summary = {
@@ -329,6 +335,8 @@ def _summary(rows: pd.DataFrame, pairs: pd.DataFrame, traced_on: str) -> dict[st
         "error_p5": float(rows["abs_error"].quantile(0.05)), "error_p95": float(rows["abs_error"].quantile(0.95)),
         "median_relative_error": float(others["relative_error"].abs().median()) if len(others) else None,
         "max_relative_error": float(others["relative_error"].abs().max()) if len(others) else None,
+        "intervals": int(len(rows)), "covered": _covered(rows, "low_s", "high_s"),
+        "relative_intervals": int(len(others)), "relative_covered": _covered(others, "relative_low_s", "relative_high_s"),
     }
     summary["targets_met"] = bool(
         summary["median_abs_error"] <= TARGETS["median_abs_error"]
@@ -356,38 +364,58 @@ def _errors(rows: pd.DataFrame, parts: tuple[dict, dict], measured_ratio: dict, 
     return rows
 
 
-def judge(doc: dict[str, Any], cache_bytes: int) -> Judged:
-    """Both forms of the runtime model (raw, and calibrated on the programs' runtimes)
-    predicted leave-one-program-out, from the CPU time of each source the measurements have (cpu_sources); of the
-    first source's forms, the one whose worse median (_worse_median) is smaller is adopted,
-    and its errors are the verdict.  Every other (source, form) is judged too and kept in
-    the summary."""
+def _held_out(rows: pd.DataFrame, relative: pd.DataFrame, model: RuntimeEstimator) -> tuple[dict, dict]:
+    """Every row predicted in both forms by a model fitted on another set of programs."""
+    return model.predict_parts(rows), model.predict_parts(relative)
+
+
+def judge(doc: dict[str, Any], cache_bytes: int, model: RuntimeEstimator | None = None) -> Judged:
+    """Without `model` (a development set): both forms of the runtime model (raw, and
+    calibrated on the programs' runtimes) predicted leave-one-program-out, from the CPU time
+    of each source the measurements have (cpu_sources); of the first source's forms, the one
+    whose worse median (_worse_median) is smaller is adopted, its errors are the verdict, and
+    it is fitted on every program (`Judged.model`).  Every other (source, form) is judged too
+    and kept in the summary.
+
+    With `model` (a test set): every program is predicted by that model, fitted on the
+    development set; nothing is fitted or chosen here, and `Judged.model` is `model`."""
     traced_on = doc["traced_on"]
     measured_ratio = _round_ratios(doc["records"], traced_on)
     by_round = _real_by_round(doc["records"])
     sources = cpu_sources(doc)
     variants: dict[str, dict[str, tuple]] = {}
     rows_by_source = {source: features(doc, cache_bytes, source) for source in sources}
+    held_form = ("calibrated" if model.calibrate else "raw") if model is not None else None
     for source, rows in rows_by_source.items():
         relative = _relative(rows, traced_on)
         for name, calibrate in (("raw", False), ("calibrated", True)):
-            judged_rows = _errors(rows, _leave_one_program_out(rows, relative, calibrate), measured_ratio, traced_on)
+            if model is not None and name != held_form:
+                continue
+            parts = (_held_out(rows, relative, model) if model is not None
+                     else _leave_one_program_out(rows, relative, calibrate))
+            judged_rows = _errors(rows, parts, measured_ratio, traced_on)
             pairs = _pairs(judged_rows, by_round)
             variants.setdefault(source, {})[name] = (judged_rows, pairs, _summary(judged_rows, pairs, traced_on))
     forms = variants[sources[0]]
-    adopted = min(forms, key=lambda n: _worse_median(forms[n][2]))
+    adopted = held_form or min(forms, key=lambda n: _worse_median(forms[n][2]))
     judged_rows, pairs, summary = forms[adopted]
-    judged_rows["raw_s"] = forms["raw"][0]["predicted_s"]
-    judged_rows["calibrated_s"] = forms["calibrated"][0]["predicted_s"]
+    for name in ("raw", "calibrated"):
+        judged_rows[f"{name}_s"] = forms[name][0]["predicted_s"] if name in forms else np.nan
     judged_rows["abs_error_cpu_before"] = variants[CPU_BEFORE][adopted][0]["abs_error"]
     by_medians = _pairs(judged_rows, by_round, same_round=False)
     summary = {**summary, "adopted": adopted, "cpu": sources[0], "noise_floor": noise_floor(doc["records"], traced_on),
                "pairs_by_medians": {"compared": int(len(by_medians)), "ranked_right": int(by_medians["right"].sum())},
-               "variants": {source: {name: v[2] for name, v in forms_of.items()} for source, forms_of in variants.items()}}
+               "variants": {source: {name: v[2] for name, v in forms_of.items()} for source, forms_of in variants.items()},
+               "held_out": model is not None}
     rows = rows_by_source[sources[0]]
-    fit_rows = _fit_rows(rows, _relative(rows, traced_on))
-    model = RuntimeEstimator(calibrate=adopted == "calibrated").fit(*fit_rows)
-    summary["calibration_factors"] = RuntimeEstimator(calibrate=True).fit(*fit_rows).factors_
+    if model is None:
+        fit_rows = _fit_rows(rows, _relative(rows, traced_on))
+        model = RuntimeEstimator(calibrate=adopted == "calibrated").fit(*fit_rows)
+        summary["calibration_factors"] = RuntimeEstimator(calibrate=True).fit(*fit_rows).factors_
+        summary["intervals_from"] = "the errors of the other programs of this set (leave-one-program-out)"
+    else:
+        summary["calibration_factors"] = getattr(model, "factors_", {})
+        summary["intervals_from"] = f"the runtime model fitted on {getattr(model, 'fitted_on_', None) or 'nothing'}"
     return Judged(judged_rows, pairs, summary, model, operation_ratios(rows))
 
 

@@ -16,8 +16,9 @@ import pytest
 from fsbm.characterizer.characterize import characterize_files
 from fsbm.errors import FsbmError
 from fsbm.predictor.cost_table import CostTable
+from fsbm.predictor.estimator import RuntimeEstimator
 from fsbm.predictor.judge import (CPU_BEFORE, CPU_IN_ROUNDS, CPU_IN_ROUNDS_BRACKETED, CPU_IN_ROUNDS_PRICED,
-                                  CPU_IN_ROUNDS_WARM, features)
+                                  CPU_IN_ROUNDS_WARM, features, judge)
 from fsbm.predictor.model import price_workload
 from fsbm.predictor.outside import outside_features
 from fsbm.predictor.pricing import Pricer
@@ -486,6 +487,31 @@ def test_validate_measures_programs_judges_them_and_calibrates(tmp_path: Path, f
         assert misses and all(". Filesystem: modelled " in line and ". Outside: predicted " in line for line in misses)
         again = run_fsbm("validate", "--from", str(tmp_path / "m.json"), "--doc", str(tmp_path / "again.md"))
         assert again.returncode == 0, again.stderr
+        # The same measurements judged as a held-out set: by the model the development set
+        # stored, every program at once, and no model fitted or stored on them.
+        held = {**measured, "options": {**measured["options"], "split": "test"}}
+        (tmp_path / "held.json").write_text(json.dumps(held))
+        with ResultsStore(fsbm_home / "fsbm.sqlite") as store:
+            models_before = store.document_names("runtime_model")
+        done = run_fsbm("validate", "--from", str(tmp_path / "held.json"), "--doc", str(tmp_path / "held.md"))
+        assert done.returncode == 0, done.stderr
+        held_text = (tmp_path / "held.md").read_text()
+        assert "# Validation of recordings: the test set" in held_text and "leave-one-program-out" not in held_text
+        assert "90% intervals covering the measured runtime: absolute form | " in held_text
+        with ResultsStore(fsbm_home / "fsbm.sqlite") as store:
+            assert store.document_names("runtime_model") == models_before
+            stored = RuntimeEstimator.from_json(store.document(models_before[0][0], "runtime_model")[2])
+        judged = judge(held, 1 << 30, model=stored)
+        assert judged.summary["held_out"] and judged.model is stored
+        assert judged.summary["intervals"] == len(judged.rows) and 0 <= judged.summary["covered"] <= len(judged.rows)
+        # The overview judges the newest stored measurements of each validation again, side by
+        # side, and says which were never measured.
+        overview = run_fsbm("validate", "--overview", "--doc", str(tmp_path / "overview.md"))
+        assert overview.returncode == 0, overview.stderr
+        page = (tmp_path / "overview.md").read_text()
+        assert "| dev | recording (`fsbm trace record`), absolute |" in page
+        assert "- recordings of the test set (`fsbm validate --set test`)" in page
+        assert "- plain traces of the dev set (`fsbm validate --plain --set dev`)" in page
     finally:
         for name in ("val-ext4", "val-tmpfs"):
             run_fsbm("fs", "destroy", name)

@@ -1,0 +1,235 @@
+"""docs/validation.md: every form of the prediction on both sets of the suite, in one page.
+
+`fsbm validate --overview` judges the newest stored measurements of each validation (recorded
+and plain, development and test set) again, as `fsbm validate --from` would, and sets their
+verdicts side by side: errors of runtimes and of ratios, interval coverage, rankings, and the
+reproducibility of cost tables and of traces.  Each row names the page with its detail
+(docs/validation-recorded-SET.md, docs/validation-plain-SET.md).  Nothing is measured or
+fitted here, and nothing is stored: the test sets are judged by the models their
+development sets fitted, as when they were measured.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from fsbm.api.plain_validation import stored_plain_model
+from fsbm.api.validation import split_of, stored_recorded_model, utc
+from fsbm.predictor.estimator import RuntimeEstimator
+from fsbm.predictor.judge import TARGETS as RECORDED_TARGETS
+from fsbm.predictor.judge import judge
+from fsbm.predictor.plain_judge import TARGETS as PLAIN_TARGETS
+from fsbm.predictor.plain_judge import judge_plain
+from fsbm.predictor.suite import SPLITS, programs
+
+INTERVAL_TARGET = 0.85
+FORM_NAMES = {
+    ("recorded", "absolute"): "recording (`fsbm trace record`), absolute",
+    ("recorded", "relative"): "recording, relative (runtime measured on the traced filesystem)",
+    ("plain", "relative"): "plain strace log, relative (runtime measured on the traced filesystem)",
+    ("plain", "absolute"): "plain strace log (`-f -tt -T -y`), absolute",
+    ("plain", "untimed"): "plain strace log without `-T`, absolute",
+}
+
+
+@dataclass(frozen=True)
+class FormVerdict:
+    """One form of the prediction judged on one set: its errors against the targets."""
+
+    split: str
+    trace: str  # recorded | plain
+    form: str   # absolute | relative | untimed
+    measured_at: str
+    doc: str    # the page with its detail
+    median: float
+    largest: float
+    ratio_median: float | None
+    ratio_largest: float | None
+    covered: int | None
+    intervals: int | None
+    pairs_right: int
+    pairs: int
+    target_median: float
+    target_largest: float
+    misses: tuple[tuple[str, str, float], ...]  # the largest errors: (program, target, error)
+
+    @property
+    def met(self) -> bool:
+        errors_met = self.median <= self.target_median and self.largest <= self.target_largest
+        ratios_met = (self.ratio_median is None or self.ratio_median <= RECORDED_TARGETS["median_ratio_error"]) and \
+                     (self.ratio_largest is None or self.ratio_largest <= RECORDED_TARGETS["max_error"])
+        covered = self.intervals is None or self.covered is None or self.covered >= INTERVAL_TARGET * self.intervals
+        return errors_met and ratios_met and covered and self.pairs_right == self.pairs
+
+
+@dataclass(frozen=True)
+class Reproducibility:
+    """How far a program's modelled time moves with a second cost table, or a second trace."""
+
+    split: str
+    what: str
+    median: float
+    largest: float
+    within_5pct: int | None
+    n: int
+
+
+def _largest(rows: pd.DataFrame, column: str, target: str, n: int = 3) -> tuple[tuple[str, str, float], ...]:
+    worst = rows.assign(size=rows[column].abs()).nlargest(n, "size")
+    return tuple((str(r["program"]), str(r[target]), float(r[column])) for _, r in worst.iterrows())
+
+
+def _as_kept(model: RuntimeEstimator, doc: dict[str, Any]) -> RuntimeEstimator:
+    """A model fitted here, as the store keeps it (with what it was fitted on)."""
+    return RuntimeEstimator.from_json(model.to_json(f"the development set measured {utc(doc['finished'])} UTC"))
+
+
+def recorded_verdicts(doc: dict[str, Any], model: RuntimeEstimator | None,
+                      cache_bytes: int) -> tuple[list[FormVerdict], RuntimeEstimator]:
+    """A recorded validation's absolute and relative forms, judged as `fsbm validate --from`
+    would (by `model` for a test set), and the model a development set fits."""
+    split = split_of(doc)
+    judged = judge(doc, cache_bytes=cache_bytes, model=model if split == "test" else None)
+    s, rows = judged.summary, judged.rows
+    untraced = rows[rows["candidate"] != doc["traced_on"]]
+    when, page = utc(doc["finished"]), f"validation-recorded-{split}.md"
+    common = {"split": split, "trace": "recorded", "measured_at": when, "doc": page,
+              "target_median": RECORDED_TARGETS["median_abs_error"], "target_largest": RECORDED_TARGETS["max_error"]}
+    return [
+        FormVerdict(form="absolute", median=s["median_abs_error"], largest=s["max_abs_error"],
+                    ratio_median=s["median_ratio_error"], ratio_largest=s["max_ratio_error"],
+                    covered=s.get("covered"), intervals=s.get("intervals"), pairs_right=s["pairs_ranked_right"],
+                    pairs=s["pairs_compared"], misses=_largest(rows, "abs_error", "candidate"), **common),
+        FormVerdict(form="relative", median=s["median_relative_error"], largest=s["max_relative_error"],
+                    ratio_median=None, ratio_largest=None, covered=s.get("relative_covered"),
+                    intervals=s.get("relative_intervals"), pairs_right=0, pairs=0,
+                    misses=_largest(untraced, "relative_error", "candidate"), **common),
+    ], _as_kept(judged.model, doc)
+
+
+def plain_verdicts(doc: dict[str, Any], model: RuntimeEstimator | None
+                   ) -> tuple[list[FormVerdict], list[Reproducibility], RuntimeEstimator]:
+    """A plain validation's forms (a test set's judged by `model`), its tables' and traces'
+    reproducibility, and the model a development set fits."""
+    split = split_of(doc)
+    judged = judge_plain(doc, model=model if split == "test" else None)
+    s, rows = judged.summary, judged.rows
+    when, page = utc(doc["finished"]), f"validation-plain-{split}.md"
+    verdicts = []
+    for form in (f for f in ("relative", "absolute", "untimed") if f in s):
+        f, target = s[form], PLAIN_TARGETS["relative" if form == "relative" else "absolute"]
+        judged_rows = rows[~rows["traced"]] if form == "relative" else rows
+        verdicts.append(FormVerdict(
+            split=split, trace="plain", form=form, measured_at=when, doc=page, median=f["runtime"]["median"],
+            largest=f["runtime"]["largest"], ratio_median=f["ratio"]["median"], ratio_largest=f["ratio"]["largest"],
+            covered=f["covered"], intervals=f["intervals"], pairs_right=f["pairs_right"], pairs=f["pairs"],
+            target_median=target["median"], target_largest=target["largest"],
+            misses=_largest(judged_rows, f"{form}_error", "target")))
+    spreads = []
+    if "reproducibility" in s:
+        r = s["reproducibility"]
+        spreads.append(Reproducibility(split, "two cost tables of each target", r["median"], r["largest"],
+                                       r["within_5pct"], r["n"]))
+    if "trace_reproducibility" in s:
+        r = s["trace_reproducibility"]
+        spreads.append(Reproducibility(split, f"two plain traces of each program (largest: {r['largest_at']})",
+                                       r["median"], r["largest"], None, r["n"]))
+    return verdicts, spreads, _as_kept(judged.model, doc)
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{100 * value:.1f}%"
+
+
+def _cover(v: FormVerdict) -> str:
+    return "-" if v.covered is None or v.intervals is None else f"{v.covered} of {v.intervals}"
+
+
+def markdown(verdicts: list[FormVerdict], spreads: list[Reproducibility], missing: list[str]) -> str:
+    """The page (module docstring)."""
+    sets = {split: [p.name for p in programs(split=split)] for split in SPLITS}
+    lines = [
+        "# Validation of the runtime predictor",
+        "",
+        f"Regenerated by `fsbm validate --overview` on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: the "
+        "newest stored measurements of each validation, judged again. Every runtime is measured for real, cold, on "
+        "fresh direct-I/O loop images, in interleaved rounds; every prediction is made without the runs it is "
+        "judged against.",
+        "",
+        f"- **Development set** ({', '.join(sets['dev'])}): what the model is fitted and tuned on; each program is "
+        "predicted by the model fitted on the others (leave-one-program-out). Its figures are not evidence of "
+        "accuracy.",
+        f"- **Test set** ({', '.join(sets['test'])}): held out. Nothing is fitted, chosen or tuned on it; it is "
+        "judged by the model the development set fitted, and every run of it is listed in "
+        "[test-set-runs.md](test-set-runs.md).",
+        "",
+        "Targets (issue 35): recordings and the relative form: median error <= 10%, largest <= 25%, for runtimes "
+        "and ratios to the traced filesystem; absolute forms from a plain trace: median <= 20%, largest <= 50% "
+        f"(ratios <= 10% / 25%); 90% intervals covering >= {100 * INTERVAL_TARGET:.0f}% of measured runtimes; every "
+        "pair of candidates more than 15% apart ranked right.",
+        "",
+        "## Every form on both sets",
+        "",
+        "| set | trace and form | measured | median / largest error | ratios: median / largest | 90% intervals "
+        "covering | pairs ranked right | targets | detail |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for v in sorted(verdicts, key=lambda v: (SPLITS.index(v.split) if v.split in SPLITS else 9, v.trace, v.form)):
+        pairs = f"{v.pairs_right} of {v.pairs}" if v.pairs else "-"
+        lines.append(f"| {v.split} | {FORM_NAMES[(v.trace, v.form)]} | {v.measured_at} | {_pct(v.median)} / "
+                     f"{_pct(v.largest)} | {_pct(v.ratio_median)} / {_pct(v.ratio_largest)} | {_cover(v)} | {pairs} | "
+                     f"{'met' if v.met else '**missed**'} | [{v.doc}]({v.doc}) |")
+    if missing:
+        lines += ["", "Not measured yet:", *(f"- {line}" for line in missing)]
+    lines += ["", "## Reproducibility", "",
+              "How far a program's modelled time moves when nothing but the measurement is repeated: a second "
+              "quick cost table of the same target (fsbench seed 2 against seed 1), or a second plain trace of the "
+              "same program. Target for the tables: every program within 5%.", "",
+              "| set | repeated | median | largest | within 5% |", "|---|---|---|---|---|"]
+    for r in spreads:
+        within = "-" if r.within_5pct is None else f"{r.within_5pct} of {r.n}"
+        lines.append(f"| {r.split} | {r.what} | {_pct(r.median)} | {_pct(r.largest)} | {within} |")
+    lines += ["", "## Where the test set misses most", ""]
+    for v in (v for v in verdicts if v.split == "test"):
+        worst = "; ".join(f"{program} on {target} {100 * error:+.0f}%" for program, target, error in v.misses)
+        lines.append(f"- {FORM_NAMES[(v.trace, v.form)]}: {worst}.")
+    lines += ["", "Why they miss, and what was tried, is in [model-evidence.md](model-evidence.md) and in "
+              "[test-set-runs.md](test-set-runs.md)."]
+    return "\n".join(lines) + "\n"
+
+
+def _newest(store: Any, kind: str, split: str) -> dict[str, Any] | None:
+    found = store.newest_document_id(kind, split)
+    return store.document(found, kind)[2] if found is not None else None
+
+
+def overview(store: Any, cache_bytes: int) -> str:
+    """docs/validation.md from the newest stored measurements of every validation.  Each
+    test set is judged by the model its development set's measurements fit here (the stored
+    one where the development set's measurements are gone), as it was when measured."""
+    verdicts: list[FormVerdict] = []
+    spreads: list[Reproducibility] = []
+    missing = []
+    recorded_model, plain_model = stored_recorded_model(store), stored_plain_model(store)
+    for split in SPLITS:  # dev first: its models judge the test set
+        doc = _newest(store, "validation_measurements", split)
+        if doc is None:
+            missing.append(f"recordings of the {split} set (`fsbm validate --set {split}`)")
+        else:
+            found, fitted = recorded_verdicts(doc, recorded_model, cache_bytes)
+            verdicts += found
+            recorded_model = fitted if split == "dev" else recorded_model
+        doc = _newest(store, "plain_validation_measurements", split)
+        if doc is None:
+            missing.append(f"plain traces of the {split} set (`fsbm validate --plain --set {split}`)")
+        else:
+            found, spread, fitted = plain_verdicts(doc, plain_model)
+            verdicts += found
+            spreads += spread
+            plain_model = fitted if split == "dev" else plain_model
+    return markdown(verdicts, spreads, missing)
