@@ -34,6 +34,12 @@ y: measured runtimes, in seconds.  What `fit` learns from it:
 - `errors_`: per evidence, the 90% prediction interval of a new workload's error
   (predicted / measured - 1; _error_band), which gives its runtime's 90% interval.  Given
   `groups` (the programs), each row's error is that of a model fitted without its group.
+- `table_spread_`: how far one cost table's filesystem time strays from another's of the
+  same candidate, measured independently (a standard deviation of its log, from the column
+  `fs_table_log_diff`, log of one table's time over the other's, where X has it).  The
+  errors above were judged against one table's prices; a user's own table is another draw,
+  so each interval is widened by this spread, in quadrature, in proportion to the share of
+  the runtime the filesystem's part is (what a second table moves);
 - `ratio_errors_`: per evidence, how far the ratio of two of one workload's predictions
   (two candidates) strays from the measured ratio, as a standard deviation of its log:
   what a ranking's confidence rests on.  Errors a workload makes on every candidate alike
@@ -64,6 +70,8 @@ ABSOLUTE_COLUMNS = ("key", "fs_s", "fs_low_s", "fs_high_s", "outside_s", "outsid
                     "evidence")
 RELATIVE_COLUMNS = ("measured_s", "traced", "traced_key", "traced_fs_s", "traced_fs_low_s", "traced_fs_high_s")
 COLUMNS = ABSOLUTE_COLUMNS + RELATIVE_COLUMNS
+TABLE_COLUMN = "fs_table_log_diff"  # optional: log of one table's filesystem time over a second table's
+Z90 = float(stats.norm.ppf(0.95))  # half a 90% interval, in standard deviations
 # A ratio of two predictions before a validation measured how far ratios stray: assumed off by
 # 10% (one standard deviation of its log), the size of the ratio errors the validations publish
 # (docs/validation-plain-dev.md) between their median and their largest.
@@ -120,6 +128,27 @@ def _ratio_spread(log_errors: np.ndarray, groups: np.ndarray) -> dict[str, float
     return {"log_sd": float(np.sqrt(np.mean(np.square(diffs)))), "pairs": len(diffs), "programs": programs}
 
 
+def _table_spread(X: pd.DataFrame) -> dict[str, float] | None:
+    """One table's standard deviation of log filesystem time, from the differences between
+    two independent tables of the same candidates: the root mean square of the difference
+    over sqrt(2), since each of the two is a draw.  None where X has no second table."""
+    diffs = _column(X, TABLE_COLUMN).to_numpy(float)
+    diffs = diffs[np.isfinite(diffs)]
+    if not len(diffs):
+        return None
+    return {"log_sd": float(np.sqrt(np.mean(np.square(diffs)) / 2)), "n": int(len(diffs))}
+
+
+def _widened(runtime: np.ndarray, low: np.ndarray, high: np.ndarray, extra: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each side of an interval widened by `extra` (a log half-width) in quadrature."""
+    safe = np.where(runtime > 0, runtime, 1.0)
+    down = np.log(safe / np.where(low > 0, low, safe * 1e-9))
+    up = np.log(np.where(high > 0, high, safe) / safe)
+    widened_low = safe * np.exp(-np.hypot(np.maximum(down, 0.0), extra))
+    widened_high = safe * np.exp(np.hypot(np.maximum(up, 0.0), extra))
+    return np.where(runtime > 0, widened_low, low), np.where(runtime > 0, widened_high, high)
+
+
 def _column(X: pd.DataFrame, name: str, default: Any = np.nan) -> pd.Series:
     return X[name] if name in X else pd.Series(default, index=X.index)
 
@@ -139,6 +168,7 @@ class RuntimeEstimator(BaseEstimator, RegressorMixin):
     def fit(self, X: pd.DataFrame, y: Any, groups: Any = None) -> "RuntimeEstimator":
         y = np.asarray(y, float)
         self.factors_: dict[str, dict[str, float]] = self._fit_factors(X, y) if self.calibrate else {}
+        self.table_spread_: dict[str, float] | None = _table_spread(X)
         self.errors_: dict[str, dict[str, float]] = {}
         self.ratio_errors_: dict[str, dict[str, float]] = {}
         if len(X) == 0:
@@ -206,6 +236,7 @@ class RuntimeEstimator(BaseEstimator, RegressorMixin):
         evidence = _column(X, "evidence", "none").to_numpy()
         traced_row = _column(X, "traced", False).to_numpy(bool)
         relative = evidence == "measured"
+        other_fs = np.zeros(len(X))  # the traced candidate's filesystem part, in the relative form
         if relative.any():
             measured = X["measured_s"].to_numpy(float)
             traced_factor = np.array([self.factor(k)["factor"] if isinstance(k, str) else 1.0
@@ -214,6 +245,7 @@ class RuntimeEstimator(BaseEstimator, RegressorMixin):
             scale = np.where(traced > measured, measured / np.where(traced > 0, traced, 1.0), 1.0)
             outside = np.where(relative, np.maximum(measured - traced, 0.0), outside)
             fs = np.where(relative, scale * fs, fs)
+            other_fs = np.where(relative, scale * traced, 0.0)
             # The costs' spread of the difference between two candidates; none on the traced one.
             own = scale * factor * (fs_high - fs_low) / 2
             there = scale * traced_factor * (_column(X, "traced_fs_high_s").to_numpy(float)
@@ -229,6 +261,12 @@ class RuntimeEstimator(BaseEstimator, RegressorMixin):
                 rows &= ~traced_row
             low = np.where(rows, runtime / (1 + band["p95"]), low)
             high = np.where(rows, runtime / (1 + band["p5"]), high)
+        spread = getattr(self, "table_spread_", None)
+        if spread:
+            # A second table moves the filesystem's part; in the relative form, both candidates'.
+            moved = np.where(relative & traced_row, 0.0, np.hypot(fs, other_fs))
+            share = moved / np.where(runtime > 0, runtime, 1.0)
+            low, high = _widened(runtime, low, high, Z90 * spread["log_sd"] * share)
         return {"runtime": runtime, "low": low, "high": high, "fs": fs, "outside": outside}
 
     def ratio_log_sd(self, evidence: str) -> float:
@@ -243,7 +281,8 @@ class RuntimeEstimator(BaseEstimator, RegressorMixin):
         """The fitted model as a store document; `fitted_on` says what it learned from."""
         return {"kind": "runtime_model", "schema_version": SCHEMA_VERSION, "calibrate": self.calibrate,
                 "alpha": self.alpha, "factors": getattr(self, "factors_", {}), "errors": getattr(self, "errors_", {}),
-                "ratio_errors": getattr(self, "ratio_errors_", {}), "fitted_on": fitted_on}
+                "ratio_errors": getattr(self, "ratio_errors_", {}), "table_spread": getattr(self, "table_spread_", None),
+                "fitted_on": fitted_on}
 
     @classmethod
     def from_json(cls, body: dict[str, Any]) -> "RuntimeEstimator":
@@ -251,6 +290,7 @@ class RuntimeEstimator(BaseEstimator, RegressorMixin):
         model.factors_ = dict(body.get("factors") or {})
         model.errors_ = dict(body.get("errors") or {})
         model.ratio_errors_ = dict(body.get("ratio_errors") or {})
+        model.table_spread_ = body.get("table_spread")
         model.fitted_on_ = body.get("fitted_on")
         return model
 

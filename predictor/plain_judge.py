@@ -10,6 +10,7 @@ development set is judged leave-one-program-out and fits the runtime model for p
 
 from __future__ import annotations
 
+import math
 import statistics
 import time
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from fsbm.predictor.cost_table import CostTable
-from fsbm.predictor.estimator import RuntimeEstimator, predict_left_out
+from fsbm.predictor.estimator import TABLE_COLUMN, RuntimeEstimator, predict_left_out
 from fsbm.predictor.model import price_workload
 from fsbm.predictor.predict import Workload, relative_rows
 from fsbm.predictor.pricing import Pricer
@@ -86,22 +87,34 @@ class _Suite:
     real_s: np.ndarray
     programs: np.ndarray
     evidence: dict[str, str]  # per program, what its time outside rests on
+    fs_by_table: dict[tuple[str, str], list[float]]  # per (program, candidate): raw filesystem seconds by each table
 
     def without(self, program: str) -> "_Suite":
         keep = self.programs != program
         return _Suite({form: rows[keep].reset_index(drop=True) for form, rows in self.forms.items()},
-                      self.real_s[keep], self.programs[keep], self.evidence)
+                      self.real_s[keep], self.programs[keep], self.evidence, self.fs_by_table)
 
 
-def _suite(doc: dict[str, Any], pricers: dict[str, Pricer], runs: dict, labels: dict[str, str],
-           traced_name: str) -> _Suite:
+def _table_log_diff(seconds: list[float]) -> float:
+    """log of the first table's filesystem time over the second's; NaN without two."""
+    return math.log(seconds[0] / seconds[1]) if len(seconds) > 1 and min(seconds[:2]) > 0 else float("nan")
+
+
+def _suite(doc: dict[str, Any], pricers: dict[str, Pricer], each_pricers: dict[str, list[Pricer]], runs: dict,
+           labels: dict[str, str], traced_name: str) -> _Suite:
+    """The measured programs priced on every target, each row with how far a second table of
+    its candidate moves its filesystem time (estimator.TABLE_COLUMN)."""
     tracing = TracingCalibration.from_json(doc.get("tracing_calibration") or {})
     names = list(labels)
     untimed = all("profile_untimed" in program for program in doc["programs"])
     forms: dict[str, list[pd.DataFrame]] = {form: [] for form in FORMS if form != "untimed" or untimed}
-    real, programs, evidence = [], [], {}
+    real, programs, evidence, fs_by_table = [], [], {}, {}
     for program in doc["programs"]:
         name = program["name"]
+        for c in names:
+            fs_by_table[(name, c)] = [price_workload(program["profile"], p, cache_bytes=CACHE_BYTES,
+                                                     start="cold").total_ns / 1e9 for p in each_pricers[c]]
+        diffs = [_table_log_diff(fs_by_table[(name, c)]) for c in names]
 
         def priced(key: str) -> Workload:
             return Workload.priced(program[key], [pricers[c] for c in names], cache_bytes=CACHE_BYTES, start="cold",
@@ -109,15 +122,16 @@ def _suite(doc: dict[str, Any], pricers: dict[str, Pricer], runs: dict, labels: 
 
         workload = priced("profile")
         measured = statistics.median(runs[(name, labels[traced_name])])
-        forms["absolute"].append(workload.rows)
-        forms["relative"].append(relative_rows(workload.rows, names.index(traced_name), measured))
+        forms["absolute"].append(workload.rows.assign(**{TABLE_COLUMN: diffs}))
+        forms["relative"].append(relative_rows(workload.rows, names.index(traced_name), measured)
+                                 .assign(**{TABLE_COLUMN: diffs}))
         if untimed:
-            forms["untimed"].append(priced("profile_untimed").rows)
+            forms["untimed"].append(priced("profile_untimed").rows.assign(**{TABLE_COLUMN: diffs}))
         real += [statistics.median(runs[(name, labels[c])]) for c in names]
         programs += [name] * len(names)
         evidence[name] = workload.outside.evidence
     return _Suite({form: pd.concat(rows, ignore_index=True) for form, rows in forms.items()}, np.array(real),
-                  np.array(programs), evidence)
+                  np.array(programs), evidence, fs_by_table)
 
 
 def plain_model(suite: _Suite) -> RuntimeEstimator:
@@ -154,7 +168,7 @@ def judge_plain(doc: dict[str, Any], model: RuntimeEstimator | None = None) -> P
     traced_name = next(name for name, label in labels.items() if label == traced_label)
     runs, by_round = _real(doc["records"])
     median_pricers, each_pricers = _pricers(doc)
-    suite = _suite(doc, median_pricers, runs, labels, traced_name)
+    suite = _suite(doc, median_pricers, each_pricers, runs, labels, traced_name)
     parts = _parts(suite, model)
     forms = list(suite.forms)
     rows, repro = [], []
@@ -175,9 +189,7 @@ def judge_plain(doc: dict[str, Any], model: RuntimeEstimator | None = None) -> P
             row["untimed_outside_s"] = parts["untimed"]["outside"][i]
         rows.append(row)
         # The raw model's filesystem time: what a second table of the same candidate moves.
-        profile = next(p["profile"] for p in doc["programs"] if p["name"] == name)
-        fs_by_table = [price_workload(profile, p, cache_bytes=CACHE_BYTES, start="cold").total_ns / 1e9
-                       for p in each_pricers[candidate]]
+        fs_by_table = suite.fs_by_table[(name, candidate)]
         if len(fs_by_table) > 1 and min(fs_by_table) > 0:
             repro.append({"program": name, "target": label, "fs_s": fs_by_table,
                           "spread": max(fs_by_table) / min(fs_by_table) - 1})

@@ -131,3 +131,33 @@ def test_a_ratio_strays_less_than_the_runtimes_when_a_program_errs_alike_on_ever
     assert RuntimeEstimator.unfitted().ratio_log_sd("trace") == RATIO_LOG_SD_PRIOR
     stored = RuntimeEstimator.from_json(model.to_json("test"))
     assert stored.ratio_log_sd("recording") == ratio["log_sd"]
+
+
+def test_a_second_tables_spread_widens_the_interval_by_the_filesystems_share() -> None:
+    """Where the validation measured two tables of each candidate, the model learns how far
+    one table's filesystem time strays, and widens every interval by it in proportion to
+    the filesystem's share of the runtime: a workload all outside is not widened."""
+    X, y, programs = suite(np.random.default_rng(13))
+    plain = RuntimeEstimator().fit(X, y, groups=programs)
+    diffs = np.random.default_rng(2).normal(0, 0.2, len(X))
+    spread = RuntimeEstimator().fit(X.assign(fs_table_log_diff=diffs), y, groups=programs)
+    assert spread.table_spread_["log_sd"] == pytest.approx(np.sqrt(np.mean(diffs ** 2) / 2))
+    assert plain.table_spread_ is None
+    before, after = plain.predict_parts(X), spread.predict_parts(X)
+    assert after["runtime"] == pytest.approx(before["runtime"])
+    assert np.all(after["low"] < before["low"]) and np.all(after["high"] > before["high"])
+    # All outside: nothing a table moves.
+    outside_only = X.assign(fs_s=0.0, fs_low_s=0.0, fs_high_s=0.0)
+    assert spread.predict_parts(outside_only)["high"] == pytest.approx(plain.predict_parts(outside_only)["high"])
+    # The widening is the spread's 90% half-width, in quadrature with the model's own.
+    share = before["fs"] / before["runtime"]
+    own = np.log(before["high"] / before["runtime"])
+    expected = np.exp(np.hypot(own, 1.6449 * spread.table_spread_["log_sd"] * share))
+    assert after["high"] / after["runtime"] == pytest.approx(expected, rel=1e-3)
+    # Kept and read back with the model.
+    kept = RuntimeEstimator.from_json(spread.to_json("a test"))
+    assert kept.predict_parts(X)["high"] == pytest.approx(after["high"])
+    # The relative form's measured row stays exact.
+    relative = relative_rows(X[X["program"] == "p0"].reset_index(drop=True), 0, 2.0)
+    parts = spread.predict_parts(relative)
+    assert parts["low"][0] == parts["high"][0] == pytest.approx(2.0)
