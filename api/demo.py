@@ -88,6 +88,35 @@ def verdict_table(prediction: Prediction, measured: dict[str, dict[str, list[flo
     return table
 
 
+def verdict_summary(prediction: Prediction, measured: dict[str, dict[str, list[float]]], traced_on: str) -> str:
+    """The verdict table judged against issue 35's targets for a recording: the median and
+    largest error of the runtimes and of their ratios to the candidate it was recorded on,
+    the real runs inside their 90% intervals, and the pairs more than 15% apart ranked right."""
+    from fsbm.predictor.judge import TARGETS
+
+    real = {name: statistics.median(runs["real"]) for name, runs in measured.items() if runs.get("real")}
+    entries = {c.candidate: c for c in prediction.candidates if c.candidate in real}
+    if not entries:
+        return "no real runs to judge the prediction by"
+    errors = [abs(e.runtime_s / real[name] - 1) for name, e in entries.items()]
+    inside = sum(e.low_s <= real[name] <= e.high_s for name, e in entries.items())
+    parts = [f"runtimes: median error {100 * statistics.median(errors):.0f}%, largest {100 * max(errors):.0f}% "
+             f"(targets {100 * TARGETS['median_abs_error']:.0f}% / {100 * TARGETS['max_error']:.0f}%)",
+             f"{inside} of {len(entries)} real runs inside their 90% interval"]
+    base = entries.get(traced_on)
+    others = [name for name in entries if name != traced_on]
+    if base is not None and others:
+        ratio_errors = [abs((entries[n].runtime_s / base.runtime_s) / (real[n] / real[traced_on]) - 1) for n in others]
+        parts.insert(1, f"ratios to {traced_on}: median error {100 * statistics.median(ratio_errors):.0f}%, largest "
+                        f"{100 * max(ratio_errors):.0f}%")
+    names = list(entries)
+    pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1:]
+             if max(real[a], real[b]) / min(real[a], real[b]) - 1 > TARGETS["rank_gap"]]
+    right = sum((real[a] < real[b]) == (entries[a].runtime_s < entries[b].runtime_s) for a, b in pairs)
+    parts.append(f"{right} of {len(pairs)} pairs more than {100 * TARGETS['rank_gap']:.0f}% apart ranked right")
+    return "; ".join(parts)
+
+
 def run_demo(settings: Any, console: Console, filesystems: tuple[str, ...], size: int, *,
              rounds: int = ROUNDS, corpus_bytes: int = CORPUS_BYTES) -> Path:
     """The demo; the report's path."""
@@ -138,6 +167,7 @@ def run_demo(settings: Any, console: Console, filesystems: tuple[str, ...], size
 
     headline("verdict and report")
     console.print(verdict_table(prediction, measured))
+    console.print(f"judged: {escape(verdict_summary(prediction, measured, targets[0].candidate))}")
     with settings.store() as store:
         for name, kinds in measured.items():
             for kind, seconds in kinds.items():

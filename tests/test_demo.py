@@ -21,6 +21,9 @@ def test_the_demo_runs_the_whole_job_and_a_second_run_reuses_the_store(fsbm_home
             assert step in first.stdout
         assert "predicted against measured" in first.stdout and "verdict: demo-ext4" in first.stdout
         assert "demo-tmpfs keeps nothing across a reboot" in " ".join(first.stdout.split())  # a wrapped caption
+        judged = " ".join(first.stdout.split("judged: ")[1].split())
+        assert "runtimes: median error" in judged and "ratios to demo-ext4: median error" in judged
+        assert "real runs inside their 90% interval" in judged and "ranked right" in judged
         db = sqlite3.connect(fsbm_home / "fsbm.sqlite")
         prediction_id, body = db.execute("SELECT id, body FROM documents WHERE kind = 'prediction'").fetchone()
         prediction = json.loads(body)
