@@ -792,9 +792,9 @@ def validate_command(
     reuse_tables: bool = typer.Option(False, "--reuse-tables", help="With --plain: the two newest stored cost tables "
                                       "of each val-* filesystem, on the filesystems as they are, instead of making "
                                       "them anew and measuring them again."),
-    workload_cases: bool = typer.Option(True, "--workload-cases/--no-workload-cases", help="With --plain: grow "
-                                        "each cost table by the cases the traced programs need at their own sizes, "
-                                        "as `fsbm bench --for` does."),
+    workload_cases: bool = typer.Option(True, "--workload-cases/--no-workload-cases", help="Grow each cost table "
+                                        "by the cases the traced programs need at their own sizes, as `fsbm bench "
+                                        "--for` does."),
 ) -> None:
     """Measure the predictor's error on real programs (fresh and aged filesystems) and calibrate it."""
     from fsbm.api.plain_validation import PlainOptions
@@ -847,7 +847,8 @@ def validate_command(
             raise UsageError("--states takes fresh, aged or fresh,aged")
         options = ValidationOptions(candidates=types, states=wanted_states, traced_on=traced_on, rounds=rounds,
                                     scale=scale, only=chosen, seed=seed, fresh=fresh,
-                                    table_repeats=table_repeats, split=split)  # type: ignore[arg-type]
+                                    table_repeats=table_repeats, split=split,  # type: ignore[arg-type]
+                                    workload_cases=workload_cases)
     done = validate_recorded(settings, loaded, options or ValidationOptions(), console, _page_cache_bytes(None))
     if done.measurements_id is not None:
         console.print(f"measurements stored as document {done.measurements_id}")

@@ -33,7 +33,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from fsbm.api.provision import measure_cost_table, provision
+from fsbm.api.provision import add_programs_cases, measure_cost_table, provision
 from fsbm.api.validation import IMAGE_BYTES, machine, utc
 from fsbm.characterizer.characterize import characterize_files
 from fsbm.errors import FsbmError
@@ -86,33 +86,6 @@ def trace_plainly(program: Any, target: Target, inputs: Inputs, directory: Path)
             "split": program.split, "traced_wall_s": traced_s, **profiles}
 
 
-def add_programs_cases(settings: Any, filesystems: dict[str, Any], tables: dict[str, list[CostTable]],
-                       traced: list[dict[str, Any]], console: Console) -> dict[str, list[str]]:
-    """Grow every table by the cases the traced programs are priced from beyond it, measured on
-    its filesystem with its seed (pipeline.add_workload_cases, as `fsbm bench --for` does), so
-    both tables of a target stay independent measurements of the same cases.  Per target,
-    the cases measured."""
-    from fsbm.api.prediction_service import memory_available_bytes
-    from fsbm.pipeline import add_workload_cases
-
-    profiles = [t[key] for t in traced for key in ("profile", "profile_again", "profile_untimed")]
-    console.print("[bold]the programs' own cases[/] (as `fsbm bench --for` measures them)")
-    added: dict[str, list[str]] = {}
-    cache_bytes = memory_available_bytes()
-    with settings.store() as store:
-        for name, fs in filesystems.items():
-            for i, table in enumerate(tables[name]):
-                runs, tables[name][i] = add_workload_cases(fs.mount_point, table, profiles, store,
-                                                           cache_bytes=cache_bytes, show=True)
-                for doc in runs:
-                    if doc.get("interrupted") or doc.get("errors"):
-                        raise FsbmError(f"fsbench on {fs.name} did not measure the programs' own cases; its results "
-                                        f"are run {doc['run_id']}")
-                added[name] = sorted({*added.get(name, ()), *(f"{r['bench']} {r['order']} {r['cache']} {r['size']} B"
-                                                               for doc in runs for r in doc.get("results", []))})
-    return added
-
-
 def measure_plain(settings: Any, options: PlainOptions, console: Console) -> dict[str, Any]:
     """Everything measured (module docstring): the document plain_judge reads."""
     started = time.time()
@@ -155,7 +128,8 @@ def measure_plain(settings: Any, options: PlainOptions, console: Console) -> dic
             traced[-1].update(profile_again=again["profile"], traced_wall_again_s=again["traced_wall_s"])
             console.print(f"  {program.name}: traced in {traced[-1]['traced_wall_s']:.1f} s, again in "
                           f"{again['traced_wall_s']:.1f} s")
-    added = add_programs_cases(settings, filesystems, tables, traced, console) if options.workload_cases else {}
+    profiles = [t[key] for t in traced for key in ("profile", "profile_again", "profile_untimed")]
+    added = add_programs_cases(settings, filesystems, tables, profiles, console) if options.workload_cases else {}
     rng = random.Random(options.seed)
     records = []
     for r in range(options.rounds):

@@ -68,3 +68,29 @@ def measure_cost_table(settings: Any, fs: scratch.ScratchFs, store: Any, seed: i
         raise FsbmError(f"fsbench on {fs.name}: {len(doc['errors'])} cases failed (first: {first['case']}: "
                         f"{first['reason']}); its results are run {doc['run_id']}, not a cost table")
     return table
+
+
+def add_programs_cases(settings: Any, filesystems: dict[str, Any], tables: dict[str, list[CostTable]],
+                       profiles: list[dict[str, Any]], console: Console) -> dict[str, list[str]]:
+    """Grow every table by the cases the traced programs' `profiles` are priced from beyond
+    it, measured on its filesystem with its seed (pipeline.add_workload_cases, as `fsbm bench
+    --for` does), so several tables of a target stay independent measurements of the same
+    cases.  Per target, the cases measured."""
+    from fsbm.api.prediction_service import memory_available_bytes
+    from fsbm.pipeline import add_workload_cases
+
+    console.print("[bold]the programs' own cases[/] (as `fsbm bench --for` measures them)")
+    added: dict[str, list[str]] = {}
+    cache_bytes = memory_available_bytes()
+    with settings.store() as store:
+        for name, fs in filesystems.items():
+            for i, table in enumerate(tables[name]):
+                runs, tables[name][i] = add_workload_cases(fs.mount_point, table, profiles, store,
+                                                           cache_bytes=cache_bytes, show=True)
+                for doc in runs:
+                    if doc.get("interrupted") or doc.get("errors"):
+                        raise FsbmError(f"fsbench on {fs.name} did not measure the programs' own cases; its results "
+                                        f"are run {doc['run_id']}")
+                added[name] = sorted({*added.get(name, ()), *(f"{r['bench']} {r['order']} {r['cache']} {r['size']} B"
+                                                               for doc in runs for r in doc.get("results", []))})
+    return added

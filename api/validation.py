@@ -9,7 +9,8 @@ Scratch filesystems are named val-<type>[-aged] and kept between runs, so a seco
 provisions and ages nothing; --fresh remakes them.  Their cost tables are measured anew,
 several times spread over the rounds (each kept in the store, each with its own fsbench
 seed), and judged at their per-case median: this machine's disk drifts, and the tables
-must see the disk the rounds saw.
+must see the disk the rounds saw.  Each is grown by the cases the traced programs are priced
+from beyond it, at their own sizes, as `fsbm bench --for` does (unless `workload_cases` is off).
 """
 
 from __future__ import annotations
@@ -26,10 +27,11 @@ from rich.console import Console
 from rich.markup import escape
 
 from fsbm.locations import data_dir
-from fsbm.api.provision import AGING, measure_cost_table, provision
+from fsbm.api.provision import AGING, add_programs_cases, measure_cost_table, provision
 from fsbm.predictor.cost_table import CostTable
 from fsbm.predictor.estimator import RuntimeEstimator
 from fsbm.predictor.judge import Judged, judge, largest_departure
+from fsbm.predictor.plain_judge import workload_cases_section
 from fsbm.predictor.suite import Inputs, Split, build_corpus, programs
 from fsbm.predictor.validate import Target, measure_rounds, table_boundaries, targets_json, trace_program
 from fsbm.traces.record import (CALLS_CPU_BRACKETED, CALLS_CPU_MISMATCHES, CALLS_CPU_SYNCS_SKIPPED,
@@ -50,6 +52,7 @@ class ValidationOptions:
     fresh: bool = False
     table_repeats: int = 3  # cost-table measurements per target, spread over the rounds
     split: Split = "dev"  # the suite's development or (held-out) test set
+    workload_cases: bool = True  # each table grown by the cases the traced programs need (`fsbm bench --for`)
 
 
 def utc(seconds: float) -> str:
@@ -80,6 +83,7 @@ def measure_suite(settings: Any, options: ValidationOptions, console: Console) -
             targets.append(Target(f"{fstype} {state}", fs.name, fs.mount_point, state))
             filesystems[fs.name] = fs
     measured: dict[str, list[CostTable]] = {t.candidate: [] for t in targets}
+    added: dict[str, list[str]] = {}  # per target, the programs' own cases its tables were grown by
     boundaries = table_boundaries(options.rounds, options.table_repeats)
 
     def measure_tables(boundary: int) -> None:
@@ -92,13 +96,19 @@ def measure_suite(settings: Any, options: ValidationOptions, console: Console) -
         console.print(f"[bold]cost tables[/] ({k} of {len(boundaries)}, "
                       f"{'before round ' + str(boundary + 1) if boundary < options.rounds else 'after the last round'})")
         with settings.store() as store:
-            for name, fs in filesystems.items():
-                measured[name].append(measure_cost_table(settings, fs, store, seed=k))
+            fresh = {name: [measure_cost_table(settings, fs, store, seed=k)] for name, fs in filesystems.items()}
+        if options.workload_cases:
+            for name, cases in add_programs_cases(settings, filesystems, fresh, [t.profile for t in traced.values()],
+                                                  console).items():
+                added[name] = sorted({*added.get(name, ()), *cases})
+        for name, (table,) in fresh.items():
+            measured[name].append(table)
 
     baseline = next((t for t in targets if t.label == f"{options.traced_on} fresh"), targets[0])
     console.print(f"[bold]tracing[/] {len(suite)} programs on {escape(baseline.label)}")
+    traced: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="fsbm-validate-") as tmp:
-        traced = {p.name: trace_program(p, baseline, inputs, Path(tmp)) for p in suite}
+        traced.update({p.name: trace_program(p, baseline, inputs, Path(tmp)) for p in suite})
         console.print(f"[bold]measuring[/] {options.rounds} rounds x {len(suite)} programs x {len(targets)} targets "
                       "(real runs and replays, cold, shuffled and blocked by program; and each program's recording run again)")
         records = measure_rounds(suite, targets, inputs, traced, rounds=options.rounds, seed=options.seed,
@@ -110,6 +120,7 @@ def measure_suite(settings: Any, options: ValidationOptions, console: Console) -
         "machine": machine(), "options": {k: v for k, v in vars(options).items()},
         "traced_on": baseline.label, "targets": targets_json(targets), "cost_tables": tables,
         "cost_table_runs": {name: [t.to_json() for t in found] for name, found in measured.items()},
+        "workload_cases": added,
         "programs": [{"name": p.name, "description": p.description, "command": p.command,
                       "profile": traced[p.name].profile} for p in suite],
         "records": records,
@@ -524,6 +535,7 @@ def markdown(doc: dict[str, Any], judged: Any) -> str:
     lines += _outside_section(doc, judged.rows)
     lines += _operations_section(judged.operations)
     lines += _cost_tables_section(doc)
+    lines += workload_cases_section(doc)
     model = judged.model
     fitted_on = "the development set's runtimes" if s.get("held_out") else "every program's runtimes"
     lines += ["", f"## Calibration factors (fitted on {fitted_on})", "",

@@ -20,6 +20,10 @@ program's untraced runs.
 - A cold run also waits for the files it reads from outside the workload (executables,
   libraries), and every run idles starting and reaping its processes: both are measured by
   the recording and added as they are.
+- CPU time is summed over processes, and processes that compute at once (make -j2, xargs
+  -P 2) spend it in parallel: a run with every file cached whose CPU time exceeds its wall
+  time computed on that many cores at once, on average (`cpu_parallelism`), and the CPU
+  time outside counts over it.  One process, or processes that take turns, count it whole.
 
 Without the traced filesystem's costs, the time outside is the user time plus the traced
 time of calls on other filesystems less the per-call inflation measured in the same trace.
@@ -193,7 +197,8 @@ def outside_features(profile: Profile | dict[str, Any], traced_cpu_s: float | No
     # A warm run finds the files outside the workload cached too: it does not wait for them.
     # Every run idles as a run with every file cached does (module docstring).
     wait = {"outside_wait_s": 0.0 if start == "warm" else recording.get(OUTSIDE_WAIT_FIELD, 0) / 1e9,
-            "outside_idle_s": max(recording.get(WARM_IDLE_FIELD, 0), 0) / 1e9}
+            "outside_idle_s": max(recording.get(WARM_IDLE_FIELD, 0), 0) / 1e9,
+            "cpu_parallelism": cpu_parallelism(recording)}
     if traced_cpu_s is not None and system is not None and _measured(profile, start):
         # The calls' CPU measured: taken from the whole CPU time, whose split is by ticks (module docstring).
         outside_cpu = max((user + system) / 1e9 - traced_cpu_s, 0.0)
@@ -206,10 +211,20 @@ def outside_features(profile: Profile | dict[str, Any], traced_cpu_s: float | No
             "outside_calls_s": profile.trace_time.outside_calls_corrected_ns / 1e9, **wait}
 
 
+def cpu_parallelism(recording: dict[str, Any]) -> float:
+    """On how many cores at once the recorded program computed, on average: the CPU time of
+    its runs with every file cached over their wall time (their CPU time plus their idle
+    time), where that exceeds 1; else 1 (one process, or processes taking turns)."""
+    cpu = recording.get(WARM_USER, 0) + recording.get(WARM_SYSTEM, 0)
+    wall = cpu + recording.get(WARM_IDLE_FIELD, 0)
+    return cpu / wall if wall > 0 and cpu > wall else 1.0
+
+
 def outside_seconds(features: Any) -> Any:
-    """Seconds outside the filesystem: CPU time + calls on other filesystems + the wait for
-    files outside the workload + the idle time of every run.  `features` is a dict from
-    outside_features or a DataFrame of such rows (then one value per row); rows made before
-    the wait or the idle time was measured have none."""
-    return (features["user_cpu_s"] + features["system_cpu_s"] + features["outside_calls_s"]
-            + features.get("outside_wait_s", 0.0) + features.get("outside_idle_s", 0.0))
+    """Seconds outside the filesystem: CPU time over the cores it ran on at once + calls on
+    other filesystems + the wait for files outside the workload + the idle time of every
+    run.  `features` is a dict from outside_features or a DataFrame of such rows (then one
+    value per row); rows made before the wait, the idle time or the parallelism was measured
+    have none."""
+    return ((features["user_cpu_s"] + features["system_cpu_s"]) / features.get("cpu_parallelism", 1.0)
+            + features["outside_calls_s"] + features.get("outside_wait_s", 0.0) + features.get("outside_idle_s", 0.0))

@@ -289,6 +289,20 @@ def _met(value: float, target: float) -> str:
     return f"{100 * value:.1f}%" + ("" if value <= target else " (missed)")
 
 
+def workload_cases_section(doc: dict[str, Any]) -> list[str]:
+    """The cases a validation's tables were grown by (as `fsbm bench --for` measures them), or
+    that they were not; nothing for measurements made before tables were grown."""
+    added = doc.get("workload_cases")
+    if added:
+        return ["", "## The programs' own cases", "",
+                "Each table was grown by the cases the programs are priced from beyond it, measured at the programs' "
+                "own sizes (as `fsbm bench --for` does):", "", *(f"- {name}: {', '.join(cases)}"
+                                                                for name, cases in added.items())]
+    if doc.get("options", {}).get("workload_cases") is False:
+        return ["", "The tables were not grown by the programs' own cases (`--no-workload-cases`)."]
+    return []
+
+
 def markdown(doc: dict[str, Any], judged: PlainJudged) -> str:
     """The validation document of one set, from plain traces."""
     s = judged.summary
@@ -334,14 +348,7 @@ def markdown(doc: dict[str, Any], judged: PlainJudged) -> str:
                   f"Two quick tables of each target (fsbench seeds 1 and 2) change a program's modelled filesystem time "
                   f"by a median of {100 * rep['median']:.1f}% and at most {100 * rep['largest']:.1f}%; "
                   f"{rep['within_5pct']} of {rep['n']} program-target pairs are within 5% (target: all)."]
-    added = doc.get("workload_cases")
-    if added:
-        lines += ["", "## The programs' own cases", "",
-                  "Each table was grown by the cases the programs are priced from beyond it, measured at the programs' "
-                  "own sizes (as `fsbm bench --for` does):", ""]
-        lines += [f"- {name}: {', '.join(cases)}" for name, cases in added.items()]
-    elif doc.get("options", {}).get("workload_cases") is False:
-        lines += ["", "The tables were not grown by the programs' own cases (`--no-workload-cases`)."]
+    lines += workload_cases_section(doc)
     traces = s.get("trace_reproducibility")
     if traces:
         lines += ["", "## Trace-to-trace reproducibility", "",

@@ -147,8 +147,10 @@ class Workload:
         features = None
         if profile.recording:
             features = outside_features(profile, on_traced, start)
+            cores = features.get("cpu_parallelism", 1.0)
+            over = f", its CPU time over the {cores:.2f} cores it computed on at once" if cores > 1 else ""
             outside = Outside.exactly(outside_seconds(features), "recording",
-                                      "the recording's untraced CPU time and waits")
+                                      f"the recording's untraced CPU time and waits{over}")
         else:
             outside = outside_from_trace(profile, tracing)
         times = [price_workload(profile, pricer, cache_bytes=cache_bytes, start=start, cpu_scales=scales)

@@ -93,6 +93,23 @@ def test_untraced_runs_measure_the_cpu_time_tracing_bends_and_the_predictor_take
     assert outside_features(profile, system + 1.0)["system_cpu_s"] == 0.0
 
 
+def test_cpu_time_spent_on_several_cores_at_once_counts_over_them() -> None:
+    """make -j2 spends 1.4 s of CPU in 0.75 s: its runs with every file cached took less wall
+    time than CPU time, so its CPU time outside counts over the cores it used at once; a
+    program that idles (wall above CPU) counts its CPU whole."""
+    from fsbm.predictor.outside import WARM_SYSTEM, WARM_USER, cpu_parallelism, outside_seconds
+    from fsbm.traces.record import WARM_IDLE_FIELD
+
+    parallel = {WARM_USER: 1_300_000_000, WARM_SYSTEM: 100_000_000, WARM_IDLE_FIELD: -700_000_000}
+    assert cpu_parallelism(parallel) == pytest.approx(2.0)
+    assert cpu_parallelism({**parallel, WARM_IDLE_FIELD: 50_000_000}) == 1.0
+    assert cpu_parallelism({}) == 1.0  # a recording made without the warm runs
+    features = {"user_cpu_s": 1.3, "system_cpu_s": 0.1, "outside_calls_s": 0.0, "outside_wait_s": 0.02,
+                "outside_idle_s": 0.0, "cpu_parallelism": 2.0}
+    assert outside_seconds(features) == pytest.approx(0.72)
+    assert outside_seconds({k: v for k, v in features.items() if k != "cpu_parallelism"}) == pytest.approx(1.42)
+
+
 def test_cold_untraced_runs_measure_the_wait_for_files_outside_the_scope(tmp_path: Path) -> None:
     """The trace names the executables, libraries and loader a cold run reads from outside
     its work directory (and, apart, the directory's own files); pairs of runs with the
