@@ -164,9 +164,16 @@ class CostTable:
         return index[2].get((bench, order, cache, size, gap))
 
     def gaps(self, bench: str, cache: str) -> list[int]:
-        """The gaps `bench` was measured at in forward order, smallest first."""
-        return sorted({e.gap for e in self.entries
-                       if e.bench == bench and e.order == "forward" and e.cache == cache and e.gap})
+        """The gaps `bench` was measured at in forward order, smallest first (worked out once
+        per set of entries, as `entry`'s index is)."""
+        kept = self.__dict__.get("_gaps")
+        if kept is None or kept[0] is not self.entries or kept[1] != len(self.entries):
+            kept = self.__dict__["_gaps"] = (self.entries, len(self.entries), {})
+        found = kept[2].get((bench, cache))
+        if found is None:
+            found = kept[2][(bench, cache)] = sorted({e.gap for e in self.entries if e.bench == bench
+                                                      and e.order == "forward" and e.cache == cache and e.gap})
+        return list(found)
 
     def gap_costs(self, bench: str, cache: str) -> dict[int, list[GapCost]]:
         """Per request size, the forward streams' reads by the gap before each (fsbench's

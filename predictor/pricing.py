@@ -17,7 +17,9 @@ in the workload's own regime (predictor.regime).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 from fsbm.errors import UsageError
 from fsbm.predictor.cost_table import Case, CostTable, GapCost
@@ -156,6 +158,7 @@ class Pricer:
         self._data: dict[tuple[str, str, str, int, int | None], Price] = {}
         self._benches = frozenset(e.bench for e in table.entries)
         self._metadata: dict[tuple[str, str], Price] = {}
+        self._prices: dict[tuple, Any] = {}  # every other price worked out (_kept)
         # The cases priced from beyond what the table measured (see Unmeasured).
         self.unmeasured: set[Unmeasured] = set()
 
@@ -290,7 +293,18 @@ class Pricer:
                 self._data[key] = self._price_data(bench, order, cache, size, gap)
         return self._data[key]
 
+    def _kept(self, key: tuple, build: Callable[[], Any]) -> Any:
+        """A price worked out once for this Pricer and kept: its table never changes."""
+        if key not in self._prices:
+            self._prices[key] = build()
+        return self._prices[key]
+
     def forward_read(self, size: int, gap: float, gaps_by_power: dict[str, int] | None = None) -> Price:
+        """_forward_read, kept."""
+        powers = tuple(sorted(gaps_by_power.items())) if gaps_by_power else None
+        return self._kept(("forward_read", size, gap, powers), lambda: self._forward_read(size, gap, gaps_by_power))
+
+    def _forward_read(self, size: int, gap: float, gaps_by_power: dict[str, int] | None = None) -> Price:
         """A cold read of `size` bytes in a forward stream (sorted lookups) whose reads are `gap`
         bytes apart on average, and `gaps_by_power` of them after a gap of each power of two
         (the profile's gap_log2).
@@ -463,6 +477,10 @@ class Pricer:
             self.unmeasured.add(Unmeasured(bench, order, "warm" if self.table.memory_only else cache, wanted))
 
     def mapped_read(self, size: int, cache: str) -> Price:
+        """_mapped_read, kept."""
+        return self._kept(("mapped_read", size, cache), lambda: self._mapped_read(size, cache))
+
+    def _mapped_read(self, size: int, cache: str) -> Price:
         """A region of `size` bytes mapped and read through by page faults, once
         (characterizer.mapped).  Warm: fsbench's mmap_read (map, touch every page, unmap),
         whose faults cost more than a read's copy.  Cold: that, plus the device's part of a
