@@ -511,9 +511,11 @@ def markdown(doc: dict[str, Any], judged: Any) -> str:
               "the replay); the two add up to the miss.", ""]
     lines += [_miss(r) for r in worst.itertuples()]
     lines += ["", "## Raw against calibrated, and where the CPU time was measured", "",
-              "Both forms, each leave-one-program-out; the one whose worse median error (of runtimes, of ratios) "
-              "is smaller is adopted (above) and is what "
-              "`fsbm predict` uses. The time outside the filesystem starts from the CPU time of untraced runs "
+              ("The form the development set adopted, by its model (nothing is chosen on a held-out set). "
+               if s.get("held_out") else
+               "Both forms, each leave-one-program-out; the one whose worse median error (of runtimes, of ratios) "
+               "is smaller is adopted (above) and is what `fsbm predict` uses. ")
+              + "The time outside the filesystem starts from the CPU time of untraced runs "
               f"on {doc['traced_on']}: made in every round, beside the runs judged (the verdict's), or once, with "
               "the trace, before the rounds. The difference between the two is this machine's drift, not the "
               "model's error. In the rounds, the verdict takes " + _verdicts_runs(doc["records"]) + " (each "

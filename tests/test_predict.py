@@ -403,6 +403,8 @@ def test_validate_measures_programs_judges_them_and_calibrates(tmp_path: Path, f
         assert "leave-one-program-out" in text and "| sqlite | tmpfs fresh |" in text
         measured = json.loads((tmp_path / "m.json").read_text())
         assert {r["kind"] for r in measured["records"]} == {"real", "replay", "recording"}
+        # Each table grown by the programs' own cases, as `fsbm bench --for` would (maybe none at this scale).
+        assert set(measured["workload_cases"]) <= {"val-ext4", "val-tmpfs"}
         # rounds x programs x targets x (real, replay), and each round's recording runs on the
         # traced filesystem: three of a program whose untraced cold run took under 0.2 s, else one.
         from fsbm.predictor.validate import SHORT_RUN_NS, SHORT_RUN_RECORDINGS
@@ -500,7 +502,8 @@ def test_validate_measures_programs_judges_them_and_calibrates(tmp_path: Path, f
         assert sqlite_tmpfs["real_s"] < sqlite_ext4["real_s"] / 1.15
         assert sqlite_tmpfs["predicted_s"] < sqlite_ext4["predicted_s"]
         # Each largest miss is split into the filesystem's part and the outside part.
-        misses = [line for line in text.split("## Largest misses")[1].splitlines() if line.startswith("- ")]
+        section = text.split("## Largest misses")[1].split("\n## ")[0]
+        misses = [line for line in section.splitlines() if line.startswith("- ")]
         assert misses and all(". Filesystem: modelled " in line and ". Outside: predicted " in line for line in misses)
         again = run_fsbm("validate", "--from", str(tmp_path / "m.json"), "--doc", str(tmp_path / "again.md"))
         assert again.returncode == 0, again.stderr

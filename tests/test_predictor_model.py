@@ -734,7 +734,8 @@ def test_every_run_idles_as_the_run_with_every_file_cached_did_cold_or_warm() ->
     """outside.py: a run idles (neither on a processor nor in a call of its workload) while
     its processes start and are reaped; the pairs' all-warm run measures it, and a
     prediction adds it to the time outside, cold or warm; a recording without it adds
-    nothing, and a negative one (CPU time on two processors at once) none."""
+    nothing; a negative one (CPU time on two processors at once) adds none, and the CPU time
+    counts over the processors it ran on at once: the all-warm run's wall time."""
     workload = profile(reads=100)
     workload["trace_time"] = {"known": True}
     workload["recording"] = {"user_cpu_ns": 1, "untraced_user_cpu_ns": 10**8, "untraced_system_cpu_ns": 10**7,
@@ -746,7 +747,9 @@ def test_every_run_idles_as_the_run_with_every_file_cached_did_cold_or_warm() ->
         assert features["outside_idle_s"] == pytest.approx(0.003)
         assert outside_seconds(features) == pytest.approx(before[start] + 0.003)
     workload["recording"]["untraced_warm_idle_ns"] = -10**6
-    assert outside_seconds(outside_features(workload, 0.0)) == pytest.approx(before["cold"])
+    features = outside_features(workload, 0.0)
+    assert features["outside_idle_s"] == 0.0 and features["cpu_parallelism"] == pytest.approx(0.110 / 0.109)
+    assert outside_seconds(features) == pytest.approx(0.109)
 
 
 def test_a_trace_without_call_durations_is_predicted_less_its_file_calls_where_it_was_traced() -> None:
@@ -813,7 +816,8 @@ def test_two_traces_of_one_program_are_compared_by_the_runtimes_they_predict() -
     doc = {"programs": [{"name": "p", "profile": traced(400_000_000), "profile_again": traced(500_000_000)},
                         {"name": "once", "profile": traced(400_000_000)}]}
     runs = {(p["name"], label): [1.0] for p in doc["programs"] for label in labels.values()}
-    found = _trace_reproducibility(doc, _suite(doc, pricers, runs, labels, "ext4"), pricers, labels, "ext4")
+    each = {name: [pricer] for name, pricer in pricers.items()}
+    found = _trace_reproducibility(doc, _suite(doc, pricers, each, runs, labels, "ext4"), pricers, labels, "ext4")
     assert list(found["where"]) == ["p on ext4 fresh", "p on xfs fresh"]
     for candidate, row in zip(pricers, found.itertuples()):
         fs = Workload.priced(traced(0), [pricers[candidate]], cache_bytes=CACHE_BYTES).times[0].total_ns / 1e9
