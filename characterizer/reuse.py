@@ -3,6 +3,12 @@ would hit in an LRU cache of that size (Mattson stack distances, one pass; DESIG
 
 Reads and writes both reference blocks (a write leaves the block cached); only reads are
 scored.  The stack-distance pass itself runs in C (characterizer/native/stackdist.c).
+
+Each point also says what share of the files' first reads hit (`first_read_hit_fraction`):
+a file read from its start is first a random read (predictor/model.py), and whether that
+read misses depends on the file, not on the workload's reads overall.  A program that unpacks
+an archive and then reads what it unpacked misses on the archive alone: its overall miss
+fraction, spread over every file's first read, would have each of them miss half the time.
 """
 
 from __future__ import annotations
@@ -98,8 +104,16 @@ def reuse_curve(refs: References, max_points: int = 48) -> dict[str, object]:
     sizes = np.unique(np.geomspace(1, max(distinct, 1), num=max_points).astype(np.int64))
     ends = np.searchsorted(sorted_distances, sizes, side="left")  # distance < size hits
     hits = [float(cumulative[e - 1] - hits_before) if e > first_finite else 0.0 for e in ends]
+    # Each file's first block read, in trace order, and its distance (-1: never referenced before).
+    _, first_read = np.unique(keys[is_read] >> 40, return_index=True)
+    first_distances = np.sort(distances[first_read])
+    first_cold = int(np.searchsorted(first_distances, 0, side="left"))
+    first_hits = np.searchsorted(first_distances, sizes, side="left") - first_cold
     unit = block // BLOCK
     points = [{"cache_blocks": int(s) * unit, "cache_bytes": int(s) * block,
-               "hit_fraction": h / reads if reads else 0.0} for s, h in zip(sizes, hits)]
+               "hit_fraction": h / reads if reads else 0.0,
+               "first_read_hit_fraction": float(f) / len(first_distances) if len(first_distances) else 0.0}
+              for s, h, f in zip(sizes, hits, np.maximum(first_hits, 0))]
     return {"block_size": BLOCK, "granularity_bytes": block, "block_reads": int(reads),
-            "distinct_blocks": distinct * unit, "cold_misses": int(weights[distances < 0].sum()), "points": points}
+            "distinct_blocks": distinct * unit, "cold_misses": int(weights[distances < 0].sum()),
+            "first_reads": int(len(first_distances)), "first_reads_cold": first_cold, "points": points}

@@ -119,6 +119,8 @@ class Classes(_Open):
 class ReusePoint(_Open):
     cache_bytes: NonNegativeInt
     hit_fraction: float = Field(ge=0, le=1)
+    # Of the files' first reads, the share this cache holds (None: a profile made before it was kept).
+    first_read_hit_fraction: Optional[float] = Field(None, ge=0, le=1)
 
 
 class Reuse(_Open):
@@ -127,6 +129,8 @@ class Reuse(_Open):
     block_reads: NonNegativeInt = 0
     distinct_blocks: NonNegativeInt = 0
     cold_misses: NonNegativeInt = 0
+    first_reads: NonNegativeInt = 0        # files read
+    first_reads_cold: NonNegativeInt = 0   # of them, read before anything wrote or read their first block
     block_size: int = Field(4096, gt=0)
     points: list[ReusePoint] = []
 

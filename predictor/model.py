@@ -135,6 +135,19 @@ def hit_fraction(reuse: Reuse, cache_bytes: int, start: str = "cold") -> float:
     return fraction
 
 
+def first_read_hit_fraction(reuse: Reuse, cache_bytes: int, start: str = "cold") -> float | None:
+    """The share of the files' first reads a page cache of `cache_bytes` holds (as
+    hit_fraction, for each file's first read); None for a profile made before the reuse
+    curve kept it."""
+    if not reuse.first_reads or any(p.first_read_hit_fraction is None for p in reuse.points):
+        return None
+    held = [p.first_read_hit_fraction for p in reuse.points if p.cache_bytes <= cache_bytes]
+    fraction = float(held[-1]) if held else 0.0
+    if start == "warm" and reuse.distinct_blocks * reuse.block_size <= cache_bytes:
+        fraction = min(1.0, fraction + reuse.first_reads_cold / reuse.first_reads)
+    return fraction
+
+
 def _kib(size: float) -> str:
     if size >= 1 << 20:
         return f"{size / (1 << 20):.3g} MiB"
@@ -153,17 +166,19 @@ def _split(op: str, group: str, detail: str, count: float, cold_share: float, co
     return out
 
 
-def _stream_starts(profile: Profile, hits: float) -> tuple[float, float]:
+def _stream_starts(profile: Profile, hits: float, first_hits: float | None = None) -> tuple[float, float]:
     """Sequential reads that start a stream (the first read of a file in a run) and miss, and
     the mean size of a sequential read: fsbench's sequential cold price is a long stream's
     average, readahead included, but each file read from its start is first a random read
-    of that size."""
+    of that size.  A stream misses as the files' first reads do (`first_hits`), where the
+    profile says; else as the workload's reads do overall (`hits`)."""
     streams = profile.runs.read_only + profile.runs.read_write
+    stream_hits = hits if first_hits is None else first_hits
     sequential = [c for bucket, c in profile.classes.data.get("read", {}).get("sequential", {}).items()
                   if bucket != "0"]  # a read at end of file moves nothing
     count = sum(c.count for c in sequential)
     size = sum(c.bytes for c in sequential) / count if count else 0.0
-    return min(streams * (1 - hits), count * (1 - hits)), size
+    return min(streams * (1 - stream_hits), count * (1 - hits)), size
 
 
 def _mean_gap(counts: ClassCount | None) -> float:
@@ -183,9 +198,9 @@ def _resumed_lines(pricer: Pricer, counts: ClassCount, size: float, detail: str,
     return [Line("read", "read", f"{detail} resuming a stream after a gap, cache miss", resumed * (1 - hits), price)]
 
 
-def _data_lines(profile: Profile, pricer: Pricer, hits: float) -> list[Line]:
+def _data_lines(profile: Profile, pricer: Pricer, hits: float, first_hits: float | None = None) -> list[Line]:
     lines = []
-    seeks, size = _stream_starts(profile, hits)
+    seeks, size = _stream_starts(profile, hits, first_hits)
     if seeks > 0:
         # The random cold read of a sequential read's size, less the sequential cold read it replaces.
         seek = pricer.data("read", "random", "cold", round(size))
@@ -362,7 +377,8 @@ def price_workload(profile: Profile | dict[str, Any], pricer: Pricer, *, cache_b
     CPU prices (CpuScales; outside.cpu_scales)."""
     profile = Profile.of(profile)
     hits = hit_fraction(profile.reuse, cache_bytes, start)
-    lines = _data_lines(profile, pricer, hits) + _metadata_lines(profile, pricer, start)
+    lines = (_data_lines(profile, pricer, hits, first_read_hit_fraction(profile.reuse, cache_bytes, start))
+             + _metadata_lines(profile, pricer, start))
     if cpu_scales and cpu_scales.factors:
         factors = cpu_scales.on(FsTime(pricer.table.candidate, lines).by_group(cpu=True))
         lines = [replace(line, price=line.price.cpu_scaled(factors.get(line.group, 1.0))) for line in lines]

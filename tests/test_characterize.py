@@ -632,3 +632,33 @@ def test_every_profiles_fio_job_is_one_fio_accepts(trace: Path, tmp_path: Path) 
     job.write_text(fio_job(profile, str(tmp_path / "files")))
     done = subprocess.run(["fio", "--parse-only", str(job)], capture_output=True, text=True)
     assert done.returncode == 0 and "Bad option" not in done.stderr and "dropped" not in done.stderr, done.stderr
+
+
+def test_files_read_after_they_were_written_start_their_streams_in_the_cache(tmp_path: Path) -> None:
+    """A real program unpacks-then-reads: it reads one file nothing wrote (its first read
+    misses) and 40 files it wrote moments before (their first reads hit).  The reuse curve
+    says so per file, and the model prices one cold stream start, not the workload's miss
+    fraction spread over all 41."""
+    from fsbm.documents import Profile as ProfileDocument
+    from fsbm.predictor.model import first_read_hit_fraction, hit_fraction
+
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "archive.bin").write_bytes(os.urandom(4 << 20))
+    script = ("import os\ndata = open('archive.bin', 'rb').read()\n"
+              "for i in range(40):\n    open(f'f{i}', 'wb').write(data[i * 65536:(i + 1) * 65536])\n"
+              "for i in range(40):\n    open(f'f{i}', 'rb').read()\n")
+    recording = record([sys.executable, "-S", "-c", script], tmp_path / "t.strace", cwd=work, scope=work)
+    assert recording.returncode == 0
+    ingest([recording.log], tmp_path / "e.parquet")
+    profile = ProfileDocument.of(characterize_file(tmp_path / "e.parquet").to_json())
+    reuse = profile.reuse
+    assert reuse.first_reads == 41 and reuse.first_reads_cold == 1
+    assert first_read_hit_fraction(reuse, 1 << 30) == pytest.approx(40 / 41)
+    # Overall, the archive's 4 MiB of cold reads are half the reads: no guide to the files' first reads.
+    assert hit_fraction(reuse, 1 << 30) < 0.6
+    assert first_read_hit_fraction(reuse, 4096) < 0.1  # a one-page cache holds none of them
+    assert first_read_hit_fraction(reuse, 1 << 30, "warm") == 1.0
+    # A profile made before the curve kept first reads prices them as before.
+    old = reuse.model_copy(update={"first_reads": 0})
+    assert first_read_hit_fraction(old, 1 << 30) is None
