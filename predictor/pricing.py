@@ -154,11 +154,9 @@ class Pricer:
         self.block_size = int(table.environment.get("fs_block_size") or 4096)
         self._fits: dict[tuple[str, str, str, int | None], dict[str, float]] = {}
         # A cost table never changes, so neither does a price: the HTTP API prices the same
-        # classes again and again with one Pricer per stored table.
-        self._data: dict[tuple[str, str, str, int, int | None], Price] = {}
+        # classes again and again with one Pricer per stored table (_kept).
+        self._prices: dict[tuple, Any] = {}
         self._benches = frozenset(e.bench for e in table.entries)
-        self._metadata: dict[tuple[str, str], Price] = {}
-        self._prices: dict[tuple, Any] = {}  # every other price worked out (_kept)
         # The cases priced from beyond what the table measured (see Unmeasured).
         self.unmeasured: set[Unmeasured] = set()
 
@@ -171,10 +169,7 @@ class Pricer:
         return entry
 
     def metadata(self, op: str, cache: str) -> Price:
-        key = (op, cache)
-        if key not in self._metadata:
-            self._metadata[key] = self._metadata_price(op, cache)
-        return self._metadata[key]
+        return self._kept(("metadata", op, cache), lambda: self._metadata_price(op, cache))
 
     def _metadata_price(self, op: str, cache: str) -> Price:
         bench = METADATA_BENCH[op]
@@ -285,13 +280,10 @@ class Pricer:
         """One `bench` call (read, write, overwrite, copy, ...) of `size` bytes (`gap`: the
         measured gap of a forward read)."""
         size = max(int(size), 1)
-        key = (bench, order, cache, size, gap)
-        if key not in self._data:
-            if bench == "copy" and not self._has("copy"):
-                self._data[key] = self._copy_without_benchmark(cache, size)
-            else:
-                self._data[key] = self._price_data(bench, order, cache, size, gap)
-        return self._data[key]
+        if bench == "copy" and not self._has("copy"):
+            return self._kept(("copy", cache, size), lambda: self._copy_without_benchmark(cache, size))
+        return self._kept(("data", bench, order, cache, size, gap),
+                          lambda: self._price_data(bench, order, cache, size, gap))
 
     def _kept(self, key: tuple, build: Callable[[], Any]) -> Any:
         """A price worked out once for this Pricer and kept: its table never changes."""
