@@ -9,6 +9,7 @@ know a cost.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
@@ -153,27 +154,29 @@ class CostTable:
         cold and direct are warm."""
         if self.memory_only and cache in ("cold", "direct"):
             cache = "warm"
-        # Indexed on first use (a prediction looks up thousands of cases), again if the
-        # entries were replaced or grew.
-        index = self.__dict__.get("_index")
-        if index is None or index[0] is not self.entries or index[1] != len(self.entries):
+        # Indexed on first use (a prediction looks up thousands of cases).
+        def index() -> dict[tuple, Case]:
             keyed: dict[tuple, Case] = {}
             for e in self.entries:
                 keyed.setdefault((e.bench, e.order, e.cache, e.size, e.gap), e)
-            index = self.__dict__["_index"] = (self.entries, len(self.entries), keyed)
-        return index[2].get((bench, order, cache, size, gap))
+            return keyed
+        return self._of_entries("_index", index).get((bench, order, cache, size, gap))
 
     def gaps(self, bench: str, cache: str) -> list[int]:
-        """The gaps `bench` was measured at in forward order, smallest first (worked out once
-        per set of entries, as `entry`'s index is)."""
-        kept = self.__dict__.get("_gaps")
+        """The gaps `bench` was measured at in forward order, smallest first."""
+        kept = self._of_entries("_gaps", dict)
+        if (bench, cache) not in kept:
+            kept[(bench, cache)] = sorted({e.gap for e in self.entries if e.bench == bench
+                                           and e.order == "forward" and e.cache == cache and e.gap})
+        return list(kept[(bench, cache)])
+
+    def _of_entries(self, name: str, build: Callable[[], Any]) -> Any:
+        """Something worked out from the entries and kept under `name`, worked out again if the
+        entries were replaced or grew."""
+        kept = self.__dict__.get(name)
         if kept is None or kept[0] is not self.entries or kept[1] != len(self.entries):
-            kept = self.__dict__["_gaps"] = (self.entries, len(self.entries), {})
-        found = kept[2].get((bench, cache))
-        if found is None:
-            found = kept[2][(bench, cache)] = sorted({e.gap for e in self.entries if e.bench == bench
-                                                      and e.order == "forward" and e.cache == cache and e.gap})
-        return list(found)
+            kept = self.__dict__[name] = (self.entries, len(self.entries), build())
+        return kept[2]
 
     def gap_costs(self, bench: str, cache: str) -> dict[int, list[GapCost]]:
         """Per request size, the forward streams' reads by the gap before each (fsbench's
