@@ -43,11 +43,12 @@ Which price each class gets:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from fsbm.characterizer.classes import MAPPED_CLASS
-from fsbm.documents import ClassCount, Fsync, Profile, Reuse, SyncKind
+from fsbm.documents import ClassCount, Fsync, Profile, Reuse, ReusePoint, SyncKind
 from fsbm.predictor.pricing import Price, Pricer
 from fsbm.traces.vocabulary import GROUPS
 
@@ -120,32 +121,33 @@ class FsTime:
         return out
 
 
-def hit_fraction(reuse: Reuse, cache_bytes: int, start: str = "cold") -> float:
-    """The share of block reads a page cache of `cache_bytes` holds, from the reuse curve.
+def _held(reuse: Reuse, cache_bytes: int, start: str, share: Callable[[ReusePoint], float],
+          first_references: float) -> float:
+    """A share the reuse curve says a page cache of `cache_bytes` holds (`share` of its
+    largest point within that size).  Cold start: the curve as the characterizer gives it
+    (first references miss).  Warm start: the data was read before the workload began, so
+    the `first_references` (a share of the same whole) hit too when the working set fits."""
+    held = [share(p) for p in reuse.points if p.cache_bytes <= cache_bytes]
+    fraction = float(held[-1]) if held else 0.0
+    if start == "warm" and reuse.distinct_blocks * reuse.block_size <= cache_bytes:
+        fraction = min(1.0, fraction + first_references)
+    return fraction
 
-    Cold start: the curve as the characterizer gives it (first references miss).  Warm
-    start: the data was read before the workload began, so first references hit too
-    when the whole working set fits."""
+
+def hit_fraction(reuse: Reuse, cache_bytes: int, start: str = "cold") -> float:
+    """The share of block reads a page cache of `cache_bytes` holds, from the reuse curve (_held)."""
     if not reuse.block_reads:
         return 0.0
-    held = [p.hit_fraction for p in reuse.points if p.cache_bytes <= cache_bytes]
-    fraction = held[-1] if held else 0.0
-    if start == "warm" and reuse.distinct_blocks * reuse.block_size <= cache_bytes:
-        fraction = min(1.0, fraction + reuse.cold_misses / reuse.block_reads)
-    return fraction
+    return _held(reuse, cache_bytes, start, lambda p: p.hit_fraction, reuse.cold_misses / reuse.block_reads)
 
 
 def first_read_hit_fraction(reuse: Reuse, cache_bytes: int, start: str = "cold") -> float | None:
-    """The share of the files' first reads a page cache of `cache_bytes` holds (as
-    hit_fraction, for each file's first read); None for a profile made before the reuse
-    curve kept it."""
+    """The share of the files' first reads a page cache of `cache_bytes` holds (_held); None
+    for a profile made before the reuse curve kept it."""
     if not reuse.first_reads or any(p.first_read_hit_fraction is None for p in reuse.points):
         return None
-    held = [p.first_read_hit_fraction for p in reuse.points if p.cache_bytes <= cache_bytes]
-    fraction = float(held[-1]) if held else 0.0
-    if start == "warm" and reuse.distinct_blocks * reuse.block_size <= cache_bytes:
-        fraction = min(1.0, fraction + reuse.first_reads_cold / reuse.first_reads)
-    return fraction
+    return _held(reuse, cache_bytes, start, lambda p: p.first_read_hit_fraction or 0.0,
+                 reuse.first_reads_cold / reuse.first_reads)
 
 
 def _kib(size: float) -> str:
