@@ -34,12 +34,12 @@ from rich.console import Console
 from rich.markup import escape
 
 from fsbm.api.provision import add_programs_cases, measure_cost_table, provision
-from fsbm.api.validation import IMAGE_BYTES, machine, utc
+from fsbm.api.prediction_service import PLAIN_MODEL
+from fsbm.api.validation import IMAGE_BYTES, machine, stored_runtime_model, utc
 from fsbm.characterizer.characterize import characterize_files
 from fsbm.errors import FsbmError
 from fsbm.locations import data_dir
 from fsbm.predictor.cost_table import CostTable
-from fsbm.predictor.estimator import RuntimeEstimator
 from fsbm.predictor.plain_judge import PlainJudged, judge_plain
 from fsbm.predictor.suite import Inputs, Split, build_corpus, programs
 from fsbm.predictor.tracing import STRACE_FLAGS, calibrate
@@ -160,13 +160,6 @@ class PlainValidation:
     model_id: int | None  # the runtime model fitted on a development set; a test set fits none
 
 
-def stored_plain_model(store: Any) -> RuntimeEstimator:
-    """The runtime model for plain traces the newest development set fitted, or an unfitted one."""
-    document_id = store.newest_document_id("runtime_model", "plain")
-    found = store.document(document_id, "runtime_model") if document_id is not None else None
-    return RuntimeEstimator.from_json(found[2]) if found else RuntimeEstimator.unfitted()
-
-
 def validate_plain(settings: Any, doc: dict[str, Any] | None, options: PlainOptions,
                    console: Console) -> PlainValidation:
     """Measure one set (or take `doc`), keep the measurements, judge them.  A development set
@@ -179,11 +172,11 @@ def validate_plain(settings: Any, doc: dict[str, Any] | None, options: PlainOpti
             measurements_id = store.save_document("plain_validation_measurements", doc, name=options.split)
     dev = doc["options"]["split"] == "dev"
     with settings.store() as store:
-        stored = stored_plain_model(store)
+        stored = stored_runtime_model(store, PLAIN_MODEL)
     judged = judge_plain(doc, model=None if dev else stored)
     model_id = None
     if dev:
         body = judged.model.to_json(f"the development set measured {utc(doc['finished'])} UTC")
         with settings.store() as store:
-            model_id = store.save_document("runtime_model", body, name="plain")
+            model_id = store.save_document("runtime_model", body, name=PLAIN_MODEL)
     return PlainValidation(doc, judged, measurements_id, model_id)

@@ -175,12 +175,15 @@ class PredictionService:
         return json.dumps([profile_id, tables, models, question], sort_keys=True, default=str)
 
 
+RECORDED_MODEL, PLAIN_MODEL = "recorded", "plain"  # the names the two runtime models are kept under
+
+
 def model_name(profile: Profile | dict[str, Any]) -> str:
     """What the runtime model for a profile is stored as: "recorded" for a `fsbm trace
     record` recording (fitted by `fsbm validate`), "plain" for any other trace (fitted by
     `fsbm validate --plain --set dev`)."""
     recording = profile.recording if isinstance(profile, Profile) else profile.get("recording")
-    return "recorded" if recording else "plain"
+    return RECORDED_MODEL if recording else PLAIN_MODEL
 
 
 def cost_table_summaries(store: ResultsStore) -> list[dict[str, Any]]:

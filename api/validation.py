@@ -27,6 +27,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from fsbm.locations import data_dir
+from fsbm.api.prediction_service import RECORDED_MODEL
 from fsbm.api.provision import AGING, add_programs_cases, measure_cost_table, provision
 from fsbm.predictor.cost_table import CostTable
 from fsbm.predictor.estimator import RuntimeEstimator
@@ -106,9 +107,8 @@ def measure_suite(settings: Any, options: ValidationOptions, console: Console) -
 
     baseline = next((t for t in targets if t.label == f"{options.traced_on} fresh"), targets[0])
     console.print(f"[bold]tracing[/] {len(suite)} programs on {escape(baseline.label)}")
-    traced: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="fsbm-validate-") as tmp:
-        traced.update({p.name: trace_program(p, baseline, inputs, Path(tmp)) for p in suite})
+        traced = {p.name: trace_program(p, baseline, inputs, Path(tmp)) for p in suite}  # measure_tables reads it
         console.print(f"[bold]measuring[/] {options.rounds} rounds x {len(suite)} programs x {len(targets)} targets "
                       "(real runs and replays, cold, shuffled and blocked by program; and each program's recording run again)")
         records = measure_rounds(suite, targets, inputs, traced, rounds=options.rounds, seed=options.seed,
@@ -137,18 +137,16 @@ class RecordedValidation:
     model_id: int | None  # the runtime model a development set fitted; a test set fits none
 
 
-RECORDED_MODEL = "recorded"  # the name the runtime model for recordings is kept under
-
-
 def split_of(doc: dict[str, Any]) -> str:
     """Which set of the suite a recorded validation measured (measurements made before the
     suite had a test set measured its development set)."""
     return doc.get("options", {}).get("split", "dev")
 
 
-def stored_recorded_model(store: Any) -> RuntimeEstimator:
-    """The runtime model for recordings the newest development set fitted, or an unfitted one."""
-    document_id = store.newest_document_id("runtime_model", RECORDED_MODEL)
+def stored_runtime_model(store: Any, name: str) -> RuntimeEstimator:
+    """The runtime model kept under `name` (RECORDED_MODEL, PLAIN_MODEL) the newest development
+    set fitted, or an unfitted one."""
+    document_id = store.newest_document_id("runtime_model", name)
     found = store.document(document_id, "runtime_model") if document_id is not None else None
     return RuntimeEstimator.from_json(found[2]) if found else RuntimeEstimator.unfitted()
 
@@ -168,7 +166,7 @@ def validate_recorded(settings: Any, doc: dict[str, Any] | None, options: Valida
     held = None
     if not dev:
         with settings.store() as store:
-            held = stored_recorded_model(store)
+            held = stored_runtime_model(store, RECORDED_MODEL)
     judged = judge(doc, cache_bytes=cache_bytes, model=held)
     measured_at = utc(doc["finished"]) if doc.get("finished") else "?"
     model_id = None

@@ -18,8 +18,8 @@ from typing import Any
 
 import pandas as pd
 
-from fsbm.api.plain_validation import stored_plain_model
-from fsbm.api.validation import split_of, stored_recorded_model, utc
+from fsbm.api.prediction_service import PLAIN_MODEL, RECORDED_MODEL
+from fsbm.api.validation import split_of, stored_runtime_model, utc
 from fsbm.predictor.estimator import RuntimeEstimator
 from fsbm.predictor.judge import TARGETS as RECORDED_TARGETS
 from fsbm.predictor.judge import judge
@@ -215,7 +215,8 @@ def overview(store: Any, cache_bytes: int) -> str:
     verdicts: list[FormVerdict] = []
     spreads: list[Reproducibility] = []
     missing = []
-    recorded_model, plain_model = stored_recorded_model(store), stored_plain_model(store)
+    recorded_model = stored_runtime_model(store, RECORDED_MODEL)
+    plain_model = stored_runtime_model(store, PLAIN_MODEL)
     for split in SPLITS:  # dev first: its models judge the test set
         doc = _newest(store, "validation_measurements", split)
         if doc is None:
