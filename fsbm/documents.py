@@ -231,14 +231,6 @@ class Timeline(_Open):
             return (self.user_ns + self.calls_excess_ns) / self.concurrency
         return max(self.user_signed_ns + self.calls_signed_ns, 0) / self.concurrency
 
-    @property
-    def runtime_ns(self) -> float:
-        """The job's whole runtime, untraced, its file calls taken at their traced distance
-        from their medians too."""
-        if not self.signed:
-            return (self.user_ns + self.calls_excess_ns + self.file_calls_excess_ns) / self.concurrency
-        return max(self.user_signed_ns + self.calls_signed_ns + self.file_calls_signed_ns, 0) / self.concurrency
-
 
 class TraceTime(_Open):
     known: bool = False

@@ -34,6 +34,9 @@ y: measured runtimes, in seconds.  What `fit` learns from it:
 - `errors_`: per evidence, the 90% prediction interval of a new workload's error
   (predicted / measured - 1; _error_band), which gives its runtime's 90% interval.  Given
   `groups` (the programs), each row's error is that of a model fitted without its group.
+  Where the time outside came with a band of its own (a plain trace's, from the tracing
+  calibration: programs neither set holds), the interval spans both: a dozen programs'
+  errors do not show that a new program's time outside is told better than that;
 - `table_spread_`: how far one cost table's filesystem time strays from another's of the
   same candidate, measured independently (a standard deviation of its log, from the column
   `fs_table_log_diff`, log of one table's time over the other's, where X has it).  The
@@ -255,12 +258,17 @@ class RuntimeEstimator(BaseEstimator, RegressorMixin):
             low = np.where(relative, np.maximum(centre - half, 0.0), low)
             high = np.where(relative, centre + half, high)
         runtime = runtime_seconds(outside, fs)
+        # A time outside told with a band of its own (a trace's, from the tracing calibration)
+        # keeps it: the programs the errors were learnt from are a few, and their band is no
+        # evidence that a new program's time outside is told better than the calibration's.
+        own_band = (X["outside_high_s"].to_numpy(float) > X["outside_low_s"].to_numpy(float)) & ~relative
         for kind, band in getattr(self, "errors_", {}).items():
             rows = evidence == kind
             if kind == "measured":
                 rows &= ~traced_row
-            low = np.where(rows, runtime / (1 + band["p95"]), low)
-            high = np.where(rows, runtime / (1 + band["p5"]), high)
+            learnt_low, learnt_high = runtime / (1 + band["p95"]), runtime / (1 + band["p5"])
+            low = np.where(rows, np.where(own_band, np.minimum(learnt_low, low), learnt_low), low)
+            high = np.where(rows, np.where(own_band, np.maximum(learnt_high, high), learnt_high), high)
         spread = getattr(self, "table_spread_", None)
         if spread:
             # A second table moves the filesystem's part; in the relative form, both candidates'.

@@ -369,8 +369,11 @@ def markdown(doc: dict[str, Any], judged: PlainJudged) -> str:
                   f"{100 * traces['largest']:.1f}% ({traces['largest_at']}), over {traces['n']} program-target "
                   "pairs. Only the first trace is judged."]
     lines += ["", "## Tracing calibration", "",
-              "Each calibration program's untraced runtime as its trace tells it, against its measured runtime: "
-              + ", ".join(f"{r.name} {_pct(r.error)}" for r in tracing.runs) + ".",
+              "Each calibration program's time outside its file calls as its trace tells it, against its measured "
+              "runtime: " + ", ".join(f"{r.name} {_pct(r.error)}" for r in tracing.runs) + ". A trace's time "
+              "outside is given the band these errors span"
+              + (" ({} to {})".format(*(_pct(e) for e in tracing.error_band)) if tracing.runs else "")
+              + ", and no interval of the absolute forms is narrower than that band makes it.",
               "", "## Per program and target", "",
               "Seconds. *real*: median of the cold runs (min-max); *fs*: modelled filesystem time; *outside*: the "
               "time outside the filesystem the absolute form adds; ratios are to the traced target, measured as the "

@@ -67,6 +67,21 @@ def test_the_error_band_is_learnt_from_programs_left_out_and_is_the_interval() -
     assert parts["high"] == pytest.approx(parts["runtime"] / (1 + band["p5"]))
 
 
+def test_a_time_outside_with_a_band_of_its_own_keeps_it_beside_the_learnt_errors() -> None:
+    X, y, programs = suite(np.random.default_rng(17))
+    X["evidence"] = "trace"
+    model = RuntimeEstimator().fit(X, y, groups=programs)
+    learnt = model.predict_parts(X)  # the trace's time outside told exactly: the learnt band alone
+    band = model.errors_["trace"]
+    assert learnt["high"] == pytest.approx(learnt["runtime"] / (1 + band["p5"]))
+    wide = X.assign(outside_low_s=0.3 * X["outside_s"], outside_high_s=3 * X["outside_s"])
+    parts = model.predict_parts(wide)
+    assert parts["runtime"] == pytest.approx(learnt["runtime"])
+    assert parts["low"] == pytest.approx(np.minimum(learnt["low"], wide["outside_low_s"] + wide["fs_low_s"]))
+    assert parts["high"] == pytest.approx(np.maximum(learnt["high"], wide["outside_high_s"] + wide["fs_high_s"]))
+    assert (parts["high"] > learnt["high"]).any() and (parts["low"] < learnt["low"]).any()
+
+
 def test_before_any_fit_the_interval_is_the_costs_and_the_time_outside() -> None:
     X, _, _ = suite(np.random.default_rng(13))
     X["outside_low_s"], X["outside_high_s"] = 0.5 * X["outside_s"], 2 * X["outside_s"]
