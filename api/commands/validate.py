@@ -1,0 +1,147 @@
+"""`fsbm validate`: the predictor's error measured on real programs, and the model fitted."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Optional
+
+import typer
+from rich.markup import escape
+
+from fsbm.api import render
+from fsbm.api.commands.common import (Settings, console, json_option, page_cache_bytes, refuse_overwrite, settings_of,
+                                      write_json, write_text)
+from fsbm.errors import UsageError
+from fsbm.microbench import scratch
+
+if TYPE_CHECKING:
+    from fsbm.api.plain_validation import PlainOptions
+
+
+def _plain_candidates(candidates: str) -> tuple[str, ...]:
+    """The disk filesystems of --candidates: a plain validation's targets are direct-I/O loop images."""
+    return tuple(c.strip() for c in candidates.split(",") if c.strip() and c.strip() != "tmpfs")
+
+
+def _validate_plain(settings: Settings, doc: Optional[dict[str, Any]], options: "PlainOptions",
+                    doc_out: Optional[Path], json_out: Optional[Path]) -> None:
+    """`fsbm validate --plain` (plain_validation.validate_plain), written and printed."""
+    from fsbm.api.plain_validation import validate_plain
+    from fsbm.predictor.plain_judge import markdown
+
+    done = validate_plain(settings, doc, options, console)
+    if done.measurements_id is not None:
+        console.print(f"measurements stored as document {done.measurements_id}")
+    if json_out is not None:
+        write_json(json_out, done.doc)
+    if done.model_id is not None:
+        console.print(f"the runtime model for plain traces stored as document {done.model_id}: `fsbm predict` gives "
+                      "plain traces their intervals from its errors")
+    out = doc_out or Path(f"docs/validation-plain-{done.doc['options']['split']}.md")
+    write_text(out, markdown(done.doc, done.judged))
+    s = done.judged.summary
+    for form in (form for form in ("relative", "absolute", "untimed") if form in s):
+        f = s[form]
+        console.print(f"{form}: median {100 * f['runtime']['median']:.1f}%, largest {100 * f['runtime']['largest']:.1f}%,"
+                      f" ratios {100 * f['ratio']['median']:.1f}% / {100 * f['ratio']['largest']:.1f}%, intervals "
+                      f"{f['covered']} of {f['intervals']}, pairs {f['pairs_right']} of {f['pairs']}")
+    console.print(f"written to {escape(str(out))}")
+
+
+def validate_command(
+    ctx: typer.Context,
+    candidates: str = typer.Option("ext4,xfs,btrfs,tmpfs", "--candidates", help="Filesystem types to run on."),
+    states: str = typer.Option("fresh,aged", "--states", help="fresh, aged or both (tmpfs is never aged)."),
+    traced_on: str = typer.Option("ext4", "--traced-on", help="The filesystem type the programs are traced on (fresh)."),
+    rounds: int = typer.Option(5, "--rounds", min=1, help="Interleaved rounds of real runs and replays."),
+    scale: float = typer.Option(1.0, "--scale", min=0.05, max=4.0, help="Size of the programs' work (1: full)."),
+    only: Optional[str] = typer.Option(None, "--only", help="Programs to run, e.g. untar,grep (default: all)."),
+    seed: int = typer.Option(1, "--seed", min=0, help="Seed of the shuffled order."),
+    fresh: bool = typer.Option(False, "--fresh", help="Remake the val-* filesystems (provisioned and aged)."),
+    table_repeats: int = typer.Option(3, "--table-repeats", min=1, help="Cost-table measurements per target, spread "
+                                      "over the rounds; each case is judged at their median."),
+    measurements: Optional[Path] = typer.Option(None, "--from", help="Judge these stored measurements (JSON) "
+                                                "instead of measuring."),
+    doc_out: Optional[Path] = typer.Option(None, "--doc", help="Where the validation table goes (default: "
+                                           "docs/validation-recorded-SET.md, or docs/validation-plain-SET.md with "
+                                           "--plain; docs/validation.md with --overview)."),
+    json_out: Optional[Path] = json_option("the measurements"),
+    force: bool = typer.Option(False, "--force", help="Allow --json to replace an existing file."),
+    plain: bool = typer.Option(False, "--plain", help="Trace with plain strace (no `fsbm trace record`), on fresh "
+                               "filesystems, and judge both forms as a new user meets them."),
+    split: str = typer.Option("dev", "--set", help="The suite's dev or test set. The test set is held out: nothing "
+                              "is tuned on it, and every run of it is reported."),
+    overview: bool = typer.Option(False, "--overview", help="Measure nothing: judge the newest stored measurements "
+                                  "of every validation (recorded and plain, both sets) and write them side by side."),
+    reuse_tables: bool = typer.Option(False, "--reuse-tables", help="With --plain: the two newest stored cost tables "
+                                      "of each val-* filesystem, on the filesystems as they are, instead of making "
+                                      "them anew and measuring them again."),
+    workload_cases: bool = typer.Option(True, "--workload-cases/--no-workload-cases", help="Grow each cost table "
+                                        "by the cases the traced programs need at their own sizes, as `fsbm bench "
+                                        "--for` does."),
+) -> None:
+    """Measure the predictor's error on real programs (fresh and aged filesystems) and calibrate it."""
+    from fsbm.api.plain_validation import PlainOptions
+    from fsbm.api.validation import ValidationOptions, markdown, split_of, validate_recorded
+    from fsbm.predictor.suite import SPLITS, programs
+
+    refuse_overwrite(json_out, force)
+    settings = settings_of(ctx)
+    if split not in SPLITS:
+        raise UsageError(f"--set takes {' or '.join(SPLITS)}, not {split!r}")
+    if overview:
+        from fsbm.api.validation_overview import overview as write_overview
+
+        with settings.store() as store:
+            text = write_overview(store, page_cache_bytes(None))
+        out = doc_out or Path("docs/validation.md")
+        write_text(out, text)
+        console.print(f"every validation judged again, side by side: written to {escape(str(out))}")
+        return
+    loaded = None
+    if measurements is not None:
+        try:
+            loaded = json.loads(measurements.read_text())
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"cannot read measurements {measurements}: {exc}") from None
+    if plain or (loaded or {}).get("kind") == "plain_validation_measurements":
+        _validate_plain(settings, loaded, PlainOptions(split=split, candidates=_plain_candidates(candidates),  # type: ignore[arg-type]
+                                                       traced_on=traced_on, rounds=rounds, scale=scale, seed=seed,
+                                                       reuse_tables=reuse_tables, workload_cases=workload_cases),
+                        doc_out, json_out)
+        return
+    options = None
+    if loaded is not None:
+        if loaded.get("kind") != "validation_measurements":
+            raise UsageError(f"{measurements} is not a validation measurements file")
+    else:
+        known = {p.name for p in programs(split=split)}  # type: ignore[arg-type]
+        chosen = tuple(n.strip() for n in only.split(",")) if only else None
+        unknown = sorted(set(chosen or ()) - known)
+        if unknown:
+            raise UsageError(f"unknown program {', '.join(unknown)}; choose from {', '.join(sorted(known))}")
+        if len(chosen or known) < 2:
+            raise UsageError("leave-one-program-out needs at least two programs")
+        types = tuple(c.strip() for c in candidates.split(",") if c.strip())
+        bad = sorted(set(types) - set(scratch.FILESYSTEMS))
+        if bad:
+            raise UsageError(f"unknown filesystem {', '.join(bad)}; choose from {', '.join(scratch.FILESYSTEMS)}")
+        wanted_states = tuple(x.strip() for x in states.split(",") if x.strip())
+        if not wanted_states or set(wanted_states) - {"fresh", "aged"}:
+            raise UsageError("--states takes fresh, aged or fresh,aged")
+        options = ValidationOptions(candidates=types, states=wanted_states, traced_on=traced_on, rounds=rounds,
+                                    scale=scale, only=chosen, seed=seed, fresh=fresh,
+                                    table_repeats=table_repeats, split=split,  # type: ignore[arg-type]
+                                    workload_cases=workload_cases)
+    done = validate_recorded(settings, loaded, options or ValidationOptions(), console, page_cache_bytes(None))
+    if done.measurements_id is not None:
+        console.print(f"measurements stored as document {done.measurements_id}")
+    if json_out is not None:
+        write_json(json_out, done.doc)
+    console.print(render.validation_table(done.judged.rows, done.judged.summary))
+    out = doc_out or Path(f"docs/validation-recorded-{split_of(done.doc)}.md")
+    write_text(out, markdown(done.doc, done.judged))
+    if done.model_id is not None:
+        console.print(f"runtime model {done.model_id} stored (fsbm predict uses it for recordings)")
+    console.print(f"table written to {escape(str(out))}")

@@ -1,0 +1,193 @@
+"""`fsbm characterize`, `fsbm predict` and `fsbm report`: from a trace to a profile, a
+prediction and the report a buyer reads."""
+
+from __future__ import annotations
+
+from contextlib import ExitStack
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Optional
+
+import typer
+from rich.markup import escape
+
+from fsbm.api import render
+from fsbm.api.commands.common import (DISPLAY_FILTER_OPTION, NFS_PORT_OPTION, Settings, calibrate_tracing_here,
+                                      candidate_names, capture_options, check_start, console, json_option,
+                                      output_format_option, page_cache_bytes, profile_of, refuse_overwrite, settings_of,
+                                      show, write_json, write_text)
+from fsbm.errors import UsageError
+
+if TYPE_CHECKING:
+    from fsbm.documents import Prediction
+
+
+def characterize_command(
+    ctx: typer.Context,
+    sources: list[Path] = typer.Argument(..., help="Event tables (Parquet: a file or a directory of files) or traces "
+                                              "(strace logs, captures); several give one profile of them run together."),
+    every: Optional[int] = typer.Option(None, "--every", min=1, help="Also give the statistics every N events."),
+    json_out: Optional[Path] = json_option("the profile"),
+    force: bool = typer.Option(False, "--force", help="Allow --json to replace an existing file."),
+    keep_going: bool = typer.Option(False, "--keep-going", help="When parsing a trace, skip bad records."),
+    nfs_ports: Optional[list[int]] = NFS_PORT_OPTION,
+    display_filter: Optional[str] = DISPLAY_FILTER_OPTION,
+    fio_out: Optional[Path] = typer.Option(None, "--fio", help="Also write the data side as a fio job file."),
+    fio_directory: str = typer.Option("/tmp/fsbm-fio", "--fio-directory", help="Where that fio job puts files."),
+    synthetic_out: Optional[Path] = typer.Option(None, "--synthetic", help="Also write a synthetic workload with "
+                                                 "this profile (an event table `fsbm replay` runs) here."),
+    synthetic_events: int = typer.Option(20_000, "--synthetic-events", min=100, help="Calls in that workload."),
+    workers: Optional[int] = typer.Option(None, "--dask-workers", min=1,
+                                          help="Run on a local Dask cluster of N worker processes."),
+    scheduler: Optional[str] = typer.Option(None, "--dask", metavar="ADDRESS",
+                                            help="Run on the Dask cluster whose scheduler is at ADDRESS."),
+    scope: Optional[str] = typer.Option(None, "--scope", metavar="DIR", help="The workload is the calls on files "
+                                        "beneath DIR (default: the --scope given to `fsbm trace record`; else "
+                                        "all, '/'). Calls elsewhere count as time outside."),
+    output_format: str = output_format_option(),
+) -> None:
+    """The workload profile of a trace: Tang's table, sequentiality, runs, sizes, reuse curve."""
+    from fsbm.characterizer.characterize import characterize_files
+    from fsbm.pipeline import absolute_scope, events_table
+
+    refuse_overwrite(json_out, force)
+    refuse_overwrite(fio_out, force)
+    refuse_overwrite(synthetic_out, force)
+    if workers and scheduler:
+        raise UsageError("give --dask-workers (a local cluster) or --dask (a running one), not both")
+    for source in sources:
+        if not source.exists():
+            raise UsageError(f"{source} does not exist")
+    with ExitStack() as stack:
+        tables = []
+        for source in sources:
+            tables.append(events_table(source, stack, keep_going=keep_going,
+                                       capture=capture_options(nfs_ports, display_filter)))
+        client = None
+        if workers or scheduler:
+            from fsbm.characterizer.scale import dask_client
+
+            client = stack.enter_context(dask_client(workers, scheduler))
+        profile = characterize_files(tables, every=every, client=client, scope=absolute_scope(scope))
+        profile.body["source"] = ", ".join(str(s) for s in sources)
+    with settings_of(ctx).store() as store:
+        profile_id = store.save_document("profile", profile.to_json(), name=profile.body["source"])
+    show(render.profile_table(profile.to_json()), profile.to_json(), output_format)
+    console.print(f"profile {profile_id} stored in {escape(str(store.path))}")
+    if json_out is not None:
+        write_json(json_out, profile.to_json())
+    if fio_out is not None:
+        from fsbm.characterizer.fio_job import fio_job
+
+        try:
+            fio_out.write_text(fio_job(profile, fio_directory))
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        console.print(f"fio job written to {escape(str(fio_out))}")
+    if synthetic_out is not None:
+        from fsbm.characterizer.synthetic import write_synthetic
+
+        try:
+            n = write_synthetic(profile, synthetic_out, events=synthetic_events)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        console.print(f"synthetic workload of {n:,} calls written to {escape(str(synthetic_out))} "
+                      f"(run it: fsbm replay {escape(str(synthetic_out))} --target DIR)")
+
+
+def predict_command(
+    ctx: typer.Context,
+    source: Path = typer.Argument(..., help="A workload: a profile (JSON from `fsbm characterize --json`), a trace "
+                                            "(strace log, capture) or an event table (Parquet)."),
+    candidates: str = typer.Option(..., "--candidates", help="Cost tables by name, e.g. ext4,xfs,btrfs (see "
+                                                             "`fsbm store list tables`; `fsbm bench` makes them)."),
+    cache_size: Optional[str] = typer.Option(None, "--cache-size", help="Page cache of the target machine, e.g. 8G "
+                                                                        "(default: memory available here now)."),
+    start: str = typer.Option("cold", "--start", help="cold (nothing cached when the workload starts) or warm."),
+    measured: Optional[float] = typer.Option(None, "--measured", min=0.0, help="A measured runtime (s) of the "
+                                             "workload on --traced-on: adds the relative form."),
+    traced_on: Optional[str] = typer.Option(None, "--traced-on", help="The candidate the workload was traced (and "
+                                            "--measured) on: its costs tell the system time outside the filesystem."),
+    scope: Optional[str] = typer.Option(None, "--scope", metavar="DIR", help="For a trace: see `fsbm characterize`."),
+    uncalibrated: bool = typer.Option(False, "--uncalibrated", help="Ignore the stored calibration: the raw model."),
+    json_out: Optional[Path] = json_option("the prediction"),
+    force: bool = typer.Option(False, "--force", help="Allow --json to replace an existing file."),
+    keep_going: bool = typer.Option(False, "--keep-going", help="When parsing a trace, skip bad records."),
+    output_format: str = output_format_option(),
+) -> None:
+    """Predict the workload's runtime on each candidate: interval, breakdown, ranking."""
+    refuse_overwrite(json_out, force)
+    check_start(start)
+    if measured is not None and traced_on is None:
+        raise UsageError("--measured needs --traced-on, the candidate it was measured on")
+    doc = _prediction(settings_of(ctx), source, candidate_names(candidates), keep_going=keep_going, scope=scope,
+                      cache_bytes=page_cache_bytes(cache_size), start=start, uncalibrated=uncalibrated,
+                      measured=measured, traced_on=traced_on)
+    show(render.prediction_table(doc), doc.model_dump(mode="json"), output_format)
+    observed = render.observed_table(doc)
+    if observed is not None and output_format == "table":
+        console.print(observed)
+    console.print(f"prediction {doc.id} stored (its report: fsbm report {doc.id} -o report.html)")
+    if json_out is not None:
+        write_json(json_out, doc.model_dump(mode="json"))
+
+
+def _needs_tracing_calibration(settings: Settings, profile: dict[str, Any]) -> bool:
+    from fsbm.pipeline import needs_tracing_calibration
+
+    with settings.store() as store:
+        return needs_tracing_calibration(store, profile)
+
+
+def _prediction(settings: Settings, source: Path, names: list[str], *, keep_going: bool, scope: Optional[str],
+                cache_bytes: int, start: str, uncalibrated: bool,
+                measured: Optional[float] = None, traced_on: Optional[str] = None) -> "Prediction":
+    """Predict a workload (profile file, trace or event table) and keep the profile and the
+    prediction in the store; the prediction, with its id."""
+    from fsbm.pipeline import predict
+
+    profile = profile_of(source, keep_going, scope)
+    if _needs_tracing_calibration(settings, profile):
+        calibrate_tracing_here(settings)
+    with settings.store() as store:
+        return predict(profile, names, store=store, cache_bytes=cache_bytes, start=start, uncalibrated=uncalibrated,
+                       measured=measured, traced_on=traced_on, keep=True, name=str(source))
+
+
+def report_command(
+    ctx: typer.Context,
+    source: str = typer.Argument(..., help="A stored prediction's id (from `fsbm predict`), or a workload as "
+                                           "`fsbm predict` takes it (then --candidates)."),
+    output: Path = typer.Option(..., "-o", "--output", help="The HTML file to write."),
+    candidates: Optional[str] = typer.Option(None, "--candidates", help="For a workload: cost tables by name."),
+    cache_size: Optional[str] = typer.Option(None, "--cache-size", help="For a workload: see `fsbm predict`."),
+    start: str = typer.Option("cold", "--start", help="For a workload: cold or warm."),
+    scope: Optional[str] = typer.Option(None, "--scope", metavar="DIR", help="For a trace: see `fsbm characterize`."),
+    uncalibrated: bool = typer.Option(False, "--uncalibrated", help="For a workload: the raw model."),
+    force: bool = typer.Option(False, "--force", help="Allow replacing an existing output file."),
+    keep_going: bool = typer.Option(False, "--keep-going", help="When parsing a trace, skip bad records."),
+) -> None:
+    """The purchase-decision report (self-contained HTML) of a prediction, or of a new one."""
+    from fsbm.api.report import report_for_prediction
+    from fsbm.api.prediction_service import PredictionService
+
+    refuse_overwrite(output, force)
+    settings = settings_of(ctx)
+    if source.isdigit():
+        if candidates:
+            raise UsageError("--candidates applies to a workload; a stored prediction has its candidates")
+        prediction_id = int(source)
+    else:
+        if not candidates:
+            raise UsageError(f"{source} is not a prediction id; to predict it, give --candidates")
+        check_start(start)
+        doc = _prediction(settings, Path(source), candidate_names(candidates), keep_going=keep_going, scope=scope,
+                          cache_bytes=page_cache_bytes(cache_size), start=start, uncalibrated=uncalibrated)
+        console.print(render.prediction_table(doc))
+        prediction_id = doc.id
+    with settings.store() as store:
+        try:
+            html = report_for_prediction(PredictionService(settings.store_path), store, prediction_id)
+        except LookupError as exc:
+            raise UsageError(f"{exc} (see `fsbm store runs`; `fsbm predict` makes predictions)") from None
+    write_text(output, html)
+    console.print(f"report of prediction {prediction_id} written to {escape(str(output))}")
