@@ -200,6 +200,10 @@ def profile_rows(body: dict[str, Any]) -> list[tuple[str, str]]:
         half = next((p for p in points if p["hit_fraction"] >= 0.5 * points[-1]["hit_fraction"]), points[-1])
         rows.append(("page cache for half the best hit ratio", format_bytes(half["cache_bytes"])))
         rows.append(("best block-read hit ratio", _pct(100 * points[-1]["hit_fraction"])))
+        sampling = body["reuse"].get("sampling")
+        if sampling:
+            rows.append(("reuse curve sampled (SHARDS)", f"{_pct(100 * sampling['rate'])} of blocks, hit ratios "
+                                                         f"± {100 * sampling['hit_fraction_error']:.1f} points"))
     return rows
 
 

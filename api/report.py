@@ -274,7 +274,10 @@ def _profile_section(profile: Optional[dict[str, Any]]) -> str:
     reuse = profile.get("reuse") or {}
     points = [(p["cache_bytes"], 100 * p["hit_fraction"]) for p in reuse.get("points", []) if p["cache_bytes"] > 0]
     curve = (f"<figure>{log_lines('reuse', [('block-read hit ratio', points)], _bytes, lambda v: f'{v:.0f}%', 'reuse curve: hit ratio against page-cache size')}"
-             "<figcaption>Reuse curve: the share of block reads a page cache of each size would hold (LRU).</figcaption>"
+             "<figcaption>Reuse curve: the share of block reads a page cache of each size would hold (LRU)."
+             + (f" Estimated from {100 * reuse['sampling']['rate']:.1f}% of the blocks (SHARDS): each hit ratio within "
+                f"about {100 * reuse['sampling']['hit_fraction_error']:.1f} points." if reuse.get("sampling") else "")
+             + "</figcaption>"
              "</figure>" if points else "<p>The workload reads no file data twice: no reuse curve.</p>")
     return (f'<section><h2>The workload</h2><p class="source">{escape(profile.get("source") or "")}</p>'
             f'<p>{escape(_profile_words(profile))}</p><div class="two"><div><h3>Tang\'s table</h3>'

@@ -9,10 +9,23 @@ a file read from its start is first a random read (predictor/model.py), and whet
 read misses depends on the file, not on the workload's reads overall.  A program that unpacks
 an archive and then reads what it unpacked misses on the archive alone: its overall miss
 fraction, spread over every file's first read, would have each of them miss half the time.
+
+Up to EXACT_LIMIT block references the curve is exact.  Beyond it, it is estimated from a
+spatially hashed sample (SHARDS: Waldspurger et al., FAST 2015): a block is in the sample
+when a hash of its key falls under a threshold, so every reference to a sampled block is
+kept, and a sampled reference's stack distance, over the rate, estimates its distance in
+the whole trace, for caches of 1 / rate blocks and more (the smallest a sampled curve
+gives).  The rate is chosen so the sample holds about SAMPLE_BUDGET references whatever
+the trace's size, and the accesses are expanded into blocks a chunk at a time: beyond its
+input, the pass holds memory in proportion to the budget, not to the trace.  A second
+sample, under another hash, gives the curve's error: the mean absolute difference of the
+two curves' hit fractions, over sqrt(2) (each is a draw), is kept beside the curve.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,9 +34,12 @@ from fsbm.characterizer.arrays import MISSING, OP_INDEX, EventArrays, access_len
 from fsbm.characterizer.kernels import library
 
 BLOCK = 4096
-# Above this many block references the curve is computed on coarser blocks (powers of two
-# of 4 KiB), so a trace that moved terabytes stays within memory; the profile says so.
-MAX_REFERENCES = 64_000_000
+EXACT_LIMIT = 16_000_000    # block references up to which the curve is exact
+SAMPLE_BUDGET = 4_000_000   # block references a sampled curve keeps, about
+CHUNK_BLOCKS = 4_000_000    # block references expanded at a time
+ACCESSES_AT_ONCE = 1_000_000  # accesses whose blocks are counted at a time
+FILE_SHIFT = 40             # a block's key: file id above this bit, block number below
+SEEDS = (0x5EED_0001, 0x5EED_0002)  # the hashes of the reported sample and of the one that checks it
 
 
 @dataclass
@@ -40,31 +56,6 @@ def data_accesses(ev: EventArrays) -> np.ndarray:
     """Which events reference blocks: reads and writes with an offset that moved bytes."""
     data = ((ev.op == OP_INDEX["read"]) | (ev.op == OP_INDEX["write"])) & (ev.offset != MISSING)
     return data & (access_lengths(ev) > 0)
-
-
-def block_references(refs: References, block: int = BLOCK) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """(block key, is_read, 4 KiB blocks each reference stands for, granularity) for every block
-    each read and write touched, at the finest granularity that stays under MAX_REFERENCES."""
-    offset, length = refs.offset, refs.length
-    while block < (1 << 30):
-        first = offset // block
-        last = (offset + length - 1) // block
-        counts = (last - first + 1).astype(np.int64)
-        if counts.sum() <= MAX_REFERENCES:
-            break
-        block *= 2
-    total = int(counts.sum())
-    starts = np.repeat(first - np.concatenate(([0], np.cumsum(counts)[:-1])), counts)
-    blocks = starts + np.arange(total)
-    files = np.repeat(refs.file.astype(np.int64), counts)
-    keys = (files << 40) | blocks
-    is_read = np.repeat(refs.is_read, counts)
-    # A coarse reference stands for the request's 4 KiB blocks, at most the ones it covers.
-    if block == BLOCK:
-        weight = np.ones(total, np.int64)
-    else:
-        weight = np.repeat(np.minimum(np.maximum(1, length // BLOCK), block // BLOCK), counts)
-    return keys, is_read, weight, block
 
 
 def previous_reference(keys: np.ndarray) -> np.ndarray:
@@ -86,34 +77,154 @@ def stack_distances(keys: np.ndarray) -> np.ndarray:
     return out
 
 
-def reuse_curve(refs: References, max_points: int = 48) -> dict[str, object]:
-    """Hit fraction of block reads for cache sizes from 1 block to the whole working set."""
-    keys, is_read, weight, block = block_references(refs)
-    if len(keys) == 0:
-        return {"block_size": BLOCK, "granularity_bytes": BLOCK, "block_reads": 0, "distinct_blocks": 0,
-                "points": []}
-    all_distances = stack_distances(keys)
-    distinct = int((all_distances < 0).sum())  # every block's first reference has no distance
-    distances = all_distances[is_read]
-    weights = weight[is_read]
-    reads = float(weights.sum())
-    order = np.argsort(distances, kind="stable")
-    sorted_distances, cumulative = distances[order], np.cumsum(weights[order])
-    first_finite = np.searchsorted(sorted_distances, 0, side="left")
-    hits_before = cumulative[first_finite - 1] if first_finite > 0 else 0
-    sizes = np.unique(np.geomspace(1, max(distinct, 1), num=max_points).astype(np.int64))
-    ends = np.searchsorted(sorted_distances, sizes, side="left")  # distance < size hits
-    hits = [float(cumulative[e - 1] - hits_before) if e > first_finite else 0.0 for e in ends]
-    # Each file's first block read, in trace order, and its distance (-1: never referenced before).
-    _, first_read = np.unique(keys[is_read] >> 40, return_index=True)
-    first_distances = np.sort(distances[first_read])
-    first_cold = int(np.searchsorted(first_distances, 0, side="left"))
-    first_hits = np.searchsorted(first_distances, sizes, side="left") - first_cold
-    unit = block // BLOCK
-    points = [{"cache_blocks": int(s) * unit, "cache_bytes": int(s) * block,
-               "hit_fraction": h / reads if reads else 0.0,
-               "first_read_hit_fraction": float(f) / len(first_distances) if len(first_distances) else 0.0}
-              for s, h, f in zip(sizes, hits, np.maximum(first_hits, 0))]
-    return {"block_size": BLOCK, "granularity_bytes": block, "block_reads": int(reads),
-            "distinct_blocks": distinct * unit, "cold_misses": int(weights[distances < 0].sum()),
-            "first_reads": int(len(first_distances)), "first_reads_cold": first_cold, "points": points}
+def _mix(z: np.ndarray) -> np.ndarray:
+    """splitmix64's finalizer: every bit of the result depends on every bit of z."""
+    with np.errstate(over="ignore"):
+        z = z + np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
+
+
+def spatial_hash(keys: np.ndarray, seed: int) -> np.ndarray:
+    """A 64-bit hash of each key under `seed`: the same key always gets the same hash, so a
+    block is in a sample at every reference or at none.  The key is mixed before the seed
+    enters, so two seeds' samples are unrelated (a seed xored into the key itself would
+    give a second sample of the first's neighbouring blocks)."""
+    return _mix(_mix(keys.astype(np.uint64)) ^ np.uint64(seed))
+
+
+def _spans(refs: References, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+    """The first block of accesses lo..hi-1, and how many blocks each spans."""
+    offset, length = refs.offset[lo:hi], refs.length[lo:hi]
+    first = offset // BLOCK
+    return first, ((offset + length - 1) // BLOCK - first + 1).astype(np.int64)
+
+
+def _block_totals(refs: References) -> tuple[int, int]:
+    """How many block references the accesses make, and how many of them are reads."""
+    total = reads = 0
+    for lo in range(0, len(refs.offset), ACCESSES_AT_ONCE):
+        _, counts = _spans(refs, lo, lo + ACCESSES_AT_ONCE)
+        total += int(counts.sum())
+        reads += int(counts[refs.is_read[lo:lo + ACCESSES_AT_ONCE]].sum())
+    return total, reads
+
+
+def _blocks(refs: References) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """(block keys, is_read) of every block every access touched, in trace order, at most
+    CHUNK_BLOCKS at a time (an access of many blocks is cut across chunks); what is held
+    at once is bounded by ACCESSES_AT_ONCE and CHUNK_BLOCKS, not by the trace."""
+    for lo in range(0, len(refs.offset), ACCESSES_AT_ONCE):
+        first, counts = _spans(refs, lo, lo + ACCESSES_AT_ONCE)
+        ends = np.cumsum(counts)
+        for start in range(0, int(ends[-1]), CHUNK_BLOCKS):
+            position = np.arange(start, min(start + CHUNK_BLOCKS, int(ends[-1])), dtype=np.int64)
+            access = np.searchsorted(ends, position, side="right")
+            block = first[access] + position - (ends[access] - counts[access])
+            yield (refs.file[lo + access].astype(np.int64) << FILE_SHIFT) | block, refs.is_read[lo + access]
+
+
+def _first_read_keys(refs: References) -> np.ndarray:
+    """Each read file's first block read: the key of its first read's first block."""
+    reads = np.flatnonzero(refs.is_read)
+    _, first = np.unique(refs.file[reads], return_index=True)
+    chosen = reads[first]
+    return (refs.file[chosen].astype(np.int64) << FILE_SHIFT) | (refs.offset[chosen] // BLOCK)
+
+
+def _sample(refs: References, rate: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The block references whose block hashes under `rate` of the hash space, in order."""
+    if rate >= 1.0:
+        parts = list(_blocks(refs))
+    else:
+        threshold = np.uint64(min(int(rate * 2.0 ** 64), 2 ** 64 - 1))
+        parts = []
+        for keys, is_read in _blocks(refs):
+            keep = spatial_hash(keys, seed) < threshold
+            parts.append((keys[keep], is_read[keep]))
+    if not parts:
+        return np.empty(0, np.int64), np.empty(0, bool)
+    return np.concatenate([k for k, _ in parts]), np.concatenate([r for _, r in parts])
+
+
+@dataclass
+class _Curve:
+    """Stack distances of a sample's reads, and of the files' first reads it holds, in blocks
+    of the whole trace (sampled distances over the rate; -1: never referenced before)."""
+
+    rate: float
+    references: int
+    distinct: float
+    reads: np.ndarray        # sorted
+    first_reads: np.ndarray  # sorted
+    block_reads: int         # in the whole trace
+
+    @classmethod
+    def of(cls, keys: np.ndarray, is_read: np.ndarray, first_keys: np.ndarray, rate: float,
+           block_reads: int) -> "_Curve":
+        distances = stack_distances(keys)
+        read_keys, read_distances = keys[is_read], distances[is_read]
+        chosen = np.isin(read_keys, first_keys)
+        _, first = np.unique(read_keys[chosen], return_index=True)
+        return cls(rate, len(keys), float((distances < 0).sum()) / rate, np.sort(read_distances),
+                   np.sort(read_distances[chosen][first]), block_reads)
+
+    def hits(self, distances: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+        """How many of the sorted `distances` hit in caches of `sizes` blocks: 0 <= d < size x rate."""
+        cold = np.searchsorted(distances, 0, side="left")
+        return np.maximum(np.searchsorted(distances, sizes * self.rate, side="left") - cold, 0)
+
+    def hit_fractions(self, sizes: np.ndarray) -> np.ndarray:
+        """The share of the trace's block reads that hit.  A sample holds more or fewer reads
+        than the rate says when a block read very often falls in it or out of it; the
+        difference is put on the shortest distances, as SHARDS_adj does (most of a hot
+        block's reads are short reuses), over the reads the rate expects."""
+        expected = self.block_reads * self.rate
+        if expected <= 0:
+            return np.zeros(len(sizes))
+        return np.clip((self.hits(self.reads, sizes) + expected - len(self.reads)) / expected, 0.0, 1.0)
+
+
+def cache_sizes(distinct: float) -> np.ndarray:
+    """The cache sizes a curve gives, in blocks: every half octave (1, 2, 2, 3, 4, 5, 8, ...,
+    each once) below the working set, and the working set.  The same grid for every trace,
+    so two curves (exact and sampled, or two workloads) are read at the same sizes."""
+    top = max(int(round(distinct)), 1)
+    grid = np.floor(2.0 ** (np.arange(0, 2 * math.log2(top) + 1) / 2)).astype(np.int64)
+    return np.unique(np.append(grid[grid < top], top))
+
+
+def reuse_curve(refs: References, *, exact_limit: int = EXACT_LIMIT,
+                budget: int = SAMPLE_BUDGET) -> dict[str, object]:
+    """Hit fraction of block reads for cache sizes from 1 block to the whole working set:
+    exact up to `exact_limit` block references, else from a sample of about `budget`
+    (module docstring)."""
+    total, reads = _block_totals(refs)
+    if total == 0:
+        return {"block_size": BLOCK, "block_reads": 0, "distinct_blocks": 0, "points": []}
+    rate = 1.0 if total <= exact_limit else budget / total
+    first_keys = _first_read_keys(refs)
+    curve = _Curve.of(*_sample(refs, rate, SEEDS[0]), first_keys, rate, reads)
+    sizes = cache_sizes(curve.distinct)
+    sizes = sizes[(sizes * rate >= 1) | (sizes == sizes[-1])]  # what a sample resolves
+    hit = curve.hit_fractions(sizes)
+    sampled_first = len(curve.first_reads)
+    first_hit = curve.hits(curve.first_reads, sizes) / sampled_first if sampled_first else [None] * len(sizes)
+    first_cold = int(np.searchsorted(curve.first_reads, 0, side="left"))
+    first_reads = len(first_keys)
+    body: dict[str, object] = {
+        "block_size": BLOCK, "block_reads": reads, "distinct_blocks": int(round(curve.distinct)),
+        "cold_misses": int(round(np.searchsorted(curve.reads, 0, side="left") / rate)),
+        "first_reads": first_reads,
+        "first_reads_cold": int(round(first_cold * first_reads / sampled_first)) if sampled_first else 0,
+        "points": [{"cache_blocks": int(s), "cache_bytes": int(s) * BLOCK, "hit_fraction": float(h),
+                    "first_read_hit_fraction": None if f is None else float(f)}
+                   for s, h, f in zip(sizes, hit, first_hit)]}
+    if rate < 1.0:
+        check = _Curve.of(*_sample(refs, rate, SEEDS[1]), first_keys, rate, reads)
+        error = float(np.mean(np.abs(hit - check.hit_fractions(sizes)))) / math.sqrt(2)
+        body["sampling"] = {"method": "SHARDS (spatially hashed sampling)", "rate": rate, "block_references": total,
+                            "sampled_references": curve.references, "files_first_read_sampled": sampled_first,
+                            "hit_fraction_error": error}
+    return body

@@ -123,8 +123,21 @@ class ReusePoint(_Open):
     first_read_hit_fraction: Optional[float] = Field(None, ge=0, le=1)
 
 
+class ReuseSampling(_Open):
+    """How a reuse curve beyond characterizer.reuse.EXACT_LIMIT block references was sampled
+    (SHARDS), and the error of its hit fractions, from a second sample under another hash."""
+
+    method: str
+    rate: float = Field(gt=0, le=1)
+    block_references: NonNegativeInt
+    sampled_references: NonNegativeInt
+    files_first_read_sampled: NonNegativeInt
+    hit_fraction_error: NonNegativeFloat
+
+
 class Reuse(_Open):
-    """The reuse curve: the share of block reads a cache of each size holds."""
+    """The reuse curve: the share of block reads a cache of each size holds; exact, or
+    estimated from a sample (`sampling`)."""
 
     block_reads: NonNegativeInt = 0
     distinct_blocks: NonNegativeInt = 0
@@ -133,6 +146,7 @@ class Reuse(_Open):
     first_reads_cold: NonNegativeInt = 0   # of them, read before anything wrote or read their first block
     block_size: int = Field(4096, gt=0)
     points: list[ReusePoint] = []
+    sampling: Optional[ReuseSampling] = None
 
 
 class Namespace(_Open):

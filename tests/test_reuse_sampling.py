@@ -1,0 +1,63 @@
+"""The reuse curve beyond the exact limit: a spatially hashed sample (SHARDS) whose error
+against the exact curve is small and is reported beside it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fsbm.characterizer import reuse
+from fsbm.characterizer.reuse import References, reuse_curve, spatial_hash
+from fsbm.documents import Reuse
+
+
+def _hit_at(curve: dict, sizes: np.ndarray) -> np.ndarray:
+    """The hit fraction a curve gives each cache size (its largest point within it)."""
+    points = curve["points"]
+    blocks = np.array([p["cache_blocks"] for p in points])
+    hits = np.array([p["hit_fraction"] for p in points])
+    index = np.searchsorted(blocks, sizes, side="right") - 1
+    return np.where(index >= 0, hits[np.maximum(index, 0)], 0.0)
+
+
+def _files_read_and_reread(rng: np.random.Generator, accesses: int) -> References:
+    """Reads and writes of 1-15 blocks at random places in 2,000 files of 64 blocks."""
+    return References(rng.integers(0, 2000, accesses), rng.integers(0, 64, accesses) * 4096,
+                      rng.integers(1, 16, accesses) * 4096, rng.random(accesses) < 0.7)
+
+
+def test_a_sampled_curve_is_within_a_hundredth_of_the_exact_one_and_says_its_error() -> None:
+    refs = _files_read_and_reread(np.random.default_rng(3), 300_000)
+    exact = reuse_curve(refs)
+    sampled = reuse_curve(refs, exact_limit=0, budget=400_000)
+    assert "sampling" not in exact
+    sampling = sampled["sampling"]
+    assert 0.15 < sampling["rate"] < 0.2 and sampling["block_references"] > 2_000_000
+    assert sampling["sampled_references"] == pytest.approx(400_000, rel=0.1)
+    sizes = np.array([p["cache_blocks"] for p in exact["points"]])
+    assert sampled["points"][0]["cache_blocks"] * sampling["rate"] >= 1  # no cache smaller than it resolves
+    sizes = sizes[sizes >= sampled["points"][0]["cache_blocks"]]
+    error = np.abs(_hit_at(sampled, sizes) - _hit_at(exact, sizes))
+    assert error.mean() <= 0.01
+    assert 0 < sampling["hit_fraction_error"] < 0.02
+    assert sampled["block_reads"] == exact["block_reads"]  # counted, not sampled
+    assert sampled["distinct_blocks"] == pytest.approx(exact["distinct_blocks"], rel=0.05)
+    assert sampled["first_reads"] == exact["first_reads"] == 2000
+    Reuse.model_validate(sampled)  # the profile's document holds it
+
+
+def test_a_block_is_in_a_sample_at_every_reference_or_at_none() -> None:
+    keys = np.array([7, 1 << 41, 7, 99, 1 << 41], np.int64)
+    hashed = spatial_hash(keys, 1)
+    assert hashed[0] == hashed[2] and hashed[1] == hashed[4] and len(set(hashed.tolist())) == 3
+    assert spatial_hash(keys, 2)[0] != hashed[0]
+
+
+def test_an_access_of_more_blocks_than_a_chunk_is_cut_across_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    refs = References(np.array([0, 1, 0, 1]), np.array([0, 0, 4096, 8192]), np.array([40960, 4096, 4096, 81920]),
+                      np.array([False, True, True, True]))
+    whole = reuse_curve(refs)
+    monkeypatch.setattr(reuse, "CHUNK_BLOCKS", 3)
+    monkeypatch.setattr(reuse, "ACCESSES_AT_ONCE", 2)
+    assert reuse_curve(refs) == whole
+    assert whole["block_reads"] == 1 + 1 + 20 and whole["distinct_blocks"] == 10 + 1 + 20
