@@ -170,3 +170,13 @@ def group_order(ev: EventArrays, idx: np.ndarray, clock: np.ndarray, sub: np.nda
     if len(idx) < 2 or ((np.diff(idx) >= 0).all() and (np.diff(clock) >= 0).all()):
         return np.argsort(key, kind="stable")
     return np.lexsort((idx, clock, key))
+
+
+def actor_order(ev: EventArrays) -> np.ndarray:
+    """The events by actor, each actor's in sequence order: one stable sort of the actor ids
+    where the sequence never goes back (a radix sort, for fewer than 65,536 actors), else a
+    lexsort."""
+    if ev.n > 1 and (np.diff(ev.seq) < 0).any():
+        return np.lexsort((ev.seq, ev.actor))
+    small = ev.actor.astype(np.uint16) if len(ev.actors) < 1 << 16 else ev.actor
+    return np.argsort(small, kind="stable")

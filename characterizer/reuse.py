@@ -86,12 +86,13 @@ def _mix(z: np.ndarray) -> np.ndarray:
         return z ^ (z >> np.uint64(31))
 
 
-def spatial_hash(keys: np.ndarray, seed: int) -> np.ndarray:
-    """A 64-bit hash of each key under `seed`: the same key always gets the same hash, so a
-    block is in a sample at every reference or at none.  The key is mixed before the seed
-    enters, so two seeds' samples are unrelated (a seed xored into the key itself would
-    give a second sample of the first's neighbouring blocks)."""
-    return _mix(_mix(keys.astype(np.uint64)) ^ np.uint64(seed))
+def spatial_hashes(keys: np.ndarray, seeds: tuple[int, ...]) -> list[np.ndarray]:
+    """Per seed, a 64-bit hash of each key: the same key always gets the same hash, so a
+    block is in a sample at every reference or at none.  The key is mixed before a seed
+    enters, so two seeds' samples are unrelated (a seed xored into the key itself would give
+    a second sample of the first's neighbouring blocks)."""
+    mixed = _mix(keys.astype(np.uint64))
+    return [_mix(mixed ^ np.uint64(seed)) for seed in seeds]
 
 
 def _spans(refs: References, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
@@ -133,19 +134,22 @@ def _first_read_keys(refs: References) -> np.ndarray:
     return (refs.file[chosen].astype(np.int64) << FILE_SHIFT) | (refs.offset[chosen] // BLOCK)
 
 
-def _sample(refs: References, rate: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """The block references whose block hashes under `rate` of the hash space, in order."""
+def _samples(refs: References, rate: float, seeds: tuple[int, ...]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per seed, the block references whose block hashes under `rate` of the hash space, in
+    order, from one pass over the blocks; every reference, once, where the rate is 1."""
     if rate >= 1.0:
-        parts = list(_blocks(refs))
-    else:
-        threshold = np.uint64(min(int(rate * 2.0 ** 64), 2 ** 64 - 1))
-        parts = []
-        for keys, is_read in _blocks(refs):
-            keep = spatial_hash(keys, seed) < threshold
-            parts.append((keys[keep], is_read[keep]))
-    if not parts:
-        return np.empty(0, np.int64), np.empty(0, bool)
-    return np.concatenate([k for k, _ in parts]), np.concatenate([r for _, r in parts])
+        seeds = seeds[:1]
+    threshold = np.uint64(min(int(rate * 2.0 ** 64), 2 ** 64 - 1))
+    parts: list[list[tuple[np.ndarray, np.ndarray]]] = [[] for _ in seeds]
+    for keys, is_read in _blocks(refs):
+        if rate >= 1.0:
+            parts[0].append((keys, is_read))
+            continue
+        for kept, hashed in zip(parts, spatial_hashes(keys, seeds)):
+            keep = hashed < threshold
+            kept.append((keys[keep], is_read[keep]))
+    return [(np.concatenate([k for k, _ in p]), np.concatenate([r for _, r in p])) if p
+            else (np.empty(0, np.int64), np.empty(0, bool)) for p in parts]
 
 
 @dataclass
@@ -205,7 +209,8 @@ def reuse_curve(refs: References, *, exact_limit: int = EXACT_LIMIT,
         return {"block_size": BLOCK, "block_reads": 0, "distinct_blocks": 0, "points": []}
     rate = 1.0 if total <= exact_limit else budget / total
     first_keys = _first_read_keys(refs)
-    curve = _Curve.of(*_sample(refs, rate, SEEDS[0]), first_keys, rate, reads)
+    samples = _samples(refs, rate, SEEDS)
+    curve = _Curve.of(*samples[0], first_keys, rate, reads)
     sizes = cache_sizes(curve.distinct)
     sizes = sizes[(sizes * rate >= 1) | (sizes == sizes[-1])]  # what a sample resolves
     hit = curve.hit_fractions(sizes)
@@ -222,7 +227,7 @@ def reuse_curve(refs: References, *, exact_limit: int = EXACT_LIMIT,
                     "first_read_hit_fraction": None if f is None else float(f)}
                    for s, h, f in zip(sizes, hit, first_hit)]}
     if rate < 1.0:
-        check = _Curve.of(*_sample(refs, rate, SEEDS[1]), first_keys, rate, reads)
+        check = _Curve.of(*samples[1], first_keys, rate, reads)
         error = float(np.mean(np.abs(hit - check.hit_fractions(sizes)))) / math.sqrt(2)
         body["sampling"] = {"method": "SHARDS (spatially hashed sampling)", "rate": rate, "block_references": total,
                             "sampled_references": curve.references, "files_first_read_sampled": sampled_first,

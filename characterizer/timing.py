@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fsbm.characterizer.arrays import MISSING, OP_INDEX, EventArrays, group_key, group_order, present
+from fsbm.characterizer.arrays import MISSING, OP_INDEX, EventArrays, actor_order, group_key, group_order, present
 from fsbm.characterizer.histograms import ValueCounts
 
 NFS_IDLE_NS = 30 * 1_000_000_000
@@ -28,8 +28,9 @@ def gaps(ev: EventArrays) -> tuple[ValueCounts, ValueCounts]:
     """Inter-arrival (start to start) and think time (end to next start, at least 0) per actor, ns."""
     if not ev.has_time or ev.n < 2:
         return ValueCounts.empty(), ValueCounts.empty()
-    order = np.lexsort((ev.seq, ev.actor))
-    same = ev.actor[order][1:] == ev.actor[order][:-1]
+    order = actor_order(ev)
+    actor = ev.actor[order]
+    same = actor[1:] == actor[:-1]
     ts = ev.ts[order]
     dur = _known_durations(ev)[order]
     inter = (ts[1:] - ts[:-1])[same]

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from fsbm.characterizer import reuse
-from fsbm.characterizer.reuse import References, reuse_curve, spatial_hash
+from fsbm.characterizer.reuse import References, reuse_curve, spatial_hashes
 from fsbm.documents import Reuse
 
 
@@ -48,9 +48,9 @@ def test_a_sampled_curve_is_within_a_hundredth_of_the_exact_one_and_says_its_err
 
 def test_a_block_is_in_a_sample_at_every_reference_or_at_none() -> None:
     keys = np.array([7, 1 << 41, 7, 99, 1 << 41], np.int64)
-    hashed = spatial_hash(keys, 1)
+    hashed, other = spatial_hashes(keys, (1, 2))
     assert hashed[0] == hashed[2] and hashed[1] == hashed[4] and len(set(hashed.tolist())) == 3
-    assert spatial_hash(keys, 2)[0] != hashed[0]
+    assert other[0] != hashed[0] and other[0] == other[2]
 
 
 def test_an_access_of_more_blocks_than_a_chunk_is_cut_across_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
