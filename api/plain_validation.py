@@ -5,7 +5,8 @@ Measured here, on direct-I/O loop images of each candidate type, made anew for t
 (unless its stored tables are reused, whose images are kept as they were measured):
 - each candidate's quick cost table, twice (fsbench seeds 1 and 2): the predictions use the
   per-case median, and the two tables' difference is the reproducibility reported;
-- how well traces tell their untraced time here (predictor/tracing.py), calibrated anew;
+- how well traces tell their untraced time here (predictor/tracing.py), calibrated anew and kept
+  as the store's tracing calibration;
 - each program traced twice, cold, on the traced candidate, with plain strace (no `fsbm
   trace record`: no untraced CPU time, no replays): the first trace is the one judged, the
   second says how far a prediction moves from one trace to the next; the first log with
@@ -42,7 +43,8 @@ from fsbm.locations import data_dir
 from fsbm.predictor.cost_table import CostTable
 from fsbm.predictor.plain_judge import PlainJudged, judge_plain
 from fsbm.predictor.suite import Inputs, Split, build_corpus, programs
-from fsbm.predictor.tracing import STRACE_FLAGS, calibrate
+from fsbm.pipeline import calibrate_tracing
+from fsbm.predictor.tracing import STRACE_FLAGS
 from fsbm.predictor.validate import Target, round_order, stage, start_cold, targets_json, time_run
 from fsbm.traces.ingest import ingest
 
@@ -115,7 +117,8 @@ def measure_plain(settings: Any, options: PlainOptions, console: Console) -> dic
             for name, fs in filesystems.items():
                 tables[name].append(measure_cost_table(settings, fs, store, seed=seed))
     console.print("[bold]tracing calibration[/]")
-    calibration = calibrate(home / "tracing", progress=lambda line: console.print(f"  {escape(line)}"))
+    with settings.store() as store:  # kept: plain traces predicted later take their band from it
+        _, calibration = calibrate_tracing(store, progress=lambda line: console.print(f"  {escape(line)}"))
     baseline = next(t for t in targets if t.label == f"{options.traced_on} fresh")
     console.print(f"[bold]tracing[/] {len(suite)} programs ({options.split} set) on {escape(baseline.label)} with "
                   f"plain strace {' '.join(STRACE_FLAGS)}")

@@ -136,12 +136,14 @@ class PredictionService:
         return document_id, model
 
     def tracing(self, store: ResultsStore) -> Optional[TracingCalibration]:
-        """The newest tracing calibration (`fsbm trace calibrate`), or None."""
-        kept = store.document_names("tracing_calibration")
-        if not kept:
-            return None
-        body = self._document(store, kept[0][0], "tracing_calibration")
-        return TracingCalibration.from_json(body) if body else None
+        """The newest current tracing calibration (`fsbm trace calibrate`, or a plain
+        validation's), or None."""
+        for document_id, _, _ in store.document_names("tracing_calibration"):
+            body = self._document(store, document_id, "tracing_calibration")
+            calibration = TracingCalibration.from_json(body) if body else None
+            if calibration is not None and calibration.current:
+                return calibration
+        return None
 
     def predict(self, store: ResultsStore, profile: Profile | dict[str, Any], names: list[str], *,
                 cache_bytes: Optional[int] = None, start: str = "cold", uncalibrated: bool = False,

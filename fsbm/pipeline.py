@@ -117,12 +117,14 @@ def characterize(source: PathLike | "pd.DataFrame", *, scope: Optional[str] = No
 
 
 def needs_tracing_calibration(store: ResultsStore, profile: dict[str, Any]) -> bool:
-    """A plain trace (no recording) with timestamps, and nothing stored yet to give its
-    intervals: no development-set errors, no tracing calibration."""
+    """A plain trace (no recording) with timestamps, and no current tracing calibration
+    stored: the band of its time outside comes from one (predictor/tracing.py)."""
+    from fsbm.predictor.tracing import TracingCalibration
+
     if profile.get("recording") or not (profile.get("timeline") or {}).get("span_ns"):
         return False
-    fitted = store.newest_document_id("runtime_model", "plain")
-    return fitted is None and not store.document_names("tracing_calibration")
+    return not any(TracingCalibration.from_json(body).current
+                   for _, _, body in store.documents("tracing_calibration"))
 
 
 def calibrate_tracing(store: ResultsStore, progress: Callable[[str], None] = lambda line: None) -> tuple[int, Any]:

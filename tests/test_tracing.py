@@ -87,6 +87,25 @@ def test_the_calibration_band_is_the_spread_of_its_programs_errors() -> None:
     assert again.errors == pytest.approx(calibration.errors)
 
 
+def test_a_calibration_of_an_older_version_is_neither_used_nor_enough(tmp_path: Path) -> None:
+    from fsbm.api.prediction_service import PredictionService
+    from fsbm.pipeline import needs_tracing_calibration
+    from fsbm.store import ResultsStore
+
+    run = CalibrationRun("a", [100_000_000] * 3, Timeline(processes=1, calls=10, timed_calls=10, span_ns=10**9,
+                                                          lifetimes_ns=10**9, user_ns=80_000_000))
+    plain = {"timeline": {"span_ns": 10**9, "calls": 10}}
+    with ResultsStore(tmp_path / "s.sqlite") as store:
+        store.save_document("tracing_calibration", {**TracingCalibration([run]).to_json(), "schema_version": 1})
+        assert needs_tracing_calibration(store, plain)
+        assert PredictionService(tmp_path / "s.sqlite").tracing(store) is None
+        store.save_document("tracing_calibration", TracingCalibration([run]).to_json())
+        assert not needs_tracing_calibration(store, plain)
+        assert not needs_tracing_calibration(store, {**plain, "recording": {"user_cpu_ns": 1}})
+        kept = PredictionService(tmp_path / "s.sqlite").tracing(store)
+        assert kept is not None and kept.current and kept.errors == pytest.approx([-0.2])
+
+
 EMPTY_PROFILE = {"schema_version": 3, "classes": {"data": {}, "metadata": {}}, "reuse": {},
                  "namespace": {"files_touched": 0, "directories_touched": 0}}
 
