@@ -13,6 +13,7 @@ from fsbm.microbench.scratch import ScratchFs
 from fsbm.predictor.cost_table import Case, CostTable
 from fsbm.predictor.park_lipton import ParkLiptonFit
 from fsbm.store import RunRecord
+from fsbm.units import percent
 
 if TYPE_CHECKING:
     from fsbm.documents import Prediction
@@ -171,19 +172,17 @@ def runs_table(runs: list[RunRecord]) -> Table:
     return table
 
 
-def _pct(value: float) -> str:
-    return f"{value:.1f}%"
-
-
 def profile_rows(body: dict[str, Any]) -> list[tuple[str, str]]:
     """Tang's table 5.3 and the numbers a person looks at first, as (statistic, value)."""
     tang = body["tang"]
-    rows = [(f"{row} calls", _pct(tang[f"{row}_pct"]))
+    rows = [(f"{row} calls", percent(tang[f"{row}_pct"] / 100, digits=1))
             for row in ("read", "write", "create", "delete", "mkdir", "rmdir", "readdir", "getattr", "lookup")]
     rows.append(("reads sequential / random",
-                 f"{_pct(tang['reads_sequential_pct'])} / {_pct(tang['reads_random_pct'])}"))
+                 f"{percent(tang['reads_sequential_pct'] / 100, digits=1)} / "
+                 f"{percent(tang['reads_random_pct'] / 100, digits=1)}"))
     rows.append(("writes sequential / random",
-                 f"{_pct(tang['writes_sequential_pct'])} / {_pct(tang['writes_random_pct'])}"))
+                 f"{percent(tang['writes_sequential_pct'] / 100, digits=1)} / "
+                 f"{percent(tang['writes_random_pct'] / 100, digits=1)}"))
     rows.append(("open files (mean ± std)", f"{tang['open_files_mean']:.2f} ± {tang['open_files_std']:.2f}"))
     ns = body["namespace"]
     rows.append(("files / directories touched", f"{ns['files_touched']:,} / {ns['directories_touched']:,}"))
@@ -199,10 +198,10 @@ def profile_rows(body: dict[str, Any]) -> list[tuple[str, str]]:
     if points and body["reuse"]["block_reads"]:
         half = next((p for p in points if p["hit_fraction"] >= 0.5 * points[-1]["hit_fraction"]), points[-1])
         rows.append(("page cache for half the best hit ratio", format_bytes(half["cache_bytes"])))
-        rows.append(("best block-read hit ratio", _pct(100 * points[-1]["hit_fraction"])))
+        rows.append(("best block-read hit ratio", percent(points[-1]["hit_fraction"], digits=1)))
         sampling = body["reuse"].get("sampling")
         if sampling:
-            rows.append(("reuse curve sampled (SHARDS)", f"{_pct(100 * sampling['rate'])} of blocks, hit ratios "
+            rows.append(("reuse curve sampled (SHARDS)", f"{percent(sampling['rate'], digits=1)} of blocks, hit ratios "
                                                          f"± {100 * sampling['hit_fraction_error']:.1f} points"))
     return rows
 

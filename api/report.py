@@ -23,6 +23,7 @@ from fsbm.api.prediction_service import PredictionService
 from fsbm.predictor.estimator import RATIO_LOG_SD_PRIOR, runtime_seconds
 from fsbm.predictor.model import CpuScales, price_workload
 from fsbm.store import ResultsStore
+from fsbm.units import percent
 
 CLOSE_CALL = 0.05       # predicted gaps under 5% are called too close
 TOP_OPERATIONS = 6      # the stacked chart shows these, the rest as "other"
@@ -34,10 +35,6 @@ def _bytes(value: float) -> str:
         if value >= scale:
             return f"{value / scale:.3g} {unit}"
     return f"{value:.0f} B"
-
-
-def _pct(value: Optional[float]) -> str:
-    return "-" if value is None else f"{100 * value:.0f}%"
 
 
 # -- what goes into a report ------------------------------------------------------------------
@@ -147,13 +144,13 @@ def _verdict(prediction: dict[str, Any], validation: Optional[dict[str, Any]],
         runner = escape(runner_up["candidate"])
         if saves < CLOSE_CALL:
             headline = (f"Too close to call: <b>{escape(best['candidate'])}</b> and <b>{runner}</b> are predicted "
-                        f"within {_pct(saves)} of each other. Choose on other grounds.")
+                        f"within {percent(saves)} of each other. Choose on other grounds.")
         else:
             sure = ("very likely" if confidence >= 0.95 else "likely" if confidence >= 0.8 else
                     "more likely than not" if confidence >= 0.6 else "uncertain")
             headline = (f"Choose <b>{escape(best['candidate'])}</b>: predicted {format_seconds(best.get(field))}, "
-                        f"it <b>takes {_pct(saves)} less time</b> than {runner}, the next best. The model is "
-                        f"{_pct(confidence)} sure of that order ({sure}).")
+                        f"it <b>takes {percent(saves)} less time</b> than {runner}, the next best. The model is "
+                        f"{percent(confidence)} sure of that order ({sure}).")
     notes = []
     measured = _measured_runs(list(observations))
     if measured:
@@ -170,13 +167,13 @@ def _verdict(prediction: dict[str, Any], validation: Optional[dict[str, Any]],
         headline += "</p><p>" + " ".join(notes)
     if validation:
         trust = (f"On this machine the model's median error against real runs is "
-                 f"{_pct(validation['median_abs_error'])} (largest {_pct(validation['max_abs_error'])}), and it "
+                 f"{percent(validation['median_abs_error'])} (largest {percent(validation['max_abs_error'])}), and it "
                  f"ranked {validation['pairs_ranked_right']} of {validation['pairs_compared']} pairs of filesystems "
                  "right (fsbm validate, docs/validation.md).")
     else:
         trust = ("This model has not been validated on this machine: the intervals cover only the spread of the "
                  "measured costs, and the confidence in the order assumes the predicted ratio of two runtimes is off "
-                 f"by {_pct(RATIO_LOG_SD_PRIOR)} (one standard deviation), not a figure measured here. Run "
+                 f"by {percent(RATIO_LOG_SD_PRIOR)} (one standard deviation), not a figure measured here. Run "
                  "<code>fsbm validate</code> for measured error bars.")
     return f'<section class="verdict"><h2>Verdict</h2><p class="headline">{headline}</p><p>{trust}</p></section>'
 

@@ -37,6 +37,7 @@ from fsbm.predictor.suite import Inputs, Split, build_corpus, programs
 from fsbm.predictor.validate import Target, measure_rounds, table_boundaries, targets_json, trace_program
 from fsbm.traces.record import (CALLS_CPU_BRACKETED, CALLS_CPU_MISMATCHES, CALLS_CPU_SYNCS_SKIPPED,
                                 CALLS_CPU_UNBRACKETED, MISMATCHED_SHARE_KEPT, NOSYNC_CPU_FIELDS, clean_replays)
+from fsbm.units import percent
 
 IMAGE_BYTES = 2 << 30
 
@@ -185,14 +186,6 @@ def validate_recorded(settings: Any, doc: dict[str, Any] | None, options: Valida
 def _coverage(summary: dict[str, Any], covered: str, intervals: str) -> str:
     """"n of m" intervals covering; "-" for a judgement made before they were counted."""
     return f"{summary[covered]} of {summary[intervals]}" if intervals in summary else "-"
-
-
-def _pct(value: float | None) -> str:
-    return "-" if value is None or value != value else f"{100 * value:+.0f}%"
-
-
-def _share(value: float | None) -> str:
-    return "-" if value is None else f"{100 * value:.1f}%"
 
 
 def _operations_section(operations: Any) -> list[str]:
@@ -376,8 +369,9 @@ def _noise_section(floor: dict[str, Any] | None) -> list[str]:
     for name, label in (("runtimes", "runs (runtime)"), ("ratios", "rounds' ratios")):
         f = floor[name]
         if f["medians"]:
-            lines.append(f"| {label} | {f['medians']} | {_share(f['median'])} | {_share(f['p90'])} | "
-                         f"{_share(f['worst_p90'])} |")
+            lines.append(f"| {label} | {f['medians']} | {percent(f['median'], digits=1)} | "
+                         f"{percent(f['p90'], digits=1)} | "
+                         f"{percent(f['worst_p90'], digits=1)} |")
     return lines
 
 
@@ -413,7 +407,8 @@ def _miss(row: Any) -> str:
     op_part = (f"; most in {departure[0]}: modelled {1e3 * departure[1]:.1f} ms raw, replayed "
                f"{1e3 * departure[2]:.1f} ms" if departure else "")
     return (f"- {row.program} on {row.candidate}: predicted {row.predicted_s:.3f} s, measured {row.real_s:.3f} s "
-            f"({_pct(row.abs_error)}). Filesystem: modelled {row.fs_calibrated_s:.3f} s, replayed {row.replay_s:.3f} s "
+            f"({percent(row.abs_error, signed=True)}). Filesystem: modelled {row.fs_calibrated_s:.3f} s, replayed "
+            f"{row.replay_s:.3f} s "
             f"({fs_part:+.3f} s{op_part}). Outside: predicted {row.outside_s:.3f} s{_wait_part(row)}, the runs less "
             f"the replay {seen_outside:.3f} s ({row.outside_s - seen_outside:+.3f} s).")
 
@@ -454,11 +449,12 @@ def markdown(doc: dict[str, Any], judged: Any) -> str:
         "|---|---|---|",
         f"| median absolute error, runtimes | {100 * s['median_abs_error']:.1f}% | <= {100 * TARGETS['median_abs_error']:.0f}% |",
         f"| largest absolute error, runtimes | {100 * s['max_abs_error']:.1f}% | <= {100 * TARGETS['max_error']:.0f}% |",
-        f"| median error of ratios to {doc['traced_on']} | {_share(s['median_ratio_error'])} | "
+        f"| median error of ratios to {doc['traced_on']} | {percent(s['median_ratio_error'], digits=1)} | "
         f"<= {100 * TARGETS['median_ratio_error']:.0f}% |",
-        f"| largest error of ratios | {_share(s['max_ratio_error'])} | <= {100 * TARGETS['max_error']:.0f}% |",
+        f"| largest error of ratios | {percent(s['max_ratio_error'], digits=1)} | <= {100 * TARGETS['max_error']:.0f}% |",
         f"| relative form (the runtime measured on {doc['traced_on']}, its filesystem part replaced): median / "
-        f"largest error | {_share(s.get('median_relative_error'))} / {_share(s.get('max_relative_error'))} | "
+        f"largest error | {percent(s.get('median_relative_error'), digits=1)} / "
+        f"{percent(s.get('max_relative_error'), digits=1)} | "
         f"<= {100 * TARGETS['median_abs_error']:.0f}% / {100 * TARGETS['max_error']:.0f}% |",
         f"| pairs (> {100 * TARGETS['rank_gap']:.0f}% apart, same rounds) ranked right | {s['pairs_ranked_right']} of "
         f"{s['pairs_compared']} | all |",
@@ -488,8 +484,9 @@ def markdown(doc: dict[str, Any], judged: Any) -> str:
         lines.append(
             f"| {r.program} | {r.candidate} | {r.real_s:.3f} ({r.real_min_s:.3f}-{r.real_max_s:.3f}) | "
             f"{r.replay_s:.3f} | {r.fs_calibrated_s:.3f} | {_with_interval(r)} | "
-            f"{_pct(r.abs_error)} | {_pct(r.abs_error_cpu_before)} | {r.measured_ratio:.2f} | {r.predicted_ratio:.2f} | "
-            f"{_pct(r.ratio_error)} | {r.relative_s:.3f} | {_pct(r.relative_error)} |")
+            f"{percent(r.abs_error, signed=True)} | {percent(r.abs_error_cpu_before, signed=True)} | "
+            f"{r.measured_ratio:.2f} | {r.predicted_ratio:.2f} | "
+            f"{percent(r.ratio_error, signed=True)} | {r.relative_s:.3f} | {percent(r.relative_error, signed=True)} |")
     lines += ["", "Timed replays with calls that ended otherwise than traced: "
               + _mismatched(doc["records"], "replay", "mismatches") + "."]
     wrong = judged.pairs[~judged.pairs["right"]] if len(judged.pairs) else judged.pairs
@@ -501,7 +498,7 @@ def markdown(doc: dict[str, Any], judged: Any) -> str:
               + _by_medians_part(s.get("pairs_by_medians"))]
     for r in wrong.itertuples():
         lines.append(f"- {r.program}: {r.faster} measured {100 * r.measured_gap:.0f}% faster than {r.slower} "
-                     f"({_pct(r.gap_of_medians)} by their medians), predicted slower{_rounds_part(r)}.")
+                     f"({percent(r.gap_of_medians, signed=True)} by their medians), predicted slower{_rounds_part(r)}.")
     worst = judged.rows.assign(size=judged.rows["abs_error"].abs()).nlargest(6, "size")
     lines += ["", "## Largest misses", ""]
     lines += ["Each miss split in two: the filesystem's part (modelled against the replay of the trace's calls, "
@@ -530,7 +527,7 @@ def markdown(doc: dict[str, Any], judged: Any) -> str:
         for name, v in forms.items():
             adopted = " (adopted)" if (source, name) == (s["cpu"], s["adopted"]) else ""
             lines.append(f"| {source} | {name}{adopted} | {100 * v['median_abs_error']:.1f}% | "
-                         f"{100 * v['max_abs_error']:.1f}% | {_share(v['median_ratio_error'])} | "
+                         f"{100 * v['max_abs_error']:.1f}% | {percent(v['median_ratio_error'], digits=1)} | "
                          f"{v['pairs_ranked_right']} of {v['pairs_compared']} |")
     lines += _outside_section(doc, judged.rows)
     lines += _operations_section(judged.operations)
@@ -555,5 +552,5 @@ def markdown(doc: dict[str, Any], judged: Any) -> str:
               "files take to read cold), not fitted. "
               "`fsbm predict`'s 90% band for a recording is the prediction interval of these errors (a t interval on "
               "log(1 + error), as many observations as programs) "
-              f"({_pct(band['p5'])} to {_pct(band['p95'])}).", ""]
+              f"({percent(band['p5'], signed=True)} to {percent(band['p95'], signed=True)}).", ""]
     return "\n".join(lines) + "\n"

@@ -11,7 +11,6 @@ development sets fitted, as when they were measured.
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +25,7 @@ from fsbm.predictor.judge import judge
 from fsbm.predictor.plain_judge import TARGETS as PLAIN_TARGETS
 from fsbm.predictor.plain_judge import judge_plain
 from fsbm.predictor.suite import SPLITS, programs
+from fsbm.units import percent
 
 INTERVAL_TARGET = 0.85
 FORM_NAMES = {
@@ -142,10 +142,6 @@ def plain_verdicts(doc: dict[str, Any], model: RuntimeEstimator | None
     return verdicts, spreads, _as_kept(judged.model, doc)
 
 
-def _pct(value: float | None) -> str:
-    return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{100 * value:.1f}%"
-
-
 def _cover(v: FormVerdict) -> str:
     return "-" if v.covered is None or v.intervals is None else f"{v.covered} of {v.intervals}"
 
@@ -181,8 +177,9 @@ def markdown(verdicts: list[FormVerdict], spreads: list[Reproducibility], missin
     ]
     for v in sorted(verdicts, key=lambda v: (SPLITS.index(v.split) if v.split in SPLITS else 9, v.trace, v.form)):
         pairs = f"{v.pairs_right} of {v.pairs}" if v.pairs else "-"
-        lines.append(f"| {v.split} | {FORM_NAMES[(v.trace, v.form)]} | {v.measured_at} | {_pct(v.median)} / "
-                     f"{_pct(v.largest)} | {_pct(v.ratio_median)} / {_pct(v.ratio_largest)} | {_cover(v)} | {pairs} | "
+        lines.append(f"| {v.split} | {FORM_NAMES[(v.trace, v.form)]} | {v.measured_at} | "
+                     f"{percent(v.median, digits=1)} / {percent(v.largest, digits=1)} | "
+                     f"{percent(v.ratio_median, digits=1)} / {percent(v.ratio_largest, digits=1)} | {_cover(v)} | {pairs} | "
                      f"{'met' if v.met else '**missed**'} | [{v.doc}]({v.doc}) |")
     if missing:
         lines += ["", "Not measured yet:", *(f"- {line}" for line in missing)]
@@ -193,7 +190,8 @@ def markdown(verdicts: list[FormVerdict], spreads: list[Reproducibility], missin
               "| set | repeated | median | largest | within 5% |", "|---|---|---|---|---|"]
     for r in spreads:
         within = "-" if r.within_5pct is None else f"{r.within_5pct} of {r.n}"
-        lines.append(f"| {r.split} | {r.what} | {_pct(r.median)} | {_pct(r.largest)} | {within} |")
+        lines.append(f"| {r.split} | {r.what} | {percent(r.median, digits=1)} | {percent(r.largest, digits=1)} | "
+                     f"{within} |")
     lines += ["", "## Where the test set misses most", ""]
     for v in (v for v in verdicts if v.split == "test"):
         worst = "; ".join(f"{program} on {target} {100 * error:+.0f}%" for program, target, error in v.misses)

@@ -25,6 +25,7 @@ from fsbm.predictor.model import price_workload
 from fsbm.predictor.predict import Workload, relative_rows
 from fsbm.predictor.pricing import Pricer
 from fsbm.predictor.tracing import TracingCalibration
+from fsbm.units import percent
 
 # A page cache every program of the suite fits in: the runs start cold, and none rereads more
 # than this machine's memory.
@@ -287,10 +288,6 @@ def _summary(rows: pd.DataFrame, pairs: pd.DataFrame, repro: pd.DataFrame, forms
     return summary
 
 
-def _pct(value: float) -> str:
-    return "-" if value != value else f"{100 * value:+.0f}%"
-
-
 def _met(value: float, target: float) -> str:
     return f"{100 * value:.1f}%" + ("" if value <= target else " (missed)")
 
@@ -370,9 +367,10 @@ def markdown(doc: dict[str, Any], judged: PlainJudged) -> str:
                   "pairs. Only the first trace is judged."]
     lines += ["", "## Tracing calibration", "",
               "Each calibration program's time outside its file calls as its trace tells it, against its measured "
-              "runtime: " + ", ".join(f"{r.name} {_pct(r.error)}" for r in tracing.runs) + ". A trace's time "
+              "runtime: " + ", ".join(f"{r.name} {percent(r.error, signed=True)}" for r in tracing.runs)
+              + ". A trace's time "
               "outside is given the band these errors span"
-              + (" ({} to {})".format(*(_pct(e) for e in tracing.error_band)) if tracing.runs else "")
+              + (" ({} to {})".format(*(percent(e, signed=True) for e in tracing.error_band)) if tracing.runs else "")
               + ", and no interval of the absolute forms is narrower than that band makes it.",
               "", "## Per program and target", "",
               "Seconds. *real*: median of the cold runs (min-max); *fs*: modelled filesystem time; *outside*: the "
@@ -382,13 +380,16 @@ def markdown(doc: dict[str, Any], judged: PlainJudged) -> str:
               "measured | ratio abs. | ratio rel. |" + (" untimed (90%) | error |" if "untimed" in s else ""),
               "|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|---|" if "untimed" in s else "")]
     for r in judged.rows.itertuples():
-        untimed = (f" {r.untimed_s:.3f} ({r.untimed_low_s:.3f}-{r.untimed_high_s:.3f}) | {_pct(r.untimed_error)} |"
+        untimed = (f" {r.untimed_s:.3f} ({r.untimed_low_s:.3f}-{r.untimed_high_s:.3f}) | "
+                   f"{percent(r.untimed_error, signed=True)} |"
                    if "untimed" in s else "")
         lines.append(
             f"| {r.program} | {r.target} | {r.real_s:.3f} ({r.real_min_s:.3f}-{r.real_max_s:.3f}) | {r.fs_s:.3f} | "
             f"{r.outside_s:.3f} | {r.absolute_s:.3f} ({r.absolute_low_s:.3f}-{r.absolute_high_s:.3f}) | "
-            f"{_pct(r.absolute_error)} | {r.relative_s:.3f} ({r.relative_low_s:.3f}-{r.relative_high_s:.3f}) | "
-            f"{'-' if r.traced else _pct(r.relative_error)} | {r.measured_ratio:.2f} | {r.absolute_ratio:.2f} | "
+            f"{percent(r.absolute_error, signed=True)} | "
+            f"{r.relative_s:.3f} ({r.relative_low_s:.3f}-{r.relative_high_s:.3f}) | "
+            f"{'-' if r.traced else percent(r.relative_error, signed=True)} | {r.measured_ratio:.2f} | "
+            f"{r.absolute_ratio:.2f} | "
             f"{r.relative_ratio:.2f} |" + untimed)
     wrong = judged.pairs[~judged.pairs["relative_right"]] if len(judged.pairs) else judged.pairs
     if len(wrong):

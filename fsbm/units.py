@@ -1,0 +1,13 @@
+"""How numbers are written for people, the same in every document and table fsbm writes."""
+
+from __future__ import annotations
+
+import math
+
+
+def percent(fraction: float | None, *, signed: bool = False, digits: int = 0) -> str:
+    """A fraction as a percentage: 0.125 -> "12%", "+12%" (`signed`), "12.5%" (`digits=1`);
+    "-" for None or NaN, where nothing was measured."""
+    if fraction is None or (isinstance(fraction, float) and math.isnan(fraction)):
+        return "-"
+    return f"{100 * fraction:{'+' if signed else ''}.{digits}f}%"

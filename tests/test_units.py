@@ -1,0 +1,12 @@
+"""Numbers as people read them, the same in every document."""
+
+from __future__ import annotations
+
+from fsbm.units import percent
+
+
+def test_a_fraction_is_written_as_a_percentage_and_nothing_measured_as_a_dash() -> None:
+    assert percent(0.25) == "25%"
+    assert percent(0.031, signed=True) == "+3%" and percent(-0.4, signed=True) == "-40%"
+    assert percent(0.1234, digits=1) == "12.3%"
+    assert percent(None) == percent(float("nan"), signed=True) == "-"
