@@ -6,12 +6,15 @@ POST /v1/predictions for a stored profile on every candidate the store holds (up
 with 1 and then 32 clients, each client sending its next request as soon as the last is
 answered.  Bounded in count and in time.  Twice: the same question again and again (the
 service answers it from memory after the first time, as it would a dashboard polling), and
-distinct questions (each another page-cache size: every one priced and stored).  Baseline:
+distinct questions (each another page-cache size: every one predicted and stored; its
+filesystem time is priced once per point of the profile's reuse curve its size reaches, as
+it would be for any client, since the price depends on the size only through that point).
+Baseline:
 GET /healthz at the same concurrency, which costs the framework, the network stack and the
 client but no prediction.
 
 Targets (issue 8): p99 under 50 ms at 32 clients; zero errors.  Judged on the same-question
-load; the distinct one is printed beside it.
+load; the distinct one is printed beside it (issue 36 asks the same of it).
 
 The store: a copy of --store, else of the default store if it holds cost tables of at least
 two candidates (after `make demo` it holds four), else a temporary one with quick cost tables

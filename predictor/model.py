@@ -379,8 +379,19 @@ def price_workload(profile: Profile | dict[str, Any], pricer: Pricer, *, cache_b
     CPU prices (CpuScales; outside.cpu_scales)."""
     profile = Profile.of(profile)
     hits = hit_fraction(profile.reuse, cache_bytes, start)
-    lines = (_data_lines(profile, pricer, hits, first_read_hit_fraction(profile.reuse, cache_bytes, start))
-             + _metadata_lines(profile, pricer, start))
+    first_hits = first_read_hit_fraction(profile.reuse, cache_bytes, start)
+    scales = (tuple(sorted(cpu_scales.factors.items())), tuple(sorted(cpu_scales.traced_ns.items()))) \
+        if cpu_scales and cpu_scales.factors else None
+    # The cache size enters only through the two shares it holds: sizes that reach the same
+    # point of the reuse curve are one price, worked out once (Pricer.workload).
+    return pricer.workload(profile, (hits, first_hits, start, scales),
+                           lambda: _priced(profile, pricer, hits, first_hits, start, cpu_scales))
+
+
+def _priced(profile: Profile, pricer: Pricer, hits: float, first_hits: float | None, start: str,
+            cpu_scales: CpuScales | None) -> FsTime:
+    """price_workload, for the shares of block reads and of first reads the cache holds."""
+    lines = _data_lines(profile, pricer, hits, first_hits) + _metadata_lines(profile, pricer, start)
     if cpu_scales and cpu_scales.factors:
         factors = cpu_scales.on(FsTime(pricer.table.candidate, lines).by_group(cpu=True))
         lines = [replace(line, price=line.price.cpu_scaled(factors.get(line.group, 1.0))) for line in lines]

@@ -17,6 +17,8 @@ in the workload's own regime (predictor.regime).
 from __future__ import annotations
 
 import math
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -27,6 +29,7 @@ from fsbm.predictor.park_lipton import evaluate, nonnegative_fit, order_label
 
 # fsbench's largest request size: a case beyond it is measured at this size and extrapolated.
 MAX_REQUEST_BYTES = 64 << 20
+WORKLOADS_KEPT = 64  # profiles whose prices a Pricer keeps (Pricer.workload)
 
 # The fsbench benchmark that prices each metadata operation, and what stands in where
 # fsbench has none (said in the price's source).
@@ -159,6 +162,8 @@ class Pricer:
         self._benches = frozenset(e.bench for e in table.entries)
         # The cases priced from beyond what the table measured (see Unmeasured).
         self.unmeasured: set[Unmeasured] = set()
+        self._workloads: OrderedDict[int, tuple[Any, dict[tuple, Any]]] = OrderedDict()
+        self._workloads_lock = threading.Lock()
 
     def _entry(self, bench: str, order: str, cache: str, size: int | None = None) -> Case:
         entry = self.table.entry(bench, order, cache, size)
@@ -290,6 +295,25 @@ class Pricer:
         if key not in self._prices:
             self._prices[key] = build()
         return self._prices[key]
+
+    def workload(self, profile: Any, key: tuple, build: Callable[[], Any]) -> Any:
+        """A workload's price on this table (model.price_workload), worked out once per `key`
+        and kept for the WORKLOADS_KEPT profiles last asked about: the HTTP API asks of one
+        stored profile again and again, at page-cache sizes that reach the same point of its
+        reuse curve.  Kept by the profile object itself (held, so its id is not reused)."""
+        with self._workloads_lock:
+            kept = self._workloads.get(id(profile))
+            if kept is None or kept[0] is not profile:
+                kept = self._workloads[id(profile)] = (profile, {})
+                while len(self._workloads) > WORKLOADS_KEPT:
+                    self._workloads.popitem(last=False)
+            self._workloads.move_to_end(id(profile))
+            if key in kept[1]:
+                return kept[1][key]
+        value = build()
+        with self._workloads_lock:
+            kept[1][key] = value
+        return value
 
     def forward_read(self, size: int, gap: float, gaps_by_power: dict[str, int] | None = None) -> Price:
         """_forward_read, kept."""

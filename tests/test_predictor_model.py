@@ -147,6 +147,18 @@ def test_the_model_is_count_times_cost_class_by_class() -> None:
     assert warm.by_op()["read"] == pytest.approx(1000 * curve(4096))  # all of it fits and was cached
 
 
+def test_cache_sizes_that_reach_one_point_of_the_reuse_curve_are_one_price() -> None:
+    from fsbm.documents import Profile
+
+    pricer, workload, other = Pricer(table()), Profile.of(profile()), Profile.of(profile(reads=2000))
+    kept = price_workload(workload, pricer, cache_bytes=1 << 30)
+    assert price_workload(workload, pricer, cache_bytes=(1 << 30) + 4096) is kept  # the same point: kept
+    smaller = price_workload(workload, pricer, cache_bytes=4096)  # another point: priced anew
+    assert smaller is not kept and smaller.by_op()["read"] > kept.by_op()["read"]
+    assert price_workload(other, pricer, cache_bytes=1 << 30).by_op()["read"] == pytest.approx(
+        2 * kept.by_op()["read"])  # another profile is priced for itself
+
+
 def test_a_write_that_straddles_a_page_boundary_pays_for_the_one_page_more() -> None:
     """fsbench's write at d+1 touches one block more than its write at d: what a straddling
     write pays beyond an aligned one of its size.  Measured where fsbench measured d+1
