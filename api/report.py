@@ -28,6 +28,7 @@ from fsbm.units import percent
 CLOSE_CALL = 0.05       # predicted gaps under 5% are called too close
 TOP_OPERATIONS = 6      # the stacked chart shows these, the rest as "other"
 TOP_LINES = 8           # priced classes shown per candidate
+LATENCY_CHARTS = 4      # headline cases whose latency distributions are drawn
 
 
 def _bytes(value: float) -> str:
@@ -329,6 +330,63 @@ def _microbench_section(prediction: dict[str, Any], headline: dict[str, list[tup
             + "".join(drivers) + costs + "</section>")
 
 
+def _distribution_cases(prediction: dict[str, Any], headline: dict[str, list[tuple[str, Any]]],
+                        names: list[str]) -> list[int]:
+    """Which headline cases to draw: for each operation in order of the time the best candidate
+    spends in it, the first headline case of it that some candidate measured with a histogram;
+    then the rest in their order, up to LATENCY_CHARTS."""
+    labels = headline[names[0]]
+    drawable = [i for i in range(len(labels)) if any((case := headline[n][i][1]) is not None and case.histogram
+                                                     for n in names)]
+    weights = _ranked(prediction)[0][0].get("breakdown_s") or {}
+    chosen = []
+    for op in sorted(weights, key=lambda op: -weights[op]):
+        first = next((i for i in drawable if any(headline[n][i][1] is not None and headline[n][i][1].op == op
+                                                 for n in names)), None)
+        if first is not None and first not in chosen:
+            chosen.append(first)
+    chosen += [i for i in drawable if i not in chosen]
+    return chosen[:LATENCY_CHARTS]
+
+
+def _cumulative(histogram: Sequence[Any]) -> list[tuple[float, float]]:
+    """A log-linear histogram as its CDF: the share of calls (%) done by each bucket's upper bound."""
+    total = sum(bucket.count for bucket in histogram)
+    points, done = [], 0
+    for bucket in histogram:
+        done += bucket.count
+        points.append((float(bucket.hi_ns), 100 * done / total))
+    return points
+
+
+def _latency_section(prediction: dict[str, Any], headline: dict[str, list[tuple[str, Any]]]) -> str:
+    """How each candidate's calls of the cases that weigh most spread: their latency CDFs, from
+    fsbench's log-linear histograms, one colour per candidate as in every chart, with p50,
+    p99 and p99.9."""
+    names = [e["candidate"] for e in _ranked(prediction)[0] if e["candidate"] in headline]
+    if not names:
+        return ""
+    colours = _colours(prediction)
+    figures = []
+    for i in _distribution_cases(prediction, headline, names):
+        label = headline[names[0]][i][0]
+        measured = [(n, case) for n in names if (case := headline[n][i][1]) is not None and case.histogram]
+        chart = log_lines(f"latency-{i}", [(n, _cumulative(case.histogram)) for n, case in measured], format_ns,
+                          lambda v: f"{v:.0f}%", f"latency distribution of {label}: share of calls done within "
+                          "each latency", colours=colours)
+        rows = "".join(f"<tr><td>{escape(n)}</td><td>{format_ns(c.latency_ns.p50)}</td>"
+                       f"<td>{format_ns(c.latency_ns.p99)}</td><td>{format_ns(c.latency_ns.p999)}</td></tr>"
+                       for n, c in measured)
+        figures.append(f"<h3>{escape(label)}</h3><figure>{chart}<figcaption>The share of calls done within each "
+                       "latency.</figcaption></figure><div class=\"scroll\"><table><thead><tr><th>candidate</th>"
+                       f"<th>p50</th><th>p99</th><th>p99.9</th></tr></thead><tbody>{rows}</tbody></table></div>")
+    if not figures:
+        return ""
+    return ("<section><h2>How the calls spread</h2><p>A cost is a mean; these are the distributions behind the "
+            "cases that weigh most here, as fsbench measured them (a bucket per 1/16 of a power of two).</p>"
+            + "".join(figures) + "</section>")
+
+
 def _observed_section(prediction: dict[str, Any], observations: list[dict[str, Any]]) -> str:
     if not observations:
         return ""
@@ -397,6 +455,7 @@ def render(data: dict[str, Any]) -> str:
         _profile_section(data["profile"]),
         _sweep_section(prediction, data["sweep"]),
         _microbench_section(prediction, data["headline"]),
+        _latency_section(prediction, data["headline"]),
         _observed_section(prediction, data["observations"]),
         '<footer><p class="meta">How this is made: the workload\'s calls are counted by class (operation, request '
         "size, sequential or random, page-cache hit or miss from the reuse curve) and each class is priced with "

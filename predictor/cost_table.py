@@ -41,6 +41,7 @@ class Latency(_Part):
     ci95_high: Optional[float] = None
     p50: Optional[float] = None
     p99: Optional[float] = None
+    p999: Optional[float] = None
 
     @property
     def low(self) -> float:
@@ -70,6 +71,14 @@ class Repeats(_Part):
     means_ns: list[float]
 
 
+class LatencyBucket(_Part):
+    """One bucket of a case's log-linear latency histogram: `count` calls took lo_ns <= ns < hi_ns."""
+
+    lo_ns: int
+    hi_ns: int
+    count: int
+
+
 class Case(_Part):
     """One measured case of fsbench: a benchmark at one request size, order (with the gap of
     a forward stream) and cache state, and what a call of it cost."""
@@ -87,6 +96,8 @@ class Case(_Part):
     listed_bytes_per_op: Optional[float] = None
     entries_per_op: Optional[float] = None
     repeats: Optional[Repeats] = None
+    # 16 buckets per power of two (fsbench's latency.h); none in tables measured before it kept them.
+    histogram: list[LatencyBucket] = []
 
     def as_result(self) -> dict[str, Any]:
         """The case as fsbench wrote it (what park_lipton fits)."""
@@ -127,7 +138,7 @@ class CostTable:
                 "bench": r["bench"], "op": r["op"], "size": r.get("size"), "order": r["order"],
                 "gap": r.get("gap"), "stream_reads": r.get("stream_reads"), "cache": r["cache"], "ops": r["ops"],
                 "latency_ns": r["latency_ns"], **({"cpu_ns": r["cpu_ns"]} if r.get("cpu_ns") else {}),
-                "histogram_log2": r["histogram_log2"], "bimodal": r["bimodal"],
+                "histogram_log2": r["histogram_log2"], "histogram": r.get("histogram", []), "bimodal": r["bimodal"],
                 "partial_block": r.get("partial_block"),
                 **({"gap_costs": r["gap_costs"]} if r.get("gap_costs") else {}),
                 **{key: r[key] for key in ("entries_per_op", "listed_bytes_per_op") if r.get(key)},

@@ -37,6 +37,12 @@ def test_every_result_is_a_distribution_with_warmup_and_interval(fsbench: Path, 
         assert lat["min"] <= lat["p50"] <= lat["p90"] <= lat["p99"] <= lat["p999"] <= lat["max"]
         assert lat["ci95_low"] <= lat["mean"] <= lat["ci95_high"] or r["reps"] < 2
         assert sum(b["count"] for b in r["histogram_log2"]) == r["ops"] == sum(r["ops_per_rep"])
+        # The log-linear buckets hold the same calls, each within 1/16 of its lower bound, and
+        # the percentiles fall in buckets that hold calls.
+        fine = r["histogram"]
+        assert sum(b["count"] for b in fine) == r["ops"]
+        assert all(b["hi_ns"] - b["lo_ns"] <= max(1, b["lo_ns"] // 16) for b in fine)
+        assert any(b["lo_ns"] <= lat["p50"] < b["hi_ns"] for b in fine)
         assert r["warmup"]["ops"] > 0
         assert r["reps"] == 3 and len(r["rep_means_ns"]) == 3
         assert isinstance(r["bimodal"], bool)

@@ -1,5 +1,6 @@
 /*
- * latency.c - exact percentiles, log2 histograms, bimodality and repetition statistics.
+ * latency.c - exact percentiles, log2 and log-linear histograms, bimodality and repetition
+ * statistics.
  */
 #include "latency.h"
 
@@ -71,6 +72,33 @@ static int log2_bucket(uint64_t ns)
 	return k;
 }
 
+int loglin_bucket(uint64_t ns)
+{
+	int k;
+
+	if (ns < SUB_BUCKETS)
+		return (int)ns;
+	k = 63 - __builtin_clzll(ns);	/* ns in [2^k, 2^(k+1)), k >= SUB_BITS */
+	return SUB_BUCKETS * (k - SUB_BITS + 1) + (int)((ns >> (k - SUB_BITS)) - SUB_BUCKETS);
+}
+
+void loglin_bounds(int bucket, uint64_t *lo, uint64_t *hi)
+{
+	int shift, sub;
+
+	if (bucket < SUB_BUCKETS) {
+		*lo = (uint64_t)bucket;
+		*hi = *lo + 1;
+		return;
+	}
+	shift = bucket / SUB_BUCKETS - 1;
+	sub = bucket % SUB_BUCKETS;
+	*lo = (uint64_t)(SUB_BUCKETS + sub) << shift;
+	/* The last bucket of the top power of two ends past 2^64 - 1. */
+	*hi = shift == 64 - SUB_BITS - 1 && sub == SUB_BUCKETS - 1 ? UINT64_MAX
+	      : (uint64_t)(SUB_BUCKETS + sub + 1) << shift;
+}
+
 /*
  * A histogram is called bimodal when it has two local maxima, each holding at least 10%
  * of the samples, with a valley between them at most half the smaller peak.  On a log2
@@ -120,6 +148,7 @@ void latency_summarize(struct latency *l, struct latency_summary *s)
 	for (size_t i = 0; i < l->n; i++) {
 		sum += (double)l->ns[i];
 		s->log2_hist[log2_bucket(l->ns[i])]++;
+		s->loglin_hist[loglin_bucket(l->ns[i])]++;
 	}
 	s->mean = sum / (double)l->n;
 	s->min = l->ns[0];
@@ -180,6 +209,21 @@ void latency_write_histogram(struct json *j, const struct latency_summary *s)
 		json_kv_u64(j, "lo_ns", k == 0 ? 0 : 1ULL << k);
 		json_kv_u64(j, "hi_ns", 1ULL << (k + 1));
 		json_kv_u64(j, "count", s->log2_hist[k]);
+		json_end_object(j);
+	}
+	json_end_array(j);
+	json_key(j, "histogram");
+	json_begin_array(j);
+	for (int b = 0; b < LOGLIN_BUCKETS; b++) {
+		uint64_t lo, hi;
+
+		if (!s->loglin_hist[b])
+			continue;
+		loglin_bounds(b, &lo, &hi);
+		json_begin_object(j);
+		json_kv_u64(j, "lo_ns", lo);
+		json_kv_u64(j, "hi_ns", hi);
+		json_kv_u64(j, "count", s->loglin_hist[b]);
 		json_end_object(j);
 	}
 	json_end_array(j);

@@ -60,6 +60,28 @@ static void test_log2_histogram_buckets(void)
 	latency_free(&l);
 }
 
+static void test_loglin_buckets_tile_the_line_finely(void)
+{
+	uint64_t lo, hi, prev_hi = 0;
+	int ok = 1;
+
+	for (int b = 0; b < LOGLIN_BUCKETS - 1; b++) {
+		loglin_bounds(b, &lo, &hi);
+		if (lo != prev_hi || hi <= lo || (lo >= SUB_BUCKETS && (hi - lo) * SUB_BUCKETS > lo) ||
+		    loglin_bucket(lo) != b || loglin_bucket(hi - 1) != b)
+			ok = 0;
+		prev_hi = hi;
+	}
+	check(ok, "log-linear: buckets adjoin, each within 1/16 of its bound, and hold their bounds");
+	loglin_bounds(loglin_bucket(1023), &lo, &hi);
+	check(lo == 992 && hi == 1024, "log-linear: 1023 ns in [992, 1024)");
+	loglin_bounds(loglin_bucket(1024), &lo, &hi);
+	check(lo == 1024 && hi == 1088, "log-linear: 1024 ns in [1024, 1088)");
+	check(loglin_bucket(UINT64_MAX) == LOGLIN_BUCKETS - 1, "log-linear: the largest value has a bucket");
+	loglin_bounds(LOGLIN_BUCKETS - 1, &lo, &hi);
+	check(hi == UINT64_MAX && lo < hi, "log-linear: the last bucket ends at the largest value");
+}
+
 static void test_bimodal_split_is_flagged(void)
 {
 	struct latency l;
@@ -229,6 +251,7 @@ int main(void)
 {
 	test_percentiles_are_nearest_rank();
 	test_log2_histogram_buckets();
+	test_loglin_buckets_tile_the_line_finely();
 	test_bimodal_split_is_flagged();
 	test_unimodal_is_not_flagged();
 	test_rep_stats_interval();
