@@ -282,7 +282,9 @@ def _ops(ev: EventArrays) -> dict[str, OpStats]:
         if not len(rows):
             continue
         data = name in ("read", "write")
-        sizes = ev.size[rows]
+        # An access's size is the bytes it moved where the call says (Darshan's rule): an
+        # in-kernel copy asks for "as much as there is" (cp: 2^62 bytes) and moves a file.
+        sizes = np.where(ev.ret[rows] >= 0, ev.ret[rows], ev.size[rows])
         durations = ev.dur[rows]
         out[name] = OpStats(len(rows), int(ev.failed[rows].sum()), int(length[rows].sum()) if data else 0,
                             ValueCounts.of(sizes[sizes != MISSING]) if data else ValueCounts.empty(),
