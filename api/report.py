@@ -73,19 +73,86 @@ def report_data(predictor: PredictionService, store: ResultsStore, prediction_id
         raise LookupError(f"no prediction {prediction_id}")
     prediction = {**found[2], "id": prediction_id}
     profile = predictor.profile(store, prediction["profile_id"]) if prediction.get("profile_id") else None
-    headlines = {}
+    headlines, environments = {}, {}
     for entry in prediction["candidates"]:
         if entry.get("cost_table_id") is not None:
             table = predictor.pricer(store, entry["cost_table_id"]).table
             headlines[entry["candidate"]] = headline_costs(table)
+            environments[entry["candidate"]] = {**table.environment, "measured_at": table.measured_at}
     validation = store.documents("validation")
     observations = [body for _, _, body in store.documents("observation", name=str(prediction_id))]
     return {
         "prediction": prediction, "created": found[1], "profile": profile, "headline": headlines,
+        "environments": environments,
         "sweep": cache_sweep(predictor, store, prediction, profile) if profile and prediction["absolute"] else {},
         "validation": validation[0][2]["summary"] if validation and prediction.get("validated") else None,
         "observations": observations,
     }
+
+
+def workload_report(profile: dict[str, Any]) -> str:
+    """A page about a workload alone, before any candidate is measured (in the manner of
+    Darshan's job summary): its operation mix and Tang's table, what its calls took as
+    traced, its request sizes, the time between its calls, and its reuse curve."""
+    source = profile.get("source") or "workload"
+    made = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    body = [
+        f"<header><h1>What {escape(str(source))} does with its files</h1>"
+        f'<p class="meta">{profile.get("events", 0):,} events ({escape(str(profile.get("protocol") or "?"))}); '
+        f"report made {made} by fsbm {__version__} on {escape(platform.node())}. `fsbm predict` with "
+        "--candidates says how long it would take on each filesystem.</p></header>",
+        _profile_section(profile),
+        _operations_section(profile),
+        _sizes_section(profile),
+    ]
+    return _page(str(source), body)
+
+
+def _operations_section(profile: dict[str, Any]) -> str:
+    """Each operation's calls, failures and durations as traced (tracing's own cost included)."""
+    operations = profile.get("operations") or {}
+    if not operations:
+        return ""
+    order = sorted(operations, key=lambda op: -operations[op].get("count", 0))
+    rows = "".join(
+        f"<tr><td>{escape(op)}</td><td>{operations[op].get('count', 0):,}</td>"
+        f"<td>{operations[op].get('failed', 0):,}</td>"
+        f"<td>{format_ns((operations[op].get('latency_ns') or {}).get('p50'))}</td>"
+        f"<td>{format_ns((operations[op].get('latency_ns') or {}).get('p99'))}</td></tr>" for op in order)
+    return ("<section><h2>Its calls</h2><p>How many calls of each operation, how many failed, and how long they "
+            "took as traced (a trace's durations hold what tracing cost each call).</p><div class=\"scroll\"><table>"
+            "<thead><tr><th>operation</th><th>calls</th><th>failed</th><th>p50</th><th>p99</th></tr></thead>"
+            f"<tbody>{rows}</tbody></table></div></section>")
+
+
+def _sizes_section(profile: dict[str, Any]) -> str:
+    """The request sizes of its reads and writes, and the time between its calls, as log2
+    histograms drawn as lines."""
+    operations = profile.get("operations") or {}
+    sizes = [(op, [(float(b["lo"] or 1), float(b["count"])) for b in operations[op].get("request_size_log2", [])])
+             for op in ("read", "write") if operations.get(op, {}).get("request_size_log2")]
+    timing = profile.get("timing") or {}
+    gaps = [(label, [(float(b["lo"] or 1), float(b["count"]))
+                     for b in (timing.get(key) or {}).get("histogram_log2", [])])
+            for label, key in (("start to start", "inter_arrival_ns"), ("end to start (think time)", "think_ns"))
+            if (timing.get(key) or {}).get("histogram_log2")]
+    figures = []
+    if sizes:
+        figures.append(_counts_figure("Request sizes", "request-sizes", sizes, _bytes,
+                                      "calls by request size (log2 buckets)",
+                                      "Calls per request size, by the power of two it is at least."))
+    if gaps:
+        figures.append(_counts_figure("Time between calls", "gaps", gaps, format_ns,
+                                      "gaps between one actor's calls (log2 buckets)",
+                                      "One actor's calls, by the time from one to the next."))
+    return f"<section><h2>Sizes and time</h2>{''.join(figures)}</section>" if figures else ""
+
+
+def _counts_figure(title: str, name: str, series: list[tuple[str, list[tuple[float, float]]]], x_fmt: Any,
+                   description: str, caption: str) -> str:
+    """Counts per log2 bucket, a line per series, under a heading."""
+    chart = log_lines(name, series, x_fmt, lambda v: f"{v:,.0f}", description)
+    return f"<h3>{escape(title)}</h3><figure>{chart}<figcaption>{escape(caption)}</figcaption></figure>"
 
 
 def report_for_prediction(predictor: PredictionService, store: ResultsStore, prediction_id: int) -> str:
@@ -387,6 +454,69 @@ def _latency_section(prediction: dict[str, Any], headline: dict[str, list[tuple[
             + "".join(figures) + "</section>")
 
 
+MACHINE_FIELDS = ("hostname", "kernel", "cpu_model", "cpus_online", "memory_bytes")
+
+
+def _machine_section(environments: dict[str, dict[str, Any]]) -> str:
+    """Where each candidate's costs were measured: the machine (one line where all share it,
+    a warning where they do not) and each filesystem's device, options and size."""
+    if not environments:
+        return ""
+
+    def machine(env: dict[str, Any]) -> str:
+        memory = env.get("memory_bytes")
+        return (f"{env.get('hostname') or '?'} (Linux {env.get('kernel') or '?'}; {env.get('cpu_model') or '?'}, "
+                f"{env.get('cpus_online') or '?'} CPUs; {_bytes(memory) if memory else '?'} of memory)")
+
+    machines = {machine(env) for env in environments.values()}
+    if len(machines) == 1:
+        said = f"Every candidate's costs were measured on {escape(machines.pop())}."
+    else:
+        each = "; ".join(f"{escape(n)} on {escape(machine(env))}" for n, env in environments.items())
+        said = ("<b>The candidates' costs were measured on different machines</b>, so their differences hold the "
+                f"machines' too: {each}.")
+    rows = "".join(
+        f"<tr><td>{escape(n)}</td><td>{escape(str(env.get('fs_type') or '-'))}</td>"
+        f"<td>{escape(str(env.get('mount_source') or env.get('device') or '-'))}</td>"
+        f"<td>{escape(str(env.get('mount_options') or '-'))}</td>"
+        f"<td>{_bytes(env['fs_size_bytes']) if env.get('fs_size_bytes') else '-'}</td>"
+        f"<td>{escape(str(env.get('aging_state') or '-'))}</td>"
+        f"<td>{escape(str(env.get('measured_at') or '-'))}</td></tr>"
+        for n, env in environments.items())
+    return (f"<section><h2>Where it was measured</h2><p>{said}</p><div class=\"scroll\"><table><thead><tr>"
+            "<th>candidate</th><th>filesystem</th><th>device</th><th>mount options</th><th>size</th><th>state</th>"
+            f"<th>measured</th></tr></thead><tbody>{rows}</tbody></table></div></section>")
+
+
+DOWNLOAD_COLUMNS = ("candidate", "runtime_s", "low_s", "high_s", "fs_s", "outside_s", "relative_s", "relative_low_s",
+                    "relative_high_s")
+
+
+def _downloads(prediction: dict[str, Any]) -> str:
+    """The prediction as files to save, inside the page (data: links, so it stays whole): the
+    document as JSON, and one row per candidate as CSV."""
+    import base64
+    import csv
+    import io
+    import json
+
+    table = io.StringIO()
+    writer = csv.writer(table)
+    writer.writerow(DOWNLOAD_COLUMNS)
+    for e in prediction["candidates"]:
+        writer.writerow([e.get(column, "") if e.get(column) is not None else "" for column in DOWNLOAD_COLUMNS])
+
+    def link(text: str, kind: str, name: str, label: str) -> str:
+        data = base64.b64encode(text.encode()).decode()
+        return f'<a download="{name}" href="data:{kind};base64,{data}">{label}</a>'
+
+    stem = f"prediction-{prediction.get('id', 'fsbm')}"
+    whole = link(json.dumps(prediction, indent=1), "application/json", f"{stem}.json", "JSON")
+    rows = link(table.getvalue(), "text/csv", f"{stem}.csv", "CSV")
+    return (f'<p class="downloads">Save this prediction: {whole} (the whole document) or {rows} '
+            "(a row per candidate).</p>")
+
+
 def _observed_section(prediction: dict[str, Any], observations: list[dict[str, Any]]) -> str:
     if not observations:
         return ""
@@ -456,13 +586,20 @@ def render(data: dict[str, Any]) -> str:
         _sweep_section(prediction, data["sweep"]),
         _microbench_section(prediction, data["headline"]),
         _latency_section(prediction, data["headline"]),
+        _machine_section(data.get("environments") or {}),
         _observed_section(prediction, data["observations"]),
         '<footer><p class="meta">How this is made: the workload\'s calls are counted by class (operation, request '
         "size, sequential or random, page-cache hit or miss from the reuse curve) and each class is priced with "
         "the cost fsbench measured on the candidate; time outside the filesystem is the traced program's CPU "
-        "time. See docs/validation.md for how close such predictions come.</p></footer>",
+        "time. See docs/validation.md for how close such predictions come.</p>" + _downloads(prediction)
+        + "</footer>",
     ]
+    return _page(str(workload), body)
+
+
+def _page(title: str, body: list[str]) -> str:
+    """A whole page of sections: one file, nothing fetched."""
     return ("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-            f"<title>fsbm report: {escape(str(workload))}</title><style>{STYLE}</style></head>"
+            f"<title>fsbm report: {escape(title)}</title><style>{STYLE}</style></head>"
             f"<body><main>{''.join(body)}</main></body></html>\n")

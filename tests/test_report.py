@@ -88,6 +88,18 @@ def test_the_report_renders_every_chart_without_console_errors(report_file: Path
             assert names - latency == CHARTS and 1 <= len(latency) <= 4, names
             spread = page.inner_text("section:has(svg[data-chart^=latency])")
             assert spread.startswith("How the calls spread") and "p99.9" in spread
+            where = page.inner_text("section:has(h2:text('Where it was measured'))")
+            assert "measured on" in where and "ext4" in where and "tmpfs" in where
+            # The prediction saves as files from the page itself: the document, and a row per candidate.
+            saved = {}
+            for label in ("JSON", "CSV"):
+                with page.expect_download() as download:
+                    page.click(f"p.downloads a:text-is('{label}')")
+                saved[label] = Path(download.value.path()).read_text()
+            document = json.loads(saved["JSON"])
+            assert document["kind"] == "prediction" and len(document["candidates"]) == 2
+            rows = saved["CSV"].splitlines()
+            assert rows[0].startswith("candidate,runtime_s,low_s,high_s") and len(rows) == 3
             for chart in charts:
                 assert chart["width"] > 300 and chart["height"] > 40 and chart["marks"] > 0, chart
             verdict = page.inner_text("section.verdict")
@@ -177,3 +189,31 @@ def test_real_runs_kept_with_a_prediction_enter_its_verdict() -> None:
     assert "The runs disagree:</b> x was faster than e; trust the runs." in html
     agreeing = _verdict(prediction, None, [{**runs[0], "seconds": [1.9]}, runs[1]])
     assert "The runs agree: e was faster than x." in agreeing
+
+
+def test_a_workload_alone_gets_a_report_of_its_own(served: Served, tmp_path: Path) -> None:
+    """`fsbm report TRACE` without candidates: the workload's page (Darshan's job summary is the
+    model), whole on its own, drawn in the browser without errors."""
+    from tests.conftest import run_fsbm
+
+    out = tmp_path / "workload.html"
+    done = run_fsbm("report", str(served.log), "-o", str(out), env=served.env)
+    assert done.returncode == 0, done.stderr
+    html = out.read_text()
+    assert "does with its files" in html and "<script" not in html and 'src="http' not in html
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox"])
+        try:
+            page, problems = _open(browser, out, {"width": 390, "height": 844})
+            charts = {c["name"]: c for c in page.evaluate(CHART_STATE)}
+            page.screenshot(path=str(SCREENSHOTS / "workload-phone.png"), full_page=True)
+            assert problems == []
+            assert {"reuse", "request-sizes", "gaps"} <= set(charts), charts
+            assert all(chart["marks"] > 0 for chart in charts.values())
+            calls = page.inner_text("section:has(h2:text('Its calls'))")
+            assert "read" in calls and "p99" in calls
+            assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        finally:
+            browser.close()
+    missing = run_fsbm("report", str(tmp_path / "nothing.strace"), "-o", str(tmp_path / "x.html"), env=served.env)
+    assert missing.returncode == 2 and "neither a prediction id nor a file" in missing.stderr

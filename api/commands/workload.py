@@ -156,7 +156,8 @@ def _prediction(settings: Settings, source: Path, names: list[str], *, keep_goin
 def report_command(
     ctx: typer.Context,
     source: str = typer.Argument(..., help="A stored prediction's id (from `fsbm predict`), or a workload as "
-                                           "`fsbm predict` takes it (then --candidates)."),
+                                           "`fsbm predict` takes it: with --candidates, predicted and reported; "
+                                           "without, the workload's own report."),
     output: Path = typer.Option(..., "-o", "--output", help="The HTML file to write."),
     candidates: Optional[str] = typer.Option(None, "--candidates", help="For a workload: cost tables by name."),
     cache_size: Optional[str] = typer.Option(None, "--cache-size", help="For a workload: see `fsbm predict`."),
@@ -166,7 +167,8 @@ def report_command(
     force: bool = typer.Option(False, "--force", help="Allow replacing an existing output file."),
     keep_going: bool = typer.Option(False, "--keep-going", help="When parsing a trace, skip bad records."),
 ) -> None:
-    """The purchase-decision report (self-contained HTML) of a prediction, or of a new one."""
+    """The purchase-decision report (self-contained HTML) of a prediction, or of a new one; or,
+    for a workload without --candidates, a report of the workload alone."""
     from fsbm.api.report import report_for_prediction
     from fsbm.api.prediction_service import PredictionService
 
@@ -176,9 +178,16 @@ def report_command(
         if candidates:
             raise UsageError("--candidates applies to a workload; a stored prediction has its candidates")
         prediction_id = int(source)
+    elif not candidates:  # the workload alone
+        from fsbm.api.report import workload_report
+
+        if not Path(source).exists():
+            raise UsageError(f"{source} is neither a prediction id nor a file (a profile, a trace or an event table)")
+        write_text(output, workload_report(profile_of(Path(source), keep_going, scope)))
+        console.print(f"report of the workload {escape(source)} written to {escape(str(output))} (with --candidates: "
+                      "a prediction and its report)")
+        return
     else:
-        if not candidates:
-            raise UsageError(f"{source} is not a prediction id; to predict it, give --candidates")
         check_start(start)
         doc = _prediction(settings, Path(source), candidate_names(candidates), keep_going=keep_going, scope=scope,
                           cache_bytes=page_cache_bytes(cache_size), start=start, uncalibrated=uncalibrated)
