@@ -129,23 +129,34 @@ def _sizes_section(profile: dict[str, Any]) -> str:
     """The request sizes of its reads and writes, and the time between its calls, as log2
     histograms drawn as lines."""
     operations = profile.get("operations") or {}
-    sizes = [(op, [(float(b["lo"] or 1), float(b["count"])) for b in operations[op].get("request_size_log2", [])])
+    sizes = [(op, _log2_points(operations[op]["request_size_log2"]))
              for op in ("read", "write") if operations.get(op, {}).get("request_size_log2")]
     timing = profile.get("timing") or {}
-    gaps = [(label, [(float(b["lo"] or 1), float(b["count"]))
-                     for b in (timing.get(key) or {}).get("histogram_log2", [])])
+    gaps = [(label, _log2_points(timing[key]["histogram_log2"]))
             for label, key in (("start to start", "inter_arrival_ns"), ("end to start (think time)", "think_ns"))
             if (timing.get(key) or {}).get("histogram_log2")]
     figures = []
     if sizes:
         figures.append(_counts_figure("Request sizes", "request-sizes", sizes, _bytes,
                                       "calls by request size (log2 buckets)",
-                                      "Calls per request size, by the power of two it is at least."))
+                                      "Calls per request size, by the power of two it is at least (calls that "
+                                      "moved nothing, as reads at the end of a file do, at 1 B)."))
     if gaps:
         figures.append(_counts_figure("Time between calls", "gaps", gaps, format_ns,
                                       "gaps between one actor's calls (log2 buckets)",
                                       "One actor's calls, by the time from one to the next."))
     return f"<section><h2>Sizes and time</h2>{''.join(figures)}</section>" if figures else ""
+
+
+def _log2_points(buckets: list[dict[str, Any]]) -> list[tuple[float, float]]:
+    """A log2 histogram's counts at each power of two from its first bucket to its last, the
+    empty ones as 0 (a line drawn between two buckets must not say the ones between held
+    calls); the bucket of 0 at 1."""
+    counts: dict[int, float] = {}
+    for b in buckets:
+        k = max(int(b["lo"]), 1).bit_length() - 1
+        counts[k] = counts.get(k, 0.0) + float(b["count"])
+    return [(float(1 << k), counts.get(k, 0.0)) for k in range(min(counts), max(counts) + 1)] if counts else []
 
 
 def _counts_figure(title: str, name: str, series: list[tuple[str, list[tuple[float, float]]]], x_fmt: Any,
