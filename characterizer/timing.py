@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fsbm.characterizer.arrays import MISSING, OP_INDEX, EventArrays, actor_order, group_key, group_order, present
-from fsbm.characterizer.histograms import ValueCounts
+from fsbm.characterizer.histograms import ValueCounts, significant
 
 NFS_IDLE_NS = 30 * 1_000_000_000
 WINDOW_NS = 1_000_000_000
@@ -25,7 +25,10 @@ def _known_durations(ev: EventArrays) -> np.ndarray:
 
 
 def gaps(ev: EventArrays) -> tuple[ValueCounts, ValueCounts]:
-    """Inter-arrival (start to start) and think time (end to next start, at least 0) per actor, ns."""
+    """Inter-arrival (start to start) and think time (end to next start, at least 0) per actor,
+    ns, each rounded to 10 significant bits (histograms.significant): nearly every gap of a
+    long trace differs from every other, and exact counts of them grew with the trace (118
+    MiB of a 10 M-event profile's 438 MiB gathered from a Dask cluster)."""
     if not ev.has_time or ev.n < 2:
         return ValueCounts.empty(), ValueCounts.empty()
     order = actor_order(ev)
@@ -35,7 +38,7 @@ def gaps(ev: EventArrays) -> tuple[ValueCounts, ValueCounts]:
     dur = _known_durations(ev)[order]
     inter = (ts[1:] - ts[:-1])[same]
     think = (ts[1:] - (ts[:-1] + dur[:-1]))[same]
-    return ValueCounts.of(inter), ValueCounts.of(np.maximum(think, 0))
+    return ValueCounts.of(significant(inter)), ValueCounts.of(significant(np.maximum(think, 0)))
 
 
 def inside_sums(ev: EventArrays) -> dict[str, int]:
