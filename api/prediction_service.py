@@ -22,7 +22,7 @@ from fsbm.documents import Prediction, Profile
 from fsbm.predictor.estimator import RuntimeEstimator
 from fsbm.predictor.predict import predict
 from fsbm.predictor.pricing import Pricer
-from fsbm.predictor.tracing import TracingCalibration
+from fsbm.predictor.tracing import TracingCalibration, newest_current
 from fsbm.store import ResultsStore
 
 CACHED_DOCUMENTS = 256
@@ -147,12 +147,8 @@ class PredictionService:
     def tracing(self, store: ResultsStore) -> Optional[TracingCalibration]:
         """The newest current tracing calibration (`fsbm trace calibrate`, or a plain
         validation's), or None."""
-        for document_id, _, _ in store.document_names("tracing_calibration"):
-            body = self._document(store, document_id, "tracing_calibration")
-            calibration = TracingCalibration.from_json(body) if body else None
-            if calibration is not None and calibration.current:
-                return calibration
-        return None
+        return newest_current(self._document(store, document_id, "tracing_calibration")
+                              for document_id, _, _ in store.document_names("tracing_calibration"))
 
     def predict(self, store: ResultsStore, profile: Profile | dict[str, Any], names: list[str], *,
                 cache_bytes: Optional[int] = None, start: str = "cold", uncalibrated: bool = False,

@@ -351,8 +351,9 @@ def _profile_section(profile: Optional[dict[str, Any]]) -> str:
     points = [(p["cache_bytes"], 100 * p["hit_fraction"]) for p in reuse.get("points", []) if p["cache_bytes"] > 0]
     curve = (f"<figure>{log_lines('reuse', [('block-read hit ratio', points)], _bytes, lambda v: f'{v:.0f}%', 'reuse curve: hit ratio against page-cache size')}"
              "<figcaption>Reuse curve: the share of block reads a page cache of each size would hold (LRU)."
-             + (f" Estimated from {100 * reuse['sampling']['rate']:.1f}% of the blocks (SHARDS): each hit ratio within "
-                f"about {100 * reuse['sampling']['hit_fraction_error']:.1f} points." if reuse.get("sampling") else "")
+             + (f" Estimated from {percent(reuse['sampling']['rate'], digits=1)} of the blocks (SHARDS): each hit "
+                f"ratio within about {100 * reuse['sampling']['hit_fraction_error']:.1f} points."
+                if reuse.get("sampling") else "")
              + "</figcaption>"
              "</figure>" if points else "<p>The workload reads no file data twice: no reuse curve.</p>")
     return (f'<section><h2>The workload</h2><p class="source">{escape(profile.get("source") or "")}</p>'

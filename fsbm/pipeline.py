@@ -119,12 +119,13 @@ def characterize(source: PathLike | "pd.DataFrame", *, scope: Optional[str] = No
 def needs_tracing_calibration(store: ResultsStore, profile: dict[str, Any]) -> bool:
     """A plain trace (no recording) with timestamps, and no current tracing calibration
     stored: the band of its time outside comes from one (predictor/tracing.py)."""
-    from fsbm.predictor.tracing import TracingCalibration
+    from fsbm.predictor.tracing import newest_current
 
     if profile.get("recording") or not (profile.get("timeline") or {}).get("span_ns"):
         return False
-    return not any(TracingCalibration.from_json(body).current
-                   for _, _, body in store.documents("tracing_calibration"))
+    stored = (store.document(document_id, "tracing_calibration")
+              for document_id, _, _ in store.document_names("tracing_calibration"))
+    return newest_current(found[2] if found else None for found in stored) is None
 
 
 def calibrate_tracing(store: ResultsStore, progress: Callable[[str], None] = lambda line: None) -> tuple[int, Any]:

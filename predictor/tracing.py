@@ -38,7 +38,7 @@ import sys
 import tarfile
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -117,6 +117,15 @@ class TracingCalibration:
     def current(self) -> bool:
         """Whether it measured what this version of the rule is judged by (SCHEMA_VERSION)."""
         return self.schema_version == SCHEMA_VERSION
+
+
+def newest_current(bodies: Iterable[dict[str, Any] | None]) -> TracingCalibration | None:
+    """The first current calibration among stored ones (`bodies`, newest first), read by its
+    schema version alone; the rest are not read."""
+    for body in bodies:
+        if body and int(body.get("schema_version", 1)) == SCHEMA_VERSION:
+            return TracingCalibration.from_json(body)
+    return None
 
 
 UNTIMED = "trace-untimed"
