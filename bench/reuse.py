@@ -92,10 +92,12 @@ def run_pass(path: Path, **kwargs: object) -> dict:
 
 
 def hit_at(curve: dict, sizes: np.ndarray) -> np.ndarray:
-    blocks = np.array([p["cache_blocks"] for p in curve["points"]])
-    hits = np.array([p["hit_fraction"] for p in curve["points"]])
-    index = np.searchsorted(blocks, sizes, side="right") - 1
-    return np.where(index >= 0, hits[np.maximum(index, 0)], 0.0)
+    """The hit fraction a curve gives each cache size (in blocks), as the predictor reads it."""
+    from fsbm.documents import Reuse
+    from fsbm.predictor.model import hit_fraction
+
+    reuse = Reuse.model_validate(curve)
+    return np.array([hit_fraction(reuse, int(size) * reuse.block_size) for size in sizes])
 
 
 def compare(name: str, arrays: dict[str, np.ndarray], work: Path, sampled_kwargs: dict) -> float:

@@ -9,15 +9,13 @@ import pytest
 from fsbm.characterizer import reuse
 from fsbm.characterizer.reuse import References, reuse_curve, spatial_hashes
 from fsbm.documents import Reuse
+from fsbm.predictor.model import hit_fraction
 
 
 def _hit_at(curve: dict, sizes: np.ndarray) -> np.ndarray:
-    """The hit fraction a curve gives each cache size (its largest point within it)."""
-    points = curve["points"]
-    blocks = np.array([p["cache_blocks"] for p in points])
-    hits = np.array([p["hit_fraction"] for p in points])
-    index = np.searchsorted(blocks, sizes, side="right") - 1
-    return np.where(index >= 0, hits[np.maximum(index, 0)], 0.0)
+    """The hit fraction a curve gives each cache size (in blocks), as the predictor reads it."""
+    reuse = Reuse.model_validate(curve)
+    return np.array([hit_fraction(reuse, int(size) * reuse.block_size) for size in sizes])
 
 
 def _files_read_and_reread(rng: np.random.Generator, accesses: int) -> References:
