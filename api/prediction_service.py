@@ -80,8 +80,10 @@ class LruCache:
 class PredictionService:
     """Predictions against one store.  Thread-safe: SQLite handles are per thread."""
 
-    def __init__(self, store_path: Optional[Path]) -> None:
+    def __init__(self, store_path: Optional[Path], *, checkpoint_pages: Optional[int] = None) -> None:
+        """`checkpoint_pages`: as ResultsStore's, for this service's handles."""
         self.store_path = store_path
+        self._checkpoint_pages = checkpoint_pages
         self._pricers = LruCache(CACHED_DOCUMENTS, long_lived=True)
         self._documents = LruCache(CACHED_DOCUMENTS, long_lived=True)
         self._profiles = LruCache(CACHED_DOCUMENTS, long_lived=True)
@@ -91,7 +93,7 @@ class PredictionService:
         """This thread's handle on the store, opened on first use (a server thread keeps its own)."""
         store = getattr(self._local, "store", None)
         if store is None:
-            store = self._local.store = ResultsStore(self.store_path)
+            store = self._local.store = ResultsStore(self.store_path, checkpoint_pages=self._checkpoint_pages)
         return store
 
     def _document(self, store: ResultsStore, document_id: int, kind: str) -> Optional[dict[str, Any]]:
@@ -171,8 +173,15 @@ class PredictionService:
     def save(store: ResultsStore, prediction: Prediction, name: str) -> str:
         """Keep a prediction; its id (also its report's) goes into it.  The prediction as the
         API answers it (JSON, with the id)."""
-        prediction.id = store.save_document("prediction", prediction.model_dump_json(), name=name)
-        return prediction.model_dump_json()
+        answer = ""
+
+        def encode(document_id: int) -> str:
+            nonlocal answer
+            prediction.id = document_id
+            answer = prediction.model_dump_json()
+            return answer
+        store.save_named_document("prediction", encode, name=name)
+        return answer
 
     def answer_key(self, store: ResultsStore, profile_id: int, names: list[str], **question: Any) -> str:
         """What makes two prediction requests the same question: the profile, the cost tables

@@ -102,3 +102,29 @@ def test_the_newest_document_of_a_name_is_found_without_reading_the_others(tmp_p
         second = store.save_document("cost_table", {"n": 4}, name="ext4")
         assert store.newest_document_id("cost_table", "ext4") == second
         assert store.newest_document_id("runtime_model", "ext4") is None
+
+
+def test_a_document_that_names_its_own_id_is_encoded_once_with_it(tmp_path: Path) -> None:
+    encoded: list[int] = []
+
+    def encode(document_id: int) -> str:
+        encoded.append(document_id)
+        return f'{{"id": {document_id}}}'
+
+    with ResultsStore(tmp_path / "s.sqlite", checkpoint_pages=10_000) as store:
+        first = store.save_document("prediction", {"id": None})
+        second = store.save_named_document("prediction", encode, name="p")
+        assert encoded == [second] and second == first + 1
+        assert store.document(second, "prediction") is not None
+        assert store.document(second, "prediction")[2] == {"id": second}
+        assert store._conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 10_000
+
+
+def test_a_named_document_whose_encoding_fails_leaves_nothing_behind(tmp_path: Path) -> None:
+    def encode(document_id: int) -> str:
+        raise ValueError("cannot encode")
+
+    with ResultsStore(tmp_path / "s.sqlite") as store:
+        with pytest.raises(ValueError):
+            store.save_named_document("prediction", encode)
+        assert store.document_names("prediction") == []
