@@ -29,9 +29,6 @@ from fsbm.locations import default_store_path
 from fsbm.store import ResultsStore
 
 DEFAULT_MAX_UPLOAD = 1 << 30
-# The WAL is copied back every 40 MiB, not every 4 MiB: one distinct prediction in 35 waited
-# about 10 ms for that (p99 at one client 10 ms; with this, 2 ms).
-SERVICE_CHECKPOINT_PAGES = 10_000
 ANSWERS_KEPT = 4096  # predictions answered from memory when asked again (about 30 KB each)
 API_KEY_HEADER = "X-API-Key"
 _ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorBody} for code in (400, 401, 404, 413)}
@@ -75,7 +72,7 @@ def create_app(store_path: Optional[Path] = None, *, api_key: Optional[str] = No
     store_path = Path(store_path) if store_path else default_store_path()
     ResultsStore(store_path).close()  # created and migrated now, so the first request cannot race it
     api_key = api_key if api_key is not None else os.environ.get("FSBM_API_KEY") or None
-    predictor = PredictionService(store_path, checkpoint_pages=SERVICE_CHECKPOINT_PAGES)
+    predictor = PredictionService(store_path)
     jobs = Jobs(store_path, max_upload_bytes)
     answers = LruCache(ANSWERS_KEPT)
 

@@ -80,10 +80,8 @@ class LruCache:
 class PredictionService:
     """Predictions against one store.  Thread-safe: SQLite handles are per thread."""
 
-    def __init__(self, store_path: Optional[Path], *, checkpoint_pages: Optional[int] = None) -> None:
-        """`checkpoint_pages`: as ResultsStore's, for this service's handles."""
+    def __init__(self, store_path: Optional[Path]) -> None:
         self.store_path = store_path
-        self._checkpoint_pages = checkpoint_pages
         self._pricers = LruCache(CACHED_DOCUMENTS, long_lived=True)
         self._documents = LruCache(CACHED_DOCUMENTS, long_lived=True)
         self._profiles = LruCache(CACHED_DOCUMENTS, long_lived=True)
@@ -93,7 +91,7 @@ class PredictionService:
         """This thread's handle on the store, opened on first use (a server thread keeps its own)."""
         store = getattr(self._local, "store", None)
         if store is None:
-            store = self._local.store = ResultsStore(self.store_path, checkpoint_pages=self._checkpoint_pages)
+            store = self._local.store = ResultsStore(self.store_path)
         return store
 
     def _document(self, store: ResultsStore, document_id: int, kind: str) -> Optional[dict[str, Any]]:

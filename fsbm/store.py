@@ -141,12 +141,7 @@ class DocumentRecord:
 class ResultsStore:
     """A handle on the SQLite results store.  Cheap to open; one per thread."""
 
-    def __init__(self, path: Path | str | None = None, *, busy_timeout_ms: int = 30000,
-                 checkpoint_pages: int | None = None) -> None:
-        """`checkpoint_pages`: how large (in pages of 4 KiB) the WAL grows before a commit
-        copies it back into the database (SQLite's default, 1000, where None).  That commit
-        waits for two syncs, about 10 ms here; a service that stores a 100 KB prediction per
-        request sets it higher, so that fewer of its requests wait."""
+    def __init__(self, path: Path | str | None = None, *, busy_timeout_ms: int = 30000) -> None:
         self.path = Path(path) if path is not None else default_store_path()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -162,8 +157,6 @@ class ResultsStore:
                 # In WAL mode NORMAL keeps the database consistent through a crash and loses at
                 # most the last commits on power loss; FULL would fsync every saved prediction.
                 self._conn.execute("PRAGMA synchronous = NORMAL")
-                if checkpoint_pages is not None:
-                    self._conn.execute(f"PRAGMA wal_autocheckpoint = {int(checkpoint_pages)}")
             self._migrate()
         except sqlite3.DatabaseError as exc:
             self._conn.close()
