@@ -182,25 +182,6 @@ def written_creates(ev: EventArrays) -> tuple[int, int]:
     return int(len(np.unique(ev.file[rows]))), int(access_lengths(ev, rows).sum())
 
 
-def sizes_when_unlinked(file: np.ndarray, order: np.ndarray, end: np.ndarray, is_unlink: np.ndarray) -> np.ndarray:
-    """For each unlink (is_unlink), in the order `order` puts the rows in, the bytes its file
-    held: the largest `end` (offset + bytes) of an access to the file since its last unlink,
-    0 where the trace showed none.  A file made again after an unlink (SQLite's journal, a
-    temporary file) starts empty, so each of its lives is one segment."""
-    if not is_unlink.any():
-        return np.zeros(0, np.int64)
-    by_file = order[np.argsort(file[order], kind="stable")]  # grouped by file, trace order within
-    f, ends, unlinking = file[by_file], np.where(is_unlink[by_file], 0, end[by_file]), is_unlink[by_file]
-    first = np.concatenate(([True], f[1:] != f[:-1]))
-    group = np.cumsum(first) - 1
-    before = np.cumsum(unlinking) - unlinking        # unlinks before each row, over all files
-    segment = before - before[first][group]          # ... within its file: which life it is in
-    key = np.unique(group * (int(segment.max()) + 1) + segment, return_inverse=True)[1]
-    held = np.zeros(key.max() + 1, np.int64)
-    np.maximum.at(held, key, ends)
-    return held[key[unlinking]]
-
-
 def with_unlinked_data(classes: dict, sizes: np.ndarray) -> dict:
     """The classes with the unlinks of files that held data counted (with_data) and their
     bytes (data_bytes): such an unlink frees blocks and cached pages too, and costs twice

@@ -24,11 +24,12 @@ import pyarrow.compute as pc
 
 from fsbm.characterizer.arrays import (MISSING, OP_INDEX, EventArrays, access_lengths, costed, present,
                                       pseudo_kinds, subset, under)
-from fsbm.characterizer.classes import data_classes, metadata_classes, sizes_when_unlinked, with_unlinked_data
+from fsbm.characterizer.classes import data_classes, metadata_classes, with_unlinked_data
 from fsbm.characterizer.histograms import ValueCounts
 from fsbm.characterizer.mapped import Regions, mapped_regions
 from fsbm.characterizer.profile import SCHEMA_VERSION
-from fsbm.characterizer.reuse import References, data_accesses, reuse_curve
+from fsbm.characterizer.reference_log import ReferenceLog, ReferenceSummary
+from fsbm.characterizer.reuse import data_accesses
 from fsbm.characterizer.sequentiality import Access, classify, direction_counts, percentages, run_classes, runs
 from fsbm.characterizer.syncs import DEFINITION as SYNC_KINDS_DEFINITION
 from fsbm.characterizer.syncs import sync_kinds
@@ -124,44 +125,6 @@ class FileState:
 
 
 @dataclass
-class ReferenceLog:
-    """Block references in trace order, and the unlinks among them (is_unlink, no bytes):
-    file names kept so parts can be joined.  The unlinks ride here because what a file held
-    when it was removed is known only from every actor's accesses to it, in order (rm
-    removes what cp wrote), and parts hold whole actors."""
-
-    clock: np.ndarray
-    trace: np.ndarray
-    seq: np.ndarray
-    names: pa.Array
-    file: np.ndarray
-    offset: np.ndarray
-    length: np.ndarray
-    is_read: np.ndarray
-    is_unlink: np.ndarray
-
-    ROW_FIELDS = ("clock", "trace", "seq", "offset", "length", "is_read", "is_unlink")
-
-    def merge(self, other: "ReferenceLog") -> "ReferenceLog":
-        encoded = pc.dictionary_encode(pa.concat_arrays([self.names, other.names]))
-        remap = encoded.indices.to_numpy().astype(np.int64)
-        file = np.concatenate((remap[:len(self.names)][self.file], remap[len(self.names):][other.file]))
-        rows = {f: np.concatenate((getattr(self, f), getattr(other, f))) for f in self.ROW_FIELDS}
-        return ReferenceLog(names=encoded.dictionary, file=file, **rows)
-
-    def in_order(self) -> References:
-        order = np.lexsort((self.seq, self.trace, self.clock))
-        order = order[~self.is_unlink[order]]
-        return References(self.file[order], self.offset[order], self.length[order], self.is_read[order])
-
-    def unlinked_sizes(self) -> np.ndarray:
-        """For each unlink, the bytes its file held as the trace shows: the largest end of an
-        access to it since it was last unlinked (classes.sizes_when_unlinked)."""
-        return sizes_when_unlinked(self.file, np.lexsort((self.seq, self.trace, self.clock)),
-                                   self.offset + self.length, self.is_unlink)
-
-
-@dataclass
 class OpStats:
     count: int
     failed: int
@@ -195,7 +158,7 @@ class Partial:
     think: ValueCounts
     inside: dict[str, int]
     windows: Windows
-    references: ReferenceLog
+    references: ReferenceLog | None  # None once detached (a Dask run: it stays on its worker)
     classes: dict
     trace_time: TraceTime
     scope: str | None = None
@@ -208,6 +171,9 @@ class Partial:
     left_out: dict[str, int] = field(default_factory=dict)
     # Every event summarized, the workload's and those left out (out of scope, pseudo files).
     seen: int = 0
+    # What the profile takes from the references, where the parts' logs were summarized
+    # where they lie (reference_log.py); else it is made from `references` at finalize.
+    reference_summary: ReferenceSummary | None = None
 
     def merge(self, other: "Partial") -> "Partial":
         if not self.core.events or not other.core.events:  # e.g. a bucket no actor hashed to, or none in scope
@@ -239,7 +205,8 @@ class Partial:
             _add_counts(self.origs, other.origs), self.fsyncs + other.fsyncs, self.written + other.written,
             _add_counts(self.syncs, other.syncs), self.inter_arrival.merge(other.inter_arrival),
             self.think.merge(other.think), inside,
-            self.windows.merge(other.windows), self.references.merge(other.references),
+            self.windows.merge(other.windows),
+            self.references.merge(other.references) if self.references is not None and other.references is not None else None,
             _add_counts(self.classes, other.classes), self.trace_time.merge(other.trace_time), self.scope,
             _add_counts(self.recording, other.recording), self.sources + other.sources,
             _add_counts(self.timeline, other.timeline), _add_counts(self.left_out, other.left_out),
@@ -395,6 +362,9 @@ def _operations(ops: dict[str, OpStats]) -> dict[str, dict[str, object]]:
 def finalize(part: Partial) -> dict[str, object]:
     """The profile body (JSON) of a whole trace, or of several merged."""
     core = part.core.finalize(part.nfs, part.has_time)
+    if part.reference_summary is None and part.references is None:
+        raise ValueError("a Partial whose references were detached needs their summary to finalize")
+    references = part.reference_summary or ReferenceSummary.of(part.references)
     sizes = ValueCounts.of(part.files.size)
     inside = inside_outside(part.inside, part.core.events)
     span_s = inside["trace_span_ns"] / 1e9 if inside.get("known") else 0
@@ -418,9 +388,9 @@ def finalize(part: Partial) -> dict[str, object]:
         "fsync": {"count": part.fsyncs, "per_second": part.fsyncs / span_s if span_s else None,
                   "bytes_written_per_fsync": part.written / part.fsyncs if part.fsyncs else None,
                   "kinds": part.syncs, "kinds_definition": SYNC_KINDS_DEFINITION},
-        "reuse": reuse_curve(part.references.in_order()),
+        "reuse": references.reuse_curve(),
         "scope": part.scope,
-        "classes": with_unlinked_data(part.classes, part.references.unlinked_sizes()),
+        "classes": with_unlinked_data(part.classes, references.unlinked_sizes()),
         "trace_time": part.trace_time.summary(),
         "recording": part.recording or None,
         "timeline": part.timeline or None,

@@ -20,6 +20,13 @@ the trace's size, and the accesses are expanded into blocks a chunk at a time: b
 input, the pass holds memory in proportion to the budget, not to the trace.  A second
 sample, under another hash, gives the curve's error: the mean absolute difference of the
 two curves' hit fractions, over sqrt(2) (each is a draw), is kept beside the curve.
+
+The references may come in parts (a Dask run's buckets, each with its own actors): each
+part counts its block references (block_totals), the counts add up to the rate, and each
+part samples its own references at that rate (sample), every kept block with its place in
+the whole trace (`order`).  Hashing is by key, so the union of the parts' samples is the
+sample of the whole trace, and the parts' samples are all that travels: about SAMPLE_BUDGET
+references however long the trace.  The files' first reads travel as one per file.
 """
 
 from __future__ import annotations
@@ -102,7 +109,7 @@ def _spans(refs: References, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
     return first, ((offset + length - 1) // BLOCK - first + 1).astype(np.int64)
 
 
-def _block_totals(refs: References) -> tuple[int, int]:
+def block_totals(refs: References) -> tuple[int, int]:
     """How many block references the accesses make, and how many of them are reads."""
     total = reads = 0
     for lo in range(0, len(refs.offset), ACCESSES_AT_ONCE):
@@ -112,44 +119,109 @@ def _block_totals(refs: References) -> tuple[int, int]:
     return total, reads
 
 
-def _blocks(refs: References) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """(block keys, is_read) of every block every access touched, in trace order, at most
-    CHUNK_BLOCKS at a time (an access of many blocks is cut across chunks); what is held
-    at once is bounded by ACCESSES_AT_ONCE and CHUNK_BLOCKS, not by the trace."""
+def _blocks(refs: References) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+    """(block keys, is_read, access, place) of every block every access touched, in the
+    references' order: `access` is the index of the access it belongs to, `place` its rank
+    within that access.  At most CHUNK_BLOCKS at a time (an access of many blocks is cut
+    across chunks); what is held at once is bounded by ACCESSES_AT_ONCE and CHUNK_BLOCKS,
+    not by the trace."""
     for lo in range(0, len(refs.offset), ACCESSES_AT_ONCE):
         first, counts = _spans(refs, lo, lo + ACCESSES_AT_ONCE)
         ends = np.cumsum(counts)
         for start in range(0, int(ends[-1]), CHUNK_BLOCKS):
             position = np.arange(start, min(start + CHUNK_BLOCKS, int(ends[-1])), dtype=np.int64)
             access = np.searchsorted(ends, position, side="right")
-            block = first[access] + position - (ends[access] - counts[access])
-            yield (refs.file[lo + access].astype(np.int64) << FILE_SHIFT) | block, refs.is_read[lo + access]
+            place = position - (ends[access] - counts[access])
+            block = first[access] + place
+            yield ((refs.file[lo + access].astype(np.int64) << FILE_SHIFT) | block, refs.is_read[lo + access],
+                   lo + access, place)
 
 
-def _first_read_keys(refs: References) -> np.ndarray:
-    """Each read file's first block read: the key of its first read's first block."""
-    reads = np.flatnonzero(refs.is_read)
-    _, first = np.unique(refs.file[reads], return_index=True)
-    chosen = reads[first]
-    return (refs.file[chosen].astype(np.int64) << FILE_SHIFT) | (refs.offset[chosen] // BLOCK)
+Order = tuple[np.ndarray, ...]  # where each row falls in the whole trace: sort keys, most significant first
 
 
-def _samples(refs: References, rate: float, seeds: tuple[int, ...]) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Per seed, the block references whose block hashes under `rate` of the hash space, in
-    order, from one pass over the blocks; every reference, once, where the rate is 1."""
-    if rate >= 1.0:
-        seeds = seeds[:1]
-    threshold = np.uint64(min(int(rate * 2.0 ** 64), 2 ** 64 - 1))
-    parts: list[list[tuple[np.ndarray, np.ndarray]]] = [[] for _ in seeds]
-    for keys, is_read in _blocks(refs):
+def _ranked(order: Order) -> np.ndarray:
+    """The indices that put rows in trace order by their sort keys."""
+    return np.lexsort(tuple(reversed(order)))
+
+
+@dataclass
+class FirstReads:
+    """Each read file's first read (where `order` says it falls, or in the order given) and
+    the key of its first block; parts merge by keeping the earlier of a file's two."""
+
+    file: np.ndarray
+    key: np.ndarray
+    order: Order | None = None
+
+    @classmethod
+    def of(cls, refs: References, order: Order | None = None) -> "FirstReads":
+        reads = np.flatnonzero(refs.is_read)
+        if order is not None:
+            reads = reads[_ranked(tuple(o[reads] for o in order))]
+        files, first = np.unique(refs.file[reads], return_index=True)
+        chosen = reads[first]
+        key = (refs.file[chosen].astype(np.int64) << FILE_SHIFT) | (refs.offset[chosen] // BLOCK)
+        return cls(files, key, None if order is None else tuple(o[chosen] for o in order))
+
+    def merge(self, other: "FirstReads") -> "FirstReads":
+        if self.order is None or other.order is None:
+            raise ValueError("first reads merge only with their place in the trace")
+        order = tuple(np.concatenate((a, b)) for a, b in zip(self.order, other.order))
+        ranked = _ranked((np.concatenate((self.file, other.file)), *order))
+        file = np.concatenate((self.file, other.file))[ranked]
+        first = np.ones(len(file), bool)
+        first[1:] = file[1:] != file[:-1]
+        keep = ranked[first]
+        return FirstReads(file[first], np.concatenate((self.key, other.key))[keep], tuple(o[keep] for o in order))
+
+
+@dataclass
+class Sample:
+    """Per seed, the block references whose block hashes under `rate` of the hash space:
+    keys and is_read, with each block's place in the whole trace (`order`: its access's sort
+    keys, then its rank within the access), or None where they are in trace order already."""
+
+    rate: float
+    keys: list[np.ndarray]
+    is_read: list[np.ndarray]
+    order: list[Order] | None = None
+
+    @classmethod
+    def of(cls, refs: References, rate: float, order: Order | None = None, seeds: tuple[int, ...] = SEEDS) -> "Sample":
+        """One pass over the blocks; every reference, once, where the rate is 1."""
         if rate >= 1.0:
-            parts[0].append((keys, is_read))
-            continue
-        for kept, hashed in zip(parts, spatial_hashes(keys, seeds)):
-            keep = hashed < threshold
-            kept.append((keys[keep], is_read[keep]))
-    return [(np.concatenate([k for k, _ in p]), np.concatenate([r for _, r in p])) if p
-            else (np.empty(0, np.int64), np.empty(0, bool)) for p in parts]
+            seeds = seeds[:1]
+        threshold = np.uint64(min(int(rate * 2.0 ** 64), 2 ** 64 - 1))
+        parts: list[list[tuple[np.ndarray, ...]]] = [[] for _ in seeds]
+        for keys, is_read, access, place in _blocks(refs):
+            kept_by_seed = ([np.ones(len(keys), bool)] if rate >= 1.0
+                            else [hashed < threshold for hashed in spatial_hashes(keys, seeds)])
+            for kept, keep in zip(parts, kept_by_seed):
+                where = () if order is None else (*(o[access[keep]] for o in order), place[keep].astype(np.int32))
+                kept.append((keys[keep], is_read[keep], *where))
+        nothing = [np.empty(0, np.int64), np.empty(0, bool),
+                   *(() if order is None else (*(o[:0] for o in order), np.empty(0, np.int32)))]
+        columns = [[np.concatenate(c) for c in zip(*p)] if p else nothing for p in parts]
+        return cls(rate, [c[0] for c in columns], [c[1] for c in columns],
+                   None if order is None else [tuple(c[2:]) for c in columns])
+
+    def merge(self, other: "Sample") -> "Sample":
+        if self.order is None or other.order is None or self.rate != other.rate:
+            raise ValueError("samples merge only at one rate and with their place in the trace")
+        return Sample(self.rate, [np.concatenate(pair) for pair in zip(self.keys, other.keys)],
+                      [np.concatenate(pair) for pair in zip(self.is_read, other.is_read)],
+                      [tuple(np.concatenate(pair) for pair in zip(a, b)) for a, b in zip(self.order, other.order)])
+
+    def in_order(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per seed, (keys, is_read) in trace order."""
+        if self.order is None:
+            return list(zip(self.keys, self.is_read))
+        out = []
+        for keys, is_read, order in zip(self.keys, self.is_read, self.order):
+            ranked = _ranked(order) if len(keys) else np.empty(0, np.int64)
+            out.append((keys[ranked], is_read[ranked]))
+        return out
 
 
 @dataclass
@@ -199,17 +271,30 @@ def cache_sizes(distinct: float) -> np.ndarray:
     return np.unique(np.append(grid[grid < top], top))
 
 
+def sampling_rate(total: int, *, exact_limit: int = EXACT_LIMIT, budget: int = SAMPLE_BUDGET) -> float:
+    """The share of `total` block references a curve keeps: all up to `exact_limit`, else
+    about `budget` of them."""
+    return 1.0 if total <= exact_limit else budget / total
+
+
 def reuse_curve(refs: References, *, exact_limit: int = EXACT_LIMIT,
                 budget: int = SAMPLE_BUDGET) -> dict[str, object]:
     """Hit fraction of block reads for cache sizes from 1 block to the whole working set:
     exact up to `exact_limit` block references, else from a sample of about `budget`
-    (module docstring)."""
-    total, reads = _block_totals(refs)
-    if total == 0:
+    (module docstring).  The references are in trace order."""
+    total, reads = block_totals(refs)
+    rate = sampling_rate(total, exact_limit=exact_limit, budget=budget)
+    return curve_of(Sample.of(refs, rate) if total else None, FirstReads.of(refs), total, reads)
+
+
+def curve_of(sample: Sample | None, first: FirstReads, total: int, reads: int) -> dict[str, object]:
+    """The reuse curve's document from a trace's sampled block references (all of them where
+    the rate is 1), its files' first reads and its counts of block references and reads."""
+    if total == 0 or sample is None:
         return {"block_size": BLOCK, "block_reads": 0, "distinct_blocks": 0, "points": []}
-    rate = 1.0 if total <= exact_limit else budget / total
-    first_keys = _first_read_keys(refs)
-    samples = _samples(refs, rate, SEEDS)
+    rate = sample.rate
+    first_keys = first.key
+    samples = sample.in_order()
     curve = _Curve.of(*samples[0], first_keys, rate, reads)
     sizes = cache_sizes(curve.distinct)
     sizes = sizes[(sizes * rate >= 1) | (sizes == sizes[-1])]  # what a sample resolves

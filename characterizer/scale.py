@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import zlib
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterator
 
@@ -28,6 +28,7 @@ import pyarrow.parquet as pq
 from fsbm.characterizer.arrays import to_arrays
 from fsbm.characterizer.partial import Partial, finalize, summarize
 from fsbm.characterizer.profile import Profile
+from fsbm.characterizer.reference_log import LogFacts, LogPlan, LogSample, ReferenceLog, ReferenceSummary
 from fsbm.errors import UsageError
 from fsbm.traces.ingest import DICTIONARY_COLUMNS, check_event_table
 
@@ -104,6 +105,12 @@ def summarize_bucket(parts: list[pa.Table], facts: Facts, every: int | None, tra
                      first_seq=facts.first_seq or 0, every=every, trace=trace, scope=scope)
 
 
+def _detached(part: Partial) -> tuple[Partial, ReferenceLog]:
+    """A bucket's Partial without its reference log, and the log."""
+    assert part.references is not None
+    return replace(part, references=None), part.references
+
+
 def _tree(items: list, combine) -> object:
     """Pairwise reduction, so no one task merges everything at once."""
     while len(items) > 1:
@@ -139,11 +146,22 @@ def partial_dask(path: Path, client: object, *, every: int | None = None, trace:
     n_buckets = buckets or 2 * max(1, len(client.nthreads()))  # type: ignore[attr-defined]
     splits = [delayed(split, nout=2)(piece, n_buckets) for piece in work]
     facts = _tree([s[0] for s in splits], delayed(Facts.merge))
-    summaries = [delayed(summarize_bucket)([s[1][k] for s in splits], facts, every, trace, scope)
+    summaries = [delayed(_detached, nout=2)(delayed(summarize_bucket)([s[1][k] for s in splits], facts, every, trace,
+                                                                       scope))
                  for k in range(n_buckets)]
-    part, total = dask.compute(_tree(summaries, delayed(Partial.merge)), facts, scheduler=client)
+    # The buckets' reference logs stay on their workers: the curve is made in two rounds
+    # that send only samples (reference_log.py).
+    persisted = client.persist([item for pair in summaries for item in pair])  # type: ignore[attr-defined]
+    parts, logs = persisted[0::2], persisted[1::2]
+    part, total, log_facts = dask.compute(_tree(parts, delayed(Partial.merge)), facts,
+                                          _tree([delayed(ReferenceLog.facts)(log) for log in logs],
+                                                delayed(LogFacts.merge)), scheduler=client)
     if part.seen != total.events:
         raise RuntimeError(f"the buckets hold {part.seen} events, the pieces {total.events}")
+    plan = LogPlan.of(log_facts)
+    sample = dask.compute(_tree([delayed(ReferenceLog.sample)(log, plan) for log in logs],
+                                delayed(LogSample.merge)), scheduler=client)[0]
+    part.reference_summary = ReferenceSummary(log_facts, plan, sample)
     part.sources = [str(path)]
     if Path(path).is_file():  # the traced job's calls and processes, from the table's footer
         from fsbm.traces.ingest import timeline_of

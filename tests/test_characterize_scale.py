@@ -1,5 +1,6 @@
 """Scale-out and merging: the characterizer on a real 2-worker Dask cluster gives the same
-profile as one process, exactly; profiles of two traces merge; distributions merge exactly."""
+profile as one process, exactly, its reuse curve from the workers' samples; profiles of two
+traces merge; distributions merge exactly."""
 
 from __future__ import annotations
 
@@ -8,11 +9,13 @@ from pathlib import Path
 from typing import Iterator
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
-from fsbm.characterizer import characterize_file
+from fsbm.characterizer import characterize_file, reuse
 from fsbm.characterizer.characterize import characterize_files
 from fsbm.characterizer.histograms import ValueCounts
+from fsbm.characterizer.reference_log import LogPlan, ReferenceLog, ReferenceSummary
 from fsbm.characterizer.scale import characterize_dask, dask_client
 from fsbm.errors import UsageError
 from fsbm.traces.ingest import ingest
@@ -52,6 +55,40 @@ def test_a_two_worker_cluster_gives_the_single_machine_profile_exactly(
     distributed = characterize_dask(path, client, every=500, rows_per_piece=200, buckets=3).body
     assert single["events"] > 50
     assert json.dumps(distributed, sort_keys=True) == json.dumps(single, sort_keys=True)
+
+
+def test_a_sampled_reuse_curve_is_the_same_from_the_workers_samples_as_from_one_process(
+        tables: dict[str, Path], client: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(reuse, "EXACT_LIMIT", 0)  # every curve sampled; the plan is made here, in the client
+    monkeypatch.setattr(reuse, "SAMPLE_BUDGET", 2_000)
+    single = characterize_file(tables["threads"]).body["reuse"]
+    distributed = characterize_dask(tables["threads"], client, rows_per_piece=200, buckets=3).body["reuse"]
+    assert 0 < single["sampling"]["rate"] < 0.5
+    assert distributed == single
+
+
+def _log(actor: int, rows: list[tuple[int, str, int, int, bool]]) -> ReferenceLog:
+    """A part's log: (clock, file, offset, bytes, unlink) rows of one actor."""
+    names = sorted({name for _, name, _, _, _ in rows})
+    clock, file, offset, length, unlink = (np.array(column) for column in zip(*rows))
+    return ReferenceLog(clock.astype(np.int64), np.zeros(len(rows), np.int16), clock * 10 + actor,
+                        pa.array(names, pa.string()), np.array([names.index(f) for f in file], np.int64),
+                        offset.astype(np.int64), length.astype(np.int64), np.zeros(len(rows), bool),
+                        unlink.astype(bool))
+
+
+def test_what_a_file_held_when_unlinked_is_the_same_from_parts_as_from_the_whole_log() -> None:
+    # cp writes a, and rm (another actor) removes it; a is made again, smaller, and removed
+    # again; b is removed without ever being written.
+    writer = _log(1, [(1, "a", 0, 8192, False), (2, "a", 8192, 4096, False), (6, "a", 0, 100, False)])
+    remover = _log(2, [(4, "a", 0, 0, True), (7, "a", 0, 0, True), (8, "b", 0, 0, True)])
+    whole = ReferenceSummary.of(writer.merge(remover))
+    assert sorted(whole.unlinked_sizes().tolist()) == [0, 100, 12288]
+    facts = writer.facts().merge(remover.facts())
+    plan = LogPlan.of(facts)
+    parts = ReferenceSummary(facts, plan, writer.sample(plan).merge(remover.sample(plan)))
+    assert sorted(parts.unlinked_sizes().tolist()) == [0, 100, 12288]
+    assert parts.reuse_curve() == whole.reuse_curve()
 
 
 def test_the_command_line_runs_on_a_local_cluster(tables: dict[str, Path], tmp_path: Path, fsbm_home: Path) -> None:

@@ -1,0 +1,223 @@
+"""The block references of a trace, in parts: what the reuse curve and the sizes of unlinked
+files are made from, without gathering every reference in one place.
+
+A part (the events of some actors) keeps its reads, writes, mapped regions and unlinks as
+a ReferenceLog, each row with its place in the whole trace (clock, trace, seq).  Where the
+parts are many (a Dask run), the log stays where it was made and the curve is built in two
+rounds, each of which sends only what is bounded by the budget, the files or the unlinks:
+
+1. every part says how many block references it makes, which files it names and where its
+   unlinks fall (LogFacts); these add up to a LogPlan: the sampling rate for the whole
+   trace, one id per file name (the names' rank, the same in every part and in a run on
+   one machine, so a block is hashed alike everywhere), and every unlink in order;
+2. every part samples its references at that rate, finds each file's first read, and the
+   most each file held between two of its unlinks (LogSample); samples merge by adding,
+   first reads by the earlier, holdings by the larger.
+
+The one-machine path is the same two rounds over one log, so both give the same profile.
+
+What a file held when it was unlinked is the largest end of an access to it since its
+previous unlink, over every actor (rm removes what cp wrote): the unlinks cut each file's
+accesses into lives, and an access's life is the number of the file's unlinks before it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from fsbm.characterizer import reuse
+from fsbm.characterizer.reuse import FirstReads, References, Sample, block_totals, curve_of, sampling_rate
+
+
+def _in_order(*keys: np.ndarray) -> np.ndarray:
+    """The indices that sort rows by `keys`, the first most significant."""
+    return np.lexsort(tuple(reversed(keys)))
+
+
+@dataclass
+class ReferenceLog:
+    """Block references of some actors, and the unlinks among them (is_unlink, no bytes),
+    each with its place in the trace (clock, trace, seq); `file` indexes `names`."""
+
+    clock: np.ndarray
+    trace: np.ndarray
+    seq: np.ndarray
+    names: pa.Array
+    file: np.ndarray
+    offset: np.ndarray
+    length: np.ndarray
+    is_read: np.ndarray
+    is_unlink: np.ndarray
+
+    ROW_FIELDS = ("clock", "trace", "seq", "offset", "length", "is_read", "is_unlink")
+
+    def merge(self, other: "ReferenceLog") -> "ReferenceLog":
+        encoded = pc.dictionary_encode(pa.concat_arrays([self.names, other.names]))
+        remap = encoded.indices.to_numpy().astype(np.int64)
+        file = np.concatenate((remap[:len(self.names)][self.file], remap[len(self.names):][other.file]))
+        rows = {f: np.concatenate((getattr(self, f), getattr(other, f))) for f in self.ROW_FIELDS}
+        return ReferenceLog(names=encoded.dictionary, file=file, **rows)
+
+    def _accesses(self) -> np.ndarray:
+        return np.flatnonzero(~self.is_unlink)
+
+    def facts(self) -> "LogFacts":
+        """What the plan needs of this part (round 1)."""
+        at = self._accesses()
+        total, reads = block_totals(References(self.file[at], self.offset[at], self.length[at], self.is_read[at]))
+        unlinks = np.flatnonzero(self.is_unlink)
+        used = np.unique(self.file)
+        return LogFacts(total, reads, self.names.take(pa.array(used)),
+                        self.names.take(pa.array(self.file[unlinks])), self.clock[unlinks], self.trace[unlinks],
+                        self.seq[unlinks])
+
+    def sample(self, plan: "LogPlan", in_order: bool = False) -> "LogSample":
+        """This part's sample, first reads and holdings under `plan` (round 2).  `in_order`:
+        this log is the whole trace, so its references are put in order here and the sample
+        carries no places (less to hold); such a sample merges with no other."""
+        ids = pc.fill_null(pc.index_in(self.names, value_set=plan.names), -1).to_numpy()
+        at = self._accesses()
+        order: tuple[np.ndarray, ...] = (self.clock[at], self.trace[at], self.seq[at])
+        if in_order:
+            at = at[_in_order(*order)]
+        file = ids[self.file[at]].astype(np.int64)
+        refs = References(file, self.offset[at], self.length[at], self.is_read[at])
+        places = None if in_order else order
+        return LogSample(Sample.of(refs, plan.rate, places), FirstReads.of(refs, places),
+                         *plan.lives(file, self.clock[at], self.trace[at], self.seq[at], self.offset[at] + self.length[at]))
+
+
+@dataclass
+class LogFacts:
+    """A part's count of block references and reads, the file names it references, and its
+    unlinks (file name and place)."""
+
+    total: int
+    reads: int
+    names: pa.Array
+    unlink_names: pa.Array
+    unlink_clock: np.ndarray
+    unlink_trace: np.ndarray
+    unlink_seq: np.ndarray
+
+    def merge(self, other: "LogFacts") -> "LogFacts":
+        return LogFacts(self.total + other.total, self.reads + other.reads,
+                        pc.unique(pa.concat_arrays([self.names, other.names])),
+                        pa.concat_arrays([self.unlink_names, other.unlink_names]),
+                        np.concatenate((self.unlink_clock, other.unlink_clock)),
+                        np.concatenate((self.unlink_trace, other.unlink_trace)),
+                        np.concatenate((self.unlink_seq, other.unlink_seq)))
+
+
+@dataclass
+class LogPlan:
+    """What every part samples by: the rate, the file names by id (their rank), and every
+    unlink of a referenced file, ordered by file and then by place in the trace."""
+
+    rate: float
+    names: pa.Array
+    unlink_file: np.ndarray
+    unlink_clock: np.ndarray
+    unlink_trace: np.ndarray
+    unlink_seq: np.ndarray
+
+    @classmethod
+    def of(cls, facts: LogFacts) -> "LogPlan":
+        """The plan for a trace of these facts: its rate as reuse.py's limits say now."""
+        names = pc.unique(pa.concat_arrays([facts.names, facts.unlink_names]))
+        names = names.take(pc.sort_indices(names))
+        file = pc.index_in(facts.unlink_names, value_set=names).to_numpy(zero_copy_only=False).astype(np.int64)
+        ranked = _in_order(file, facts.unlink_clock, facts.unlink_trace, facts.unlink_seq)
+        return cls(sampling_rate(facts.total, exact_limit=reuse.EXACT_LIMIT, budget=reuse.SAMPLE_BUDGET), names,
+                   file[ranked],
+                   facts.unlink_clock[ranked], facts.unlink_trace[ranked], facts.unlink_seq[ranked])
+
+    def lives(self, file: np.ndarray, clock: np.ndarray, trace: np.ndarray, seq: np.ndarray,
+              end: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The most bytes each (file, life) held by these accesses: (file, life, end) with
+        one row per pair, where a life is the number of the file's unlinks before it."""
+        n = len(self.unlink_file)
+        if n == 0 or len(file) == 0:
+            return np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int64)
+        rows_file = np.concatenate((self.unlink_file, file))
+        is_unlink = np.concatenate((np.ones(n, bool), np.zeros(len(file), bool)))
+        ranked = _in_order(rows_file, np.concatenate((self.unlink_clock, clock)),
+                           np.concatenate((self.unlink_trace, trace)), np.concatenate((self.unlink_seq, seq)))
+        f, unlinking = rows_file[ranked], is_unlink[ranked]
+        first = np.concatenate(([True], f[1:] != f[:-1]))
+        before = np.cumsum(unlinking) - unlinking        # unlinks before each row, over all files
+        life = before - before[first][np.cumsum(first) - 1]  # ... of its own file
+        accesses = ~unlinking
+        return _largest(f[accesses], life[accesses], np.concatenate((np.zeros(n, np.int64), end))[ranked][accesses])
+
+    def unlinked_sizes(self, held: tuple[np.ndarray, np.ndarray, np.ndarray]) -> np.ndarray:
+        """For each unlink, the bytes its file held when it was unlinked: the most its life
+        held (0 where no access showed any)."""
+        n = len(self.unlink_file)
+        if n == 0:
+            return np.zeros(0, np.int64)
+        first = np.concatenate(([True], self.unlink_file[1:] != self.unlink_file[:-1]))
+        index = np.arange(n)
+        life = index - index[first][np.cumsum(first) - 1]
+        file, lives, end = held
+        width = int(max(life.max(), lives.max() if len(lives) else 0)) + 1
+        wanted, have = self.unlink_file * width + life, file * width + lives
+        at = np.searchsorted(have, wanted)
+        found = (at < len(have)) & (have[np.minimum(at, len(have) - 1)] == wanted) if len(have) else np.zeros(n, bool)
+        return np.where(found, end[np.minimum(at, max(len(have) - 1, 0))] if len(have) else 0, 0)
+
+
+def _largest(file: np.ndarray, life: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One row per (file, life), sorted, with the largest end."""
+    if len(file) == 0:
+        return file.astype(np.int64), life.astype(np.int64), end.astype(np.int64)
+    width = int(life.max()) + 1
+    pair, index = np.unique(file * width + life, return_inverse=True)
+    most = np.zeros(len(pair), np.int64)
+    np.maximum.at(most, index, end)
+    return pair // width, pair % width, most
+
+
+@dataclass
+class LogSample:
+    """A part's sampled references, its files' first reads, and the most each (file, life)
+    held (file, life, end; one row per pair, sorted)."""
+
+    sample: Sample
+    first: FirstReads
+    file: np.ndarray
+    life: np.ndarray
+    end: np.ndarray
+
+    def merge(self, other: "LogSample") -> "LogSample":
+        return LogSample(self.sample.merge(other.sample), self.first.merge(other.first),
+                         *_largest(np.concatenate((self.file, other.file)), np.concatenate((self.life, other.life)),
+                                   np.concatenate((self.end, other.end))))
+
+
+@dataclass
+class ReferenceSummary:
+    """All a profile takes from a trace's references: round 1's facts and plan, and round 2's
+    merged sample."""
+
+    facts: LogFacts
+    plan: LogPlan
+    sample: LogSample
+
+    @classmethod
+    def of(cls, log: ReferenceLog) -> "ReferenceSummary":
+        """Both rounds over one log that holds the whole trace."""
+        facts = log.facts()
+        plan = LogPlan.of(facts)
+        return cls(facts, plan, log.sample(plan, in_order=True))
+
+    def reuse_curve(self) -> dict[str, object]:
+        return curve_of(self.sample.sample if self.facts.total else None, self.sample.first, self.facts.total,
+                        self.facts.reads)
+
+    def unlinked_sizes(self) -> np.ndarray:
+        return self.plan.unlinked_sizes((self.sample.file, self.sample.life, self.sample.end))
