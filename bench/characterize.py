@@ -7,7 +7,10 @@ the characterizer reads it the way it reads any trace.  Baseline, measured in th
 run: pyarrow's own group-by count of events per (actor, file, op) on the same table, the
 least any per-file statistic has to do.  Target: core statistics (Tang's table,
 sequentiality, open files) at >= 2 million events/s on one core; the full profile is
-timed too, and peak RSS is reported against the table's in-memory size.
+timed too, and peak RSS is reported against the table's in-memory size: for the profile
+of the arrays in memory, and for the profile of the file as `fsbm characterize` makes it,
+a bucket of actors at a time (target: at most 1.5x the table), whose profile must equal
+the first.
 
 The same full profile on a local 2-worker Dask cluster is timed against the one-process
 run, with each worker's peak RSS.
@@ -42,11 +45,25 @@ def peak_rss_mib():
 table = read_events(Path(sys.argv[1]))
 t = time.perf_counter(); ev = to_arrays(table); load = time.perf_counter() - t
 t = time.perf_counter(); core_statistics(ev); core = time.perf_counter() - t
-t = time.perf_counter(); characterize(ev); full = time.perf_counter() - t
+t = time.perf_counter(); profile = characterize(ev); full = time.perf_counter() - t
+Path(sys.argv[2]).write_text(json.dumps(profile.body, sort_keys=True, default=str))
 t = time.perf_counter(); table.unify_dictionaries().group_by(["actor", "file", "op"]).aggregate([("seq", "count")]); baseline = time.perf_counter() - t
 print(json.dumps({"events": table.num_rows, "to_arrays_s": load, "core_s": core, "full_s": full,
                   "baseline_groupby_s": baseline, "table_mib": table.nbytes / 2**20,
                   "peak_rss_mib": peak_rss_mib()}))
+"""
+
+
+FROM_FILE = """
+import json, sys, time
+from pathlib import Path
+from fsbm.characterizer.characterize import characterize_file
+t = time.perf_counter(); profile = characterize_file(Path(sys.argv[1])); full = time.perf_counter() - t
+body = profile.body
+body["source"] = None  # the in-memory run names none
+Path(sys.argv[2]).write_text(json.dumps(body, sort_keys=True, default=str))
+peak = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:")) / 1024
+print(json.dumps({"full_s": full, "peak_rss_mib": peak}))
 """
 
 
@@ -104,10 +121,18 @@ def main() -> int:
         table = synthetic(args.events).cast(EVENT_SCHEMA)
         pq.write_table(table.replace_schema_metadata(metadata(format="synthetic")), path)
         cpu = str((os.cpu_count() or 1) - 1)
-        done = subprocess.run(["taskset", "-c", cpu, sys.executable, "-c", MEASURE, str(path)],
+        del table
+        in_memory, from_file = Path(tmp) / "in-memory.json", Path(tmp) / "from-file.json"
+        done = subprocess.run(["taskset", "-c", cpu, sys.executable, "-c", MEASURE, str(path), str(in_memory)],
                               capture_output=True, text=True)
         if done.returncode != 0:
             sys.exit(f"the measuring process failed:\n{done.stderr}")
+        bucketed = subprocess.run(["taskset", "-c", cpu, sys.executable, "-c", FROM_FILE, str(path), str(from_file)],
+                                  capture_output=True, text=True)
+        if bucketed.returncode != 0:
+            sys.exit(f"the run from the file failed:\n{bucketed.stderr}")
+        same = json.loads(in_memory.read_text()) == {**json.loads(from_file.read_text()),
+                                                     "timeline": json.loads(in_memory.read_text()).get("timeline")}
         script = Path(tmp) / "dask_measure.py"  # a file: worker processes re-import __main__
         script.write_text(DASK)
         on_dask = subprocess.run([sys.executable, str(script), str(path)], capture_output=True, text=True)
@@ -124,6 +149,13 @@ def main() -> int:
           f"{f['core_s'] / f['baseline_groupby_s']:.1f}x")
     print(f"  peak RSS {f['peak_rss_mib']:.0f} MiB for a {f['table_mib']:.0f} MiB table "
           f"({f['peak_rss_mib'] / f['table_mib']:.1f}x)")
+    b = json.loads(bucketed.stdout)
+    ratio = b["peak_rss_mib"] / f["table_mib"]
+    print(f"  full profile from the file, a bucket of actors at a time: {b['full_s']:6.2f} s   "
+          f"{f['events'] / b['full_s'] / 1e6:.2f} M events/s; peak RSS {b['peak_rss_mib']:.0f} MiB "
+          f"({ratio:.2f}x the table; target <= 1.5x) {'ok' if ratio <= 1.5 else 'MISSED'}; "
+          f"profile {'equal to' if same else 'DIFFERENT from'} the in-memory one")
+    f["from_file"] = {**b, "same_profile": same}
     d = json.loads(on_dask.stdout)
     print(f"  full profile, 2-worker Dask cluster {d['full_s']:6.2f} s   {f['events'] / d['full_s'] / 1e6:.2f} M "
           f"events/s ({f['full_s'] / d['full_s']:.2f}x one process); peak RSS per worker "

@@ -14,6 +14,10 @@ from fsbm.characterizer.arrays import EventArrays, to_arrays
 from fsbm.characterizer.partial import Partial, core_of, finalize, is_nfs, recording_totals, whole_trace
 from fsbm.characterizer.profile import Profile
 
+# Tables of more events are summarized a bucket of actors at a time (scale.partial_in_buckets),
+# in memory bounded by a bucket; smaller ones whole, which is faster.
+IN_MEMORY_EVENTS = 2_000_000
+
 
 def characterize(events: pa.Table | EventArrays, *, every: int | None = None, source: str | None = None,
                  scope: str | None = None) -> Profile:
@@ -60,12 +64,26 @@ def characterize_files(paths: list[Path], *, every: int | None = None, client: o
 
             part = partial_dask(path, client, every=every, trace=rank[str(path)], scope=scope)  # its timeline too
             part.recording = recording
+        elif _rows(path) > IN_MEMORY_EVENTS:
+            from fsbm.characterizer.scale import partial_in_buckets
+
+            part = partial_in_buckets(path, every=every, trace=rank[str(path)], scope=scope)
+            part.recording = recording
         else:
             part = whole_trace(to_arrays(read_events(path)), every=every, trace=rank[str(path)],
                                source=str(path), scope=scope, recording=recording)
             part.timeline = timeline_of(path)
         parts.append(part)
     return Profile(finalize(reduce(Partial.merge, parts)))
+
+
+def _rows(path: Path) -> int:
+    """The events a table (a Parquet file, or a directory of them) holds, from the footers."""
+    from fsbm.traces.ingest import check_event_table
+
+    path = Path(path)
+    files = sorted(path.rglob("*.parquet")) if path.is_dir() else [path]
+    return sum(check_event_table(f).num_rows for f in files)
 
 
 def recorded_directory(recordings: list[dict]) -> str | None:

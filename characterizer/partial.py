@@ -24,7 +24,8 @@ import pyarrow.compute as pc
 
 from fsbm.characterizer.arrays import (MISSING, OP_INDEX, EventArrays, access_lengths, costed, present,
                                       pseudo_kinds, subset, under)
-from fsbm.characterizer.classes import data_classes, metadata_classes, with_unlinked_data
+from fsbm.characterizer.classes import (data_classes, metadata_classes, with_unlinked_data, with_written_creates,
+                                        written_creates)
 from fsbm.characterizer.histograms import ValueCounts
 from fsbm.characterizer.mapped import Regions, mapped_regions
 from fsbm.characterizer.profile import SCHEMA_VERSION
@@ -32,6 +33,7 @@ from fsbm.characterizer.reference_log import ReferenceLog, ReferenceSummary
 from fsbm.characterizer.reuse import data_accesses
 from fsbm.characterizer.sequentiality import Access, classify, direction_counts, percentages, run_classes, runs
 from fsbm.characterizer.syncs import DEFINITION as SYNC_KINDS_DEFINITION
+from fsbm.characterizer.syncs import KINDS as SYNC_KINDS
 from fsbm.characterizer.syncs import sync_kinds
 from fsbm.characterizer.timing import (TraceTime, Windows, gaps, inside_outside, inside_sums, level_stats, open_changes,
                                        open_files_definition)
@@ -48,13 +50,13 @@ SEQUENTIAL_DEFINITION = ("consecutive: offset equals the end of the previous rea
                          "on the same file; a new open starts at 0")
 
 
-def _add_counts(a: dict, b: dict) -> dict:
+def add_counts(a: dict, b: dict) -> dict:
     """Nested dicts of ints added key by key; a flag (a recording's syncs skipped) holds
     where both say so, not counted."""
     out = dict(a)
     for key, value in b.items():
         if isinstance(value, dict):
-            out[key] = _add_counts(out.get(key, {}), value)
+            out[key] = add_counts(out.get(key, {}), value)
         elif isinstance(value, bool):
             out[key] = value and bool(out.get(key, True))
         else:
@@ -80,8 +82,8 @@ class Core:
 
     def merge(self, other: "Core") -> "Core":
         return Core(self.events + other.events, min(self.clock_min, other.clock_min),
-                    max(self.clock_max, other.clock_max), _add_counts(self.calls, other.calls),
-                    _add_counts(self.directions, other.directions),
+                    max(self.clock_max, other.clock_max), add_counts(self.calls, other.calls),
+                    add_counts(self.directions, other.directions),
                     np.concatenate((self.open_times, other.open_times)),
                     np.concatenate((self.open_change, other.open_change)))
 
@@ -178,9 +180,9 @@ class Partial:
     def merge(self, other: "Partial") -> "Partial":
         if not self.core.events or not other.core.events:  # e.g. a bucket no actor hashed to, or none in scope
             return replace(self if self.core.events else other, trace_time=self.trace_time.merge(other.trace_time),
-                           recording=_add_counts(self.recording, other.recording),
-                           sources=self.sources + other.sources, timeline=_add_counts(self.timeline, other.timeline),
-                           left_out=_add_counts(self.left_out, other.left_out), seen=self.seen + other.seen)
+                           recording=add_counts(self.recording, other.recording),
+                           sources=self.sources + other.sources, timeline=add_counts(self.timeline, other.timeline),
+                           left_out=add_counts(self.left_out, other.left_out), seen=self.seen + other.seen)
         if self.nfs != other.nfs:
             raise UsageError("cannot merge an NFS workload with a system-call workload: their operations differ")
         if self.has_time != other.has_time:
@@ -200,16 +202,16 @@ class Partial:
         inside["last_ns"] = max(self.inside["last_ns"], other.inside["last_ns"])
         return Partial(
             self.nfs, self.has_time, self.every, self.actors + other.actors, self.core.merge(other.core),
-            checkpoints, _add_counts(self.run_counts, other.run_counts), self.files.merge(other.files),
+            checkpoints, add_counts(self.run_counts, other.run_counts), self.files.merge(other.files),
             _union(self.touched, other.touched), _union(self.directories, other.directories), ops,
-            _add_counts(self.origs, other.origs), self.fsyncs + other.fsyncs, self.written + other.written,
-            _add_counts(self.syncs, other.syncs), self.inter_arrival.merge(other.inter_arrival),
+            add_counts(self.origs, other.origs), self.fsyncs + other.fsyncs, self.written + other.written,
+            add_counts(self.syncs, other.syncs), self.inter_arrival.merge(other.inter_arrival),
             self.think.merge(other.think), inside,
             self.windows.merge(other.windows),
             self.references.merge(other.references) if self.references is not None and other.references is not None else None,
-            _add_counts(self.classes, other.classes), self.trace_time.merge(other.trace_time), self.scope,
-            _add_counts(self.recording, other.recording), self.sources + other.sources,
-            _add_counts(self.timeline, other.timeline), _add_counts(self.left_out, other.left_out),
+            add_counts(self.classes, other.classes), self.trace_time.merge(other.trace_time), self.scope,
+            add_counts(self.recording, other.recording), self.sources + other.sources,
+            add_counts(self.timeline, other.timeline), add_counts(self.left_out, other.left_out),
             self.seen + other.seen)
 
 
@@ -293,23 +295,65 @@ def _references(ev: EventArrays, clock: np.ndarray, trace: int, mapped: Regions)
                         np.concatenate((np.zeros(len(rows) + len(mapped), bool), np.ones(len(unlinks), bool))))
 
 
-def summarize(ev: EventArrays, *, nfs: bool, origin: int, first_seq: int = 0, every: int | None = None,
-              trace: int = 0, source: str | None = None, scope: str | None = None,
-              recording: dict[str, int] | None = None) -> Partial:
-    """The mergeable statistics of the events of some actors (all of each actor's events).
-    `origin` is the trace's first timestamp and `first_seq` its first sequence number, so
-    time windows and checkpoints line up across parts.  With a `scope` (a directory), the
-    workload is the events on files beneath it: the rest (libraries, headers, /tmp) live on
-    other filesystems, and only their time is kept (TraceTime)."""
-    everything = scope in (None, "/")
-    seen = ev.n
-    in_scope = np.ones(ev.n, bool) if everything else under(ev, scope)
+def _workload(ev: EventArrays, nfs: bool, scope: str | None) -> tuple[np.ndarray, dict[str, int]]:
+    """Which events are the workload's (beneath `scope`, on no pseudo file), and how many of
+    those beneath it were left out as calls on pseudo files, by kind."""
+    in_scope = np.ones(ev.n, bool) if scope in (None, "/") else under(ev, scope)
     left_out: dict[str, int] = {}
     if not nfs:
         kinds = pseudo_kinds(ev)
         counts = np.bincount(kinds[(kinds >= 0) & in_scope], minlength=len(PSEUDO_FILES))
         left_out = {name: int(n) for (name, _), n in zip(PSEUDO_FILES, counts) if n}
         in_scope &= kinds < 0
+    return in_scope, left_out
+
+
+@dataclass
+class FileStatistics:
+    """What depends on every actor's events on a file: what its syncs made durable, by kind
+    (syncs.py), and the created files then written (classes.written_creates).  They add up
+    over parts that each hold every event of some files (scale.py's file buckets)."""
+
+    syncs: dict[str, dict[str, int]]
+    written_creates: tuple[int, int]
+
+    @classmethod
+    def of(cls, ev: EventArrays, *, nfs: bool, scope: str | None = None) -> "FileStatistics":
+        """From events that hold every event of their files and every change to the
+        directories among them, whatever the actors."""
+        in_scope, _ = _workload(ev, nfs, scope)
+        ev = ev if in_scope.all() else subset(ev, in_scope)
+        return cls(sync_kinds(ev), written_creates(ev))
+
+    @classmethod
+    def none(cls) -> "FileStatistics":
+        return cls({kind: {"count": 0, "bytes": 0} for kind in SYNC_KINDS}, (0, 0))
+
+    def merge(self, other: "FileStatistics") -> "FileStatistics":
+        return FileStatistics(add_counts(self.syncs, other.syncs),
+                              (self.written_creates[0] + other.written_creates[0],
+                               self.written_creates[1] + other.written_creates[1]))
+
+    def into(self, part: "Partial") -> "Partial":
+        """`part` (summarized with file_level False) with these in place."""
+        part.syncs = self.syncs
+        part.classes = {**part.classes, "metadata": with_written_creates(part.classes["metadata"],
+                                                                         self.written_creates)}
+        return part
+
+
+def summarize(ev: EventArrays, *, nfs: bool, origin: int, first_seq: int = 0, every: int | None = None,
+              trace: int = 0, source: str | None = None, scope: str | None = None,
+              recording: dict[str, int] | None = None, file_level: bool = True) -> Partial:
+    """The mergeable statistics of the events of some actors (all of each actor's events).
+    Some depend on every actor's events on a file (FileStatistics): where the part holds only
+    some actors, `file_level` False leaves them out, for FileStatistics.into to put in.
+    `origin` is the trace's first timestamp and `first_seq` its first sequence number, so
+    time windows and checkpoints line up across parts.  With a `scope` (a directory), the
+    workload is the events on files beneath it: the rest (libraries, headers, /tmp) live on
+    other filesystems, and only their time is kept (TraceTime)."""
+    seen = ev.n
+    in_scope, left_out = _workload(ev, nfs, scope)
     trace_time = TraceTime.of(ev, costed(ev) & in_scope)
     if not in_scope.all():
         ev = subset(ev, in_scope)
@@ -334,10 +378,10 @@ def summarize(ev: EventArrays, *, nfs: bool, origin: int, first_seq: int = 0, ev
         files=FileState(pa.array(ev.files, pa.string()).filter(pa.array(with_data)), sizes[with_data],
                         entire[with_data]),
         touched=touched, directories=directories, ops=_ops(ev), origs=_origs(ev),
-        fsyncs=int((ev.op == OP_INDEX["fsync"]).sum()), written=int(written.sum()), syncs=sync_kinds(ev),
+        fsyncs=int((ev.op == OP_INDEX["fsync"]).sum()), written=int(written.sum()), syncs=sync_kinds(ev) if file_level else {},
         inter_arrival=inter, think=think, inside=inside_sums(ev), windows=Windows.of(ev, origin),
         references=_references(ev, clock, trace, mapped),
-        classes={"data": data_classes(ev, acc, mapped), "metadata": metadata_classes(ev)}, trace_time=trace_time,
+        classes={"data": data_classes(ev, acc, mapped), "metadata": metadata_classes(ev, written=file_level)}, trace_time=trace_time,
         scope=scope, recording=dict(recording or {}), sources=[source] if source else [], left_out=left_out,
         seen=seen)
 

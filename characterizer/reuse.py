@@ -32,7 +32,7 @@ references however long the trace.  The files' first reads travel as one per fil
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,7 +43,7 @@ from fsbm.characterizer.kernels import library
 BLOCK = 4096
 EXACT_LIMIT = 16_000_000    # block references up to which the curve is exact
 SAMPLE_BUDGET = 4_000_000   # block references a sampled curve keeps, about
-CHUNK_BLOCKS = 4_000_000    # block references expanded at a time
+CHUNK_BLOCKS = 1_000_000    # block references expanded at a time
 ACCESSES_AT_ONCE = 1_000_000  # accesses whose blocks are counted at a time
 FILE_SHIFT = 40             # a block's key: file id above this bit, block number below
 SEEDS = (0x5EED_0001, 0x5EED_0002)  # the hashes of the reported sample and of the one that checks it
@@ -212,6 +212,37 @@ class Sample:
         return Sample(self.rate, [np.concatenate(pair) for pair in zip(self.keys, other.keys)],
                       [np.concatenate(pair) for pair in zip(self.is_read, other.is_read)],
                       [tuple(np.concatenate(pair) for pair in zip(a, b)) for a, b in zip(self.order, other.order)])
+
+    @classmethod
+    def concat(cls, samples: list["Sample"]) -> "Sample":
+        """The samples of several parts as one, as `merge` gives it, built a column at a time,
+        each part's column let go as it is taken: beside the result, no more than one column
+        is held twice.  The parts are emptied."""
+        if len(samples) == 1:
+            return samples[0]
+        if any(s.order is None for s in samples) or len({s.rate for s in samples}) != 1:
+            raise ValueError("samples merge only at one rate and with their place in the trace")
+
+        def take(get: Callable[["Sample"], list], seed: int, column: int | None = None) -> np.ndarray:
+            pieces = []
+            for sample in samples:
+                holder = get(sample)
+                if column is None:
+                    pieces.append(holder[seed])
+                    holder[seed] = None
+                else:
+                    row = list(holder[seed])
+                    pieces.append(row[column])
+                    row[column] = None
+                    holder[seed] = tuple(row)
+            return np.concatenate(pieces)
+
+        seeds = range(len(samples[0].keys))
+        width = len(samples[0].order[0]) if samples[0].order else 0  # type: ignore[index]
+        keys = [take(lambda s: s.keys, k) for k in seeds]
+        is_read = [take(lambda s: s.is_read, k) for k in seeds]
+        order = [tuple(take(lambda s: s.order, k, c) for c in range(width)) for k in seeds]
+        return cls(samples[0].rate, keys, is_read, order)
 
     def in_order(self) -> list[tuple[np.ndarray, np.ndarray]]:
         """Per seed, (keys, is_read) in trace order."""

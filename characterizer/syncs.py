@@ -35,6 +35,8 @@ DEFINITION = ("per file, what was written since its previous sync: metadata (it 
               "entries changed), clean (nothing written)")
 # Calls that change a directory's entries (a rename counts in its source's directory).
 NAMESPACE_OPS = ("create", "unlink", "mkdir", "rmdir", "rename", "link", "symlink")
+# The operations whose order, per file, says what a sync had to make durable.
+SYNC_OPS = ("read", "write", "fsync", "create")
 # Original calls that make data durable without the file's metadata.
 DATA_ONLY = ("fdatasync", "sync_file_range")
 
@@ -70,7 +72,7 @@ def _entries_changed(ev: EventArrays, directory: np.ndarray, after: np.ndarray, 
 
 def sync_kinds(ev: EventArrays) -> dict[str, dict[str, int]]:
     """{kind: {"count": syncs, "bytes": bytes they made durable}} over the successful syncs."""
-    ops = (OP_INDEX["read"], OP_INDEX["write"], OP_INDEX["fsync"], OP_INDEX["create"])
+    ops = tuple(OP_INDEX[op] for op in SYNC_OPS)
     rows = np.flatnonzero(np.isin(ev.op, ops) & ~ev.failed)
     out = {kind: {"count": 0, "bytes": 0} for kind in KINDS}
     if not (ev.op[rows] == OP_INDEX["fsync"]).any():

@@ -10,15 +10,18 @@ from typing import Iterator
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from fsbm.characterizer import characterize_file, reuse
 from fsbm.characterizer.characterize import characterize_files
 from fsbm.characterizer.histograms import ValueCounts
 from fsbm.characterizer.reference_log import LogPlan, ReferenceLog, ReferenceSummary
-from fsbm.characterizer.scale import characterize_dask, dask_client
+from fsbm.characterizer.partial import finalize
+from fsbm.characterizer.scale import characterize_dask, dask_client, partial_in_buckets
 from fsbm.errors import UsageError
 from fsbm.traces.ingest import ingest
+from fsbm.traces.schema import EVENT_SCHEMA, metadata
 from tests.conftest import SHARED_DATA, run_fsbm
 
 STRACE_LOG = SHARED_DATA / "strace" / "zicada_asterisk_strace.log"
@@ -55,6 +58,44 @@ def test_a_two_worker_cluster_gives_the_single_machine_profile_exactly(
     distributed = characterize_dask(path, client, every=500, rows_per_piece=200, buckets=3).body
     assert single["events"] > 50
     assert json.dumps(distributed, sort_keys=True) == json.dumps(single, sort_keys=True)
+
+
+@pytest.mark.parametrize("name", ["strace", "threads", "nfs", "ellard"])
+def test_one_process_gives_the_same_profile_a_bucket_at_a_time(name: str, tables: dict[str, Path]) -> None:
+    whole = characterize_file(tables[name], every=500).body
+    bucketed = finalize(partial_in_buckets(tables[name], every=500, events_per_bucket=300, rows_per_piece=200))
+    assert json.dumps(bucketed, sort_keys=True) == json.dumps(whole, sort_keys=True)
+
+
+def _shared_files(path: Path, n: int = 20_000) -> Path:
+    """Events of 64 actors reading, writing and syncing 300 files they share: a file one
+    actor wrote is often synced by another."""
+    rng = np.random.default_rng(7)
+    ops = rng.choice(np.array(["read", "write", "stat", "fsync", "create", "unlink"]), n,
+                     p=[0.4, 0.3, 0.1, 0.1, 0.05, 0.05])
+    data = np.isin(ops, ["read", "write"])
+    size = np.where(data, rng.choice([512, 4096, 65536], n), 0)
+    table = pa.table({
+        "seq": np.arange(n, dtype=np.int64), "ts": np.cumsum(rng.integers(1_000, 9_000, n)),
+        "dur": rng.integers(500, 9_000, n), "actor": pa.array(rng.integers(0, 64, n).astype(str)),
+        "op": pa.array(ops), "orig": pa.array(ops),
+        "file": pa.array(np.char.add("/w/f", rng.integers(0, 300, n).astype(str))),
+        "path": pa.nulls(n, pa.string()), "path2": pa.nulls(n, pa.string()),
+        "offset": pa.array(rng.integers(0, 64, n) * 4096, mask=~data), "size": pa.array(size, mask=~data),
+        "ret": pa.array(size), "errno": pa.nulls(n, pa.string()), "record": np.arange(n, dtype=np.int64)})
+    pq.write_table(table.cast(EVENT_SCHEMA).replace_schema_metadata(metadata(format="synthetic")), path)
+    return path
+
+
+def test_syncs_of_files_other_actors_wrote_are_told_alike_in_buckets_and_whole(
+        tmp_path: Path, client: object) -> None:
+    path = _shared_files(tmp_path / "shared.parquet")
+    whole = characterize_file(path).body
+    assert whole["fsync"]["kinds"]["metadata"]["count"] > 100
+    bucketed = finalize(partial_in_buckets(path, events_per_bucket=2_000, rows_per_piece=3_000))
+    distributed = characterize_dask(path, client, rows_per_piece=3_000, buckets=5).body
+    for body in (bucketed, distributed):
+        assert json.dumps(body, sort_keys=True) == json.dumps(whole, sort_keys=True)
 
 
 def test_a_sampled_reuse_curve_is_the_same_from_the_workers_samples_as_from_one_process(
