@@ -88,6 +88,11 @@ def pieces(path: Path, rows_per_piece: int = ROWS_PER_PIECE) -> list[Piece]:
     return out
 
 
+def _rows(work: list[Piece]) -> int:
+    """The events the pieces hold, from the files' footers."""
+    return sum(pq.ParquetFile(path).metadata.num_rows for path in sorted({piece.path for piece in work}))
+
+
 def _bucket_of(actors: list[str], buckets: int) -> np.ndarray:
     """A stable hash (crc32, the same in every process, unlike hash()) of each actor name."""
     return np.array([zlib.crc32(a.encode()) % buckets for a in actors] or [0], dtype=np.int64)
@@ -125,7 +130,12 @@ def _by_file(table: pa.Table, buckets: int) -> list[pa.Table]:
 def split(piece: Piece, buckets: int) -> tuple[Facts, list[pa.Table], list[pa.Table]]:
     """Read a piece and cut it into buckets by actor, and its events that syncs depend on into
     buckets by file; with the facts the buckets need."""
-    table = pq.ParquetFile(piece.path, read_dictionary=DICTIONARY_COLUMNS).read_row_groups(list(piece.row_groups))
+    with _memory_given_back():
+        return _split(pq.ParquetFile(piece.path, read_dictionary=DICTIONARY_COLUMNS)
+                      .read_row_groups(list(piece.row_groups)), buckets)
+
+
+def _split(table: pa.Table, buckets: int) -> tuple[Facts, list[pa.Table], list[pa.Table]]:
     actor, actors = _ids(table["actor"])
     origs = _ids(table["orig"])[1]
     ts, seq = table["ts"], table["seq"]
@@ -138,13 +148,15 @@ def split(piece: Piece, buckets: int) -> tuple[Facts, list[pa.Table], list[pa.Ta
 def summarize_bucket(parts: list[pa.Table], facts: Facts, every: int | None, trace: int,
                      scope: str | None = None) -> Partial:
     """The Partial of a bucket of actors, without what the file buckets tell (FileStatistics)."""
-    return summarize(to_arrays(pa.concat_tables(parts)), nfs=facts.nfs, origin=facts.origin or 0,
-                     first_seq=facts.first_seq or 0, every=every, trace=trace, scope=scope, file_level=False)
+    with _memory_given_back():
+        return summarize(to_arrays(pa.concat_tables(parts)), nfs=facts.nfs, origin=facts.origin or 0,
+                         first_seq=facts.first_seq or 0, every=every, trace=trace, scope=scope, file_level=False)
 
 
 def summarize_files(parts: list[pa.Table], facts: Facts, scope: str | None = None) -> FileStatistics:
     """What depends on every actor's events on the files of a bucket."""
-    return FileStatistics.of(to_arrays(pa.concat_tables(parts)), nfs=facts.nfs, scope=scope)
+    with _memory_given_back():
+        return FileStatistics.of(to_arrays(pa.concat_tables(parts)), nfs=facts.nfs, scope=scope)
 
 
 def _detached(part: Partial) -> tuple[Partial, ReferenceLog]:
@@ -185,7 +197,10 @@ def partial_dask(path: Path, client: object, *, every: int | None = None, trace:
     from dask import delayed
 
     work = pieces(path, rows_per_piece)
-    n_buckets = buckets or 2 * max(1, len(client.nthreads()))  # type: ignore[attr-defined]
+    # Buckets of about EVENTS_PER_BUCKET events, so a worker's memory is bounded by a bucket,
+    # and at least two per worker, so the work spreads.
+    n_buckets = buckets or max(2 * max(1, len(client.nthreads())),  # type: ignore[attr-defined]
+                               -(-_rows(work) // EVENTS_PER_BUCKET))
     splits = [delayed(split, nout=3)(piece, n_buckets) for piece in work]
     facts = _tree([s[0] for s in splits], delayed(Facts.merge))
     summaries = [delayed(_detached, nout=2)(delayed(summarize_bucket)([s[1][k] for s in splits], facts, every, trace,
@@ -228,8 +243,7 @@ def partial_in_buckets(path: Path, *, every: int | None = None, trace: int = 0, 
     buckets written to a scratch directory; each bucket is then summarized and merged in, and
     its reference log kept on disk for the two rounds of the reuse curve."""
     work = pieces(path, rows_per_piece)
-    rows = sum(pq.ParquetFile(p).metadata.num_rows for p in sorted({piece.path for piece in work}))
-    n_buckets = max(1, -(-rows // events_per_bucket))
+    n_buckets = max(1, -(-_rows(work) // events_per_bucket))
     with _memory_given_back(), tempfile.TemporaryDirectory(prefix="fsbm-buckets-") as tmp:
         scratch = Path(tmp)
         facts: Facts | None = None
