@@ -28,9 +28,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-import numpy as np
-import pyarrow as pa
 import pyarrow.parquet as pq
+
+from event_tables import synthetic
 
 MEASURE = """
 import json, sys, time
@@ -86,40 +86,15 @@ if __name__ == "__main__":
 """
 
 
-def synthetic(n: int, seed: int = 1) -> pa.Table:
-    rng = np.random.default_rng(seed)
-    actors = rng.integers(0, 64, n)
-    files = rng.integers(0, 20_000, n)
-    ops = rng.choice(np.array(["read", "write", "stat", "open", "close", "fsync"]), n,
-                     p=[0.45, 0.25, 0.19, 0.05, 0.05, 0.01])
-    size = np.where(np.isin(ops, ["read", "write"]),
-                    rng.choice([512, 4096, 8192, 65536, 1 << 20], n, p=[0.2, 0.5, 0.2, 0.09, 0.01]), 0)
-    offset = np.where(rng.random(n) < 0.6, (np.arange(n) % 256) * 4096, rng.integers(0, 1 << 16, n) * 4096)
-    ts = np.cumsum(rng.integers(1_000, 50_000, n)) + 1_700_000_000 * 10**9
-    data = np.isin(ops, ["read", "write"])
-    return pa.table({
-        "seq": np.arange(n, dtype=np.int64), "ts": ts, "dur": rng.integers(500, 100_000, n),
-        "actor": pa.array(actors.astype(str)), "op": pa.array(ops), "orig": pa.array(ops),
-        "file": pa.array(np.char.add("/data/f", files.astype(str))), "path": pa.nulls(n, pa.string()),
-        "path2": pa.nulls(n, pa.string()),
-        "offset": pa.array(np.where(data, offset, 0), mask=~data), "size": pa.array(size, mask=~data),
-        "ret": pa.array(size), "errno": pa.nulls(n, pa.string()), "record": np.arange(n, dtype=np.int64),
-    })
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=10_000_000)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    from fsbm.traces.schema import EVENT_SCHEMA
-
     with tempfile.TemporaryDirectory(prefix="fsbm-bench-char-") as tmp:
         path = Path(tmp) / "events.parquet"
-        from fsbm.traces.schema import metadata
-
-        table = synthetic(args.events).cast(EVENT_SCHEMA)
-        pq.write_table(table.replace_schema_metadata(metadata(format="synthetic")), path)
+        table = synthetic(args.events)
+        pq.write_table(table, path)
         cpu = str((os.cpu_count() or 1) - 1)
         del table
         in_memory, from_file = Path(tmp) / "in-memory.json", Path(tmp) / "from-file.json"

@@ -99,12 +99,13 @@ def _bucket_of(actors: list[str], buckets: int) -> np.ndarray:
 
 
 def _grouped(table: pa.Table, rows: np.ndarray, bucket: np.ndarray, buckets: int) -> list[pa.Table]:
-    """`rows` of a table cut into `buckets` by `bucket` (one per row): one stable reordering,
-    then slices, so each bucket keeps its rows in order."""
+    """`rows` of a table cut into `buckets` by `bucket` (one per row), each bucket with its rows
+    in order, in buffers of its own: a slice of one reordered table would hold (and Dask
+    would count, and send) the whole table's buffers with each bucket."""
     order = np.argsort(bucket, kind="stable")
-    grouped = table.take(pa.array(rows[order]))
+    ordered = rows[order]
     bounds = np.searchsorted(bucket[order], np.arange(buckets + 1))
-    return [grouped.slice(int(bounds[k]), int(bounds[k + 1] - bounds[k])) for k in range(buckets)]
+    return [table.take(pa.array(ordered[bounds[k]:bounds[k + 1]])) for k in range(buckets)]
 
 
 def _ids(column: pa.ChunkedArray) -> tuple[np.ndarray, list[str]]:
@@ -173,8 +174,11 @@ def _tree(items: list, combine) -> object:
 
 
 @contextmanager
-def dask_client(workers: int | None = None, scheduler: str | None = None) -> Iterator[object]:
-    """A distributed client: a local cluster of `workers` processes, or the scheduler given."""
+def dask_client(workers: int | None = None, scheduler: str | None = None,
+                memory_limit: str | None = None) -> Iterator[object]:
+    """A distributed client: a local cluster of `workers` processes (each with at most
+    `memory_limit`, such as "2GiB", beyond which Dask spills to disk; else a share of this
+    machine's), or the scheduler given."""
     from dask.distributed import Client, LocalCluster
 
     if scheduler:
@@ -186,7 +190,7 @@ def dask_client(workers: int | None = None, scheduler: str | None = None) -> Ite
             yield client
         return
     with LocalCluster(n_workers=workers or 2, threads_per_worker=1, processes=True, dashboard_address=":0",
-                      silence_logs=40) as cluster, Client(cluster) as client:
+                      silence_logs=40, memory_limit=memory_limit or "auto") as cluster, Client(cluster) as client:
         yield client
 
 
