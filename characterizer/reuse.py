@@ -84,22 +84,18 @@ def stack_distances(keys: np.ndarray) -> np.ndarray:
     return out
 
 
-def _mix(z: np.ndarray) -> np.ndarray:
-    """splitmix64's finalizer: every bit of the result depends on every bit of z."""
-    with np.errstate(over="ignore"):
-        z = z + np.uint64(0x9E3779B97F4A7C15)
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        return z ^ (z >> np.uint64(31))
-
-
 def spatial_hashes(keys: np.ndarray, seeds: tuple[int, ...]) -> list[np.ndarray]:
     """Per seed, a 64-bit hash of each key: the same key always gets the same hash, so a
-    block is in a sample at every reference or at none.  The key is mixed before a seed
-    enters, so two seeds' samples are unrelated (a seed xored into the key itself would give
-    a second sample of the first's neighbouring blocks)."""
-    mixed = _mix(keys.astype(np.uint64))
-    return [_mix(mixed ^ np.uint64(seed)) for seed in seeds]
+    block is in a sample at every reference or at none.  The key is mixed (splitmix64's
+    finalizer) before a seed enters, so two seeds' samples are unrelated (a seed xored into
+    the key itself would give a second sample of the first's neighbouring blocks); in C
+    (characterizer/native/shards.c)."""
+    keys = np.ascontiguousarray(keys, dtype=np.int64)
+    seeded = np.array(seeds, dtype=np.uint64)
+    out = np.empty((len(seeds), len(keys)), dtype=np.uint64)
+    if len(keys) and len(seeds):
+        library().fsbm_spatial_hashes(keys.ctypes.data, len(keys), seeded.ctypes.data, len(seeds), out.ctypes.data)
+    return list(out)
 
 
 def _spans(refs: References, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:

@@ -223,8 +223,10 @@ def partial_dask(path: Path, client: object, *, every: int | None = None, trace:
     if part.seen != total.events:
         raise RuntimeError(f"the buckets hold {part.seen} events, the pieces {total.events}")
     plan = LogPlan.of(log_facts)
-    sample = dask.compute(_tree([delayed(ReferenceLog.sample)(log, plan) for log in logs],
-                                delayed(LogSample.merge)), scheduler=client)[0]
+    # Each bucket's sample comes here as it is, and they are joined once: a tree of merges
+    # would copy the growing samples at every level.
+    sample = LogSample.concat(list(dask.compute([delayed(ReferenceLog.sample)(log, plan) for log in logs],
+                                                scheduler=client)[0]))
     part.reference_summary = ReferenceSummary(log_facts, plan, sample)
     return _of_table(part, path)
 

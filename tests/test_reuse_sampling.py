@@ -59,3 +59,19 @@ def test_an_access_of_more_blocks_than_a_chunk_is_cut_across_chunks(monkeypatch:
     monkeypatch.setattr(reuse, "ACCESSES_AT_ONCE", 2)
     assert reuse_curve(refs) == whole
     assert whole["block_reads"] == 1 + 1 + 20 and whole["distinct_blocks"] == 10 + 1 + 20
+
+
+def _splitmix(z: int) -> int:
+    """splitmix64's finalizer in Python's integers, modulo 2**64."""
+    m = (1 << 64) - 1
+    z = (z + 0x9E3779B97F4A7C15) & m
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & m
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & m
+    return z ^ (z >> 31)
+
+
+def test_a_blocks_hash_is_splitmix64_of_its_key_then_of_the_seed() -> None:
+    keys = np.array([0, 1, (5 << 40) | 77, (1 << 62) + 3], np.int64)
+    hashed = spatial_hashes(keys, (0x5EED_0001, 0x5EED_0002))
+    for seed, row in zip((0x5EED_0001, 0x5EED_0002), hashed):
+        assert row.tolist() == [_splitmix(_splitmix(int(k)) ^ seed) for k in keys]

@@ -1,0 +1,27 @@
+/*
+ * shards.c - the spatial hashes of block keys that choose a SHARDS sample (reuse.py): a
+ * block is in a sample when its hash falls under a threshold, so every reference to it is
+ * in, or none.  splitmix64's finalizer mixes each key, and mixes it again with each seed,
+ * so two seeds give unrelated samples.  The same arithmetic as reuse._mix, done in one pass
+ * instead of a dozen numpy passes over the keys.
+ */
+#include <stdint.h>
+
+static uint64_t mix(uint64_t z)
+{
+	z += 0x9E3779B97F4A7C15u;
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
+	return z ^ (z >> 31);
+}
+
+/* hashes[s * n + i] = mix(mix(keys[i]) ^ seeds[s]) for each of the nseeds seeds. */
+void fsbm_spatial_hashes(const uint64_t *keys, int64_t n, const uint64_t *seeds, int64_t nseeds, uint64_t *hashes)
+{
+	for (int64_t i = 0; i < n; i++) {
+		uint64_t mixed = mix(keys[i]);
+
+		for (int64_t s = 0; s < nseeds; s++)
+			hashes[s * n + i] = mix(mixed ^ seeds[s]);
+	}
+}
