@@ -1,16 +1,21 @@
 """A workload profile in mergeable parts (issue 4: scale-out and merging).
 
 ``summarize`` turns the events of some actors into a ``Partial``: counts, sums, value
-counts, per-window arrays, per-file maxima, and the few event-level arrays that need the
-whole trace in order (open/close changes, block references).  ``merge`` adds two parts;
-``finalize`` makes the profile.  The single-machine path is finalize(summarize(everything)),
-a Dask run is finalize(merge(summarize(part) for part in parts)), and two traces merge the
-same way, so all three agree by construction, not by tolerance.
+counts, per-window arrays, per-file maxima, the open/close changes, and the block
+references (a ReferenceLog, reference_log.py).  ``merge`` adds two parts; ``finalize``
+makes the profile.  The single-machine path is finalize(summarize(everything)), a run in
+buckets (scale.py: on Dask, or one bucket at a time) is finalize(merge(summarize(part) for
+part in parts)), and two traces merge the same way, so all agree by construction, not by
+tolerance.
 
 Parts must hold whole actors: per-actor statistics (sequentiality, runs, think time, open
 files, time inside calls) are computed within a part.  Files may be shared between parts:
-per-file state is keyed by name and merged by maximum.  Time is measured from the trace's
-origin (its first timestamp), passed in, so windows line up across parts.
+per-file state is keyed by name and merged by maximum.  What depends on the order of every
+actor's events on a file (what a sync made durable, whether a created file was written) is
+not mergeable that way: a run in buckets summarizes it from buckets of files instead
+(FileStatistics), and the reuse curve from the parts' reference logs (reference_log.py).
+Time is measured from the trace's origin (its first timestamp), passed in, so windows line
+up across parts.
 """
 
 from __future__ import annotations
