@@ -165,11 +165,13 @@ class LogPlan:
         index = np.arange(n)
         life = index - index[first][np.cumsum(first) - 1]
         file, lives, end = held
-        width = int(max(life.max(), lives.max() if len(lives) else 0)) + 1
-        wanted, have = self.unlink_file * width + life, file * width + lives
-        at = np.searchsorted(have, wanted)
-        found = (at < len(have)) & (have[np.minimum(at, len(have) - 1)] == wanted) if len(have) else np.zeros(n, bool)
-        return np.where(found, end[np.minimum(at, max(len(have) - 1, 0))] if len(have) else 0, 0)
+        if not len(file):
+            return np.zeros(n, np.int64)
+        width = int(max(life.max(), lives.max())) + 1
+        have = file * width + lives  # sorted: one row per (file, life)
+        wanted = self.unlink_file * width + life
+        at = np.minimum(np.searchsorted(have, wanted), len(have) - 1)
+        return np.where(have[at] == wanted, end[at], 0)
 
 
 def _largest(file: np.ndarray, life: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
