@@ -18,6 +18,8 @@ def library() -> ctypes.CDLL:
     lib = ctypes.CDLL(str(native_binary("libfsbm_characterizer.so", Path(__file__).parent)))
     lib.fsbm_stack_distances.argtypes = [_P, _I64, _P]
     lib.fsbm_stack_distances.restype = ctypes.c_int
+    lib.fsbm_previous_reference.argtypes = [_P, _I64, _P]
+    lib.fsbm_previous_reference.restype = ctypes.c_int
     lib.fsbm_sequence.argtypes = [_I64, _P, _P, _P, _P, _P, _P, _I64, _P, _P, _P, _P, _I8, _I8, _I8, _I8, _I64,
                                   _P, _P, _P, _P, _P, _P]
     lib.fsbm_sequence.restype = _I64

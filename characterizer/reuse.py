@@ -66,18 +66,17 @@ def data_accesses(ev: EventArrays) -> np.ndarray:
 
 
 def previous_reference(keys: np.ndarray) -> np.ndarray:
-    """For each reference, the index of the previous one to the same key, or -1."""
-    order = np.argsort(keys, kind="stable")
-    sorted_keys = keys[order]
-    same = np.concatenate(([False], sorted_keys[1:] == sorted_keys[:-1]))
-    prev_sorted = np.where(same, np.concatenate(([-1], order[:-1])), -1)
-    prev = np.empty_like(order)
-    prev[order] = prev_sorted
+    """For each reference, the index of the previous one to the same key, or -1 (in C, one
+    pass with a hash table: characterizer/native/stackdist.c)."""
+    keys = np.ascontiguousarray(keys, dtype=np.int64)
+    prev = np.empty(len(keys), dtype=np.int64)
+    if len(keys) and library().fsbm_previous_reference(keys.ctypes.data, len(keys), prev.ctypes.data) != 0:
+        raise MemoryError("previous references: out of memory")
     return prev
 
 
 def stack_distances(keys: np.ndarray) -> np.ndarray:
-    prev = np.ascontiguousarray(previous_reference(keys), dtype=np.int64)
+    prev = previous_reference(keys)
     out = np.empty(len(keys), dtype=np.int64)
     if len(keys) and library().fsbm_stack_distances(prev.ctypes.data, len(keys), out.ctypes.data) != 0:
         raise MemoryError("stack distances: out of memory")

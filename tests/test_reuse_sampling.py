@@ -75,3 +75,13 @@ def test_a_blocks_hash_is_splitmix64_of_its_key_then_of_the_seed() -> None:
     hashed = spatial_hashes(keys, (0x5EED_0001, 0x5EED_0002))
     for seed, row in zip((0x5EED_0001, 0x5EED_0002), hashed):
         assert row.tolist() == [_splitmix(_splitmix(int(k)) ^ seed) for k in keys]
+
+
+def test_each_references_previous_one_to_the_same_key_is_found() -> None:
+    keys = np.random.default_rng(5).integers(0, 50_000, 300_000).astype(np.int64) << 12
+    order = np.argsort(keys, kind="stable")
+    expected = np.full(len(keys), -1, np.int64)
+    same = keys[order][1:] == keys[order][:-1]
+    expected[order[1:][same]] = order[:-1][same]
+    assert (reuse.previous_reference(keys) == expected).all()
+    assert reuse.previous_reference(np.array([7, 7, 3, 7], np.int64)).tolist() == [-1, 0, -1, 1]

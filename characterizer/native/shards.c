@@ -7,13 +7,7 @@
  */
 #include <stdint.h>
 
-static uint64_t mix(uint64_t z)
-{
-	z += 0x9E3779B97F4A7C15u;
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
-	return z ^ (z >> 31);
-}
+#include "mix.h"
 
 /* hashes[s * n + i] = mix(mix(keys[i]) ^ seeds[s]) for each of the nseeds seeds. */
 void fsbm_spatial_hashes(const uint64_t *keys, int64_t n, const uint64_t *seeds, int64_t nseeds, uint64_t *hashes)

@@ -5,12 +5,48 @@
  * blocks exactly when its distance is < C, so one pass gives every cache size.
  *
  * The caller supplies prev[i], the index of the previous reference to the same block
- * (-1 for a first reference).  A Fenwick tree over reference positions marks the latest
+ * (-1 for a first reference): fsbm_previous_reference finds it.  A Fenwick tree over reference positions marks the latest
  * reference of every block; the distance is the count of marks strictly between prev[i]
  * and i.  O(N log N) time, O(N) memory.
  */
 #include <stdint.h>
 #include <stdlib.h>
+
+#include "mix.h"
+
+/* prev[i] = the index of the previous reference to keys[i], or -1: one pass over the keys
+ * with an open-addressing table of each key's latest index (at most half full), in place
+ * of a sort.  Returns 0, or -1 if memory ran out. */
+int fsbm_previous_reference(const int64_t *keys, int64_t n, int64_t *prev)
+{
+	size_t cap = 16, mask;
+	int64_t *key, *at;
+
+	while (cap < 2 * (size_t)n)
+		cap <<= 1;
+	mask = cap - 1;
+	key = malloc(cap * sizeof(*key));
+	at = malloc(cap * sizeof(*at));
+	if (!key || !at) {
+		free(key);
+		free(at);
+		return -1;
+	}
+	for (size_t i = 0; i < cap; i++)
+		at[i] = -1;
+	for (int64_t i = 0; i < n; i++) {
+		size_t h = mix((uint64_t)keys[i]) & mask;
+
+		while (at[h] >= 0 && key[h] != keys[i])
+			h = (h + 1) & mask;
+		prev[i] = at[h];
+		key[h] = keys[i];
+		at[h] = i;
+	}
+	free(key);
+	free(at);
+	return 0;
+}
 
 static void fenwick_add(int32_t *tree, int64_t n, int64_t i, int32_t delta)
 {

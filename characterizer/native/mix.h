@@ -1,0 +1,15 @@
+/* mix.h - splitmix64's finalizer: every bit of the result depends on every bit of z. */
+#ifndef FSBM_MIX_H
+#define FSBM_MIX_H
+
+#include <stdint.h>
+
+static inline uint64_t mix(uint64_t z)
+{
+	z += 0x9E3779B97F4A7C15u;
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
+	return z ^ (z >> 31);
+}
+
+#endif
