@@ -34,7 +34,7 @@ from fsbm.characterizer.partial import FileStatistics, Partial, finalize, summar
 from fsbm.characterizer.profile import Profile
 from fsbm.characterizer.syncs import NAMESPACE_OPS, SYNC_OPS
 from fsbm.characterizer.reference_log import LogFacts, LogPlan, LogSample, ReferenceLog, ReferenceSummary
-from fsbm.errors import UsageError
+from fsbm.errors import FsbmError, UsageError
 from fsbm.traces.ingest import DICTIONARY_COLUMNS, check_event_table
 
 ROWS_PER_PIECE = 1_000_000
@@ -250,6 +250,18 @@ def partial_in_buckets(path: Path, *, every: int | None = None, trace: int = 0, 
     its reference log kept on disk for the two rounds of the reuse curve."""
     work = pieces(path, rows_per_piece)
     n_buckets = max(1, -(-_rows(work) // events_per_bucket))
+    try:
+        return _in_buckets(path, work, n_buckets, every, trace, scope)
+    except OSError as exc:  # the input was checked by pieces(): most likely no room for the buckets
+        raise FsbmError(f"cannot summarize {path} a bucket at a time in {tempfile.gettempdir()}: "
+                        f"{exc.strerror or exc}",
+                        hint="a large table is summarized a bucket at a time, kept on disk meanwhile: about the "
+                             "table's own size again; set TMPDIR to a directory with room") from exc
+
+
+def _in_buckets(path: Path, work: list[Piece], n_buckets: int, every: int | None, trace: int,
+                scope: str | None) -> Partial:
+    """partial_in_buckets' work, in a scratch directory of its own."""
     with _memory_given_back(), tempfile.TemporaryDirectory(prefix="fsbm-buckets-") as tmp:
         scratch = Path(tmp)
         facts: Facts | None = None

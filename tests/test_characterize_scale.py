@@ -5,6 +5,7 @@ traces merge; distributions merge exactly."""
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 from typing import Iterator
 
@@ -19,7 +20,7 @@ from fsbm.characterizer.histograms import ValueCounts
 from fsbm.characterizer.reference_log import LogPlan, ReferenceLog, ReferenceSummary
 from fsbm.characterizer.partial import finalize
 from fsbm.characterizer.scale import characterize_dask, dask_client, partial_in_buckets
-from fsbm.errors import UsageError
+from fsbm.errors import FsbmError, UsageError
 from fsbm.traces.ingest import ingest
 from fsbm.traces.schema import EVENT_SCHEMA, metadata
 from tests.conftest import SHARED_DATA, run_fsbm
@@ -96,6 +97,17 @@ def test_syncs_of_files_other_actors_wrote_are_told_alike_in_buckets_and_whole(
     distributed = characterize_dask(path, client, rows_per_piece=3_000, buckets=5).body
     for body in (bucketed, distributed):
         assert json.dumps(body, sort_keys=True) == json.dumps(whole, sort_keys=True)
+
+
+def test_no_room_for_the_buckets_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _shared_files(tmp_path / "shared.parquet")
+    not_a_directory = tmp_path / "scratch"
+    not_a_directory.write_text("")
+    monkeypatch.setattr(tempfile, "tempdir", str(not_a_directory))
+    with pytest.raises(FsbmError, match="a bucket at a time in .*scratch") as raised:
+        partial_in_buckets(path, events_per_bucket=2_000)
+    assert "TMPDIR" in (raised.value.hint or "")
+    assert path.exists()
 
 
 def test_a_sampled_reuse_curve_is_the_same_from_the_workers_samples_as_from_one_process(
