@@ -259,45 +259,54 @@ def partial_in_buckets(path: Path, *, every: int | None = None, trace: int = 0, 
                              "table's own size again; set TMPDIR to a directory with room") from exc
 
 
+def _spill(work: list[Piece], n_buckets: int, scratch: Path) -> tuple[Facts, set[str]]:
+    """Cut every piece into buckets of actors and of files, each bucket appended to a Parquet
+    file of its own in `scratch`; the facts, and the names of the files written."""
+    facts: Facts | None = None
+    writers: dict[str, pq.ParquetWriter] = {}
+    try:
+        for piece in work:
+            found, by_actor, by_file = split(piece, n_buckets)
+            facts = found if facts is None else facts.merge(found)
+            for kind, tables in (("actors", by_actor), ("files", by_file)):
+                for k, table in enumerate(tables):
+                    name = f"{kind}-{k}.parquet"
+                    if table.num_rows:
+                        if name not in writers:
+                            writers[name] = pq.ParquetWriter(scratch / name, table.schema, compression="none")
+                        writers[name].write_table(table)
+    finally:
+        for writer in writers.values():
+            writer.close()
+    assert facts is not None
+    return facts, set(writers)
+
+
 def _in_buckets(path: Path, work: list[Piece], n_buckets: int, every: int | None, trace: int,
                 scope: str | None) -> Partial:
-    """partial_in_buckets' work, in a scratch directory of its own."""
+    """partial_in_buckets' work, in a scratch directory of its own: the buckets of actors
+    summarized and merged one after another, each one's reference log put on disk; the
+    buckets of files; the reference logs' two rounds, a log at a time."""
     with _memory_given_back(), tempfile.TemporaryDirectory(prefix="fsbm-buckets-") as tmp:
         scratch = Path(tmp)
-        facts: Facts | None = None
-        writers: dict[str, pq.ParquetWriter] = {}
-        try:
-            for piece in work:
-                found, by_actor, by_file = split(piece, n_buckets)
-                facts = found if facts is None else facts.merge(found)
-                for kind, tables in (("actors", by_actor), ("files", by_file)):
-                    for k, table in enumerate(tables):
-                        name = f"{kind}-{k}.parquet"
-                        if table.num_rows:
-                            if name not in writers:
-                                writers[name] = pq.ParquetWriter(scratch / name, table.schema, compression="none")
-                            writers[name].write_table(table)
-        finally:
-            for writer in writers.values():
-                writer.close()
-        assert facts is not None
+        facts, spilled = _spill(work, n_buckets, scratch)
 
-        def bucket(name: str) -> pa.Table:
-            return pq.ParquetFile(scratch / name, read_dictionary=DICTIONARY_COLUMNS).read()
+        def buckets(kind: str) -> Iterator[tuple[int, pa.Table]]:
+            for k in range(n_buckets):
+                if f"{kind}-{k}.parquet" in spilled:
+                    yield k, pq.ParquetFile(scratch / f"{kind}-{k}.parquet", read_dictionary=DICTIONARY_COLUMNS).read()
 
         part: Partial | None = None
         logs = []
-        for k in range(n_buckets):
-            if f"actors-{k}.parquet" in writers:
-                summary, log = _detached(summarize_bucket([bucket(f"actors-{k}.parquet")], facts, every, trace, scope))
-                logs.append(scratch / f"log-{k}.pickle")
-                with open(logs[-1], "wb") as f:
-                    pickle.dump(log, f, protocol=pickle.HIGHEST_PROTOCOL)
-                del log
-                part = summary if part is None else part.merge(summary)
+        for k, table in buckets("actors"):
+            summary, log = _detached(summarize_bucket([table], facts, every, trace, scope))
+            logs.append(scratch / f"log-{k}.pickle")
+            with open(logs[-1], "wb") as f:
+                pickle.dump(log, f, protocol=pickle.HIGHEST_PROTOCOL)
+            del table, log  # before the next bucket is read
+            part = summary if part is None else part.merge(summary)
         assert part is not None
-        reduce(FileStatistics.merge, (summarize_files([bucket(f"files-{k}.parquet")], facts, scope)
-                                      for k in range(n_buckets) if f"files-{k}.parquet" in writers),
+        reduce(FileStatistics.merge, (summarize_files([table], facts, scope) for _, table in buckets("files")),
                FileStatistics.none()).into(part)
         log_facts = reduce(LogFacts.merge, (_load(log).facts() for log in logs))
         plan = LogPlan.of(log_facts)
