@@ -1,15 +1,19 @@
-"""The characterizer on a Dask cluster, over partitioned Parquet (issue 4: scale-out).
+"""The characterizer over buckets of a large table: on a Dask cluster, or in one process a
+bucket at a time (issue 37; docs/scale.md).
 
 Why this shape: every statistic but a few is computed per actor (sequentiality, runs,
 think time, open files) and merges by adding (partial.py).  So the events are shuffled
-by actor: each input piece (a run of Parquet row groups) is split into buckets by a stable
-hash of the actor name; each bucket, holding whole actors, is summarized on a worker; the
-summaries merge in a tree; the client finalizes.  The few statistics that need the whole
-trace in order (the reuse curve, open files over time) travel as compact arrays, so the
-result equals the single-machine profile exactly; the test checks equality, not closeness.
+by actor: each input piece (a run of Parquet row groups) is split into buckets of about
+EVENTS_PER_BUCKET events by a stable hash of the actor name; each bucket, holding whole
+actors, is summarized alone; the summaries merge in a tree.  What depends on every actor's
+events on a file comes from a second split, by file (FileStatistics).  The block
+references stay with their buckets, and the reuse curve is made from their samples in two
+rounds (reference_log.py); the open/close changes travel as arrays.  So the result equals
+the single-machine profile exactly; the tests check equality, not closeness.
 
 `workers=N` starts a local cluster of N single-threaded processes; `scheduler=ADDRESS`
 joins a running one (its workers need fsbm installed and the Parquet files at the same path).
+partial_in_buckets does the same in one process, keeping the buckets on disk meanwhile.
 """
 
 from __future__ import annotations
