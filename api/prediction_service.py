@@ -171,15 +171,10 @@ class PredictionService:
     def save(store: ResultsStore, prediction: Prediction, name: str) -> str:
         """Keep a prediction; its id (also its report's) goes into it.  The prediction as the
         API answers it (JSON, with the id)."""
-        answer = ""
-
         def encode(document_id: int) -> str:
-            nonlocal answer
             prediction.id = document_id
-            answer = prediction.model_dump_json()
-            return answer
-        store.save_named_document("prediction", encode, name=name)
-        return answer
+            return prediction.model_dump_json()
+        return store.save_named_document("prediction", encode, name=name)[1]
 
     def answer_key(self, store: ResultsStore, profile_id: int, names: list[str], **question: Any) -> str:
         """What makes two prediction requests the same question: the profile, the cost tables

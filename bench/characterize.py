@@ -31,17 +31,14 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from event_tables import synthetic
+from peak_memory import SOURCE as PEAK_RSS
 
-MEASURE = """
+MEASURE = PEAK_RSS + """
 import json, sys, time
 from pathlib import Path
 from fsbm.characterizer.arrays import to_arrays
 from fsbm.characterizer.characterize import characterize, core_statistics
 from fsbm.traces.ingest import read_events
-def peak_rss_mib():
-    # VmHWM, not ru_maxrss: ru_maxrss keeps the size of the process this one was forked from
-    # (the benchmark, holding the whole table) from before the exec.
-    return next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:")) / 1024
 table = read_events(Path(sys.argv[1]))
 t = time.perf_counter(); ev = to_arrays(table); load = time.perf_counter() - t
 t = time.perf_counter(); core_statistics(ev); core = time.perf_counter() - t
@@ -54,7 +51,7 @@ print(json.dumps({"events": table.num_rows, "to_arrays_s": load, "core_s": core,
 """
 
 
-FROM_FILE = """
+FROM_FILE = PEAK_RSS + """
 import json, sys, time
 from pathlib import Path
 from fsbm.characterizer.characterize import characterize_file
@@ -62,20 +59,14 @@ t = time.perf_counter(); profile = characterize_file(Path(sys.argv[1])); full = 
 body = profile.body
 body["source"] = None  # the in-memory run names none
 Path(sys.argv[2]).write_text(json.dumps(body, sort_keys=True, default=str))
-peak = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:")) / 1024
-print(json.dumps({"full_s": full, "peak_rss_mib": peak}))
+print(json.dumps({"full_s": full, "peak_rss_mib": peak_rss_mib()}))
 """
 
 
-DASK = """
+DASK = PEAK_RSS + """
 import json, sys, time
 from pathlib import Path
 from fsbm.characterizer.scale import characterize_dask, dask_client
-
-def peak_rss_mib():
-    # VmHWM, not ru_maxrss: ru_maxrss keeps the size of the process this one was forked from
-    # (the benchmark, holding the whole table) from before the exec.
-    return next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:")) / 1024
 
 if __name__ == "__main__":
     with dask_client(workers=2) as client:
@@ -106,8 +97,8 @@ def main() -> int:
                                   capture_output=True, text=True)
         if bucketed.returncode != 0:
             sys.exit(f"the run from the file failed:\n{bucketed.stderr}")
-        same = json.loads(in_memory.read_text()) == {**json.loads(from_file.read_text()),
-                                                     "timeline": json.loads(in_memory.read_text()).get("timeline")}
+        whole, bucketed_body = (json.loads(p.read_text()) for p in (in_memory, from_file))
+        same = whole == {**bucketed_body, "timeline": whole.get("timeline")}
         script = Path(tmp) / "dask_measure.py"  # a file: worker processes re-import __main__
         script.write_text(DASK)
         on_dask = subprocess.run([sys.executable, str(script), str(path)], capture_output=True, text=True)

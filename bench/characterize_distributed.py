@@ -25,13 +25,9 @@ import time
 from pathlib import Path
 
 from event_tables import write_partitioned
+from peak_memory import SOURCE as PEAK_RSS
 
-PEAK = '''
-def peak_rss_mib():
-    return next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:")) / 1024
-'''
-
-ONE_PROCESS = PEAK + '''
+ONE_PROCESS = PEAK_RSS + '''
 import json, sys, time
 from pathlib import Path
 from fsbm.characterizer.characterize import characterize_files
@@ -40,7 +36,7 @@ Path(sys.argv[2]).write_text(json.dumps(body, sort_keys=True, default=str))
 print(json.dumps({"seconds": seconds, "peak_rss_mib": peak_rss_mib()}))
 '''
 
-ON_DASK = PEAK + '''
+ON_DASK = PEAK_RSS + '''
 import json, sys, time
 from pathlib import Path
 from fsbm.characterizer.scale import characterize_dask, dask_client

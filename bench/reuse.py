@@ -30,10 +30,12 @@ from pathlib import Path
 
 import numpy as np
 
+from peak_memory import SOURCE as PEAK_RSS
+
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared" / "data" / "strace"
 
-PASS = """
+PASS = PEAK_RSS + """
 import json, sys, time
 import numpy as np
 from fsbm.characterizer.reuse import References, reuse_curve
@@ -41,9 +43,7 @@ data = np.load(sys.argv[1])
 refs = References(data["ids"], data["offset"], data["length"], data["is_read"])
 kwargs = json.loads(sys.argv[2])
 t = time.perf_counter(); curve = reuse_curve(refs, **kwargs); seconds = time.perf_counter() - t
-# VmHWM, not ru_maxrss: the latter keeps the parent's size from before the exec.
-hwm = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:"))
-print(json.dumps({"curve": curve, "seconds": seconds, "peak_rss_mib": hwm / 1024}))
+print(json.dumps({"curve": curve, "seconds": seconds, "peak_rss_mib": peak_rss_mib()}))
 """
 
 

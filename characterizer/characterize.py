@@ -50,6 +50,7 @@ def characterize_files(paths: list[Path], *, every: int | None = None, client: o
     Where two traces' clocks tie (traces without timestamps count calls, so every step ties),
     the one whose path sorts first goes first: the order the tables are given in changes
     nothing, even where the traces share files and so share the page cache."""
+    from fsbm.characterizer.scale import events_in, partial_dask, partial_in_buckets
     from fsbm.traces.ingest import read_events, recordings_of, timeline_of
 
     recordings = [recordings_of(path) if Path(path).is_file() else [] for path in paths]
@@ -60,13 +61,9 @@ def characterize_files(paths: list[Path], *, every: int | None = None, client: o
     for i, path in enumerate(paths):
         recording = recording_totals(recordings[i])
         if client is not None:
-            from fsbm.characterizer.scale import partial_dask
-
             part = partial_dask(path, client, every=every, trace=rank[str(path)], scope=scope)  # its timeline too
             part.recording = recording
-        elif _rows(path) > IN_MEMORY_EVENTS:
-            from fsbm.characterizer.scale import partial_in_buckets
-
+        elif events_in(path) > IN_MEMORY_EVENTS:
             part = partial_in_buckets(path, every=every, trace=rank[str(path)], scope=scope)
             part.recording = recording
         else:
@@ -75,15 +72,6 @@ def characterize_files(paths: list[Path], *, every: int | None = None, client: o
             part.timeline = timeline_of(path)
         parts.append(part)
     return Profile(finalize(reduce(Partial.merge, parts)))
-
-
-def _rows(path: Path) -> int:
-    """The events a table (a Parquet file, or a directory of them) holds, from the footers."""
-    from fsbm.traces.ingest import check_event_table
-
-    path = Path(path)
-    files = sorted(path.rglob("*.parquet")) if path.is_dir() else [path]
-    return sum(check_event_table(f).num_rows for f in files)
 
 
 def recorded_directory(recordings: list[dict]) -> str | None:

@@ -210,12 +210,12 @@ def _ended_listings(ev: EventArrays) -> np.ndarray:
     return (ev.op == OP_INDEX["readdir"]) & (ev.ret == 0) & np.isin(ev.orig, ids)
 
 
-def metadata_classes(ev: EventArrays, written: bool = True) -> dict[str, dict[str, int]]:
+def metadata_classes(ev: EventArrays) -> dict[str, dict[str, int]]:
     """{op: {"done", "failed", "empty"}} for every priced operation that is not a data access
-    (creates add "written" and "written_bytes", written_creates; readdir "listed_bytes", the
-    bytes of entries its calls returned, which the predictor prices a listing by);
-    reads and writes appear here only for their failures.  `written` False leaves the creates'
-    "written" out: it depends on every actor's writes to the files (with_written_creates)."""
+    (readdir adds "listed_bytes", the bytes of entries its calls returned, which the
+    predictor prices a listing by); reads and writes appear here only for their failures.
+    The creates' "written" depends on every actor's writes to the files, and is added by
+    with_written_creates."""
     out: dict[str, dict[str, int]] = {}
     empty_listing = _ended_listings(ev)
     for name in COSTED_OPERATIONS:
@@ -235,7 +235,7 @@ def metadata_classes(ev: EventArrays, written: bool = True) -> dict[str, dict[st
     listed = (ev.op == OP_INDEX["readdir"]) & (ev.ret > 0)
     if "readdir" in out and listed.any():
         out["readdir"]["listed_bytes"] = int(ev.ret[listed].sum())
-    return with_written_creates(out, written_creates(ev)) if written else out
+    return out
 
 
 def with_written_creates(classes: dict[str, dict[str, int]], written: tuple[int, int]) -> dict[str, dict[str, int]]:

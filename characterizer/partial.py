@@ -205,6 +205,8 @@ class Partial:
         inside = {k: self.inside[k] + other.inside[k] for k in ("actor_span_ns", "inside_ns", "durations_known")}
         inside["first_ns"] = min(self.inside["first_ns"], other.inside["first_ns"])
         inside["last_ns"] = max(self.inside["last_ns"], other.inside["last_ns"])
+        detached = self.references is None or other.references is None  # their logs lie on the workers
+        references = None if detached else self.references.merge(other.references)  # type: ignore[union-attr]
         return Partial(
             self.nfs, self.has_time, self.every, self.actors + other.actors, self.core.merge(other.core),
             checkpoints, add_counts(self.run_counts, other.run_counts), self.files.merge(other.files),
@@ -213,7 +215,7 @@ class Partial:
             add_counts(self.syncs, other.syncs), self.inter_arrival.merge(other.inter_arrival),
             self.think.merge(other.think), inside,
             self.windows.merge(other.windows),
-            self.references.merge(other.references) if self.references is not None and other.references is not None else None,
+            references,
             add_counts(self.classes, other.classes), self.trace_time.merge(other.trace_time), self.scope,
             add_counts(self.recording, other.recording), self.sources + other.sources,
             add_counts(self.timeline, other.timeline), add_counts(self.left_out, other.left_out),
@@ -327,7 +329,11 @@ class FileStatistics:
         """From events that hold every event of their files and every change to the
         directories among them, whatever the actors."""
         in_scope, _ = _workload(ev, nfs, scope)
-        ev = ev if in_scope.all() else subset(ev, in_scope)
+        return cls.of_workload(ev if in_scope.all() else subset(ev, in_scope))
+
+    @classmethod
+    def of_workload(cls, ev: EventArrays) -> "FileStatistics":
+        """From events that are the workload's already (scoped, no pseudo files)."""
         return cls(sync_kinds(ev), written_creates(ev))
 
     @classmethod
@@ -340,7 +346,7 @@ class FileStatistics:
                                self.written_creates[1] + other.written_creates[1]))
 
     def into(self, part: "Partial") -> "Partial":
-        """`part` (summarized with file_level False) with these in place."""
+        """`part`, whose syncs and creates' "written" summarize left out, with these in place."""
         part.syncs = self.syncs
         part.classes = {**part.classes, "metadata": with_written_creates(part.classes["metadata"],
                                                                          self.written_creates)}
@@ -377,18 +383,19 @@ def summarize(ev: EventArrays, *, nfs: bool, origin: int, first_seq: int = 0, ev
     inter, think = gaps(ev)
     written = np.where((ev.op == OP_INDEX["write"]) & (ev.ret > 0), ev.ret, 0)
     mapped = mapped_regions(ev)
-    return Partial(
+    part = Partial(
         nfs=nfs, has_time=ev.has_time, every=every, actors=int(present(ev.actor, len(ev.actors)).sum()),
         core=core, checkpoints=checkpoints, run_counts=run_counts,
         files=FileState(pa.array(ev.files, pa.string()).filter(pa.array(with_data)), sizes[with_data],
                         entire[with_data]),
         touched=touched, directories=directories, ops=_ops(ev), origs=_origs(ev),
-        fsyncs=int((ev.op == OP_INDEX["fsync"]).sum()), written=int(written.sum()), syncs=sync_kinds(ev) if file_level else {},
+        fsyncs=int((ev.op == OP_INDEX["fsync"]).sum()), written=int(written.sum()), syncs={},
         inter_arrival=inter, think=think, inside=inside_sums(ev), windows=Windows.of(ev, origin),
         references=_references(ev, clock, trace, mapped),
-        classes={"data": data_classes(ev, acc, mapped), "metadata": metadata_classes(ev, written=file_level)}, trace_time=trace_time,
+        classes={"data": data_classes(ev, acc, mapped), "metadata": metadata_classes(ev)}, trace_time=trace_time,
         scope=scope, recording=dict(recording or {}), sources=[source] if source else [], left_out=left_out,
         seen=seen)
+    return FileStatistics.of_workload(ev).into(part) if file_level else part
 
 
 def _operations(ops: dict[str, OpStats]) -> dict[str, dict[str, object]]:

@@ -11,8 +11,8 @@ rounds, each of which sends only what is bounded by the budget, the files or the
    trace, one id per file name (the names' rank, the same in every part and in a run on
    one machine, so a block is hashed alike everywhere), and every unlink in order;
 2. every part samples its references at that rate, finds each file's first read, and the
-   most each file held between two of its unlinks (LogSample); samples merge by adding,
-   first reads by the earlier, holdings by the larger.
+   most each file held between two of its unlinks (LogSample); samples join, first reads
+   merge by the earlier, holdings by the larger (LogSample.concat).
 
 The one-machine path is the same two rounds over one log, so both give the same profile.
 
@@ -31,12 +31,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from fsbm.characterizer import reuse
-from fsbm.characterizer.reuse import FirstReads, References, Sample, block_totals, curve_of, sampling_rate
-
-
-def _in_order(*keys: np.ndarray) -> np.ndarray:
-    """The indices that sort rows by `keys`, the first most significant."""
-    return np.lexsort(tuple(reversed(keys)))
+from fsbm.characterizer.reuse import (FirstReads, References, Sample, block_totals, curve_of, sampling_rate,
+                                      trace_order)
 
 
 @dataclass
@@ -82,14 +78,13 @@ class ReferenceLog:
         carries no places (less to hold); such a sample merges with no other."""
         ids = pc.fill_null(pc.index_in(self.names, value_set=plan.names), -1).to_numpy()
         at = self._accesses()
-        order: tuple[np.ndarray, ...] = (self.clock[at], self.trace[at], self.seq[at])
         if in_order:
-            at = at[_in_order(*order)]
-        file = ids[self.file[at]].astype(np.int64)
-        refs = References(file, self.offset[at], self.length[at], self.is_read[at])
+            at = at[trace_order((self.clock[at], self.trace[at], self.seq[at]))]
+        order = (self.clock[at], self.trace[at], self.seq[at])
+        refs = References(ids[self.file[at]].astype(np.int64), self.offset[at], self.length[at], self.is_read[at])
         places = None if in_order else order
         return LogSample(Sample.of(refs, plan.rate, places), FirstReads.of(refs, places),
-                         *plan.lives(file, self.clock[at], self.trace[at], self.seq[at], self.offset[at] + self.length[at]))
+                         *plan.lives(refs.file, *order, refs.offset + refs.length))
 
 
 @dataclass
@@ -132,7 +127,7 @@ class LogPlan:
         names = pc.unique(pa.concat_arrays([facts.names, facts.unlink_names]))
         names = names.take(pc.sort_indices(names))
         file = pc.index_in(facts.unlink_names, value_set=names).to_numpy(zero_copy_only=False).astype(np.int64)
-        ranked = _in_order(file, facts.unlink_clock, facts.unlink_trace, facts.unlink_seq)
+        ranked = trace_order((file, facts.unlink_clock, facts.unlink_trace, facts.unlink_seq))
         return cls(sampling_rate(facts.total, exact_limit=reuse.EXACT_LIMIT, budget=reuse.SAMPLE_BUDGET), names,
                    file[ranked],
                    facts.unlink_clock[ranked], facts.unlink_trace[ranked], facts.unlink_seq[ranked])
@@ -146,8 +141,8 @@ class LogPlan:
             return np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int64)
         rows_file = np.concatenate((self.unlink_file, file))
         is_unlink = np.concatenate((np.ones(n, bool), np.zeros(len(file), bool)))
-        ranked = _in_order(rows_file, np.concatenate((self.unlink_clock, clock)),
-                           np.concatenate((self.unlink_trace, trace)), np.concatenate((self.unlink_seq, seq)))
+        ranked = trace_order((rows_file, np.concatenate((self.unlink_clock, clock)),
+                              np.concatenate((self.unlink_trace, trace)), np.concatenate((self.unlink_seq, seq))))
         f, unlinking = rows_file[ranked], is_unlink[ranked]
         first = np.concatenate(([True], f[1:] != f[:-1]))
         before = np.cumsum(unlinking) - unlinking        # unlinks before each row, over all files
@@ -196,15 +191,10 @@ class LogSample:
     life: np.ndarray
     end: np.ndarray
 
-    def merge(self, other: "LogSample") -> "LogSample":
-        return LogSample(self.sample.merge(other.sample), self.first.merge(other.first),
-                         *_largest(np.concatenate((self.file, other.file)), np.concatenate((self.life, other.life)),
-                                   np.concatenate((self.end, other.end))))
-
     @classmethod
     def concat(cls, parts: list["LogSample"]) -> "LogSample":
-        """Several parts' samples merged at once, in less memory than a chain of merges
-        (Sample.concat); the parts are emptied."""
+        """Several parts' samples as one: samples joined (Sample.concat), first reads the
+        earlier, holdings the larger.  The parts are emptied."""
         first = reduce(FirstReads.merge, [part.first for part in parts])
         held = _largest(*(np.concatenate([getattr(part, name) for part in parts]) for name in ("file", "life", "end")))
         return cls(Sample.concat([part.sample for part in parts]), first, *held)

@@ -135,8 +135,8 @@ def _blocks(refs: References) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarr
 Order = tuple[np.ndarray, ...]  # where each row falls in the whole trace: sort keys, most significant first
 
 
-def _ranked(order: Order) -> np.ndarray:
-    """The indices that put rows in trace order by their sort keys."""
+def trace_order(order: Order) -> np.ndarray:
+    """The indices that put rows in trace order by their sort keys (most significant first)."""
     return np.lexsort(tuple(reversed(order)))
 
 
@@ -153,7 +153,7 @@ class FirstReads:
     def of(cls, refs: References, order: Order | None = None) -> "FirstReads":
         reads = np.flatnonzero(refs.is_read)
         if order is not None:
-            reads = reads[_ranked(tuple(o[reads] for o in order))]
+            reads = reads[trace_order(tuple(o[reads] for o in order))]
         files, first = np.unique(refs.file[reads], return_index=True)
         chosen = reads[first]
         key = (refs.file[chosen].astype(np.int64) << FILE_SHIFT) | (refs.offset[chosen] // BLOCK)
@@ -163,7 +163,7 @@ class FirstReads:
         if self.order is None or other.order is None:
             raise ValueError("first reads merge only with their place in the trace")
         order = tuple(np.concatenate((a, b)) for a, b in zip(self.order, other.order))
-        ranked = _ranked((np.concatenate((self.file, other.file)), *order))
+        ranked = trace_order((np.concatenate((self.file, other.file)), *order))
         file = np.concatenate((self.file, other.file))[ranked]
         first = np.ones(len(file), bool)
         first[1:] = file[1:] != file[:-1]
@@ -201,18 +201,11 @@ class Sample:
         return cls(rate, [c[0] for c in columns], [c[1] for c in columns],
                    None if order is None else [tuple(c[2:]) for c in columns])
 
-    def merge(self, other: "Sample") -> "Sample":
-        if self.order is None or other.order is None or self.rate != other.rate:
-            raise ValueError("samples merge only at one rate and with their place in the trace")
-        return Sample(self.rate, [np.concatenate(pair) for pair in zip(self.keys, other.keys)],
-                      [np.concatenate(pair) for pair in zip(self.is_read, other.is_read)],
-                      [tuple(np.concatenate(pair) for pair in zip(a, b)) for a, b in zip(self.order, other.order)])
-
     @classmethod
     def concat(cls, samples: list["Sample"]) -> "Sample":
-        """The samples of several parts as one, as `merge` gives it, built a column at a time,
-        each part's column let go as it is taken: beside the result, no more than one column
-        is held twice.  The parts are emptied."""
+        """The samples of several parts (each with its places in the trace) as one, built a
+        column at a time, each part's column let go as it is taken: beside the result, no more
+        than one column is held twice.  The parts are emptied."""
         if len(samples) == 1:
             return samples[0]
         if any(s.order is None for s in samples) or len({s.rate for s in samples}) != 1:
@@ -245,7 +238,7 @@ class Sample:
             return list(zip(self.keys, self.is_read))
         out = []
         for keys, is_read, order in zip(self.keys, self.is_read, self.order):
-            ranked = _ranked(order) if len(keys) else np.empty(0, np.int64)
+            ranked = trace_order(order) if len(keys) else np.empty(0, np.int64)
             out.append((keys[ranked], is_read[ranked]))
         return out
 

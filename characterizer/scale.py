@@ -47,10 +47,11 @@ EVENTS_PER_BUCKET = 1_000_000  # a one-process run summarizes this many at a tim
 
 @dataclass(frozen=True)
 class Piece:
-    """Some row groups of one Parquet file: the unit a worker reads."""
+    """Some row groups of one Parquet file, and the events they hold: the unit a worker reads."""
 
     path: str
     row_groups: tuple[int, ...]
+    rows: int
 
 
 @dataclass
@@ -85,16 +86,17 @@ def pieces(path: Path, rows_per_piece: int = ROWS_PER_PIECE) -> list[Piece]:
             group.append(i)
             rows += meta.row_group(i).num_rows
             if rows >= rows_per_piece:
-                out.append(Piece(str(file), tuple(group)))
+                out.append(Piece(str(file), tuple(group), rows))
                 group, rows = [], 0
         if group:
-            out.append(Piece(str(file), tuple(group)))
+            out.append(Piece(str(file), tuple(group), rows))
     return out
 
 
-def _rows(work: list[Piece]) -> int:
-    """The events the pieces hold, from the files' footers."""
-    return sum(pq.ParquetFile(path).metadata.num_rows for path in sorted({piece.path for piece in work}))
+def events_in(path: Path) -> int:
+    """The events a Parquet event table (one file, or a directory of them) holds, from the
+    files' footers."""
+    return sum(piece.rows for piece in pieces(path))
 
 
 def _bucket_of(actors: list[str], buckets: int) -> np.ndarray:
@@ -208,7 +210,7 @@ def partial_dask(path: Path, client: object, *, every: int | None = None, trace:
     # Buckets of about EVENTS_PER_BUCKET events, so a worker's memory is bounded by a bucket,
     # and at least two per worker, so the work spreads.
     n_buckets = buckets or max(2 * max(1, len(client.nthreads())),  # type: ignore[attr-defined]
-                               -(-_rows(work) // EVENTS_PER_BUCKET))
+                               -(-sum(p.rows for p in work) // EVENTS_PER_BUCKET))
     splits = [delayed(split, nout=3)(piece, n_buckets) for piece in work]
     facts = _tree([s[0] for s in splits], delayed(Facts.merge))
     summaries = [delayed(_detached, nout=2)(delayed(summarize_bucket)([s[1][k] for s in splits], facts, every, trace,
@@ -253,7 +255,7 @@ def partial_in_buckets(path: Path, *, every: int | None = None, trace: int = 0, 
     buckets written to a scratch directory; each bucket is then summarized and merged in, and
     its reference log kept on disk for the two rounds of the reuse curve."""
     work = pieces(path, rows_per_piece)
-    n_buckets = max(1, -(-_rows(work) // events_per_bucket))
+    n_buckets = max(1, -(-sum(p.rows for p in work) // events_per_bucket))
     try:
         return _in_buckets(path, work, n_buckets, every, trace, scope)
     except OSError as exc:  # the input was checked by pieces(): most likely no room for the buckets

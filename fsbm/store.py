@@ -265,14 +265,16 @@ class ResultsStore:
             )
             return int(cur.lastrowid)
 
-    def save_named_document(self, kind: str, encode: Callable[[int], str], *, name: str | None = None) -> int:
+    def save_named_document(self, kind: str, encode: Callable[[int], str], *,
+                            name: str | None = None) -> tuple[int, str]:
         """Keep a document whose body holds its own id (a prediction): `encode(id)` gives the
-        body, encoded once, inside the transaction that took the id."""
+        body, encoded once, inside the transaction that took the id.  The id and the body."""
         with self.write() as conn:
             document_id = int(conn.execute("INSERT INTO documents(run_id, kind, name, created, body) "
                                            "VALUES (NULL, ?, ?, ?, '')", (kind, name, _now())).lastrowid)
-            conn.execute("UPDATE documents SET body = ? WHERE id = ?", (encode(document_id), document_id))
-        return document_id
+            body = encode(document_id)
+            conn.execute("UPDATE documents SET body = ? WHERE id = ?", (body, document_id))
+        return document_id, body
 
     # -- reading ---------------------------------------------------------------------
 

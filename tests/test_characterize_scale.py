@@ -17,7 +17,7 @@ import pytest
 from fsbm.characterizer import characterize_file, reuse
 from fsbm.characterizer.characterize import characterize_files
 from fsbm.characterizer.histograms import ValueCounts
-from fsbm.characterizer.reference_log import LogPlan, ReferenceLog, ReferenceSummary
+from fsbm.characterizer.reference_log import LogPlan, LogSample, ReferenceLog, ReferenceSummary
 from fsbm.characterizer.partial import finalize
 from fsbm.characterizer.scale import characterize_dask, dask_client, partial_in_buckets
 from fsbm.errors import FsbmError, UsageError
@@ -139,7 +139,7 @@ def test_what_a_file_held_when_unlinked_is_the_same_from_parts_as_from_the_whole
     assert sorted(whole.unlinked_sizes().tolist()) == [0, 100, 12288]
     facts = writer.facts().merge(remover.facts())
     plan = LogPlan.of(facts)
-    parts = ReferenceSummary(facts, plan, writer.sample(plan).merge(remover.sample(plan)))
+    parts = ReferenceSummary(facts, plan, LogSample.concat([writer.sample(plan), remover.sample(plan)]))
     assert sorted(parts.unlinked_sizes().tolist()) == [0, 100, 12288]
     assert parts.reuse_curve() == whole.reuse_curve()
 

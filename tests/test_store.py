@@ -113,8 +113,8 @@ def test_a_document_that_names_its_own_id_is_encoded_once_with_it(tmp_path: Path
 
     with ResultsStore(tmp_path / "s.sqlite") as store:
         first = store.save_document("prediction", {"id": None})
-        second = store.save_named_document("prediction", encode, name="p")
-        assert encoded == [second] and second == first + 1
+        second, body = store.save_named_document("prediction", encode, name="p")
+        assert encoded == [second] and second == first + 1 and body == f'{{"id": {second}}}'
         assert store.document(second, "prediction") is not None
         assert store.document(second, "prediction")[2] == {"id": second}
 

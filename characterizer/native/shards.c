@@ -2,8 +2,8 @@
  * shards.c - the spatial hashes of block keys that choose a SHARDS sample (reuse.py): a
  * block is in a sample when its hash falls under a threshold, so every reference to it is
  * in, or none.  splitmix64's finalizer mixes each key, and mixes it again with each seed,
- * so two seeds give unrelated samples.  The same arithmetic as reuse._mix, done in one pass
- * instead of a dozen numpy passes over the keys.
+ * so two seeds give unrelated samples (mix.h), in one pass instead of a dozen numpy passes
+ * over the keys.
  */
 #include <stdint.h>
 

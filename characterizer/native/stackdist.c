@@ -5,9 +5,9 @@
  * blocks exactly when its distance is < C, so one pass gives every cache size.
  *
  * The caller supplies prev[i], the index of the previous reference to the same block
- * (-1 for a first reference): fsbm_previous_reference finds it.  A Fenwick tree over reference positions marks the latest
- * reference of every block; the distance is the count of marks strictly between prev[i]
- * and i.  O(N log N) time, O(N) memory.
+ * (-1 for a first reference), which fsbm_previous_reference finds.  A Fenwick tree over
+ * reference positions marks the latest reference of every block; the distance is the
+ * count of marks strictly between prev[i] and i.  O(N log N) time, O(N) memory.
  */
 #include <stdint.h>
 #include <stdlib.h>
