@@ -63,7 +63,7 @@ def characterize_files(paths: list[Path], *, every: int | None = None, client: o
         if client is not None:
             part = partial_dask(path, client, every=every, trace=rank[str(path)], scope=scope)  # its timeline too
             part.recording = recording
-        elif events_in(path) > IN_MEMORY_EVENTS:
+        elif Path(path).is_dir() or events_in(path) > IN_MEMORY_EVENTS:  # the whole-table path reads one file
             part = partial_in_buckets(path, every=every, trace=rank[str(path)], scope=scope)
             part.recording = recording
         else:

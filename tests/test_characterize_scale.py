@@ -99,6 +99,17 @@ def test_syncs_of_files_other_actors_wrote_are_told_alike_in_buckets_and_whole(
         assert json.dumps(body, sort_keys=True) == json.dumps(whole, sort_keys=True)
 
 
+def test_a_directory_of_small_tables_is_characterized_without_dask(tmp_path: Path) -> None:
+    whole = _shared_files(tmp_path / "shared.parquet")
+    table = pq.read_table(whole)
+    (tmp_path / "parts").mkdir()
+    pq.write_table(table.slice(0, 12_000), tmp_path / "parts" / "a.parquet")
+    pq.write_table(table.slice(12_000), tmp_path / "parts" / "b.parquet")
+    expected = characterize_file(whole).body
+    got = characterize_files([tmp_path / "parts"]).body
+    assert {**got, "source": None} == {**expected, "source": None}
+
+
 def test_no_room_for_the_buckets_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = _shared_files(tmp_path / "shared.parquet")
     not_a_directory = tmp_path / "scratch"
