@@ -59,8 +59,16 @@ class ReferenceLog:
         rows = {f: np.concatenate((getattr(self, f), getattr(other, f))) for f in self.ROW_FIELDS}
         return ReferenceLog(names=encoded.dictionary, file=file, **rows)
 
-    def _accesses(self) -> np.ndarray:
-        return np.flatnonzero(~self.is_unlink)
+    def _accesses(self, in_order: bool = False) -> np.ndarray:
+        """The rows that are accesses (not unlinks), in the log's order or, `in_order`, in the
+        trace's."""
+        at = np.flatnonzero(~self.is_unlink)
+        return at[trace_order((self.clock[at], self.trace[at], self.seq[at]))] if in_order else at
+
+    def in_order(self) -> References:
+        """The accesses in trace order, with this log's file ids (bench/reuse.py's input)."""
+        at = self._accesses(in_order=True)
+        return References(self.file[at], self.offset[at], self.length[at], self.is_read[at])
 
     def facts(self) -> "LogFacts":
         """What the plan needs of this part (round 1)."""
@@ -77,9 +85,7 @@ class ReferenceLog:
         this log is the whole trace, so its references are put in order here and the sample
         carries no places (less to hold); such a sample merges with no other."""
         ids = pc.fill_null(pc.index_in(self.names, value_set=plan.names), -1).to_numpy()
-        at = self._accesses()
-        if in_order:
-            at = at[trace_order((self.clock[at], self.trace[at], self.seq[at]))]
+        at = self._accesses(in_order)
         order = (self.clock[at], self.trace[at], self.seq[at])
         refs = References(ids[self.file[at]].astype(np.int64), self.offset[at], self.length[at], self.is_read[at])
         places = None if in_order else order
