@@ -66,7 +66,8 @@ print(json.dumps({"full_s": full, "peak_rss_mib": peak_rss_mib()}))
 DASK = PEAK_RSS + """
 import json, sys, time
 from pathlib import Path
-from fsbm.characterizer.scale import characterize_dask, dask_client
+from fsbm.characterizer.scale import characterize_dask
+from fsbm.cluster import dask_client
 
 if __name__ == "__main__":
     with dask_client(workers=2) as client:

@@ -39,7 +39,8 @@ print(json.dumps({"seconds": seconds, "peak_rss_mib": peak_rss_mib()}))
 ON_DASK = PEAK_RSS + '''
 import json, sys, time
 from pathlib import Path
-from fsbm.characterizer.scale import characterize_dask, dask_client
+from fsbm.characterizer.scale import characterize_dask
+from fsbm.cluster import dask_client
 
 if __name__ == "__main__":
     with dask_client(workers=int(sys.argv[3]), memory_limit=sys.argv[4]) as client:

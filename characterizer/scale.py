@@ -179,27 +179,6 @@ def _tree(items: list, combine) -> object:
     return items[0]
 
 
-@contextmanager
-def dask_client(workers: int | None = None, scheduler: str | None = None,
-                memory_limit: str | None = None) -> Iterator[object]:
-    """A distributed client: a local cluster of `workers` processes (each with at most
-    `memory_limit`, such as "2GiB", beyond which Dask spills to disk; else a share of this
-    machine's), or the scheduler given."""
-    from dask.distributed import Client, LocalCluster
-
-    if scheduler:
-        try:
-            client = Client(scheduler, timeout="10s")
-        except OSError as exc:
-            raise UsageError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from exc
-        with client:
-            yield client
-        return
-    with LocalCluster(n_workers=workers or 2, threads_per_worker=1, processes=True, dashboard_address=":0",
-                      silence_logs=40, memory_limit=memory_limit or "auto") as cluster, Client(cluster) as client:
-        yield client
-
-
 def partial_dask(path: Path, client: object, *, every: int | None = None, trace: int = 0,
                  buckets: int | None = None, rows_per_piece: int = ROWS_PER_PIECE, scope: str | None = None) -> Partial:
     """The mergeable statistics of a Parquet event table, computed on a Dask cluster."""

@@ -19,7 +19,8 @@ from fsbm.characterizer.characterize import characterize_files
 from fsbm.characterizer.histograms import ValueCounts
 from fsbm.characterizer.reference_log import LogPlan, LogSample, ReferenceLog, ReferenceSummary
 from fsbm.characterizer.partial import finalize
-from fsbm.characterizer.scale import characterize_dask, dask_client, partial_in_buckets
+from fsbm.characterizer.scale import characterize_dask, partial_in_buckets
+from fsbm.cluster import dask_client
 from fsbm.errors import FsbmError, UsageError
 from fsbm.traces.ingest import ingest
 from fsbm.traces.schema import EVENT_SCHEMA, metadata

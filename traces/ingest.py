@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -84,9 +85,11 @@ def detect_format(path: Path) -> Format:
 
 
 def ingest(inputs: list[Path], output: Path, *, keep_going: bool = False, force: bool = False,
-           fmt: Format | None = None, capture: CaptureOptions = CaptureOptions()) -> IngestResult:
+           fmt: Format | None = None, capture: CaptureOptions = CaptureOptions(), workers: Any = None) -> IngestResult:
     """Parse every input (one format) into one Parquet event table at `output`; `capture`
-    says what tshark needs to know beyond its defaults (NFS captures only)."""
+    says what tshark needs to know beyond its defaults (NFS captures only).  With `workers`
+    (fsbm.cluster), an strace -ff run's logs are parsed a process group at a time on them
+    (traces/per_process.py), to the same table."""
     if not inputs:
         raise UsageError("give at least one trace file")
     output = Path(output)
@@ -100,8 +103,15 @@ def ingest(inputs: list[Path], output: Path, *, keep_going: bool = False, force:
         raise UsageError(f"--nfs-port and --filter are for NFS captures; {inputs[0]} is {kind}")
     reader_type = {"strace": StraceReader, "pcap": NfsReader, "ellard": EllardReader}[kind]
     if kind == "strace" and len(inputs) > 1 and all(per_pid_suffix(p) is not None for p in inputs):
-        # strace -ff: one log per process; merged into one stream so clones relate them.
-        readers = [StraceReader(list(inputs), keep_going=keep_going)]
+        # strace -ff: one log per process.  Read as one stream in time order, so clones relate
+        # them; or a process group at a time, on workers or where the logs have no times to
+        # order them by (then only the fork tree orders them).
+        if workers is not None or not has_timestamps(inputs[0]):
+            from fsbm.traces.per_process import ProcessGroupsReader
+
+            readers = [ProcessGroupsReader(list(inputs), workers, keep_going=keep_going)]
+        else:
+            readers = [StraceReader(list(inputs), keep_going=keep_going)]
     elif kind == "pcap":
         readers = [NfsReader(p, keep_going=keep_going, capture=capture) for p in inputs]
     else:
@@ -140,6 +150,15 @@ def ingest(inputs: list[Path], output: Path, *, keep_going: bool = False, force:
     finally:
         tmp.unlink(missing_ok=True)
     return IngestResult(output, kind, events, stats)
+
+
+_TIMESTAMP = re.compile(rb"(\d+:\d\d:\d\d(\.\d+)?|\d+\.\d+) ")
+
+
+def has_timestamps(path: Path) -> bool:
+    """Whether an strace log's first line starts with a time (-t, -tt or -ttt)."""
+    first = _head(path, 512).split(b"\n", 1)[0]
+    return bool(_TIMESTAMP.match(first))
 
 
 def _recordings(inputs: list[Path]) -> list[dict]:

@@ -8,23 +8,19 @@ stays flat however long the log.
 
 from __future__ import annotations
 
-import heapq
 import json
-import threading
 import re
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
 
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from fsbm.locations import native_binary
 from fsbm.traces.errors import TraceParseError
-from fsbm.traces.files import open_decompressed
 from fsbm.traces.schema import EVENT_SCHEMA
 from fsbm.traces.vocabulary import PSEUDO_FILES
 
@@ -65,42 +61,17 @@ def per_pid_suffix(path: Path) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def _merged_per_pid(paths: list[Path], sink: IO[bytes]) -> None:
-    """Write the per-pid logs as one -f style stream ("PID line"), in timestamp order.
-
-    Each log is already in time order, so a k-way merge on the leading timestamp keeps
-    the global order; a line without one stays behind the line before it.
-    """
-    def keyed(path: Path) -> Iterator[tuple[float, int, bytes]]:
-        pid = str(per_pid_suffix(path)).encode()
-        last = 0.0
-        with open_decompressed(path) as f:
-            for number, line in enumerate(f):
-                stamp = line.split(b" ", 1)[0]
-                try:
-                    last = _seconds(stamp)
-                except ValueError:
-                    pass
-                yield last, number, pid + b" " + line if line.endswith(b"\n") else pid + b" " + line + b"\n"
-
-    try:
-        for _, _, line in heapq.merge(*(keyed(p) for p in paths)):
-            sink.write(line)
-    except BrokenPipeError:
-        pass  # the parser stopped early (bad input); it reports why
-    finally:
-        try:
-            sink.close()
-        except BrokenPipeError:
-            pass
+def write_log_list(logs: list[Path], path: Path) -> Path:
+    """The list strace2events --logs reads: one "PID<TAB>PATH" a line."""
+    with open(path, "w", encoding="utf-8", errors="surrogateescape") as f:
+        for log in logs:
+            f.write(f"{per_pid_suffix(log)}\t{Path(log).resolve()}\n")
+    return path
 
 
-def _seconds(stamp: bytes) -> float:
-    """A -ttt (epoch) or -t/-tt (time of day) stamp as seconds."""
-    if b":" in stamp:
-        h, m, s = stamp.split(b":")
-        return int(h) * 3600 + int(m) * 60 + float(s)
-    return float(stamp)
+def pseudo_arguments() -> list[str]:
+    """--pseudo PREFIX for every kind of file that is not filesystem work."""
+    return [arg for _, prefixes in PSEUDO_FILES for prefix in prefixes for arg in ("--pseudo", prefix)]
 
 
 class StraceReader:
@@ -120,52 +91,77 @@ class StraceReader:
         for p in self.paths:
             if not p.is_file():
                 raise TraceParseError(p, None, "no such file" if not p.exists() else "not a regular file")
-        merged = len(self.paths) > 1
-        name = f"{path.parent / path.stem}.* (merged)" if merged else str(path)
         with tempfile.TemporaryDirectory(prefix="fsbm-strace-") as tmp:
-            stats_path = Path(tmp) / "stats.json"
-            pseudo = [arg for _, prefixes in PSEUDO_FILES for prefix in prefixes for arg in ("--pseudo", prefix)]
-            command = [str(parser_binary()), "--name", name, "--stats", str(stats_path),
-                       "--pid", str(per_pid_suffix(path) or 0), *pseudo, "-" if merged else str(path)]
-            if self.keep_going:
-                command.insert(1, "--keep-going")
-            proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                    stdin=subprocess.PIPE if merged else subprocess.DEVNULL)
-            assert proc.stdout is not None and proc.stderr is not None
-            if merged:
-                assert proc.stdin is not None
-                feeder = threading.Thread(target=_merged_per_pid, args=(self.paths, proc.stdin), daemon=True)
-                feeder.start()
-            try:
-                reader = pacsv.open_csv(
-                    proc.stdout,
-                    read_options=pacsv.ReadOptions(column_names=EVENT_SCHEMA.names, block_size=self.block_size),
-                    parse_options=pacsv.ParseOptions(delimiter="\t", quote_char=False, escape_char=False),
-                    convert_options=pacsv.ConvertOptions(column_types=_TSV_TYPES, null_values=[""],
-                                                         strings_can_be_null=True),
-                )
-                for batch in reader:
-                    yield pa.RecordBatch.from_arrays(batch.columns, schema=EVENT_SCHEMA)
-            except pa.ArrowInvalid as exc:
-                if "Empty CSV file" not in str(exc):
-                    # The parser may be blocked writing rows no one reads: closing them lets it end.
-                    proc.stdout.close()
-                    _raise_failure(proc, Path(name), proc.stderr.read().decode(errors="replace") or str(exc))
-            finally:
+            if len(self.paths) > 1:  # strace -ff: strace2events merges the logs in time order
+                name = f"{path.parent / path.stem}.* ({len(self.paths)} logs)"
+                source = ["--logs", str(write_log_list(self.paths, Path(tmp) / "logs"))]
+            else:
+                name, source = str(path), ["--pid", str(per_pid_suffix(path) or 0), str(path)]
+            parse = ParserRun(source, name, EVENT_SCHEMA, Path(tmp) / "stats.json", keep_going=self.keep_going,
+                              block_size=self.block_size, logs=self.paths if len(self.paths) > 1 else ())
+            yield from parse
+            self.stats = parse.stats
+
+
+class ParserRun:
+    """One run of strace2events: its rows as record batches of `schema`, then its counts.
+
+    `arguments` say what to read (a log, or --logs and the options of a process group's
+    parse); the rows stream through pyarrow's CSV reader in blocks, so memory stays flat."""
+
+    def __init__(self, arguments: Sequence[str], name: str, schema: pa.Schema, stats_path: Path, *,
+                 keep_going: bool = False, block_size: int = 1 << 22, logs: Sequence[Path] = ()) -> None:
+        self.command = [str(parser_binary()), "--name", name, "--stats", str(stats_path), *pseudo_arguments(),
+                        *(["--keep-going"] if keep_going else []), *arguments]
+        self.name, self.schema, self.stats_path, self.block_size = name, schema, stats_path, block_size
+        self.logs = [Path(log).resolve() for log in logs]  # per-process logs, as the parser names them
+        self.stats: ParseStats | None = None
+        self.first_ns = self.last_ns = 0
+
+    def __iter__(self) -> Iterator[pa.RecordBatch]:
+        types = {**_TSV_TYPES, **{f.name: f.type for f in self.schema if f.name not in _TSV_TYPES}}
+        proc = subprocess.Popen(self.command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                stdin=subprocess.DEVNULL)
+        assert proc.stdout is not None and proc.stderr is not None
+        try:
+            reader = pacsv.open_csv(
+                proc.stdout,
+                read_options=pacsv.ReadOptions(column_names=self.schema.names, block_size=self.block_size),
+                parse_options=pacsv.ParseOptions(delimiter="\t", quote_char=False, escape_char=False),
+                convert_options=pacsv.ConvertOptions(column_types=types, null_values=[""], strings_can_be_null=True),
+            )
+            for batch in reader:
+                yield pa.RecordBatch.from_arrays(batch.columns, schema=self.schema)
+        except pa.ArrowInvalid as exc:
+            if "Empty CSV file" not in str(exc):
+                # The parser may be blocked writing rows no one reads: closing them lets it end.
                 proc.stdout.close()
-                stderr = proc.stderr.read().decode(errors="replace")
-                proc.stderr.close()
-                proc.wait()
-            if proc.returncode != 0:
-                _raise_failure(proc, Path(name), stderr)
-            self.stats = ParseStats(**json.loads(stats_path.read_text()))
+                _raise_failure(proc, Path(self.name), proc.stderr.read().decode(errors="replace") or str(exc),
+                               self.logs)
+        finally:
+            proc.stdout.close()
+            stderr = proc.stderr.read().decode(errors="replace")
+            proc.stderr.close()
+            proc.wait()
+        if proc.returncode != 0:
+            _raise_failure(proc, Path(self.name), stderr, self.logs)
+        counts = json.loads(self.stats_path.read_text())
+        # When the timeline began and ended, apart: what joins the timelines of process groups.
+        timeline = counts.get("timeline", {})
+        self.first_ns, self.last_ns = timeline.pop("first_ns", 0), timeline.pop("last_ns", 0)
+        self.stats = ParseStats(**counts)
 
 
-def _raise_failure(proc: subprocess.Popen, path: Path, stderr: str) -> None:
+def _raise_failure(proc: subprocess.Popen, path: Path, stderr: str, logs: Sequence[Path] = ()) -> None:
+    """The parser's last complaint as a TraceParseError naming the file it was about: the run
+    (`path`), or one of the per-process `logs` it read."""
     proc.wait()
     lines = [line for line in stderr.strip().splitlines() if line]
     message = lines[-1] if lines else f"strace2events exited {proc.returncode}"
-    match = re.match(re.escape(str(path)) + r":(\d+): (.*)$", message)
-    if match:
-        raise TraceParseError(path, int(match.group(1)), match.group(2))
-    raise TraceParseError(path, None, message.removeprefix(f"{path}: "))
+    for name in [*(str(log) for log in logs), str(path)]:
+        if message.startswith(f"{name}: ") or message.startswith(f"{name}:"):
+            match = re.match(r"(\d+): (.*)$", message[len(name) + 1:])
+            if match:
+                raise TraceParseError(name, int(match.group(1)), match.group(2))
+            raise TraceParseError(name, None, message[len(name) + 1:].strip())
+    raise TraceParseError(path, None, message)

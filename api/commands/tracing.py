@@ -101,12 +101,20 @@ def trace_parse(
     force: bool = typer.Option(False, "--force", help="Replace an existing output file."),
     nfs_ports: Optional[list[int]] = NFS_PORT_OPTION,
     display_filter: Optional[str] = DISPLAY_FILTER_OPTION,
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Parse strace -ff logs a process group "
+                                       "at a time on N threads here."),
+    dask_workers: Optional[int] = typer.Option(None, "--dask-workers", min=1, help="... on a local Dask cluster "
+                                               "of N worker processes."),
+    scheduler: Optional[str] = typer.Option(None, "--dask", metavar="ADDRESS", help="... on the Dask cluster whose "
+                                            "scheduler is at ADDRESS (its workers see the logs at the same paths)."),
 ) -> None:
     """Parse traces into one event table (Parquet)."""
+    from fsbm.cluster import workers_of
     from fsbm.traces.ingest import ingest
 
-    result = ingest(list(inputs), output, keep_going=keep_going, force=force,
-                    capture=capture_options(nfs_ports, display_filter))
+    with workers_of(jobs, dask_workers, scheduler) as workers:
+        result = ingest(list(inputs), output, keep_going=keep_going, force=force,
+                        capture=capture_options(nfs_ports, display_filter), workers=workers)
     s = result.stats
     unit = "lines" if result.format == "strace" else "NFS frames"
     console.print(f"{result.events} events from {s.lines} {unit} ({result.format}) -> {escape(str(output))}")

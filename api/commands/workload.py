@@ -64,7 +64,7 @@ def characterize_command(
                                        capture=capture_options(nfs_ports, display_filter)))
         client = None
         if workers or scheduler:
-            from fsbm.characterizer.scale import dask_client
+            from fsbm.cluster import dask_client
 
             client = stack.enter_context(dask_client(workers, scheduler))
         profile = characterize_files(tables, every=every, client=client, scope=absolute_scope(scope))

@@ -7,16 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void *xrealloc(void *p, size_t size)
-{
-	void *q = realloc(p, size ? size : 1);
-
-	if (!q) {
-		fputs("strace2events: out of memory\n", stderr);
-		exit(1);
-	}
-	return q;
-}
+#include "alloc.h"
 
 static char *xstrdup(const char *s)
 {
@@ -35,6 +26,7 @@ struct ofd *ofd_new(const char *path, enum ofd_kind kind, int append)
 	o->append = append;
 	o->kind = kind;
 	o->refs = 0;
+	o->id = 0;
 	return o;
 }
 

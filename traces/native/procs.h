@@ -18,6 +18,7 @@ struct ofd {
 	int append;
 	enum ofd_kind kind;
 	int refs;
+	int64_t id;       /* 0 until a fork shares it with another process group (forks.h) */
 };
 
 struct fdslot {

@@ -17,7 +17,9 @@
 
 #include "args.h"
 #include "events.h"
+#include "forks.h"
 #include "lines.h"
+#include "merge.h"
 #include "procs.h"
 #include "timeline.h"
 
@@ -47,6 +49,9 @@ struct parser {
 	const char *pseudo[MAX_PSEUDO]; /* prefixes of files that are not filesystem work */
 	size_t pseudo_len[MAX_PSEUDO];
 	int npseudo;
+	struct line_key key;      /* per-process logs: the line being parsed (merge.h) */
+	int keys;                 /* write each event's key after its columns */
+	int clones_only;          /* write only "PID<TAB>CHILD<TAB>SHARES" for each process a call made */
 };
 
 /* -- output: a plain buffer, because fprintf per field is the bottleneck at 1M lines/s -- */
@@ -151,6 +156,11 @@ static void emit(struct parser *ps, const struct event *e)
 	out_int(e->ret); out_tab();
 	out_text(e->err && e->err[0] ? e->err : NULL); out_tab();
 	out_int(e->line);
+	if (ps->keys) {
+		out_tab();
+		out_int(ps->key.ns); out_tab();
+		out_int(ps->key.line);
+	}
 	out_bytes("\n", 1);
 	ps->st.events++;
 }
@@ -208,11 +218,29 @@ static int is_pseudo(const struct parser *ps, const char *file)
 	return 0;
 }
 
+/*
+ * --clones: the processes each process made, and whether each shares its maker's fd table
+ * or working directory (then the two are one process group: forks.h).  The same test as the
+ * fd tables' (syscalls.c h_clone).
+ */
+static void list_clone(long pid, const struct call *c)
+{
+	int clone = span_eq(c->name, "clone") || span_eq(c->name, "clone3");
+	char row[64];
+
+	if (!(clone || span_eq(c->name, "fork") || span_eq(c->name, "vfork")) || !c->ret_known || c->ret <= 0)
+		return;
+	snprintf(row, sizeof(row), "%ld\t%lld\t%d\n", pid, (long long)c->ret,
+		 clone && (span_has(c->args, "CLONE_FILES") || span_has(c->args, "CLONE_FS")));
+	out_bytes(row, strlen(row));
+}
+
 /* Turn one call into an event when it acts on a file; say whether it did so on a real one. */
 static int emit_call(struct parser *ps, long pid, const struct call *c, const struct sysdesc *d, int64_t ts,
 		     int64_t dur_fallback, long line)
 {
 	static struct event e;
+	int emitted;
 
 	if (!d) {
 		ps->st.ignored_calls++;
@@ -232,7 +260,9 @@ static int emit_call(struct parser *ps, long pid, const struct call *c, const st
 	e.ret = c->ret_known ? c->ret : NO_VALUE;
 	e.err = c->err;
 	e.line = line;
-	if (!d->handle(procs_get(&ps->procs, pid), c, d, &e) || !e.op || !e.file)
+	emitted = d->handle(procs_get(&ps->procs, pid), c, d, &e) && e.op && e.file;
+	forks_call_done(emitted ? ps->seq : -1);
+	if (!emitted)
 		return 0;
 	emit(ps, &e);
 	return !is_pseudo(ps, e.file);
@@ -256,6 +286,10 @@ static void handle_call(struct parser *ps, long pid, const char *body, size_t le
 		return;
 	}
 	ps->st.good_lines++;
+	if (ps->clones_only) {
+		list_clone(pid, &c);
+		return;
+	}
 	d = syscall_lookup(c.name);
 	waits = timeline_waits(&c) || waits_on_a_pipe(ps, pid, &c);
 	on_file = emit_call(ps, pid, &c, d, ts, dur_fallback, line);
@@ -359,6 +393,10 @@ static void parse_line(struct parser *ps, const char *text, size_t len, long lin
 	long pid;
 	int64_t ts;
 
+	if (ps->clones_only && !memmem(text, len, "clone", 5) && !memmem(text, len, "fork(", 5)) {
+		ps->st.good_lines++;
+		return;
+	}
 	line_split(text, len, &ln);
 	if (ps->continuation_pid >= 0) {
 		/* The rest of a call old strace interrupted with "Process N attached". */
@@ -466,6 +504,30 @@ static void parse_stream(struct parser *ps, gzFile in)
 	free(buf);
 }
 
+/* The per-process logs of one strace -ff run, in time order (merge.h): each line is its own
+ * log's, with its pid, and reported by that log's name and line number. */
+static void parse_logs(struct parser *ps, const char *list)
+{
+	const char *run_name = ps->name;
+	const struct pidlog *l;
+	struct merge m;
+	long lines = 0;
+
+	merge_open(&m, list);
+	while ((l = merge_next(&m)) != NULL) {
+		ps->name = l->path;
+		ps->default_pid = l->pid;
+		ps->key = l->key;
+		forks_line(&l->key);
+		parse_line(ps, l->text, l->text_len, l->key.line, l->cut_short);
+		lines++;
+	}
+	out_flush();
+	ps->name = run_name;
+	ps->st.lines = lines;
+	merge_close(&m);
+}
+
 static void write_stats(const struct parser *ps, const char *path)
 {
 	FILE *f = fopen(path, "w");
@@ -499,15 +561,21 @@ static void write_stats(const struct parser *ps, const char *path)
 
 static void usage(void)
 {
-	fputs("usage: strace2events [--keep-going] [--pid N] [--name NAME] [--stats FILE] [--pseudo PREFIX]... LOG|-\n", stderr);
+	fputs("usage: strace2events [--keep-going] [--pid N] [--name NAME] [--stats FILE] [--pseudo PREFIX]... LOG|-\n"
+	      "       strace2events --clones LOG|--logs LIST\n"
+	      "       strace2events [options] --logs LIST [--keys] [--group N --forks-out DIR --shared-ops FILE\n"
+	      "                     [--state-in FILE --root PID]]\n"
+	      "LIST names the per-process logs of one strace -ff run, one PID<TAB>PATH a line.\n", stderr);
 	exit(EXIT_BAD_INPUT);
 }
 
 int main(int argc, char **argv)
 {
 	struct parser ps;
-	const char *input = NULL, *stats_path = NULL;
-	gzFile in;
+	const char *input = NULL, *stats_path = NULL, *logs = NULL, *forks_dir = NULL, *ops_path = NULL;
+	const char *state_in = NULL;
+	long group = -1, root = -1;
+	gzFile in = NULL;
 
 	memset(&ps, 0, sizeof(ps));
 	ps.default_pid = 0;
@@ -522,6 +590,22 @@ int main(int argc, char **argv)
 			ps.name = argv[++i];
 		else if (strcmp(argv[i], "--stats") == 0 && i + 1 < argc)
 			stats_path = argv[++i];
+		else if (strcmp(argv[i], "--logs") == 0 && i + 1 < argc)
+			logs = argv[++i];
+		else if (strcmp(argv[i], "--keys") == 0)
+			ps.keys = 1;
+		else if (strcmp(argv[i], "--clones") == 0)
+			ps.clones_only = 1;
+		else if (strcmp(argv[i], "--group") == 0 && i + 1 < argc)
+			group = strtol(argv[++i], NULL, 10);
+		else if (strcmp(argv[i], "--forks-out") == 0 && i + 1 < argc)
+			forks_dir = argv[++i];
+		else if (strcmp(argv[i], "--shared-ops") == 0 && i + 1 < argc)
+			ops_path = argv[++i];
+		else if (strcmp(argv[i], "--state-in") == 0 && i + 1 < argc)
+			state_in = argv[++i];
+		else if (strcmp(argv[i], "--root") == 0 && i + 1 < argc)
+			root = strtol(argv[++i], NULL, 10);
 		else if (strcmp(argv[i], "--pseudo") == 0 && i + 1 < argc && ps.npseudo < MAX_PSEUDO) {
 			ps.pseudo[ps.npseudo] = argv[++i];
 			ps.pseudo_len[ps.npseudo++] = strlen(argv[i]);
@@ -534,21 +618,33 @@ int main(int argc, char **argv)
 		else
 			usage();
 	}
-	if (!input)
+	if (!input == !logs || (group >= 0) != (forks_dir && ops_path) || (group >= 0 && !logs) ||
+	    (state_in && (group < 0 || root < 0)))
 		usage();
 	if (!ps.name)
-		ps.name = input;
-	in = strcmp(input, "-") == 0 ? gzdopen(0, "rb") : gzopen(input, "rb");
-	if (!in) {
-		fprintf(stderr, "%s: cannot open: %s\n", ps.name, strerror(errno));
-		return EXIT_BAD_INPUT;
+		ps.name = input ? input : logs;
+	if (input) {
+		in = strcmp(input, "-") == 0 ? gzdopen(0, "rb") : gzopen(input, "rb");
+		if (!in) {
+			fprintf(stderr, "%s: cannot open: %s\n", ps.name, strerror(errno));
+			return EXIT_BAD_INPUT;
+		}
+		gzbuffer(in, 1 << 17);
 	}
-	gzbuffer(in, 1 << 17);
 	procs_init(&ps.procs);
 	timeline_init(&ps.timeline);
 	syscalls_bind(&ps.procs);
-	parse_stream(&ps, in);
-	gzclose(in);
+	if (group >= 0)
+		forks_start(group, forks_dir, ops_path, &ps.day_offset, &ps.last_tod);
+	if (state_in)
+		forks_load(state_in, procs_get(&ps.procs, root), &ps.day_offset, &ps.last_tod);
+	if (in) {
+		parse_stream(&ps, in);
+		gzclose(in);
+	} else {
+		parse_logs(&ps, logs);
+	}
+	forks_end();
 	for (size_t i = 0; i < ps.procs.cap; i++)
 		if (ps.procs.table[i].used && ps.procs.table[i].pending_len)
 			ps.st.unfinished_at_end++;

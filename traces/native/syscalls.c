@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "events.h"
+#include "forks.h"
 
 static struct procs *procs;
 
@@ -210,10 +211,12 @@ static int h_rw(struct proc *p, const struct call *c, const struct sysdesc *d, s
 		size = span_iov_total(c->arg[1]);
 	if (d->c >= 0 && d->c < c->nargs && span_int(c->arg[d->c], &off) == 0 && off >= 0) {
 		/* positional: the description's offset does not move */
+		forks_op(o, SHARED_POSITIONAL, off, c->ret_known && c->ret > 0 ? c->ret : 0, 0);
 	} else if (o) {
 		off = is_write && o->append ? o->end : o->offset;
 		if (c->ret_known && c->ret > 0)
 			o->offset = past(off, c->ret);
+		forks_op(o, SHARED_RW, is_write, c->ret_known && c->ret > 0 ? c->ret : 0, 0);
 	}
 	if (o && off != NO_VALUE && c->ret_known && c->ret > 0 && past(off, c->ret) > o->end)
 		o->end = past(off, c->ret);
@@ -246,8 +249,10 @@ static int h_copy(struct proc *p, const struct call *c, const struct sysdesc *d,
 	else
 		return 1;
 	e->path2 = e->path2_buf;
-	if (source && span_eq(c->arg[1], "NULL") && c->ret_known && c->ret > 0)
+	if (source && span_eq(c->arg[1], "NULL") && c->ret_known && c->ret > 0) {
 		source->offset = past(source->offset, c->ret);
+		forks_op(source, SHARED_ADVANCE, c->ret, 0, 0);
+	}
 	return 1;
 }
 
@@ -266,8 +271,10 @@ static int h_lseek(struct proc *p, const struct call *c, const struct sysdesc *d
 	} else if (c->ret_known && c->ret >= 0) {
 		pos = c->ret;
 	}
-	if (o && pos != NO_VALUE && !failed(c))
+	if (o && pos != NO_VALUE && !failed(c)) {
 		o->offset = pos;
+		forks_op(o, SHARED_SEEK, pos, 0, 0);
+	}
 	e->offset = pos;
 	return 1;
 }
@@ -309,6 +316,7 @@ static int h_fcntl(struct proc *p, const struct call *c, const struct sysdesc *d
 		fd_set_cloexec(p, fd, span_has(c->arg[2], "FD_CLOEXEC"));
 	} else if (span_eq(c->arg[1], "F_SETFL") && c->nargs > 2 && o) {
 		o->append = span_has(c->arg[2], "O_APPEND");
+		forks_op(o, SHARED_APPEND, o->append, 0, 0);
 	}
 	return 0;
 }
@@ -404,6 +412,8 @@ static int h_clone(struct proc *p, const struct call *c, const struct sysdesc *d
 		int share_fs = d->a && span_has(c->args, "CLONE_FS");
 
 		procs_fork(procs, parent, (long)c->ret, threads, share_fs);
+		if (!threads && !share_fs) /* a process group of its own (forks.h) */
+			forks_fork(procs_get(procs, (long)c->ret));
 	}
 	return 0;
 }

@@ -203,10 +203,12 @@ void timeline_json(const struct timeline *t, FILE *f)
 	fprintf(f, "{\"processes\":%zu,\"calls\":%ld,\"timed_calls\":%ld,\"blocking_calls\":%ld,\"execs\":%ld,"
 		"\"forks\":%ld,\"blocked_ns\":%lld,\"lifetimes_ns\":%lld,\"span_ns\":%lld,\"user_ns\":%lld,"
 		"\"calls_excess_ns\":%lld,\"file_calls_excess_ns\":%lld,\"untimed_blocked_ns\":%lld,"
-		"\"user_signed_ns\":%lld,\"calls_signed_ns\":%lld,\"file_calls_signed_ns\":%lld}",
+		"\"user_signed_ns\":%lld,\"calls_signed_ns\":%lld,\"file_calls_signed_ns\":%lld,"
+		"\"first_ns\":%lld,\"last_ns\":%lld}",
 		t->count, t->calls, t->timed_calls, t->blocking_calls, t->execs, t->forks,
 		(long long)t->blocked_ns, (long long)lifetimes,
 		(long long)(t->first_ns == NO_VALUE ? 0 : t->last_ns - t->first_ns), (long long)t->user_ns,
 		(long long)t->calls_excess_ns, (long long)t->file_calls_excess_ns, (long long)t->untimed_blocked_ns,
-		(long long)t->user_signed_ns, (long long)t->calls_signed_ns, (long long)t->file_calls_signed_ns);
+		(long long)t->user_signed_ns, (long long)t->calls_signed_ns, (long long)t->file_calls_signed_ns,
+		(long long)(t->first_ns == NO_VALUE ? 0 : t->first_ns), (long long)(t->first_ns == NO_VALUE ? 0 : t->last_ns));
 }

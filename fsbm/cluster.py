@@ -1,0 +1,53 @@
+"""Where parallel work runs: a pool of local threads, a local Dask cluster, or a running one.
+
+The characterizer's buckets and the strace -ff parse's process groups both go to "workers":
+a concurrent.futures executor or a dask.distributed Client, which share `submit`.  A running
+cluster's workers need fsbm installed and the traces and tables at the same paths.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+from fsbm.errors import UsageError
+
+
+@contextmanager
+def dask_client(workers: int | None = None, scheduler: str | None = None,
+                memory_limit: str | None = None) -> Iterator[Any]:
+    """A distributed client: a local cluster of `workers` processes (each with at most
+    `memory_limit`, such as "2GiB", beyond which Dask spills to disk; else a share of this
+    machine's), or the scheduler given."""
+    from dask.distributed import Client, LocalCluster
+
+    if scheduler:
+        try:
+            client = Client(scheduler, timeout="10s")
+        except OSError as exc:
+            raise UsageError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from exc
+        with client:
+            yield client
+        return
+    with LocalCluster(n_workers=workers or 2, threads_per_worker=1, processes=True, dashboard_address=":0",
+                      silence_logs=40, memory_limit=memory_limit or "auto") as cluster, Client(cluster) as client:
+        yield client
+
+
+@contextmanager
+def workers_of(jobs: int | None = None, dask_workers: int | None = None,
+               scheduler: str | None = None) -> Iterator[Any]:
+    """The workers the command line asked for (--jobs, --dask-workers or --dask), or None
+    for work in this process."""
+    if sum(given is not None for given in (jobs, dask_workers, scheduler)) > 1:
+        raise UsageError("give one of --jobs (threads here), --dask-workers (a local Dask cluster) "
+                         "and --dask (a running one)")
+    if jobs is not None:
+        with ThreadPoolExecutor(jobs) as pool:
+            yield pool
+    elif dask_workers is not None or scheduler is not None:
+        with dask_client(dask_workers, scheduler) as client:
+            yield client
+    else:
+        yield None

@@ -1,0 +1,338 @@
+"""strace -ff logs parsed a process group at a time, in parallel, into the table one parse gives.
+
+`strace -ff -o LOG` writes LOG.<pid>, one log per process.  They are not independent: a child
+starts with a copy of its parent's fd table and working directory, and a thread shares its
+process's.  So the logs are parsed by **process group**, the processes that share an fd
+table or a working directory (a process and its threads), in four steps:
+
+1. **Clones.**  Every log's clone, fork and vfork calls (`strace2events --clones`) say which
+   process made which, and whether the two share their tables: the groups, and the tree of
+   forks between them.
+2. **Groups.**  A group is parsed once the group that forked it is: that parse left the state
+   the fork gave the child (traces/native/forks.h).  Groups on different branches of the tree
+   parse at the same time, on a pool of threads or on Dask workers.
+3. **Shared offsets.**  An open file description inherited across a fork keeps one offset,
+   which both sides move.  Each parse wrote every change of a shared description's offset,
+   keyed by its line; replayed in key order, they give the offset of every read and write
+   through it, as one parse of all the logs would.
+4. **The join.**  Every event carries the key of the line that completed it: the groups'
+   events sorted by it are in the order one parse of every log emits them, and are numbered
+   in that order.
+
+The result equals the one-process parse (strace2events --logs) event for event.  The join
+sorts the events of all groups in memory; the groups' parses are what runs in parallel.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Iterator
+from concurrent.futures import Executor, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+
+from fsbm.traces.errors import TraceParseError
+from fsbm.traces.schema import EVENT_SCHEMA
+from fsbm.traces.strace import ParseStats, ParserRun, per_pid_suffix, write_log_list
+
+KEYED_SCHEMA = pa.schema([*EVENT_SCHEMA, pa.field("key_ns", pa.int64()), pa.field("key_line", pa.int64())])
+CLONES_SCHEMA = pa.schema([pa.field(name, pa.int64()) for name in ("parent", "child", "shares")])
+OPS_COLUMNS = ["id", "key_ns", "key_line", "pid", "kind", "a", "b", "c", "seq"]
+INT64_MAX = (1 << 63) - 1
+# Kinds of rows in a shared-ops file (forks.h: enum shared_kind).
+FROM, RW, POSITIONAL, SEEK, APPEND, ADVANCE = range(6)
+
+
+@dataclass(frozen=True)
+class ProcessGroup:
+    """Processes that share an fd table or working directory, parsed together."""
+
+    number: int
+    logs: tuple[Path, ...]
+    root: int                 # the process the others were cloned from
+    parent: int | None        # the group whose fork made `root`; None for the run's first processes
+
+
+@dataclass
+class GroupParse:
+    """What the parse of one group left: its events (with their keys), the changes it made to
+    shared offsets, and its counts."""
+
+    number: int
+    events: Path
+    ops: Path
+    stats: ParseStats
+    first_ns: int
+    last_ns: int
+
+
+@dataclass(frozen=True)
+class GroupFailure:
+    """A group's logs were not strace output where `position` says: carried back as a value,
+    so a worker does not log it as a crash."""
+
+    path: str
+    position: int | None
+    reason: str
+
+    def error(self) -> TraceParseError:
+        return TraceParseError(self.path, self.position, self.reason)
+
+
+@dataclass
+class ProcessTree:
+    """The run's process groups, each after the group that forked it."""
+
+    groups: list[ProcessGroup] = field(default_factory=list)
+
+
+def process_tree(logs: list[Path], work: Path, keep_going: bool = False) -> ProcessTree:
+    """The process groups of an strace -ff run, from its logs' clone calls."""
+    makers: dict[int, tuple[int, bool]] = {}  # child -> (parent, shares its tables)
+    for parent, child, shares in _clones(logs, work, keep_going):
+        makers.setdefault(child, (parent, shares))
+    pids = {per_pid_suffix(log): log for log in logs}
+    # A group's processes reach its root through sharing clones.
+    def root_of(pid: int) -> int:
+        seen = set()
+        while pid in makers and makers[pid][1] and makers[pid][0] in pids and pid not in seen:
+            seen.add(pid)
+            pid = makers[pid][0]
+        return pid
+
+    members: dict[int, list[int]] = {}
+    for pid in sorted(pids):
+        members.setdefault(root_of(pid), []).append(pid)
+    number = {root: i for i, root in enumerate(sorted(members))}
+    groups = []
+    for root, pids_in in members.items():
+        maker = makers.get(root)
+        parent = number[root_of(maker[0])] if maker and not maker[1] and maker[0] in pids else None
+        groups.append(ProcessGroup(number[root], tuple(pids[p] for p in pids_in), root, parent))
+    return ProcessTree(_after_parents(groups))
+
+
+def _after_parents(groups: list[ProcessGroup]) -> list[ProcessGroup]:
+    """The groups with each one after its parent (a parent lost to a cycle, which only reused
+    pids could make, counts as none)."""
+    by_number = {g.number: g for g in groups}
+    children: dict[int | None, list[ProcessGroup]] = {}
+    for g in groups:
+        children.setdefault(g.parent if g.parent in by_number else None, []).append(g)
+    ordered, queue = [], list(children.get(None, []))
+    while queue:
+        g = queue.pop(0)
+        ordered.append(g)
+        queue.extend(children.get(g.number, []))
+    placed = {g.number for g in ordered}
+    ordered += [ProcessGroup(g.number, g.logs, g.root, None) for g in groups if g.number not in placed]
+    return ordered
+
+
+def _clones(logs: list[Path], work: Path, keep_going: bool) -> Iterator[tuple[int, int, bool]]:
+    """(parent, child, shares) for every process the logs' calls made."""
+    run = ParserRun(["--clones", "--logs", str(write_log_list(logs, work / "logs"))], f"{logs[0].parent / logs[0].stem}.*",
+                    CLONES_SCHEMA, work / "clones.json", keep_going=keep_going, logs=logs)
+    for batch in run:
+        for parent, child, shares in zip(*(batch.column(c).to_pylist() for c in CLONES_SCHEMA.names)):
+            yield parent, child, bool(shares)
+
+
+def parse_group(group: ProcessGroup, work: Path, keep_going: bool,
+                _parent: GroupParse | GroupFailure | None = None) -> GroupParse | GroupFailure:
+    """Parse one group's logs into work/events-N.parquet, starting its root from the state its
+    parent's parse left (work/forks/ROOT.state).  `_parent` is the parent's parse: the call
+    comes after it (on Dask, a future of it), and does nothing if that parse failed."""
+    if isinstance(_parent, GroupFailure):
+        return _parent
+    try:
+        return _parse_group(group, work, keep_going)
+    except TraceParseError as exc:
+        return GroupFailure(str(exc.path), exc.position, exc.reason)
+
+
+def _parse_group(group: ProcessGroup, work: Path, keep_going: bool) -> GroupParse:
+    n = group.number
+    state = work / "forks" / f"{group.root}.state"
+    arguments = ["--logs", str(write_log_list(list(group.logs), work / f"logs-{n}")), "--keys",
+                 "--group", str(n), "--forks-out", str(work / "forks"), "--shared-ops", str(work / f"ops-{n}.tsv")]
+    if state.exists():
+        arguments += ["--state-in", str(state), "--root", str(group.root)]
+    name = str(group.logs[0]) if len(group.logs) == 1 else f"{group.logs[0].parent / group.logs[0].stem}.* " \
+                                                           f"(process group of {group.root})"
+    run = ParserRun(arguments, name, KEYED_SCHEMA, work / f"stats-{n}.json", keep_going=keep_going,
+                    logs=group.logs)
+    out = work / f"events-{n}.parquet"
+    with pq.ParquetWriter(out, KEYED_SCHEMA, compression="zstd") as writer:
+        for batch in run:
+            writer.write_batch(batch)
+    assert run.stats is not None
+    return GroupParse(n, out, work / f"ops-{n}.tsv", run.stats, run.first_ns, run.last_ns)
+
+
+Workers = Executor | Any  # a concurrent.futures executor, or a dask.distributed Client
+
+
+def parse_groups(tree: ProcessTree, work: Path, workers: Workers, keep_going: bool) -> list[GroupParse]:
+    """Every group parsed on `workers`, each once its parent is."""
+    (work / "forks").mkdir(exist_ok=True)
+    futures: dict[int, Any] = {}
+    for group in tree.groups:
+        after = futures.get(group.parent) if group.parent is not None else None
+        futures[group.number] = _submit(workers, parse_group, group, work, keep_going, after)
+    try:
+        parses = [futures[g.number].result() for g in tree.groups]
+    except BaseException:
+        _stop(workers, list(futures.values()))  # none is left writing into `work`
+        raise
+    for parse in parses:
+        if isinstance(parse, GroupFailure):
+            raise parse.error()
+    return parses
+
+
+def _stop(workers: Workers, futures: list[Any]) -> None:
+    """Cancel what has not started and wait for what has."""
+    if isinstance(workers, Executor):
+        for future in futures:
+            future.cancel()
+        wait([f for f in futures if not f.cancelled()])
+    else:
+        workers.cancel(futures)
+
+
+def _submit(workers: Workers, fn: Callable[..., GroupParse | GroupFailure], *args: Any) -> Any:
+    """fn(*args) on `workers`; the last argument, a future, is waited for first."""
+    *given, after = args
+    if isinstance(workers, Executor):
+        # The pool takes work in the order given, and parents are given first: a child
+        # waiting here waits for a parse that has started.
+        return workers.submit(lambda: fn(*given, after.result() if isinstance(after, Future) else None))
+    return workers.submit(fn, *given, after, pure=False)  # Dask passes the parent's result
+
+
+def shared_offsets(parses: list[GroupParse]) -> dict[int, dict[int, int]]:
+    """The offsets of reads and writes through descriptions shared across groups, replayed in
+    key order: {group: {event seq in that group: offset}}."""
+    rows = []
+    for parse in parses:
+        if parse.ops.stat().st_size:
+            ops = pacsv.read_csv(parse.ops, read_options=pacsv.ReadOptions(column_names=OPS_COLUMNS),
+                                 parse_options=pacsv.ParseOptions(delimiter="\t"))
+            rows.append(ops.append_column("group", pa.array(np.full(len(ops), parse.number)))
+                        .append_column("row", pa.array(np.arange(len(ops)))))
+    if not rows:
+        return {}
+    ops = pa.concat_tables(rows)
+    ops = ops.take(pc.sort_indices(ops, [(c, "ascending") for c in ("key_ns", "key_line", "pid", "group", "row")]))
+    state: dict[int, list[int]] = {}  # id -> [offset, end, append]
+    patches: dict[int, dict[int, int]] = {}
+    for i, kind, a, b, c, seq, group in zip(*(ops.column(c).to_pylist()
+                                              for c in ("id", "kind", "a", "b", "c", "seq", "group"))):
+        if kind == FROM:
+            state.setdefault(i, [a, b, c])  # the first fork that shared it; later ones copy it
+            continue
+        st = state.get(i)
+        if st is None:
+            continue
+        if kind == RW:
+            off = st[1] if a and st[2] else st[0]
+            if b > 0:
+                st[0] = min(off + b, INT64_MAX)
+                st[1] = max(st[1], st[0])
+            if seq >= 0:
+                patches.setdefault(group, {})[seq] = off
+        elif kind == POSITIONAL and b > 0:
+            st[1] = max(st[1], min(a + b, INT64_MAX))
+        elif kind == SEEK:
+            st[0] = a
+        elif kind == APPEND:
+            st[2] = a
+        elif kind == ADVANCE:
+            st[0] = min(st[0] + a, INT64_MAX)
+    return patches
+
+
+def joined(parses: list[GroupParse], patches: dict[int, dict[int, int]]) -> pa.Table:
+    """The groups' events in the order one parse of every log gives, numbered in it."""
+    tables = []
+    for parse in parses:
+        table = pq.read_table(parse.events)
+        if parse.number in patches:
+            table = _patched(table, patches[parse.number])
+        tables.append(table.append_column("pid", pc.cast(table.column("actor"), pa.int64()))
+                      .append_column("group_seq", table.column("seq")))
+    if not tables:
+        return EVENT_SCHEMA.empty_table()
+    table = pa.concat_tables(tables)
+    order = pc.sort_indices(table, [(c, "ascending") for c in ("key_ns", "key_line", "pid", "group_seq")])
+    table = table.take(order).select(EVENT_SCHEMA.names)
+    return table.set_column(0, "seq", pa.array(np.arange(len(table), dtype=np.int64))).cast(EVENT_SCHEMA)
+
+
+def _patched(table: pa.Table, offsets: dict[int, int]) -> pa.Table:
+    column = table.column("offset").combine_chunks()
+    values = column.to_numpy(zero_copy_only=False)
+    valid = column.is_valid().to_numpy(zero_copy_only=False)
+    values = np.where(valid, values, 0).astype(np.int64)
+    seqs = np.fromiter(offsets.keys(), dtype=np.int64, count=len(offsets))
+    rows = np.searchsorted(table.column("seq").to_numpy(), seqs)
+    values[rows] = np.fromiter(offsets.values(), dtype=np.int64, count=len(offsets))
+    valid[rows] = True
+    index = table.schema.get_field_index("offset")
+    return table.set_column(index, "offset", pa.array(values, mask=~valid))
+
+
+def joined_stats(parses: list[GroupParse]) -> ParseStats:
+    """The counts of every group's parse added up; the timeline's span is the run's."""
+    total = ParseStats()
+    timeline: dict[str, int] = {}
+    for parse in parses:
+        s = parse.stats
+        for name, value in vars(s).items():
+            if name == "timeline":
+                for key, count in value.items():
+                    timeline[key] = timeline.get(key, 0) + count
+            elif isinstance(value, int):
+                setattr(total, name, getattr(total, name) + value)
+            elif isinstance(value, list):
+                total.first_errors = (total.first_errors + value)[:5]
+            elif isinstance(value, str) and value != "none":
+                total.ts_origin = value
+    timed = [p for p in parses if p.stats.timeline.get("calls")]
+    if timeline and timed:
+        timeline["span_ns"] = max(p.last_ns for p in timed) - min(p.first_ns for p in timed)
+    total.timeline = timeline
+    return total
+
+
+class ProcessGroupsReader:
+    """Event batches of an strace -ff run parsed a process group at a time on `workers`, or
+    one group after another here for None (ingest's reader interface).  ``stats`` is set once
+    ``batches()`` is exhausted."""
+
+    def __init__(self, paths: list[Path], workers: Workers | None, *, keep_going: bool = False) -> None:
+        self.paths = [Path(p) for p in paths]
+        self.workers = workers
+        self.keep_going = keep_going
+        self.stats: ParseStats | None = None
+
+    def batches(self) -> Iterator[pa.RecordBatch]:
+        with tempfile.TemporaryDirectory(prefix="fsbm-strace-ff-") as tmp:
+            work = Path(tmp)
+            tree = process_tree(self.paths, work, self.keep_going)
+            if self.workers is None:
+                with ThreadPoolExecutor(1) as one:
+                    parses = parse_groups(tree, work, one, self.keep_going)
+            else:
+                parses = parse_groups(tree, work, self.workers, self.keep_going)
+            table = joined(parses, shared_offsets(parses))
+            self.stats = joined_stats(parses)
+            yield from table.to_batches(max_chunksize=1 << 16)
