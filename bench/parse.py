@@ -9,9 +9,14 @@ the same capture (the ceiling of any tshark-based parser).  Target: within 1.3x.
 Memory: peak RSS of the whole parse at 1x and 10x the input; flat means the ratio stays
 near 1.
 
+strace -ff: the per-process logs of a real job traced here, in copies (bench/ff_logs.py),
+parsed in one process (one stream in time order) and a process group at a time on 1 and 2
+threads and on a local Dask cluster of 2 workers.  Every table must equal the one-process
+table; the figure is the wall time of 2 workers against 1, and against one process.
+
 The strace input is the real Asterisk log from ../shared/data (78 threads, thousands of
 unfinished/resumed pairs) repeated to the size wanted; the capture is nfstrace's NFSv4
-one (45,059 packets).  Usage: .venv/bin/python bench/parse.py [--copies 100]
+one (45,059 packets).  Usage: .venv/bin/python bench/parse.py [--copies 100] [--ff-copies 6]
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from peak_memory import SOURCE as PEAK_RSS
+
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO.parent / "shared" / "data"
 STRACE_LOG = DATA / "strace" / "zicada_asterisk_strace.log"
@@ -41,6 +48,59 @@ elapsed = time.perf_counter() - started
 peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss + resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
 print(result.events, elapsed, peak_kib)
 """
+
+
+PARSE_FF = PEAK_RSS + """
+import json, sys, time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from fsbm.cluster import dask_client
+from fsbm.traces.ingest import ingest
+
+if __name__ == "__main__":
+    logs, out, how, n = sorted(Path(sys.argv[1]).glob("log.*")), Path(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+    if how == "dask":
+        with dask_client(workers=n) as client:
+            started = time.perf_counter()
+            result = ingest(logs, out, force=True, workers=client)
+    else:
+        with ThreadPoolExecutor(n) as pool:
+            started = time.perf_counter()
+            result = ingest(logs, out, force=True, workers=pool if how == "threads" else None)
+    print(json.dumps({"seconds": time.perf_counter() - started, "events": result.events,
+                      "lines": result.stats.lines, "peak_rss_mib": peak_rss_mib()}))
+"""
+
+
+def per_process_logs(tmp_path: Path, copies: int) -> tuple[dict[str, float], int]:
+    """strace -ff logs parsed one process against a process group at a time: figures, misses."""
+    import pyarrow.parquet as pq
+    from ff_logs import copies as copies_of, trace_job
+
+    logs = copies_of(trace_job(tmp_path / "job"), copies, tmp_path / "ff")
+    script = tmp_path / "parse_ff.py"
+    script.write_text(PARSE_FF)
+    runs = {}
+    for label, how, n in (("one process", "one", 1), ("1 thread", "threads", 1), ("2 threads", "threads", 2),
+                          ("Dask, 2 workers", "dask", 2)):
+        out = tmp_path / f"ff-{how}-{n}.parquet"
+        done = subprocess.run([sys.executable, str(script), str(tmp_path / "ff"), str(out), how, str(n)],
+                              check=True, capture_output=True, text=True)
+        runs[label] = {**json.loads(done.stdout.strip().splitlines()[-1]), "table": out}
+    reference = pq.read_table(runs["one process"]["table"])
+    equal = all(pq.read_table(run["table"]).equals(reference) for run in runs.values())
+    one, two = runs["1 thread"]["seconds"], runs["2 threads"]["seconds"]
+    print(f"strace -ff: {len(logs):,} logs ({sum(p.stat().st_size for p in logs) / 1e6:.0f} MB), "
+          f"{runs['one process']['lines']:,} lines, {reference.num_rows:,} events")
+    for label, run in runs.items():
+        print(f"  {label:17} {run['seconds']:6.2f} s  {run['lines'] / run['seconds'] / 1e6:5.2f} M lines/s  "
+              f"peak RSS {run['peak_rss_mib']:5.0f} MiB")
+    print(f"  2 threads against 1: {one / two:.2f}x; against one process: "
+          f"{runs['one process']['seconds'] / two:.2f}x; Dask 2 workers against one process: "
+          f"{runs['one process']['seconds'] / runs['Dask, 2 workers']['seconds']:.2f}x")
+    print(f"  tables equal to the one-process table: {'yes' if equal else 'NO'}")
+    figures = {f"ff_{label.replace(' ', '_').replace(',', '')}_seconds": run["seconds"] for label, run in runs.items()}
+    return {**figures, "ff_events": reference.num_rows, "ff_two_against_one": one / two}, int(not equal)
 
 
 def timed(command: list[str]) -> float:
@@ -69,6 +129,7 @@ def repeated(source: Path, copies: int, target: Path) -> int:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--copies", type=int, default=100, help="copies of the strace log in the large input")
+    parser.add_argument("--ff-copies", type=int, default=6, help="copies of the traced -ff job")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     if not STRACE_LOG.is_file() or not CAPTURE.is_file():
@@ -121,6 +182,10 @@ def main() -> int:
         print(f"  tshark -T fields (ceiling) {ceiling:5.2f} s   parse / tshark = {nfs_ratio:.2f}x (target <= 1.3)"
               f"  {'ok' if nfs_ratio <= 1.3 else 'MISSED'}")
         misses += nfs_ratio > 1.3
+
+        ff_figures, ff_misses = per_process_logs(tmp_path, args.ff_copies)
+        figures.update(ff_figures)
+        misses += ff_misses
     if args.json:
         args.json.write_text(json.dumps(figures, indent=1))
     return 1 if misses else 0

@@ -9,8 +9,11 @@ table or a working directory (a process and its threads), in four steps:
    process made which, and whether the two share their tables: the groups, and the tree of
    forks between them.
 2. **Groups.**  A group is parsed once the group that forked it is: that parse left the state
-   the fork gave the child (traces/native/forks.h).  Groups on different branches of the tree
-   parse at the same time, on a pool of threads or on Dask workers.
+   the fork gave the child (traces/native/forks.h).  Groups are parsed in tasks of about
+   1/16 of the logs' bytes (a task is one run of the parser, and a run of a shell script has
+   thousands of one-process groups); no task holds a group with the group that forked it.
+   Tasks whose parents are parsed run at the same time, on a pool of threads or on Dask
+   workers.
 3. **Shared offsets.**  An open file description inherited across a fork keeps one offset,
    which both sides move.  Each parse wrote every change of a shared description's offset,
    keyed by its line; replayed in key order, they give the offset of every read and write
@@ -27,7 +30,7 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Callable, Iterator
-from concurrent.futures import Executor, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Executor, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,13 +39,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
-import pyarrow.parquet as pq
 
 from fsbm.traces.errors import TraceParseError
 from fsbm.traces.schema import EVENT_SCHEMA
 from fsbm.traces.strace import ParseStats, ParserRun, per_pid_suffix, write_log_list
 
-KEYED_SCHEMA = pa.schema([*EVENT_SCHEMA, pa.field("key_ns", pa.int64()), pa.field("key_line", pa.int64())])
+KEY_COLUMNS = ["key_ns", "key_line", "key_pid"]  # the key of the line that completed the event
+KEYED_SCHEMA = pa.schema([*EVENT_SCHEMA, *(pa.field(name, pa.int64()) for name in KEY_COLUMNS)])
+TASKS_PER_RUN = 16
 CLONES_SCHEMA = pa.schema([pa.field(name, pa.int64()) for name in ("parent", "child", "shares")])
 OPS_COLUMNS = ["id", "key_ns", "key_line", "pid", "kind", "a", "b", "c", "seq"]
 INT64_MAX = (1 << 63) - 1
@@ -60,10 +64,19 @@ class ProcessGroup:
     parent: int | None        # the group whose fork made `root`; None for the run's first processes
 
 
+@dataclass(frozen=True)
+class ParseTask:
+    """Process groups parsed in one run of the parser, none of them forked by another."""
+
+    number: int
+    groups: tuple[ProcessGroup, ...]
+    after: tuple[int, ...]    # the tasks that parse the groups that forked these
+
+
 @dataclass
 class GroupParse:
-    """What the parse of one group left: its events (with their keys), the changes it made to
-    shared offsets, and its counts."""
+    """What the parse of one task left: its events (with their keys) as an Arrow file, the
+    changes it made to shared offsets, and its counts."""
 
     number: int
     events: Path
@@ -91,6 +104,21 @@ class ProcessTree:
     """The run's process groups, each after the group that forked it."""
 
     groups: list[ProcessGroup] = field(default_factory=list)
+
+    def tasks(self, parts: int = TASKS_PER_RUN) -> list[ParseTask]:
+        """The groups in tasks of about 1/parts of the logs' bytes each, in the tree's order."""
+        size = {g.number: sum(log.stat().st_size for log in g.logs) for g in self.groups}
+        target = sum(size.values()) / parts
+        batches: list[list[ProcessGroup]] = [[]]
+        for group in self.groups:
+            batch = batches[-1]
+            if batch and (sum(size[g.number] for g in batch) >= target
+                          or any(g.number == group.parent for g in batch)):
+                batches.append(batch := [])
+            batch.append(group)
+        task_of = {g.number: i for i, batch in enumerate(batches) for g in batch}
+        return [ParseTask(i, tuple(batch), tuple(sorted({task_of[g.parent] for g in batch if g.parent is not None})))
+                for i, batch in enumerate(batches) if batch]
 
 
 def process_tree(logs: list[Path], work: Path, keep_going: bool = False) -> ProcessTree:
@@ -145,32 +173,36 @@ def _clones(logs: list[Path], work: Path, keep_going: bool) -> Iterator[tuple[in
             yield parent, child, bool(shares)
 
 
-def parse_group(group: ProcessGroup, work: Path, keep_going: bool,
-                _parent: GroupParse | GroupFailure | None = None) -> GroupParse | GroupFailure:
-    """Parse one group's logs into work/events-N.parquet, starting its root from the state its
-    parent's parse left (work/forks/ROOT.state).  `_parent` is the parent's parse: the call
-    comes after it (on Dask, a future of it), and does nothing if that parse failed."""
-    if isinstance(_parent, GroupFailure):
-        return _parent
+def parse_task(task: ParseTask, work: Path, keep_going: bool,
+               _after: list[GroupParse | GroupFailure] = ()) -> GroupParse | GroupFailure:
+    """Parse one task's groups into work/events-N.arrow, each group's first process starting
+    from the state its parent's parse left (work/forks/ROOT.state).  `_after` are the parses
+    of the tasks it follows (on Dask, futures of them): if one failed, this does nothing."""
+    for parse in _after:
+        if isinstance(parse, GroupFailure):
+            return parse
     try:
-        return _parse_group(group, work, keep_going)
+        return _parse_task(task, work, keep_going)
     except TraceParseError as exc:
         return GroupFailure(str(exc.path), exc.position, exc.reason)
 
 
-def _parse_group(group: ProcessGroup, work: Path, keep_going: bool) -> GroupParse:
-    n = group.number
-    state = work / "forks" / f"{group.root}.state"
-    arguments = ["--logs", str(write_log_list(list(group.logs), work / f"logs-{n}")), "--keys",
-                 "--group", str(n), "--forks-out", str(work / "forks"), "--shared-ops", str(work / f"ops-{n}.tsv")]
-    if state.exists():
-        arguments += ["--state-in", str(state), "--root", str(group.root)]
-    name = str(group.logs[0]) if len(group.logs) == 1 else f"{group.logs[0].parent / group.logs[0].stem}.* " \
-                                                           f"(process group of {group.root})"
-    run = ParserRun(arguments, name, KEYED_SCHEMA, work / f"stats-{n}.json", keep_going=keep_going,
-                    logs=group.logs)
-    out = work / f"events-{n}.parquet"
-    with pq.ParquetWriter(out, KEYED_SCHEMA, compression="zstd") as writer:
+def _parse_task(task: ParseTask, work: Path, keep_going: bool) -> GroupParse:
+    n = task.number
+    logs = [log for group in task.groups for log in group.logs]
+    arguments = ["--logs", str(write_log_list(logs, work / f"logs-{n}")), "--keys", "--group", str(n),
+                 "--forks-out", str(work / "forks"), "--shared-ops", str(work / f"ops-{n}.tsv")]
+    states = [(g.root, work / "forks" / f"{g.root}.state") for g in task.groups]
+    states = [(root, path) for root, path in states if path.exists()]
+    if states:
+        (work / f"states-{n}").write_text("".join(f"{root}\t{path}\n" for root, path in states))
+        arguments += ["--states", str(work / f"states-{n}")]
+    first = task.groups[0]
+    name = str(logs[0]) if len(logs) == 1 else f"{logs[0].parent / logs[0].stem}.* (process group of {first.root}" \
+                                               f"{f' and {len(task.groups) - 1} more' if len(task.groups) > 1 else ''})"
+    run = ParserRun(arguments, name, KEYED_SCHEMA, work / f"stats-{n}.json", keep_going=keep_going, logs=logs)
+    out = work / f"events-{n}.arrow"
+    with pa.OSFile(str(out), "wb") as sink, pa.ipc.new_file(sink, KEYED_SCHEMA) as writer:
         for batch in run:
             writer.write_batch(batch)
     assert run.stats is not None
@@ -181,14 +213,15 @@ Workers = Executor | Any  # a concurrent.futures executor, or a dask.distributed
 
 
 def parse_groups(tree: ProcessTree, work: Path, workers: Workers, keep_going: bool) -> list[GroupParse]:
-    """Every group parsed on `workers`, each once its parent is."""
+    """Every group parsed on `workers`, each once the group that forked it is."""
     (work / "forks").mkdir(exist_ok=True)
+    tasks = tree.tasks()
     futures: dict[int, Any] = {}
-    for group in tree.groups:
-        after = futures.get(group.parent) if group.parent is not None else None
-        futures[group.number] = _submit(workers, parse_group, group, work, keep_going, after)
+    for task in tasks:
+        futures[task.number] = _submit(workers, parse_task, task, work, keep_going,
+                                       [futures[i] for i in task.after])
     try:
-        parses = [futures[g.number].result() for g in tree.groups]
+        parses = [futures[t.number].result() for t in tasks]
     except BaseException:
         _stop(workers, list(futures.values()))  # none is left writing into `work`
         raise
@@ -209,13 +242,13 @@ def _stop(workers: Workers, futures: list[Any]) -> None:
 
 
 def _submit(workers: Workers, fn: Callable[..., GroupParse | GroupFailure], *args: Any) -> Any:
-    """fn(*args) on `workers`; the last argument, a future, is waited for first."""
+    """fn(*args) on `workers`; the last argument, a list of futures, is waited for first."""
     *given, after = args
     if isinstance(workers, Executor):
-        # The pool takes work in the order given, and parents are given first: a child
-        # waiting here waits for a parse that has started.
-        return workers.submit(lambda: fn(*given, after.result() if isinstance(after, Future) else None))
-    return workers.submit(fn, *given, after, pure=False)  # Dask passes the parent's result
+        # The pool takes work in the order given, and parents are given first: a task
+        # waiting here waits for parses that have started.
+        return workers.submit(lambda: fn(*given, [f.result() for f in after]))
+    return workers.submit(fn, *given, after, pure=False)  # Dask passes the results
 
 
 def shared_offsets(parses: list[GroupParse]) -> dict[int, dict[int, int]]:
@@ -261,19 +294,18 @@ def shared_offsets(parses: list[GroupParse]) -> dict[int, dict[int, int]]:
 
 
 def joined(parses: list[GroupParse], patches: dict[int, dict[int, int]]) -> pa.Table:
-    """The groups' events in the order one parse of every log gives, numbered in it."""
+    """The tasks' events in the order one parse of every log gives, numbered in it.  A line
+    completes at most one event, so its key orders the events."""
     tables = []
     for parse in parses:
-        table = pq.read_table(parse.events)
-        if parse.number in patches:
-            table = _patched(table, patches[parse.number])
-        tables.append(table.append_column("pid", pc.cast(table.column("actor"), pa.int64()))
-                      .append_column("group_seq", table.column("seq")))
+        with pa.memory_map(str(parse.events)) as source:
+            table = pa.ipc.open_file(source).read_all()
+        tables.append(_patched(table, patches[parse.number]) if parse.number in patches else table)
     if not tables:
         return EVENT_SCHEMA.empty_table()
     table = pa.concat_tables(tables)
-    order = pc.sort_indices(table, [(c, "ascending") for c in ("key_ns", "key_line", "pid", "group_seq")])
-    table = table.take(order).select(EVENT_SCHEMA.names)
+    keys = [table.column(name).to_numpy() for name in reversed(KEY_COLUMNS)]
+    table = table.take(pa.array(np.lexsort(keys))).select(EVENT_SCHEMA.names)
     return table.set_column(0, "seq", pa.array(np.arange(len(table), dtype=np.int64))).cast(EVENT_SCHEMA)
 
 

@@ -144,7 +144,7 @@ static char *read_bytes(FILE *f, const char *path)
 	return s;
 }
 
-void forks_load(const char *path, struct proc *root, int64_t *day_offset, int64_t *last_tod)
+static void load(const char *path, struct proc *root, int64_t *day_offset, int64_t *last_tod)
 {
 	FILE *f = fopen(path, "r");
 	struct ofd **seen = NULL;
@@ -183,6 +183,35 @@ void forks_load(const char *path, struct proc *root, int64_t *day_offset, int64_
 	if (!feof(f))
 		fail(path, "not a fork state written by strace2events");
 	free(seen);
+	fclose(f);
+}
+
+void forks_load_all(const char *list, struct procs *ps, int64_t *day_offset, int64_t *last_tod)
+{
+	FILE *f = fopen(list, "r");
+	char *entry = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	int first = 1;
+
+	if (!f)
+		fail(list, strerror(errno));
+	while ((n = getline(&entry, &cap, f)) > 0) {
+		char *tab = strchr(entry, '\t');
+		int64_t day, tod;
+
+		if (entry[n - 1] == '\n')
+			entry[n - 1] = '\0';
+		if (!tab)
+			fail(list, "expected ROOT<TAB>PATH");
+		load(tab + 1, procs_get(ps, strtol(entry, NULL, 10)), &day, &tod);
+		if (first || day < *day_offset || (day == *day_offset && tod < *last_tod)) {
+			*day_offset = day;
+			*last_tod = tod;
+		}
+		first = 0;
+	}
+	free(entry);
 	fclose(f);
 }
 

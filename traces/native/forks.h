@@ -7,7 +7,8 @@
  * group starts from a copy of its parent's: the fd table, the open file descriptions behind
  * it, the working directory, and the clock (a -t log's midnights so far).  So the parse of a
  * group writes that state for every fork out of it (forks_dir/<child pid>.state), and the
- * parse of the child's group starts from it.
+ * parse of the child's group starts from it.  One parse can take several groups, none of
+ * them forked by another of them.
  *
  * One thing stays shared after a fork: an open file description's offset, which parent and
  * child move together.  A description becomes shared at the first fork that copies it; from
@@ -47,8 +48,9 @@ void forks_op(const struct ofd *o, enum shared_kind kind, int64_t a, int64_t b, 
 void forks_call_done(long seq);
 /* A fork gave `child` its own fd table and working directory: write them for its group. */
 void forks_fork(const struct proc *child);
-/* Start process `root` (a group's first) from the state its parent's parse wrote. */
-void forks_load(const char *path, struct proc *root, int64_t *day_offset, int64_t *last_tod);
+/* Start each process group's first process from the state its parent's parse wrote: `list`
+ * holds one "ROOT<TAB>PATH" a line.  The clock is the earliest fork's. */
+void forks_load_all(const char *list, struct procs *ps, int64_t *day_offset, int64_t *last_tod);
 void forks_end(void);
 
 #endif

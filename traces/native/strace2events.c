@@ -159,7 +159,8 @@ static void emit(struct parser *ps, const struct event *e)
 	if (ps->keys) {
 		out_tab();
 		out_int(ps->key.ns); out_tab();
-		out_int(ps->key.line);
+		out_int(ps->key.line); out_tab();
+		out_int(ps->key.pid);
 	}
 	out_bytes("\n", 1);
 	ps->st.events++;
@@ -564,8 +565,9 @@ static void usage(void)
 	fputs("usage: strace2events [--keep-going] [--pid N] [--name NAME] [--stats FILE] [--pseudo PREFIX]... LOG|-\n"
 	      "       strace2events --clones LOG|--logs LIST\n"
 	      "       strace2events [options] --logs LIST [--keys] [--group N --forks-out DIR --shared-ops FILE\n"
-	      "                     [--state-in FILE --root PID]]\n"
-	      "LIST names the per-process logs of one strace -ff run, one PID<TAB>PATH a line.\n", stderr);
+	      "                     [--states LIST]]\n"
+	      "--logs LIST names the per-process logs of one strace -ff run, one PID<TAB>PATH a line;\n"
+	      "--states LIST the state each process group's first process starts from, ROOT<TAB>PATH.\n", stderr);
 	exit(EXIT_BAD_INPUT);
 }
 
@@ -573,8 +575,8 @@ int main(int argc, char **argv)
 {
 	struct parser ps;
 	const char *input = NULL, *stats_path = NULL, *logs = NULL, *forks_dir = NULL, *ops_path = NULL;
-	const char *state_in = NULL;
-	long group = -1, root = -1;
+	const char *states = NULL;
+	long group = -1;
 	gzFile in = NULL;
 
 	memset(&ps, 0, sizeof(ps));
@@ -602,10 +604,8 @@ int main(int argc, char **argv)
 			forks_dir = argv[++i];
 		else if (strcmp(argv[i], "--shared-ops") == 0 && i + 1 < argc)
 			ops_path = argv[++i];
-		else if (strcmp(argv[i], "--state-in") == 0 && i + 1 < argc)
-			state_in = argv[++i];
-		else if (strcmp(argv[i], "--root") == 0 && i + 1 < argc)
-			root = strtol(argv[++i], NULL, 10);
+		else if (strcmp(argv[i], "--states") == 0 && i + 1 < argc)
+			states = argv[++i];
 		else if (strcmp(argv[i], "--pseudo") == 0 && i + 1 < argc && ps.npseudo < MAX_PSEUDO) {
 			ps.pseudo[ps.npseudo] = argv[++i];
 			ps.pseudo_len[ps.npseudo++] = strlen(argv[i]);
@@ -619,7 +619,7 @@ int main(int argc, char **argv)
 			usage();
 	}
 	if (!input == !logs || (group >= 0) != (forks_dir && ops_path) || (group >= 0 && !logs) ||
-	    (state_in && (group < 0 || root < 0)))
+	    (states && group < 0))
 		usage();
 	if (!ps.name)
 		ps.name = input ? input : logs;
@@ -636,8 +636,8 @@ int main(int argc, char **argv)
 	syscalls_bind(&ps.procs);
 	if (group >= 0)
 		forks_start(group, forks_dir, ops_path, &ps.day_offset, &ps.last_tod);
-	if (state_in)
-		forks_load(state_in, procs_get(&ps.procs, root), &ps.day_offset, &ps.last_tod);
+	if (states)
+		forks_load_all(states, &ps.procs, &ps.day_offset, &ps.last_tod);
 	if (in) {
 		parse_stream(&ps, in);
 		gzclose(in);
