@@ -48,6 +48,44 @@ int fsbm_previous_reference(const int64_t *keys, int64_t n, int64_t *prev)
 	return 0;
 }
 
+/* in[i] = whether keys[i] is one of the m keys of `set`: an open-addressing table of the
+ * set (at most half full), probed once per key.  Returns 0, or -1 if memory ran out. */
+int fsbm_member(const int64_t *keys, int64_t n, const int64_t *set, int64_t m, uint8_t *in)
+{
+	size_t cap = 16, mask;
+	int64_t *slot;
+	uint8_t *used;
+
+	while (cap < 2 * (size_t)m)
+		cap <<= 1;
+	mask = cap - 1;
+	slot = malloc(cap * sizeof(*slot));
+	used = calloc(cap, 1);
+	if (!slot || !used) {
+		free(slot);
+		free(used);
+		return -1;
+	}
+	for (int64_t j = 0; j < m; j++) {
+		size_t h = mix((uint64_t)set[j]) & mask;
+
+		while (used[h] && slot[h] != set[j])
+			h = (h + 1) & mask;
+		slot[h] = set[j];
+		used[h] = 1;
+	}
+	for (int64_t i = 0; i < n; i++) {
+		size_t h = mix((uint64_t)keys[i]) & mask;
+
+		while (used[h] && slot[h] != keys[i])
+			h = (h + 1) & mask;
+		in[i] = used[h];
+	}
+	free(slot);
+	free(used);
+	return 0;
+}
+
 static void fenwick_add(int32_t *tree, int64_t n, int64_t i, int32_t delta)
 {
 	for (i++; i <= n; i += i & -i)
