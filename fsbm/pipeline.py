@@ -59,17 +59,19 @@ def _capture(capture: Optional["CaptureOptions"]) -> "CaptureOptions":
     return capture or CaptureOptions()
 
 
-def events_table(source: PathLike, stack: ExitStack, *, keep_going: bool = False,
-                 capture: Optional["CaptureOptions"] = None) -> Path:
-    """An event table (Parquet) for a trace or a table: a trace is parsed into a temporary
-    one that lives as long as `stack`."""
+def events_table(source: PathLike | Sequence[PathLike], stack: ExitStack, *, keep_going: bool = False,
+                 capture: Optional["CaptureOptions"] = None, workers: Any = None) -> Path:
+    """An event table (Parquet) for a trace (one file, or the per-pid logs of one strace -ff
+    run) or a table: a trace is parsed into a temporary one that lives as long as `stack`,
+    on `workers` where it is -ff logs and they are given (fsbm.cluster)."""
     from fsbm.traces.ingest import ingest
 
-    source = Path(source)
-    if source.suffix == ".parquet" or source.is_dir():
-        return source
+    paths = [Path(source)] if isinstance(source, (str, os.PathLike)) else [Path(s) for s in source]
+    if len(paths) == 1 and (paths[0].suffix == ".parquet" or paths[0].is_dir()):
+        return paths[0]
     tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="fsbm-events-")))
-    return ingest([source], tmp / "events.parquet", keep_going=keep_going, capture=_capture(capture)).output
+    return ingest(paths, tmp / "events.parquet", keep_going=keep_going, capture=_capture(capture),
+                  workers=workers).output
 
 
 def parse(source: PathLike | Sequence[PathLike], *, keep_going: bool = False,
@@ -84,16 +86,28 @@ def parse(source: PathLike | Sequence[PathLike], *, keep_going: bool = False,
         return read_events(table.output).to_pandas()
 
 
-def characterize(source: PathLike | "pd.DataFrame", *, scope: Optional[str] = None, keep_going: bool = False,
-                 capture: Optional["CaptureOptions"] = None) -> "Profile":
-    """The workload profile of a trace, an event table, a profile file (JSON, read as it is),
-    or a DataFrame of events (`parse`'s).  `scope`: only calls on files beneath this
+def characterize(source: PathLike | Sequence[PathLike] | "pd.DataFrame", *, scope: Optional[str] = None,
+                 keep_going: bool = False, capture: Optional["CaptureOptions"] = None) -> "Profile":
+    """The workload profile of a trace (a file, or the per-pid logs of one strace -ff run), an
+    event table, a profile file (JSON, read as it is), or a DataFrame of events (`parse`'s).  `scope`: only calls on files beneath this
     directory are the workload.  A DataFrame holds the events alone: not what `fsbm trace
     record` kept beside them (the scope it was given, the CPU time) nor the trace's
     timeline, so a trace or its table gives the fuller profile."""
     from fsbm.characterizer.characterize import characterize_files
     from fsbm.characterizer.profile import Profile
 
+    if isinstance(source, Sequence) and not isinstance(source, str):
+        from fsbm.traces.ingest import run_name
+
+        paths = [Path(s) for s in source]
+        for path in paths:
+            if not path.exists():
+                raise UsageError(f"{path} does not exist")
+        with ExitStack() as stack:
+            profile = characterize_files([events_table(paths, stack, keep_going=keep_going, capture=capture)],
+                                         scope=absolute_scope(scope))
+        profile.body["source"] = run_name(paths)
+        return profile
     if not isinstance(source, (str, os.PathLike)):
         import pyarrow as pa
 

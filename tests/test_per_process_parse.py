@@ -165,3 +165,23 @@ def test_a_bad_line_names_its_own_log_and_line_and_leaves_nothing(shell_logs: li
     assert kept.stats.bad_lines == 1 and kept.stats.first_errors[0].startswith(f"{bad.resolve()}:5: ")
     assert run_fsbm("trace", "parse", *map(str, logs), "-o", str(tmp_path / "x.parquet"), "--jobs", "2",
                     "--dask-workers", "2").returncode == 2
+
+
+def test_characterize_takes_an_ff_run_as_one_trace(shell_logs: list[Path], tmp_path: Path) -> None:
+    # Characterized one log at a time, each child's writes through the descriptor it inherited
+    # would start at 0 and look sequential (on one such run, 82% of writes against 39%).
+    import json
+
+    import fsbm
+
+    table = ingest(shell_logs, tmp_path / "events.parquet").output
+    from_table = fsbm.characterize(table).body
+    from_logs = fsbm.characterize(shell_logs).body
+    assert from_logs.pop("source").endswith(f"log.* ({len(shell_logs)} per-process logs)")
+    from_table.pop("source")
+    assert from_logs == from_table
+    done = run_fsbm("characterize", *map(str, shell_logs), "--json", str(tmp_path / "p.json"),
+                    env={"FSBM_HOME": str(tmp_path / "home")})
+    assert done.returncode == 0, done.stderr
+    on_cli = json.loads((tmp_path / "p.json").read_text())
+    assert on_cli["tang"] == from_table["tang"]

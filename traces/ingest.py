@@ -161,6 +161,23 @@ def has_timestamps(path: Path) -> bool:
     return bool(_TIMESTAMP.match(first))
 
 
+def trace_runs(paths: list[Path]) -> list[list[Path]]:
+    """The traces among `paths`, in the order given: the per-pid logs of one strace -ff run
+    (LOG.<pid>, one LOG) are one trace, parsed together; any other file is a trace of its own."""
+    runs: dict[Path, list[Path]] = {}
+    for path in map(Path, paths):
+        key = path.with_suffix("") if per_pid_suffix(path) is not None else path
+        runs.setdefault(key, []).append(path)
+    return list(runs.values())
+
+
+def run_name(paths: list[Path]) -> str:
+    """How a trace of one or several files is named in a profile."""
+    if len(paths) == 1:
+        return str(paths[0])
+    return f"{paths[0].with_suffix('')}.* ({len(paths)} per-process logs)"
+
+
 def _recordings(inputs: list[Path]) -> list[dict]:
     """What `fsbm trace record` kept beside each log (CPU time and so on), once per recording:
     strace -ff's LOG.<pid> files share LOG's."""

@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 def characterize_command(
     ctx: typer.Context,
     sources: list[Path] = typer.Argument(..., help="Event tables (Parquet: a file or a directory of files) or traces "
-                                              "(strace logs, captures); several give one profile of them run together."),
+                                              "(strace logs, captures; the per-pid logs of an strace -ff run are one "
+                                              "trace); several give one profile of them run together."),
     every: Optional[int] = typer.Option(None, "--every", min=1, help="Also give the statistics every N events."),
     json_out: Optional[Path] = json_option("the profile"),
     force: bool = typer.Option(False, "--force", help="Allow --json to replace an existing file."),
@@ -48,6 +49,7 @@ def characterize_command(
     """The workload profile of a trace: Tang's table, sequentiality, runs, sizes, reuse curve."""
     from fsbm.characterizer.characterize import characterize_files
     from fsbm.pipeline import absolute_scope, events_table
+    from fsbm.traces.ingest import run_name, trace_runs
 
     refuse_overwrite(json_out, force)
     refuse_overwrite(fio_out, force)
@@ -58,17 +60,18 @@ def characterize_command(
         if not source.exists():
             raise UsageError(f"{source} does not exist")
     with ExitStack() as stack:
-        tables = []
-        for source in sources:
-            tables.append(events_table(source, stack, keep_going=keep_going,
-                                       capture=capture_options(nfs_ports, display_filter)))
         client = None
         if workers or scheduler:
             from fsbm.cluster import dask_client
 
             client = stack.enter_context(dask_client(workers, scheduler))
+        # The per-pid logs of one strace -ff run are one trace: parsed together (on the
+        # cluster, if there is one), so forks carry descriptors and offsets between them.
+        runs = trace_runs(sources)
+        tables = [events_table(run, stack, keep_going=keep_going, capture=capture_options(nfs_ports, display_filter),
+                               workers=client) for run in runs]
         profile = characterize_files(tables, every=every, client=client, scope=absolute_scope(scope))
-        profile.body["source"] = ", ".join(str(s) for s in sources)
+        profile.body["source"] = ", ".join(run_name(run) for run in runs)
     with settings_of(ctx).store() as store:
         profile_id = store.save_document("profile", profile.to_json(), name=profile.body["source"])
     show(render.profile_table(profile.to_json()), profile.to_json(), output_format)
