@@ -77,6 +77,17 @@ class LruCache:
         return value
 
 
+def newest_table_ids(store: ResultsStore, names: list[str]) -> list[int]:
+    """The id of the newest cost table of each named candidate; a clear error naming what the
+    store has where one has none."""
+    known = {name: document_id for document_id, name, _ in reversed(store.document_names("cost_table")) if name}
+    for name in names:
+        if name not in known:
+            raise UsageError(f"the store has no cost table for '{name}' (it has: {', '.join(sorted(known)) or 'none'})",
+                             hint="measure it with `fsbm bench --fs NAME` or `fsbm bench --target DIR`")
+    return [known[name] for name in names]
+
+
 class PredictionService:
     """Predictions against one store.  Thread-safe: SQLite handles are per thread."""
 
@@ -121,14 +132,7 @@ class PredictionService:
 
     def newest_tables(self, store: ResultsStore, names: list[str]) -> list[tuple[int, Pricer]]:
         """The newest cost table of each named candidate; a clear error naming what the store has."""
-        found = []
-        known = {name: document_id for document_id, name, _ in reversed(store.document_names("cost_table")) if name}
-        for name in names:
-            if name not in known:
-                raise UsageError(f"the store has no cost table for '{name}' (it has: {', '.join(sorted(known)) or 'none'})",
-                                 hint="measure it with `fsbm bench --fs NAME` or `fsbm bench --target DIR`")
-            found.append((known[name], self.pricer(store, known[name])))
-        return found
+        return [(table_id, self.pricer(store, table_id)) for table_id in newest_table_ids(store, names)]
 
     def runtime_model(self, store: ResultsStore, profile: Profile | dict[str, Any],
                       uncalibrated: bool = False) -> tuple[Optional[int], RuntimeEstimator]:

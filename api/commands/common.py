@@ -148,7 +148,7 @@ def progress_bar(description: str, show: bool = True) -> Any:
     return render.progress_bar(console, description, show)
 
 
-def profile_of(source: Path, keep_going: bool, scope: Optional[str]) -> dict[str, Any]:
+def profile_of(source: Path | list[Path], keep_going: bool, scope: Optional[str]) -> dict[str, Any]:
     """A profile from a profile JSON file, or from a trace or event table (characterized now)."""
     from fsbm.pipeline import characterize
 

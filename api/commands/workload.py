@@ -99,8 +99,9 @@ def characterize_command(
 
 def predict_command(
     ctx: typer.Context,
-    source: Path = typer.Argument(..., help="A workload: a profile (JSON from `fsbm characterize --json`), a trace "
-                                            "(strace log, capture) or an event table (Parquet)."),
+    sources: list[Path] = typer.Argument(..., help="A workload: a profile (JSON from `fsbm characterize --json`), a "
+                                                   "trace (strace log, the per-pid logs of an strace -ff run, capture) "
+                                                   "or an event table (Parquet)."),
     candidates: str = typer.Option(..., "--candidates", help="Cost tables by name, e.g. ext4,xfs,btrfs (see "
                                                              "`fsbm store list tables`; `fsbm bench` makes them)."),
     cache_size: Optional[str] = typer.Option(None, "--cache-size", help="Page cache of the target machine, e.g. 8G "
@@ -122,7 +123,7 @@ def predict_command(
     check_start(start)
     if measured is not None and traced_on is None:
         raise UsageError("--measured needs --traced-on, the candidate it was measured on")
-    doc = _prediction(settings_of(ctx), source, candidate_names(candidates), keep_going=keep_going, scope=scope,
+    doc = _prediction(settings_of(ctx), one_workload(sources), candidate_names(candidates), keep_going=keep_going, scope=scope,
                       cache_bytes=page_cache_bytes(cache_size), start=start, uncalibrated=uncalibrated,
                       measured=measured, traced_on=traced_on)
     show(render.prediction_table(doc), doc.model_dump(mode="json"), output_format)
@@ -134,6 +135,17 @@ def predict_command(
         write_json(json_out, doc.model_dump(mode="json"))
 
 
+def one_workload(sources: list[Path]) -> Path | list[Path]:
+    """The workload of a command that takes one: a file, or the per-pid logs of one strace -ff run."""
+    from fsbm.traces.ingest import run_name, trace_runs
+
+    runs = trace_runs(sources)
+    if len(runs) > 1:
+        raise UsageError(f"give one workload, not {len(runs)} ({', '.join(run_name(run) for run in runs[:3])}); "
+                         "`fsbm characterize` takes several traces run together")
+    return runs[0] if len(runs[0]) > 1 else runs[0][0]
+
+
 def _needs_tracing_calibration(settings: Settings, profile: dict[str, Any]) -> bool:
     from fsbm.pipeline import needs_tracing_calibration
 
@@ -141,19 +153,25 @@ def _needs_tracing_calibration(settings: Settings, profile: dict[str, Any]) -> b
         return needs_tracing_calibration(store, profile)
 
 
-def _prediction(settings: Settings, source: Path, names: list[str], *, keep_going: bool, scope: Optional[str],
+def _prediction(settings: Settings, source: Path | list[Path], names: list[str], *, keep_going: bool,
+                scope: Optional[str],
                 cache_bytes: int, start: str, uncalibrated: bool,
                 measured: Optional[float] = None, traced_on: Optional[str] = None) -> "Prediction":
     """Predict a workload (profile file, trace or event table) and keep the profile and the
     prediction in the store; the prediction, with its id."""
+    from fsbm.api.prediction_service import newest_table_ids
     from fsbm.pipeline import predict
+    from fsbm.traces.ingest import run_name
 
+    with settings.store() as store:
+        newest_table_ids(store, names)  # a name without a table is refused before any work
     profile = profile_of(source, keep_going, scope)
     if _needs_tracing_calibration(settings, profile):
         calibrate_tracing_here(settings)
     with settings.store() as store:
         return predict(profile, names, store=store, cache_bytes=cache_bytes, start=start, uncalibrated=uncalibrated,
-                       measured=measured, traced_on=traced_on, keep=True, name=str(source))
+                       measured=measured, traced_on=traced_on, keep=True,
+                       name=run_name(source) if isinstance(source, list) else str(source))
 
 
 def report_command(
