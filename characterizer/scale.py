@@ -244,21 +244,27 @@ def partial_in_buckets(path: Path, *, every: int | None = None, trace: int = 0, 
                              "table's own size again; set TMPDIR to a directory with room") from exc
 
 
+# lz4 (GB/s) keeps the scratch near the Parquet spill's size for a fraction of its cost.
+SPILL_OPTIONS = pa.ipc.IpcWriteOptions(compression="lz4")
+
+
 def _spill(work: list[Piece], n_buckets: int, scratch: Path) -> tuple[Facts, set[str]]:
-    """Cut every piece into buckets of actors and of files, each bucket appended to a Parquet
-    file of its own in `scratch`; the facts, and the names of the files written."""
+    """Cut every piece into buckets of actors and of files, each bucket appended to an Arrow
+    stream of its own in `scratch` (read back once, it need not be encoded as Parquet is;
+    each piece keeps its own dictionaries, as a stream allows); the facts, and the names of
+    the files written."""
     facts: Facts | None = None
-    writers: dict[str, pq.ParquetWriter] = {}
+    writers: dict[str, pa.ipc.RecordBatchStreamWriter] = {}
     try:
         for piece in work:
             found, by_actor, by_file = split(piece, n_buckets)
             facts = found if facts is None else facts.merge(found)
             for kind, tables in (("actors", by_actor), ("files", by_file)):
                 for k, table in enumerate(tables):
-                    name = f"{kind}-{k}.parquet"
+                    name = f"{kind}-{k}.arrows"
                     if table.num_rows:
                         if name not in writers:
-                            writers[name] = pq.ParquetWriter(scratch / name, table.schema, compression="none")
+                            writers[name] = pa.ipc.new_stream(str(scratch / name), table.schema, options=SPILL_OPTIONS)
                         writers[name].write_table(table)
     finally:
         for writer in writers.values():
@@ -278,8 +284,9 @@ def _in_buckets(path: Path, work: list[Piece], n_buckets: int, every: int | None
 
         def buckets(kind: str) -> Iterator[tuple[int, pa.Table]]:
             for k in range(n_buckets):
-                if f"{kind}-{k}.parquet" in spilled:
-                    yield k, pq.ParquetFile(scratch / f"{kind}-{k}.parquet", read_dictionary=DICTIONARY_COLUMNS).read()
+                if f"{kind}-{k}.arrows" in spilled:
+                    with pa.ipc.open_stream(str(scratch / f"{kind}-{k}.arrows")) as stream:
+                        yield k, stream.read_all()
 
         part: Partial | None = None
         logs = []
