@@ -15,13 +15,14 @@ import textwrap
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from tests.conftest import run_fsbm
 from fsbm.traces.errors import TraceParseError
 from fsbm.traces.ingest import ingest
-from fsbm.traces.per_process import process_tree
+from fsbm.traces.per_process import ProcessGroupsReader, process_tree
 
 # A shell opens a file inside the trace, then its forked children and itself write to it in
 # turns: every write's offset depends on writes in other processes' logs.
@@ -87,6 +88,15 @@ def test_shared_offsets_across_forks_equal_one_parse_and_the_kernel(shell_logs: 
     assert parallel.read().equals(one.read())
     assert parallel.schema_arrow.metadata == one.schema_arrow.metadata  # counts and timeline too
     shared_writes_follow_the_kernel(parallel, shell_logs[0].parent / "shared.log")
+
+
+def test_the_join_takes_the_events_a_slice_at_a_time(shell_logs: list[Path], tmp_path: Path) -> None:
+    one = pq.read_table(ingest(shell_logs, tmp_path / "one.parquet").output)
+    with ThreadPoolExecutor(2) as pool:
+        reader = ProcessGroupsReader(shell_logs, pool, rows_at_once=97)  # slices cut the replayed offsets too
+        batches = list(reader.batches())
+    assert len(batches) > 10
+    assert pa.Table.from_batches(batches).equals(one)
 
 
 def test_a_fork_starts_a_group_after_its_parent_and_threads_share_one(tmp_path: Path) -> None:

@@ -20,10 +20,10 @@ table or a working directory (a process and its threads), in four steps:
    through it, as one parse of all the logs would.
 4. **The join.**  Every event carries the key of the line that completed it: the groups'
    events sorted by it are in the order one parse of every log emits them, and are numbered
-   in that order.
+   in that order.  The sort holds the keys; the events are taken from the tasks' files a
+   slice at a time.
 
-The result equals the one-process parse (strace2events --logs) event for event.  The join
-sorts the events of all groups in memory; the groups' parses are what runs in parallel.
+The result equals the one-process parse (strace2events --logs) event for event.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, ThreadPoolExecutor, wait
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,6 +48,7 @@ from fsbm.traces.strace import ParseStats, ParserRun, per_pid_suffix, write_log_
 KEY_COLUMNS = ["key_ns", "key_line", "key_pid"]  # the key of the line that completed the event
 KEYED_SCHEMA = pa.schema([*EVENT_SCHEMA, *(pa.field(name, pa.int64()) for name in KEY_COLUMNS)])
 TASKS_PER_RUN = 16
+JOIN_ROWS = 1 << 18
 CLONES_SCHEMA = pa.schema([pa.field(name, pa.int64()) for name in ("parent", "child", "shares")])
 OPS_COLUMNS = ["id", "key_ns", "key_line", "pid", "kind", "a", "b", "c", "seq"]
 INT64_MAX = (1 << 63) - 1
@@ -293,33 +295,60 @@ def shared_offsets(parses: list[GroupParse]) -> dict[int, dict[int, int]]:
     return patches
 
 
-def joined(parses: list[GroupParse], patches: dict[int, dict[int, int]]) -> pa.Table:
-    """The tasks' events in the order one parse of every log gives, numbered in it.  A line
-    completes at most one event, so its key orders the events."""
-    tables = []
-    for parse in parses:
-        with pa.memory_map(str(parse.events)) as source:
-            table = pa.ipc.open_file(source).read_all()
-        tables.append(_patched(table, patches[parse.number]) if parse.number in patches else table)
-    if not tables:
-        return EVENT_SCHEMA.empty_table()
-    table = pa.concat_tables(tables)
-    keys = [table.column(name).to_numpy() for name in reversed(KEY_COLUMNS)]
-    table = table.take(pa.array(np.lexsort(keys))).select(EVENT_SCHEMA.names)
-    return table.set_column(0, "seq", pa.array(np.arange(len(table), dtype=np.int64))).cast(EVENT_SCHEMA)
+def joined(parses: list[GroupParse], patches: dict[int, dict[int, int]],
+           rows_at_once: int = JOIN_ROWS) -> Iterator[pa.RecordBatch]:
+    """The tasks' events in the order one parse of every log gives, numbered in it (a line
+    completes at most one event, so its key orders the events).  The tasks' files are read
+    memory-mapped and taken from a slice of the order at a time: what is held is every
+    event's key (24 bytes) and one slice."""
+    with ExitStack() as stack:
+        tables = [pa.ipc.open_file(stack.enter_context(pa.memory_map(str(p.events)))).read_all() for p in parses]
+        table = pa.concat_tables(tables) if tables else KEYED_SCHEMA.empty_table()
+        order = np.lexsort([table.column(name).to_numpy() for name in reversed(KEY_COLUMNS)])
+        # A task's rows are in its own seq order, from 0: the joined table's row of its event
+        # seq s is the task's first row plus s.
+        first_row = dict(zip((p.number for p in parses), np.cumsum([0] + [len(t) for t in tables])))
+        patched = sorted((int(first_row[task]) + seq, offset) for task, by_seq in patches.items()
+                         for seq, offset in by_seq.items())
+        patched_rows = np.array([row for row, _ in patched], dtype=np.int64)
+        patched_offsets = np.array([offset for _, offset in patched], dtype=np.int64)
+        batches = table.to_batches()  # over the maps: a take from one copies only what it takes
+        starts = np.cumsum([0] + [b.num_rows for b in batches])
+        for start in range(0, len(order), rows_at_once):
+            rows = order[start:start + rows_at_once]
+            chunk = _taken(batches, starts, rows)
+            if len(patched_rows):
+                chunk = _with_offsets(chunk, rows, patched_rows, patched_offsets)
+            chunk = chunk.set_column(0, "seq", pa.array(np.arange(start, start + len(rows), dtype=np.int64)))
+            yield from chunk.cast(EVENT_SCHEMA).to_batches()
 
 
-def _patched(table: pa.Table, offsets: dict[int, int]) -> pa.Table:
-    column = table.column("offset").combine_chunks()
-    values = column.to_numpy(zero_copy_only=False)
+def _taken(batches: list[pa.RecordBatch], starts: np.ndarray, rows: np.ndarray) -> pa.Table:
+    """The rows (of the batches one after another) in the order given, taken batch by batch:
+    a take from a table of many chunks would first join them all into one."""
+    which = np.searchsorted(starts, rows, side="right") - 1
+    grouped = np.argsort(which, kind="stable")
+    parts = [batches[which[run[0]]].take(pa.array(rows[run] - starts[which[run[0]]]))
+             for run in np.split(grouped, np.flatnonzero(np.diff(which[grouped])) + 1) if len(run)]
+    gathered = pa.Table.from_batches(parts).combine_chunks()
+    back = np.empty(len(grouped), np.int64)
+    back[grouped] = np.arange(len(grouped))
+    return gathered.take(pa.array(back)).select(EVENT_SCHEMA.names)
+
+
+def _with_offsets(chunk: pa.Table, rows: np.ndarray, patched_rows: np.ndarray,
+                  patched_offsets: np.ndarray) -> pa.Table:
+    """The chunk (the joined table's `rows`) with the replayed offsets of shared descriptions."""
+    at = np.minimum(np.searchsorted(patched_rows, rows), len(patched_rows) - 1)
+    hit = patched_rows[at] == rows
+    if not hit.any():
+        return chunk
+    column = chunk.column("offset").combine_chunks()
     valid = column.is_valid().to_numpy(zero_copy_only=False)
-    values = np.where(valid, values, 0).astype(np.int64)
-    seqs = np.fromiter(offsets.keys(), dtype=np.int64, count=len(offsets))
-    rows = np.searchsorted(table.column("seq").to_numpy(), seqs)
-    values[rows] = np.fromiter(offsets.values(), dtype=np.int64, count=len(offsets))
-    valid[rows] = True
-    index = table.schema.get_field_index("offset")
-    return table.set_column(index, "offset", pa.array(values, mask=~valid))
+    values = np.where(valid, column.to_numpy(zero_copy_only=False), 0).astype(np.int64)
+    values[hit] = patched_offsets[at[hit]]
+    valid[hit] = True
+    return chunk.set_column(chunk.schema.get_field_index("offset"), "offset", pa.array(values, mask=~valid))
 
 
 def joined_stats(parses: list[GroupParse]) -> ParseStats:
@@ -350,8 +379,10 @@ class ProcessGroupsReader:
     one group after another here for None (ingest's reader interface).  ``stats`` is set once
     ``batches()`` is exhausted."""
 
-    def __init__(self, paths: list[Path], workers: Workers | None, *, keep_going: bool = False) -> None:
+    def __init__(self, paths: list[Path], workers: Workers | None, *, keep_going: bool = False,
+                 rows_at_once: int = JOIN_ROWS) -> None:
         self.paths = [Path(p) for p in paths]
+        self.rows_at_once = rows_at_once
         self.workers = workers
         self.keep_going = keep_going
         self.stats: ParseStats | None = None
@@ -365,6 +396,5 @@ class ProcessGroupsReader:
                     parses = parse_groups(tree, work, one, self.keep_going)
             else:
                 parses = parse_groups(tree, work, self.workers, self.keep_going)
-            table = joined(parses, shared_offsets(parses))
             self.stats = joined_stats(parses)
-            yield from table.to_batches(max_chunksize=1 << 16)
+            yield from joined(parses, shared_offsets(parses), self.rows_at_once)
