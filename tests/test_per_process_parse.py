@@ -197,12 +197,16 @@ def test_characterize_takes_an_ff_run_as_one_trace(shell_logs: list[Path], tmp_p
     assert on_cli["tang"] == from_table["tang"]
 
 
-def test_predict_takes_one_workload(shell_logs: list[Path], tmp_path: Path) -> None:
+def test_predict_and_report_take_one_workload(shell_logs: list[Path], tmp_path: Path) -> None:
     other = tmp_path / "other.strace"
     other.write_text("1700000000.000000 close(3) = 0\n")
     done = run_fsbm("predict", str(shell_logs[0]), str(other), "--candidates", "ext4",
                     env={"FSBM_HOME": str(tmp_path / "home")})
     assert done.returncode == 2 and "give one workload, not 2" in done.stderr and "Traceback" not in done.stderr
+    done = run_fsbm("report", *map(str, shell_logs), "-o", str(tmp_path / "w.html"),
+                    env={"FSBM_HOME": str(tmp_path / "home")})
+    assert done.returncode == 0, done.stderr
+    assert "per-process logs" in done.stdout and (tmp_path / "w.html").stat().st_size > 10_000
     # The logs of one -ff run are one workload: it goes on to look for the cost table.
     done = run_fsbm("predict", *map(str, shell_logs), "--candidates", "nosuch", env={"FSBM_HOME": str(tmp_path / "home")})
     assert done.returncode == 2 and "no cost table for 'nosuch'" in done.stderr

@@ -76,7 +76,7 @@ class ParseTask:
 
 
 @dataclass
-class GroupParse:
+class TaskParse:
     """What the parse of one task left: its events (with their keys) as an Arrow file, the
     changes it made to shared offsets, and its counts."""
 
@@ -89,8 +89,8 @@ class GroupParse:
 
 
 @dataclass(frozen=True)
-class GroupFailure:
-    """A group's logs were not strace output where `position` says: carried back as a value,
+class TaskFailure:
+    """A task's logs were not strace output where `position` says: carried back as a value,
     so a worker does not log it as a crash."""
 
     path: str
@@ -176,20 +176,20 @@ def _clones(logs: list[Path], work: Path, keep_going: bool) -> Iterator[tuple[in
 
 
 def parse_task(task: ParseTask, work: Path, keep_going: bool,
-               _after: list[GroupParse | GroupFailure] = ()) -> GroupParse | GroupFailure:
+               _after: list[TaskParse | TaskFailure] = ()) -> TaskParse | TaskFailure:
     """Parse one task's groups into work/events-N.arrow, each group's first process starting
     from the state its parent's parse left (work/forks/ROOT.state).  `_after` are the parses
     of the tasks it follows (on Dask, futures of them): if one failed, this does nothing."""
     for parse in _after:
-        if isinstance(parse, GroupFailure):
+        if isinstance(parse, TaskFailure):
             return parse
     try:
         return _parse_task(task, work, keep_going)
     except TraceParseError as exc:
-        return GroupFailure(str(exc.path), exc.position, exc.reason)
+        return TaskFailure(str(exc.path), exc.position, exc.reason)
 
 
-def _parse_task(task: ParseTask, work: Path, keep_going: bool) -> GroupParse:
+def _parse_task(task: ParseTask, work: Path, keep_going: bool) -> TaskParse:
     n = task.number
     logs = [log for group in task.groups for log in group.logs]
     arguments = ["--logs", str(write_log_list(logs, work / f"logs-{n}")), "--keys", "--group", str(n),
@@ -208,13 +208,13 @@ def _parse_task(task: ParseTask, work: Path, keep_going: bool) -> GroupParse:
         for batch in run:
             writer.write_batch(batch)
     assert run.stats is not None
-    return GroupParse(n, out, work / f"ops-{n}.tsv", run.stats, run.first_ns, run.last_ns)
+    return TaskParse(n, out, work / f"ops-{n}.tsv", run.stats, run.first_ns, run.last_ns)
 
 
 Workers = Executor | Any  # a concurrent.futures executor, or a dask.distributed Client
 
 
-def parse_groups(tree: ProcessTree, work: Path, workers: Workers, keep_going: bool) -> list[GroupParse]:
+def parse_groups(tree: ProcessTree, work: Path, workers: Workers, keep_going: bool) -> list[TaskParse]:
     """Every group parsed on `workers`, each once the group that forked it is."""
     (work / "forks").mkdir(exist_ok=True)
     tasks = tree.tasks()
@@ -228,7 +228,7 @@ def parse_groups(tree: ProcessTree, work: Path, workers: Workers, keep_going: bo
         _stop(workers, list(futures.values()))  # none is left writing into `work`
         raise
     for parse in parses:
-        if isinstance(parse, GroupFailure):
+        if isinstance(parse, TaskFailure):
             raise parse.error()
     return parses
 
@@ -243,7 +243,7 @@ def _stop(workers: Workers, futures: list[Any]) -> None:
         workers.cancel(futures)
 
 
-def _submit(workers: Workers, fn: Callable[..., GroupParse | GroupFailure], *args: Any) -> Any:
+def _submit(workers: Workers, fn: Callable[..., TaskParse | TaskFailure], *args: Any) -> Any:
     """fn(*args) on `workers`; the last argument, a list of futures, is waited for first."""
     *given, after = args
     if isinstance(workers, Executor):
@@ -253,7 +253,7 @@ def _submit(workers: Workers, fn: Callable[..., GroupParse | GroupFailure], *arg
     return workers.submit(fn, *given, after, pure=False)  # Dask passes the results
 
 
-def shared_offsets(parses: list[GroupParse]) -> dict[int, dict[int, int]]:
+def shared_offsets(parses: list[TaskParse]) -> dict[int, dict[int, int]]:
     """The offsets of reads and writes through descriptions shared across groups, replayed in
     key order: {group: {event seq in that group: offset}}."""
     rows = []
@@ -295,7 +295,7 @@ def shared_offsets(parses: list[GroupParse]) -> dict[int, dict[int, int]]:
     return patches
 
 
-def joined(parses: list[GroupParse], patches: dict[int, dict[int, int]],
+def joined(parses: list[TaskParse], patches: dict[int, dict[int, int]],
            rows_at_once: int = JOIN_ROWS) -> Iterator[pa.RecordBatch]:
     """The tasks' events in the order one parse of every log gives, numbered in it (a line
     completes at most one event, so its key orders the events).  The tasks' files are read
@@ -351,7 +351,7 @@ def _with_offsets(chunk: pa.Table, rows: np.ndarray, patched_rows: np.ndarray,
     return chunk.set_column(chunk.schema.get_field_index("offset"), "offset", pa.array(values, mask=~valid))
 
 
-def joined_stats(parses: list[GroupParse]) -> ParseStats:
+def joined_stats(parses: list[TaskParse]) -> ParseStats:
     """The counts of every group's parse added up; the timeline's span is the run's."""
     total = ParseStats()
     timeline: dict[str, int] = {}

@@ -110,7 +110,7 @@ def trace_parse(
 ) -> None:
     """Parse traces into one event table (Parquet)."""
     from fsbm.cluster import workers_of
-    from fsbm.traces.ingest import ingest
+    from fsbm.traces.ingest import ingest, trace_runs
 
     with workers_of(jobs, dask_workers, scheduler) as workers:
         result = ingest(list(inputs), output, keep_going=keep_going, force=force,
@@ -126,6 +126,9 @@ def trace_parse(
                       f"replies without a call {s.replies_without_call}; calls without a reply "
                       f"{s.calls_without_reply}; duplicate replies {s.duplicate_replies}; RPC frames tshark "
                       f"could not decode {s.undecodable_rpc_frames}")
+    if workers is not None and not (result.format == "strace" and len(trace_runs(list(inputs))[0]) > 1):
+        console.print("[dim]parsed in this process: only the per-pid logs of an strace -ff run parse in "
+                      "parallel[/dim]")
     if s.bad_lines:
         errors.print(f"skipped {s.bad_lines} bad records; the first:", highlight=False)
         for message in s.first_errors:

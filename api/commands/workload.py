@@ -176,9 +176,9 @@ def _prediction(settings: Settings, source: Path | list[Path], names: list[str],
 
 def report_command(
     ctx: typer.Context,
-    source: str = typer.Argument(..., help="A stored prediction's id (from `fsbm predict`), or a workload as "
-                                           "`fsbm predict` takes it: with --candidates, predicted and reported; "
-                                           "without, the workload's own report."),
+    sources: list[str] = typer.Argument(..., help="A stored prediction's id (from `fsbm predict`), or a workload as "
+                                                  "`fsbm predict` takes it: with --candidates, predicted and reported; "
+                                                  "without, the workload's own report."),
     output: Path = typer.Option(..., "-o", "--output", help="The HTML file to write."),
     candidates: Optional[str] = typer.Option(None, "--candidates", help="For a workload: cost tables by name."),
     cache_size: Optional[str] = typer.Option(None, "--cache-size", help="For a workload: see `fsbm predict`."),
@@ -195,22 +195,30 @@ def report_command(
 
     refuse_overwrite(output, force)
     settings = settings_of(ctx)
-    if source.isdigit():
+    source = sources[0]
+    if len(sources) == 1 and source.isdigit():
         if candidates:
             raise UsageError("--candidates applies to a workload; a stored prediction has its candidates")
         prediction_id = int(source)
     elif not candidates:  # the workload alone
         from fsbm.api.report import workload_report
 
-        if not Path(source).exists():
-            raise UsageError(f"{source} is neither a prediction id nor a file (a profile, a trace or an event table)")
-        write_text(output, workload_report(profile_of(Path(source), keep_going, scope)))
-        console.print(f"report of the workload {escape(source)} written to {escape(str(output))} (with --candidates: "
-                      "a prediction and its report)")
+        for given in sources:
+            if not Path(given).exists():
+                raise UsageError(f"{given} is neither a prediction id nor a file (a profile, a trace or an event "
+                                 "table)")
+        from fsbm.traces.ingest import run_name
+
+        workload = one_workload([Path(s) for s in sources])
+        write_text(output, workload_report(profile_of(workload, keep_going, scope)))
+        name = run_name(workload) if isinstance(workload, list) else str(workload)
+        console.print(f"report of the workload {escape(name)} written to {escape(str(output))} (with "
+                      "--candidates: a prediction and its report)")
         return
     else:
         check_start(start)
-        doc = _prediction(settings, Path(source), candidate_names(candidates), keep_going=keep_going, scope=scope,
+        doc = _prediction(settings, one_workload([Path(s) for s in sources]), candidate_names(candidates),
+                          keep_going=keep_going, scope=scope,
                           cache_bytes=page_cache_bytes(cache_size), start=start, uncalibrated=uncalibrated)
         console.print(render.prediction_table(doc))
         prediction_id = doc.id
