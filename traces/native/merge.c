@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "alloc.h"
-#include "lines.h"
 
 enum { EXIT_BAD_INPUT = 2, FIRST_BUFFER = 1 << 16 };
 
@@ -49,7 +48,6 @@ static void log_close(struct pidlog *l)
 /* Read the log's next line into l->text and key it; 0 at its end. */
 static int log_advance(struct pidlog *l)
 {
-	struct line ln;
 	int at_end = 0;
 
 	for (;;) {
@@ -83,9 +81,9 @@ static int log_advance(struct pidlog *l)
 		at_end = got == 0;
 		l->len += (size_t)got;
 	}
-	line_split(l->text, l->text_len, &ln);
-	if (ln.ts_ns >= 0)
-		l->last_ns = ln.ts_ns;
+	line_split(l->text, l->text_len, &l->split);
+	if (l->split.ts_ns >= 0)
+		l->last_ns = l->split.ts_ns;
 	l->key.ns = l->last_ns;
 	l->key.line++;
 	return 1;

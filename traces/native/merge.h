@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <zlib.h>
 
+#include "lines.h"
+
 /* Where a line sorts among the lines of every log of the run. */
 struct line_key {
 	int64_t ns;
@@ -34,6 +36,7 @@ struct pidlog {
 	const char *text;       /* the current line, without its newline */
 	size_t text_len;
 	int cut_short;          /* the current line is the last and has no newline */
+	struct line split;      /* the current line split (lines.h) */
 	struct line_key first;  /* the first line's key, known before the log is opened */
 };
 

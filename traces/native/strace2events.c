@@ -104,7 +104,16 @@ static void out_text(const char *s)
 	if (!s)
 		return;
 	for (const unsigned char *p = (const unsigned char *)s; *p;) {
-		int n = utf8_length(p);
+		const unsigned char *run = p;
+		int n;
+
+		while (*p >= 0x20 && *p < 0x7f) /* printable ASCII, most of any path: copied as a run */
+			p++;
+		if (p > run)
+			out_bytes((const char *)run, (size_t)(p - run));
+		if (!*p)
+			break;
+		n = utf8_length(p);
 
 		if (n == 0 || (n == 1 && (*p < 0x20 || *p == 0x7f))) {
 			snprintf(esc, sizeof(esc), "\\x%02x", *p);
@@ -120,19 +129,18 @@ static void out_text(const char *s)
 static void out_int(int64_t v)
 {
 	char tmp[24];
-	size_t n = 0;
+	size_t at = sizeof(tmp); /* digits are written from the end, then copied once */
 	uint64_t u = v < 0 ? (uint64_t)(-(v + 1)) + 1 : (uint64_t)v;
 
 	if (v == NO_VALUE)
 		return;
 	do {
-		tmp[n++] = (char)('0' + u % 10);
+		tmp[--at] = (char)('0' + u % 10);
 		u /= 10;
 	} while (u);
 	if (v < 0)
-		tmp[n++] = '-';
-	while (n)
-		out_bytes(&tmp[--n], 1);
+		tmp[--at] = '-';
+	out_bytes(tmp + at, sizeof(tmp) - at);
 }
 
 static void out_tab(void)
@@ -388,17 +396,14 @@ static void resume(struct parser *ps, long pid, const struct line *ln, int64_t t
 	resume_with(ps, pid, p, &rest, ts, line, cut_short);
 }
 
-static void parse_line(struct parser *ps, const char *text, size_t len, long line, int cut_short)
+/* One line, split already (lines.h): `ln` points into `text`. */
+static void parse_split_line(struct parser *ps, const char *text, size_t len, const struct line *split, long line,
+			     int cut_short)
 {
-	struct line ln;
+	struct line ln = *split;
 	long pid;
 	int64_t ts;
 
-	if (ps->clones_only && !memmem(text, len, "clone", 5) && !memmem(text, len, "fork(", 5)) {
-		ps->st.good_lines++;
-		return;
-	}
-	line_split(text, len, &ln);
 	if (ps->continuation_pid >= 0) {
 		/* The rest of a call old strace interrupted with "Process N attached". */
 		struct proc *p = procs_get(&ps->procs, ps->continuation_pid);
@@ -453,6 +458,18 @@ static void parse_line(struct parser *ps, const char *text, size_t len, long lin
 	} else {
 		handle_call(ps, pid, ln.body, ln.body_len, ts, NO_VALUE, line, cut_short);
 	}
+}
+
+static void parse_line(struct parser *ps, const char *text, size_t len, long line, int cut_short)
+{
+	struct line ln;
+
+	if (ps->clones_only && !memmem(text, len, "clone", 5) && !memmem(text, len, "fork(", 5)) {
+		ps->st.good_lines++;
+		return;
+	}
+	line_split(text, len, &ln);
+	parse_split_line(ps, text, len, &ln, line, cut_short);
 }
 
 /* -- input ------------------------------------------------------------------------ */
@@ -520,7 +537,11 @@ static void parse_logs(struct parser *ps, const char *list)
 		ps->default_pid = l->pid;
 		ps->key = l->key;
 		forks_line(&l->key);
-		parse_line(ps, l->text, l->text_len, l->key.line, l->cut_short);
+		if (ps->clones_only && !memmem(l->text, l->text_len, "clone", 5) &&
+		    !memmem(l->text, l->text_len, "fork(", 5))
+			ps->st.good_lines++;
+		else /* the merge split it to find its time */
+			parse_split_line(ps, l->text, l->text_len, &l->split, l->key.line, l->cut_short);
 		lines++;
 	}
 	out_flush();

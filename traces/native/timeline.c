@@ -44,47 +44,50 @@ void timeline_free(struct timeline *t)
 	t->slot = NULL;
 }
 
-/* The median of the last min(n, TIMELINE_WINDOW) values of a ring (quickselect on a copy). */
-static int64_t ring_median(const int64_t *ring, long n)
+/* Where `value` goes in the first m sorted values (the first place not below it). */
+static long place_of(const int64_t *sorted, long m, int64_t value)
 {
-	int64_t v[TIMELINE_WINDOW];
-	long m = n < TIMELINE_WINDOW ? n : TIMELINE_WINDOW, k = m / 2, lo = 0, hi = m - 1;
+	long lo = 0, hi = m;
 
-	memcpy(v, ring, (size_t)m * sizeof(v[0]));
 	while (lo < hi) {
-		int64_t pivot = v[(lo + hi) / 2], tmp;
-		long i = lo, j = hi;
+		long mid = (lo + hi) / 2;
 
-		while (i <= j) {
-			while (v[i] < pivot)
-				i++;
-			while (v[j] > pivot)
-				j--;
-			if (i <= j) {
-				tmp = v[i];
-				v[i++] = v[j];
-				v[j--] = tmp;
-			}
-		}
-		if (k <= j)
-			hi = j;
-		else if (k >= i)
-			lo = i;
+		if (sorted[mid] < value)
+			lo = mid + 1;
 		else
-			break;
+			hi = mid;
 	}
-	return v[k];
+	return lo;
 }
 
-/* Push `value` into a ring; how far it stands from the ring's median (counted for no more
- * than `cap`): above it, never below 0, in `*above`; signed, in the return value. */
-static int64_t from_median(int64_t *ring, long *n, int64_t value, int64_t cap, int64_t *above)
+/* Push `value` into a window: it takes the oldest value's place in the ring, and the sorted
+ * copy moves by no more than the window's length, so its median is read, not searched for. */
+static void window_push(struct window *w, int64_t value)
+{
+	long m = w->n < TIMELINE_WINDOW ? w->n : TIMELINE_WINDOW, at;
+
+	if (w->n >= TIMELINE_WINDOW) { /* the oldest leaves */
+		long old = place_of(w->sorted, m, w->ring[w->n % TIMELINE_WINDOW]);
+
+		memmove(w->sorted + old, w->sorted + old + 1, (size_t)(m - old - 1) * sizeof(w->sorted[0]));
+		m--;
+	}
+	at = place_of(w->sorted, m, value);
+	memmove(w->sorted + at + 1, w->sorted + at, (size_t)(m - at) * sizeof(w->sorted[0]));
+	w->sorted[at] = value;
+	w->ring[w->n % TIMELINE_WINDOW] = value;
+	w->n++;
+}
+
+/* Push `value` into a window; how far it stands from the window's median (counted for no
+ * more than `cap`): above it, never below 0, in `*above`; signed, in the return value.  The
+ * median of m values is the (m / 2)-th smallest. */
+static int64_t from_median(struct window *w, int64_t value, int64_t cap, int64_t *above)
 {
 	int64_t median;
 
-	ring[*n % TIMELINE_WINDOW] = value;
-	(*n)++;
-	median = ring_median(ring, *n);
+	window_push(w, value);
+	median = w->sorted[(w->n < TIMELINE_WINDOW ? w->n : TIMELINE_WINDOW) / 2];
 	if (median > cap)
 		median = cap;
 	*above = value > median ? value - median : 0;
@@ -174,12 +177,12 @@ void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct cal
 	if (l->prev_end_ns != NO_VALUE && ts_ns >= l->prev_end_ns) {
 		int64_t above;
 
-		t->user_signed_ns += from_median(l->gaps, &l->ngaps, ts_ns - l->prev_end_ns,
+		t->user_signed_ns += from_median(&l->gaps, ts_ns - l->prev_end_ns,
 						 l->prev_timed ? BARE_GAP_CAP_NS : 2 * BARE_GAP_CAP_NS, &above);
 		t->user_ns += above;
 	}
 	if (!blocking && c->dur_ns >= 0) {
-		int64_t excess, signed_excess = from_median(l->durs, &l->ndurs, c->dur_ns, BARE_GAP_CAP_NS, &excess);
+		int64_t excess, signed_excess = from_median(&l->durs, c->dur_ns, BARE_GAP_CAP_NS, &excess);
 
 		if (file) {
 			t->file_calls_excess_ns += excess;

@@ -16,14 +16,20 @@
 
 enum { TIMELINE_WINDOW = 32 };
 
+/* The last TIMELINE_WINDOW values of a series, as they came and in order (for their median). */
+struct window {
+	int64_t ring[TIMELINE_WINDOW];
+	int64_t sorted[TIMELINE_WINDOW];
+	long n; /* values pushed so far */
+};
+
 /* A process's lifetime, and its last TIMELINE_WINDOW gaps and call durations: their median is
  * what tracing costs a gap or a call of this process just then (timeline.c says why). */
 struct lifetime {
 	long pid;       /* 0: empty slot */
 	int64_t first_ns, last_ns, prev_end_ns;
 	int prev_timed; /* whether the previous call's duration was known (prev_end_ns is its end) */
-	int64_t gaps[TIMELINE_WINDOW], durs[TIMELINE_WINDOW];
-	long ngaps, ndurs;
+	struct window gaps, durs;
 };
 
 struct timeline {
