@@ -9,6 +9,9 @@ the same capture (the ceiling of any tshark-based parser).  Target: within 1.3x.
 Memory: peak RSS of the whole parse at 1x and 10x the input; flat means the ratio stays
 near 1.
 
+NFS in parts: two captures dissected whole and cut by connection into parts dissected on 2
+threads (traces/nfs_parts.py); the tables must be equal.
+
 strace -ff: the per-process logs of a real job traced here, in copies (bench/ff_logs.py),
 parsed in one process (one stream in time order) and a process group at a time on 1 and 2
 threads and on a local Dask cluster of 2 workers.  Every table must equal the one-process
@@ -103,6 +106,38 @@ def per_process_logs(tmp_path: Path, copies: int) -> tuple[dict[str, float], int
     return {**figures, "ff_events": reference.num_rows, "ff_two_against_one": one / two}, int(not equal)
 
 
+MANY_CONNECTIONS = DATA / "nfs" / "epam-nfstrace" / "eth-ipv4-tcp-nfsv3-4-41-cifs1-2.pcap.bz2"
+
+
+def captures_in_parts(tmp_path: Path, figures: dict[str, float]) -> int:
+    """Captures dissected whole against in parts cut by connection on 2 threads (best of 3
+    each): figures, and 1 if a table differs."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import pyarrow.parquet as pq
+    from fsbm.traces.ingest import ingest
+
+    misses = 0
+    print("NFS in parts cut by connection, 2 threads, against one tshark (best of 3):")
+    for source in (MANY_CONNECTIONS, CAPTURE):
+        capture = tmp_path / source.name.removesuffix(".bz2")
+        with bz2.open(source, "rb") as src, open(capture, "wb") as dst:
+            shutil.copyfileobj(src, dst, 1 << 20)
+        whole, parts = [], []
+        with ThreadPoolExecutor(2) as pool:
+            for _ in range(3):
+                for runs, workers, out in ((whole, None, "whole"), (parts, pool, "parts")):
+                    started = time.perf_counter()
+                    ingest([capture], tmp_path / f"{out}.parquet", force=True, workers=workers)
+                    runs.append(time.perf_counter() - started)
+        equal = pq.read_table(tmp_path / "whole.parquet").equals(pq.read_table(tmp_path / "parts.parquet"))
+        misses += not equal
+        figures[f"nfs_parts_{capture.stem}_ratio"] = min(whole) / min(parts)
+        print(f"  {capture.name:40} whole {min(whole):5.2f} s  in parts {min(parts):5.2f} s  "
+              f"{min(whole) / min(parts):.2f}x; tables equal: {'yes' if equal else 'NO'}")
+    return misses
+
+
 def timed(command: list[str]) -> float:
     started = time.perf_counter()
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -182,6 +217,7 @@ def main() -> int:
         print(f"  tshark -T fields (ceiling) {ceiling:5.2f} s   parse / tshark = {nfs_ratio:.2f}x (target <= 1.3)"
               f"  {'ok' if nfs_ratio <= 1.3 else 'MISSED'}")
         misses += nfs_ratio > 1.3
+        misses += captures_in_parts(tmp_path, figures)
 
         ff_figures, ff_misses = per_process_logs(tmp_path, args.ff_copies)
         figures.update(ff_figures)

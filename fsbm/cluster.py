@@ -7,7 +7,8 @@ cluster's workers need fsbm installed and the traces and tables at the same path
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+import os
+from concurrent.futures import Executor, ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any, Iterator
 
@@ -51,3 +52,10 @@ def workers_of(jobs: int | None = None, dask_workers: int | None = None,
             yield client
     else:
         yield None
+
+
+def worker_count(workers: Any) -> int:
+    """How many tasks `workers` run at once: a pool's size, or a Dask cluster's threads."""
+    if isinstance(workers, Executor):
+        return int(getattr(workers, "_max_workers", None) or os.cpu_count() or 1)
+    return max(1, sum(workers.nthreads().values()))

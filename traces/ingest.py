@@ -89,7 +89,8 @@ def ingest(inputs: list[Path], output: Path, *, keep_going: bool = False, force:
     """Parse every input (one format) into one Parquet event table at `output`; `capture`
     says what tshark needs to know beyond its defaults (NFS captures only).  With `workers`
     (fsbm.cluster), an strace -ff run's logs are parsed a process group at a time on them
-    (traces/per_process.py), to the same table."""
+    (traces/per_process.py), and a capture is dissected in parts cut by connection
+    (traces/nfs_parts.py): the same table either way."""
     if not inputs:
         raise UsageError("give at least one trace file")
     output = Path(output)
@@ -113,7 +114,7 @@ def ingest(inputs: list[Path], output: Path, *, keep_going: bool = False, force:
         else:
             readers = [StraceReader(list(inputs), keep_going=keep_going)]
     elif kind == "pcap":
-        readers = [NfsReader(p, keep_going=keep_going, capture=capture) for p in inputs]
+        readers = [NfsReader(p, keep_going=keep_going, capture=capture, workers=workers) for p in inputs]
     else:
         readers = [reader_type(p, keep_going=keep_going) for p in inputs]
     recordings = _recordings(inputs) if kind == "strace" else []

@@ -207,23 +207,35 @@ class CaptureOptions:
 
 
 class NfsReader(RpcTraceReader):
-    """A pcap/pcapng capture, dissected by tshark."""
+    """A pcap/pcapng capture, dissected by tshark: in one run, or with `workers` (fsbm.cluster)
+    cut by connection into parts dissected at once (traces/nfs_parts.py)."""
 
     unit = "packet"
     empty_reason = "no NFS calls in the capture"
 
-    def __init__(self, path: Path, *, keep_going: bool = False, capture: CaptureOptions = CaptureOptions()) -> None:
+    def __init__(self, path: Path, *, keep_going: bool = False, capture: CaptureOptions = CaptureOptions(),
+                 workers: object = None) -> None:
         super().__init__(path, keep_going=keep_going)
         self.capture = capture
+        self.workers = workers
 
     def _messages(self, stats: NfsStats) -> Iterator[RpcMessage]:
         with tempfile.TemporaryDirectory(prefix="fsbm-nfs-") as tmp:
-            yield from self._capture_messages(_readable_capture(self.path, Path(tmp)), stats)
+            capture = _readable_capture(self.path, Path(tmp))
+            if self.workers is not None:
+                from fsbm.traces.nfs_parts import dissected_in_parts
 
-    def _capture_messages(self, capture: Path, stats: NfsStats) -> Iterator[RpcMessage]:
-        """RPC messages in capture order, from tshark's field output."""
-        tshark = _tshark()
-        command = [tshark, "-r", str(capture), "-n"]
+                parts = dissected_in_parts(capture, self.fields_command(), Path(tmp), self.workers)
+                if parts is not None:
+                    for part in parts:
+                        self._check_tshark(part.returncode, part.stderr, 0, stats)
+                    yield from self._row_messages(parts.rows(), stats)
+                    return
+            yield from self._capture_messages(capture, stats)
+
+    def fields_command(self) -> list[str]:
+        """tshark's command for the NFS fields of a capture (the capture's path goes after it)."""
+        command = [_tshark(), "-n"]
         for port in (2049, *self.capture.nfs_ports):
             command += ["-d", f"tcp.port=={port},rpc", "-d", f"udp.port=={port},rpc"]
         # NFS calls and replies, and RPC frames tshark could not place (a reply whose call it
@@ -234,43 +246,19 @@ class NfsReader(RpcTraceReader):
         command += ["-Y", wanted, "-T", "fields", "-E", "separator=\t", "-E", "occurrence=a", "-E", "aggregator=,"]
         for name in FIELDS:
             command += ["-e", name]
+        return command
+
+    def _capture_messages(self, capture: Path, stats: NfsStats) -> Iterator[RpcMessage]:
+        """RPC messages in capture order, from one run of tshark's field output."""
         # A name in a damaged capture need not be UTF-8: it is kept, its bad bytes replaced.
-        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                                text=True, errors="replace", bufsize=1 << 20)
+        proc = subprocess.Popen([*self.fields_command(), "-r", str(capture)], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, errors="replace",
+                                bufsize=1 << 20)
         assert proc.stdout is not None and proc.stderr is not None
-        last_frame = 0
         read_all = False
+        last_frame = [0]
         try:
-            for line in proc.stdout:
-                cols = line.rstrip("\n").split("\t")
-                if len(cols) != len(FIELDS):
-                    continue
-                last_frame = int(cols[0] or last_frame)
-                stats.frames += 1
-                if cols[_IDX["_ws.malformed"]]:
-                    stats.malformed += 1
-                    if not self.keep_going:
-                        raise TraceParseError(self.path, last_frame, "a malformed NFS packet (tshark could not "
-                                              "dissect it)", unit="packet")
-                    if len(stats.first_errors) < 5:
-                        stats.first_errors.append(f"{self.path}:{last_frame}: a malformed NFS packet")
-                    continue
-                if not cols[_IDX["rpc.xid"]]:
-                    stats.undecodable_rpc_frames += 1
-                    if len(stats.first_errors) < 5:
-                        stats.first_errors.append(f"{self.path}:{last_frame}: an RPC frame tshark could not decode "
-                                                  "(a reply captured before its call?)")
-                    continue
-                try:
-                    messages = list(_split_messages(cols, stats))
-                except ValueError as exc:  # a field no event can hold (a time before 1970, say)
-                    if not self.keep_going:
-                        raise TraceParseError(self.path, last_frame, str(exc), unit="packet") from None
-                    stats.malformed += 1
-                    if len(stats.first_errors) < 5:
-                        stats.first_errors.append(f"{self.path}:{last_frame}: {exc}")
-                    continue
-                yield from messages
+            yield from self._row_messages((line.rstrip("\n").split("\t") for line in proc.stdout), stats, last_frame)
             read_all = True
         finally:
             if not read_all:
@@ -281,7 +269,42 @@ class NfsReader(RpcTraceReader):
             proc.stderr.close()
             proc.stdout.close()
             proc.wait()
-        self._check_tshark(proc.returncode, stderr, last_frame, stats)
+        self._check_tshark(proc.returncode, stderr, last_frame[0], stats)
+
+    def _row_messages(self, rows: Iterable[list[str]], stats: NfsStats,
+                      last_frame: list[int] | None = None) -> Iterator[RpcMessage]:
+        """RPC messages of tshark's field rows (frame number first), in capture order; the
+        number of the last frame seen is kept in last_frame[0]."""
+        last = last_frame if last_frame is not None else [0]
+        for cols in rows:
+            if len(cols) != len(FIELDS):
+                continue
+            last[0] = int(cols[0] or last[0])
+            stats.frames += 1
+            if cols[_IDX["_ws.malformed"]]:
+                stats.malformed += 1
+                if not self.keep_going:
+                    raise TraceParseError(self.path, last[0], "a malformed NFS packet (tshark could not "
+                                          "dissect it)", unit="packet")
+                if len(stats.first_errors) < 5:
+                    stats.first_errors.append(f"{self.path}:{last[0]}: a malformed NFS packet")
+                continue
+            if not cols[_IDX["rpc.xid"]]:
+                stats.undecodable_rpc_frames += 1
+                if len(stats.first_errors) < 5:
+                    stats.first_errors.append(f"{self.path}:{last[0]}: an RPC frame tshark could not decode "
+                                              "(a reply captured before its call?)")
+                continue
+            try:
+                messages = list(_split_messages(cols, stats))
+            except ValueError as exc:  # a field no event can hold (a time before 1970, say)
+                if not self.keep_going:
+                    raise TraceParseError(self.path, last[0], str(exc), unit="packet") from None
+                stats.malformed += 1
+                if len(stats.first_errors) < 5:
+                    stats.first_errors.append(f"{self.path}:{last[0]}: {exc}")
+                continue
+            yield from messages
 
     def _check_tshark(self, returncode: int, stderr: str, last_frame: int, stats: NfsStats) -> None:
         text = " ".join(line for line in stderr.splitlines() if "Running as user" not in line).strip()

@@ -102,7 +102,7 @@ def trace_parse(
     nfs_ports: Optional[list[int]] = NFS_PORT_OPTION,
     display_filter: Optional[str] = DISPLAY_FILTER_OPTION,
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Parse strace -ff logs a process group "
-                                       "at a time on N threads here."),
+                                       "at a time, or a capture's connections, on N threads here."),
     dask_workers: Optional[int] = typer.Option(None, "--dask-workers", min=1, help="... on a local Dask cluster "
                                                "of N worker processes."),
     scheduler: Optional[str] = typer.Option(None, "--dask", metavar="ADDRESS", help="... on the Dask cluster whose "
@@ -126,9 +126,10 @@ def trace_parse(
                       f"replies without a call {s.replies_without_call}; calls without a reply "
                       f"{s.calls_without_reply}; duplicate replies {s.duplicate_replies}; RPC frames tshark "
                       f"could not decode {s.undecodable_rpc_frames}")
-    if workers is not None and not (result.format == "strace" and len(trace_runs(list(inputs))[0]) > 1):
-        console.print("[dim]parsed in this process: only the per-pid logs of an strace -ff run parse in "
-                      "parallel[/dim]")
+    if workers is not None and not (result.format == "pcap" or
+                                    (result.format == "strace" and len(trace_runs(list(inputs))[0]) > 1)):
+        console.print("[dim]parsed in this process: the per-pid logs of an strace -ff run and captures parse in "
+                      "parallel, other traces do not[/dim]")
     if s.bad_lines:
         errors.print(f"skipped {s.bad_lines} bad records; the first:", highlight=False)
         for message in s.first_errors:
