@@ -174,10 +174,13 @@ static void to_all(const uint8_t *bytes, size_t n)
 static void to_part(const uint8_t *block, size_t n, const uint8_t *data, size_t len, uint32_t linktype)
 {
 	struct part *to = &parts[packet_key(data, len, linktype) % (uint64_t)nparts];
+	uint8_t number[8];
 
 	frame++;
+	for (int i = 0; i < 8; i++)
+		number[i] = (uint8_t)(frame >> (8 * i)); /* little-endian, whatever the machine */
 	fwrite(block, 1, n, to->packets);
-	fwrite(&frame, sizeof(frame), 1, to->frames); /* little-endian here (x86, arm64) */
+	fwrite(number, 1, sizeof(number), to->frames);
 }
 
 static void split_pcap(FILE *in, const char *input, const uint8_t header[24])
