@@ -77,15 +77,16 @@ def test_damaged_captures_say_the_same_in_parts(tmp_path: Path) -> None:
             ingest([cut], tmp_path / "e.parquet", workers=pool)
     whole, parts = both_ways(cut, tmp_path, keep_going=True)
     assert pq.read_table(parts.output).equals(pq.read_table(whole.output)) and parts.stats.cut_short
-    for capture in sorted((NFS_DIR / "malformed").glob("*.pcap*")):
-        outcomes = []
-        for workers in (None, ThreadPoolExecutor(2)):
-            try:
-                outcomes.append(ingest([capture], tmp_path / "m.parquet", force=True, keep_going=True,
-                                       workers=workers).events)
-            except TraceParseError as exc:
-                outcomes.append(exc.message)
-        assert outcomes[0] == outcomes[1], capture.name
+    with ThreadPoolExecutor(2) as pool:
+        for capture in sorted((NFS_DIR / "malformed").glob("*.pcap*")):
+            outcomes = []
+            for workers in (None, pool):
+                try:
+                    outcomes.append(ingest([capture], tmp_path / "m.parquet", force=True, keep_going=True,
+                                           workers=workers).events)
+                except TraceParseError as exc:
+                    outcomes.append(exc.message)
+            assert outcomes[0] == outcomes[1], capture.name
 
 
 def test_on_a_dask_cluster_from_the_command_line(tmp_path: Path) -> None:

@@ -165,13 +165,14 @@ def test_a_bad_line_names_its_own_log_and_line_and_leaves_nothing(shell_logs: li
     lines[4] = "this is not strace output\n"
     bad.write_text("".join(lines))
     scratch = set(Path(tempfile.gettempdir()).glob("fsbm-strace-ff-*"))
-    for workers in (None, ThreadPoolExecutor(2)):
-        with pytest.raises(TraceParseError) as caught:
-            ingest(logs, tmp_path / "out.parquet", workers=workers)
-        assert (caught.value.path, caught.value.position) == (bad.resolve(), 5)
-        assert not (tmp_path / "out.parquet").exists()
-    assert set(Path(tempfile.gettempdir()).glob("fsbm-strace-ff-*")) == scratch
-    kept = ingest(logs, tmp_path / "kept.parquet", keep_going=True, workers=ThreadPoolExecutor(2))
+    with ThreadPoolExecutor(2) as pool:
+        for workers in (None, pool):
+            with pytest.raises(TraceParseError) as caught:
+                ingest(logs, tmp_path / "out.parquet", workers=workers)
+            assert (caught.value.path, caught.value.position) == (bad.resolve(), 5)
+            assert not (tmp_path / "out.parquet").exists()
+        assert set(Path(tempfile.gettempdir()).glob("fsbm-strace-ff-*")) == scratch
+        kept = ingest(logs, tmp_path / "kept.parquet", keep_going=True, workers=pool)
     assert kept.stats.bad_lines == 1 and kept.stats.first_errors[0].startswith(f"{bad.resolve()}:5: ")
     assert run_fsbm("trace", "parse", *map(str, logs), "-o", str(tmp_path / "x.parquet"), "--jobs", "2",
                     "--dask-workers", "2").returncode == 2
