@@ -17,13 +17,12 @@ in the workload's own regime (predictor.regime).
 from __future__ import annotations
 
 import math
-import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
 from fsbm.errors import UsageError
+from fsbm.lru import LruCache
 from fsbm.predictor.cost_table import Case, CostTable, GapCost
 from fsbm.predictor.park_lipton import evaluate, nonnegative_fit, order_label
 
@@ -162,8 +161,7 @@ class Pricer:
         self._benches = frozenset(e.bench for e in table.entries)
         # The cases priced from beyond what the table measured (see Unmeasured).
         self.unmeasured: set[Unmeasured] = set()
-        self._workloads: OrderedDict[int, tuple[Any, dict[tuple, Any]]] = OrderedDict()
-        self._workloads_lock = threading.Lock()
+        self._workloads = LruCache(WORKLOADS_KEPT)  # id(profile) -> (profile, {key: price})
 
     def _entry(self, bench: str, order: str, cache: str, size: int | None = None) -> Case:
         entry = self.table.entry(bench, order, cache, size)
@@ -301,19 +299,13 @@ class Pricer:
         and kept for the WORKLOADS_KEPT profiles last asked about: the HTTP API asks of one
         stored profile again and again, at page-cache sizes that reach the same point of its
         reuse curve.  Kept by the profile object itself (held, so its id is not reused)."""
-        with self._workloads_lock:
-            kept = self._workloads.get(id(profile))
-            if kept is None or kept[0] is not profile:
-                kept = self._workloads[id(profile)] = (profile, {})
-                while len(self._workloads) > WORKLOADS_KEPT:
-                    self._workloads.popitem(last=False)
-            self._workloads.move_to_end(id(profile))
-            if key in kept[1]:
-                return kept[1][key]
-        value = build()
-        with self._workloads_lock:
-            kept[1][key] = value
-        return value
+        kept = self._workloads.peek(id(profile))
+        if kept is None or kept[0] is not profile:
+            kept = (profile, {})
+            self._workloads.put(id(profile), kept)
+        if key not in kept[1]:
+            kept[1][key] = build()
+        return kept[1][key]
 
     def forward_read(self, size: int, gap: float, gaps_by_power: dict[str, int] | None = None) -> Price:
         """_forward_read, kept."""
