@@ -211,3 +211,22 @@ def test_predict_and_report_take_one_workload(shell_logs: list[Path], tmp_path: 
     # The logs of one -ff run are one workload: it goes on to look for the cost table.
     done = run_fsbm("predict", *map(str, shell_logs), "--candidates", "nosuch", env={"FSBM_HOME": str(tmp_path / "home")})
     assert done.returncode == 2 and "no cost table for 'nosuch'" in done.stderr
+
+
+def test_a_parallel_make_build_parses_the_same_both_ways(tmp_path: Path) -> None:
+    # make -j2 of nine C files: make, its shells, cc, cc1, as and ld, forked and exec'd in
+    # parallel, each writing the build log through descriptors the shell opened.
+    for i in range(8):
+        (tmp_path / f"f{i}.c").write_text(f"int f{i}(void) {{ return {i}; }}\n")
+    (tmp_path / "main.c").write_text("int main(void) { return 0; }\n")
+    (tmp_path / "Makefile").write_text("OBJS = $(patsubst %.c,%.o,$(wildcard *.c))\n"
+                                       "prog: $(OBJS)\n\tcc -o $@ $^ >> build.log 2>&1\n"
+                                       "%.o: %.c\n\tcc -O1 -c $< -o $@ && echo built $@ >> build.log\n")
+    logs = traced(tmp_path, "make", "-j2")
+    assert len(logs) > 20
+    with ThreadPoolExecutor(2) as pool:
+        one, parallel = both_ways(logs, tmp_path, pool)
+    assert parallel.read().equals(one.read())
+    assert parallel.schema_arrow.metadata == one.schema_arrow.metadata
+    events = one.read().to_pandas()
+    assert events["file"].str.endswith("/prog").any() and events["actor"].nunique() > 20
