@@ -6,13 +6,16 @@ a fixed seed: truncation, bit flips, byte runs inserted or deleted, huge lines, 
 bytes that are not UTF-8, overflowing numbers, and gzip compression damaged afterwards.
 Each mutant goes through the path a user's trace takes (`ingest`, in this process, with a
 time limit per input; strace logs also through the sanitizer build of strace2events).
+Captures also go through the parse in parts cut by connection (traces/nfs_parts.py), whose
+outcome must be the whole capture's, and through the sanitizer build of capsplit.
 
 Counted, each of which must be 0:
 - crashes: the native parser killed by a signal, or a sanitizer report;
 - tracebacks: an exception that is not one of fsbm's located errors;
 - hangs: an input that took longer than the limit;
 - unlocated errors: an error that does not name the input file;
-- leftovers: an output, or a partial one, left behind by a failed parse.
+- leftovers: an output, or a partial one, left behind by a failed parse;
+- parts differ: a capture whose parse in parts ended otherwise than its parse whole.
 The baseline is the same inputs unmutated, parsed in the same run: every one must parse.
 
 Usage: .venv/bin/python bench/fuzz.py [--inputs 10000] [--seed 38] [--keep DIR]
@@ -97,20 +100,26 @@ def _damaged_gzip(data: bytes, rng: random.Random) -> bytes:
     return bytes(packed[:rng.randrange(30, len(packed) + 1)] if rng.random() < 0.3 else packed)
 
 
-def _ingest(path: str, out: str, queue: "multiprocessing.Queue[tuple[str, str]]") -> None:
+def _ingest(path: str, out: str, queue: "multiprocessing.Queue[tuple[str, str]]", in_parts: bool = False) -> None:
     try:
-        ingest([Path(path)], Path(out), keep_going=bool(int(Path(path).name[0])))
-        queue.put(("ok", ""))
+        if in_parts:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(2) as pool:
+                result = ingest([Path(path)], Path(out), keep_going=bool(int(Path(path).name[0])), workers=pool)
+        else:
+            result = ingest([Path(path)], Path(out), keep_going=bool(int(Path(path).name[0])))
+        queue.put(("ok", f"{result.events} events"))
     except FsbmError as exc:
         queue.put(("located" if path in exc.message else "unlocated", exc.message[:300]))
     except BaseException as exc:  # noqa: BLE001 - the count this benchmark exists for
         queue.put(("traceback", f"{type(exc).__name__}: {exc}"[:300]))
 
 
-def parse_one(path: Path, out: Path) -> tuple[str, str]:
+def parse_one(path: Path, out: Path, in_parts: bool = False) -> tuple[str, str]:
     """The outcome of one ingest, in a child process with a time limit."""
     queue: multiprocessing.Queue[tuple[str, str]] = multiprocessing.Queue()
-    child = multiprocessing.Process(target=_ingest, args=(str(path), str(out), queue))
+    child = multiprocessing.Process(target=_ingest, args=(str(path), str(out), queue, in_parts))
     child.start()
     child.join(LIMIT_S)
     if child.is_alive():
@@ -135,6 +144,20 @@ def sanitized_parse(path: Path) -> tuple[str, str]:
         return "hang", str(path)
     report = done.stderr.decode(errors="replace")
     if done.returncode < 0 or "Sanitizer" in report or "runtime error" in report:
+        return "crash", report[-300:]
+    return "ok", ""
+
+
+def sanitized_split(path: Path, work: Path) -> tuple[str, str]:
+    """capsplit built with ASan and UBSan, straight on the input."""
+    binary = REPO / "traces" / "bin" / "capsplit-asan"
+    try:
+        done = subprocess.run([str(binary), "3", str(work / "fuzzpart"), str(path)], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, timeout=LIMIT_S)
+    except subprocess.TimeoutExpired:
+        return "hang", str(path)
+    report = done.stderr.decode(errors="replace")
+    if done.returncode not in (0, 2, 3) or "Sanitizer" in report or "runtime error" in report:
         return "crash", report[-300:]
     return "ok", ""
 
@@ -176,6 +199,14 @@ def main() -> None:
                 sanitized = sanitized_parse(path)
                 if sanitized[0] != "ok":
                     outcome, detail = sanitized
+            if kind == "pcap" and outcome in ("ok", "located"):
+                in_parts = parse_one(path, work / f"parts{n}.parquet", in_parts=True)
+                (work / f"parts{n}.parquet").unlink(missing_ok=True)
+                sanitized = sanitized_split(path, work)
+                if sanitized[0] != "ok":
+                    outcome, detail = sanitized
+                elif in_parts != (outcome, detail):
+                    outcome, detail = "parts differ", f"whole: {detail}; in parts: {in_parts[1]}"
             if outcome != "ok" and outcome != "located":
                 examples.setdefault(outcome, f"{path.name}: {detail}")
                 if args.keep:
@@ -189,7 +220,7 @@ def main() -> None:
             path.unlink()
             if (n + 1) % 1000 == 0:
                 print(f"  {n + 1} inputs in {time.perf_counter() - started:.0f} s: {dict(counts)}", flush=True)
-    bad = {k: counts[k] for k in ("crash", "traceback", "hang", "unlocated", "leftover")}
+    bad = {k: counts[k] for k in ("crash", "traceback", "hang", "unlocated", "leftover", "parts differ")}
     print(f"{args.inputs} mutated inputs in {time.perf_counter() - started:.0f} s: parsed {counts['ok']}, "
           f"refused with a located error {counts['located']}")
     for name, value in bad.items():
