@@ -148,8 +148,31 @@ Order = tuple[np.ndarray, ...]  # where each row falls in the whole trace: sort 
 
 
 def trace_order(order: Order) -> np.ndarray:
-    """The indices that put rows in trace order by their sort keys (most significant first)."""
-    return np.lexsort(tuple(reversed(order)))
+    """The indices that put rows in trace order by their sort keys (most significant first).
+    Keys whose spans multiply within 62 bits are packed into one first (a row's seq and its
+    block's place in the access, say): each key fewer is one sorting pass fewer."""
+    keys = _packed(order)
+    return np.argsort(keys[0], kind="stable") if len(keys) == 1 else np.lexsort(tuple(reversed(keys)))
+
+
+def _packed(order: Order) -> list[np.ndarray]:
+    """The sort keys with neighbours packed together from the least significant up, where the
+    product of their spans fits: the same order, in fewer keys."""
+    if not len(order) or not len(order[0]):
+        return list(order) or [np.empty(0, np.int64)]
+    packed: list[np.ndarray] = []
+    acc, span = None, 1
+    for key in reversed(order):
+        low, width = int(key.min()), int(key.max()) - int(key.min()) + 1
+        if acc is not None and span * width < 1 << 62:
+            acc = acc + (key.astype(np.int64) - low) * span
+            span *= width
+        else:
+            if acc is not None:
+                packed.append(acc)
+            acc, span = key.astype(np.int64) - low, width
+    packed.append(acc)
+    return packed[::-1]
 
 
 @dataclass
