@@ -75,6 +75,7 @@ def test_damaged_captures_say_the_same_in_parts(tmp_path: Path) -> None:
     with ThreadPoolExecutor(2) as pool:
         with pytest.raises(TraceParseError, match=r"cut\.pcap:\d+: the capture is cut short"):
             ingest([cut], tmp_path / "e.parquet", workers=pool)
+    assert not list(tmp_path.glob(".fsbm-*"))  # the parts went beside the output, and are gone
     whole, parts = both_ways(cut, tmp_path, keep_going=True)
     assert pq.read_table(parts.output).equals(pq.read_table(whole.output)) and parts.stats.cut_short
     with ThreadPoolExecutor(2) as pool:

@@ -172,6 +172,7 @@ def test_a_bad_line_names_its_own_log_and_line_and_leaves_nothing(shell_logs: li
             assert (caught.value.path, caught.value.position) == (bad.resolve(), 5)
             assert not (tmp_path / "out.parquet").exists()
         assert set(Path(tempfile.gettempdir()).glob("fsbm-strace-ff-*")) == scratch
+        assert not list(tmp_path.glob(".fsbm-*"))  # the workers' scratch, beside the output
         kept = ingest(logs, tmp_path / "kept.parquet", keep_going=True, workers=pool)
     assert kept.stats.bad_lines == 1 and kept.stats.first_errors[0].startswith(f"{bad.resolve()}:5: ")
     assert run_fsbm("trace", "parse", *map(str, logs), "-o", str(tmp_path / "x.parquet"), "--jobs", "2",

@@ -90,7 +90,8 @@ def ingest(inputs: list[Path], output: Path, *, keep_going: bool = False, force:
     says what tshark needs to know beyond its defaults (NFS captures only).  With `workers`
     (fsbm.cluster), an strace -ff run's logs are parsed a process group at a time on them
     (traces/per_process.py), and a capture is dissected in parts cut by connection
-    (traces/nfs_parts.py): the same table either way."""
+    (traces/nfs_parts.py): the same table either way.  Their files go to a scratch directory
+    beside `output`, which a cluster's workers see where they see the output."""
     if not inputs:
         raise UsageError("give at least one trace file")
     output = Path(output)
@@ -110,11 +111,13 @@ def ingest(inputs: list[Path], output: Path, *, keep_going: bool = False, force:
         if workers is not None or not has_timestamps(inputs[0]):
             from fsbm.traces.per_process import ProcessGroupsReader
 
-            readers = [ProcessGroupsReader(list(inputs), workers, keep_going=keep_going)]
+            readers = [ProcessGroupsReader(list(inputs), workers, keep_going=keep_going,
+                                           scratch=output.parent if workers is not None else None)]
         else:
             readers = [StraceReader(list(inputs), keep_going=keep_going)]
     elif kind == "pcap":
-        readers = [NfsReader(p, keep_going=keep_going, capture=capture, workers=workers) for p in inputs]
+        readers = [NfsReader(p, keep_going=keep_going, capture=capture, workers=workers, scratch=output.parent)
+                   for p in inputs]
     else:
         readers = [reader_type(p, keep_going=keep_going) for p in inputs]
     recordings = _recordings(inputs) if kind == "strace" else []

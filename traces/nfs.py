@@ -214,13 +214,15 @@ class NfsReader(RpcTraceReader):
     empty_reason = "no NFS calls in the capture"
 
     def __init__(self, path: Path, *, keep_going: bool = False, capture: CaptureOptions = CaptureOptions(),
-                 workers: object = None) -> None:
+                 workers: object = None, scratch: Path | None = None) -> None:
         super().__init__(path, keep_going=keep_going)
         self.capture = capture
         self.workers = workers
+        self.scratch = scratch  # where the parts go: a directory the workers see too
 
     def _messages(self, stats: NfsStats) -> Iterator[RpcMessage]:
-        with tempfile.TemporaryDirectory(prefix="fsbm-nfs-") as tmp:
+        scratch = self.scratch if self.workers is not None else None
+        with tempfile.TemporaryDirectory(prefix=".fsbm-nfs-" if scratch else "fsbm-nfs-", dir=scratch) as tmp:
             capture = _readable_capture(self.path, Path(tmp))
             if self.workers is not None:
                 from fsbm.traces.nfs_parts import dissected_in_parts

@@ -380,15 +380,17 @@ class ProcessGroupsReader:
     ``batches()`` is exhausted."""
 
     def __init__(self, paths: list[Path], workers: Workers | None, *, keep_going: bool = False,
-                 rows_at_once: int = JOIN_ROWS) -> None:
+                 rows_at_once: int = JOIN_ROWS, scratch: Path | None = None) -> None:
         self.paths = [Path(p) for p in paths]
+        self.scratch = scratch  # where the tasks' files go: a directory the workers see too
         self.rows_at_once = rows_at_once
         self.workers = workers
         self.keep_going = keep_going
         self.stats: ParseStats | None = None
 
     def batches(self) -> Iterator[pa.RecordBatch]:
-        with tempfile.TemporaryDirectory(prefix="fsbm-strace-ff-") as tmp:
+        prefix = ".fsbm-strace-ff-" if self.scratch else "fsbm-strace-ff-"  # hidden beside the user's files
+        with tempfile.TemporaryDirectory(prefix=prefix, dir=self.scratch) as tmp:
             work = Path(tmp)
             tree = process_tree(self.paths, work, self.keep_going)
             if self.workers is None:
