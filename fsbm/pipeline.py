@@ -89,26 +89,15 @@ def parse(source: PathLike | Sequence[PathLike], *, keep_going: bool = False,
 def characterize(source: PathLike | Sequence[PathLike] | "pd.DataFrame", *, scope: Optional[str] = None,
                  keep_going: bool = False, capture: Optional["CaptureOptions"] = None) -> "Profile":
     """The workload profile of a trace (a file, or the per-pid logs of one strace -ff run), an
-    event table, a profile file (JSON, read as it is), or a DataFrame of events (`parse`'s).  `scope`: only calls on files beneath this
-    directory are the workload.  A DataFrame holds the events alone: not what `fsbm trace
-    record` kept beside them (the scope it was given, the CPU time) nor the trace's
-    timeline, so a trace or its table gives the fuller profile."""
+    event table, a profile file (JSON, read as it is), or a DataFrame of events (`parse`'s).
+    `scope`: only calls on files beneath this directory are the workload.  A DataFrame holds
+    the events alone: not what `fsbm trace record` kept beside them (the scope it was given,
+    the CPU time) nor the trace's timeline, so a trace or its table gives the fuller profile."""
     from fsbm.characterizer.characterize import characterize_files
     from fsbm.characterizer.profile import Profile
+    from fsbm.traces.strace import run_name
 
-    if isinstance(source, Sequence) and not isinstance(source, str):
-        from fsbm.traces.ingest import run_name
-
-        paths = [Path(s) for s in source]
-        for path in paths:
-            if not path.exists():
-                raise UsageError(f"{path} does not exist")
-        with ExitStack() as stack:
-            profile = characterize_files([events_table(paths, stack, keep_going=keep_going, capture=capture)],
-                                         scope=absolute_scope(scope))
-        profile.body["source"] = run_name(paths)
-        return profile
-    if not isinstance(source, (str, os.PathLike)):
+    if not isinstance(source, (str, os.PathLike, Sequence)):
         import pyarrow as pa
 
         from fsbm.characterizer.characterize import characterize as characterize_table
@@ -116,17 +105,18 @@ def characterize(source: PathLike | Sequence[PathLike] | "pd.DataFrame", *, scop
 
         table = pa.Table.from_pandas(source, schema=EVENT_SCHEMA, preserve_index=False)
         return characterize_table(table, scope=absolute_scope(scope))
-    path = Path(source)
-    if not path.exists():
-        raise UsageError(f"{path} does not exist")
-    if path.suffix == ".json":
+    paths = [Path(source)] if isinstance(source, (str, os.PathLike)) else [Path(s) for s in source]
+    for path in paths:
+        if not path.exists():
+            raise UsageError(f"{path} does not exist")
+    if len(paths) == 1 and paths[0].suffix == ".json":
         if scope is not None:
             raise UsageError("--scope applies to a trace; a profile was characterized with its scope already")
-        return Profile.load(path)
+        return Profile.load(paths[0])
     with ExitStack() as stack:
-        profile = characterize_files([events_table(path, stack, keep_going=keep_going, capture=capture)],
+        profile = characterize_files([events_table(paths, stack, keep_going=keep_going, capture=capture)],
                                      scope=absolute_scope(scope))
-    profile.body["source"] = str(path)
+    profile.body["source"] = run_name(paths)
     return profile
 
 

@@ -175,13 +175,6 @@ def trace_runs(paths: list[Path]) -> list[list[Path]]:
     return list(runs.values())
 
 
-def run_name(paths: list[Path]) -> str:
-    """How a trace of one or several files is named in a profile."""
-    if len(paths) == 1:
-        return str(paths[0])
-    return f"{paths[0].with_suffix('')}.* ({len(paths)} per-process logs)"
-
-
 def _recordings(inputs: list[Path]) -> list[dict]:
     """What `fsbm trace record` kept beside each log (CPU time and so on), once per recording:
     strace -ff's LOG.<pid> files share LOG's."""

@@ -29,6 +29,7 @@ The result equals the one-process parse (strace2events --logs) event for event.
 from __future__ import annotations
 
 import tempfile
+from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, ThreadPoolExecutor, wait
 from contextlib import ExitStack
@@ -43,7 +44,7 @@ import pyarrow.csv as pacsv
 
 from fsbm.traces.errors import TraceParseError
 from fsbm.traces.schema import EVENT_SCHEMA
-from fsbm.traces.strace import ParseStats, ParserRun, per_pid_suffix, write_log_list
+from fsbm.traces.strace import ParseStats, ParserRun, per_pid_suffix, run_name, write_log_list
 
 KEY_COLUMNS = ["key_ns", "key_line", "key_pid"]  # the key of the line that completed the event
 KEYED_SCHEMA = pa.schema([*EVENT_SCHEMA, *(pa.field(name, pa.int64()) for name in KEY_COLUMNS)])
@@ -112,12 +113,14 @@ class ProcessTree:
         size = {g.number: sum(log.stat().st_size for log in g.logs) for g in self.groups}
         target = sum(size.values()) / parts
         batches: list[list[ProcessGroup]] = [[]]
+        held, numbers = 0, set()  # the current batch's bytes and groups
         for group in self.groups:
-            batch = batches[-1]
-            if batch and (sum(size[g.number] for g in batch) >= target
-                          or any(g.number == group.parent for g in batch)):
-                batches.append(batch := [])
-            batch.append(group)
+            if batches[-1] and (held >= target or group.parent in numbers):
+                batches.append([])
+                held, numbers = 0, set()
+            batches[-1].append(group)
+            held += size[group.number]
+            numbers.add(group.number)
         task_of = {g.number: i for i, batch in enumerate(batches) for g in batch}
         return [ParseTask(i, tuple(batch), tuple(sorted({task_of[g.parent] for g in batch if g.parent is not None})))
                 for i, batch in enumerate(batches) if batch]
@@ -156,9 +159,9 @@ def _after_parents(groups: list[ProcessGroup]) -> list[ProcessGroup]:
     children: dict[int | None, list[ProcessGroup]] = {}
     for g in groups:
         children.setdefault(g.parent if g.parent in by_number else None, []).append(g)
-    ordered, queue = [], list(children.get(None, []))
+    ordered, queue = [], deque(children.get(None, []))
     while queue:
-        g = queue.pop(0)
+        g = queue.popleft()
         ordered.append(g)
         queue.extend(children.get(g.number, []))
     placed = {g.number for g in ordered}
@@ -168,8 +171,8 @@ def _after_parents(groups: list[ProcessGroup]) -> list[ProcessGroup]:
 
 def _clones(logs: list[Path], work: Path, keep_going: bool) -> Iterator[tuple[int, int, bool]]:
     """(parent, child, shares) for every process the logs' calls made."""
-    run = ParserRun(["--clones", "--logs", str(write_log_list(logs, work / "logs"))], f"{logs[0].parent / logs[0].stem}.*",
-                    CLONES_SCHEMA, work / "clones.json", keep_going=keep_going, logs=logs)
+    run = ParserRun(["--clones", "--logs", str(write_log_list(logs, work / "logs"))], run_name(logs), CLONES_SCHEMA,
+                    work / "clones.json", keep_going=keep_going, logs=logs)
     for batch in run:
         for parent, child, shares in zip(*(batch.column(c).to_pylist() for c in CLONES_SCHEMA.names)):
             yield parent, child, bool(shares)
@@ -199,10 +202,7 @@ def _parse_task(task: ParseTask, work: Path, keep_going: bool) -> TaskParse:
     if states:
         (work / f"states-{n}").write_text("".join(f"{root}\t{path}\n" for root, path in states))
         arguments += ["--states", str(work / f"states-{n}")]
-    first = task.groups[0]
-    name = str(logs[0]) if len(logs) == 1 else f"{logs[0].parent / logs[0].stem}.* (process group of {first.root}" \
-                                               f"{f' and {len(task.groups) - 1} more' if len(task.groups) > 1 else ''})"
-    run = ParserRun(arguments, name, KEYED_SCHEMA, work / f"stats-{n}.json", keep_going=keep_going, logs=logs)
+    run = ParserRun(arguments, run_name(logs), KEYED_SCHEMA, work / f"stats-{n}.json", keep_going=keep_going, logs=logs)
     out = work / f"events-{n}.arrow"
     with pa.OSFile(str(out), "wb") as sink, pa.ipc.new_file(sink, KEYED_SCHEMA) as writer:
         for batch in run:

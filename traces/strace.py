@@ -61,6 +61,14 @@ def per_pid_suffix(path: Path) -> int | None:
     return int(match.group(1)) if match else None
 
 
+def run_name(paths: Path | Sequence[Path]) -> str:
+    """How a trace of one file, or of the per-pid logs of one strace -ff run, is named."""
+    paths = [Path(paths)] if isinstance(paths, (str, Path)) else [Path(p) for p in paths]
+    if len(paths) == 1:
+        return str(paths[0])
+    return f"{paths[0].with_suffix('')}.* ({len(paths)} per-process logs)"
+
+
 def write_log_list(logs: list[Path], path: Path) -> Path:
     """The list strace2events --logs reads: one "PID<TAB>PATH" a line."""
     with open(path, "w", encoding="utf-8", errors="surrogateescape") as f:
@@ -93,11 +101,10 @@ class StraceReader:
                 raise TraceParseError(p, None, "no such file" if not p.exists() else "not a regular file")
         with tempfile.TemporaryDirectory(prefix="fsbm-strace-") as tmp:
             if len(self.paths) > 1:  # strace -ff: strace2events merges the logs in time order
-                name = f"{path.parent / path.stem}.* ({len(self.paths)} logs)"
                 source = ["--logs", str(write_log_list(self.paths, Path(tmp) / "logs"))]
             else:
-                name, source = str(path), ["--pid", str(per_pid_suffix(path) or 0), str(path)]
-            parse = ParserRun(source, name, EVENT_SCHEMA, Path(tmp) / "stats.json", keep_going=self.keep_going,
+                source = ["--pid", str(per_pid_suffix(path) or 0), str(path)]
+            parse = ParserRun(source, run_name(self.paths), EVENT_SCHEMA, Path(tmp) / "stats.json", keep_going=self.keep_going,
                               block_size=self.block_size, logs=self.paths if len(self.paths) > 1 else ())
             yield from parse
             self.stats = parse.stats
@@ -159,7 +166,7 @@ def _raise_failure(proc: subprocess.Popen, path: Path, stderr: str, logs: Sequen
     lines = [line for line in stderr.strip().splitlines() if line]
     message = lines[-1] if lines else f"strace2events exited {proc.returncode}"
     for name in [*(str(log) for log in logs), str(path)]:
-        if message.startswith(f"{name}: ") or message.startswith(f"{name}:"):
+        if message.startswith(f"{name}:"):
             match = re.match(r"(\d+): (.*)$", message[len(name) + 1:])
             if match:
                 raise TraceParseError(name, int(match.group(1)), match.group(2))

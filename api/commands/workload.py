@@ -49,7 +49,8 @@ def characterize_command(
     """The workload profile of a trace: Tang's table, sequentiality, runs, sizes, reuse curve."""
     from fsbm.characterizer.characterize import characterize_files
     from fsbm.pipeline import absolute_scope, events_table
-    from fsbm.traces.ingest import run_name, trace_runs
+    from fsbm.traces.ingest import trace_runs
+    from fsbm.traces.strace import run_name
 
     refuse_overwrite(json_out, force)
     refuse_overwrite(fio_out, force)
@@ -123,8 +124,8 @@ def predict_command(
     check_start(start)
     if measured is not None and traced_on is None:
         raise UsageError("--measured needs --traced-on, the candidate it was measured on")
-    doc = _prediction(settings_of(ctx), one_workload(sources), candidate_names(candidates), keep_going=keep_going, scope=scope,
-                      cache_bytes=page_cache_bytes(cache_size), start=start, uncalibrated=uncalibrated,
+    doc = _prediction(settings_of(ctx), one_workload(sources), candidate_names(candidates), keep_going=keep_going,
+                      scope=scope, cache_bytes=page_cache_bytes(cache_size), start=start, uncalibrated=uncalibrated,
                       measured=measured, traced_on=traced_on)
     show(render.prediction_table(doc), doc.model_dump(mode="json"), output_format)
     observed = render.observed_table(doc)
@@ -137,7 +138,8 @@ def predict_command(
 
 def one_workload(sources: list[Path]) -> Path | list[Path]:
     """The workload of a command that takes one: a file, or the per-pid logs of one strace -ff run."""
-    from fsbm.traces.ingest import run_name, trace_runs
+    from fsbm.traces.ingest import trace_runs
+    from fsbm.traces.strace import run_name
 
     runs = trace_runs(sources)
     if len(runs) > 1:
@@ -154,14 +156,13 @@ def _needs_tracing_calibration(settings: Settings, profile: dict[str, Any]) -> b
 
 
 def _prediction(settings: Settings, source: Path | list[Path], names: list[str], *, keep_going: bool,
-                scope: Optional[str],
-                cache_bytes: int, start: str, uncalibrated: bool,
+                scope: Optional[str], cache_bytes: int, start: str, uncalibrated: bool,
                 measured: Optional[float] = None, traced_on: Optional[str] = None) -> "Prediction":
     """Predict a workload (profile file, trace or event table) and keep the profile and the
     prediction in the store; the prediction, with its id."""
     from fsbm.api.prediction_service import newest_table_ids
     from fsbm.pipeline import predict
-    from fsbm.traces.ingest import run_name
+    from fsbm.traces.strace import run_name
 
     with settings.store() as store:
         newest_table_ids(store, names)  # a name without a table is refused before any work
@@ -170,8 +171,7 @@ def _prediction(settings: Settings, source: Path | list[Path], names: list[str],
         calibrate_tracing_here(settings)
     with settings.store() as store:
         return predict(profile, names, store=store, cache_bytes=cache_bytes, start=start, uncalibrated=uncalibrated,
-                       measured=measured, traced_on=traced_on, keep=True,
-                       name=run_name(source) if isinstance(source, list) else str(source))
+                       measured=measured, traced_on=traced_on, keep=True, name=run_name(source))
 
 
 def report_command(
@@ -207,12 +207,11 @@ def report_command(
             if not Path(given).exists():
                 raise UsageError(f"{given} is neither a prediction id nor a file (a profile, a trace or an event "
                                  "table)")
-        from fsbm.traces.ingest import run_name
+        from fsbm.traces.strace import run_name
 
         workload = one_workload([Path(s) for s in sources])
         write_text(output, workload_report(profile_of(workload, keep_going, scope)))
-        name = run_name(workload) if isinstance(workload, list) else str(workload)
-        console.print(f"report of the workload {escape(name)} written to {escape(str(output))} (with "
+        console.print(f"report of the workload {escape(run_name(workload))} written to {escape(str(output))} (with "
                       "--candidates: a prediction and its report)")
         return
     else:

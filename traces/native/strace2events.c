@@ -460,14 +460,21 @@ static void parse_split_line(struct parser *ps, const char *text, size_t len, co
 	}
 }
 
+/* --clones: a line that names no clone or fork is only counted, not parsed. */
+static int passed_over(struct parser *ps, const char *text, size_t len)
+{
+	if (!ps->clones_only || memmem(text, len, "clone", 5) || memmem(text, len, "fork(", 5))
+		return 0;
+	ps->st.good_lines++;
+	return 1;
+}
+
 static void parse_line(struct parser *ps, const char *text, size_t len, long line, int cut_short)
 {
 	struct line ln;
 
-	if (ps->clones_only && !memmem(text, len, "clone", 5) && !memmem(text, len, "fork(", 5)) {
-		ps->st.good_lines++;
+	if (passed_over(ps, text, len))
 		return;
-	}
 	line_split(text, len, &ln);
 	parse_split_line(ps, text, len, &ln, line, cut_short);
 }
@@ -537,10 +544,7 @@ static void parse_logs(struct parser *ps, const char *list)
 		ps->default_pid = l->pid;
 		ps->key = l->key;
 		forks_line(&l->key);
-		if (ps->clones_only && !memmem(l->text, l->text_len, "clone", 5) &&
-		    !memmem(l->text, l->text_len, "fork(", 5))
-			ps->st.good_lines++;
-		else /* the merge split it to find its time */
+		if (!passed_over(ps, l->text, l->text_len)) /* the merge split it to find its time */
 			parse_split_line(ps, l->text, l->text_len, &l->split, l->key.line, l->cut_short);
 		lines++;
 	}
