@@ -135,7 +135,7 @@ def _table_spread(X: pd.DataFrame) -> dict[str, float] | None:
     """One table's standard deviation of log filesystem time, from the differences between
     two independent tables of the same candidates: the root mean square of the difference
     over sqrt(2), since each of the two is a draw.  None where X has no second table."""
-    diffs = _column(X, TABLE_COLUMN).to_numpy(float)
+    diffs = _Columns(X)(TABLE_COLUMN, dtype=float)
     diffs = diffs[np.isfinite(diffs)]
     if not len(diffs):
         return None
@@ -152,8 +152,26 @@ def _widened(runtime: np.ndarray, low: np.ndarray, high: np.ndarray, extra: np.n
     return np.where(runtime > 0, widened_low, low), np.where(runtime > 0, widened_high, high)
 
 
-def _column(X: pd.DataFrame, name: str, default: Any = np.nan) -> pd.Series:
-    return X[name] if name in X else pd.Series(default, index=X.index)
+class _Columns:
+    """X's columns as arrays.  X is a DataFrame with COLUMNS, or the same rows as a list of
+    dicts: a single prediction's handful of rows, where building a DataFrame and reading its
+    columns costs more than the arithmetic."""
+
+    def __init__(self, X: pd.DataFrame | list[dict[str, Any]]) -> None:
+        if isinstance(X, pd.DataFrame):
+            self.n = len(X)
+            self._arrays = {name: X[name].to_numpy() for name in X.columns}
+        else:
+            self.n = len(X)
+            names = {name for row in X for name in row}
+            self._arrays = {name: np.array([row.get(name, np.nan) for row in X]) for name in names}
+
+    def __call__(self, name: str, default: Any = np.nan, dtype: Any = None) -> np.ndarray:
+        """Column `name`, or `default` in every row where X has no such column."""
+        values = self._arrays.get(name)
+        if values is None:
+            values = np.full(self.n, default, dtype=object if isinstance(default, str) else None)
+        return values.astype(dtype, copy=False) if dtype is not None else values
 
 
 class RuntimeEstimator(BaseEstimator, RegressorMixin):
@@ -184,7 +202,7 @@ class RuntimeEstimator(BaseEstimator, RegressorMixin):
                 model = clone(self).fit(X.iloc[train], y[train])
                 predicted[test] = model.predict(X.iloc[test])
         errors = predicted / y - 1
-        evidence = _column(X, "evidence", "none").to_numpy()
+        evidence = _Columns(X)("evidence", "none")
         groups = np.asarray(groups) if groups is not None else np.arange(len(X))
         for kind in sorted(set(evidence)):
             pick = (evidence == kind) & np.isfinite(errors) & (errors > -1)
@@ -198,14 +216,15 @@ class RuntimeEstimator(BaseEstimator, RegressorMixin):
     def _fit_factors(self, X: pd.DataFrame, y: np.ndarray) -> dict[str, dict[str, float]]:
         """Per key, the filesystem's part of y over count x cost.  The relative form's rows are
         left out: their time outside comes from a measurement that already holds the factor."""
-        absolute = (_column(X, "evidence", "none") != "measured").to_numpy()
-        fs = X["fs_s"].to_numpy(float)
-        inside = y - X["outside_s"].to_numpy(float)
+        column = _Columns(X)
+        absolute = column("evidence", "none") != "measured"
+        fs = column("fs_s", dtype=float)
+        inside = y - column("outside_s", dtype=float)
         usable = absolute & (fs > 0) & (inside > 0)
         factors: dict[str, dict[str, float]] = {}
         if usable.any():
             factors[POOLED] = _log_ratio_fit(inside[usable] / fs[usable], self.alpha)
-        keys = X["key"].to_numpy()
+        keys = column("key")
         for key in sorted(set(keys[usable])):
             pick = usable & (keys == key)
             factors[key] = _log_ratio_fit(inside[pick] / fs[pick], self.alpha)
@@ -229,30 +248,31 @@ class RuntimeEstimator(BaseEstimator, RegressorMixin):
 
     def predict_parts(self, X: pd.DataFrame) -> dict[str, np.ndarray]:
         """Per row: `runtime`, its 90% band `low` and `high`, `fs` (the filesystem's part, with
-        its factor) and `outside`."""
-        factor = np.array([self.factor(k)["factor"] for k in X["key"]], float)
-        fs_s, fs_low, fs_high = (X[c].to_numpy(float) for c in ("fs_s", "fs_low_s", "fs_high_s"))
+        its factor) and `outside`.  X: a DataFrame, or its rows as a list of dicts (_Columns)."""
+        column = _Columns(X)
+        factor = np.array([self.factor(k)["factor"] for k in column("key")], float)
+        fs_s, fs_low, fs_high = (column(c, dtype=float) for c in ("fs_s", "fs_low_s", "fs_high_s"))
         fs = factor * fs_s
-        outside = X["outside_s"].to_numpy(float)
-        low = runtime_seconds(X["outside_low_s"].to_numpy(float), fs_low, factor)
-        high = runtime_seconds(X["outside_high_s"].to_numpy(float), fs_high, factor)
-        evidence = _column(X, "evidence", "none").to_numpy()
-        traced_row = _column(X, "traced", False).to_numpy(bool)
+        outside = column("outside_s", dtype=float)
+        low = runtime_seconds(column("outside_low_s", dtype=float), fs_low, factor)
+        high = runtime_seconds(column("outside_high_s", dtype=float), fs_high, factor)
+        evidence = column("evidence", "none")
+        traced_row = column("traced", False, dtype=bool)
         relative = evidence == "measured"
         other_fs = np.zeros(len(X))  # the traced candidate's filesystem part, in the relative form
         if relative.any():
-            measured = X["measured_s"].to_numpy(float)
+            measured = column("measured_s", dtype=float)
             traced_factor = np.array([self.factor(k)["factor"] if isinstance(k, str) else 1.0
-                                      for k in _column(X, "traced_key")], float)
-            traced = traced_factor * _column(X, "traced_fs_s").to_numpy(float)
+                                      for k in column("traced_key")], float)
+            traced = traced_factor * column("traced_fs_s", dtype=float)
             scale = np.where(traced > measured, measured / np.where(traced > 0, traced, 1.0), 1.0)
             outside = np.where(relative, np.maximum(measured - traced, 0.0), outside)
             fs = np.where(relative, scale * fs, fs)
             other_fs = np.where(relative, scale * traced, 0.0)
             # The costs' spread of the difference between two candidates; none on the traced one.
             own = scale * factor * (fs_high - fs_low) / 2
-            there = scale * traced_factor * (_column(X, "traced_fs_high_s").to_numpy(float)
-                                             - _column(X, "traced_fs_low_s").to_numpy(float)) / 2
+            there = scale * traced_factor * (column("traced_fs_high_s", dtype=float)
+                                             - column("traced_fs_low_s", dtype=float)) / 2
             half = np.where(traced_row, 0.0, np.hypot(own, there))
             centre = runtime_seconds(outside, fs)
             low = np.where(relative, np.maximum(centre - half, 0.0), low)
@@ -261,7 +281,7 @@ class RuntimeEstimator(BaseEstimator, RegressorMixin):
         # A time outside told with a band of its own (a trace's, from the tracing calibration)
         # keeps it: the programs the errors were learnt from are a few, and their band is no
         # evidence that a new program's time outside is told better than the calibration's.
-        own_band = (X["outside_high_s"].to_numpy(float) > X["outside_low_s"].to_numpy(float)) & ~relative
+        own_band = (column("outside_high_s", dtype=float) > column("outside_low_s", dtype=float)) & ~relative
         for kind, band in getattr(self, "errors_", {}).items():
             rows = evidence == kind
             if kind == "measured":

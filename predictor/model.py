@@ -45,10 +45,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 from fsbm.characterizer.classes import MAPPED_CLASS
-from fsbm.documents import ClassCount, Fsync, Profile, Reuse, ReusePoint, SyncKind
+from fsbm.documents import ClassCount, Fsync, PriceLine, Profile, Reuse, ReusePoint, SyncKind
 from fsbm.predictor.pricing import Price, Pricer
 from fsbm.traces.vocabulary import GROUPS
 
@@ -78,36 +79,48 @@ class Line:
         before fsbench kept it), their whole latency, which bounds it."""
         return self.count * (self.price.cpu_ns if self.price.cpu_ns is not None else self.price.ns)
 
-    def to_json(self) -> dict[str, Any]:
-        return {"op": self.op, "group": self.group, "detail": self.detail, "count": self.count,
-                "ns_each": self.price.ns, "cpu_ns_each": self.price.cpu_ns, "total_ns": self.total_ns,
-                "source": self.price.source}
+    def price_line(self) -> PriceLine:
+        """The line as a prediction shows it."""
+        return PriceLine(op=self.op, group=self.group, detail=self.detail, count=self.count, ns_each=self.price.ns,
+                         cpu_ns_each=self.price.cpu_ns, total_ns=self.total_ns, source=self.price.source)
 
 
-@dataclass
+@dataclass(frozen=True)
 class FsTime:
-    """The modelled time a workload spends in one candidate filesystem."""
+    """The modelled time a workload spends in one candidate filesystem.  The pricer keeps one
+    per point of the reuse curve, shared by every prediction that reaches that point, so it
+    never changes, and works out each sum once."""
 
     candidate: str
-    lines: list[Line] = field(default_factory=list)
+    lines: tuple[Line, ...] = ()
 
-    @property
+    @cached_property
     def total_ns(self) -> float:
         return sum(line.total_ns for line in self.lines)
 
-    @property
+    @cached_property
     def cpu_ns(self) -> float:
         return sum(line.cpu_ns for line in self.lines)
 
-    @property
+    @cached_property
     def low_ns(self) -> float:
         return sum(line.count * line.price.low_ns for line in self.lines)
 
-    @property
+    @cached_property
     def high_ns(self) -> float:
         return sum(line.count * line.price.high_ns for line in self.lines)
 
+    @cached_property
+    def price_lines(self) -> tuple[PriceLine, ...]:
+        """The lines as a prediction shows them, built once."""
+        return tuple(line.price_line() for line in self.lines)
+
     def by_op(self) -> dict[str, float]:
+        """ns per operation, the largest first (a copy: the sums are worked out once)."""
+        return dict(self._by_op)
+
+    @cached_property
+    def _by_op(self) -> dict[str, float]:
         out: dict[str, float] = {}
         for line in self.lines:
             out[line.op] = out.get(line.op, 0.0) + line.total_ns
@@ -393,6 +406,6 @@ def _priced(profile: Profile, pricer: Pricer, hits: float, first_hits: float | N
     """price_workload, for the shares of block reads and of first reads the cache holds."""
     lines = _data_lines(profile, pricer, hits, first_hits) + _metadata_lines(profile, pricer, start)
     if cpu_scales and cpu_scales.factors:
-        factors = cpu_scales.on(FsTime(pricer.table.candidate, lines).by_group(cpu=True))
+        factors = cpu_scales.on(FsTime(pricer.table.candidate, tuple(lines)).by_group(cpu=True))
         lines = [replace(line, price=line.price.cpu_scaled(factors.get(line.group, 1.0))) for line in lines]
-    return FsTime(pricer.table.candidate, [line for line in readahead_overlap(lines) if line.count > 0])
+    return FsTime(pricer.table.candidate, tuple(line for line in readahead_overlap(lines) if line.count > 0))

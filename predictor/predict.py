@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import pandas as pd
@@ -35,6 +36,11 @@ from fsbm.predictor.tracing import UNTIMED, TracingCalibration, capture_outside,
 
 SCHEMA_VERSION = 2
 Z95 = float(stats.norm.ppf(0.975))
+
+
+def normal_cdf(z: float) -> float:
+    """The standard normal distribution function (scipy's norm.cdf costs 0.1 ms a call)."""
+    return 0.5 * math.erfc(-z / math.sqrt(2))
 
 
 def calibration_key(table: CostTable) -> str:
@@ -112,7 +118,7 @@ def _ranking(entries: list[dict[str, Any]], value: str, cost_log_sd: dict[str, f
         out.update({"runner_up": second["candidate"],
                     "faster_by": second[value] / best[value] - 1 if best[value] else None,
                     "saves": 1 - best[value] / second[value] if second[value] else None,
-                    "confidence": float(stats.norm.cdf(log_ratio / max(spread, 1e-12)))})
+                    "confidence": normal_cdf(log_ratio / max(spread, 1e-12))})
     return out
 
 
@@ -121,7 +127,7 @@ class Workload:
     """A profile priced on each candidate: the runtime model's rows (estimator.COLUMNS), the
     filesystem time behind each, the time outside and how the calls' CPU was scaled."""
 
-    rows: pd.DataFrame
+    features: list[dict[str, Any]]  # per candidate, its row (feature_row)
     times: list[FsTime]
     outside: Outside
     scales: CpuScales
@@ -158,8 +164,13 @@ class Workload:
         at_once = concurrency(profile)
         if outside.kind == UNTIMED:
             outside = _less_file_calls(outside, names, times, traced_on, at_once)
-        rows = pd.DataFrame([feature_row(pricer.table, fs, outside, at_once) for pricer, fs in zip(pricers, times)])
+        rows = [feature_row(pricer.table, fs, outside, at_once) for pricer, fs in zip(pricers, times)]
         return cls(rows, times, outside, scales, features, at_once)
+
+    @cached_property
+    def rows(self) -> pd.DataFrame:
+        """The runtime model's X: a row per candidate."""
+        return pd.DataFrame(self.features)
 
 
 def _less_file_calls(outside: Outside, names: list[str], times: list[FsTime], traced_on: str | None,
@@ -196,23 +207,24 @@ def predict(profile: Profile | dict[str, Any], tables: list[tuple[int | None, Pr
     names = [pricer.table.candidate for _, pricer in tables]
     workload = Workload.priced(profile, [pricer for _, pricer in tables], cache_bytes=cache_bytes, start=start,
                                traced_on=traced_on, tracing=tracing)
-    rows, times, outside, scales = workload.rows, workload.times, workload.outside, workload.scales
+    times, outside, scales = workload.times, workload.outside, workload.scales
     features = workload.outside_features
-    parts = model.predict_parts(rows)
+    row_of = workload.features
+    parts = model.predict_parts(row_of)
     entries = []
     for i, ((table_id, pricer), fs) in enumerate(zip(tables, times)):
         table = pricer.table
-        factor = model.factor(rows["key"][i])
+        factor = model.factor(row_of[i]["key"])
         scale = factor["factor"] / 1e9 / workload.at_once
         entries.append({
-            "candidate": table.candidate, "calibration_key": rows["key"][i], "cost_table_id": table_id,
+            "candidate": table.candidate, "calibration_key": row_of[i]["key"], "cost_table_id": table_id,
             "cost_table_measured_at": table.measured_at,
             "environment": {k: table.environment.get(k) for k in ("fs_type", "mount_options", "aging_state")},
             "runtime_s": float(parts["runtime"][i]), "low_s": float(parts["low"][i]), "high_s": float(parts["high"][i]),
             "fs_s": float(parts["fs"][i]), "fs_modelled_s": fs.total_ns / 1e9, "fs_factor": factor,
             "outside_s": float(parts["outside"][i]),
             "breakdown_s": {op: ns * scale for op, ns in fs.by_op().items()},
-            "lines": [line.to_json() for line in fs.lines],
+            "lines": list(fs.price_lines),
         })
     doc: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION, "kind": "prediction", "workload": profile.source,
@@ -229,13 +241,14 @@ def predict(profile: Profile | dict[str, Any], tables: list[tuple[int | None, Pr
     # 95% interval), as a share of the runtime: independent from one candidate to the next.
     cost_log_sd = {}
     for i, e in enumerate(entries):
-        fs_sd = (float(rows["fs_high_s"].iloc[i]) - float(rows["fs_low_s"].iloc[i])) / (2 * Z95)
-        factor = e["fs_s"] / float(rows["fs_s"].iloc[i]) if float(rows["fs_s"].iloc[i]) > 0 else 1.0
+        row = row_of[i]
+        fs_sd = (row["fs_high_s"] - row["fs_low_s"]) / (2 * Z95)
+        factor = e["fs_s"] / row["fs_s"] if row["fs_s"] > 0 else 1.0
         cost_log_sd[e["candidate"]] = fs_sd * factor / e["runtime_s"] if e["runtime_s"] > 0 else 0.0
-    evidence = str(rows["evidence"].iloc[0]) if len(rows) else "none"
+    evidence = str(row_of[0]["evidence"]) if row_of else "none"
     doc["ranking"] = _ranking(entries, "runtime_s", cost_log_sd, model.ratio_log_sd(evidence))
     if measured is not None:
-        relative = model.predict_parts(relative_rows(rows, names.index(traced_on), measured))
+        relative = model.predict_parts(relative_rows(workload.rows, names.index(traced_on), measured))
         for i, e in enumerate(entries):
             e["relative_s"], e["relative_low_s"], e["relative_high_s"] = (
                 float(relative[key][i]) for key in ("runtime", "low", "high"))
