@@ -2,7 +2,7 @@
 and POST /v1/predictions.
 
 Stored documents never change once written, so a cost table's Pricer (with its fitted
-Park-Lipton curves and the prices it has worked out), a profile and a calibration are kept
+Park-Lipton curves and the prices it has worked out), a profile, a runtime model and a calibration are kept
 by document id for as long as the service lives; only "which is the newest table of this
 candidate" is asked of the store each time.
 """
@@ -39,10 +39,11 @@ def memory_available_bytes() -> int:
 def newest_table_ids(store: ResultsStore, names: list[str]) -> list[int]:
     """The id of the newest cost table of each named candidate; a clear error naming what the
     store has where one has none."""
-    known = {name: document_id for document_id, name, _ in reversed(store.document_names("cost_table")) if name}
+    known = store.newest_document_ids("cost_table", names)
     for name in names:
         if name not in known:
-            raise UsageError(f"the store has no cost table for '{name}' (it has: {', '.join(sorted(known)) or 'none'})",
+            held = sorted({held for _, held, _ in store.document_names("cost_table") if held})
+            raise UsageError(f"the store has no cost table for '{name}' (it has: {', '.join(held) or 'none'})",
                              hint="measure it with `fsbm bench --fs NAME` or `fsbm bench --target DIR`")
     return [known[name] for name in names]
 
@@ -55,6 +56,7 @@ class PredictionService:
         self._pricers = LruCache(CACHED_DOCUMENTS, long_lived=True)
         self._documents = LruCache(CACHED_DOCUMENTS, long_lived=True)
         self._profiles = LruCache(CACHED_DOCUMENTS, long_lived=True)
+        self._models = LruCache(CACHED_DOCUMENTS, long_lived=True)  # predicting never changes a model
         self._local = threading.local()
 
     def store(self) -> ResultsStore:
@@ -100,12 +102,15 @@ class PredictionService:
         --set dev` for a plain trace; with its document id.  Unfitted where there is none;
         `uncalibrated` keeps its errors but not its factors (the raw model)."""
         document_id = store.newest_document_id("runtime_model", model_name(profile))
-        if document_id is None:
-            return None, RuntimeEstimator.unfitted()
-        model = RuntimeEstimator.from_json(self._document(store, document_id, "runtime_model"))
-        if uncalibrated:
-            model.factors_ = {}
-        return document_id, model
+
+        def build() -> RuntimeEstimator:
+            if document_id is None:
+                return RuntimeEstimator.unfitted()
+            model = RuntimeEstimator.from_json(self._document(store, document_id, "runtime_model"))
+            if uncalibrated:
+                model.factors_ = {}
+            return model
+        return document_id, self._models.get((document_id, uncalibrated), build)
 
     def tracing(self, store: ResultsStore) -> Optional[TracingCalibration]:
         """The newest current tracing calibration (`fsbm trace calibrate`, or a plain

@@ -4,10 +4,10 @@ second run measures no cost table again."""
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from pathlib import Path
 
+from fsbm.store import ResultsStore
 from tests.conftest import require_root, run_fsbm
 
 
@@ -25,14 +25,13 @@ def test_the_demo_runs_the_whole_job_and_a_second_run_reuses_the_store(fsbm_home
         assert "runtimes: median error" in judged and "ratios to demo-ext4: median error" in judged
         assert "real runs inside their 90% interval" in judged and "ranked right" in judged
         db = sqlite3.connect(fsbm_home / "fsbm.sqlite")
-        prediction_id, body = db.execute("SELECT id, body FROM documents WHERE kind = 'prediction'").fetchone()
-        prediction = json.loads(body)
+        store = ResultsStore(fsbm_home / "fsbm.sqlite")  # bodies as the store keeps them (compressed)
+        [(prediction_id, _, prediction)] = store.documents("prediction")
         assert {c["candidate"] for c in prediction["candidates"]} == {"demo-ext4", "demo-tmpfs"}
         # Recorded with its calls' CPU measured by replay on the ext4, which sets the CPU scales.
         assert set(prediction["cpu_scales"]) == {"metadata", "read", "write", "sync"}
         assert any(k != 1.0 for k in prediction["cpu_scales"].values())
-        observations = [json.loads(b) for (b,) in db.execute(
-            "SELECT body FROM documents WHERE kind = 'observation' AND name = ?", (str(prediction_id),))]
+        observations = [body for _, _, body in store.documents("observation", name=str(prediction_id))]
         assert {(o["candidate"], o["kind"]) for o in observations} == {
             (c, k) for c in ("demo-ext4", "demo-tmpfs") for k in ("real run", "replay")}
         assert all(len(o["seconds"]) == 2 and min(o["seconds"]) > 0 for o in observations)

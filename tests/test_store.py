@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 import time
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from fsbm.errors import FsbmError
-from fsbm.store import SCHEMA_VERSION, ResultsStore
+from fsbm.store import COMPRESS_ABOVE, SCHEMA_VERSION, ResultsStore
 
 FSBENCH_DOC = {
     "schema_version": 1, "started": "2026-01-01T00:00:00Z", "finished": "2026-01-01T00:01:00Z",
@@ -127,3 +128,37 @@ def test_a_named_document_whose_encoding_fails_leaves_nothing_behind(tmp_path: P
         with pytest.raises(ValueError):
             store.save_named_document("prediction", encode)
         assert store.document_names("prediction") == []
+
+
+def test_large_bodies_are_kept_compressed_and_read_back_whole(tmp_path: Path) -> None:
+    large = {"lines": [{"source": f"fsbench read random cold {i} B", "ns": i * 1.5} for i in range(2000)]}
+    with ResultsStore(tmp_path / "s.sqlite") as store:
+        big = store.save_document("prediction", large, name="big")
+        named, body = store.save_named_document("prediction", lambda i: json.dumps({**large, "id": i}), name="named")
+        small = store.save_document("prediction", {"n": 1}, name="small")
+        assert store.document(big, "prediction")[2] == large
+        assert store.document(named, "prediction")[2] == {**large, "id": named} == json.loads(body)
+        assert [b for _, _, b in store.documents("prediction", name="small")] == [{"n": 1}]
+        assert store.export_document(big)["body"] == large
+        sizes = {r.id: r.bytes for r in store.document_records("prediction")}
+        assert sizes == {big: len(json.dumps(large)), named: len(body), small: len(json.dumps({"n": 1}))}
+    kept = dict(sqlite3.connect(tmp_path / "s.sqlite").execute("SELECT id, body FROM documents").fetchall())
+    assert isinstance(kept[big], bytes) and len(kept[big]) < len(json.dumps(large)) / 3 < COMPRESS_ABOVE * 20
+    assert isinstance(kept[small], str)
+
+
+def test_a_store_of_the_previous_version_is_upgraded_and_its_text_bodies_still_read(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite"
+    with ResultsStore(path) as store:
+        store.save_document("profile", {"words": "x" * (2 * COMPRESS_ABOVE)}, name="p")
+    conn = sqlite3.connect(path)  # as version 2 left it: no json_bytes column, bodies as text
+    conn.execute("ALTER TABLE documents DROP COLUMN json_bytes")
+    conn.execute("UPDATE documents SET body = ?", (json.dumps({"words": "x" * (2 * COMPRESS_ABOVE)}),))
+    conn.execute("PRAGMA user_version = 2")
+    conn.commit()
+    conn.close()
+    with ResultsStore(path) as store:
+        assert store.schema_version == SCHEMA_VERSION
+        [(_, _, body)] = store.documents("profile")
+        assert body == {"words": "x" * (2 * COMPRESS_ABOVE)}
+        assert [r.bytes for r in store.document_records("profile")] == [len(json.dumps(body))]
