@@ -60,6 +60,9 @@ def _root(
     ctx.obj = Settings(store, scratch_root)
 
 
+APP_FACTORY = "fsbm.api.http_api:app_from_environment"
+
+
 @app.command("serve")
 def serve_command(
     ctx: typer.Context,
@@ -80,8 +83,12 @@ def serve_command(
     os.environ["FSBM_MAX_UPLOAD"] = str(limit)
     console.print(f"fsbm API on http://{host}:{port} (docs at /docs), store {escape(str(settings.store().path))}"
                   + (", API key required" if os.environ.get("FSBM_API_KEY") else ""))
-    uvicorn.run("fsbm.api.http_api:app_from_environment", factory=True, host=host, port=port, workers=workers,
-                log_level="warning")
+    if workers == 1:
+        uvicorn.run(APP_FACTORY, factory=True, host=host, port=port, log_level="warning")
+    else:  # a listening socket each, so connections are spread over the processes (server_workers.py)
+        from fsbm.api.server_workers import serve
+
+        serve(APP_FACTORY, host, port, workers)
 
 
 DEMO_FILESYSTEMS = ("ext4", "xfs", "btrfs", "tmpfs")
