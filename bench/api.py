@@ -13,15 +13,17 @@ Baseline:
 GET /healthz at the same concurrency, which costs the framework, the network stack and the
 client but no prediction.
 
-Targets (issue 8): p99 under 50 ms at 32 clients; zero errors.  Judged on the same-question
-load; the distinct one is printed beside it (issue 36 asks the same of it).
+Targets (issues 8 and 36): p99 under 50 ms at 32 clients, for the same question and for
+distinct ones; zero errors.
 
 The store: a copy of --store, else of the default store if it holds cost tables of at least
 two candidates (after `make demo` it holds four), else a temporary one with quick cost tables
 of a scratch tmpfs and ext4 measured now.  The store given is never written to.  The profile is of a real program (cp -r, grep -r,
 rm -rf of a 200-file tree) recorded now with `fsbm trace record`.
 
-Usage: .venv/bin/python bench/api.py [--requests 2000] [--seconds 30] [--workers 1]
+The server runs one process per core (--workers), as a server of this machine would.
+
+Usage: .venv/bin/python bench/api.py [--requests 10000] [--seconds 30] [--workers CORES]
 """
 
 from __future__ import annotations
@@ -165,9 +167,10 @@ async def _load(port: int, method: str, path: str, body: dict | None, clients: i
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--store", type=Path, help="A results store with cost tables (default: see above).")
-    parser.add_argument("--requests", type=int, default=2000, help="Requests per measurement (at most).")
+    parser.add_argument("--requests", type=int, default=10000, help="Requests per measurement (at most).")
     parser.add_argument("--seconds", type=float, default=30.0, help="Time per measurement (at most).")
-    parser.add_argument("--workers", type=int, default=1, help="fsbm serve --workers.")
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+                        help="fsbm serve --workers (default: one per core).")
     parser.add_argument("--json", type=Path, help="Also write the figures here.")
     args = parser.parse_args()
 
@@ -217,10 +220,11 @@ def main() -> int:
             p = results[f"{name} x{clients}"]
             print(f"{clients:>2} clients: {name} / healthz: p50 {p['p50_ms'] / h['p50_ms']:.2f}x, "
                   f"p99 {p['p99_ms'] / h['p99_ms']:.2f}x, throughput {p['rps'] / h['rps']:.2f}x")
-    at32 = results["predictions x32"]
-    met = at32["p99_ms"] < 50 and all(r["errors"] == 0 for r in results.values())
-    print(f"target (p99 < 50 ms at 32 clients, no errors): {'met' if met else 'NOT met'} "
-          f"(p99 {at32['p99_ms']:.1f} ms, errors {sum(r['errors'] for r in results.values())})")
+    at32 = {name: results[f"{name} x32"]["p99_ms"] for name in ("predictions", "distinct predictions")}
+    met = max(at32.values()) < 50 and all(r["errors"] == 0 for r in results.values())
+    print(f"target (p99 < 50 ms at 32 clients, same and distinct questions, no errors): "
+          f"{'met' if met else 'NOT met'} (p99 {at32['predictions']:.1f} ms and {at32['distinct predictions']:.1f} ms, "
+          f"errors {sum(r['errors'] for r in results.values())})")
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
     return 0 if met else 1
