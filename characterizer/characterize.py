@@ -11,6 +11,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from fsbm.characterizer.arrays import EventArrays, to_arrays
+from fsbm.characterizer.open_levels import WHOLE, OpenLevels
 from fsbm.characterizer.partial import Partial, core_of, finalize, is_nfs, recording_totals, whole_trace
 from fsbm.characterizer.profile import Profile
 
@@ -31,7 +32,9 @@ def core_statistics(ev: EventArrays) -> dict[str, object]:
     """Tang's table, sequentiality and open files alone: the statistics the speed target is for."""
     clock = ev.ts - int(ev.ts.min()) if ev.has_time else ev.seq
     nfs = is_nfs(ev)
-    return core_of(ev, clock, nfs)[0].finalize(nfs, ev.has_time)
+    core, _, levels = core_of(ev, clock, nfs)
+    opened = OpenLevels.of(levels, {WHOLE: (core.clock_min, core.clock_max)}, {WHOLE: core.open_changes})
+    return core.finalize(nfs, ev.has_time, opened.stats[WHOLE])
 
 
 def characterize_file(path: Path, *, every: int | None = None, scope: str | None = None) -> Profile:

@@ -40,7 +40,8 @@ from fsbm.characterizer.sequentiality import Access, classify, direction_counts,
 from fsbm.characterizer.syncs import DEFINITION as SYNC_KINDS_DEFINITION
 from fsbm.characterizer.syncs import KINDS as SYNC_KINDS
 from fsbm.characterizer.syncs import sync_kinds
-from fsbm.characterizer.timing import (TraceTime, Windows, gaps, inside_outside, inside_sums, level_stats, open_changes,
+from fsbm.characterizer.open_levels import WHOLE, LevelLog, OpenLevels, checkpoint_window
+from fsbm.characterizer.timing import (TraceTime, Windows, gaps, inside_outside, inside_sums, open_changes,
                                        open_files_definition)
 from fsbm.errors import UsageError
 from fsbm.traces.record import (CALLS_CPU_FIELDS, OUTSIDE_WAIT_FIELD, UNTRACED_CALLS_CPU_SYNCS_SKIPPED,
@@ -82,20 +83,18 @@ class Core:
     clock_max: int
     calls: dict[str, int]                # "calls" and each of TANG_ROWS
     directions: dict[str, dict[str, int]]
-    open_times: np.ndarray
-    open_change: np.ndarray
+    open_changes: int  # changes to the number of open files (their times are in a LevelLog)
 
     def merge(self, other: "Core") -> "Core":
         return Core(self.events + other.events, min(self.clock_min, other.clock_min),
                     max(self.clock_max, other.clock_max), add_counts(self.calls, other.calls),
-                    add_counts(self.directions, other.directions),
-                    np.concatenate((self.open_times, other.open_times)),
-                    np.concatenate((self.open_change, other.open_change)))
+                    add_counts(self.directions, other.directions), self.open_changes + other.open_changes)
 
-    def finalize(self, nfs: bool, has_time: bool) -> dict[str, object]:
+    def finalize(self, nfs: bool, has_time: bool, open_files: dict[str, float]) -> dict[str, object]:
+        """Tang's table and the sequentiality; `open_files`: the level's statistics over this
+        stretch (open_levels.py)."""
         seq = percentages(self.directions)
-        opened = level_stats(self.open_times, self.open_change, self.clock_min, self.clock_max)
-        opened["definition"] = open_files_definition(nfs, has_time)
+        opened = {**open_files, "definition": open_files_definition(nfs, has_time)}
         n = self.calls["calls"]
         tang: dict[str, object] = {f"{row}_pct": 100.0 * self.calls[row] / n if n else 0.0 for row in TANG_ROWS}
         reads, writes = seq["read"], seq["write"]
@@ -166,6 +165,7 @@ class Partial:
     inside: dict[str, int]
     windows: Windows
     references: ReferenceLog | None  # None once detached (a Dask run: it stays on its worker)
+    levels: LevelLog | None  # the open-file level's changes; None once detached, as references
     classes: dict
     trace_time: TraceTime
     scope: str | None = None
@@ -181,6 +181,9 @@ class Partial:
     # What the profile takes from the references, where the parts' logs were summarized
     # where they lie (reference_log.py); else it is made from `references` at finalize.
     reference_summary: ReferenceSummary | None = None
+    # The open-file levels, where the parts' LevelLogs were summarized where they lie
+    # (open_levels.py); else they are made from `levels` at finalize.
+    open_levels: OpenLevels | None = None
 
     def merge(self, other: "Partial") -> "Partial":
         if not self.core.events or not other.core.events:  # e.g. a bucket no actor hashed to, or none in scope
@@ -207,6 +210,7 @@ class Partial:
         inside["last_ns"] = max(self.inside["last_ns"], other.inside["last_ns"])
         detached = self.references is None or other.references is None  # their logs lie on the workers
         references = None if detached else self.references.merge(other.references)  # type: ignore[union-attr]
+        levels = None if self.levels is None or other.levels is None else self.levels.merge(other.levels)
         return Partial(
             self.nfs, self.has_time, self.every, self.actors + other.actors, self.core.merge(other.core),
             checkpoints, add_counts(self.run_counts, other.run_counts), self.files.merge(other.files),
@@ -215,15 +219,16 @@ class Partial:
             add_counts(self.syncs, other.syncs), self.inter_arrival.merge(other.inter_arrival),
             self.think.merge(other.think), inside,
             self.windows.merge(other.windows),
-            references,
+            references, levels,
             add_counts(self.classes, other.classes), self.trace_time.merge(other.trace_time), self.scope,
             add_counts(self.recording, other.recording), self.sources + other.sources,
             add_counts(self.timeline, other.timeline), add_counts(self.left_out, other.left_out),
             self.seen + other.seen)
 
 
-def core_of(ev: EventArrays, clock: np.ndarray, nfs: bool) -> tuple[Core, Access]:
-    """Tang's statistics of a stretch of events, and its classified accesses for the rest."""
+def core_of(ev: EventArrays, clock: np.ndarray, nfs: bool, window: int = WHOLE) -> tuple[Core, Access, LevelLog]:
+    """Tang's statistics of a stretch of events, its classified accesses for the rest, and
+    the changes its opens and closes make to the number of open files, as `window`'s."""
     acc = classify(ev, nfs)
     calls = ~ev.plumbing
     lookup_origs = np.array([o.endswith(".LOOKUP") or o.endswith(".LOOKUPP") for o in ev.origs] or [False])
@@ -236,8 +241,9 @@ def core_of(ev: EventArrays, clock: np.ndarray, nfs: bool) -> tuple[Core, Access
               "readdir": op_counts[OP_INDEX["readdir"]], "getattr": op_counts[OP_INDEX["stat"]] - lookups,
               "lookup": lookups}
     times, change = open_changes(ev, clock, nfs)
-    return Core(ev.n, int(clock.min()) if ev.n else 0, int(clock.max()) if ev.n else 0,
-                {k: int(v) for k, v in counts.items()}, direction_counts(ev, acc), times, change), acc
+    return (Core(ev.n, int(clock.min()) if ev.n else 0, int(clock.max()) if ev.n else 0,
+                 {k: int(v) for k, v in counts.items()}, direction_counts(ev, acc), len(times)), acc,
+            LevelLog.of(window, times, change))
 
 
 def _window(ev: EventArrays, start: int, stop: int) -> EventArrays:
@@ -369,14 +375,16 @@ def summarize(ev: EventArrays, *, nfs: bool, origin: int, first_seq: int = 0, ev
     if not in_scope.all():
         ev = subset(ev, in_scope)
     clock = ev.ts - origin if ev.has_time else ev.seq
-    core, acc = core_of(ev, clock, nfs)
+    core, acc, levels = core_of(ev, clock, nfs)
     checkpoints = {}
     if every and ev.n:
         window = (ev.seq - first_seq) // every
         bounds = np.flatnonzero(np.concatenate(([True], window[1:] != window[:-1], [True])))
         for start, stop in zip(bounds[:-1], bounds[1:]):
             part = _window(ev, int(start), int(stop))
-            checkpoints[int(window[start])] = core_of(part, clock[start:stop], nfs)[0]
+            k = int(window[start])
+            checkpoints[k], _, theirs = core_of(part, clock[start:stop], nfs, checkpoint_window(k))
+            levels = levels.merge(theirs)
     run_counts, sizes, entire = runs(ev, acc)
     with_data = present(ev.file[acc.index], len(ev.files))
     touched, directories = _namespace(ev)
@@ -391,7 +399,7 @@ def summarize(ev: EventArrays, *, nfs: bool, origin: int, first_seq: int = 0, ev
         touched=touched, directories=directories, ops=_ops(ev), origs=_origs(ev),
         fsyncs=int((ev.op == OP_INDEX["fsync"]).sum()), written=int(written.sum()), syncs={},
         inter_arrival=inter, think=think, inside=inside_sums(ev), windows=Windows.of(ev, origin),
-        references=_references(ev, clock, trace, mapped),
+        references=_references(ev, clock, trace, mapped), levels=levels,
         classes={"data": data_classes(ev, acc, mapped), "metadata": metadata_classes(ev)}, trace_time=trace_time,
         scope=scope, recording=dict(recording or {}), sources=[source] if source else [], left_out=left_out,
         seen=seen)
@@ -415,9 +423,20 @@ def _operations(ops: dict[str, OpStats]) -> dict[str, dict[str, object]]:
     return out
 
 
+def level_windows(part: Partial) -> tuple[dict[int, tuple[int, int]], dict[int, int]]:
+    """The windows of the open-file level (open_levels.py): the whole trace and each
+    checkpoint, each with its span and the number of changes it holds."""
+    cores = {WHOLE: part.core, **{checkpoint_window(k): core for k, core in part.checkpoints.items()}}
+    return ({w: (core.clock_min, core.clock_max) for w, core in cores.items()},
+            {w: core.open_changes for w, core in cores.items()})
+
+
 def finalize(part: Partial) -> dict[str, object]:
     """The profile body (JSON) of a whole trace, or of several merged."""
-    core = part.core.finalize(part.nfs, part.has_time)
+    if part.open_levels is None and part.levels is None:
+        raise ValueError("a Partial whose open-file changes were detached needs their levels to finalize")
+    levels = part.open_levels or OpenLevels.of(part.levels, *level_windows(part))  # type: ignore[arg-type]
+    core = part.core.finalize(part.nfs, part.has_time, levels.stats[WHOLE])
     if part.reference_summary is None and part.references is None:
         raise ValueError("a Partial whose references were detached needs their summary to finalize")
     references = part.reference_summary or ReferenceSummary.of(part.references)
@@ -459,7 +478,7 @@ def finalize(part: Partial) -> dict[str, object]:
     if part.every:
         body["checkpoints"] = []
         for k in sorted(part.checkpoints):
-            checkpoint = part.checkpoints[k].finalize(part.nfs, part.has_time)
+            checkpoint = part.checkpoints[k].finalize(part.nfs, part.has_time, levels.stats[checkpoint_window(k)])
             body["checkpoints"].append({"first_event": k * part.every, "events": part.checkpoints[k].events,
                                         "tang": checkpoint["tang"], "sequentiality": checkpoint["sequentiality"]})
     return body

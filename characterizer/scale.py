@@ -7,9 +7,10 @@ by actor: each input piece (a run of Parquet row groups) is split into buckets o
 EVENTS_PER_BUCKET events by a stable hash of the actor name; each bucket, holding whole
 actors, is summarized alone; the summaries merge in a tree.  What depends on every actor's
 events on a file comes from a second split, by file (FileStatistics).  The block
-references stay with their buckets, and the reuse curve is made from their samples in two
-rounds (reference_log.py); the open/close changes travel as arrays.  So the result equals
-the single-machine profile exactly; the tests check equality, not closeness.
+references and the open and close changes stay with their buckets, and the reuse curve and
+the open-file level are made from them in two rounds each (reference_log.py, open_levels.py).
+So the result equals the single-machine profile exactly; the tests check equality, not
+closeness.
 
 `workers=N` starts a local cluster of N single-threaded processes; `scheduler=ADDRESS`
 joins a running one (its workers need fsbm installed and the Parquet files at the same path).
@@ -34,7 +35,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from fsbm.characterizer.arrays import to_arrays
-from fsbm.characterizer.partial import FileStatistics, Partial, finalize, summarize
+from fsbm.characterizer.open_levels import CellSums, LevelLog, LevelPlan, OpenLevels
+from fsbm.characterizer.partial import FileStatistics, Partial, finalize, level_windows, summarize
 from fsbm.characterizer.profile import Profile
 from fsbm.characterizer.syncs import NAMESPACE_OPS, SYNC_OPS
 from fsbm.characterizer.reference_log import LogFacts, LogPlan, LogSample, ReferenceLog, ReferenceSummary
@@ -172,6 +174,29 @@ def _detached(part: Partial) -> tuple[Partial, ReferenceLog]:
     return replace(part, references=None), part.references
 
 
+def _levels_detached(part: Partial) -> tuple[Partial, ReferenceLog, LevelLog]:
+    """A bucket's Partial without its reference log and its open-file changes, and the two."""
+    assert part.references is not None and part.levels is not None
+    return replace(part, references=None, levels=None), part.references, part.levels
+
+
+def _open_levels_dask(part: Partial, levels: list, client: object) -> OpenLevels:
+    """The open-file levels from the buckets' LevelLogs where they lie, in the two rounds of
+    open_levels.py: only per-cell numbers come here."""
+    import dask
+    from dask import delayed
+
+    plan = LevelPlan.of(*level_windows(part))
+    add = delayed(np.add)
+    tallies, counts = dask.compute(_tree([delayed(LevelLog.tally)(log, plan) for log in levels], add),
+                                   _tree([delayed(plan.count_cells)(log) for log in levels], add), scheduler=client)
+    starts = plan.starting_levels(tallies)
+    sums = dask.compute([delayed(CellSums.of)(plan, batch, starts, *[delayed(LevelLog.cut)(log, plan, batch)
+                                                                    for log in levels])
+                         for batch in plan.batches(counts)], scheduler=client)[0]
+    return OpenLevels.of_sums(plan, sums)
+
+
 def _tree(items: list, combine) -> object:
     """Pairwise reduction, so no one task merges everything at once."""
     while len(items) > 1:
@@ -192,13 +217,14 @@ def partial_dask(path: Path, client: object, *, every: int | None = None, trace:
                                -(-sum(p.rows for p in work) // EVENTS_PER_BUCKET))
     splits = [delayed(split, nout=3)(piece, n_buckets) for piece in work]
     facts = _tree([s[0] for s in splits], delayed(Facts.merge))
-    summaries = [delayed(_detached, nout=2)(delayed(summarize_bucket)([s[1][k] for s in splits], facts, every, trace,
-                                                                       scope))
+    summaries = [delayed(_levels_detached, nout=3)(delayed(summarize_bucket)([s[1][k] for s in splits], facts, every,
+                                                                             trace, scope))
                  for k in range(n_buckets)]
-    # The buckets' reference logs stay on their workers: the curve is made in two rounds
-    # that send only samples (reference_log.py).
-    persisted = client.persist([item for pair in summaries for item in pair])  # type: ignore[attr-defined]
-    parts, logs = persisted[0::2], persisted[1::2]
+    # The buckets' reference logs and open-file changes stay on their workers: the curve and
+    # the levels are made in two rounds each that send only samples and per-cell numbers
+    # (reference_log.py, open_levels.py).
+    persisted = client.persist([item for triple in summaries for item in triple])  # type: ignore[attr-defined]
+    parts, logs, levels = persisted[0::3], persisted[1::3], persisted[2::3]
     by_file = _tree([delayed(summarize_files)([s[2][k] for s in splits], facts, scope) for k in range(n_buckets)],
                     delayed(FileStatistics.merge))
     part, total, log_facts, file_level = dask.compute(_tree(parts, delayed(Partial.merge)), facts,
@@ -213,6 +239,7 @@ def partial_dask(path: Path, client: object, *, every: int | None = None, trace:
     sample = LogSample.concat(list(dask.compute([delayed(ReferenceLog.sample)(log, plan) for log in logs],
                                                 scheduler=client)[0]))
     part.reference_summary = ReferenceSummary(log_facts, plan, sample)
+    part.open_levels = _open_levels_dask(part, levels, client)
     return _of_table(part, path)
 
 

@@ -168,21 +168,6 @@ def _join(ids_a: np.ndarray, a: np.ndarray, ids_b: np.ndarray, b: np.ndarray) ->
     return ids, out_a, out_b
 
 
-def level_stats(times: np.ndarray, change: np.ndarray, t0: int, t1: int) -> dict[str, float]:
-    """Time-weighted mean and spread of a level that changes by `change` at `times`."""
-    if len(times) == 0 or t1 <= t0:
-        return {"mean": 0.0, "std": 0.0, "max": 0}
-    order = np.lexsort((change, times))
-    times = np.concatenate(([t0], times[order], [t1]))
-    level = np.concatenate(([0], np.cumsum(change[order]), [0]))
-    weights = np.diff(times)
-    levels = level[:-1]
-    total = int(weights.sum())
-    mean = int((levels * weights).sum()) / total
-    std = float(np.sqrt(((levels - mean) ** 2 * weights).sum() / total))
-    return {"mean": mean, "std": std, "max": int(level.max())}
-
-
 def open_changes(ev: EventArrays, clock: np.ndarray, nfs: bool) -> tuple[np.ndarray, np.ndarray]:
     """When the number of open files changes, and by how much (Tang's open files).  strace:
     from a successful open/create to its close.  NFS has no open: a file counts as open from

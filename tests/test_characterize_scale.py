@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+from functools import reduce
 from pathlib import Path
 from typing import Iterator
 
@@ -14,7 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from fsbm.characterizer import characterize_file, reuse
+from fsbm.characterizer import characterize_file, open_levels, reuse
 from fsbm.characterizer.characterize import characterize_files
 from fsbm.characterizer.histograms import ValueCounts
 from fsbm.characterizer.reference_log import LogPlan, LogSample, ReferenceLog, ReferenceSummary
@@ -130,6 +131,67 @@ def test_a_sampled_reuse_curve_is_the_same_from_the_workers_samples_as_from_one_
     distributed = characterize_dask(tables["threads"], client, rows_per_piece=200, buckets=3).body["reuse"]
     assert 0 < single["sampling"]["rate"] < 0.5
     assert distributed == single
+
+
+def test_open_file_levels_are_the_same_from_the_workers_cells_as_from_one_process(
+        tables: dict[str, Path], client: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Cells and batches of a few changes, so the two rounds cut every window many times; the
+    # plan is made here, in the client.
+    monkeypatch.setattr(open_levels, "CHANGES_PER_CELL", 7)
+    monkeypatch.setattr(open_levels, "CHANGES_PER_BATCH", 30)
+    single = characterize_file(tables["threads"], every=500).body
+    distributed = characterize_dask(tables["threads"], client, every=500, rows_per_piece=200, buckets=3).body
+    assert single["open_files"]["max"] > 1
+    assert distributed["open_files"] == single["open_files"]
+    assert [c["tang"] for c in distributed["checkpoints"]] == [c["tang"] for c in single["checkpoints"]]
+
+
+def _level_by_walking(times: list[int], changes: list[int], t0: int, t1: int) -> dict[str, float]:
+    """The time-weighted mean, spread and maximum of a level, walked change by change."""
+    events = sorted(zip(times, changes))
+    level, at, area, square, largest = 0, t0, 0, 0, 0
+    for time, change in events:
+        area += level * (time - at)
+        square += level * level * (time - at)
+        level, at = level + change, time
+        largest = max(largest, level)
+    area += level * (t1 - at)
+    square += level * level * (t1 - at)
+    mean = area / (t1 - t0)
+    return {"mean": mean, "std": (square / (t1 - t0) - mean * mean) ** 0.5, "max": largest}
+
+
+def test_open_file_levels_from_parts_in_cells_are_the_level_walked_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(open_levels, "CHANGES_PER_CELL", 50)
+    monkeypatch.setattr(open_levels, "CHANGES_PER_BATCH", 120)
+    rng = np.random.default_rng(7)
+    parts, every_change = [], ([], [], [])
+    for _ in range(4):  # four parts, each opening and closing files over two windows
+        opened = np.sort(rng.integers(0, 1_000_000, 300))
+        closed = opened + rng.integers(0, 50_000, 300)
+        times = np.concatenate((opened, closed))
+        changes = np.concatenate((np.ones(300, np.int64), -np.ones(300, np.int64)))
+        window = np.where(times < 500_000, open_levels.WHOLE, open_levels.checkpoint_window(0))
+        parts.append(open_levels.LevelLog(window.astype(np.int64), times, changes))
+        for column, values in zip(every_change, (window, times, changes)):
+            column.extend(values.tolist())
+    spans = {open_levels.WHOLE: (0, 1_100_000), open_levels.checkpoint_window(0): (500_000, 1_100_000)}
+    counts = {w: sum(1 for x in every_change[0] if x == w) for w in spans}
+    plan = open_levels.LevelPlan.of(spans, counts)
+    assert plan.cells > 10
+    starts = plan.starting_levels(sum(log.tally(plan) for log in parts))
+    batches = plan.batches(sum(plan.count_cells(log) for log in parts))
+    assert len(batches) > 3
+    from_parts = open_levels.OpenLevels.of_sums(plan, [open_levels.CellSums.of(plan, batch, starts, *[
+        log.cut(plan, batch) for log in parts]) for batch in batches])
+    whole = open_levels.OpenLevels.of(reduce(open_levels.LevelLog.merge, parts), spans, counts)
+    assert from_parts.stats == whole.stats
+    for w, (t0, t1) in spans.items():
+        mine = [(t, c) for x, t, c in zip(*every_change) if x == w]
+        walked = _level_by_walking([t for t, _ in mine], [c for _, c in mine], t0, t1)
+        assert whole.stats[w]["max"] == walked["max"]
+        assert whole.stats[w]["mean"] == pytest.approx(walked["mean"], rel=1e-12)
+        assert whole.stats[w]["std"] == pytest.approx(walked["std"], rel=1e-9)
 
 
 def _log(actor: int, rows: list[tuple[int, str, int, int, bool]]) -> ReferenceLog:
