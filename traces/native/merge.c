@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "reader.h"
 
 enum { EXIT_BAD_INPUT = 2, FIRST_BUFFER = 1 << 16 };
 
@@ -23,69 +24,43 @@ int key_before(const struct line_key *a, const struct line_key *b)
 
 static void log_open(struct pidlog *l)
 {
-	l->in = gzopen(l->path, "rb");
-	if (!l->in) {
+	gzFile in = gzopen(l->path, "rb");
+
+	if (!in) {
 		fprintf(stderr, "%s: cannot open: %s\n", l->path, strerror(errno ? errno : ENOMEM));
 		exit(EXIT_BAD_INPUT);
 	}
-	gzbuffer(l->in, 1 << 15);
-	l->cap = FIRST_BUFFER;
-	l->buf = xrealloc(NULL, l->cap);
-	l->len = l->start = 0;
+	gzbuffer(in, 1 << 15);
+	reader_init(&l->rd, in, FIRST_BUFFER);
 	l->last_ns = 0;
 	l->key = (struct line_key){ 0, 0, l->pid };
 }
 
 static void log_close(struct pidlog *l)
 {
-	if (l->in)
-		gzclose(l->in);
-	l->in = NULL;
-	free(l->buf);
-	l->buf = NULL;
+	if (l->rd.in)
+		gzclose(l->rd.in);
+	l->rd.in = NULL;
+	reader_free(&l->rd);
 }
 
-/* Read the log's next line into l->text and key it; 0 at its end. */
+/* Read the log's next line into l->rd and key it; 0 at its end. */
 static int log_advance(struct pidlog *l)
 {
-	int at_end = 0;
+	int got = reader_next(&l->rd);
 
-	for (;;) {
-		char *nl = memchr(l->buf + l->start, '\n', l->len - l->start);
-
-		if (nl || (at_end && l->len > l->start)) {
-			l->text = l->buf + l->start;
-			l->text_len = nl ? (size_t)(nl - l->text) : l->len - l->start;
-			l->cut_short = !nl;
-			l->start = nl ? (size_t)(nl - l->buf) + 1 : l->len;
-			break;
-		}
-		if (at_end)
-			return 0;
-		memmove(l->buf, l->buf + l->start, l->len - l->start);
-		l->len -= l->start;
-		l->start = 0;
-		if (l->len == l->cap) { /* one line longer than the buffer: grow it */
-			l->cap *= 2;
-			l->buf = xrealloc(l->buf, l->cap);
-		}
-		int got = gzread(l->in, l->buf + l->len, (unsigned)(l->cap - l->len));
-
-		if (got < 0) {
-			int errnum;
-
-			fprintf(stderr, "%s: the compressed data is damaged after line %ld (%s)\n", l->path, l->key.line,
-				gzerror(l->in, &errnum));
-			exit(EXIT_BAD_INPUT);
-		}
-		at_end = got == 0;
-		l->len += (size_t)got;
+	if (got < 0) {
+		fprintf(stderr, "%s: the compressed data is damaged after line %ld (%s)\n", l->path, l->rd.line,
+			reader_error(&l->rd));
+		exit(EXIT_BAD_INPUT);
 	}
-	line_split(l->text, l->text_len, &l->split);
+	if (!got)
+		return 0;
+	line_split(l->rd.text, l->rd.text_len, &l->split);
 	if (l->split.ts_ns >= 0)
 		l->last_ns = l->split.ts_ns;
 	l->key.ns = l->last_ns;
-	l->key.line++;
+	l->key.line = l->rd.line;
 	return 1;
 }
 

@@ -17,6 +17,7 @@
 #include <zlib.h>
 
 #include "lines.h"
+#include "reader.h"
 
 /* Where a line sorts among the lines of every log of the run. */
 struct line_key {
@@ -28,14 +29,9 @@ struct line_key {
 struct pidlog {
 	long pid;
 	char *path;
-	gzFile in;
-	char *buf;
-	size_t cap, len, start; /* buf[start, len) is read and not yet split */
+	struct reader rd;       /* the log, open while the stream is in it; rd.text is the current line */
 	struct line_key key;    /* of the current line */
 	int64_t last_ns;        /* the last stamp seen in this log */
-	const char *text;       /* the current line, without its newline */
-	size_t text_len;
-	int cut_short;          /* the current line is the last and has no newline */
 	struct line split;      /* the current line split (lines.h) */
 	struct line_key first;  /* the first line's key, known before the log is opened */
 };

@@ -21,6 +21,7 @@
 #include "lines.h"
 #include "merge.h"
 #include "procs.h"
+#include "reader.h"
 #include "timeline.h"
 
 enum { EXIT_BAD_INPUT = 2, SNIFF_LINES = 20, REPORTED_ERRORS = 5, MAX_PSEUDO = 16 };
@@ -481,52 +482,23 @@ static void parse_line(struct parser *ps, const char *text, size_t len, long lin
 
 /* -- input ------------------------------------------------------------------------ */
 
-/*
- * Read in large chunks and split on newlines with memchr: faster than gzgets, and a NUL
- * byte stays inside its line (where line_split reports binary data) instead of ending it.
- */
+/* One log, a line at a time (reader.h). */
 static void parse_stream(struct parser *ps, gzFile in)
 {
-	size_t cap = 1 << 20, len = 0;
-	char *buf = malloc(cap);
-	long line = 0;
+	struct reader rd;
+	int got;
 
-	if (!buf)
-		exit(1);
-	for (;;) {
-		int errnum, got;
-		size_t start = 0;
-		char *nl;
-
-		if (len == cap) { /* one line longer than the buffer: grow it */
-			cap *= 2;
-			buf = realloc(buf, cap);
-			if (!buf)
-				exit(1);
-		}
-		got = gzread(in, buf + len, (unsigned)(cap - len));
-		if (got < 0) {
-			const char *msg = gzerror(in, &errnum);
-
-			out_flush();
-			fprintf(stderr, "%s: the compressed data is damaged after line %ld (%s)\n", ps->name, line, msg);
-			exit(EXIT_BAD_INPUT);
-		}
-		if (got == 0) {
-			if (len > 0) /* a last line with no newline: the file was cut */
-				parse_line(ps, buf, len, ++line, 1);
-			break;
-		}
-		len += (size_t)got;
-		while ((nl = memchr(buf + start, '\n', len - start)) != NULL) {
-			parse_line(ps, buf + start, (size_t)(nl - (buf + start)), ++line, 0);
-			start = (size_t)(nl - buf) + 1;
-		}
-		memmove(buf, buf + start, len - start);
-		len -= start;
+	reader_init(&rd, in, 1 << 20);
+	while ((got = reader_next(&rd)) > 0)
+		parse_line(ps, rd.text, rd.text_len, rd.line, rd.cut_short);
+	if (got < 0) {
+		out_flush();
+		fprintf(stderr, "%s: the compressed data is damaged after line %ld (%s)\n", ps->name, rd.line,
+			reader_error(&rd));
+		exit(EXIT_BAD_INPUT);
 	}
-	ps->st.lines = line;
-	free(buf);
+	ps->st.lines = rd.line;
+	reader_free(&rd);
 }
 
 /* The per-process logs of one strace -ff run, in time order (merge.h): each line is its own
@@ -544,8 +516,8 @@ static void parse_logs(struct parser *ps, const char *list)
 		ps->default_pid = l->pid;
 		ps->key = l->key;
 		forks_line(&l->key);
-		if (!passed_over(ps, l->text, l->text_len)) /* the merge split it to find its time */
-			parse_split_line(ps, l->text, l->text_len, &l->split, l->key.line, l->cut_short);
+		if (!passed_over(ps, l->rd.text, l->rd.text_len)) /* the merge split it to find its time */
+			parse_split_line(ps, l->rd.text, l->rd.text_len, &l->split, l->key.line, l->rd.cut_short);
 		lines++;
 	}
 	out_flush();
