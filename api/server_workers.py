@@ -53,7 +53,10 @@ def _serve(app: str, address: tuple[str, int], log_level: str) -> None:
     sock = _bound(*address)
     sock.listen(BACKLOG)
     config = uvicorn.Config(app, factory=True, log_level=log_level)
-    uvicorn.Server(config).run(sockets=[sock])
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    except KeyboardInterrupt:  # Ctrl-C reaches every process of the group; uvicorn has finished by then
+        pass
 
 
 def serve(app: str, host: str, port: int, workers: int, log_level: str = "warning") -> None:

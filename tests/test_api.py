@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -353,7 +354,7 @@ def test_served_by_several_processes_connections_are_spread_over_them(served: Se
     port = free_port()
     server = subprocess.Popen([str(Path(sys.executable).parent / "fsbm"), "serve", "--port", str(port),
                                "--workers", "2"], env={**os.environ, **served.env}, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True)
+                              stderr=subprocess.PIPE, text=True, start_new_session=True)
     clients: list[httpx.Client] = []
     try:
         base = f"http://127.0.0.1:{port}"
@@ -373,6 +374,7 @@ def test_served_by_several_processes_connections_are_spread_over_them(served: Se
     finally:
         for c in clients:
             c.close()
-        server.terminate()
-        assert server.wait(timeout=30) == 0
+        os.killpg(server.pid, signal.SIGINT)  # Ctrl-C: the whole group, the processes too
+        _, said = server.communicate(timeout=30)
+    assert server.returncode == 0 and "Traceback" not in said, said
     assert not any(Path(f"/proc/{pid}").exists() for pid in workers)
