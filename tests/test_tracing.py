@@ -181,9 +181,15 @@ def test_a_log_without_call_durations_still_tells_blocked_time_and_work(tmp_path
 def test_tracings_scatter_about_its_median_cancels_where_the_excess_alone_counts_it_as_work(tmp_path: Path) -> None:
     # 20,000 bare calls: almost nothing between them, so what stands above each gap's median
     # is mostly tracing's own scatter, which the signed sum cancels with the scatter below.
-    bare = _traced(tmp_path, f"{sys.executable} -S -c 'import os\nfor _ in range(20000): os.getppid()'")
-    excess = (bare.user_ns + bare.calls_excess_ns) / bare.concurrency
-    assert bare.signed and bare.outside_ns < 0.7 * excess, (bare.outside_ns, excess)  # 0.43-0.50 here
+    # The share of the excess it keeps moves with the host: 0.43-0.50 in the runs of one day,
+    # 0.55-0.77 on another's.  Without the cancelling it would be 1: the median of three
+    # traced runs must stay clearly below that.
+    shares = []
+    for _ in range(3):
+        bare = _traced(tmp_path, f"{sys.executable} -S -c 'import os\nfor _ in range(20000): os.getppid()'")
+        assert bare.signed
+        shares.append(bare.outside_ns / ((bare.user_ns + bare.calls_excess_ns) / bare.concurrency))
+    assert sorted(shares)[1] < 0.9, shares
 
 
 def test_calls_on_devices_are_the_programs_own_time_and_calls_on_files_are_not(tmp_path: Path) -> None:
