@@ -11,8 +11,8 @@ So the statistics are made in two rounds over cells, each window cut into equal 
 time holding about CHANGES_PER_CELL changes between them (LevelPlan); each round sends only
 per-cell numbers:
 
-1. every part sums its changes per cell (LevelLog.tally); summed over the parts, these give
-   the level at the start of every cell;
+1. every part sums and counts its changes per cell (LevelLog.tally); summed over the parts,
+   the sums give the level at the start of every cell and the counts the batches below;
 2. the cells are dealt out in batches of about CHANGES_PER_BATCH changes; a batch takes its
    cells' changes from every part (LevelLog.cut), puts them in order and integrates the level
    over each cell from its starting level (CellSums.of).
@@ -48,23 +48,27 @@ class LevelLog:
     change: np.ndarray
 
     @classmethod
-    def empty(cls) -> "LevelLog":
-        return cls(*(np.zeros(0, np.int64) for _ in range(3)))
-
-    @classmethod
     def of(cls, window: int, clock: np.ndarray, change: np.ndarray) -> "LevelLog":
         return cls(np.full(len(clock), window, np.int64), clock.astype(np.int64), change.astype(np.int64))
 
+    @classmethod
+    def concat(cls, logs: list["LevelLog"]) -> "LevelLog":
+        return cls(*(np.concatenate([getattr(log, f) for log in logs] or [np.zeros(0, np.int64)])
+                     for f in ("window", "clock", "change")))
+
     def merge(self, other: "LevelLog") -> "LevelLog":
-        return LevelLog(*(np.concatenate((getattr(self, f), getattr(other, f))) for f in ("window", "clock", "change")))
+        return LevelLog.concat([self, other])
 
     def cells(self, plan: "LevelPlan") -> np.ndarray:
         """The cell of each change."""
         return plan.cell_of(self.window, self.clock)
 
     def tally(self, plan: "LevelPlan") -> np.ndarray:
-        """Round 1: the sum of the changes in each cell."""
-        return np.bincount(self.cells(plan), weights=self.change, minlength=plan.cells).astype(np.int64)
+        """Round 1: per cell, the sum of the changes in it (row 0) and how many they are (row 1);
+        the tallies of several parts add up."""
+        cells = self.cells(plan)
+        return np.stack((np.bincount(cells, weights=self.change, minlength=plan.cells),
+                         np.bincount(cells, minlength=plan.cells))).astype(np.int64)
 
     def cut(self, plan: "LevelPlan", batch: tuple[int, int]) -> "LevelLog":
         """Round 2: the changes in cells [first, stop) of a batch."""
@@ -123,7 +127,8 @@ class LevelPlan:
         return self.spans[window][1]
 
     def starting_levels(self, tallies: np.ndarray) -> np.ndarray:
-        """The level at the start of each cell: the changes of the window's cells before it."""
+        """The level at the start of each cell: the changes of the window's cells before it
+        (`tallies`: LevelLog.tally's sums)."""
         out = np.zeros(self.cells, np.int64)
         running = 0
         for cell in range(self.cells):
@@ -133,22 +138,18 @@ class LevelPlan:
             running += int(tallies[cell])
         return out
 
-    def batches(self, tallies_count: np.ndarray) -> list[tuple[int, int]]:
-        """Consecutive cells in batches of about CHANGES_PER_BATCH changes (`tallies_count`:
-        the changes in each cell)."""
+    def batches(self, counts: np.ndarray) -> list[tuple[int, int]]:
+        """Consecutive cells in batches of about CHANGES_PER_BATCH changes (`counts`: the
+        changes in each cell, LevelLog.tally's counts)."""
         out, first, held = [], 0, 0
         for cell in range(self.cells):
-            held += int(tallies_count[cell])
+            held += int(counts[cell])
             if held >= CHANGES_PER_BATCH:
                 out.append((first, cell + 1))
                 first, held = cell + 1, 0
         if first < self.cells:
             out.append((first, self.cells))
         return out
-
-    def count_cells(self, log: LevelLog) -> np.ndarray:
-        """Round 1's other half: how many changes fall in each cell."""
-        return np.bincount(log.cells(self), minlength=self.cells).astype(np.int64)
 
 
 @dataclass
@@ -166,10 +167,8 @@ class CellSums:
         """Round 2: the batch's cells integrated from their starting levels, with the changes
         every part cut for it, in the order of (clock, change)."""
         first, stop = batch
-        log = LevelLog.empty()
-        for cut in cuts:
-            log = log.merge(cut)
-        cell = log.cells(plan) if len(log.clock) else np.zeros(0, np.int64)
+        log = LevelLog.concat(list(cuts))
+        cell = log.cells(plan)
         order = np.lexsort((log.change, log.clock, cell))
         cell, clock, change = cell[order], log.clock[order], log.change[order]
         n = stop - first
@@ -215,6 +214,7 @@ class OpenLevels:
     def of(cls, log: LevelLog, spans: dict[int, tuple[int, int]], counts: dict[int, int]) -> "OpenLevels":
         """Both rounds over one log (the one-machine path)."""
         plan = LevelPlan.of(spans, counts)
-        starts = plan.starting_levels(log.tally(plan))
+        sums, changes = log.tally(plan)
+        starts = plan.starting_levels(sums)
         return cls.of_sums(plan, [CellSums.of(plan, batch, starts, log.cut(plan, batch))
-                                  for batch in plan.batches(plan.count_cells(log))])
+                                  for batch in plan.batches(changes)])

@@ -187,10 +187,9 @@ def _open_levels_dask(part: Partial, levels: list, client: object) -> OpenLevels
     from dask import delayed
 
     plan = LevelPlan.of(*level_windows(part))
-    add = delayed(np.add)
-    tallies, counts = dask.compute(_tree([delayed(LevelLog.tally)(log, plan) for log in levels], add),
-                                   _tree([delayed(plan.count_cells)(log) for log in levels], add), scheduler=client)
-    starts = plan.starting_levels(tallies)
+    sums, counts = dask.compute(_tree([delayed(LevelLog.tally)(log, plan) for log in levels], delayed(np.add)),
+                                scheduler=client)[0]
+    starts = plan.starting_levels(sums)
     sums = dask.compute([delayed(CellSums.of)(plan, batch, starts, *[delayed(LevelLog.cut)(log, plan, batch)
                                                                     for log in levels])
                          for batch in plan.batches(counts)], scheduler=client)[0]

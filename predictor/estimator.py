@@ -158,11 +158,10 @@ class _Columns:
     columns costs more than the arithmetic."""
 
     def __init__(self, X: pd.DataFrame | list[dict[str, Any]]) -> None:
+        self.n = len(X)
         if isinstance(X, pd.DataFrame):
-            self.n = len(X)
             self._arrays = {name: X[name].to_numpy() for name in X.columns}
         else:
-            self.n = len(X)
             names = {name for row in X for name in row}
             self._arrays = {name: np.array([row.get(name, np.nan) for row in X]) for name in names}
 

@@ -179,8 +179,9 @@ def test_open_file_levels_from_parts_in_cells_are_the_level_walked_whole(monkeyp
     counts = {w: sum(1 for x in every_change[0] if x == w) for w in spans}
     plan = open_levels.LevelPlan.of(spans, counts)
     assert plan.cells > 10
-    starts = plan.starting_levels(sum(log.tally(plan) for log in parts))
-    batches = plan.batches(sum(plan.count_cells(log) for log in parts))
+    sums, changes = sum(log.tally(plan) for log in parts)
+    starts = plan.starting_levels(sums)
+    batches = plan.batches(changes)
     assert len(batches) > 3
     from_parts = open_levels.OpenLevels.of_sums(plan, [open_levels.CellSums.of(plan, batch, starts, *[
         log.cut(plan, batch) for log in parts]) for batch in batches])
