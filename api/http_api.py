@@ -80,8 +80,10 @@ def create_app(store_path: Optional[Path] = None, *, api_key: Optional[str] = No
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         jobs.recover()
+        predictor.start_checkpoints()
         yield
         jobs.shutdown()
+        predictor.close()
 
     def listing(kind: str, limit: int, offset: int) -> dict[str, Any]:
         """A page of the stored documents of a kind, newest first."""

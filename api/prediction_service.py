@@ -22,7 +22,8 @@ from fsbm.predictor.estimator import RuntimeEstimator
 from fsbm.predictor.predict import predict
 from fsbm.predictor.pricing import Pricer
 from fsbm.predictor.tracing import TracingCalibration, newest_current
-from fsbm.store import ResultsStore
+from fsbm.locations import default_store_path
+from fsbm.store import Checkpointer, ResultsStore
 
 CACHED_DOCUMENTS = 256
 
@@ -53,6 +54,7 @@ class PredictionService:
 
     def __init__(self, store_path: Optional[Path]) -> None:
         self.store_path = store_path
+        self._checkpointer: Optional[Checkpointer] = None
         self._pricers = LruCache(CACHED_DOCUMENTS, long_lived=True)
         self._documents = LruCache(CACHED_DOCUMENTS, long_lived=True)
         self._profiles = LruCache(CACHED_DOCUMENTS, long_lived=True)
@@ -63,8 +65,21 @@ class PredictionService:
         """This thread's handle on the store, opened on first use (a server thread keeps its own)."""
         store = getattr(self._local, "store", None)
         if store is None:
-            store = self._local.store = ResultsStore(self.store_path)
+            store = self._local.store = ResultsStore(self.store_path, checkpoints=self._checkpointer is None)
         return store
+
+    def start_checkpoints(self) -> None:
+        """For a long-lived service saving a prediction per request: the handles opened from now
+        on leave the WAL's checkpoints to a thread of their own (Checkpointer), off the
+        requests' path.  `close` stops it."""
+        if self._checkpointer is None:
+            self._checkpointer = Checkpointer(self.store_path or default_store_path())
+
+    def close(self) -> None:
+        """Stop the checkpoint thread, if there is one (after one last checkpoint)."""
+        if self._checkpointer is not None:
+            self._checkpointer.stop()
+            self._checkpointer = None
 
     def _document(self, store: ResultsStore, document_id: int, kind: str) -> Optional[dict[str, Any]]:
         def load() -> Optional[dict[str, Any]]:

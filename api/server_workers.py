@@ -1,73 +1,113 @@
-"""`fsbm serve --workers N`: N server processes, each listening on a socket of its own bound to
-the same address (SO_REUSEPORT), so the kernel spreads connections over them as they arrive.
+"""`fsbm serve --workers N`: N server processes behind one listening socket, which this
+supervisor holds; it accepts each connection and hands it to the processes in turn.
 
-With one listening socket shared by every process (uvicorn's own workers), whichever process
-wakes first accepts every connection then waiting.  32 clients connecting at once were split
-31 to 1 that way, and each request's latency became that of the queue of 31 on one process
-while the other idled.  With a socket each, the kernel picks the process for each new
-connection by a hash of its addresses.
+How connections reach the processes decides the latency under load, since each client keeps
+its connection and a process serves its connections one request at a time.  With one
+listening socket shared by every process (uvicorn's own workers), whichever process wakes
+first accepts every connection then waiting: 32 clients connecting at once were split 31 to
+1.  With a socket each on the port (SO_REUSEPORT) the kernel picks a process by a hash of
+the connection's addresses, which split 32 connections 13/19, 11/21 and 16/16 in three runs;
+the process with 21 had a queue twice as long as the other's.  Handed round in turn, as
+Node's cluster module does, N processes get within one connection of each other.
 
-This module is the supervisor: it keeps the port (a socket bound to it that never listens,
-so port 0 is chosen once for all), starts the processes, starts again one that dies, and
-stops them all on SIGINT or SIGTERM.  A process that dies within STARTUP_S of its start (the
-app could not be built) stops the whole server with an error instead of being started again
-and again.
+Each process receives its connections over a Unix socket (SCM_RIGHTS) and gives them to
+uvicorn as accepted sockets; it stops when that socket closes, so none outlives the
+supervisor.  The supervisor starts the processes, starts again one that dies, and stops them
+all on SIGINT or SIGTERM.  A process that dies before it says it is ready (the app could not
+be built) stops the whole server with an error instead of being started again and again.
 """
 
 from __future__ import annotations
 
+import asyncio
 import multiprocessing
 import multiprocessing.connection
 import signal
 import socket
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from fsbm.errors import FsbmError
 
-STARTUP_S = 10.0  # a process that dies sooner than this after its start failed to start
+READY = b"r"  # what a server process says to the supervisor once its app is built
 STOP_S = 10.0  # how long the processes get to finish their requests once told to stop
-BACKLOG = 2048  # connections waiting to be accepted, per process (uvicorn's default)
+BACKLOG = 2048  # connections waiting to be accepted (uvicorn's default)
 
 
-def _bound(host: str, port: int, shared: bool = True) -> socket.socket:
-    """A TCP socket bound to (host, port); `shared`: one that other sockets of this user may bind too."""
+def _listening(host: str, port: int) -> socket.socket:
+    """A TCP socket listening on (host, port), alone on it; FsbmError naming the address if it cannot be had."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    if shared:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     try:
         sock.bind((host, port))
+        sock.listen(BACKLOG)
     except OSError as exc:
         sock.close()
         raise FsbmError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    sock.setblocking(False)
     return sock
 
 
-def _serve(app: str, address: tuple[str, int], log_level: str) -> None:
-    """One server process: its own listening socket on `address`, and uvicorn on it until it
-    is told to stop (uvicorn's own SIGINT and SIGTERM handlers finish the open requests)."""
+def _serve(app: str, channel: socket.socket, log_level: str) -> None:
+    """One server process: uvicorn on the connections the supervisor hands over `channel`,
+    until it is told to stop (uvicorn's own SIGINT and SIGTERM handlers finish the open
+    requests) or the supervisor is gone."""
     import uvicorn
 
-    sock = _bound(*address)
-    sock.listen(BACKLOG)
+    class HandedConnections(uvicorn.Server):
+        """uvicorn with no listening socket of its own: each connection arrives over `channel`."""
+
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets=[])  # the app and its lifespan, and no listener
+            channel.send(READY)
+            loop = asyncio.get_running_loop()
+            channel.setblocking(False)
+            loop.add_reader(channel.fileno(), self._take, loop)
+
+        def _connection(self) -> asyncio.Protocol:
+            # What uvicorn's own listener builds for each connection it accepts.
+            return self.config.http_protocol_class(config=self.config, server_state=self.server_state,
+                                                   app_state=self.lifespan.state)
+
+        def _take(self, loop: asyncio.AbstractEventLoop) -> None:
+            while True:
+                try:
+                    message, fds, _, _ = socket.recv_fds(channel, 1, 1)
+                except BlockingIOError:
+                    return
+                if not message and not fds:  # the supervisor has gone: stop as on SIGTERM
+                    loop.remove_reader(channel.fileno())
+                    self.should_exit = True
+                    return
+                for fd in fds:
+                    connection = socket.socket(fileno=fd)
+                    connection.setblocking(False)
+                    loop.create_task(loop.connect_accepted_socket(self._connection, connection))
+
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            asyncio.get_running_loop().remove_reader(channel.fileno())
+            await super().shutdown(sockets)
+
     config = uvicorn.Config(app, factory=True, log_level=log_level)
     try:
-        uvicorn.Server(config).run(sockets=[sock])
+        HandedConnections(config).run()
     except KeyboardInterrupt:  # Ctrl-C reaches every process of the group; uvicorn has finished by then
         pass
+
+
+@dataclass
+class _Worker:
+    process: Any
+    channel: socket.socket  # the supervisor's end of the Unix socket the connections go over
+    ready: bool = False  # it has said its app is built (READY)
 
 
 def serve(app: str, host: str, port: int, workers: int, log_level: str = "warning") -> None:
     """Run `workers` processes of the app factory `app` ("module:function") on host:port until
     SIGINT or SIGTERM; FsbmError if the port cannot be had or a process fails to start."""
-    if port:
-        # Sockets that share a port spread connections over them whoever opened them: another
-        # server of this user listening there would take a share of ours.  Be alone on it.
-        _bound(host, port, shared=False).close()
-    keeper = _bound(host, port)
-    address = keeper.getsockname()[:2]
+    listener = _listening(host, port)
     context = multiprocessing.get_context("spawn")
     stopping = False
 
@@ -75,33 +115,67 @@ def serve(app: str, host: str, port: int, workers: int, log_level: str = "warnin
         nonlocal stopping
         stopping = True
 
-    def start() -> tuple[Any, float]:
-        process = context.Process(target=_serve, args=(app, address, log_level), name="fsbm serve worker")
+    def start() -> _Worker:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        process = context.Process(target=_serve, args=(app, theirs, log_level), name="fsbm serve worker")
         process.start()
-        return process, time.monotonic()
+        theirs.close()
+        ours.setblocking(False)
+        return _Worker(process, ours)
+
+    def hand_over(connection: socket.socket, turn: int) -> bool:
+        """Give the connection to the process whose turn it is, or the next that has room; to a
+        process still starting only when none is ready."""
+        order = [running[(turn + i) % len(running)] for i in range(len(running))]
+        for worker in [w for w in order if w.ready] or order:
+            try:
+                socket.send_fds(worker.channel, [b"c"], [connection.fileno()])
+                return True
+            except (BlockingIOError, OSError):  # its queue is full, or it has just died
+                continue
+        return False
 
     previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     running = [start() for _ in range(workers)]
+    turn = 0
     try:
         while not stopping:
-            multiprocessing.connection.wait([process.sentinel for process, _ in running], timeout=0.5)
-            for i, (process, started) in enumerate(running):
-                if process.is_alive() or stopping:
+            ready = multiprocessing.connection.wait(
+                [listener, *(w.process.sentinel for w in running), *(w.channel for w in running if not w.ready)],
+                timeout=0.5)
+            for worker in running:
+                if not worker.ready and worker.channel in ready:
+                    try:
+                        worker.ready = worker.channel.recv(1) == READY
+                    except OSError:  # it died as it started: seen below
+                        pass
+            while listener in ready and not stopping:
+                try:
+                    connection, _ = listener.accept()
+                except BlockingIOError:
+                    break
+                with connection:  # the process holds its own copy once handed over (none: it is dropped)
+                    hand_over(connection, turn)
+                turn = (turn + 1) % len(running)
+            for i, worker in enumerate(running):
+                if worker.process.is_alive() or stopping:
                     continue
-                if time.monotonic() - started < STARTUP_S:
-                    raise FsbmError(f"a server process exited with status {process.exitcode} as it started "
+                if not worker.ready:
+                    raise FsbmError(f"a server process exited with status {worker.process.exitcode} as it started "
                                     "(its error is above)")
+                worker.channel.close()
                 running[i] = start()
     finally:
-        for process, _ in running:
-            if process.is_alive():
-                process.terminate()
+        listener.close()
+        for worker in running:
+            if worker.process.is_alive():
+                worker.process.terminate()
         deadline = time.monotonic() + STOP_S
-        for process, _ in running:
-            process.join(max(deadline - time.monotonic(), 0.0))
-            if process.is_alive():
-                process.kill()
-                process.join()
-        keeper.close()
+        for worker in running:
+            worker.process.join(max(deadline - time.monotonic(), 0.0))
+            if worker.process.is_alive():
+                worker.process.kill()
+                worker.process.join()
+            worker.channel.close()
         for sig, handler in previous.items():
             signal.signal(sig, handler)

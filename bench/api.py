@@ -211,6 +211,9 @@ def main() -> int:
                     print(f"{name:20} {clients:>2} clients: {r['requests']:5} requests in {r['seconds']:5.1f} s, "
                           f"{r['rps']:7.1f} req/s, p50 {r['p50_ms']:6.2f} ms, p99 {r['p99_ms']:6.2f} ms, "
                           f"{r['errors']} errors")
+            wal = store_path.with_name(store_path.name + "-wal")
+            print(f"the store's WAL after the load: {wal.stat().st_size / 2**20:.1f} MiB "
+                  f"({len(results)} measurements; the server copies it into the store as it goes)")
         finally:
             server.terminate()
             server.wait(timeout=30)

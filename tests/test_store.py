@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from fsbm.errors import FsbmError
-from fsbm.store import COMPRESS_ABOVE, SCHEMA_VERSION, ResultsStore
+from fsbm.store import COMPRESS_ABOVE, SCHEMA_VERSION, Checkpointer, ResultsStore
 
 FSBENCH_DOC = {
     "schema_version": 1, "started": "2026-01-01T00:00:00Z", "finished": "2026-01-01T00:01:00Z",
@@ -162,3 +162,35 @@ def test_a_store_of_the_previous_version_is_upgraded_and_its_text_bodies_still_r
         [(_, _, body)] = store.documents("profile")
         assert body == {"words": "x" * (2 * COMPRESS_ABOVE)}
         assert [r.bytes for r in store.document_records("profile")] == [len(json.dumps(body))]
+
+
+
+def _in_the_database_file(path: Path, tmp_path: Path) -> int:
+    """The profiles the database file holds by itself, without its WAL: what checkpoints
+    copied.  Read while nothing checkpoints, so the file is whole."""
+    alone = tmp_path / "alone.sqlite"
+    alone.write_bytes(path.read_bytes())
+    with sqlite3.connect(alone) as conn:
+        return int(conn.execute("SELECT COUNT(*) FROM documents WHERE kind = 'profile'").fetchone()[0])
+
+
+def test_a_handle_without_checkpoints_leaves_them_to_the_checkpointer(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite"
+    wal = tmp_path / "s.sqlite-wal"
+    page = {"text": "x" * 3000}  # under COMPRESS_ABOVE: a page or so per document
+    ResultsStore(path).close()  # made, and copied into the file as the last handle closed
+    with ResultsStore(path, checkpoints=False) as store:
+        for _ in range(1500):  # past SQLite's 1,000 pages, where a commit would copy them itself
+            store.save_document("profile", page)
+        assert _in_the_database_file(path, tmp_path) == 0
+        grown = wal.stat().st_size
+        checkpointer = Checkpointer(path)
+        try:
+            for _ in range(2000):  # 2 s or more: checkpoints run while the handle writes
+                store.save_document("profile", page)
+                time.sleep(0.001)
+        finally:
+            checkpointer.stop()
+        # Once a checkpoint has copied every frame, the next commit starts the WAL over.
+        assert wal.stat().st_size < grown * 1.5
+        assert _in_the_database_file(path, tmp_path) == 3500
