@@ -356,6 +356,24 @@ def _server_processes(supervisor: int) -> list[int]:
     return [pid for pid in children if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()]
 
 
+def _until_each_serves(base: str, processes: list[int], seconds: float = 60) -> None:
+    """Wait until each server process has been handed a connection: the supervisor hands them
+    only to processes that said they are ready, while any is starting."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        idle = {pid: _connections_held(pid) for pid in processes}
+        clients = [httpx.Client(base_url=base) for _ in range(2 * len(processes))]
+        try:
+            assert all(c.get("/healthz").status_code == 200 for c in clients)
+            if all(_connections_held(pid) > idle[pid] for pid in processes):
+                return
+        finally:
+            for c in clients:
+                c.close()
+        time.sleep(0.2)
+    raise AssertionError(f"not every server process was serving after {seconds:.0f} s")
+
+
 def test_a_server_process_that_dies_is_replaced_and_none_outlives_the_supervisor(served: Served) -> None:
     port = free_port()
     server = subprocess.Popen([str(Path(sys.executable).parent / "fsbm"), "serve", "--port", str(port),
@@ -365,6 +383,7 @@ def test_a_server_process_that_dies_is_replaced_and_none_outlives_the_supervisor
         base = f"http://127.0.0.1:{port}"
         wait_until_healthy(base, server)
         first = _server_processes(server.pid)
+        _until_each_serves(base, first)  # one killed as it starts would stop the server: a failed start
         os.kill(first[0], signal.SIGKILL)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and (len(now := _server_processes(server.pid)) < 2 or first[0] in now):
@@ -393,6 +412,7 @@ def test_served_by_several_processes_connections_are_spread_over_them(served: Se
         wait_until_healthy(base, server)
         workers = _server_processes(server.pid)
         assert len(workers) == 2
+        _until_each_serves(base, workers)  # while one starts, the other is handed every connection
         idle = {pid: _connections_held(pid) for pid in workers}
         clients = [httpx.Client(base_url=base) for _ in range(32)]  # all at once, each on its own connection
         assert all(c.get("/healthz").status_code == 200 for c in clients)
