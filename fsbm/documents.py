@@ -182,6 +182,13 @@ class Recording(_Open):
         return self.model_dump()
 
 
+# How much longer a bare gap between two calls takes under strace than its process's median
+# call then, where `fsbm trace calibrate` has not measured it: 8-15 us (median 12 us) over the
+# development set's programs on this machine, 10.9 us for a loop of bare calls; the same in
+# tracing's fast mode (bare calls of 2-4 us) and its slow one (50-70 us).
+GAP_OVER_CALL_NS = 12_000.0
+
+
 class Timeline(_Open):
     """A traced job's calls and process lifetimes, as the strace parser counted them
     (traces/native/timeline.c; predictor/tracing.py says how they are read), or an NFS
@@ -204,6 +211,13 @@ class Timeline(_Open):
     user_signed_ns: int = 0
     calls_signed_ns: int = 0
     file_calls_signed_ns: int = 0
+    # Gaps after a timed call (-T), where the process's recent call durations are known: how
+    # many, their sum, and the sum of that median at each; and every other gap's signed
+    # distance from its median, as user_signed_ns sums it for all (timeline.h).
+    timed_gaps: NonNegativeInt = 0
+    timed_gaps_ns: NonNegativeInt = 0
+    timed_gaps_call_median_ns: NonNegativeInt = 0
+    other_gaps_signed_ns: int = 0
 
     @classmethod
     def of(cls, counts: "Timeline | dict[str, Any] | None") -> "Timeline":
@@ -237,13 +251,25 @@ class Timeline(_Open):
 
     @property
     def outside_ns(self) -> float:
-        """The job's time outside its file calls, untraced (predictor/tracing.py): the gaps'
-        and the calls' not on files signed distances from their medians, summed (never
-        below 0).  Without -T a gap runs from one call's start to the next's, so this holds
-        the calls' time, file calls' too."""
+        """The job's time outside its file calls, untraced, with a bare gap GAP_OVER_CALL_NS
+        longer than its process's median call (outside_ns_at)."""
+        return self.outside_ns_at(GAP_OVER_CALL_NS)
+
+    def outside_ns_at(self, gap_over_call_ns: float) -> float:
+        """The job's time outside its file calls, untraced (predictor/tracing.py), where a bare
+        gap under tracing takes `gap_over_call_ns` longer than its process's median call then:
+        the gaps' work (after a timed call: each gap less that median and that constant;
+        the others: each gap's signed distance from its process's median gap) and the calls'
+        not on files signed distances from their median, summed (never below 0), over the
+        processes working at once.  Without -T a gap runs from one call's start to the next's,
+        so this holds the calls' time, file calls' too."""
         if not self.signed:
             return (self.user_ns + self.calls_excess_ns) / self.concurrency
-        return max(self.user_signed_ns + self.calls_signed_ns, 0) / self.concurrency
+        gaps = float(self.user_signed_ns)
+        if self.timed_gaps:
+            gaps = (self.other_gaps_signed_ns + self.timed_gaps_ns - self.timed_gaps_call_median_ns
+                    - gap_over_call_ns * self.timed_gaps)
+        return max(gaps + self.calls_signed_ns, 0) / self.concurrency
 
 
 class TraceTime(_Open):

@@ -367,7 +367,9 @@ def markdown(doc: dict[str, Any], judged: PlainJudged) -> str:
                   "pairs. Only the first trace is judged."]
     lines += ["", "## Tracing calibration", "",
               "Each calibration program's time outside its file calls as its trace tells it, against its measured "
-              "runtime: " + ", ".join(f"{r.name} {percent(r.error, signed=True)}" for r in tracing.runs)
+              "runtime: " + ", ".join(f"{r.name} {percent(e, signed=True)}" for r, e in zip(tracing.runs, tracing.errors))
+              + f". A bare gap took {tracing.gap_over_call_ns / 1e3:.1f} us longer than its process's median call"
+              + ("" if tracing.measured_gap_over_call_ns is not None else " (not measured: fsbm's default)")
               + ". A trace's time "
               "outside is given the band these errors span"
               + (" ({} to {})".format(*(percent(e, signed=True) for e in tracing.error_band)) if tracing.runs else "")

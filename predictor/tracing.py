@@ -6,21 +6,27 @@ traced job's wall span is its runtime several times over (2.5-40x in the suite),
 cost per call can be subtracted from it: tracing here switches between two speeds, bare
 gaps between back-to-back calls of about 18 us or about 52 us, within one trace too.
 
-So the strace parser (traces/native/timeline.c) measures, per process, each gap between
-calls and each call's duration against the median of that process's last 32 gaps or
-durations (at most a bare gap's slowest speed here): the median is what tracing cost a gap
-or a call just then, since most gaps between calls hold little work.  What stands above it
-is the process's own work, but so is the upper half of tracing's own scatter: counted alone,
-the excess over-counted a syscall-dense program by 1.5-2.5 us a call (SQLite's 71,000 calls:
-0.20 s outside where its untraced runs left 0.04 s).  So each gap's and call's signed
-distance from the median is summed, and the scatter below the median cancels the scatter
-above it.  The time a job spends outside the filesystem is then that sum over its gaps (its
-user time) and its calls that are not on files (exec, mmap, pipes), never below 0, over the
-number of its processes that worked at once (`concurrency`: their lifetimes less the time
-they were blocked waiting for one another, over the span).  Its file calls are what the cost
-model prices, on every candidate.
+What does not change between the speeds is how a bare gap compares with a bare call: under
+strace -T a call's duration holds one of tracing's stops and a gap the other, and a bare gap
+takes a constant of the machine longer than the calls of its process just then (10.9 us for
+a loop of bare calls here; 8-15 us, median 12, over the development set's programs, in both
+speeds).  So the strace parser (traces/native/timeline.c) sums, per process, each gap after
+a timed call less the median of the process's last 32 call durations, and `calibrate`
+measures the constant (`gap_over_call_ns`) on a loop of bare calls; what is left after
+taking it off per gap is the process's own work.  A gap's own median would not do: where
+every gap holds work (a compiler, an installer) it is the work, and where none does its
+skew counted 0.44 s of work in a SQLite job with 0.07 s of user time.  The calls' median
+follows the speed of the moment whatever the gaps hold.
 
-`calibrate` checks that rule on this machine: small programs that spend their time outside
+Gaps with no timed call before them (each process's first, and every gap of a log without
+-T) are measured against the median of the process's last 32 gaps (at most a bare gap's
+slowest speed), each gap's signed distance from it summed.  The time a job spends outside
+the filesystem is then the gaps' work and its calls that are not on files (exec, mmap,
+pipes), never below 0, over the number of its processes that worked at once (`concurrency`:
+their lifetimes less the time they were blocked waiting for one another, over the span).
+Its file calls are what the cost model prices, on every candidate.
+
+`calibrate` measures the constant, and checks the rule on this machine: small programs that spend their time outside
 file calls, in different mixes (work between calls or little, one process or several, in
 turn or at once), run untraced and under `strace -f -tt -T -y`, warm, where the rule's
 estimate of their runtime is set against their measured runtime.  Those errors are the band
@@ -45,16 +51,18 @@ from typing import Any
 
 import numpy as np
 
-from fsbm.documents import Timeline
+from fsbm.documents import GAP_OVER_CALL_NS, Timeline
 from fsbm.errors import FsbmError
 from fsbm.predictor.outside import Outside
 
 STRACE_FLAGS = ("-f", "-tt", "-T", "-y", "-s", "64")
 # The relative error of a time outside told from a trace where nothing measured it: +-50%.
 UNCALIBRATED_BAND = (-0.5, 0.5)
-# 2: the errors are of the time outside the file calls, on programs that spend their time
-# there; a calibration of version 1 measured whole runtimes and is not read.
-SCHEMA_VERSION = 2
+# 3: the gaps after a timed call are measured against the process's calls (gap_over_call_ns,
+# measured); version 2 measured them against their own median, and 1 whole runtimes: neither
+# is read.
+SCHEMA_VERSION = 3
+BARE_LOOP_CALLS = 20_000  # dd's 1-byte reads and writes, a loop of bare calls
 
 
 @dataclass(frozen=True)
@@ -69,13 +77,12 @@ class CalibrationRun:
     def runtime_ns(self) -> float:
         return float(statistics.median(self.untraced_ns))
 
-    @property
-    def error(self) -> float:
+    def error(self, gap_over_call_ns: float) -> float:
         """The rule's time outside the file calls, what a prediction takes from a trace,
         against the whole runtime: estimate / runtime - 1.  The programs' file calls are a
         few warm ones, so their time is in the runtime and not the estimate: a bias below 0
         of their share at most."""
-        return self.timeline.outside_ns / max(self.runtime_ns, 1.0) - 1
+        return self.timeline.outside_ns_at(gap_over_call_ns) / max(self.runtime_ns, 1.0) - 1
 
 
 @dataclass(frozen=True)
@@ -87,10 +94,17 @@ class TracingCalibration:
     flags: tuple[str, ...] = STRACE_FLAGS
     measured_at: str = ""
     schema_version: int = SCHEMA_VERSION
+    # How much longer a bare gap takes under tracing than its process's median call (module
+    # docstring), measured on a loop of bare calls; None: not measured, GAP_OVER_CALL_NS.
+    measured_gap_over_call_ns: float | None = None
+
+    @property
+    def gap_over_call_ns(self) -> float:
+        return self.measured_gap_over_call_ns if self.measured_gap_over_call_ns is not None else GAP_OVER_CALL_NS
 
     @property
     def errors(self) -> list[float]:
-        return [r.error for r in self.runs]
+        return [r.error(self.gap_over_call_ns) for r in self.runs]
 
     @property
     def error_band(self) -> tuple[float, float]:
@@ -104,6 +118,7 @@ class TracingCalibration:
     def to_json(self) -> dict[str, Any]:
         return {"kind": "tracing_calibration", "schema_version": self.schema_version, "errors": self.errors,
                 "flags": list(self.flags), "measured_at": self.measured_at,
+                "gap_over_call_ns": self.measured_gap_over_call_ns,
                 "runs": [{"name": r.name, "untraced_ns": r.untraced_ns, "timeline": r.timeline.model_dump()}
                          for r in self.runs]}
 
@@ -111,7 +126,7 @@ class TracingCalibration:
     def from_json(cls, body: dict[str, Any]) -> "TracingCalibration":
         runs = [CalibrationRun(r["name"], r["untraced_ns"], Timeline.of(r["timeline"])) for r in body.get("runs", [])]
         return cls(runs, tuple(body.get("flags", STRACE_FLAGS)), body.get("measured_at", ""),
-                   int(body.get("schema_version", 1)))
+                   int(body.get("schema_version", 1)), body.get("gap_over_call_ns"))
 
     @property
     def current(self) -> bool:
@@ -139,19 +154,21 @@ def untraced_outside(timeline: Timeline, calibration: TracingCalibration | None)
     off it (predict.Workload)."""
     if not timeline.known:
         return None
-    seconds = timeline.outside_ns / 1e9
+    calibration = calibration or TracingCalibration()
+    seconds = timeline.outside_ns_at(calibration.gap_over_call_ns) / 1e9
     at_once = f"over {timeline.concurrency:.2f} processes working at once"
     if timeline.timed:
         evidence = (f"the trace's own gaps between calls and its calls not on files, each less what tracing cost "
-                    f"it then (the median of its process's last 32), {at_once}: {seconds:.3f} s from a traced "
-                    f"span of {timeline.span_ns / 1e9:.3f} s")
+                    f"it then (a gap: the median of its process's last 32 calls and "
+                    f"{calibration.gap_over_call_ns / 1e3:.1f} us; a call: the median of the last 32), {at_once}: "
+                    f"{seconds:.3f} s from a traced span of {timeline.span_ns / 1e9:.3f} s")
         kind = "trace"
     else:
         evidence = (f"the trace has no call durations (no strace -T): the time from each call's start to the next's, "
                     f"less what tracing cost it then (the median of its process's last 32), {at_once}: "
                     f"{seconds:.3f} s from a traced span of {timeline.span_ns / 1e9:.3f} s")
         kind = UNTIMED
-    return Outside.within(seconds, (calibration or TracingCalibration()).error_band, kind, evidence)
+    return Outside.within(seconds, calibration.error_band, kind, evidence)
 
 
 CAPTURE = "capture"
@@ -235,6 +252,30 @@ def _run(command: list[str], cwd: Path) -> int:
     return elapsed
 
 
+def measure_gap_over_call_ns(work: Path, untraced_runs: int, traced_runs: int) -> float:
+    """How much longer a bare gap takes under tracing than its process's median call: over a
+    loop of bare calls (dd's 1-byte reads and writes), the traced gaps less their calls'
+    medians, per gap, less what a gap takes untraced (the loop's runtime less dd's own
+    start, per call); the median of `traced_runs` traces."""
+    loop = ["dd", "if=/dev/zero", "of=/dev/null", "bs=1", f"count={BARE_LOOP_CALLS}"]
+    _run(loop, work)
+    untraced = statistics.median(_run(loop, work) for _ in range(untraced_runs))
+    start = statistics.median(_run([*loop[:-1], "count=0"], work) for _ in range(untraced_runs))
+    untraced_gap = max(untraced - start, 0) / (2 * BARE_LOOP_CALLS)
+    measured = []
+    for k in range(traced_runs):
+        log = work / f"bare-calls-{k}.strace"
+        _run(["strace", *STRACE_FLAGS, "-o", str(log), *loop], work)
+        timeline = _timeline_of(log)
+        log.unlink()
+        if timeline.timed_gaps:
+            measured.append((timeline.timed_gaps_ns - timeline.timed_gaps_call_median_ns) / timeline.timed_gaps
+                            - untraced_gap)
+    if not measured:
+        raise FsbmError("tracing calibration: strace timed no call of a loop of bare calls")
+    return float(statistics.median(measured))
+
+
 def calibrate(base: Path, *, untraced_runs: int = 5, traced_runs: int = 3,
               progress: Callable[[str], None] = lambda line: None) -> TracingCalibration:
     """Run the calibration programs untraced and traced here, in a temporary directory
@@ -245,6 +286,8 @@ def calibrate(base: Path, *, untraced_runs: int = 5, traced_runs: int = 3,
     runs = []
     with tempfile.TemporaryDirectory(prefix="tracing-calibration-", dir=base) as tmp:
         work = Path(tmp)
+        gap_over_call = measure_gap_over_call_ns(work, untraced_runs, traced_runs)
+        progress(f"a bare gap traced takes {gap_over_call / 1e3:.1f} us longer than its process's median call")
         _make_files(work)
         for name, command in _calibration_programs(work):
             _run(command, work)  # warm every cache the program uses
@@ -258,6 +301,7 @@ def calibrate(base: Path, *, untraced_runs: int = 5, traced_runs: int = 3,
             middle = sorted(timelines, key=lambda t: t.span_ns)[len(timelines) // 2]
             runs.append(CalibrationRun(name, untraced, middle))
             progress(f"{name}: {statistics.median(untraced) / 1e6:.1f} ms untraced, {middle.span_ns / 1e6:.1f} ms "
-                     f"traced, {middle.calls} calls; told from the trace {middle.outside_ns / 1e6:.1f} ms "
-                     f"({100 * runs[-1].error:+.0f}%)")
-    return TracingCalibration(runs, measured_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+                     f"traced, {middle.calls} calls; told from the trace "
+                     f"{middle.outside_ns_at(gap_over_call) / 1e6:.1f} ms ({100 * runs[-1].error(gap_over_call):+.0f}%)")
+    return TracingCalibration(runs, measured_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                              measured_gap_over_call_ns=gap_over_call)

@@ -79,6 +79,12 @@ static void window_push(struct window *w, int64_t value)
 	w->n++;
 }
 
+/* The median of a window that holds at least one value: the (m / 2)-th smallest of its m. */
+static int64_t window_median(const struct window *w)
+{
+	return w->sorted[(w->n < TIMELINE_WINDOW ? w->n : TIMELINE_WINDOW) / 2];
+}
+
 /* Push `value` into a window; how far it stands from the window's median (counted for no
  * more than `cap`): above it, never below 0, in `*above`; signed, in the return value.  The
  * median of m values is the (m / 2)-th smallest. */
@@ -87,7 +93,7 @@ static int64_t from_median(struct window *w, int64_t value, int64_t cap, int64_t
 	int64_t median;
 
 	window_push(w, value);
-	median = w->sorted[(w->n < TIMELINE_WINDOW ? w->n : TIMELINE_WINDOW) / 2];
+	median = window_median(w);
 	if (median > cap)
 		median = cap;
 	*above = value > median ? value - median : 0;
@@ -175,11 +181,18 @@ void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct cal
 	 * Without -T the gap runs from the previous call's start and holds that call too: its
 	 * bare cost is a bare gap's and a bare call's, each at its slowest. */
 	if (l->prev_end_ns != NO_VALUE && ts_ns >= l->prev_end_ns) {
-		int64_t above;
+		int64_t above, gap = ts_ns - l->prev_end_ns, signed_gap;
 
-		t->user_signed_ns += from_median(&l->gaps, ts_ns - l->prev_end_ns,
-						 l->prev_timed ? BARE_GAP_CAP_NS : 2 * BARE_GAP_CAP_NS, &above);
+		signed_gap = from_median(&l->gaps, gap, l->prev_timed ? BARE_GAP_CAP_NS : 2 * BARE_GAP_CAP_NS, &above);
+		t->user_signed_ns += signed_gap;
 		t->user_ns += above;
+		if (c->dur_ns >= 0 && l->prev_timed && l->durs.n > 0) {
+			t->timed_gaps++;
+			t->timed_gaps_ns += gap;
+			t->timed_gaps_call_median_ns += window_median(&l->durs);
+		} else {
+			t->other_gaps_signed_ns += signed_gap;
+		}
 	}
 	if (!blocking && c->dur_ns >= 0) {
 		int64_t excess, signed_excess = from_median(&l->durs, c->dur_ns, BARE_GAP_CAP_NS, &excess);
@@ -207,11 +220,13 @@ void timeline_json(const struct timeline *t, FILE *f)
 		"\"forks\":%ld,\"blocked_ns\":%lld,\"lifetimes_ns\":%lld,\"span_ns\":%lld,\"user_ns\":%lld,"
 		"\"calls_excess_ns\":%lld,\"file_calls_excess_ns\":%lld,\"untimed_blocked_ns\":%lld,"
 		"\"user_signed_ns\":%lld,\"calls_signed_ns\":%lld,\"file_calls_signed_ns\":%lld,"
-		"\"first_ns\":%lld,\"last_ns\":%lld}",
+		"\"timed_gaps\":%ld,\"timed_gaps_ns\":%lld,\"timed_gaps_call_median_ns\":%lld,"
+		"\"other_gaps_signed_ns\":%lld,\"first_ns\":%lld,\"last_ns\":%lld}",
 		t->count, t->calls, t->timed_calls, t->blocking_calls, t->execs, t->forks,
 		(long long)t->blocked_ns, (long long)lifetimes,
 		(long long)(t->first_ns == NO_VALUE ? 0 : t->last_ns - t->first_ns), (long long)t->user_ns,
 		(long long)t->calls_excess_ns, (long long)t->file_calls_excess_ns, (long long)t->untimed_blocked_ns,
 		(long long)t->user_signed_ns, (long long)t->calls_signed_ns, (long long)t->file_calls_signed_ns,
-		(long long)(t->first_ns == NO_VALUE ? 0 : t->first_ns), (long long)(t->first_ns == NO_VALUE ? 0 : t->last_ns));
+		t->timed_gaps, (long long)t->timed_gaps_ns, (long long)t->timed_gaps_call_median_ns,
+		(long long)t->other_gaps_signed_ns, (long long)(t->first_ns == NO_VALUE ? 0 : t->first_ns), (long long)(t->first_ns == NO_VALUE ? 0 : t->last_ns));
 }

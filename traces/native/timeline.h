@@ -45,6 +45,14 @@ struct timeline {
 	/* The same, each gap and call's signed distance from the median summed: where tracing's
 	 * cost scatters evenly about its median, the scatter cancels and only the work is left. */
 	int64_t user_signed_ns, calls_signed_ns, file_calls_signed_ns;
+	/* Gaps after a timed call, where the process's recent call durations are known: how many,
+	 * their sum, and the sum of the median of those durations at each.  A bare gap under
+	 * strace here takes about as long as a bare call plus a constant of the machine, whatever
+	 * speed tracing runs at just then, so the gaps' work is their sum less the medians' less
+	 * that constant per gap (predictor/tracing.py).  other_gaps_signed_ns: every other gap's
+	 * signed distance from its median, as user_signed_ns sums it for all of them. */
+	long timed_gaps;
+	int64_t timed_gaps_ns, timed_gaps_call_median_ns, other_gaps_signed_ns;
 	int64_t first_ns, last_ns;
 };
 
