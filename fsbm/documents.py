@@ -182,11 +182,12 @@ class Recording(_Open):
         return self.model_dump()
 
 
-# How much longer a bare gap between two calls takes under strace than its process's median
-# call then, where `fsbm trace calibrate` has not measured it: 8-15 us (median 12 us) over the
-# development set's programs on this machine, 10.9 us for a loop of bare calls; the same in
-# tracing's fast mode (bare calls of 2-4 us) and its slow one (50-70 us).
-GAP_OVER_CALL_NS = 12_000.0
+# How much longer a gap between two calls takes under strace than its process's median call
+# then, where the gap holds no work of the program's own: fitted on the development set (its
+# plain validation of 2026-11-27 12:23, docs/model-evidence.md).  A loop of bare calls shows
+# 9-11 us (`fsbm trace calibrate` measures it); a program's gaps less: part of its work runs
+# while the tracer handles the call before, and adds nothing to the gap.
+GAP_OVER_CALL_NS = 6_000.0
 
 
 class Timeline(_Open):
@@ -256,7 +257,7 @@ class Timeline(_Open):
         return self.outside_ns_at(GAP_OVER_CALL_NS)
 
     def outside_ns_at(self, gap_over_call_ns: float) -> float:
-        """The job's time outside its file calls, untraced (predictor/tracing.py), where a bare
+        """The job's time outside its file calls, untraced (predictor/tracing.py), where a
         gap under tracing takes `gap_over_call_ns` longer than its process's median call then:
         the gaps' work (after a timed call: each gap less that median and that constant;
         the others: each gap's signed distance from its process's median gap) and the calls'

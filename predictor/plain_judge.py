@@ -24,6 +24,7 @@ from fsbm.predictor.estimator import TABLE_COLUMN, RuntimeEstimator, predict_lef
 from fsbm.predictor.model import price_workload
 from fsbm.predictor.predict import Workload, relative_rows
 from fsbm.predictor.pricing import Pricer
+from fsbm.documents import GAP_OVER_CALL_NS
 from fsbm.predictor.tracing import TracingCalibration
 from fsbm.units import percent
 
@@ -367,9 +368,10 @@ def markdown(doc: dict[str, Any], judged: PlainJudged) -> str:
                   "pairs. Only the first trace is judged."]
     lines += ["", "## Tracing calibration", "",
               "Each calibration program's time outside its file calls as its trace tells it, against its measured "
-              "runtime: " + ", ".join(f"{r.name} {percent(e, signed=True)}" for r, e in zip(tracing.runs, tracing.errors))
-              + f". A bare gap took {tracing.gap_over_call_ns / 1e3:.1f} us longer than its process's median call"
-              + ("" if tracing.measured_gap_over_call_ns is not None else " (not measured: fsbm's default)")
+              "runtime: " + ", ".join(f"{r.name} {percent(r.error, signed=True)}" for r in tracing.runs)
+              + (f". In a loop of bare calls a gap took {tracing.measured_gap_over_call_ns / 1e3:.1f} us longer than "
+                 f"its process's median call (the rule takes {GAP_OVER_CALL_NS / 1e3:.0f} us off a program's gap)"
+                 if tracing.measured_gap_over_call_ns is not None else "")
               + ". A trace's time "
               "outside is given the band these errors span"
               + (" ({} to {})".format(*(percent(e, signed=True) for e in tracing.error_band)) if tracing.runs else "")

@@ -6,14 +6,15 @@ traced job's wall span is its runtime several times over (2.5-40x in the suite),
 cost per call can be subtracted from it: tracing here switches between two speeds, bare
 gaps between back-to-back calls of about 18 us or about 52 us, within one trace too.
 
-What does not change between the speeds is how a bare gap compares with a bare call: under
-strace -T a call's duration holds one of tracing's stops and a gap the other, and a bare gap
-takes a constant of the machine longer than the calls of its process just then (10.9 us for
-a loop of bare calls here; 8-15 us, median 12, over the development set's programs, in both
-speeds).  So the strace parser (traces/native/timeline.c) sums, per process, each gap after
-a timed call less the median of the process's last 32 call durations, and `calibrate`
-measures the constant (`gap_over_call_ns`) on a loop of bare calls; what is left after
-taking it off per gap is the process's own work.  A gap's own median would not do: where
+What changes less between the speeds is how a gap compares with a call: under strace -T a
+call's duration holds one of tracing's stops and a gap the other, and a gap takes about a
+constant longer than the calls of its process just then, in both speeds (9-11 us for a loop
+of bare calls here).  So the strace parser (traces/native/timeline.c) sums, per process,
+each gap after a timed call less the median of the process's last 32 call durations, and the
+rule takes a constant off per gap (GAP_OVER_CALL_NS, fitted on the development set); what is
+left is the process's own work.  `calibrate` measures the bare loop's constant
+(`measured_gap_over_call_ns`), which shows whether tracing here still behaves as it did when
+the constant was fitted.  A gap's own median would not do: where
 every gap holds work (a compiler, an installer) it is the work, and where none does its
 skew counted 0.44 s of work in a SQLite job with 0.07 s of user time.  The calls' median
 follows the speed of the moment whatever the gaps hold.
@@ -26,7 +27,7 @@ pipes), never below 0, over the number of its processes that worked at once (`co
 their lifetimes less the time they were blocked waiting for one another, over the span).
 Its file calls are what the cost model prices, on every candidate.
 
-`calibrate` measures the constant, and checks the rule on this machine: small programs that spend their time outside
+`calibrate` checks the rule on this machine: small programs that spend their time outside
 file calls, in different mixes (work between calls or little, one process or several, in
 turn or at once), run untraced and under `strace -f -tt -T -y`, warm, where the rule's
 estimate of their runtime is set against their measured runtime.  Those errors are the band
@@ -77,12 +78,13 @@ class CalibrationRun:
     def runtime_ns(self) -> float:
         return float(statistics.median(self.untraced_ns))
 
-    def error(self, gap_over_call_ns: float) -> float:
+    @property
+    def error(self) -> float:
         """The rule's time outside the file calls, what a prediction takes from a trace,
         against the whole runtime: estimate / runtime - 1.  The programs' file calls are a
         few warm ones, so their time is in the runtime and not the estimate: a bias below 0
         of their share at most."""
-        return self.timeline.outside_ns_at(gap_over_call_ns) / max(self.runtime_ns, 1.0) - 1
+        return self.timeline.outside_ns / max(self.runtime_ns, 1.0) - 1
 
 
 @dataclass(frozen=True)
@@ -94,17 +96,13 @@ class TracingCalibration:
     flags: tuple[str, ...] = STRACE_FLAGS
     measured_at: str = ""
     schema_version: int = SCHEMA_VERSION
-    # How much longer a bare gap takes under tracing than its process's median call (module
-    # docstring), measured on a loop of bare calls; None: not measured, GAP_OVER_CALL_NS.
+    # How much longer a bare gap takes under tracing than its process's median call, on a loop
+    # of bare calls (module docstring); None: not measured.
     measured_gap_over_call_ns: float | None = None
 
     @property
-    def gap_over_call_ns(self) -> float:
-        return self.measured_gap_over_call_ns if self.measured_gap_over_call_ns is not None else GAP_OVER_CALL_NS
-
-    @property
     def errors(self) -> list[float]:
-        return [r.error(self.gap_over_call_ns) for r in self.runs]
+        return [r.error for r in self.runs]
 
     @property
     def error_band(self) -> tuple[float, float]:
@@ -154,13 +152,12 @@ def untraced_outside(timeline: Timeline, calibration: TracingCalibration | None)
     off it (predict.Workload)."""
     if not timeline.known:
         return None
-    calibration = calibration or TracingCalibration()
-    seconds = timeline.outside_ns_at(calibration.gap_over_call_ns) / 1e9
+    seconds = timeline.outside_ns / 1e9
     at_once = f"over {timeline.concurrency:.2f} processes working at once"
     if timeline.timed:
         evidence = (f"the trace's own gaps between calls and its calls not on files, each less what tracing cost "
-                    f"it then (a gap: the median of its process's last 32 calls and "
-                    f"{calibration.gap_over_call_ns / 1e3:.1f} us; a call: the median of the last 32), {at_once}: "
+                    f"it then (a gap: the median of its process's last 32 calls and {GAP_OVER_CALL_NS / 1e3:.0f} us; "
+                    f"a call: the median of the last 32), {at_once}: "
                     f"{seconds:.3f} s from a traced span of {timeline.span_ns / 1e9:.3f} s")
         kind = "trace"
     else:
@@ -168,7 +165,7 @@ def untraced_outside(timeline: Timeline, calibration: TracingCalibration | None)
                     f"less what tracing cost it then (the median of its process's last 32), {at_once}: "
                     f"{seconds:.3f} s from a traced span of {timeline.span_ns / 1e9:.3f} s")
         kind = UNTIMED
-    return Outside.within(seconds, calibration.error_band, kind, evidence)
+    return Outside.within(seconds, (calibration or TracingCalibration()).error_band, kind, evidence)
 
 
 CAPTURE = "capture"
@@ -287,7 +284,8 @@ def calibrate(base: Path, *, untraced_runs: int = 5, traced_runs: int = 3,
     with tempfile.TemporaryDirectory(prefix="tracing-calibration-", dir=base) as tmp:
         work = Path(tmp)
         gap_over_call = measure_gap_over_call_ns(work, untraced_runs, traced_runs)
-        progress(f"a bare gap traced takes {gap_over_call / 1e3:.1f} us longer than its process's median call")
+        progress(f"a bare gap traced takes {gap_over_call / 1e3:.1f} us longer than its process's median call "
+                 f"(the rule takes {GAP_OVER_CALL_NS / 1e3:.0f} us off a program's gap)")
         _make_files(work)
         for name, command in _calibration_programs(work):
             _run(command, work)  # warm every cache the program uses
@@ -301,7 +299,7 @@ def calibrate(base: Path, *, untraced_runs: int = 5, traced_runs: int = 3,
             middle = sorted(timelines, key=lambda t: t.span_ns)[len(timelines) // 2]
             runs.append(CalibrationRun(name, untraced, middle))
             progress(f"{name}: {statistics.median(untraced) / 1e6:.1f} ms untraced, {middle.span_ns / 1e6:.1f} ms "
-                     f"traced, {middle.calls} calls; told from the trace "
-                     f"{middle.outside_ns_at(gap_over_call) / 1e6:.1f} ms ({100 * runs[-1].error(gap_over_call):+.0f}%)")
+                     f"traced, {middle.calls} calls; told from the trace {middle.outside_ns / 1e6:.1f} ms "
+                     f"({100 * runs[-1].error:+.0f}%)")
     return TracingCalibration(runs, measured_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                               measured_gap_over_call_ns=gap_over_call)

@@ -200,19 +200,22 @@ def test_a_bare_gap_takes_a_constant_longer_than_its_processs_calls_and_that_tel
     gap_over_call = measure_gap_over_call_ns(tmp_path, untraced_runs=3, traced_runs=3)
     assert 1_000 < gap_over_call < 40_000, gap_over_call
     # Another program's loop: 20,000 calls with a microsecond of work between them, traced to
-    # many times its runtime.  Taken off each gap with its process's median call, the constant
-    # leaves that work; each gap's own median took 4.4 times the runtime on a day tracing ran
-    # slower than a bare gap's median was capped at.
+    # many times its runtime.  Its gaps, each less its process's median call, exceed the bare
+    # loop's constant by that work, within a few microseconds, whatever speed tracing ran at.
+    # (A gap's own median took 5.2 times the runtime on a day tracing ran slower than it was
+    # capped at.  The rule takes less off than the bare loop shows, GAP_OVER_CALL_NS, fitted
+    # on the development set's real programs.)
     script = f"{sys.executable} -S -c 'import os\nfor _ in range(20000): os.getppid(); sum(range(40))'"
     untraced = []
     for _ in range(5):
         started = time.perf_counter_ns()
         subprocess.run(["sh", "-c", script], check=True, cwd=tmp_path)
         untraced.append(time.perf_counter_ns() - started)
-    runtime = sorted(untraced)[2]
+    work_per_gap = sorted(untraced)[2] / 20_000  # an upper bound: the interpreter's start is in it
     traced = _traced(tmp_path, script)
-    assert traced.span_ns > 5 * runtime and traced.timed_gaps > 20_000
-    assert 0.5 < traced.outside_ns_at(gap_over_call) / runtime < 2, (traced.outside_ns_at(gap_over_call), runtime)
+    assert traced.span_ns > 5 * sorted(untraced)[2] and traced.timed_gaps > 20_000
+    over_call = (traced.timed_gaps_ns - traced.timed_gaps_call_median_ns) / traced.timed_gaps
+    assert -3_000 < over_call - gap_over_call - work_per_gap < 3_000, (over_call, gap_over_call, work_per_gap)
 
 
 def test_calls_on_devices_are_the_programs_own_time_and_calls_on_files_are_not(tmp_path: Path) -> None:
