@@ -415,9 +415,13 @@ def test_validate_measures_programs_judges_them_and_calibrates(tmp_path: Path, f
         assert len(measured["records"]) == 2 * 3 * 2 * 2 + len(recordings)
         assert {r["target"] for r in recordings} == {"ext4 fresh"}
         assert all(r["user_cpu_ns"] + r["system_cpu_ns"] > 0 and r["wall_ns"] > 0 for r in recordings)
-        assert all(abs(r["outside_wait_ns"]) < r["wall_ns"] for r in recordings)  # a pair's difference
-        # ... of idle times (wall less CPU time), the walls' kept beside it; the all-warm run's idle time.
-        assert all(abs(r["outside_wall_difference_ns"]) < r["wall_ns"] and 0 < r["warm_idle_ns"] < r["wall_ns"]
+        # A pair's difference of idle times (wall less CPU time), the walls' kept beside it; the
+        # all-warm run's idle time.  Each is a few milliseconds here, measured in other runs than
+        # the cold one: a host stall in one run of a pair (20 ms, once in CI) can exceed a cold
+        # run of this size, so they are held to it with that much room.
+        slack = 50_000_000
+        assert all(abs(r["outside_wait_ns"]) < r["wall_ns"] + slack for r in recordings)
+        assert all(abs(r["outside_wall_difference_ns"]) < r["wall_ns"] + slack and 0 < r["warm_idle_ns"] < r["wall_ns"] + slack
                    for r in recordings)
         assert all(0 < r["outside_read_ns"] and 0 < r["warm_user_cpu_ns"] + r["warm_system_cpu_ns"] for r in recordings)
         # Every replay says the CPU time its calls took; every real run its process tree's; each
