@@ -59,8 +59,11 @@ def _serve(app: str, channel: socket.socket, log_level: str) -> None:
     class HandedConnections(uvicorn.Server):
         """uvicorn with no listening socket of its own: each connection arrives over `channel`."""
 
+        handing: set[asyncio.Task]  # connections being set up (the loop keeps only weak references to tasks)
+
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
             await super().startup(sockets=[])  # the app and its lifespan, and no listener
+            self.handing = set()
             channel.send(READY)
             loop = asyncio.get_running_loop()
             channel.setblocking(False)
@@ -84,7 +87,9 @@ def _serve(app: str, channel: socket.socket, log_level: str) -> None:
                 for fd in fds:
                     connection = socket.socket(fileno=fd)
                     connection.setblocking(False)
-                    loop.create_task(loop.connect_accepted_socket(self._connection, connection))
+                    task = loop.create_task(loop.connect_accepted_socket(self._connection, connection))
+                    self.handing.add(task)
+                    task.add_done_callback(self.handing.discard)
 
         async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
             asyncio.get_running_loop().remove_reader(channel.fileno())

@@ -356,6 +356,18 @@ def _server_processes(supervisor: int) -> list[int]:
     return [pid for pid in children if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()]
 
 
+def _settled_connections(pid: int) -> int:
+    """The sockets process `pid` holds once connections closed by their clients are closed
+    on its side too: the same count twice, 0.2 s apart (at most 10 s)."""
+    held = _connections_held(pid)
+    for _ in range(50):
+        time.sleep(0.2)
+        now, held = held, _connections_held(pid)
+        if now == held:
+            break
+    return held
+
+
 def _until_each_serves(base: str, processes: list[int], seconds: float = 60) -> None:
     """Wait until each server process has been handed a connection: the supervisor hands them
     only to processes that said they are ready, while any is starting."""
@@ -413,7 +425,7 @@ def test_served_by_several_processes_connections_are_spread_over_them(served: Se
         workers = _server_processes(server.pid)
         assert len(workers) == 2
         _until_each_serves(base, workers)  # while one starts, the other is handed every connection
-        idle = {pid: _connections_held(pid) for pid in workers}
+        idle = {pid: _settled_connections(pid) for pid in workers}  # the probes' connections closed
         clients = [httpx.Client(base_url=base) for _ in range(32)]  # all at once, each on its own connection
         assert all(c.get("/healthz").status_code == 200 for c in clients)
         held = {pid: _connections_held(pid) - idle[pid] for pid in workers}
