@@ -128,17 +128,17 @@ def serve(app: str, host: str, port: int, workers: int, log_level: str = "warnin
         ours.setblocking(False)
         return _Worker(process, ours)
 
-    def hand_over(connection: socket.socket, turn: int) -> bool:
+    def hand_over(connection: socket.socket, turn: int) -> None:
         """Give the connection to the process whose turn it is, or the next that has room; to a
-        process still starting only when none is ready."""
+        process still starting only when none is ready.  With no room anywhere it is dropped
+        (the caller closes its copy)."""
         order = [running[(turn + i) % len(running)] for i in range(len(running))]
         for worker in [w for w in order if w.ready] or order:
             try:
                 socket.send_fds(worker.channel, [b"c"], [connection.fileno()])
-                return True
-            except (BlockingIOError, OSError):  # its queue is full, or it has just died
+                return
+            except OSError:  # its queue is full (BlockingIOError), or it has just died
                 continue
-        return False
 
     previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     running = [start() for _ in range(workers)]
@@ -159,7 +159,7 @@ def serve(app: str, host: str, port: int, workers: int, log_level: str = "warnin
                     connection, _ = listener.accept()
                 except BlockingIOError:
                     break
-                with connection:  # the process holds its own copy once handed over (none: it is dropped)
+                with connection:  # the process holds its own copy once handed over
                     hand_over(connection, turn)
                 turn = (turn + 1) % len(running)
             for i, worker in enumerate(running):

@@ -183,10 +183,10 @@ class Recording(_Open):
 
 
 # How much longer a gap between two calls takes under strace than its process's median call
-# then, where the gap holds no work of the program's own: fitted on the development set (its
-# plain validation of 2026-11-27 12:23, docs/model-evidence.md).  A loop of bare calls shows
-# 9-11 us (`fsbm trace calibrate` measures it); a program's gaps less: part of its work runs
-# while the tracer handles the call before, and adds nothing to the gap.
+# then, where the gap holds no work of the program's own: fitted on the development set's
+# plain validation (docs/model-evidence.md, "A traced gap against its process's calls").  A
+# loop of bare calls shows 9-11 us (`fsbm trace calibrate` measures it); a program's gaps
+# less: part of its work runs while the tracer handles the call before, and adds nothing.
 GAP_OVER_CALL_NS = 6_000.0
 
 
