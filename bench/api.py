@@ -213,7 +213,7 @@ def main() -> int:
                           f"{r['errors']} errors")
             wal = store_path.with_name(store_path.name + "-wal")
             print(f"the store's WAL after the load: {wal.stat().st_size / 2**20:.1f} MiB "
-                  f"({len(results)} measurements; the server copies it into the store as it goes)")
+                  "(the server's checkpoint thread copies it into the store as it goes)")
         finally:
             server.terminate()
             server.wait(timeout=30)
