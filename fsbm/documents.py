@@ -272,6 +272,16 @@ class Timeline(_Open):
                     - gap_over_call_ns * self.timed_gaps)
         return max(gaps + self.calls_signed_ns, 0) / self.concurrency
 
+    def gap_over_call_for(self, outside_ns: float) -> float | None:
+        """The constant `gap_over_call_ns` at which outside_ns_at tells `outside_ns`: what a
+        bare gap took over its process's calls in this trace, where the job's time outside is
+        known (a calibration program's untraced runtime).  None where no gap came after a timed
+        call, so that no constant moves the estimate."""
+        if not self.signed or not self.timed_gaps:
+            return None
+        at_zero = self.other_gaps_signed_ns + self.timed_gaps_ns - self.timed_gaps_call_median_ns + self.calls_signed_ns
+        return (at_zero - outside_ns * self.concurrency) / self.timed_gaps
+
 
 class TraceTime(_Open):
     known: bool = False

@@ -43,6 +43,13 @@ y: measured runtimes, in seconds.  What `fit` learns from it:
   errors above were judged against one table's prices; a user's own table is another draw,
   so each interval is widened by this spread, in quadrature, in proportion to the share of
   the runtime the filesystem's part is (what a second table moves);
+- `gap_shift_`: for plain traces (column `outside_per_gap_s`, how far the time outside moves
+  per ns a gap is taken to have cost under tracing), how far that per-gap constant would have
+  had to move to make each program's runtime right ((predicted - measured) / that column;
+  a program's median over its candidates), as a 90% prediction interval over the programs
+  (`low`, `high`, in ns).  The time outside of a new trace is then given the band those
+  constants span, which for a trace of 80,000 calls is wide and for one of 2,000 narrow, in
+  place of the tracing calibration's band (programs whose gaps are not a new program's);
 - `ratio_errors_`: per evidence, how far the ratio of two of one workload's predictions
   (two candidates) strays from the measured ratio, as a standard deviation of its log:
   what a ranking's confidence rests on.  Errors a workload makes on every candidate alike
@@ -74,6 +81,8 @@ ABSOLUTE_COLUMNS = ("key", "fs_s", "fs_low_s", "fs_high_s", "outside_s", "outsid
 RELATIVE_COLUMNS = ("measured_s", "traced", "traced_key", "traced_fs_s", "traced_fs_low_s", "traced_fs_high_s")
 COLUMNS = ABSOLUTE_COLUMNS + RELATIVE_COLUMNS
 TABLE_COLUMN = "fs_table_log_diff"  # optional: log of one table's filesystem time over a second table's
+# Optional: seconds a plain trace's time outside falls per ns more taken off each gap (Outside.per_gap_s).
+GAP_COLUMN = "outside_per_gap_s"
 Z90 = float(stats.norm.ppf(0.95))  # half a 90% interval, in standard deviations
 # A ratio of two predictions before a validation measured how far ratios stray: assumed off by
 # 10% (one standard deviation of its log), the size of the ratio errors the validations publish
@@ -142,6 +151,22 @@ def _table_spread(X: pd.DataFrame) -> dict[str, float] | None:
     return {"log_sd": float(np.sqrt(np.mean(np.square(diffs)) / 2)), "n": int(len(diffs))}
 
 
+def _gap_shift(X: pd.DataFrame, over: np.ndarray, groups: np.ndarray, alpha: float) -> dict[str, float] | None:
+    """The 1 - alpha prediction interval of the shift of a plain trace's per-gap constant
+    that would make a new program's runtime right (ns), from the plain-trace rows' `over`
+    (predicted less measured seconds) over GAP_COLUMN, a median per program; None with fewer
+    than three programs."""
+    column = _Columns(X)
+    slope = column(GAP_COLUMN, 0.0, dtype=float)
+    rows = (column("evidence", "none") == "trace") & (slope > 0) & np.isfinite(over)
+    shifts = [float(np.median(over[rows & (groups == g)] / slope[rows & (groups == g)]))
+              for g in sorted(set(groups[rows]))]
+    if len(shifts) < 3:
+        return None
+    centre, spread, half = _t_interval(np.asarray(shifts), len(shifts), alpha)
+    return {"low": centre - half, "high": centre + half, "programs": len(shifts), "sd": spread}
+
+
 def _widened(runtime: np.ndarray, low: np.ndarray, high: np.ndarray, extra: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each side of an interval widened by `extra` (a log half-width) in quadrature."""
     safe = np.where(runtime > 0, runtime, 1.0)
@@ -191,6 +216,7 @@ class RuntimeEstimator(BaseEstimator, RegressorMixin):
         self.table_spread_: dict[str, float] | None = _table_spread(X)
         self.errors_: dict[str, dict[str, float]] = {}
         self.ratio_errors_: dict[str, dict[str, float]] = {}
+        self.gap_shift_: dict[str, float] | None = None
         if len(X) == 0:
             return self
         if groups is None:
@@ -203,6 +229,7 @@ class RuntimeEstimator(BaseEstimator, RegressorMixin):
         errors = predicted / y - 1
         evidence = _Columns(X)("evidence", "none")
         groups = np.asarray(groups) if groups is not None else np.arange(len(X))
+        self.gap_shift_ = _gap_shift(X, predicted - y, groups, self.alpha)
         for kind in sorted(set(evidence)):
             pick = (evidence == kind) & np.isfinite(errors) & (errors > -1)
             if pick.any():
@@ -253,9 +280,10 @@ class RuntimeEstimator(BaseEstimator, RegressorMixin):
         fs_s, fs_low, fs_high = (column(c, dtype=float) for c in ("fs_s", "fs_low_s", "fs_high_s"))
         fs = factor * fs_s
         outside = column("outside_s", dtype=float)
-        low = runtime_seconds(column("outside_low_s", dtype=float), fs_low, factor)
-        high = runtime_seconds(column("outside_high_s", dtype=float), fs_high, factor)
         evidence = column("evidence", "none")
+        outside_low, outside_high = self._outside_band(column, evidence, outside)
+        low = runtime_seconds(outside_low, fs_low, factor)
+        high = runtime_seconds(outside_high, fs_high, factor)
         traced_row = column("traced", False, dtype=bool)
         relative = evidence == "measured"
         other_fs = np.zeros(len(X))  # the traced candidate's filesystem part, in the relative form
@@ -280,7 +308,7 @@ class RuntimeEstimator(BaseEstimator, RegressorMixin):
         # A time outside told with a band of its own (a trace's, from the tracing calibration)
         # keeps it: the programs the errors were learnt from are a few, and their band is no
         # evidence that a new program's time outside is told better than the calibration's.
-        own_band = (column("outside_high_s", dtype=float) > column("outside_low_s", dtype=float)) & ~relative
+        own_band = (outside_high > outside_low) & ~relative
         for kind, band in getattr(self, "errors_", {}).items():
             rows = evidence == kind
             if kind == "measured":
@@ -296,6 +324,18 @@ class RuntimeEstimator(BaseEstimator, RegressorMixin):
             low, high = _widened(runtime, low, high, Z90 * spread["log_sd"] * share)
         return {"runtime": runtime, "low": low, "high": high, "fs": fs, "outside": outside}
 
+    def _outside_band(self, column: "_Columns", evidence: np.ndarray, outside: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The time outside's band: as X gives it, but a plain trace's from the per-gap constant's
+        shifts learnt by the fit (gap_shift_), where it learnt them and the row moves with them."""
+        low, high = column("outside_low_s", dtype=float), column("outside_high_s", dtype=float)
+        shift = getattr(self, "gap_shift_", None)
+        if not shift:
+            return low, high
+        slope = column(GAP_COLUMN, 0.0, dtype=float)
+        rows = (evidence == "trace") & (slope > 0)
+        return (np.where(rows, np.maximum(outside - shift["high"] * slope, 0.0), low),
+                np.where(rows, np.maximum(outside - shift["low"] * slope, 0.0), high))
+
     def ratio_log_sd(self, evidence: str) -> float:
         """One standard deviation of the log of a ratio of two predictions with this evidence:
         learned by the fit, or RATIO_LOG_SD_PRIOR where it learned none."""
@@ -309,6 +349,7 @@ class RuntimeEstimator(BaseEstimator, RegressorMixin):
         return {"kind": "runtime_model", "schema_version": SCHEMA_VERSION, "calibrate": self.calibrate,
                 "alpha": self.alpha, "factors": getattr(self, "factors_", {}), "errors": getattr(self, "errors_", {}),
                 "ratio_errors": getattr(self, "ratio_errors_", {}), "table_spread": getattr(self, "table_spread_", None),
+                "gap_shift": getattr(self, "gap_shift_", None),
                 "fitted_on": fitted_on}
 
     @classmethod
@@ -318,6 +359,7 @@ class RuntimeEstimator(BaseEstimator, RegressorMixin):
         model.errors_ = dict(body.get("errors") or {})
         model.ratio_errors_ = dict(body.get("ratio_errors") or {})
         model.table_spread_ = body.get("table_spread")
+        model.gap_shift_ = body.get("gap_shift")
         model.fitted_on_ = body.get("fitted_on")
         return model
 

@@ -59,6 +59,9 @@ class Outside:
     high: float
     kind: str
     evidence: str
+    # A plain trace's: how many seconds the estimate falls for each ns more that each gap is
+    # taken to have cost under tracing (tracing.untraced_outside); 0 where nothing so moves it.
+    per_gap_s: float = 0.0
 
     @classmethod
     def exactly(cls, seconds: float, kind: str, evidence: str) -> "Outside":

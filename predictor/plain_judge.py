@@ -293,6 +293,18 @@ def _met(value: float, target: float) -> str:
     return f"{100 * value:.1f}%" + ("" if value <= target else " (missed)")
 
 
+def _gap_shift_sentence(model: RuntimeEstimator) -> str:
+    """What the fitted model learnt of the per-gap constant's spread between programs."""
+    shift = getattr(model, "gap_shift_", None)
+    if not shift:
+        return "A timed trace's time outside is given the calibration's band too (no fit learnt the constant's spread)."
+    return (f"A timed trace's time outside is given the band of the per-gap constant between programs: over the "
+            f"{shift['programs']} programs of the fit, the constant that makes each one's runtime right strayed "
+            f"from the rule's by a standard deviation of {shift['sd'] / 1e3:.1f} us, a 90% band of "
+            f"{shift['low'] / 1e3:+.1f} to {shift['high'] / 1e3:+.1f} us, so a trace's band is as wide as its gaps "
+            "make it.")
+
+
 def workload_cases_section(doc: dict[str, Any]) -> list[str]:
     """The cases a validation's tables were grown by (as `fsbm bench --for` measures them), or
     that they were not; nothing for measurements made before tables were grown."""
@@ -372,10 +384,11 @@ def markdown(doc: dict[str, Any], judged: PlainJudged) -> str:
               + (f". In a loop of bare calls a gap took {tracing.measured_gap_over_call_ns / 1e3:.1f} us longer than "
                  f"its process's median call (the rule takes {GAP_OVER_CALL_NS / 1e3:.0f} us off a program's gap)"
                  if tracing.measured_gap_over_call_ns is not None else "")
-              + ". A trace's time "
-              "outside is given the band these errors span"
+              + (f"; for each process more at once, a gap took {tracing.contention_ns / 1e3:.1f} us longer "
+                 "(two compressions at once against one), which the rule takes off too" if tracing.runs else "")
+              + ". A trace without call durations is given the band these errors span"
               + (" ({} to {})".format(*(percent(e, signed=True) for e in tracing.error_band)) if tracing.runs else "")
-              + ", and no interval of the absolute forms is narrower than that band makes it.",
+              + ". " + _gap_shift_sentence(judged.model),
               "", "## Per program and target", "",
               "Seconds. *real*: median of the cold runs (min-max); *fs*: modelled filesystem time; *outside*: the "
               "time outside the filesystem the absolute form adds; ratios are to the traced target, measured as the "

@@ -27,12 +27,19 @@ pipes), never below 0, over the number of its processes that worked at once (`co
 their lifetimes less the time they were blocked waiting for one another, over the span).
 Its file calls are what the cost model prices, on every candidate.
 
+Processes working at once make each gap longer still: one tracer serves them all, and here it
+competes with them for two cores.  `calibrate` measures by how much (`contention_ns`: the
+constant of two compressions at once against one's, per process more at once), and the rule
+takes that off each gap too, for the trace's processes at once.
+
 `calibrate` checks the rule on this machine: small programs that spend their time outside
 file calls, in different mixes (work between calls or little, one process or several, in
 turn or at once), run untraced and under `strace -f -tt -T -y`, warm, where the rule's
-estimate of their runtime is set against their measured runtime.  Those errors are the band
-the time outside is given, and a runtime's interval is never narrower than that band makes
-it (estimator.RuntimeEstimator).
+estimate of their runtime is set against their measured runtime.  Those errors are the band a
+trace's time outside is given before any validation, and always without -T.  A fitted runtime
+model gives a timed trace's time outside the band of the per-gap constant between the
+programs it was fitted on instead (estimator.RuntimeEstimator, `gap_shift_`): as wide as the
+trace's gaps make it, so a trace of 80,000 calls has a wide one and a compiler's a narrow one.
 """
 
 from __future__ import annotations
@@ -46,7 +53,7 @@ import tarfile
 import tempfile
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +93,12 @@ class CalibrationRun:
         of their share at most."""
         return self.timeline.outside_ns / max(self.runtime_ns, 1.0) - 1
 
+    @property
+    def gap_over_call_ns(self) -> float | None:
+        """The constant a gap would have to take off for the rule to tell this program's
+        runtime exactly (its file calls are a few warm ones); None where it has no timed gap."""
+        return self.timeline.gap_over_call_for(self.runtime_ns)
+
 
 @dataclass(frozen=True)
 class TracingCalibration:
@@ -107,16 +120,37 @@ class TracingCalibration:
     @property
     def error_band(self) -> tuple[float, float]:
         """The 90% band of the rule's relative errors (no narrower than +-10%: a handful of
-        programs cannot show a tighter one); +-50% where nothing was calibrated."""
+        programs cannot show a tighter one); +-50% where nothing was calibrated.  Its low end
+        is never below -90%: an estimate of nothing says nothing of how much more the truth
+        is, so such a band reaches ten times the estimate."""
         if not self.runs:
             return UNCALIBRATED_BAND
         low, high = np.percentile(self.errors, [5, 95])
-        return min(float(low), -0.10), max(float(high), 0.10)
+        return max(min(float(low), -0.10), -0.90), max(float(high), 0.10)
+
+    def _gap_over_call(self, name: str) -> tuple[float, float] | None:
+        """Program `name`'s constant (gap_over_call_ns) and its processes at once."""
+        for run in self.runs:
+            if run.name == name and run.gap_over_call_ns is not None:
+                return run.gap_over_call_ns, run.timeline.concurrency
+        return None
+
+    @property
+    def contention_ns(self) -> float:
+        """How much more a gap takes under tracing for each further process working at once
+        (module docstring): the constant of two compressions at once over one's, per process
+        more at once; 0 where the calibration did not run both, or where it came out below 0."""
+        once, twice = self._gap_over_call("compress"), self._gap_over_call("compress-twice")
+        if once is None or twice is None or twice[1] - once[1] < 0.5:
+            return 0.0
+        return max((twice[0] - once[0]) / (twice[1] - once[1]), 0.0)
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": "tracing_calibration", "schema_version": self.schema_version, "errors": self.errors,
                 "flags": list(self.flags), "measured_at": self.measured_at,
                 "gap_over_call_ns": self.measured_gap_over_call_ns,
+                "program_gap_over_call_ns": {r.name: r.gap_over_call_ns for r in self.runs},
+                "contention_ns": self.contention_ns,
                 "runs": [{"name": r.name, "untraced_ns": r.untraced_ns, "timeline": r.timeline.model_dump()}
                          for r in self.runs]}
 
@@ -149,23 +183,30 @@ def untraced_outside(timeline: Timeline, calibration: TracingCalibration | None)
     the trace has no timestamps (strace without -tt).  Without call durations (no -T) a gap
     runs from one call's start to the next's, so the estimate (kind UNTIMED) holds the
     file calls' time too, and the caller takes their modelled time on the traced filesystem
-    off it (predict.Workload)."""
+    off it (predict.Workload).  Its band is the calibration's (error_band); a fitted runtime
+    model narrows or widens a timed trace's by how far the constant a gap takes off strayed
+    between the programs it was fitted on (Outside.per_gap_s, estimator.RuntimeEstimator)."""
     if not timeline.known:
         return None
-    seconds = timeline.outside_ns / 1e9
+    calibration = calibration or TracingCalibration()
     at_once = f"over {timeline.concurrency:.2f} processes working at once"
-    if timeline.timed:
-        evidence = (f"the trace's own gaps between calls and its calls not on files, each less what tracing cost "
-                    f"it then (a gap: the median of its process's last 32 calls and {GAP_OVER_CALL_NS / 1e3:.0f} us; "
-                    f"a call: the median of the last 32), {at_once}: "
-                    f"{seconds:.3f} s from a traced span of {timeline.span_ns / 1e9:.3f} s")
-        kind = "trace"
-    else:
+    if not timeline.timed:
+        seconds = timeline.outside_ns / 1e9
         evidence = (f"the trace has no call durations (no strace -T): the time from each call's start to the next's, "
                     f"less what tracing cost it then (the median of its process's last 32), {at_once}: "
                     f"{seconds:.3f} s from a traced span of {timeline.span_ns / 1e9:.3f} s")
-        kind = UNTIMED
-    return Outside.within(seconds, (calibration or TracingCalibration()).error_band, kind, evidence)
+        return Outside.within(seconds, calibration.error_band, UNTIMED, evidence)
+    contention = calibration.contention_ns * (timeline.concurrency - 1)
+    outside_ns = timeline.outside_ns_at(GAP_OVER_CALL_NS + contention)
+    seconds = outside_ns / 1e9
+    evidence = (f"the trace's own gaps between calls and its calls not on files, each less what tracing cost it "
+                f"then (a gap: the median of its process's last 32 calls and {GAP_OVER_CALL_NS / 1e3:.0f} us"
+                + (f", and {contention / 1e3:.1f} us for its processes at once" if contention else "")
+                + f"; a call: the median of the last 32), {at_once}: "
+                f"{seconds:.3f} s from a traced span of {timeline.span_ns / 1e9:.3f} s")
+    # Each ns more a gap takes off moves the estimate by this many seconds, until it is 0.
+    per_gap_s = timeline.timed_gaps / timeline.concurrency / 1e9 if outside_ns > 0 else 0.0
+    return replace(Outside.within(seconds, calibration.error_band, "trace", evidence), per_gap_s=per_gap_s)
 
 
 CAPTURE = "capture"
@@ -301,5 +342,7 @@ def calibrate(base: Path, *, untraced_runs: int = 5, traced_runs: int = 3,
             progress(f"{name}: {statistics.median(untraced) / 1e6:.1f} ms untraced, {middle.span_ns / 1e6:.1f} ms "
                      f"traced, {middle.calls} calls; told from the trace {middle.outside_ns / 1e6:.1f} ms "
                      f"({100 * runs[-1].error:+.0f}%)")
-    return TracingCalibration(runs, measured_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                              measured_gap_over_call_ns=gap_over_call)
+    calibration = TracingCalibration(runs, measured_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                                     measured_gap_over_call_ns=gap_over_call)
+    progress(f"each process more at once makes a traced gap {calibration.contention_ns / 1e3:.1f} us longer")
+    return calibration

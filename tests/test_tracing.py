@@ -88,6 +88,48 @@ def test_gaps_after_timed_calls_are_their_calls_median_and_a_constant_of_tracing
     assert older.outside_ns_at(10_000) == pytest.approx(1001 * ms)
 
 
+def test_the_constant_a_gap_takes_off_is_found_again_from_the_time_it_tells() -> None:
+    ms = 1_000_000
+    timeline = Timeline(processes=2, calls=1001, timed_calls=1001, span_ns=1000 * ms, lifetimes_ns=1500 * ms,
+                        user_signed_ns=999 * ms, timed_gaps=1000, timed_gaps_ns=100 * ms,
+                        timed_gaps_call_median_ns=50 * ms, other_gaps_signed_ns=1 * ms, calls_signed_ns=2 * ms)
+    for constant in (0.0, 7_500.0, 20_000.0):
+        assert timeline.gap_over_call_for(timeline.outside_ns_at(constant)) == pytest.approx(constant)
+    assert timeline.model_copy(update={"timed_gaps": 0}).gap_over_call_for(1.0) is None
+
+
+def test_the_calibration_measures_how_much_a_gap_costs_for_each_process_more_at_once() -> None:
+    ms = 1_000_000
+
+    def run(name: str, gaps: int, at_once: float, over_call_ns: float) -> CalibrationRun:
+        # Gaps each holding 2 us of work and `over_call_ns` of tracing over their calls.
+        work = gaps * 2_000
+        timeline = Timeline(processes=2, calls=gaps + 1, timed_calls=gaps + 1, span_ns=1000 * ms,
+                            lifetimes_ns=int(at_once * 1000 * ms), user_signed_ns=1, timed_gaps=gaps,
+                            timed_gaps_ns=int(gaps * (50_000 + over_call_ns) + work),
+                            timed_gaps_call_median_ns=gaps * 50_000)
+        return CalibrationRun(name, [int(work / at_once)] * 3, timeline)
+
+    calibration = TracingCalibration([run("compress", 15_000, 1.0, 10_000), run("compress-twice", 20_000, 2.0, 13_000)])
+    assert calibration.runs[1].gap_over_call_ns == pytest.approx(13_000, rel=1e-6)
+    assert calibration.contention_ns == pytest.approx(3_000, rel=1e-6)
+    assert TracingCalibration([run("compress", 15_000, 1.0, 10_000)]).contention_ns == 0.0
+    # A trace of two processes at once takes that much more off each gap.
+    busy = run("job", 10_000, 2.0, 6_000 + 3_000).timeline
+    assert untraced_outside(busy, calibration).seconds == pytest.approx(10_000 * 2_000 / 2 / 1e9, rel=1e-6)
+    assert untraced_outside(busy, TracingCalibration()).seconds > 1.1 * 10_000 * 2_000 / 2 / 1e9
+
+
+def test_a_calibration_that_told_a_program_as_nothing_still_gives_a_band() -> None:
+    run = CalibrationRun("a", [100_000_000] * 3, Timeline(processes=1, calls=10, timed_calls=10, span_ns=10**9,
+                                                          lifetimes_ns=10**9))
+    low, high = TracingCalibration([run]).error_band
+    assert low == pytest.approx(-0.9) and high >= 0.1
+    estimate = untraced_outside(Timeline(processes=1, calls=10, span_ns=10**9, lifetimes_ns=10**9, user_ns=10**8),
+                                TracingCalibration([run]))
+    assert estimate is not None and estimate.high == pytest.approx(1.0)
+
+
 def test_the_calibration_band_is_the_spread_of_its_programs_errors() -> None:
     def run(name: str, runtime_ms: float, told_ms: float) -> CalibrationRun:
         timeline = Timeline(processes=1, calls=10, timed_calls=10, span_ns=10**9, lifetimes_ns=10**9,
