@@ -25,7 +25,7 @@ from fsbm.predictor.model import price_workload
 from fsbm.predictor.predict import Workload, relative_rows
 from fsbm.predictor.pricing import Pricer
 from fsbm.documents import GAP_OVER_CALL_NS
-from fsbm.predictor.tracing import TracingCalibration
+from fsbm.predictor.tracing import GAP_SHARE_OF_BARE_LOOP, TracingCalibration
 from fsbm.units import percent
 
 # A page cache every program of the suite fits in: the runs start cold, and none rereads more
@@ -380,10 +380,12 @@ def markdown(doc: dict[str, Any], judged: PlainJudged) -> str:
                   "pairs. Only the first trace is judged."]
     lines += ["", "## Tracing calibration", "",
               "Each calibration program's time outside its file calls as its trace tells it, against its measured "
-              "runtime: " + ", ".join(f"{r.name} {percent(r.error, signed=True)}" for r in tracing.runs)
+              "runtime: " + ", ".join(f"{r.name} {percent(e, signed=True)}" for r, e in zip(tracing.runs, tracing.errors))
               + (f". In a loop of bare calls a gap took {tracing.measured_gap_over_call_ns / 1e3:.1f} us longer than "
-                 f"its process's median call (the rule takes {GAP_OVER_CALL_NS / 1e3:.0f} us off a program's gap)"
-                 if tracing.measured_gap_over_call_ns is not None else "")
+                 f"its process's median call (the rule takes {100 * GAP_SHARE_OF_BARE_LOOP:.0f}% of that, "
+                 f"{tracing.gap_over_call_ns / 1e3:.1f} us, off a program's gap)"
+                 if tracing.measured_gap_over_call_ns is not None else
+                 f". The rule takes {GAP_OVER_CALL_NS / 1e3:.0f} us off a program's gap (no bare loop was measured)")
               + (f"; for each process more at once, a gap took {tracing.contention_ns / 1e3:.1f} us longer "
                  "(two compressions at once against one), which the rule takes off too" if tracing.runs else "")
               + ". A trace without call durations is given the band these errors span"

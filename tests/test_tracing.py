@@ -13,9 +13,9 @@ import pytest
 
 from fsbm.predictor.predict import outside_from_trace
 from fsbm.predictor.suite import programs
-from fsbm.documents import Timeline
-from fsbm.predictor.tracing import (STRACE_FLAGS, CalibrationRun, TracingCalibration, measure_gap_over_call_ns,
-                                    untraced_outside)
+from fsbm.documents import GAP_OVER_CALL_NS, Timeline
+from fsbm.predictor.tracing import (GAP_SHARE_OF_BARE_LOOP, STRACE_FLAGS, CalibrationRun, TracingCalibration,
+                                    measure_gap_over_call_ns, untraced_outside)
 from fsbm.traces.strace import StraceReader
 from tests.conftest import Served, run_fsbm
 
@@ -118,6 +118,18 @@ def test_the_calibration_measures_how_much_a_gap_costs_for_each_process_more_at_
     busy = run("job", 10_000, 2.0, 6_000 + 3_000).timeline
     assert untraced_outside(busy, calibration).seconds == pytest.approx(10_000 * 2_000 / 2 / 1e9, rel=1e-6)
     assert untraced_outside(busy, TracingCalibration()).seconds > 1.1 * 10_000 * 2_000 / 2 / 1e9
+
+
+def test_the_rule_takes_a_share_of_the_bare_loops_constant_measured_here() -> None:
+    ms = 1_000_000
+    timeline = Timeline(processes=1, calls=1001, timed_calls=1001, span_ns=1000 * ms, lifetimes_ns=1000 * ms,
+                        user_signed_ns=1, timed_gaps=1000, timed_gaps_ns=100 * ms, timed_gaps_call_median_ns=50 * ms)
+    assert TracingCalibration().gap_over_call_ns == GAP_OVER_CALL_NS
+    slow = TracingCalibration(measured_gap_over_call_ns=20_000)
+    assert slow.gap_over_call_ns == pytest.approx(GAP_SHARE_OF_BARE_LOOP * 20_000)
+    told = untraced_outside(timeline, slow)
+    assert told is not None and told.seconds == pytest.approx((50 * ms - 1000 * slow.gap_over_call_ns) / 1e9)
+    assert f"{slow.gap_over_call_ns / 1e3:.1f} us" in told.evidence
 
 
 def test_a_calibration_that_told_a_program_as_nothing_still_gives_a_band() -> None:
