@@ -188,6 +188,20 @@ class Recording(_Open):
 # gap against its process's calls").  A calibration measures a loop of bare calls (9-13 us) and
 # the rule takes a share of that instead (predictor/tracing.py).
 GAP_OVER_CALL_NS = 6_000.0
+# The caps at which the parser sums an untimed gap's distance from its median (timeline.h's
+# TIMELINE_UNTIMED_CAPS_US), and the one its own signed sum (user_signed_ns) uses for them.
+UNTIMED_CAPS_NS = (70_000, 100_000, 140_000, 200_000, 280_000, 400_000, 560_000, 800_000)
+PARSER_UNTIMED_CAP_NS = 140_000
+
+
+def _interpolated(x: float, xs: tuple[int, ...], ys: list[int]) -> float:
+    """ys at x, straight between the points either side (xs ascending); the end's beyond them."""
+    if x <= xs[0]:
+        return float(ys[0])
+    for (x0, y0), (x1, y1) in zip(zip(xs, ys), zip(xs[1:], ys[1:])):
+        if x <= x1:
+            return y0 + (y1 - y0) * (x - x0) / (x1 - x0)
+    return float(ys[-1])
 
 
 class Timeline(_Open):
@@ -219,6 +233,9 @@ class Timeline(_Open):
     timed_gaps_ns: NonNegativeInt = 0
     timed_gaps_call_median_ns: NonNegativeInt = 0
     other_gaps_signed_ns: int = 0
+    # Gaps after a call of unknown duration (no -T): their signed distances from their median,
+    # capped at each of UNTIMED_CAPS_NS, summed (timeline.h); empty from older parsers.
+    untimed_signed_by_cap_ns: list[int] = []
 
     @classmethod
     def of(cls, counts: "Timeline | dict[str, Any] | None") -> "Timeline":
@@ -270,6 +287,19 @@ class Timeline(_Open):
         if self.timed_gaps:
             gaps = (self.other_gaps_signed_ns + self.timed_gaps_ns - self.timed_gaps_call_median_ns
                     - gap_over_call_ns * self.timed_gaps)
+        return max(gaps + self.calls_signed_ns, 0) / self.concurrency
+
+    def untimed_outside_ns(self, cap_ns: float) -> float:
+        """A log without -T's time outside its calls' bare cost (outside_ns_at, whose gaps'
+        medians count for no more than 140 us), where a gap's median counts for no more than
+        `cap_ns` instead: the sums the parser kept at the caps either side, taken in
+        proportion (at the end of UNTIMED_CAPS_NS beyond it).  As outside_ns_at where the
+        parser kept none."""
+        sums = self.untimed_signed_by_cap_ns
+        if len(sums) != len(UNTIMED_CAPS_NS) or self.timed_gaps:
+            return self.outside_ns_at(GAP_OVER_CALL_NS)
+        at_cap = _interpolated(cap_ns, UNTIMED_CAPS_NS, sums)
+        gaps = self.user_signed_ns - sums[UNTIMED_CAPS_NS.index(PARSER_UNTIMED_CAP_NS)] + at_cap
         return max(gaps + self.calls_signed_ns, 0) / self.concurrency
 
     def gap_over_call_for(self, outside_ns: float) -> float | None:

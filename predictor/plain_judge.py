@@ -25,7 +25,7 @@ from fsbm.predictor.model import price_workload
 from fsbm.predictor.predict import Workload, relative_rows
 from fsbm.predictor.pricing import Pricer
 from fsbm.documents import GAP_OVER_CALL_NS
-from fsbm.predictor.tracing import GAP_SHARE_OF_BARE_LOOP, TracingCalibration
+from fsbm.predictor.tracing import GAP_SHARE_OF_BARE_LOOP, UNTIMED_CAP_SHARE, TracingCalibration
 from fsbm.units import percent
 
 # A page cache every program of the suite fits in: the runs start cold, and none rereads more
@@ -388,6 +388,10 @@ def markdown(doc: dict[str, Any], judged: PlainJudged) -> str:
                  f". The rule takes {GAP_OVER_CALL_NS / 1e3:.0f} us off a program's gap (no bare loop was measured)")
               + (f"; for each process more at once, a gap took {tracing.contention_ns / 1e3:.1f} us longer "
                  "(two compressions at once against one), which the rule takes off too" if tracing.runs else "")
+              + (f". Without -T a gap runs from one call's start to the next's; a bare loop's took "
+                 f"{tracing.measured_start_to_start_ns / 1e3:.1f} us, and a gap's median counts for no more than "
+                 f"{UNTIMED_CAP_SHARE:g} times that, {tracing.untimed_cap_ns / 1e3:.0f} us"
+                 if tracing.measured_start_to_start_ns is not None else "")
               + ". A trace without call durations is given the band these errors span"
               + (" ({} to {})".format(*(percent(e, signed=True) for e in tracing.error_band)) if tracing.runs else "")
               + ". " + _gap_shift_sentence(judged.model),

@@ -61,7 +61,7 @@ from typing import Any
 
 import numpy as np
 
-from fsbm.documents import GAP_OVER_CALL_NS, Timeline
+from fsbm.documents import GAP_OVER_CALL_NS, PARSER_UNTIMED_CAP_NS, Timeline
 from fsbm.errors import FsbmError
 from fsbm.predictor.outside import Outside
 
@@ -69,10 +69,14 @@ STRACE_FLAGS = ("-f", "-tt", "-T", "-y", "-s", "64")
 # The relative error of a time outside told from a trace where nothing measured it: +-50%.
 UNCALIBRATED_BAND = (-0.5, 0.5)
 # What a program's gap takes off, as a share of what a loop of bare calls' gaps take over their
-# calls on the same machine and day (measure_gap_over_call_ns): fitted on the development
+# calls on the same machine and day (measure_bare_loop): fitted on the development
 # set's plain validations on two days whose bare loops measured 10.2 us and 12.6 us
 # (docs/model-evidence.md, "A traced gap against its process's calls").
 GAP_SHARE_OF_BARE_LOOP = 0.6
+# The most a gap's median counts for in a log without -T, as a share of a bare loop's
+# start-to-start measured here: tracing's cost of a bare call and gap at its slowest, not work
+# (fitted on the development set's plain validation, docs/model-evidence.md).
+UNTIMED_CAP_SHARE = 2.0
 # 3: the gaps after a timed call are measured against the process's calls (gap_over_call_ns,
 # measured); version 2 measured them against their own median, and 1 whole runtimes: neither
 # is read.
@@ -118,6 +122,8 @@ class TracingCalibration:
     # How much longer a bare gap takes under tracing than its process's median call, on a loop
     # of bare calls (module docstring); None: not measured.
     measured_gap_over_call_ns: float | None = None
+    # From one bare call's start to the next's, the same loop traced; None: not measured.
+    measured_start_to_start_ns: float | None = None
 
     @property
     def gap_over_call_ns(self) -> float:
@@ -127,6 +133,15 @@ class TracingCalibration:
         if self.measured_gap_over_call_ns is None:
             return GAP_OVER_CALL_NS
         return GAP_SHARE_OF_BARE_LOOP * self.measured_gap_over_call_ns
+
+    @property
+    def untimed_cap_ns(self) -> float:
+        """The most a gap's median counts for in a log without -T (Timeline.untimed_outside_ns):
+        UNTIMED_CAP_SHARE of a bare loop's start-to-start here, or the parser's own cap
+        where none was measured."""
+        if self.measured_start_to_start_ns is None:
+            return float(PARSER_UNTIMED_CAP_NS)
+        return UNTIMED_CAP_SHARE * self.measured_start_to_start_ns
 
     def gap_over_call_at(self, concurrency: float) -> float:
         """What the rule takes off each gap of a trace of `concurrency` processes at once."""
@@ -168,6 +183,7 @@ class TracingCalibration:
         return {"kind": "tracing_calibration", "schema_version": self.schema_version, "errors": self.errors,
                 "flags": list(self.flags), "measured_at": self.measured_at,
                 "gap_over_call_ns": self.measured_gap_over_call_ns,
+                "start_to_start_ns": self.measured_start_to_start_ns,
                 "program_gap_over_call_ns": {r.name: r.gap_over_call_ns for r in self.runs},
                 "contention_ns": self.contention_ns,
                 "runs": [{"name": r.name, "untraced_ns": r.untraced_ns, "timeline": r.timeline.model_dump()}
@@ -177,7 +193,7 @@ class TracingCalibration:
     def from_json(cls, body: dict[str, Any]) -> "TracingCalibration":
         runs = [CalibrationRun(r["name"], r["untraced_ns"], Timeline.of(r["timeline"])) for r in body.get("runs", [])]
         return cls(runs, tuple(body.get("flags", STRACE_FLAGS)), body.get("measured_at", ""),
-                   int(body.get("schema_version", 1)), body.get("gap_over_call_ns"))
+                   int(body.get("schema_version", 1)), body.get("gap_over_call_ns"), body.get("start_to_start_ns"))
 
     @property
     def current(self) -> bool:
@@ -210,9 +226,10 @@ def untraced_outside(timeline: Timeline, calibration: TracingCalibration | None)
     calibration = calibration or TracingCalibration()
     at_once = f"over {timeline.concurrency:.2f} processes working at once"
     if not timeline.timed:
-        seconds = timeline.outside_ns / 1e9
+        seconds = timeline.untimed_outside_ns(calibration.untimed_cap_ns) / 1e9
         evidence = (f"the trace has no call durations (no strace -T): the time from each call's start to the next's, "
-                    f"less what tracing cost it then (the median of its process's last 32), {at_once}: "
+                    f"less what tracing cost it then (the median of its process's last 32, at most "
+                    f"{calibration.untimed_cap_ns / 1e3:.0f} us), {at_once}: "
                     f"{seconds:.3f} s from a traced span of {timeline.span_ns / 1e9:.3f} s")
         return Outside.within(seconds, calibration.error_band, UNTIMED, evidence)
     contention = calibration.contention_ns * (timeline.concurrency - 1)
@@ -309,28 +326,37 @@ def _run(command: list[str], cwd: Path) -> int:
     return elapsed
 
 
-def measure_gap_over_call_ns(work: Path, untraced_runs: int, traced_runs: int) -> float:
-    """How much longer a bare gap takes under tracing than its process's median call: over a
-    loop of bare calls (dd's 1-byte reads and writes), the traced gaps less their calls'
-    medians, per gap, less what a gap takes untraced (the loop's runtime less dd's own
-    start, per call); the median of `traced_runs` traces."""
+@dataclass(frozen=True)
+class BareLoop:
+    """What tracing costs a loop of bare calls here (measure_bare_loop)."""
+
+    gap_over_call_ns: float  # how much longer a gap takes than its process's median call
+    start_to_start_ns: float  # from one call's start to the next's: a log without -T's gap
+
+
+def measure_bare_loop(work: Path, untraced_runs: int, traced_runs: int) -> BareLoop:
+    """What tracing costs a loop of bare calls (dd's 1-byte reads and writes), the median of
+    `traced_runs` traces: its gaps less their calls' medians, per gap, less what a gap takes
+    untraced (the loop's runtime less dd's own start, per call); and its span per call, what
+    a gap from one call's start to the next holds where the log has no -T."""
     loop = ["dd", "if=/dev/zero", "of=/dev/null", "bs=1", f"count={BARE_LOOP_CALLS}"]
     _run(loop, work)
     untraced = statistics.median(_run(loop, work) for _ in range(untraced_runs))
     start = statistics.median(_run([*loop[:-1], "count=0"], work) for _ in range(untraced_runs))
     untraced_gap = max(untraced - start, 0) / (2 * BARE_LOOP_CALLS)
-    measured = []
+    over_call, start_to_start = [], []
     for k in range(traced_runs):
         log = work / f"bare-calls-{k}.strace"
         _run(["strace", *STRACE_FLAGS, "-o", str(log), *loop], work)
         timeline = _timeline_of(log)
         log.unlink()
         if timeline.timed_gaps:
-            measured.append((timeline.timed_gaps_ns - timeline.timed_gaps_call_median_ns) / timeline.timed_gaps
-                            - untraced_gap)
-    if not measured:
+            over_call.append((timeline.timed_gaps_ns - timeline.timed_gaps_call_median_ns) / timeline.timed_gaps
+                             - untraced_gap)
+            start_to_start.append(timeline.span_ns / timeline.calls)
+    if not over_call:
         raise FsbmError("tracing calibration: strace timed no call of a loop of bare calls")
-    return float(statistics.median(measured))
+    return BareLoop(float(statistics.median(over_call)), float(statistics.median(start_to_start)))
 
 
 def calibrate(base: Path, *, untraced_runs: int = 5, traced_runs: int = 3,
@@ -343,10 +369,14 @@ def calibrate(base: Path, *, untraced_runs: int = 5, traced_runs: int = 3,
     runs = []
     with tempfile.TemporaryDirectory(prefix="tracing-calibration-", dir=base) as tmp:
         work = Path(tmp)
-        gap_over_call = measure_gap_over_call_ns(work, untraced_runs, traced_runs)
-        rule = TracingCalibration(measured_gap_over_call_ns=gap_over_call).gap_over_call_ns
-        progress(f"a bare gap traced takes {gap_over_call / 1e3:.1f} us longer than its process's median call "
-                 f"(the rule takes {rule / 1e3:.1f} us off a program's gap)")
+        bare = measure_bare_loop(work, untraced_runs, traced_runs)
+        measured = TracingCalibration(measured_gap_over_call_ns=bare.gap_over_call_ns,
+                                      measured_start_to_start_ns=bare.start_to_start_ns)
+        rule = measured.gap_over_call_ns
+        progress(f"a bare gap traced takes {bare.gap_over_call_ns / 1e3:.1f} us longer than its process's median "
+                 f"call (the rule takes {rule / 1e3:.1f} us off a program's gap), and a bare call and gap "
+                 f"{bare.start_to_start_ns / 1e3:.1f} us (without -T, a gap's median counts for no more than "
+                 f"{measured.untimed_cap_ns / 1e3:.0f} us)")
         _make_files(work)
         for name, command in _calibration_programs(work):
             _run(command, work)  # warm every cache the program uses
@@ -363,7 +393,8 @@ def calibrate(base: Path, *, untraced_runs: int = 5, traced_runs: int = 3,
                      f"traced, {middle.calls} calls; told from the trace {middle.outside_ns_at(rule) / 1e6:.1f} ms "
                      f"({100 * runs[-1].error_at(rule):+.0f}%)")
     calibration = TracingCalibration(runs, measured_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                                     measured_gap_over_call_ns=gap_over_call)
+                                     measured_gap_over_call_ns=bare.gap_over_call_ns,
+                                     measured_start_to_start_ns=bare.start_to_start_ns)
     progress(f"each process more at once makes a traced gap {calibration.contention_ns / 1e3:.1f} us longer "
              "(the rule takes that off too)")
     return calibration

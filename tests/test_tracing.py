@@ -13,9 +13,9 @@ import pytest
 
 from fsbm.predictor.predict import outside_from_trace
 from fsbm.predictor.suite import programs
-from fsbm.documents import GAP_OVER_CALL_NS, Timeline
-from fsbm.predictor.tracing import (GAP_SHARE_OF_BARE_LOOP, STRACE_FLAGS, CalibrationRun, TracingCalibration,
-                                    measure_gap_over_call_ns, untraced_outside)
+from fsbm.documents import GAP_OVER_CALL_NS, PARSER_UNTIMED_CAP_NS, Timeline
+from fsbm.predictor.tracing import (GAP_SHARE_OF_BARE_LOOP, STRACE_FLAGS, UNTIMED_CAP_SHARE, CalibrationRun,
+                                    TracingCalibration, measure_bare_loop, untraced_outside)
 from fsbm.traces.strace import StraceReader
 from tests.conftest import Served, run_fsbm
 
@@ -245,14 +245,40 @@ def test_a_log_without_call_durations_still_tells_blocked_time_and_work(tmp_path
     assert untimed.concurrency == pytest.approx(timed.concurrency, rel=0.05)
     work = timed.user_ns + timed.calls_excess_ns + timed.file_calls_excess_ns
     assert 0.5 * work < untimed.user_ns < 1.5 * work
+    # A higher cap takes more of each gap's median off, never less; at the parser's own cap
+    # the estimate is the parser's (gaps after a call the log split in two keep theirs).
+    by_cap = untimed.untimed_signed_by_cap_ns
+    assert all(a >= b for a, b in zip(by_cap, by_cap[1:])) and by_cap[0] > by_cap[-1]
+    assert untimed.untimed_outside_ns(PARSER_UNTIMED_CAP_NS) == pytest.approx(untimed.outside_ns_at(0))
+
+
+def test_a_log_without_call_durations_is_told_with_the_cap_the_calibration_gives() -> None:
+    ms = 1_000_000
+    by_cap = [100 * ms, 90 * ms, 80 * ms, 60 * ms, 40 * ms, 20 * ms, 10 * ms, 5 * ms]
+    untimed = Timeline(processes=1, calls=1000, span_ns=1000 * ms, lifetimes_ns=1000 * ms,
+                       user_signed_ns=80 * ms, untimed_signed_by_cap_ns=by_cap)
+    assert untimed.untimed_outside_ns(140_000) == pytest.approx(80 * ms)
+    assert untimed.untimed_outside_ns(170_000) == pytest.approx(70 * ms)  # halfway from 140 to 200 us
+    assert untimed.untimed_outside_ns(10_000) == pytest.approx(100 * ms)
+    assert untimed.untimed_outside_ns(5_000_000) == pytest.approx(5 * ms)
+    slow = TracingCalibration(measured_start_to_start_ns=100_000)
+    assert slow.untimed_cap_ns == pytest.approx(UNTIMED_CAP_SHARE * 100_000)
+    told = untraced_outside(untimed, slow)
+    assert told is not None and told.seconds == pytest.approx(untimed.untimed_outside_ns(slow.untimed_cap_ns) / 1e9)
+    assert untraced_outside(untimed, TracingCalibration()).seconds == pytest.approx(0.08)
+    # A profile from a parser that kept no sums by cap is told as before.
+    older = untimed.model_copy(update={"untimed_signed_by_cap_ns": []})
+    assert older.untimed_outside_ns(400_000) == pytest.approx(80 * ms)
 
 
 def test_a_bare_gap_takes_a_constant_longer_than_its_processs_calls_and_that_tells_a_dense_loop(
         tmp_path: Path) -> None:
     # The constant, measured on dd's loop of bare reads and writes as `fsbm trace calibrate`
     # measures it: 9-11 us on this machine, in tracing's fast speed and its slow one alike.
-    gap_over_call = measure_gap_over_call_ns(tmp_path, untraced_runs=3, traced_runs=3)
+    bare = measure_bare_loop(tmp_path, untraced_runs=3, traced_runs=3)
+    gap_over_call = bare.gap_over_call_ns
     assert 1_000 < gap_over_call < 40_000, gap_over_call
+    assert gap_over_call < bare.start_to_start_ns < 1_000_000, bare
     # Another program's loop: 20,000 calls with a microsecond of work between them, traced to
     # many times its runtime.  Its gaps, each less its process's median call, exceed the bare
     # loop's constant by that work, within a few microseconds, whatever speed tracing ran at.

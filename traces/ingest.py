@@ -26,7 +26,7 @@ from fsbm.traces.schema import EVENT_SCHEMA, metadata
 from fsbm.traces.ellard import EllardReader
 from fsbm.traces.nfs import CaptureOptions, NfsReader, NfsStats
 from fsbm.traces.record import read_recording
-from fsbm.traces.strace import ParseStats, StraceReader, per_pid_suffix
+from fsbm.traces.strace import ParseStats, StraceReader, added_timelines, per_pid_suffix
 
 Format = Literal["strace", "pcap", "ellard"]
 _PCAP_MAGICS = (b"\xd4\xc3\xb2\xa1", b"\xa1\xb2\xc3\xd4", b"\x4d\x3c\xb2\xa1", b"\xa1\xb2\x3c\x4d", b"\x0a\x0d\x0d\x0a")
@@ -52,8 +52,7 @@ def _merge_stats(kind: str, parts: list) -> ParseStats | NfsStats:
             elif isinstance(value, list):
                 setattr(total, name, (getattr(total, name) + value)[:5])
             elif isinstance(value, dict):  # counts and times of traces taken one after another
-                mine = getattr(total, name)
-                setattr(total, name, {k: mine.get(k, 0) + value.get(k, 0) for k in {*mine, *value}})
+                setattr(total, name, added_timelines(getattr(total, name), value))
             elif isinstance(value, str) and value != "none":
                 setattr(total, name, value)
     return total
@@ -189,11 +188,11 @@ def _recordings(inputs: list[Path]) -> list[dict]:
     return list(found.values())
 
 
-def timeline_of(path: Path) -> dict[str, int]:
+def timeline_of(path: Path) -> dict[str, Any]:
     """The traced job's calls and process lifetimes an event table's footer carries (strace
-    logs parsed since the parser counted them; empty otherwise)."""
+    logs parsed since the parser counted them; empty otherwise): counts, and sums by cap."""
     raw = (check_event_table(path).metadata or {}).get(b"fsbm.timeline")
-    return {k: int(v) for k, v in json.loads(raw).items()} if raw else {}
+    return {k: [int(x) for x in v] if isinstance(v, list) else int(v) for k, v in json.loads(raw).items()} if raw else {}
 
 
 def recordings_of(path: Path) -> list[dict]:

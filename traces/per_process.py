@@ -44,7 +44,7 @@ import pyarrow.csv as pacsv
 
 from fsbm.traces.errors import TraceParseError
 from fsbm.traces.schema import EVENT_SCHEMA
-from fsbm.traces.strace import ParseStats, ParserRun, per_pid_suffix, run_name, write_log_list
+from fsbm.traces.strace import ParseStats, ParserRun, added_timelines, per_pid_suffix, run_name, write_log_list
 
 KEY_COLUMNS = ["key_ns", "key_line", "key_pid"]  # the key of the line that completed the event
 KEYED_SCHEMA = pa.schema([*EVENT_SCHEMA, *(pa.field(name, pa.int64()) for name in KEY_COLUMNS)])
@@ -354,13 +354,12 @@ def _with_offsets(chunk: pa.Table, rows: np.ndarray, patched_rows: np.ndarray,
 def joined_stats(parses: list[TaskParse]) -> ParseStats:
     """The counts of every group's parse added up; the timeline's span is the run's."""
     total = ParseStats()
-    timeline: dict[str, int] = {}
+    timeline: dict[str, Any] = {}
     for parse in parses:
         s = parse.stats
         for name, value in vars(s).items():
             if name == "timeline":
-                for key, count in value.items():
-                    timeline[key] = timeline.get(key, 0) + count
+                timeline = added_timelines(timeline, value)
             elif isinstance(value, int):
                 setattr(total, name, getattr(total, name) + value)
             elif isinstance(value, list):

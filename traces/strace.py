@@ -15,6 +15,7 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.csv as pacsv
@@ -47,7 +48,21 @@ class ParseStats:
     first_errors: list[str] = field(default_factory=list)
     # Every call of the job, file or not, and how long its processes lived and waited for
     # one another (native/timeline.h): what the untraced runtime is taken from.
-    timeline: dict[str, int] = field(default_factory=dict)
+    timeline: dict[str, Any] = field(default_factory=dict)
+
+
+def added_timelines(one: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:
+    """Two parses' timeline counts added up, key by key: numbers summed, and sums kept by
+    cap (lists, timeline.h) summed cap by cap."""
+    total: dict[str, Any] = {}
+    for key in {*one, *other}:
+        a, b = one.get(key), other.get(key)
+        if isinstance(a, list) or isinstance(b, list):
+            a, b = a or [0] * len(b or []), b or [0] * len(a or [])
+            total[key] = [x + y for x, y in zip(a, b)]
+        else:
+            total[key] = (a or 0) + (b or 0)
+    return total
 
 
 def parser_binary() -> Path:

@@ -30,6 +30,7 @@ static const char *const WAITING[] = {
 };
 
 enum { BARE_GAP_CAP_NS = 70000 };
+static const int64_t UNTIMED_CAPS_US[TIMELINE_UNTIMED_CAPS] = { TIMELINE_UNTIMED_CAPS_US };
 
 void timeline_init(struct timeline *t)
 {
@@ -193,6 +194,15 @@ void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct cal
 		} else {
 			t->other_gaps_signed_ns += signed_gap;
 		}
+		if (!l->prev_timed) {
+			int64_t median = window_median(&l->gaps);
+
+			for (int k = 0; k < TIMELINE_UNTIMED_CAPS; k++) {
+				int64_t cap = UNTIMED_CAPS_US[k] * 1000;
+
+				t->untimed_signed_ns[k] += gap - (median < cap ? median : cap);
+			}
+		}
 	}
 	if (!blocking && c->dur_ns >= 0) {
 		int64_t excess, signed_excess = from_median(&l->durs, c->dur_ns, BARE_GAP_CAP_NS, &excess);
@@ -221,7 +231,7 @@ void timeline_json(const struct timeline *t, FILE *f)
 		"\"calls_excess_ns\":%lld,\"file_calls_excess_ns\":%lld,\"untimed_blocked_ns\":%lld,"
 		"\"user_signed_ns\":%lld,\"calls_signed_ns\":%lld,\"file_calls_signed_ns\":%lld,"
 		"\"timed_gaps\":%ld,\"timed_gaps_ns\":%lld,\"timed_gaps_call_median_ns\":%lld,"
-		"\"other_gaps_signed_ns\":%lld,\"first_ns\":%lld,\"last_ns\":%lld}",
+		"\"other_gaps_signed_ns\":%lld,\"first_ns\":%lld,\"last_ns\":%lld,\"untimed_signed_by_cap_ns\":[",
 		t->count, t->calls, t->timed_calls, t->blocking_calls, t->execs, t->forks,
 		(long long)t->blocked_ns, (long long)lifetimes,
 		(long long)(t->first_ns == NO_VALUE ? 0 : t->last_ns - t->first_ns), (long long)t->user_ns,
@@ -229,4 +239,7 @@ void timeline_json(const struct timeline *t, FILE *f)
 		(long long)t->user_signed_ns, (long long)t->calls_signed_ns, (long long)t->file_calls_signed_ns,
 		t->timed_gaps, (long long)t->timed_gaps_ns, (long long)t->timed_gaps_call_median_ns,
 		(long long)t->other_gaps_signed_ns, (long long)(t->first_ns == NO_VALUE ? 0 : t->first_ns), (long long)(t->first_ns == NO_VALUE ? 0 : t->last_ns));
+	for (int k = 0; k < TIMELINE_UNTIMED_CAPS; k++)
+		fprintf(f, "%s%lld", k ? "," : "", (long long)t->untimed_signed_ns[k]);
+	fputs("]}", f);
 }

@@ -14,7 +14,7 @@
 
 #include "args.h"
 
-enum { TIMELINE_WINDOW = 32 };
+enum { TIMELINE_WINDOW = 32, TIMELINE_UNTIMED_CAPS = 8 };
 
 /* The last TIMELINE_WINDOW values of a series, as they came and in order (for their median). */
 struct window {
@@ -53,8 +53,17 @@ struct timeline {
 	 * signed distance from its median, as user_signed_ns sums it for all of them. */
 	long timed_gaps;
 	int64_t timed_gaps_ns, timed_gaps_call_median_ns, other_gaps_signed_ns;
+	/* Gaps after a call of unknown duration (a log without -T, where a gap runs from one
+	 * call's start to the next's): their signed distance from their median capped at each of
+	 * UNTIMED_CAPS_NS, summed.  What tracing costs such a gap at its slowest depends on the
+	 * machine and the day, so the rule picks the cap from the tracing calibration
+	 * (predictor/tracing.py) rather than the parser fixing one. */
+	int64_t untimed_signed_ns[TIMELINE_UNTIMED_CAPS];
 	int64_t first_ns, last_ns;
 };
+
+/* The caps of untimed_signed_ns, in us: fsbm/documents.py's UNTIMED_CAPS_NS. */
+#define TIMELINE_UNTIMED_CAPS_US 70, 100, 140, 200, 280, 400, 560, 800
 
 void timeline_init(struct timeline *t);
 void timeline_free(struct timeline *t);
