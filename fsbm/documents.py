@@ -185,7 +185,7 @@ class Recording(_Open):
 # How much longer a gap between two calls takes under strace than its process's median call
 # then, where the gap holds no work of the program's own, where no tracing calibration measured
 # it here: fitted on the development set's plain validation (docs/model-evidence.md, "A traced
-# gap against its process's calls").  A calibration measures a loop of bare calls (9-13 us) and
+# gap against its process's calls").  A calibration measures a loop of bare calls (9-18 us) and
 # the rule takes a share of that instead (predictor/tracing.py).
 GAP_OVER_CALL_NS = 6_000.0
 # The caps at which the parser sums an untimed gap's distance from its median (timeline.h's

@@ -46,7 +46,8 @@ y: measured runtimes, in seconds.  What `fit` learns from it:
 - `gap_shift_`: for plain traces (column `outside_per_gap_s`, how far the time outside moves
   per ns a gap is taken to have cost under tracing), how far that per-gap constant would have
   had to move to make each program's runtime right ((predicted - measured) / that column;
-  a program's median over its candidates), as a 90% prediction interval over the programs
+  a program's median over its candidates, from programs whose runtime the constant moves by
+  at least MIN_GAP_SENSITIVITY a microsecond), as a 90% prediction interval over the programs
   (`low`, `high`, in ns).  The time outside of a new trace is then given the band those
   constants span, which for a trace of 80,000 calls is wide and for one of 2,000 narrow, in
   place of the tracing calibration's band (programs whose gaps are not a new program's);
@@ -83,6 +84,10 @@ COLUMNS = ABSOLUTE_COLUMNS + RELATIVE_COLUMNS
 TABLE_COLUMN = "fs_table_log_diff"  # optional: log of one table's filesystem time over a second table's
 # Optional: seconds a plain trace's time outside falls per ns more taken off each gap (Outside.per_gap_s).
 GAP_COLUMN = "outside_per_gap_s"
+# A program tells how far the per-gap constant strays only where a microsecond more of it moves
+# its runtime by at least this share (on the development set's afternoon runs, checkpoint's 455
+# calls moved it 0.3% and said -99 us; every program of thousands of calls moved it 1-13%).
+MIN_GAP_SENSITIVITY = 0.01
 Z90 = float(stats.norm.ppf(0.95))  # half a 90% interval, in standard deviations
 # A ratio of two predictions before a validation measured how far ratios stray: assumed off by
 # 10% (one standard deviation of its log), the size of the ratio errors the validations publish
@@ -151,14 +156,18 @@ def _table_spread(X: pd.DataFrame) -> dict[str, float] | None:
     return {"log_sd": float(np.sqrt(np.mean(np.square(diffs)) / 2)), "n": int(len(diffs))}
 
 
-def _gap_shift(X: pd.DataFrame, over: np.ndarray, groups: np.ndarray, alpha: float) -> dict[str, float] | None:
+def _gap_shift(X: pd.DataFrame, y: np.ndarray, over: np.ndarray, groups: np.ndarray,
+               alpha: float) -> dict[str, float] | None:
     """The 1 - alpha prediction interval of the shift of a plain trace's per-gap constant
     that would make a new program's runtime right (ns), from the plain-trace rows' `over`
     (predicted less measured seconds) over GAP_COLUMN, a median per program; None with fewer
-    than three programs."""
+    than three programs.  Only rows whose measured runtime `y` the constant moves by at least
+    MIN_GAP_SENSITIVITY a microsecond count: a program of a few hundred calls that errs by a
+    quarter for another reason would otherwise say the constant strayed by 100 us."""
     column = _Columns(X)
     slope = column(GAP_COLUMN, 0.0, dtype=float)
-    rows = (column("evidence", "none") == "trace") & (slope > 0) & np.isfinite(over)
+    sensitive = slope * 1_000 >= MIN_GAP_SENSITIVITY * np.where(y > 0, y, np.inf)
+    rows = (column("evidence", "none") == "trace") & (slope > 0) & sensitive & np.isfinite(over)
     shifts = [float(np.median(over[rows & (groups == g)] / slope[rows & (groups == g)]))
               for g in sorted(set(groups[rows]))]
     if len(shifts) < 3:
@@ -229,7 +238,7 @@ class RuntimeEstimator(BaseEstimator, RegressorMixin):
         errors = predicted / y - 1
         evidence = _Columns(X)("evidence", "none")
         groups = np.asarray(groups) if groups is not None else np.arange(len(X))
-        self.gap_shift_ = _gap_shift(X, predicted - y, groups, self.alpha)
+        self.gap_shift_ = _gap_shift(X, y, predicted - y, groups, self.alpha)
         for kind in sorted(set(evidence)):
             pick = (evidence == kind) & np.isfinite(errors) & (errors > -1)
             if pick.any():

@@ -8,8 +8,8 @@ gaps between back-to-back calls of about 18 us or about 52 us, within one trace 
 
 What changes less between the speeds is how a gap compares with a call: under strace -T a
 call's duration holds one of tracing's stops and a gap the other, and a gap takes about a
-constant longer than the calls of its process just then, in both speeds (9-13 us for a loop
-of bare calls here, depending on the day).  So the strace parser (traces/native/timeline.c)
+constant longer than the calls of its process just then, in both speeds (9-18 us for a loop
+of bare calls here, depending on the hour).  So the strace parser (traces/native/timeline.c)
 sums, per process, each gap after a timed call less the median of the process's last 32 call
 durations, and the rule takes a constant off per gap; what is left is the process's own work.
 `calibrate` measures the bare loop's constant (`measured_gap_over_call_ns`), and the rule
@@ -69,9 +69,9 @@ STRACE_FLAGS = ("-f", "-tt", "-T", "-y", "-s", "64")
 # The relative error of a time outside told from a trace where nothing measured it: +-50%.
 UNCALIBRATED_BAND = (-0.5, 0.5)
 # What a program's gap takes off, as a share of what a loop of bare calls' gaps take over their
-# calls on the same machine and day (measure_bare_loop): fitted on the development
-# set's plain validations on two days whose bare loops measured 10.2 us and 12.6 us
-# (docs/model-evidence.md, "A traced gap against its process's calls").
+# calls on the same machine and day (measure_bare_loop): fitted on three plain validations of
+# the development set whose bare loops measured 10.2, 12.6 and 17.6 us (docs/model-evidence.md,
+# "The constant as a share of the day's bare loop, the contention, and the band").
 GAP_SHARE_OF_BARE_LOOP = 0.6
 # The most a gap's median counts for in a log without -T, as a share of a bare loop's
 # start-to-start measured here: tracing's cost of a bare call and gap at its slowest, not work
@@ -232,8 +232,8 @@ def untraced_outside(timeline: Timeline, calibration: TracingCalibration | None)
                     f"{calibration.untimed_cap_ns / 1e3:.0f} us), {at_once}: "
                     f"{seconds:.3f} s from a traced span of {timeline.span_ns / 1e9:.3f} s")
         return Outside.within(seconds, calibration.error_band, UNTIMED, evidence)
-    contention = calibration.contention_ns * (timeline.concurrency - 1)
-    outside_ns = timeline.outside_ns_at(calibration.gap_over_call_ns + contention)
+    contention = calibration.gap_over_call_at(timeline.concurrency) - calibration.gap_over_call_ns
+    outside_ns = timeline.outside_ns_at(calibration.gap_over_call_at(timeline.concurrency))
     seconds = outside_ns / 1e9
     evidence = (f"the trace's own gaps between calls and its calls not on files, each less what tracing cost it "
                 f"then (a gap: the median of its process's last 32 calls and {calibration.gap_over_call_ns / 1e3:.1f} "

@@ -184,8 +184,10 @@ def test_a_plain_traces_band_is_the_per_gap_constant_learnt_from_programs_and_sc
     its time outside than one of few."""
     rng = np.random.default_rng(23)
     rows, real, groups = [], [], []
-    for p in range(10):
-        gaps = int(rng.integers(2_000, 80_000))
+    for p in range(11):
+        # The last program makes 400 calls and its filesystem part is mispriced by half: what
+        # it would say of the constant is that error, and it is left out.
+        gaps = int(rng.integers(20_000, 80_000)) if p < 10 else 400
         slope = gaps / 1e9  # seconds per ns taken off each gap
         told = rng.uniform(0.1, 1.0)
         stray = rng.normal(0, 3_000)  # this program's constant, ns off the rule's
@@ -194,17 +196,17 @@ def test_a_plain_traces_band_is_the_per_gap_constant_learnt_from_programs_and_sc
             rows.append({"key": key, "fs_s": fs, "fs_low_s": fs, "fs_high_s": fs, "outside_s": told,
                          "outside_low_s": 0.9 * told, "outside_high_s": 1.1 * told, "evidence": "trace",
                          "outside_per_gap_s": slope})
-            real.append(max(told - stray * slope, 0.01) + fs)
+            real.append(max(told - stray * slope, 0.01) + fs * (1.5 if p == 10 else 1.0))
             groups.append(f"p{p}")
     X = pd.DataFrame(rows)
     model = RuntimeEstimator().fit(X, np.array(real), groups=np.array(groups))
     shift = model.gap_shift_
     assert shift is not None and shift["programs"] == 10
-    assert shift["low"] < -2_000 and shift["high"] > 2_000 and 1_500 < shift["sd"] < 6_000
+    assert shift["low"] < -2_000 and shift["high"] > 2_000 and 1_500 < shift["sd"] < 6_000, shift
     new = pd.DataFrame([{**rows[0], "outside_s": 1.0, "outside_per_gap_s": n / 1e9} for n in (1_000, 80_000)])
     parts = model.predict_parts(new)
     width = (parts["high"] - parts["low"]) / parts["runtime"]
-    assert width[1] > 1.3 * width[0]  # the sparse one keeps the learnt errors band
+    assert width[1] > 1.2 * width[0]  # the sparse one keeps the learnt errors band
     # The band below a dense trace's estimate reaches down by its gaps times the constant's
     # shift, never below 0.
     assert parts["low"][1] == pytest.approx(max(1.0 - shift["high"] * 80_000 / 1e9, 0.0) + rows[0]["fs_low_s"])
