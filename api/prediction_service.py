@@ -22,7 +22,6 @@ from fsbm.predictor.estimator import RuntimeEstimator
 from fsbm.predictor.predict import predict
 from fsbm.predictor.pricing import Pricer
 from fsbm.predictor.tracing import TracingCalibration, newest_current
-from fsbm.locations import default_store_path
 from fsbm.store import Checkpointer, ResultsStore
 
 CACHED_DOCUMENTS = 256
@@ -73,7 +72,7 @@ class PredictionService:
         on leave the WAL's checkpoints to a thread of their own (Checkpointer), off the
         requests' path.  `close` stops it."""
         if self._checkpointer is None:
-            self._checkpointer = Checkpointer(self.store_path or default_store_path())
+            self._checkpointer = Checkpointer(self.store_path)
 
     def close(self) -> None:
         """Stop the checkpoint thread, if there is one (after one last checkpoint)."""

@@ -144,6 +144,11 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
+def store_path(path: Path | str | None) -> Path:
+    """The results store at `path`, or the default one (fsbm.locations) for None."""
+    return Path(path) if path is not None else default_store_path()
+
+
 class Checkpointer:
     """Copies the store's WAL into the database from a thread of its own, every
     CHECKPOINT_EVERY_S, for handles opened with `checkpoints=False`.
@@ -159,8 +164,8 @@ class Checkpointer:
     few frames committed meanwhile while holding writers off (a millisecond or so), and the
     next commit starts the WAL over."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
+    def __init__(self, path: Path | str | None = None) -> None:
+        self.path = store_path(path)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="fsbm store checkpoints", daemon=True)
         self._thread.start()
@@ -235,7 +240,7 @@ class ResultsStore:
         """`checkpoints=False`: commits never copy the WAL into the database themselves (SQLite
         does so after a commit that takes the WAL past 1,000 pages, about 8 ms here); a
         Checkpointer must then run beside the handle, or the WAL grows without end."""
-        self.path = Path(path) if path is not None else default_store_path()
+        self.path = store_path(path)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._conn = sqlite3.connect(self.path, timeout=busy_timeout_ms / 1000, isolation_level=None)
