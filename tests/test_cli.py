@@ -115,11 +115,25 @@ def test_ctrl_c_while_the_command_loads_is_one_line_and_exit_130(fsbm_home: Path
         assert proc.returncode in (0, 130), (delay, proc.returncode, stderr)
 
 
+def _until_it_catches(pid: int, signum: int, timeout_s: float = 30.0) -> None:
+    """Wait until process `pid` has a handler for `signum` (its SigCgt mask in /proc)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        status = Path(f"/proc/{pid}/status").read_text()
+        caught = int(next(line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:")), 16)
+        if caught & (1 << (signum - 1)):
+            return
+        time.sleep(0.002)
+    raise AssertionError(f"process {pid} never caught signal {signum}")
+
+
 def test_sigterm_while_the_command_loads_is_one_line_and_exit_143(fsbm_home: Path) -> None:
     # It killed the command outright (exit -15), where once loaded it is told as exit 143.
     proc = subprocess.Popen([str(Path(sys.executable).parent / "fsbm"), "fs", "list"], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
-    time.sleep(0.3)  # the interpreter starts in ~50 ms; loading the command takes a second
+    # As soon as fsbm catches SIGTERM (its first step), while the command still loads: a
+    # fixed sleep raced the interpreter's start on a loaded host, which no handler can catch.
+    _until_it_catches(proc.pid, signal.SIGTERM)
     proc.send_signal(signal.SIGTERM)
     _, stderr = proc.communicate(timeout=60)
     assert proc.returncode in (0, 143) and "Traceback" not in stderr, (proc.returncode, stderr)
