@@ -283,11 +283,20 @@ class Timeline(_Open):
         so this holds the calls' time, file calls' too."""
         if not self.signed:
             return (self.user_ns + self.calls_excess_ns) / self.concurrency
-        gaps = float(self.user_signed_ns)
-        if self.timed_gaps:
-            gaps = (self.other_gaps_signed_ns + self.timed_gaps_ns - self.timed_gaps_call_median_ns
-                    - gap_over_call_ns * self.timed_gaps)
-        return max(gaps + self.calls_signed_ns, 0) / self.concurrency
+        if not self.timed_gaps:
+            return self._told(self.user_signed_ns)
+        return self._told(self._gaps_over_calls_ns - gap_over_call_ns * self.timed_gaps)
+
+    @property
+    def _gaps_over_calls_ns(self) -> float:
+        """The gaps' signed sum with nothing taken off those after a timed call but their
+        calls' medians: what outside_ns_at takes its constant per gap from."""
+        return float(self.other_gaps_signed_ns + self.timed_gaps_ns - self.timed_gaps_call_median_ns)
+
+    def _told(self, gaps_ns: float) -> float:
+        """The gaps' work `gaps_ns` and the calls' not on files, never below 0, over the
+        processes working at once."""
+        return max(gaps_ns + self.calls_signed_ns, 0) / self.concurrency
 
     def untimed_outside_ns(self, cap_ns: float) -> float:
         """A log without -T's time outside its calls' bare cost (outside_ns_at, whose gaps'
@@ -299,8 +308,7 @@ class Timeline(_Open):
         if len(sums) != len(UNTIMED_CAPS_NS) or self.timed_gaps:
             return self.outside_ns_at(GAP_OVER_CALL_NS)
         at_cap = _interpolated(cap_ns, UNTIMED_CAPS_NS, sums)
-        gaps = self.user_signed_ns - sums[UNTIMED_CAPS_NS.index(PARSER_UNTIMED_CAP_NS)] + at_cap
-        return max(gaps + self.calls_signed_ns, 0) / self.concurrency
+        return self._told(self.user_signed_ns - sums[UNTIMED_CAPS_NS.index(PARSER_UNTIMED_CAP_NS)] + at_cap)
 
     def gap_over_call_for(self, outside_ns: float) -> float | None:
         """The constant `gap_over_call_ns` at which outside_ns_at tells `outside_ns`: what a
@@ -309,7 +317,7 @@ class Timeline(_Open):
         call, so that no constant moves the estimate."""
         if not self.signed or not self.timed_gaps:
             return None
-        at_zero = self.other_gaps_signed_ns + self.timed_gaps_ns - self.timed_gaps_call_median_ns + self.calls_signed_ns
+        at_zero = self._gaps_over_calls_ns + self.calls_signed_ns
         return (at_zero - outside_ns * self.concurrency) / self.timed_gaps
 
 

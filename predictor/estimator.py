@@ -168,8 +168,8 @@ def _gap_shift(X: pd.DataFrame, y: np.ndarray, over: np.ndarray, groups: np.ndar
     slope = column(GAP_COLUMN, 0.0, dtype=float)
     sensitive = slope * 1_000 >= MIN_GAP_SENSITIVITY * np.where(y > 0, y, np.inf)
     rows = (column("evidence", "none") == "trace") & (slope > 0) & sensitive & np.isfinite(over)
-    shifts = [float(np.median(over[rows & (groups == g)] / slope[rows & (groups == g)]))
-              for g in sorted(set(groups[rows]))]
+    shift = np.where(rows, over / np.where(slope > 0, slope, 1.0), np.nan)
+    shifts = [float(np.median(shift[rows & (groups == g)])) for g in sorted(set(groups[rows]))]
     if len(shifts) < 3:
         return None
     centre, spread, half = _t_interval(np.asarray(shifts), len(shifts), alpha)

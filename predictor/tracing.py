@@ -232,8 +232,9 @@ def untraced_outside(timeline: Timeline, calibration: TracingCalibration | None)
                     f"{calibration.untimed_cap_ns / 1e3:.0f} us), {at_once}: "
                     f"{seconds:.3f} s from a traced span of {timeline.span_ns / 1e9:.3f} s")
         return Outside.within(seconds, calibration.error_band, UNTIMED, evidence)
-    contention = calibration.gap_over_call_at(timeline.concurrency) - calibration.gap_over_call_ns
-    outside_ns = timeline.outside_ns_at(calibration.gap_over_call_at(timeline.concurrency))
+    constant = calibration.gap_over_call_at(timeline.concurrency)
+    contention = constant - calibration.gap_over_call_ns
+    outside_ns = timeline.outside_ns_at(constant)
     seconds = outside_ns / 1e9
     evidence = (f"the trace's own gaps between calls and its calls not on files, each less what tracing cost it "
                 f"then (a gap: the median of its process's last 32 calls and {calibration.gap_over_call_ns / 1e3:.1f} "
@@ -392,9 +393,7 @@ def calibrate(base: Path, *, untraced_runs: int = 5, traced_runs: int = 3,
             progress(f"{name}: {statistics.median(untraced) / 1e6:.1f} ms untraced, {middle.span_ns / 1e6:.1f} ms "
                      f"traced, {middle.calls} calls; told from the trace {middle.outside_ns_at(rule) / 1e6:.1f} ms "
                      f"({100 * runs[-1].error_at(rule):+.0f}%)")
-    calibration = TracingCalibration(runs, measured_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                                     measured_gap_over_call_ns=bare.gap_over_call_ns,
-                                     measured_start_to_start_ns=bare.start_to_start_ns)
+    calibration = replace(measured, runs=runs, measured_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
     progress(f"each process more at once makes a traced gap {calibration.contention_ns / 1e3:.1f} us longer "
              "(the rule takes that off too)")
     return calibration
