@@ -45,44 +45,53 @@ static int64_t allocation_unit(int dir)
 	return unit;
 }
 
-/* One pass over the cold span: the gaps between slow chunks, tallied by power of two. */
-static int spike_pass(int fd, int64_t *counts, uint64_t *spikes)
+/* A chunk's alignment class: how many times 2 divides its index in the span (the first
+ * chunk, aligned to the whole span, gets the top class).  A transfer unit of QUANTUM << k
+ * makes every chunk of class k or more a miss and every chunk below it a hit. */
+enum { CHUNKS = SPAN / QUANTUM, CLASSES = 8, PASSES_MAX = 9 };
+
+static int alignment_class(size_t i)
 {
-	size_t n = SPAN / QUANTUM;
-	uint64_t ns[SPAN / QUANTUM], sorted[SPAN / QUANTUM], threshold;
+	int k = 0;
+
+	if (i == 0)
+		return CLASSES - 1;
+	while (k < CLASSES - 1 && i % 2 == 0) {
+		i /= 2;
+		k++;
+	}
+	return k;
+}
+
+/* One pass over the cold span: each chunk's read time, filed under its alignment class. */
+static int spike_pass(int fd, uint64_t by_class[CLASSES][CHUNKS * PASSES_MAX], size_t *filled)
+{
 	char buf[QUANTUM];
-	int64_t last = -1;
 
 	if (posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) != 0)
 		return -1;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < CHUNKS; i++) {
 		uint64_t t = now_ns();
+		int k = alignment_class(i);
+
 		if (pread(fd, buf, QUANTUM, LCM_OFFSET + (off_t)(i * QUANTUM)) != QUANTUM)
 			return -1;
-		ns[i] = now_ns() - t;
-	}
-	/* A hit costs about the same every time; a miss goes to the disk: far above the median. */
-	memcpy(sorted, ns, sizeof(ns));
-	threshold = 4 * median_u64(sorted, n);
-	for (size_t i = 0; i < n; i++) {
-		if (ns[i] <= threshold)
-			continue;
-		(*spikes)++;
-		if (last >= 0)
-			for (int k = 0; k < 16; k++)
-				if (((int64_t)i - last) * QUANTUM == (int64_t)QUANTUM << k)
-					counts[k]++;
-		last = (int64_t)i;
+		by_class[k][filled[k]++] = now_ns() - t;
 	}
 	return 0;
 }
 
-/* Spike spacing: the most common distance between slow chunks, over several passes (a
- * chunk slowed by something else adds a stray gap; it does not win the vote). */
+/* Spike spacing: the smallest alignment whose chunks are, by their median over all passes,
+ * far slower than the unaligned chunks'.  Medians per class, not a vote over the gaps
+ * between slow chunks: on a busy host many hits are slowed by something else, and a vote
+ * counted each pair of neighbouring stray spikes as a 512-byte unit. */
 static int64_t spike_spacing(const struct probe_ctx *c, uint64_t *spikes)
 {
 	const char *name = "fsbm-probe-block";
-	int64_t counts[16] = { 0 }, spacing = -1, best = 0;
+	static uint64_t by_class[CLASSES][CHUNKS * PASSES_MAX];
+	size_t filled[CLASSES] = { 0 };
+	uint64_t hit;
+	int64_t spacing = -1;
 	int fd, rc = 0;
 
 	if (probe_cold_file(c, name, LCM_OFFSET + 2 * SPAN) != 0)
@@ -90,18 +99,23 @@ static int64_t spike_spacing(const struct probe_ctx *c, uint64_t *spikes)
 	fd = openat(c->dir, name, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM) != 0)
 		return fail_errno("open", name);
-	*spikes = 0;
-	for (int pass = 0; pass < (c->quick ? 3 : 9) && rc == 0; pass++)
-		rc = spike_pass(fd, counts, spikes);
+	for (int pass = 0; pass < (c->quick ? 3 : PASSES_MAX) && rc == 0; pass++)
+		rc = spike_pass(fd, by_class, filled);
 	close(fd);
 	unlinkat(c->dir, name, 0);
 	if (rc != 0)
 		return fail_errno("read", name);
-	for (int k = 0; k < 16; k++)
-		if (counts[k] > best) {
-			best = counts[k];
-			spacing = (int64_t)QUANTUM << k;
-		}
+	/* Class 0 (odd chunks) are hits for any unit above QUANTUM: the yardstick of a hit. */
+	hit = median_u64(by_class[0], filled[0]);
+	*spikes = 0;
+	for (int k = CLASSES - 1; k >= 1; k--) {
+		uint64_t median = median_u64(by_class[k], filled[k]);
+
+		if (median <= 4 * hit)
+			break;
+		spacing = (int64_t)QUANTUM << k;
+		*spikes += filled[k];
+	}
 	return spacing;
 }
 
@@ -125,7 +139,8 @@ int probe_block_size(const struct probe_ctx *c, struct json *j)
 	else
 		json_null(j);
 	json_kv_u64(j, "spikes", spikes);
-	json_kv_string(j, "transfer_unit_method", "Shenoy 2.2: spacing of slow 512-byte reads, readahead off, cold; "
+	json_kv_string(j, "transfer_unit_method", "Shenoy 2.2: the smallest alignment whose 512-byte reads are slow "
+						    "(median over passes), readahead off, cold; "
 						    "on Linux the page cache moves whole pages");
 	json_kv_double(j, "seconds", (double)(now_ns() - start) / 1e9);
 	return 0;
