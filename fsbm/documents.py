@@ -192,6 +192,10 @@ GAP_OVER_CALL_NS = 6_000.0
 # TIMELINE_UNTIMED_CAPS_US), and the one its own signed sum (user_signed_ns) uses for them.
 UNTIMED_CAPS_NS = (70_000, 100_000, 140_000, 200_000, 280_000, 400_000, 560_000, 800_000)
 PARSER_UNTIMED_CAP_NS = 140_000
+# The bins of Timeline.timed_gaps_over_call (timeline.h's TIMELINE_OVER_*): their lower
+# edges, in ns; the first and last hold everything beyond them.
+GAP_OVER_CALL_BIN_NS = 500
+GAP_OVER_CALL_BINS = tuple(-32_000 + GAP_OVER_CALL_BIN_NS * k for k in range(256))
 
 
 def _interpolated(x: float, xs: tuple[int, ...], ys: list[int]) -> float:
@@ -236,6 +240,9 @@ class Timeline(_Open):
     # Gaps after a call of unknown duration (no -T): their signed distances from their median,
     # capped at each of UNTIMED_CAPS_NS, summed (timeline.h); empty from older parsers.
     untimed_signed_by_cap_ns: list[int] = []
+    # The gaps after a timed call, each less its process's median call, counted by size in the
+    # bins GAP_OVER_CALL_BINS (timeline.h); empty from older parsers.
+    timed_gaps_over_call: list[int] = []
 
     @classmethod
     def of(cls, counts: "Timeline | dict[str, Any] | None") -> "Timeline":

@@ -13,7 +13,7 @@ import pytest
 
 from fsbm.predictor.predict import outside_from_trace
 from fsbm.predictor.suite import programs
-from fsbm.documents import GAP_OVER_CALL_NS, PARSER_UNTIMED_CAP_NS, Timeline
+from fsbm.documents import GAP_OVER_CALL_BINS, GAP_OVER_CALL_NS, PARSER_UNTIMED_CAP_NS, Timeline
 from fsbm.predictor.tracing import (GAP_SHARE_OF_BARE_LOOP, STRACE_FLAGS, UNTIMED_CAP_SHARE, CalibrationRun,
                                     TracingCalibration, measure_bare_loop, untraced_outside)
 from fsbm.traces.strace import StraceReader
@@ -68,6 +68,26 @@ def test_the_parser_takes_a_process_s_work_from_the_gaps_above_what_tracing_cost
     idle = _traced(tmp_path, "i=0; while [ $i -lt 300 ]; do echo $i > /dev/null; i=$((i+1)); done")
     assert idle.timed_gaps > 300
     assert idle.timed_gaps_ns - idle.timed_gaps_call_median_ns < busy.user_ns / 2
+
+
+def test_the_parser_counts_each_gap_after_a_timed_call_by_how_much_it_outlasts_the_calls(tmp_path: Path) -> None:
+    # One process's calls of 10 us each: gaps of 25 us (15 us over the calls), two of 5 us
+    # (-5 us), and one of a second, which the last bin holds.
+    lines, at = [], 0
+    for gap in [25] * 40 + [5, 5, 1_000_000, 0]:
+        lines.append(f"4242 00:00:{at // 1_000_000:02d}.{at % 1_000_000:06d} getppid() = 1 <0.000010>")
+        at += 10 + gap
+    log = tmp_path / "job.strace"
+    log.write_text("\n".join(lines) + "\n")
+    reader = StraceReader(log)
+    for _ in reader.batches():
+        pass
+    assert reader.stats is not None
+    timeline = Timeline.of(reader.stats.timeline)
+    counts = timeline.timed_gaps_over_call
+    assert len(counts) == len(GAP_OVER_CALL_BINS) and sum(counts) == timeline.timed_gaps == 43
+    assert counts[GAP_OVER_CALL_BINS.index(15_000)] == 40
+    assert counts[GAP_OVER_CALL_BINS.index(-5_000)] == 2 and counts[-1] == 1
 
 
 def test_the_time_outside_is_the_gaps_and_other_calls_over_the_processes_working_at_once() -> None:

@@ -101,6 +101,16 @@ static int64_t from_median(struct window *w, int64_t value, int64_t cap, int64_t
 	return value - median;
 }
 
+/* The bin of timed_gaps_over_call that a gap `over` longer than its median call falls in. */
+static int over_call_bin(int64_t over)
+{
+	int64_t bin = (over - TIMELINE_OVER_LOW_NS) / TIMELINE_OVER_BIN_NS;
+
+	if (over < TIMELINE_OVER_LOW_NS)
+		return 0;
+	return bin < TIMELINE_OVER_BINS ? (int)bin : TIMELINE_OVER_BINS - 1;
+}
+
 static struct lifetime *find(struct lifetime *slot, size_t cap, long pid)
 {
 	size_t i = ((size_t)pid * 2654435761u) & (cap - 1);
@@ -188,9 +198,12 @@ void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct cal
 		t->user_signed_ns += signed_gap;
 		t->user_ns += above;
 		if (c->dur_ns >= 0 && l->prev_timed && l->durs.n > 0) {
+			int64_t call = window_median(&l->durs);
+
 			t->timed_gaps++;
 			t->timed_gaps_ns += gap;
-			t->timed_gaps_call_median_ns += window_median(&l->durs);
+			t->timed_gaps_call_median_ns += call;
+			t->timed_gaps_over_call[over_call_bin(gap - call)]++;
 		} else {
 			t->other_gaps_signed_ns += signed_gap;
 		}
@@ -241,5 +254,8 @@ void timeline_json(const struct timeline *t, FILE *f)
 		(long long)t->other_gaps_signed_ns, (long long)(t->first_ns == NO_VALUE ? 0 : t->first_ns), (long long)(t->first_ns == NO_VALUE ? 0 : t->last_ns));
 	for (int k = 0; k < TIMELINE_UNTIMED_CAPS; k++)
 		fprintf(f, "%s%lld", k ? "," : "", (long long)t->untimed_signed_ns[k]);
+	fputs("],\"timed_gaps_over_call\":[", f);
+	for (int k = 0; k < TIMELINE_OVER_BINS; k++)
+		fprintf(f, "%s%ld", k ? "," : "", t->timed_gaps_over_call[k]);
 	fputs("]}", f);
 }

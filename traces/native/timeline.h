@@ -15,6 +15,10 @@
 #include "args.h"
 
 enum { TIMELINE_WINDOW = 32, TIMELINE_UNTIMED_CAPS = 8 };
+/* The histogram of how much longer a gap after a timed call took than its process's median
+ * call: TIMELINE_OVER_BINS bins of TIMELINE_OVER_BIN_NS from TIMELINE_OVER_LOW_NS, the first
+ * and last holding everything beyond them (fsbm/documents.py's GAP_OVER_CALL_BINS). */
+enum { TIMELINE_OVER_BINS = 256, TIMELINE_OVER_BIN_NS = 500, TIMELINE_OVER_LOW_NS = -32000 };
 
 /* The last TIMELINE_WINDOW values of a series, as they came and in order (for their median). */
 struct window {
@@ -53,6 +57,9 @@ struct timeline {
 	 * signed distance from its median, as user_signed_ns sums it for all of them. */
 	long timed_gaps;
 	int64_t timed_gaps_ns, timed_gaps_call_median_ns, other_gaps_signed_ns;
+	/* The same gaps, each less its median call, by size: its middle is what tracing cost a
+	 * bare gap in this trace, whatever the speed of the day (predictor/tracing.py). */
+	long timed_gaps_over_call[TIMELINE_OVER_BINS];
 	/* Gaps after a call of unknown duration (a log without -T, where a gap runs from one
 	 * call's start to the next's): their signed distance from their median capped at each of
 	 * UNTIMED_CAPS_NS, summed.  What tracing costs such a gap at its slowest depends on the
