@@ -10,6 +10,8 @@ a clear error naming the field, not a crash in the model); the rest passes throu
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
+from itertools import accumulate
 from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat, NonNegativeInt, field_validator, model_validator
@@ -293,6 +295,20 @@ class Timeline(_Open):
         if not self.timed_gaps:
             return self._told(self.user_signed_ns)
         return self._told(self._gaps_over_calls_ns - gap_over_call_ns * self.timed_gaps)
+
+    @property
+    def gap_over_call_median_ns(self) -> float | None:
+        """The median of how much longer a gap after a timed call took than its process's
+        median call (timed_gaps_over_call, straight within its bin): what tracing cost a gap
+        in this trace, where most gaps hold little work; None where the parser kept no counts."""
+        counts = self.timed_gaps_over_call
+        total = sum(counts)
+        if len(counts) != len(GAP_OVER_CALL_BINS) or not total:
+            return None
+        running = list(accumulate(counts))
+        k = bisect_left(running, total / 2)  # the first bin reaching half: it holds a count
+        below = running[k - 1] if k else 0
+        return GAP_OVER_CALL_BINS[k] + GAP_OVER_CALL_BIN_NS * (total / 2 - below) / counts[k]
 
     @property
     def _gaps_over_calls_ns(self) -> float:

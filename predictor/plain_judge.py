@@ -24,8 +24,8 @@ from fsbm.predictor.estimator import TABLE_COLUMN, RuntimeEstimator, predict_lef
 from fsbm.predictor.model import price_workload
 from fsbm.predictor.predict import Workload, relative_rows
 from fsbm.predictor.pricing import Pricer
-from fsbm.documents import GAP_OVER_CALL_NS
-from fsbm.predictor.tracing import GAP_SHARE_OF_BARE_LOOP, UNTIMED_CAP_SHARE, TracingCalibration
+from fsbm.documents import Profile, Timeline
+from fsbm.predictor.tracing import OWN_MEDIAN_CAP_SHARE, UNTIMED_CAP_SHARE, TracingCalibration
 from fsbm.units import percent
 
 # A page cache every program of the suite fits in: the runs start cold, and none rereads more
@@ -305,6 +305,16 @@ def _gap_shift_sentence(model: RuntimeEstimator) -> str:
             "make it.")
 
 
+def _own_medians(doc: dict[str, Any]) -> str:
+    """Each program's trace's own median gap over its calls (Timeline.gap_over_call_median_ns),
+    in words; where a profile has none, says so."""
+    told = []
+    for program in doc["programs"]:
+        median = Timeline.of(Profile.of(program["profile"]).timeline).gap_over_call_median_ns
+        told.append(f"{program['name']} {median / 1e3:.1f} us" if median is not None else f"{program['name']} none")
+    return ", ".join(told)
+
+
 def workload_cases_section(doc: dict[str, Any]) -> list[str]:
     """The cases a validation's tables were grown by (as `fsbm bench --for` measures them), or
     that they were not; nothing for measurements made before tables were grown."""
@@ -381,13 +391,12 @@ def markdown(doc: dict[str, Any], judged: PlainJudged) -> str:
     lines += ["", "## Tracing calibration", "",
               "Each calibration program's time outside its file calls as its trace tells it, against its measured "
               "runtime: " + ", ".join(f"{r.name} {percent(e, signed=True)}" for r, e in zip(tracing.runs, tracing.errors))
-              + (f". In a loop of bare calls a gap took {tracing.measured_gap_over_call_ns / 1e3:.1f} us longer than "
-                 f"its process's median call (the rule takes {100 * GAP_SHARE_OF_BARE_LOOP:.0f}% of that, "
-                 f"{tracing.gap_over_call_ns / 1e3:.1f} us, off a program's gap)"
-                 if tracing.measured_gap_over_call_ns is not None else
-                 f". The rule takes {GAP_OVER_CALL_NS / 1e3:.0f} us off a program's gap (no bare loop was measured)")
-              + (f"; for each process more at once, a gap took {tracing.contention_ns / 1e3:.1f} us longer "
-                 "(two compressions at once against one), which the rule takes off too" if tracing.runs else "")
+              + ". Each trace's gaps take off the trace's own median of how much longer a gap took than its "
+              "process's median call (" + _own_medians(doc) + f"), counted for no more than "
+              f"{tracing.own_median_cap_ns / 1e3:.1f} us"
+              + (f" ({OWN_MEDIAN_CAP_SHARE:g} times what a loop of bare calls' gaps took over its calls here, "
+                 f"{tracing.measured_gap_over_call_ns / 1e3:.1f} us)"
+                 if tracing.measured_gap_over_call_ns is not None else " (no bare loop was measured)")
               + (f". Without -T a gap runs from one call's start to the next's; a bare loop's took "
                  f"{tracing.measured_start_to_start_ns / 1e3:.1f} us, and a gap's median counts for no more than "
                  f"{UNTIMED_CAP_SHARE:g} times that, {tracing.untimed_cap_ns / 1e3:.0f} us"

@@ -11,15 +11,19 @@ call's duration holds one of tracing's stops and a gap the other, and a gap take
 constant longer than the calls of its process just then, in both speeds (9-18 us for a loop
 of bare calls here, depending on the hour).  So the strace parser (traces/native/timeline.c)
 sums, per process, each gap after a timed call less the median of the process's last 32 call
-durations, and the rule takes a constant off per gap; what is left is the process's own work.
-`calibrate` measures the bare loop's constant (`measured_gap_over_call_ns`), and the rule
-takes a share of it off a program's gaps (GAP_SHARE_OF_BARE_LOOP, fitted on the development
-set): less than a bare loop's, since part of a program's work runs while the tracer handles
-the call before, and adds nothing to the gap.  Without a calibration it takes
-GAP_OVER_CALL_NS.  A gap's own median would not do: where
-every gap holds work (a compiler, an installer) it is the work, and where none does its
-skew counted 0.44 s of work in a SQLite job with 0.07 s of user time.  The calls' median
-follows the speed of the moment whatever the gaps hold.
+durations, and counts those excesses by size.  Most gaps of a traced job hold little work, so
+the median excess is tracing's constant for that trace, at the speed tracing ran at while it
+was made and with the processes it ran at once (Timeline.gap_over_call_median_ns); the rule
+takes it off every gap, and what is left is the process's own work.  The trace measures its
+own constant because the hour matters: a bare loop traced an hour apart here took 10 us and
+18 us, and a calibration run at another time than the trace cannot say which the trace saw.
+Profiles from parsers that kept no counts take a share of the calibration's bare loop instead
+(GAP_SHARE_OF_BARE_LOOP; GAP_OVER_CALL_NS where nothing was calibrated).
+
+Not every gap of a traced job is all work and tracing's constant: a compiler's work runs
+slower under tracing (each stop switches to the tracer and back, and a large program's caches
+are cold after it), so the rule tells a compile about a third long.  Nothing in the trace
+shows that slowdown yet (docs/model-evidence.md, "The trace's own yardstick").
 
 Gaps with no timed call before them (each process's first, and every gap of a log without
 -T) are measured against the median of the process's last 32 gaps (at most a bare gap's
@@ -30,9 +34,9 @@ their lifetimes less the time they were blocked waiting for one another, over th
 Its file calls are what the cost model prices, on every candidate.
 
 Processes working at once make each gap longer still: one tracer serves them all, and here it
-competes with them for two cores.  `calibrate` measures by how much (`contention_ns`: the
-constant of two compressions at once against one's, per process more at once), and the rule
-takes that off each gap too, for the trace's processes at once.
+competes with them for two cores.  A trace's own median holds that; for a profile without one,
+`calibrate` measures by how much (`contention_ns`: the constant of two compressions at once
+against one's, per process more at once), and the rule takes that off each gap too.
 
 `calibrate` checks the rule on this machine: small programs that spend their time outside
 file calls, in different mixes (work between calls or little, one process or several, in
@@ -68,11 +72,17 @@ from fsbm.predictor.outside import Outside
 STRACE_FLAGS = ("-f", "-tt", "-T", "-y", "-s", "64")
 # The relative error of a time outside told from a trace where nothing measured it: +-50%.
 UNCALIBRATED_BAND = (-0.5, 0.5)
-# What a program's gap takes off, as a share of what a loop of bare calls' gaps take over their
-# calls on the same machine and day (measure_bare_loop): fitted on three plain validations of
+# What a program's gap takes off where its profile has no median of its own (older parsers), as
+# a share of what a loop of bare calls' gaps take over their calls on the same machine and day
+# (measure_bare_loop): fitted on three plain validations of
 # the development set whose bare loops measured 10.2, 12.6 and 17.6 us (docs/model-evidence.md,
 # "The constant as a share of the day's bare loop, the contention, and the band").
 GAP_SHARE_OF_BARE_LOOP = 0.6
+# The most a trace's own median gap over its calls counts for, as a share of what a loop of bare
+# calls' gaps take over their calls (a mean, which the loop's scatter puts above its median):
+# the development programs' own medians stood at 0.7-1.2x the day's bare loop, and a calibration
+# program whose every gap holds 20 us of work (python-work) at 3.3x.
+OWN_MEDIAN_CAP_SHARE = 2.0
 # The most a gap's median counts for in a log without -T, as a share of a bare loop's
 # start-to-start measured here: tracing's cost of a bare call and gap at its slowest, not work
 # (fitted on the development set's plain validation, docs/model-evidence.md).
@@ -143,13 +153,32 @@ class TracingCalibration:
             return float(PARSER_UNTIMED_CAP_NS)
         return UNTIMED_CAP_SHARE * self.measured_start_to_start_ns
 
-    def gap_over_call_at(self, concurrency: float) -> float:
-        """What the rule takes off each gap of a trace of `concurrency` processes at once."""
-        return self.gap_over_call_ns + self.contention_ns * (concurrency - 1)
+    def gap_over_call_of(self, timeline: Timeline) -> float:
+        """What the rule takes off each gap of `timeline`'s trace over its process's median
+        call: the trace's own median of that (Timeline.gap_over_call_median_ns), which follows
+        the speed tracing ran at for this trace and the processes it ran at once, and counts
+        for no more than own_median_cap_ns.  Where the
+        parser kept no counts of it (profiles from before them), the calibration's constant
+        (gap_over_call_ns) and contention_ns for each further process at once."""
+        own = timeline.gap_over_call_median_ns
+        if own is not None:
+            return min(own, self.own_median_cap_ns)
+        return self.gap_over_call_ns + self.contention_ns * (timeline.concurrency - 1)
+
+    @property
+    def own_median_cap_ns(self) -> float:
+        """The most a trace's own median counts for (gap_over_call_of): OWN_MEDIAN_CAP_SHARE of
+        what a bare loop's gaps took over their calls here (of a typical bare loop's,
+        GAP_OVER_CALL_NS / GAP_SHARE_OF_BARE_LOOP, where none was measured).  Where most of a
+        program's gaps hold work, their median is that work, not tracing's constant."""
+        bare = self.measured_gap_over_call_ns
+        if bare is None:
+            bare = GAP_OVER_CALL_NS / GAP_SHARE_OF_BARE_LOOP
+        return OWN_MEDIAN_CAP_SHARE * bare
 
     @property
     def errors(self) -> list[float]:
-        return [r.error_at(self.gap_over_call_at(r.timeline.concurrency)) for r in self.runs]
+        return [r.error_at(self.gap_over_call_of(r.timeline)) for r in self.runs]
 
     @property
     def error_band(self) -> tuple[float, float]:
@@ -232,15 +261,17 @@ def untraced_outside(timeline: Timeline, calibration: TracingCalibration | None)
                     f"{calibration.untimed_cap_ns / 1e3:.0f} us), {at_once}: "
                     f"{seconds:.3f} s from a traced span of {timeline.span_ns / 1e9:.3f} s")
         return Outside.within(seconds, calibration.error_band, UNTIMED, evidence)
-    constant = calibration.gap_over_call_at(timeline.concurrency)
-    contention = constant - calibration.gap_over_call_ns
+    constant = calibration.gap_over_call_of(timeline)
     outside_ns = timeline.outside_ns_at(constant)
     seconds = outside_ns / 1e9
+    if timeline.gap_over_call_median_ns is not None:
+        beyond = f"the trace's own median of that excess, {constant / 1e3:.1f} us"
+    else:
+        beyond = (f"{constant / 1e3:.1f} us from the tracing calibration (this profile's parser kept no "
+                  "counts of the trace's own)")
     evidence = (f"the trace's own gaps between calls and its calls not on files, each less what tracing cost it "
-                f"then (a gap: the median of its process's last 32 calls and {calibration.gap_over_call_ns / 1e3:.1f} "
-                "us" + (f", and {contention / 1e3:.1f} us for its processes at once" if contention else "")
-                + f"; a call: the median of the last 32), {at_once}: "
-                f"{seconds:.3f} s from a traced span of {timeline.span_ns / 1e9:.3f} s")
+                f"then (a gap: the median of its process's last 32 calls and {beyond}; a call: the median of "
+                f"the last 32), {at_once}: {seconds:.3f} s from a traced span of {timeline.span_ns / 1e9:.3f} s")
     # Each ns more a gap takes off moves the estimate by this many seconds, until it is 0.
     per_gap_s = timeline.timed_gaps / timeline.concurrency / 1e9 if outside_ns > 0 else 0.0
     return replace(Outside.within(seconds, calibration.error_band, "trace", evidence), per_gap_s=per_gap_s)
@@ -373,11 +404,9 @@ def calibrate(base: Path, *, untraced_runs: int = 5, traced_runs: int = 3,
         bare = measure_bare_loop(work, untraced_runs, traced_runs)
         measured = TracingCalibration(measured_gap_over_call_ns=bare.gap_over_call_ns,
                                       measured_start_to_start_ns=bare.start_to_start_ns)
-        rule = measured.gap_over_call_ns
         progress(f"a bare gap traced takes {bare.gap_over_call_ns / 1e3:.1f} us longer than its process's median "
-                 f"call (the rule takes {rule / 1e3:.1f} us off a program's gap), and a bare call and gap "
-                 f"{bare.start_to_start_ns / 1e3:.1f} us (without -T, a gap's median counts for no more than "
-                 f"{measured.untimed_cap_ns / 1e3:.0f} us)")
+                 f"call, and a bare call and gap {bare.start_to_start_ns / 1e3:.1f} us (without -T, a gap's median "
+                 f"counts for no more than {measured.untimed_cap_ns / 1e3:.0f} us)")
         _make_files(work)
         for name, command in _calibration_programs(work):
             _run(command, work)  # warm every cache the program uses
@@ -390,10 +419,11 @@ def calibrate(base: Path, *, untraced_runs: int = 5, traced_runs: int = 3,
                 log.unlink()
             middle = sorted(timelines, key=lambda t: t.span_ns)[len(timelines) // 2]
             runs.append(CalibrationRun(name, untraced, middle))
+            rule = measured.gap_over_call_of(middle)
             progress(f"{name}: {statistics.median(untraced) / 1e6:.1f} ms untraced, {middle.span_ns / 1e6:.1f} ms "
-                     f"traced, {middle.calls} calls; told from the trace {middle.outside_ns_at(rule) / 1e6:.1f} ms "
-                     f"({100 * runs[-1].error_at(rule):+.0f}%)")
+                     f"traced, {middle.calls} calls; told from the trace {middle.outside_ns_at(rule) / 1e6:.1f} ms, "
+                     f"a gap {rule / 1e3:.1f} us over its calls ({100 * runs[-1].error_at(rule):+.0f}%)")
     calibration = replace(measured, runs=runs, measured_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
     progress(f"each process more at once makes a traced gap {calibration.contention_ns / 1e3:.1f} us longer "
-             "(the rule takes that off too)")
+             "(a trace's own median holds that already; taken off only where a profile has no such median)")
     return calibration

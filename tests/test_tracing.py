@@ -14,7 +14,7 @@ import pytest
 from fsbm.predictor.predict import outside_from_trace
 from fsbm.predictor.suite import programs
 from fsbm.documents import GAP_OVER_CALL_BINS, GAP_OVER_CALL_NS, PARSER_UNTIMED_CAP_NS, Timeline
-from fsbm.predictor.tracing import (GAP_SHARE_OF_BARE_LOOP, STRACE_FLAGS, UNTIMED_CAP_SHARE, CalibrationRun,
+from fsbm.predictor.tracing import (GAP_SHARE_OF_BARE_LOOP, OWN_MEDIAN_CAP_SHARE, STRACE_FLAGS, UNTIMED_CAP_SHARE, CalibrationRun,
                                     TracingCalibration, measure_bare_loop, untraced_outside)
 from fsbm.traces.strace import StraceReader
 from tests.conftest import Served, run_fsbm
@@ -148,7 +148,7 @@ def test_the_calibration_measures_how_much_a_gap_costs_for_each_process_more_at_
     assert untraced_outside(busy, TracingCalibration()).seconds > 1.1 * 10_000 * 2_000 / 2 / 1e9
 
 
-def test_the_rule_takes_a_share_of_the_bare_loops_constant_measured_here() -> None:
+def test_a_profile_without_its_own_median_takes_a_share_of_the_bare_loops_constant_measured_here() -> None:
     ms = 1_000_000
     timeline = Timeline(processes=1, calls=1001, timed_calls=1001, span_ns=1000 * ms, lifetimes_ns=1000 * ms,
                         user_signed_ns=1, timed_gaps=1000, timed_gaps_ns=100 * ms, timed_gaps_call_median_ns=50 * ms)
@@ -158,6 +158,30 @@ def test_the_rule_takes_a_share_of_the_bare_loops_constant_measured_here() -> No
     told = untraced_outside(timeline, slow)
     assert told is not None and told.seconds == pytest.approx((50 * ms - 1000 * slow.gap_over_call_ns) / 1e9)
     assert f"{slow.gap_over_call_ns / 1e3:.1f} us" in told.evidence
+
+
+def test_the_rule_takes_the_traces_own_median_gap_over_its_calls_off_each_gap() -> None:
+    ms = 1_000_000
+    counts = [0] * len(GAP_OVER_CALL_BINS)
+    counts[GAP_OVER_CALL_BINS.index(9_000)] = 600  # 9.0-9.5 us: most gaps, bare
+    counts[GAP_OVER_CALL_BINS.index(12_000)] = 300
+    counts[-1] = 100  # gaps holding work
+    timeline = Timeline(processes=1, calls=1001, timed_calls=1001, span_ns=1000 * ms, lifetimes_ns=1000 * ms,
+                        user_signed_ns=1, timed_gaps=1000, timed_gaps_ns=100 * ms, timed_gaps_call_median_ns=50 * ms,
+                        timed_gaps_over_call=counts)
+    # Half of the 1,000 gaps lie below 9.0 + 0.5 * 500 / 600 us.
+    own = 9_000 + 500 * 500 / 600
+    assert timeline.gap_over_call_median_ns == pytest.approx(own)
+    # Whatever the calibration measured, and with no calibration at all: the trace's own.
+    for calibration in (TracingCalibration(), TracingCalibration(measured_gap_over_call_ns=20_000)):
+        told = untraced_outside(timeline, calibration)
+        assert told is not None and told.seconds == pytest.approx((50 * ms - 1000 * own) / 1e9)
+        assert f"own median of that excess, {own / 1e3:.1f} us" in told.evidence
+    # Where most gaps hold work their median is the work: it counts for twice a bare loop's at most.
+    fast = TracingCalibration(measured_gap_over_call_ns=4_000)
+    assert fast.own_median_cap_ns == pytest.approx(OWN_MEDIAN_CAP_SHARE * 4_000)
+    assert fast.gap_over_call_of(timeline) == pytest.approx(8_000)
+    assert Timeline().gap_over_call_median_ns is None
 
 
 def test_a_calibration_that_told_a_program_as_nothing_still_gives_a_band() -> None:
