@@ -155,15 +155,28 @@ class TracingCalibration:
 
     def gap_over_call_of(self, timeline: Timeline) -> float:
         """What the rule takes off each gap of `timeline`'s trace over its process's median
-        call: the trace's own median of that (Timeline.gap_over_call_median_ns), which follows
-        the speed tracing ran at for this trace and the processes it ran at once, and counts
-        for no more than own_median_cap_ns.  Where the
-        parser kept no counts of it (profiles from before them), the calibration's constant
+        call (gap_over_call_told, which also says where it came from)."""
+        return self.gap_over_call_told(timeline)[0]
+
+    def gap_over_call_told(self, timeline: Timeline) -> tuple[float, str]:
+        """What the rule takes off each gap of `timeline`'s trace, and where it came from in
+        words: the trace's own median of a gap's excess over its process's median call
+        (Timeline.gap_over_call_median_ns), which follows the speed tracing ran at for this
+        trace and the processes it ran at once, counted for no more than own_median_cap_ns.
+        Where the parser kept no counts of it (profiles from before them), or where it is not
+        above 0 (a process whose calls are mostly long file calls, so that its median call is
+        no bare call and a gap is shorter than it), the calibration's constant
         (gap_over_call_ns) and contention_ns for each further process at once."""
         own = timeline.gap_over_call_median_ns
-        if own is not None:
-            return min(own, self.own_median_cap_ns)
-        return self.gap_over_call_ns + self.contention_ns * (timeline.concurrency - 1)
+        if own is not None and own > 0:
+            if own > self.own_median_cap_ns:
+                return self.own_median_cap_ns, (f"the trace's own median of that excess, {own / 1e3:.1f} us, counted "
+                                                f"for no more than {self.own_median_cap_ns / 1e3:.1f} us")
+            return own, f"the trace's own median of that excess, {own / 1e3:.1f} us"
+        constant = self.gap_over_call_ns + self.contention_ns * (timeline.concurrency - 1)
+        why = ("this profile's parser kept no counts of the trace's own" if own is None else
+               f"the trace's own median, {own / 1e3:.1f} us, says its calls are not bare ones")
+        return constant, f"{constant / 1e3:.1f} us from the tracing calibration ({why})"
 
     @property
     def own_median_cap_ns(self) -> float:
@@ -261,14 +274,9 @@ def untraced_outside(timeline: Timeline, calibration: TracingCalibration | None)
                     f"{calibration.untimed_cap_ns / 1e3:.0f} us), {at_once}: "
                     f"{seconds:.3f} s from a traced span of {timeline.span_ns / 1e9:.3f} s")
         return Outside.within(seconds, calibration.error_band, UNTIMED, evidence)
-    constant = calibration.gap_over_call_of(timeline)
+    constant, beyond = calibration.gap_over_call_told(timeline)
     outside_ns = timeline.outside_ns_at(constant)
     seconds = outside_ns / 1e9
-    if timeline.gap_over_call_median_ns is not None:
-        beyond = f"the trace's own median of that excess, {constant / 1e3:.1f} us"
-    else:
-        beyond = (f"{constant / 1e3:.1f} us from the tracing calibration (this profile's parser kept no "
-                  "counts of the trace's own)")
     evidence = (f"the trace's own gaps between calls and its calls not on files, each less what tracing cost it "
                 f"then (a gap: the median of its process's last 32 calls and {beyond}; a call: the median of "
                 f"the last 32), {at_once}: {seconds:.3f} s from a traced span of {timeline.span_ns / 1e9:.3f} s")
