@@ -228,6 +228,19 @@ def test_the_command_line_runs_on_a_local_cluster(tables: dict[str, Path], tmp_p
     assert both.returncode == 2 and "not both" in both.stderr
 
 
+def test_the_command_line_runs_on_a_scheduler_started_apart(tables: dict[str, Path], tmp_path: Path,
+                                                            fsbm_home: Path, scheduler_apart: str) -> None:
+    # The address alone: no cluster of fsbm's own, nothing in fsbm's process but the client.
+    out = tmp_path / "p.json"
+    done = run_fsbm("characterize", str(tables["nfs"]), "--dask", scheduler_apart, "--json", str(out))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(out.read_text()) == characterize_file(tables["nfs"]).body
+    from dask.distributed import Client
+
+    with Client(scheduler_apart, timeout="30s") as client:  # the work was the scheduler's workers'
+        assert client.run_on_scheduler(lambda dask_scheduler: dask_scheduler.transition_counter) > 0
+
+
 def test_two_traces_merge_into_one_profile_of_both(tables: dict[str, Path]) -> None:
     a = characterize_file(tables["strace"]).body
     b = characterize_file(tables["threads"]).body

@@ -90,9 +90,11 @@ def test_damaged_captures_say_the_same_in_parts(tmp_path: Path) -> None:
             assert outcomes[0] == outcomes[1], capture.name
 
 
-def test_on_a_dask_cluster_from_the_command_line(tmp_path: Path) -> None:
+@pytest.mark.parametrize("cluster", ["local", "apart"])
+def test_on_a_dask_cluster_from_the_command_line(cluster: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
     capture = NFS_DIR / "epam-nfstrace" / "eth-ipv6-tcp-nfsv3.pcap.bz2"
     whole = ingest([capture], tmp_path / "whole.parquet")
-    done = run_fsbm("trace", "parse", str(capture), "-o", str(tmp_path / "dask.parquet"), "--dask-workers", "2")
+    where = ["--dask-workers", "2"] if cluster == "local" else ["--dask", request.getfixturevalue("scheduler_apart")]
+    done = run_fsbm("trace", "parse", str(capture), "-o", str(tmp_path / "dask.parquet"), *where)
     assert done.returncode == 0, done.stderr
     assert pq.read_table(tmp_path / "dask.parquet").equals(pq.read_table(whole.output))

@@ -155,6 +155,14 @@ def test_on_a_dask_cluster_from_the_command_line(shell_logs: list[Path], tmp_pat
     assert pq.read_table(tmp_path / "dask.parquet").equals(pq.read_table(one.output))
 
 
+def test_on_a_scheduler_started_apart(shell_logs: list[Path], tmp_path: Path, scheduler_apart: str) -> None:
+    one = ingest(shell_logs, tmp_path / "one.parquet")
+    done = run_fsbm("trace", "parse", *map(str, shell_logs), "-o", str(tmp_path / "apart.parquet"),
+                    "--dask", scheduler_apart)
+    assert done.returncode == 0, done.stderr
+    assert pq.read_table(tmp_path / "apart.parquet").equals(pq.read_table(one.output))
+
+
 def test_a_bad_line_names_its_own_log_and_line_and_leaves_nothing(shell_logs: list[Path], tmp_path: Path) -> None:
     logs = []
     for log in shell_logs:
