@@ -309,13 +309,14 @@ def _gap_shift_sentence(model: RuntimeEstimator) -> str:
             "make it.")
 
 
-def _own_medians(doc: dict[str, Any]) -> str:
-    """Each program's trace's own median gap over its calls (Timeline.gap_over_call_median_ns),
-    in words; where a profile has none, says so."""
+def _gap_constants(doc: dict[str, Any], tracing: TracingCalibration) -> str:
+    """What the rule took off each program's gaps (TracingCalibration.gap_over_call_told), in
+    words, saying where it was the calibration's rather than the trace's own."""
     told = []
     for program in doc["programs"]:
-        median = Timeline.of(Profile.of(program["profile"]).timeline).gap_over_call_median_ns
-        told.append(f"{program['name']} {median / 1e3:.1f} us" if median is not None else f"{program['name']} none")
+        constant = tracing.gap_over_call_told(Timeline.of(Profile.of(program["profile"]).timeline))
+        told.append(f"{program['name']} {constant.ns / 1e3:.1f} us" + ("" if constant.from_trace else
+                                                                        " (the calibration's)"))
     return ", ".join(told)
 
 
@@ -400,11 +401,12 @@ def markdown(doc: dict[str, Any], judged: PlainJudged) -> str:
               "Each calibration program's time outside its file calls as its trace tells it, against its measured "
               "runtime: " + ", ".join(f"{r.name} {percent(e, signed=True)}" for r, e in zip(tracing.runs, tracing.errors))
               + ". Each trace's gaps take off the trace's own median of how much longer a gap took than its "
-              "process's median call (" + _own_medians(doc) + f"), counted for no more than "
-              f"{tracing.own_median_cap_ns / 1e3:.1f} us"
+              f"process's median call, counted for no more than {tracing.own_median_cap_ns / 1e3:.1f} us"
               + (f" ({OWN_MEDIAN_CAP_SHARE:g} times what a loop of bare calls' gaps took over its calls here, "
                  f"{tracing.measured_gap_over_call_ns / 1e3:.1f} us)"
                  if tracing.measured_gap_over_call_ns is not None else " (no bare loop was measured)")
+              + ", or the calibration's constant where the trace has no such median above 0: "
+              + _gap_constants(doc, tracing)
               + (f". Without -T a gap runs from one call's start to the next's; a bare loop's took "
                  f"{tracing.measured_start_to_start_ns / 1e3:.1f} us, and a gap's median counts for no more than "
                  f"{UNTIMED_CAP_SHARE:g} times that, {tracing.untimed_cap_ns / 1e3:.0f} us"

@@ -121,6 +121,16 @@ class CalibrationRun:
 
 
 @dataclass(frozen=True)
+class GapConstant:
+    """What the rule takes off each gap of one trace over its process's median call
+    (TracingCalibration.gap_over_call_told)."""
+
+    ns: float
+    from_trace: bool  # the trace's own median (at most the cap), not the calibration's constant
+    evidence: str     # where it came from, in words
+
+
+@dataclass(frozen=True)
 class TracingCalibration:
     """How well a traced job's untraced time is told from its trace on this machine: the
     calibration programs' runs and the rule's error on each."""
@@ -156,11 +166,11 @@ class TracingCalibration:
     def gap_over_call_of(self, timeline: Timeline) -> float:
         """What the rule takes off each gap of `timeline`'s trace over its process's median
         call (gap_over_call_told, which also says where it came from)."""
-        return self.gap_over_call_told(timeline)[0]
+        return self.gap_over_call_told(timeline).ns
 
-    def gap_over_call_told(self, timeline: Timeline) -> tuple[float, str]:
-        """What the rule takes off each gap of `timeline`'s trace, and where it came from in
-        words: the trace's own median of a gap's excess over its process's median call
+    def gap_over_call_told(self, timeline: Timeline) -> GapConstant:
+        """What the rule takes off each gap of `timeline`'s trace, and where it came from: the
+        trace's own median of a gap's excess over its process's median call
         (Timeline.gap_over_call_median_ns), which follows the speed tracing ran at for this
         trace and the processes it ran at once, counted for no more than own_median_cap_ns.
         Where the parser kept no counts of it (profiles from before them), or where it is not
@@ -170,13 +180,14 @@ class TracingCalibration:
         own = timeline.gap_over_call_median_ns
         if own is not None and own > 0:
             if own > self.own_median_cap_ns:
-                return self.own_median_cap_ns, (f"the trace's own median of that excess, {own / 1e3:.1f} us, counted "
-                                                f"for no more than {self.own_median_cap_ns / 1e3:.1f} us")
-            return own, f"the trace's own median of that excess, {own / 1e3:.1f} us"
+                return GapConstant(self.own_median_cap_ns, True,
+                                   f"the trace's own median of that excess, {own / 1e3:.1f} us, counted for no "
+                                   f"more than {self.own_median_cap_ns / 1e3:.1f} us")
+            return GapConstant(own, True, f"the trace's own median of that excess, {own / 1e3:.1f} us")
         constant = self.gap_over_call_ns + self.contention_ns * (timeline.concurrency - 1)
         why = ("this profile's parser kept no counts of the trace's own" if own is None else
                f"the trace's own median, {own / 1e3:.1f} us, says its calls are not bare ones")
-        return constant, f"{constant / 1e3:.1f} us from the tracing calibration ({why})"
+        return GapConstant(constant, False, f"{constant / 1e3:.1f} us from the tracing calibration ({why})")
 
     @property
     def own_median_cap_ns(self) -> float:
@@ -274,11 +285,11 @@ def untraced_outside(timeline: Timeline, calibration: TracingCalibration | None)
                     f"{calibration.untimed_cap_ns / 1e3:.0f} us), {at_once}: "
                     f"{seconds:.3f} s from a traced span of {timeline.span_ns / 1e9:.3f} s")
         return Outside.within(seconds, calibration.error_band, UNTIMED, evidence)
-    constant, beyond = calibration.gap_over_call_told(timeline)
-    outside_ns = timeline.outside_ns_at(constant)
+    constant = calibration.gap_over_call_told(timeline)
+    outside_ns = timeline.outside_ns_at(constant.ns)
     seconds = outside_ns / 1e9
     evidence = (f"the trace's own gaps between calls and its calls not on files, each less what tracing cost it "
-                f"then (a gap: the median of its process's last 32 calls and {beyond}; a call: the median of "
+                f"then (a gap: the median of its process's last 32 calls and {constant.evidence}; a call: the median of "
                 f"the last 32), {at_once}: {seconds:.3f} s from a traced span of {timeline.span_ns / 1e9:.3f} s")
     # Each ns more a gap takes off moves the estimate by this many seconds, until it is 0.
     per_gap_s = timeline.timed_gaps / timeline.concurrency / 1e9 if outside_ns > 0 else 0.0

@@ -181,15 +181,16 @@ def test_the_rule_takes_the_traces_own_median_gap_over_its_calls_off_each_gap() 
     fast = TracingCalibration(measured_gap_over_call_ns=4_000)
     assert fast.own_median_cap_ns == pytest.approx(OWN_MEDIAN_CAP_SHARE * 4_000)
     assert fast.gap_over_call_of(timeline) == pytest.approx(8_000)
-    assert "counted for no more than 8.0 us" in fast.gap_over_call_told(timeline)[1]
+    assert "counted for no more than 8.0 us" in fast.gap_over_call_told(timeline).evidence
     assert Timeline().gap_over_call_median_ns is None
     # A median below 0 (most calls long file calls, so a gap is shorter than its process's
     # median call) says nothing of tracing's cost: the calibration's constant instead.
     long_calls = [0] * len(GAP_OVER_CALL_BINS)
     long_calls[GAP_OVER_CALL_BINS.index(-30_000)] = 1000
     writer = timeline.model_copy(update={"timed_gaps_over_call": long_calls})
-    constant, why = fast.gap_over_call_told(writer)
-    assert constant == pytest.approx(fast.gap_over_call_ns) and "not bare ones" in why
+    constant = fast.gap_over_call_told(writer)
+    assert constant.ns == pytest.approx(fast.gap_over_call_ns) and "not bare ones" in constant.evidence
+    assert not constant.from_trace and fast.gap_over_call_told(timeline).from_trace
 
 
 def test_a_calibration_that_told_a_program_as_nothing_still_gives_a_band() -> None:
