@@ -19,6 +19,7 @@ import pandas as pd
 
 from fsbm.api.prediction_service import PLAIN_MODEL, RECORDED_MODEL
 from fsbm.api.validation import split_of, stored_runtime_model, utc
+from fsbm.predictor.confidence import Reliability, reliability
 from fsbm.predictor.estimator import RuntimeEstimator
 from fsbm.predictor.judge import TARGETS as RECORDED_TARGETS
 from fsbm.predictor.judge import judge
@@ -57,6 +58,8 @@ class FormVerdict:
     target_median: float
     target_largest: float
     misses: tuple[tuple[str, str, float], ...]  # the largest errors: (program, target, error)
+    # Every pair of targets' verdict, how sure and whether right (plain traces' judge only).
+    verdicts: Reliability | None = None
 
     @property
     def met(self) -> bool:
@@ -131,7 +134,8 @@ def plain_verdicts(doc: dict[str, Any], model: RuntimeEstimator | None
             largest=f["runtime"]["largest"], ratio_median=f["ratio"]["median"], ratio_largest=f["ratio"]["largest"],
             covered=f["covered"], intervals=f["intervals"], pairs_right=f["pairs_right"], pairs=f["pairs"],
             target_median=target["median"], target_largest=target["largest"],
-            misses=_largest(judged_rows, f"{form}_error", "target")))
+            misses=_largest(judged_rows, f"{form}_error", "target"),
+            verdicts=_reliability_of(judged.verdicts[judged.verdicts["form"] == form])))
     spreads = []
     if "reproducibility" in s:
         r = s["reproducibility"]
@@ -142,6 +146,32 @@ def plain_verdicts(doc: dict[str, Any], model: RuntimeEstimator | None
         spreads.append(Reproducibility(split, f"two plain traces of each program (largest: {r['largest_at']})",
                                        r["median"], r["largest"], None, r["n"]))
     return verdicts, spreads, _as_kept(judged.model, doc)
+
+
+def _reliability_of(verdicts: pd.DataFrame) -> Reliability:
+    return reliability(list(verdicts["confidence"]), list(verdicts["right"]))
+
+
+def _verdicts_section(verdicts: list[FormVerdict]) -> list[str]:
+    """How well the verdicts' confidences held: per set and form, against the count they expect."""
+    judged = [v for v in verdicts if v.verdicts is not None and v.verdicts.pairs]
+    if not judged:
+        return []
+    lines = ["", "## How sure the verdicts were", "",
+             "For every pair of targets of every program, the verdict `fsbm predict` gives (which runs faster, and "
+             "how sure: the model's ratio error and each candidate's cost measurements), against the same-round "
+             "runs. Honest confidences are right about as often as they say: the count of right verdicts should be "
+             "near the sum of the confidences, and the verdicts at 90% or more right about 90% of the time. "
+             "*Brier*: the mean squared distance of confidence from outcome (0.25 for coin flips).", "",
+             "| set | trace and form | pairs | right | the confidences expect | at 90% or more: right (mean confidence) "
+             "| Brier |", "|---|---|---|---|---|---|---|"]
+    for v in sorted(judged, key=lambda v: (SPLITS.index(v.split) if v.split in SPLITS else 9, v.trace, v.form)):
+        r = v.verdicts
+        sure = r.sure
+        sure_text = "-" if sure is None else f"{sure.right} of {sure.pairs} ({percent(sure.mean_confidence)})"
+        lines.append(f"| {v.split} | {FORM_NAMES[(v.trace, v.form)]} | {r.pairs} | {r.right} | "
+                     f"{r.expected_right:.1f} | {sure_text} | {r.brier:.3f} |")
+    return lines
 
 
 def _cover(v: FormVerdict) -> str:
@@ -198,6 +228,7 @@ def markdown(verdicts: list[FormVerdict], spreads: list[Reproducibility], missin
         rounds = "-" if r.within_rounds is None else f"{r.within_rounds} of {r.n}"
         lines.append(f"| {r.split} | {r.what} | {percent(r.median, digits=1)} | {percent(r.largest, digits=1)} | "
                      f"{within} | {rounds} |")
+    lines += _verdicts_section(verdicts)
     lines += ["", "## Where the test set misses most", ""]
     for v in (v for v in verdicts if v.split == "test"):
         worst = "; ".join(f"{program} on {target} {100 * error:+.0f}%" for program, target, error in v.misses)

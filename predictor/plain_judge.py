@@ -13,12 +13,13 @@ from __future__ import annotations
 import math
 import statistics
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from fsbm.predictor.confidence import cost_log_sd, order_confidence, reliability
 from fsbm.predictor.cost_table import CostTable
 from fsbm.predictor.estimator import TABLE_COLUMN, RuntimeEstimator, predict_left_out
 from fsbm.predictor.model import price_workload
@@ -43,6 +44,7 @@ class PlainJudged:
     reproducibility: pd.DataFrame
     summary: dict[str, Any]
     model: RuntimeEstimator  # the runtime model fitted on this set (or the one it was judged by)
+    verdicts: pd.DataFrame  # every pair of targets of a program, per form: how sure, and right or not
 
 
 def _real(records: list[dict]) -> tuple[dict[tuple[str, str], list[float]], dict[tuple[str, int], dict[str, float]]]:
@@ -211,6 +213,11 @@ def judge_plain(doc: dict[str, Any], model: RuntimeEstimator | None = None) -> P
     pairs = _pairs(frame, by_round, forms)
     reproducibility = pd.DataFrame(repro)
     summary = _summary(frame, pairs, reproducibility, forms)
+    judged_by = plain_model(suite) if model is None else model
+    verdicts = _verdicts(suite, parts, by_round, labels, judged_by)
+    for form in forms:
+        mine = verdicts[verdicts["form"] == form]
+        summary[form]["verdicts"] = asdict(reliability(list(mine["confidence"]), list(mine["right"])))
     traces = _trace_reproducibility(doc, suite, median_pricers, labels, traced_name)
     if len(traces):
         summary["trace_reproducibility"] = {"median": float(traces["spread"].median()),
@@ -222,7 +229,37 @@ def judge_plain(doc: dict[str, Any], model: RuntimeEstimator | None = None) -> P
         summary["intervals_from"] = f"the runtime model fitted on {model.fitted_on_}"
     else:
         summary["intervals_from"] = "the tracing calibration and the cost tables' spread (no model fitted yet)"
-    return PlainJudged(frame, pairs, reproducibility, summary, plain_model(suite) if model is None else model)
+    return PlainJudged(frame, pairs, reproducibility, summary, judged_by, verdicts)
+
+
+def _verdicts(suite: _Suite, parts: dict[str, dict[str, np.ndarray]], by_round: dict, labels: dict[str, str],
+              model: RuntimeEstimator) -> pd.DataFrame:
+    """Every pair of targets of each program, in each form: the verdict `fsbm predict` would
+    give (which is faster, and how sure: confidence.order_confidence, with the spreads predict
+    takes, from `model`), and whether the same-round runs agree.  Pairs whose runs measured
+    exactly alike are left out: they have no faster one."""
+    names = list(labels)
+    out = []
+    for form, rows in suite.forms.items():
+        runtime, fs = parts[form]["runtime"], parts[form]["fs"]
+        ratio_sd = model.ratio_log_sd("measured" if form == "relative" else str(rows["evidence"].iloc[0]))
+        for program in dict.fromkeys(suite.programs):
+            at = np.flatnonzero(suite.programs == program)
+            for i, a in enumerate(at):
+                for b in at[i + 1:]:
+                    measured = _same_round_ratio(by_round, program, labels[names[b - at[0]]], labels[names[a - at[0]]])
+                    if not np.isfinite(measured) or measured == 1 or min(runtime[a], runtime[b]) <= 0:
+                        continue
+                    fast, slow = (a, b) if runtime[a] <= runtime[b] else (b, a)
+                    sds = [ratio_sd, *(cost_log_sd(rows["fs_low_s"].iloc[k], rows["fs_high_s"].iloc[k],
+                                                   fs[k] / rows["fs_s"].iloc[k] if rows["fs_s"].iloc[k] > 0 else 1.0,
+                                                   runtime[k]) for k in (fast, slow))]
+                    out.append({"form": form, "program": program, "faster": labels[names[fast - at[0]]],
+                                "slower": labels[names[slow - at[0]]],
+                                "confidence": order_confidence(runtime[fast], runtime[slow], sds),
+                                "measured_gap": max(measured, 1 / measured) - 1,
+                                "right": bool((measured > 1) == (fast == a))})
+    return pd.DataFrame(out, columns=["form", "program", "faster", "slower", "confidence", "measured_gap", "right"])
 
 
 def _pairs(rows: pd.DataFrame, by_round: dict, forms: list[str]) -> pd.DataFrame:
@@ -334,6 +371,25 @@ def workload_cases_section(doc: dict[str, Any]) -> list[str]:
     return []
 
 
+def _verdicts_lines(summary: dict[str, Any]) -> list[str]:
+    """How well each form's verdicts' confidences held on every pair of targets (_verdicts)."""
+    lines = []
+    for form in (form for form in FORMS if form in summary and summary[form].get("verdicts", {}).get("pairs")):
+        v = summary[form]["verdicts"]
+        sure = [b for b in v["bins"] if b["low"] >= 0.9 and b["pairs"]]
+        sure_pairs = sum(b["pairs"] for b in sure)
+        lines.append(f"- {form}: {v['right']} of {v['pairs']} right, where the confidences expect "
+                     f"{v['expected_right']:.1f}; " + (f"at 90% or more, {sum(b['right'] for b in sure)} of {sure_pairs} "
+                                                       "right" if sure_pairs else "none at 90% or more")
+                     + f"; Brier {v['brier']:.3f}")
+    if not lines:
+        return []
+    return ["", "## How sure the verdicts were", "",
+            "Every pair of targets of every program: the verdict `fsbm predict` gives (which runs faster, and how "
+            "sure), against the same-round runs. Honest confidences are right about as often as they say.", "",
+            *lines]
+
+
 def markdown(doc: dict[str, Any], judged: PlainJudged) -> str:
     """The validation document of one set, from plain traces."""
     s = judged.summary
@@ -389,6 +445,7 @@ def markdown(doc: dict[str, Any], judged: PlainJudged) -> str:
                       f"its cold runs {100 * r.rounds_spread:.0f}% apart); "
                       f"{r.moved_most[0]} {r.moved_most[1]:.4f} s and {r.moved_most[2]:.4f} s"
                       for r in beyond.sort_values("spread", ascending=False).itertuples()]
+    lines += _verdicts_lines(s)
     lines += workload_cases_section(doc)
     traces = s.get("trace_reproducibility")
     if traces:

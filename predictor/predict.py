@@ -17,16 +17,15 @@ outside.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
 import pandas as pd
-from scipy import stats
 
 from fsbm.documents import Prediction, Profile, Timeline
 from fsbm.errors import UsageError
+from fsbm.predictor.confidence import cost_log_sd, order_confidence
 from fsbm.predictor.cost_table import MEMORY_ONLY_FILESYSTEMS, CostTable
 from fsbm.predictor.estimator import GAP_COLUMN, RuntimeEstimator
 from fsbm.predictor.model import CpuScales, FsTime, price_workload
@@ -35,12 +34,6 @@ from fsbm.predictor.pricing import Pricer
 from fsbm.predictor.tracing import UNTIMED, TracingCalibration, capture_outside, untraced_outside
 
 SCHEMA_VERSION = 2
-Z95 = float(stats.norm.ppf(0.975))
-
-
-def normal_cdf(z: float) -> float:
-    """The standard normal distribution function (scipy's norm.cdf costs 0.1 ms a call)."""
-    return 0.5 * math.erfc(-z / math.sqrt(2))
 
 
 def calibration_key(table: CostTable) -> str:
@@ -100,11 +93,9 @@ def _is_reference(entry: dict[str, Any]) -> bool:
 
 def _ranking(entries: list[dict[str, Any]], value: str, cost_log_sd: dict[str, float],
              ratio_log_sd: float) -> dict[str, Any]:
-    """The candidates in order, and the best choice against the next.  The confidence that the
-    best is faster is P(the measured ratio of their runtimes favours it): the predicted ratio's
-    log against its spread, the model's ratio error (`ratio_log_sd`) and each candidate's cost
-    measurements (`cost_log_sd`, by candidate) together.  The runtimes' own intervals would
-    count the error both share, the time outside, as if it could reorder them."""
+    """The candidates in order, and the best choice against the next, with the confidence that
+    the best is faster (confidence.order_confidence: the model's ratio error `ratio_log_sd` and
+    each candidate's cost measurements, `cost_log_sd` by candidate)."""
     order = sorted(entries, key=lambda e: e[value])
     choices = [e for e in order if not _is_reference(e)]
     out: dict[str, Any] = {"order": [e["candidate"] for e in order], "by": value,
@@ -113,12 +104,11 @@ def _ranking(entries: list[dict[str, Any]], value: str, cost_log_sd: dict[str, f
         out["best"] = choices[0]["candidate"]
     if len(choices) > 1:
         best, second = choices[0], choices[1]
-        spread = math.hypot(ratio_log_sd, cost_log_sd[best["candidate"]], cost_log_sd[second["candidate"]])
-        log_ratio = math.log(second[value] / best[value]) if best[value] > 0 and second[value] > 0 else 0.0
+        spreads = (ratio_log_sd, cost_log_sd[best["candidate"]], cost_log_sd[second["candidate"]])
         out.update({"runner_up": second["candidate"],
                     "faster_by": second[value] / best[value] - 1 if best[value] else None,
                     "saves": 1 - best[value] / second[value] if second[value] else None,
-                    "confidence": normal_cdf(log_ratio / max(spread, 1e-12))})
+                    "confidence": order_confidence(best[value], second[value], spreads)})
     return out
 
 
@@ -237,21 +227,16 @@ def predict(profile: Profile | dict[str, Any], tables: list[tuple[int | None, Pr
         "traced_on": traced_on,
         "absolute": True, "candidates": entries,
     }
-    # One standard deviation of each candidate's runtime from its cost measurements alone (their
-    # 95% interval), as a share of the runtime: independent from one candidate to the next.
-    cost_log_sd = {}
-    for i, e in enumerate(entries):
-        row = row_of[i]
-        fs_sd = (row["fs_high_s"] - row["fs_low_s"]) / (2 * Z95)
-        factor = e["fs_s"] / row["fs_s"] if row["fs_s"] > 0 else 1.0
-        cost_log_sd[e["candidate"]] = fs_sd * factor / e["runtime_s"] if e["runtime_s"] > 0 else 0.0
+    cost_log_sds = {e["candidate"]: cost_log_sd(row["fs_low_s"], row["fs_high_s"],
+                                                e["fs_s"] / row["fs_s"] if row["fs_s"] > 0 else 1.0, e["runtime_s"])
+                    for e, row in zip(entries, row_of)}
     evidence = str(row_of[0]["evidence"]) if row_of else "none"
-    doc["ranking"] = _ranking(entries, "runtime_s", cost_log_sd, model.ratio_log_sd(evidence))
+    doc["ranking"] = _ranking(entries, "runtime_s", cost_log_sds, model.ratio_log_sd(evidence))
     if measured is not None:
         relative = model.predict_parts(relative_rows(workload.rows, names.index(traced_on), measured))
         for i, e in enumerate(entries):
             e["relative_s"], e["relative_low_s"], e["relative_high_s"] = (
                 float(relative[key][i]) for key in ("runtime", "low", "high"))
         doc["measured"] = {"seconds": measured, "on": traced_on}
-        doc["relative_ranking"] = _ranking(entries, "relative_s", cost_log_sd, model.ratio_log_sd("measured"))
+        doc["relative_ranking"] = _ranking(entries, "relative_s", cost_log_sds, model.ratio_log_sd("measured"))
     return Prediction.model_validate(doc)
