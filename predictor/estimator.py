@@ -51,6 +51,8 @@ y: measured runtimes, in seconds.  What `fit` learns from it:
   (`low`, `high`, in ns).  The time outside of a new trace is then given the band those
   constants span, which for a trace of 80,000 calls is wide and for one of 2,000 narrow, in
   place of the tracing calibration's band (programs whose gaps are not a new program's);
+  its low end is divided by column `outside_stretch` where X has it (how far sharing the
+  cores with the tracer may have slowed the trace's work, tracing.shared_cores_stretch);
 - `ratio_errors_`: per evidence, how far the ratio of two of one workload's predictions
   (two candidates) strays from the measured ratio, as a standard deviation of its log:
   what a ranking's confidence rests on.  Errors a workload makes on every candidate alike
@@ -84,6 +86,8 @@ COLUMNS = ABSOLUTE_COLUMNS + RELATIVE_COLUMNS
 TABLE_COLUMN = "fs_table_log_diff"  # optional: log of one table's filesystem time over a second table's
 # Optional: seconds a plain trace's time outside falls per ns more taken off each gap (Outside.per_gap_s).
 GAP_COLUMN = "outside_per_gap_s"
+# Optional: the most a plain trace's work may have been slowed beside its tracer (Outside.stretch).
+STRETCH_COLUMN = "outside_stretch"
 # A program tells how far the per-gap constant strays only where a microsecond more of it moves
 # its runtime by at least this share (on the development set's afternoon runs, checkpoint's 455
 # calls moved it 0.3% and said -99 us; every program of thousands of calls moved it 1-13%).
@@ -335,14 +339,17 @@ class RuntimeEstimator(BaseEstimator, RegressorMixin):
 
     def _outside_band(self, column: "_Columns", evidence: np.ndarray, outside: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The time outside's band: as X gives it, but a plain trace's from the per-gap constant's
-        shifts learnt by the fit (gap_shift_), where it learnt them and the row moves with them."""
+        shifts learnt by the fit (gap_shift_), where it learnt them and the row moves with them,
+        its low end divided by how far sharing the cores with the tracer may have slowed the
+        trace's work (STRETCH_COLUMN)."""
         low, high = column("outside_low_s", dtype=float), column("outside_high_s", dtype=float)
         shift = getattr(self, "gap_shift_", None)
         if not shift:
             return low, high
         slope = column(GAP_COLUMN, 0.0, dtype=float)
+        stretch = np.maximum(column(STRETCH_COLUMN, 1.0, dtype=float), 1.0)
         rows = (evidence == "trace") & (slope > 0)
-        return (np.where(rows, np.maximum(outside - shift["high"] * slope, 0.0), low),
+        return (np.where(rows, np.maximum(outside - shift["high"] * slope, 0.0) / stretch, low),
                 np.where(rows, np.maximum(outside - shift["low"] * slope, 0.0), high))
 
     def ratio_log_sd(self, evidence: str) -> float:

@@ -62,22 +62,28 @@ class Outside:
     # A plain trace's: how many seconds the estimate falls for each ns more that each gap is
     # taken to have cost under tracing (tracing.untraced_outside); 0 where nothing so moves it.
     per_gap_s: float = 0.0
+    # A plain trace's: the most its processes' work may have been slowed by sharing the cores
+    # with the tracer (tracing.shared_cores_stretch); the band's low end is divided by it.
+    stretch: float = 1.0
 
     @classmethod
     def exactly(cls, seconds: float, kind: str, evidence: str) -> "Outside":
         return cls(seconds, seconds, seconds, kind, evidence)
 
     @classmethod
-    def within(cls, seconds: float, band: tuple[float, float], kind: str, evidence: str) -> "Outside":
-        """An estimate whose relative error (estimate / truth - 1) lies in `band`: the truth
-        lies between seconds / (1 + high) and seconds / (1 + low)."""
+    def within(cls, seconds: float, band: tuple[float, float], kind: str, evidence: str,
+               stretch: float = 1.0) -> "Outside":
+        """An estimate whose relative error (estimate / truth - 1) lies in `band`, or whose
+        truth may be as little as a `stretch`-th of the band's low end: the truth lies between
+        seconds / (1 + high) / stretch and seconds / (1 + low)."""
         low_error, high_error = band
-        return cls(seconds, seconds / (1 + high_error), seconds / (1 + low_error), kind, evidence)
+        return cls(seconds, seconds / (1 + high_error) / stretch, seconds / (1 + low_error), kind, evidence,
+                   stretch=stretch)
 
     def less(self, seconds: float, why: str) -> "Outside":
         """This time less `seconds` (never below 0), the evidence saying `why`."""
         return Outside(max(self.seconds - seconds, 0.0), max(self.low - seconds, 0.0), max(self.high - seconds, 0.0),
-                       self.kind, f"{self.evidence}, {why}")
+                       self.kind, f"{self.evidence}, {why}", self.per_gap_s, self.stretch)
 
 
 def _recording(profile: Profile) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from fsbm.documents import Prediction, Profile, Timeline
 from fsbm.errors import UsageError
 from fsbm.predictor.confidence import cost_log_sd, order_confidence
 from fsbm.predictor.cost_table import MEMORY_ONLY_FILESYSTEMS, CostTable
-from fsbm.predictor.estimator import GAP_COLUMN, RuntimeEstimator
+from fsbm.predictor.estimator import GAP_COLUMN, STRETCH_COLUMN, RuntimeEstimator
 from fsbm.predictor.model import CpuScales, FsTime, price_workload
 from fsbm.predictor.outside import Outside, calls_cpu_seconds, cpu_scales, outside_features, outside_seconds
 from fsbm.predictor.pricing import Pricer
@@ -54,7 +54,8 @@ def feature_row(table: CostTable, fs: FsTime, outside: Outside, at_once: float =
     filesystem time is count x cost over `at_once`, the processes working at once."""
     return {"key": calibration_key(table), "fs_s": fs.total_ns / 1e9 / at_once, "fs_low_s": fs.low_ns / 1e9 / at_once,
             "fs_high_s": fs.high_ns / 1e9 / at_once, "outside_s": outside.seconds, "outside_low_s": outside.low,
-            "outside_high_s": outside.high, "evidence": outside.kind, GAP_COLUMN: outside.per_gap_s}
+            "outside_high_s": outside.high, "evidence": outside.kind, GAP_COLUMN: outside.per_gap_s,
+            STRETCH_COLUMN: outside.stretch}
 
 
 def relative_rows(rows: pd.DataFrame, traced: int, measured: float) -> pd.DataFrame:

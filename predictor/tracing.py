@@ -36,7 +36,10 @@ Its file calls are what the cost model prices, on every candidate.
 Processes working at once make each gap longer still: one tracer serves them all, and here it
 competes with them for two cores.  A trace's own median holds that; for a profile without one,
 `calibrate` measures by how much (`contention_ns`: the constant of two compressions at once
-against one's, per process more at once), and the rule takes that off each gap too.
+against one's, per process more at once), and the rule takes that off each gap too.  What no
+median holds is the work itself slowed while the processes and the tracer share the cores:
+the trace cannot say how much, so the band reaches down by the most it can be
+(shared_cores_stretch) and the estimate stays.
 
 `calibrate` checks the rule on this machine: small programs that spend their time outside
 file calls, in different mixes (work between calls or little, one process or several, in
@@ -50,6 +53,7 @@ trace's gaps make it, so a trace of 80,000 calls has a wide one and a compiler's
 
 from __future__ import annotations
 
+import os
 import random
 import shutil
 import statistics
@@ -144,6 +148,9 @@ class TracingCalibration:
     measured_gap_over_call_ns: float | None = None
     # From one bare call's start to the next's, the same loop traced; None: not measured.
     measured_start_to_start_ns: float | None = None
+    # The cores the calibration ran on, which traces are taken to have run on too (0: not
+    # measured; this machine's are taken then).
+    cores: int = 0
 
     @property
     def gap_over_call_ns(self) -> float:
@@ -232,9 +239,14 @@ class TracingCalibration:
             return 0.0
         return max((twice[0] - once[0]) / (twice[1] - once[1]), 0.0)
 
+    @property
+    def cores_traced_on(self) -> int:
+        """The cores a trace is taken to have run on: the calibration's, else this machine's."""
+        return self.cores or usable_cores()
+
     def to_json(self) -> dict[str, Any]:
         return {"kind": "tracing_calibration", "schema_version": self.schema_version, "errors": self.errors,
-                "flags": list(self.flags), "measured_at": self.measured_at,
+                "flags": list(self.flags), "measured_at": self.measured_at, "cores": self.cores,
                 "gap_over_call_ns": self.measured_gap_over_call_ns,
                 "start_to_start_ns": self.measured_start_to_start_ns,
                 "program_gap_over_call_ns": {r.name: r.gap_over_call_ns for r in self.runs},
@@ -246,7 +258,8 @@ class TracingCalibration:
     def from_json(cls, body: dict[str, Any]) -> "TracingCalibration":
         runs = [CalibrationRun(r["name"], r["untraced_ns"], Timeline.of(r["timeline"])) for r in body.get("runs", [])]
         return cls(runs, tuple(body.get("flags", STRACE_FLAGS)), body.get("measured_at", ""),
-                   int(body.get("schema_version", 1)), body.get("gap_over_call_ns"), body.get("start_to_start_ns"))
+                   int(body.get("schema_version", 1)), body.get("gap_over_call_ns"), body.get("start_to_start_ns"),
+                   int(body.get("cores") or 0))
 
     @property
     def current(self) -> bool:
@@ -266,6 +279,28 @@ def newest_current(bodies: Iterable[dict[str, Any] | None]) -> TracingCalibratio
 UNTIMED = "trace-untimed"
 
 
+def usable_cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def shared_cores_stretch(concurrency: float, cores: int) -> float:
+    """The most a traced job's work may have been slowed by sharing `cores` with its tracer,
+    where `concurrency` of its processes worked at once.  strace serves every tracee from one
+    thread: with one process working, the tracer runs while it is stopped, and they take turns;
+    with more, the tracer works while the others run, up to a core of its own, and the
+    processes and the tracer share the cores.  A process then gets as little as cores /
+    (processes + the tracer's share) of one, and its gaps hold its work that many times over.
+    How much the tracer took is not in the trace, so this bounds the band's low end and
+    leaves the estimate (a make -j2 here: traced, its two compilers' gaps held 1.3-1.4 times
+    the work of the same compile traced one at a time; the bound for them is 1.48)."""
+    tracer = min(max(concurrency - 1.0, 0.0), 1.0)
+    return max(1.0, (concurrency + tracer) / max(cores, 1))
+
+
 def untraced_outside(timeline: Timeline, calibration: TracingCalibration | None) -> Outside | None:
     """The job's time outside its file calls without tracing (module docstring); None where
     the trace has no timestamps (strace without -tt).  Without call durations (no -T) a gap
@@ -278,22 +313,25 @@ def untraced_outside(timeline: Timeline, calibration: TracingCalibration | None)
         return None
     calibration = calibration or TracingCalibration()
     at_once = f"over {timeline.concurrency:.2f} processes working at once"
+    stretch = shared_cores_stretch(timeline.concurrency, calibration.cores_traced_on)
+    shared = (f"; the processes shared {calibration.cores_traced_on} cores with the tracer, which may have slowed "
+              f"their work up to {stretch:.2f} times, so the band reaches that much lower" if stretch > 1 else "")
     if not timeline.timed:
         seconds = timeline.untimed_outside_ns(calibration.untimed_cap_ns) / 1e9
         evidence = (f"the trace has no call durations (no strace -T): the time from each call's start to the next's, "
                     f"less what tracing cost it then (the median of its process's last 32, at most "
                     f"{calibration.untimed_cap_ns / 1e3:.0f} us), {at_once}: "
-                    f"{seconds:.3f} s from a traced span of {timeline.span_ns / 1e9:.3f} s")
-        return Outside.within(seconds, calibration.error_band, UNTIMED, evidence)
+                    f"{seconds:.3f} s from a traced span of {timeline.span_ns / 1e9:.3f} s{shared}")
+        return Outside.within(seconds, calibration.error_band, UNTIMED, evidence, stretch)
     constant = calibration.gap_over_call_told(timeline)
     outside_ns = timeline.outside_ns_at(constant.ns)
     seconds = outside_ns / 1e9
     evidence = (f"the trace's own gaps between calls and its calls not on files, each less what tracing cost it "
                 f"then (a gap: the median of its process's last 32 calls and {constant.evidence}; a call: the median of "
-                f"the last 32), {at_once}: {seconds:.3f} s from a traced span of {timeline.span_ns / 1e9:.3f} s")
+                f"the last 32), {at_once}: {seconds:.3f} s from a traced span of {timeline.span_ns / 1e9:.3f} s{shared}")
     # Each ns more a gap takes off moves the estimate by this many seconds, until it is 0.
     per_gap_s = timeline.timed_gaps / timeline.concurrency / 1e9 if outside_ns > 0 else 0.0
-    return replace(Outside.within(seconds, calibration.error_band, "trace", evidence), per_gap_s=per_gap_s)
+    return replace(Outside.within(seconds, calibration.error_band, "trace", evidence, stretch), per_gap_s=per_gap_s)
 
 
 CAPTURE = "capture"
@@ -442,7 +480,8 @@ def calibrate(base: Path, *, untraced_runs: int = 5, traced_runs: int = 3,
             progress(f"{name}: {statistics.median(untraced) / 1e6:.1f} ms untraced, {middle.span_ns / 1e6:.1f} ms "
                      f"traced, {middle.calls} calls; told from the trace {middle.outside_ns_at(rule) / 1e6:.1f} ms, "
                      f"a gap {rule / 1e3:.1f} us over its calls ({100 * runs[-1].error_at(rule):+.0f}%)")
-    calibration = replace(measured, runs=runs, measured_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    calibration = replace(measured, runs=runs, measured_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                          cores=usable_cores())
     progress(f"each process more at once makes a traced gap {calibration.contention_ns / 1e3:.1f} us longer "
              "(a trace's own median holds that already; taken off only where a profile has no such median)")
     return calibration

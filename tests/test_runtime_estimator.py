@@ -212,3 +212,7 @@ def test_a_plain_traces_band_is_the_per_gap_constant_learnt_from_programs_and_sc
     assert parts["low"][1] == pytest.approx(max(1.0 - shift["high"] * 80_000 / 1e9, 0.0) + rows[0]["fs_low_s"])
     kept = RuntimeEstimator.from_json(model.to_json("test"))
     assert kept.predict_parts(new)["low"] == pytest.approx(parts["low"])
+    # Work slowed beside the tracer (Outside.stretch) takes the time outside's low end down.
+    shared = model.predict_parts(new.assign(outside_stretch=1.5))
+    assert shared["low"][1] == pytest.approx(max(1.0 - shift["high"] * 80_000 / 1e9, 0.0) / 1.5 + rows[0]["fs_low_s"])
+    assert shared["high"][1] == pytest.approx(parts["high"][1]) and shared["runtime"] == pytest.approx(parts["runtime"])

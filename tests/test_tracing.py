@@ -15,7 +15,7 @@ from fsbm.predictor.predict import outside_from_trace
 from fsbm.predictor.suite import programs
 from fsbm.documents import GAP_OVER_CALL_BINS, GAP_OVER_CALL_NS, PARSER_UNTIMED_CAP_NS, Timeline
 from fsbm.predictor.tracing import (GAP_SHARE_OF_BARE_LOOP, OWN_MEDIAN_CAP_SHARE, STRACE_FLAGS, UNTIMED_CAP_SHARE, CalibrationRun,
-                                    TracingCalibration, measure_bare_loop, untraced_outside)
+                                    TracingCalibration, measure_bare_loop, shared_cores_stretch, untraced_outside)
 from fsbm.traces.strace import StraceReader
 from tests.conftest import Served, run_fsbm
 
@@ -191,6 +191,29 @@ def test_the_rule_takes_the_traces_own_median_gap_over_its_calls_off_each_gap() 
     constant = fast.gap_over_call_told(writer)
     assert constant.ns == pytest.approx(fast.gap_over_call_ns) and "not bare ones" in constant.evidence
     assert not constant.from_trace and fast.gap_over_call_told(timeline).from_trace
+
+
+def test_processes_sharing_the_cores_with_the_tracer_widen_the_band_below_and_leave_the_estimate() -> None:
+    # One process takes turns with the tracer: nothing shared, on any number of cores.
+    assert shared_cores_stretch(1.0, 1) == 1.0 and shared_cores_stretch(1.0, 2) == 1.0
+    # Two at once and the tracer on two cores: as little as 2 / 3 of a core each.
+    assert shared_cores_stretch(2.0, 2) == pytest.approx(1.5)
+    assert shared_cores_stretch(1.5, 2) == pytest.approx(1.0)  # 1.5 + 0.5 fit in two
+    assert shared_cores_stretch(2.0, 4) == 1.0
+    assert shared_cores_stretch(4.0, 2) == pytest.approx(2.5)  # the tracer takes a core at most
+    ms = 1_000_000
+    timeline = Timeline(processes=2, calls=1001, timed_calls=1001, span_ns=1000 * ms, lifetimes_ns=2000 * ms,
+                        user_signed_ns=1, timed_gaps=1000, timed_gaps_ns=100 * ms, timed_gaps_call_median_ns=50 * ms)
+    alone = untraced_outside(timeline.model_copy(update={"lifetimes_ns": 1000 * ms}), TracingCalibration(cores=2))
+    shared = untraced_outside(timeline, TracingCalibration(cores=2))
+    roomy = untraced_outside(timeline, TracingCalibration(cores=8))
+    assert alone is not None and shared is not None and roomy is not None
+    assert timeline.concurrency == pytest.approx(2.0) and shared.stretch == pytest.approx(1.5)
+    assert roomy.stretch == 1.0 and alone.stretch == 1.0
+    assert shared.low == pytest.approx(roomy.low / 1.5) and shared.high == pytest.approx(roomy.high)
+    assert shared.seconds == pytest.approx(roomy.seconds)
+    assert "shared 2 cores with the tracer" in shared.evidence and "tracer" not in roomy.evidence
+    assert TracingCalibration.from_json(TracingCalibration(cores=2).to_json()).cores == 2
 
 
 def test_a_calibration_that_told_a_program_as_nothing_still_gives_a_band() -> None:
