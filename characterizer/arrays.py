@@ -172,11 +172,27 @@ def group_order(ev: EventArrays, idx: np.ndarray, clock: np.ndarray, sub: np.nda
     return np.lexsort((idx, clock, key))
 
 
+def by_id(ids: np.ndarray, count: int) -> np.ndarray:
+    """A stable order of `ids` (dense, below `count`): a radix sort where fewer than 65,536."""
+    return np.argsort(ids.astype(np.uint16) if count < 1 << 16 else ids, kind="stable")
+
+
+def in_sequence(ev: EventArrays) -> bool:
+    """Whether the events' sequence numbers never go back (to_arrays sorts them so)."""
+    return ev.n < 2 or not (np.diff(ev.seq) < 0).any()
+
+
 def actor_order(ev: EventArrays) -> np.ndarray:
     """The events by actor, each actor's in sequence order: one stable sort of the actor ids
-    where the sequence never goes back (a radix sort, for fewer than 65,536 actors), else a
-    lexsort."""
-    if ev.n > 1 and (np.diff(ev.seq) < 0).any():
+    where the sequence never goes back, else a lexsort."""
+    if not in_sequence(ev):
         return np.lexsort((ev.seq, ev.actor))
-    small = ev.actor.astype(np.uint16) if len(ev.actors) < 1 << 16 else ev.actor
-    return np.argsort(small, kind="stable")
+    return by_id(ev.actor, len(ev.actors))
+
+
+def file_order(ev: EventArrays, rows: np.ndarray) -> np.ndarray:
+    """`rows` (ascending positions) by file, each file's in sequence order: one stable sort
+    of their file ids where the sequence never goes back, else a lexsort."""
+    if not in_sequence(ev):
+        return rows[np.lexsort((ev.seq[rows], ev.file[rows]))]
+    return rows[by_id(ev.file[rows], len(ev.files))]

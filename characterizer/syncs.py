@@ -27,7 +27,7 @@ import posixpath
 
 import numpy as np
 
-from fsbm.characterizer.arrays import MISSING, OP_INDEX, EventArrays
+from fsbm.characterizer.arrays import MISSING, OP_INDEX, EventArrays, file_order
 
 KINDS = ("metadata", "data", "clean", "directory")
 DEFINITION = ("per file, what was written since its previous sync: metadata (it grew, was created, or a full fsync "
@@ -77,7 +77,7 @@ def sync_kinds(ev: EventArrays) -> dict[str, dict[str, int]]:
     out = {kind: {"count": 0, "bytes": 0} for kind in KINDS}
     if not (ev.op[rows] == OP_INDEX["fsync"]).any():
         return out
-    rows = rows[np.lexsort((ev.seq[rows], ev.file[rows]))]
+    rows = file_order(ev, rows)
     op, file = ev.op[rows], ev.file[rows]
     is_sync = op == OP_INDEX["fsync"]
     is_write = op == OP_INDEX["write"]

@@ -14,37 +14,56 @@
 
 #include "mix.h"
 
+/* A key and the index of its latest reference, side by side so that a probe touches one
+ * cache line; at < 0 marks an empty slot. */
+struct latest {
+	int64_t key;
+	int64_t at;
+};
+
+static struct latest *empty_slots(size_t cap)
+{
+	struct latest *slot = malloc(cap * sizeof(*slot));
+
+	if (slot)
+		for (size_t i = 0; i < cap; i++)
+			slot[i].at = -1;
+	return slot;
+}
+
+/* The slot of `key` in a table of mask + 1 (a power of two) slots: its own, or the empty
+ * one where it would go. */
+static size_t slot_of(const struct latest *slot, size_t mask, int64_t key)
+{
+	size_t h = mix((uint64_t)key) & mask;
+
+	while (slot[h].at >= 0 && slot[h].key != key)
+		h = (h + 1) & mask;
+	return h;
+}
+
 /* prev[i] = the index of the previous reference to keys[i], or -1: one pass over the keys
  * with an open-addressing table of each key's latest index (at most half full), in place
  * of a sort.  Returns 0, or -1 if memory ran out. */
 int fsbm_previous_reference(const int64_t *keys, int64_t n, int64_t *prev)
 {
 	size_t cap = 16, mask;
-	int64_t *key, *at;
+	struct latest *slot;
 
 	while (cap < 2 * (size_t)n)
 		cap <<= 1;
 	mask = cap - 1;
-	key = malloc(cap * sizeof(*key));
-	at = malloc(cap * sizeof(*at));
-	if (!key || !at) {
-		free(key);
-		free(at);
+	slot = empty_slots(cap);
+	if (!slot)
 		return -1;
-	}
-	for (size_t i = 0; i < cap; i++)
-		at[i] = -1;
 	for (int64_t i = 0; i < n; i++) {
-		size_t h = mix((uint64_t)keys[i]) & mask;
+		size_t h = slot_of(slot, mask, keys[i]);
 
-		while (at[h] >= 0 && key[h] != keys[i])
-			h = (h + 1) & mask;
-		prev[i] = at[h];
-		key[h] = keys[i];
-		at[h] = i;
+		prev[i] = slot[h].at;
+		slot[h].key = keys[i];
+		slot[h].at = i;
 	}
-	free(key);
-	free(at);
+	free(slot);
 	return 0;
 }
 
