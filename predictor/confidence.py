@@ -19,7 +19,8 @@ the pairs called at 90% are right about 90% of the time.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 from dataclasses import dataclass
 
 from scipy import stats
@@ -42,6 +43,14 @@ def cost_log_sd(fs_low_s: float, fs_high_s: float, fs_scale: float, runtime_s: f
     if runtime_s <= 0:
         return 0.0
     return (fs_high_s - fs_low_s) / (2 * Z95) * fs_scale / runtime_s
+
+
+def cost_log_sds(rows: Sequence[Mapping[str, Any]], fs_s: Sequence[float], runtime_s: Sequence[float]) -> list[float]:
+    """cost_log_sd of each of a workload's runtime model rows (estimator.COLUMNS: the cost
+    table's `fs_s` and its interval), whose filesystem part the model made `fs_s` and whose
+    runtime `runtime_s`, in the form the verdict is about."""
+    return [cost_log_sd(row["fs_low_s"], row["fs_high_s"], fs / row["fs_s"] if row["fs_s"] > 0 else 1.0, runtime)
+            for row, fs, runtime in zip(rows, fs_s, runtime_s)]
 
 
 def order_confidence(faster_s: float, slower_s: float, log_sds: Sequence[float]) -> float:

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fsbm.predictor.confidence import cost_log_sd, order_confidence, reliability
+from fsbm.predictor.confidence import cost_log_sds, order_confidence, reliability
 from fsbm.predictor.cost_table import CostTable
 from fsbm.predictor.estimator import TABLE_COLUMN, RuntimeEstimator, predict_left_out
 from fsbm.predictor.model import price_workload
@@ -241,7 +241,8 @@ def _verdicts(suite: _Suite, parts: dict[str, dict[str, np.ndarray]], by_round: 
     names = list(labels)
     out = []
     for form, rows in suite.forms.items():
-        runtime, fs = parts[form]["runtime"], parts[form]["fs"]
+        runtime = parts[form]["runtime"]
+        spreads = cost_log_sds(rows.to_dict("records"), parts[form]["fs"], runtime)
         ratio_sd = model.ratio_log_sd("measured" if form == "relative" else str(rows["evidence"].iloc[0]))
         for program in dict.fromkeys(suite.programs):
             at = np.flatnonzero(suite.programs == program)
@@ -251,12 +252,10 @@ def _verdicts(suite: _Suite, parts: dict[str, dict[str, np.ndarray]], by_round: 
                     if not np.isfinite(measured) or measured == 1 or min(runtime[a], runtime[b]) <= 0:
                         continue
                     fast, slow = (a, b) if runtime[a] <= runtime[b] else (b, a)
-                    sds = [ratio_sd, *(cost_log_sd(rows["fs_low_s"].iloc[k], rows["fs_high_s"].iloc[k],
-                                                   fs[k] / rows["fs_s"].iloc[k] if rows["fs_s"].iloc[k] > 0 else 1.0,
-                                                   runtime[k]) for k in (fast, slow))]
                     out.append({"form": form, "program": program, "faster": labels[names[fast - at[0]]],
                                 "slower": labels[names[slow - at[0]]],
-                                "confidence": order_confidence(runtime[fast], runtime[slow], sds),
+                                "confidence": order_confidence(runtime[fast], runtime[slow],
+                                                               [ratio_sd, spreads[fast], spreads[slow]]),
                                 "measured_gap": max(measured, 1 / measured) - 1,
                                 "right": bool((measured > 1) == (fast == a))})
     return pd.DataFrame(out, columns=["form", "program", "faster", "slower", "confidence", "measured_gap", "right"])

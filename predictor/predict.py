@@ -25,7 +25,7 @@ import pandas as pd
 
 from fsbm.documents import Prediction, Profile, Timeline
 from fsbm.errors import UsageError
-from fsbm.predictor.confidence import cost_log_sd, order_confidence
+from fsbm.predictor.confidence import cost_log_sds, order_confidence
 from fsbm.predictor.cost_table import MEMORY_ONLY_FILESYSTEMS, CostTable
 from fsbm.predictor.estimator import GAP_COLUMN, STRETCH_COLUMN, RuntimeEstimator
 from fsbm.predictor.model import CpuScales, FsTime, price_workload
@@ -228,16 +228,16 @@ def predict(profile: Profile | dict[str, Any], tables: list[tuple[int | None, Pr
         "traced_on": traced_on,
         "absolute": True, "candidates": entries,
     }
-    cost_log_sds = {e["candidate"]: cost_log_sd(row["fs_low_s"], row["fs_high_s"],
-                                                e["fs_s"] / row["fs_s"] if row["fs_s"] > 0 else 1.0, e["runtime_s"])
-                    for e, row in zip(entries, row_of)}
     evidence = str(row_of[0]["evidence"]) if row_of else "none"
-    doc["ranking"] = _ranking(entries, "runtime_s", cost_log_sds, model.ratio_log_sd(evidence))
+    spreads = cost_log_sds(row_of, parts["fs"], parts["runtime"])
+    doc["ranking"] = _ranking(entries, "runtime_s", dict(zip(names, spreads)), model.ratio_log_sd(evidence))
     if measured is not None:
         relative = model.predict_parts(relative_rows(workload.rows, names.index(traced_on), measured))
         for i, e in enumerate(entries):
             e["relative_s"], e["relative_low_s"], e["relative_high_s"] = (
                 float(relative[key][i]) for key in ("runtime", "low", "high"))
         doc["measured"] = {"seconds": measured, "on": traced_on}
-        doc["relative_ranking"] = _ranking(entries, "relative_s", cost_log_sds, model.ratio_log_sd("measured"))
+        spreads = cost_log_sds(row_of, relative["fs"], relative["runtime"])
+        doc["relative_ranking"] = _ranking(entries, "relative_s", dict(zip(names, spreads)),
+                                           model.ratio_log_sd("measured"))
     return Prediction.model_validate(doc)
