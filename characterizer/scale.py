@@ -12,9 +12,16 @@ the open-file level are made from them in two rounds each (reference_log.py, ope
 So the result equals the single-machine profile exactly; the tests check equality, not
 closeness.
 
+On a cluster, each piece's buckets are written to a scratch directory (lz4 Arrow streams, one
+per bucket and piece), and each bucket's task reads its parts there: the graph then holds a
+task per piece and per bucket, where handing the parts over as task results took one per
+piece and bucket, twice (by actor and by file), which the scheduler served from the same two
+cores as the workers.
+
 `workers=N` starts a local cluster of N single-threaded processes; `scheduler=ADDRESS`
-joins a running one (its workers need fsbm installed and the Parquet files at the same path).
-partial_in_buckets does the same in one process, keeping the buckets on disk meanwhile.
+joins a running one (its workers need fsbm installed, and the Parquet files and the client's
+temporary directory at the same paths).  partial_in_buckets does the same in one process,
+keeping the buckets on disk meanwhile.
 """
 
 from __future__ import annotations
@@ -154,6 +161,44 @@ def _split(table: pa.Table, buckets: int) -> tuple[Facts, list[pa.Table], list[p
     return facts, by_actor, _by_file(table, buckets)
 
 
+def split_into(piece: Piece, index: int, buckets: int, scratch: str) -> Facts:
+    """split(), each of its buckets written to `scratch` as an Arrow stream of its own (by
+    kind, bucket and piece `index`); the facts.  Only the facts travel back."""
+    found, by_actor, by_file = split(piece, buckets)
+    for kind, tables in (("actors", by_actor), ("files", by_file)):
+        for k, table in enumerate(tables):
+            with pa.ipc.new_stream(_bucket_path(scratch, kind, k, index), table.schema, options=SPILL_OPTIONS) as out:
+                out.write_table(table)
+    return found
+
+
+def _bucket_path(scratch: str, kind: str, bucket: int, piece: int) -> str:
+    return posixpath.join(scratch, f"{kind}-{bucket}-{piece}.arrows")
+
+
+def _spilled(scratch: str, kind: str, bucket: int, pieces_count: int) -> list[pa.Table]:
+    """A bucket's parts, as every piece wrote them (split_into), in the pieces' order."""
+    parts = []
+    for index in range(pieces_count):
+        with pa.ipc.open_stream(_bucket_path(scratch, kind, bucket, index)) as stream:
+            parts.append(stream.read_all())
+    return parts
+
+
+def summarize_spilled_bucket(scratch: str, bucket: int, pieces_count: int, facts: Facts, every: int | None,
+                             trace: int, scope: str | None = None) -> Partial:
+    """summarize_bucket of a bucket of actors the pieces wrote to `scratch`."""
+    with _memory_given_back():
+        return summarize_bucket(_spilled(scratch, "actors", bucket, pieces_count), facts, every, trace, scope)
+
+
+def summarize_spilled_files(scratch: str, bucket: int, pieces_count: int, facts: Facts,
+                            scope: str | None = None) -> FileStatistics:
+    """summarize_files of a bucket of files the pieces wrote to `scratch`."""
+    with _memory_given_back():
+        return summarize_files(_spilled(scratch, "files", bucket, pieces_count), facts, scope)
+
+
 def summarize_bucket(parts: list[pa.Table], facts: Facts, every: int | None, trace: int,
                      scope: str | None = None) -> Partial:
     """The Partial of a bucket of actors, without what the file buckets tell (FileStatistics)."""
@@ -214,21 +259,15 @@ def partial_dask(path: Path, client: object, *, every: int | None = None, trace:
     # and at least two per worker, so the work spreads.
     n_buckets = buckets or max(2 * max(1, len(client.nthreads())),  # type: ignore[attr-defined]
                                -(-sum(p.rows for p in work) // EVENTS_PER_BUCKET))
-    splits = [delayed(split, nout=3)(piece, n_buckets) for piece in work]
-    facts = _tree([s[0] for s in splits], delayed(Facts.merge))
-    summaries = [delayed(_levels_detached, nout=3)(delayed(summarize_bucket)([s[1][k] for s in splits], facts, every,
-                                                                             trace, scope))
-                 for k in range(n_buckets)]
-    # The buckets' reference logs and open-file changes stay on their workers: the curve and
-    # the levels are made in two rounds each that send only samples and per-cell numbers
-    # (reference_log.py, open_levels.py).
-    persisted = client.persist([item for triple in summaries for item in triple])  # type: ignore[attr-defined]
-    parts, logs, levels = persisted[0::3], persisted[1::3], persisted[2::3]
-    by_file = _tree([delayed(summarize_files)([s[2][k] for s in splits], facts, scope) for k in range(n_buckets)],
-                    delayed(FileStatistics.merge))
-    part, total, log_facts, file_level = dask.compute(_tree(parts, delayed(Partial.merge)), facts,
-                                                      _tree([delayed(ReferenceLog.facts)(log) for log in logs],
-                                                            delayed(LogFacts.merge)), by_file, scheduler=client)
+    try:
+        with tempfile.TemporaryDirectory(prefix="fsbm-dask-buckets-") as scratch:
+            part, total, log_facts, file_level, logs, levels = _summaries(work, n_buckets, scratch, client, every,
+                                                                          trace, scope)
+    except OSError as exc:  # the input was checked by pieces(): the scratch directory failed
+        raise FsbmError(f"cannot cut {path} into buckets in {tempfile.gettempdir()}: {exc.strerror or exc}",
+                        hint="on a Dask cluster the pieces' buckets pass through the client's temporary directory: "
+                             "about the table's own size, on a filesystem every worker sees at the same path; set "
+                             "TMPDIR to one") from exc
     file_level.into(part)
     if part.seen != total.events:
         raise RuntimeError(f"the buckets hold {part.seen} events, the pieces {total.events}")
@@ -240,6 +279,32 @@ def partial_dask(path: Path, client: object, *, every: int | None = None, trace:
     part.reference_summary = ReferenceSummary(log_facts, plan, sample)
     part.open_levels = _open_levels_dask(part, levels, client)
     return _of_table(part, path)
+
+
+def _summaries(work: list[Piece], n_buckets: int, scratch: str, client: object, every: int | None, trace: int,
+               scope: str | None) -> tuple[Partial, Facts, LogFacts, FileStatistics, list, list]:
+    """partial_dask's first round: every piece cut into buckets in `scratch`, every bucket
+    summarized where a worker reads it; the merged Partial, the facts, the reference logs'
+    facts and the file buckets' statistics, and the buckets' reference logs and open-file
+    changes, kept on their workers."""
+    import dask
+    from dask import delayed
+
+    facts = _tree([delayed(split_into)(piece, i, n_buckets, scratch) for i, piece in enumerate(work)],
+                  delayed(Facts.merge))
+    summaries = [delayed(_levels_detached, nout=3)(delayed(summarize_spilled_bucket)(
+        scratch, k, len(work), facts, every, trace, scope)) for k in range(n_buckets)]
+    # The buckets' reference logs and open-file changes stay on their workers: the curve and
+    # the levels are made in two rounds each that send only samples and per-cell numbers
+    # (reference_log.py, open_levels.py).
+    persisted = client.persist([item for triple in summaries for item in triple])  # type: ignore[attr-defined]
+    parts, logs, levels = persisted[0::3], persisted[1::3], persisted[2::3]
+    by_file = _tree([delayed(summarize_spilled_files)(scratch, k, len(work), facts, scope) for k in range(n_buckets)],
+                    delayed(FileStatistics.merge))
+    part, total, log_facts, file_level = dask.compute(_tree(parts, delayed(Partial.merge)), facts,
+                                                      _tree([delayed(ReferenceLog.facts)(log) for log in logs],
+                                                            delayed(LogFacts.merge)), by_file, scheduler=client)
+    return part, total, log_facts, file_level, logs, levels
 
 
 def _of_table(part: Partial, path: Path) -> Partial:

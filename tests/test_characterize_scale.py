@@ -20,7 +20,7 @@ from fsbm.characterizer.characterize import characterize_files
 from fsbm.characterizer.histograms import ValueCounts
 from fsbm.characterizer.reference_log import LogPlan, LogSample, ReferenceLog, ReferenceSummary
 from fsbm.characterizer.partial import finalize
-from fsbm.characterizer.scale import characterize_dask, partial_in_buckets
+from fsbm.characterizer.scale import characterize_dask, partial_in_buckets, pieces
 from fsbm.cluster import dask_client
 from fsbm.errors import FsbmError, UsageError
 from fsbm.traces.ingest import ingest
@@ -121,6 +121,31 @@ def test_no_room_for_the_buckets_is_a_clear_error(tmp_path: Path, monkeypatch: p
         partial_in_buckets(path, events_per_bucket=2_000)
     assert "TMPDIR" in (raised.value.hint or "")
     assert path.exists()
+
+
+def test_the_workers_buckets_pass_through_the_temporary_directory_and_leave_nothing(
+        tables: dict[str, Path], client: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    held: list[int] = []
+
+    class Counted(tempfile.TemporaryDirectory):  # type: ignore[type-arg]
+        def __exit__(self, *exc: object) -> None:
+            held.append(len(list(Path(self.name).iterdir())))
+            super().__exit__(*exc)
+
+    monkeypatch.setattr(tempfile, "TemporaryDirectory", Counted)
+    characterize_dask(tables["threads"], client, rows_per_piece=200, buckets=3)
+    pieces_count = len(pieces(tables["threads"], 200))
+    assert held == [2 * 3 * pieces_count]  # every piece's buckets, by actor and by file
+    assert list(scratch.iterdir()) == []  # and nothing left
+    not_a_directory = tmp_path / "file"
+    not_a_directory.write_text("")
+    monkeypatch.setattr(tempfile, "tempdir", str(not_a_directory))
+    with pytest.raises(FsbmError, match="cannot cut .* into buckets in .*file") as raised:
+        characterize_dask(tables["threads"], client, rows_per_piece=200, buckets=3)
+    assert "every worker sees" in (raised.value.hint or "")
 
 
 def test_a_sampled_reuse_curve_is_the_same_from_the_workers_samples_as_from_one_process(
