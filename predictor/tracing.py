@@ -295,8 +295,7 @@ def shared_cores_stretch(concurrency: float, cores: int) -> float:
     processes and the tracer share the cores.  A process then gets as little as cores /
     (processes + the tracer's share) of one, and its gaps hold its work that many times over.
     How much the tracer took is not in the trace, so this bounds the band's low end and
-    leaves the estimate (a make -j2 here: traced, its two compilers' gaps held 1.3-1.4 times
-    the work of the same compile traced one at a time; the bound for them is 1.48)."""
+    leaves the estimate (docs/model-evidence.md, "Work slowed beside the tracer")."""
     tracer = min(max(concurrency - 1.0, 0.0), 1.0)
     return max(1.0, (concurrency + tracer) / max(cores, 1))
 
