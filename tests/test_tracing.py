@@ -298,8 +298,11 @@ def test_a_plain_strace_log_is_predicted_in_both_forms_from_a_real_calibration(s
     assert doc["absolute"] and "gaps between calls" in doc["outside_evidence"]
     by_name = {c["candidate"]: c for c in doc["candidates"]}
     assert doc["ranking"]["order"]
+    # cp, grep and rm do little between their calls: what is left of the gaps once tracing's
+    # constant is off can be nothing (0 at 22:00 on 2026-11-27, more on other runs), never less.
+    assert "the trace's own median" in doc["outside_evidence"]
     for entry in by_name.values():
-        assert entry["outside_s"] > 0 and entry["low_s"] <= entry["runtime_s"] <= entry["high_s"]
+        assert entry["outside_s"] >= 0 and entry["low_s"] <= entry["runtime_s"] <= entry["high_s"]
     # The relative form keeps what the measured runtime spent outside the filesystem: only the
     # filesystem's part changes from one candidate to another.
     base, other = by_name[ext4], by_name[tmpfs]
