@@ -19,12 +19,12 @@ import pandas as pd
 
 from fsbm.api.prediction_service import PLAIN_MODEL, RECORDED_MODEL
 from fsbm.api.validation import split_of, stored_runtime_model, utc
-from fsbm.predictor.confidence import Reliability, reliability
+from fsbm.predictor.confidence import Reliability
 from fsbm.predictor.estimator import RuntimeEstimator
 from fsbm.predictor.judge import TARGETS as RECORDED_TARGETS
 from fsbm.predictor.judge import judge
 from fsbm.predictor.plain_judge import TARGETS as PLAIN_TARGETS
-from fsbm.predictor.plain_judge import judge_plain
+from fsbm.predictor.plain_judge import judge_plain, reliability_of
 from fsbm.predictor.suite import SPLITS, programs
 from fsbm.units import percent
 
@@ -135,7 +135,7 @@ def plain_verdicts(doc: dict[str, Any], model: RuntimeEstimator | None
             covered=f["covered"], intervals=f["intervals"], pairs_right=f["pairs_right"], pairs=f["pairs"],
             target_median=target["median"], target_largest=target["largest"],
             misses=_largest(judged_rows, f"{form}_error", "target"),
-            verdicts=_reliability_of(judged.verdicts[judged.verdicts["form"] == form])))
+            verdicts=reliability_of(judged.verdicts, form)))
     spreads = []
     if "reproducibility" in s:
         r = s["reproducibility"]
@@ -146,10 +146,6 @@ def plain_verdicts(doc: dict[str, Any], model: RuntimeEstimator | None
         spreads.append(Reproducibility(split, f"two plain traces of each program (largest: {r['largest_at']})",
                                        r["median"], r["largest"], None, r["n"]))
     return verdicts, spreads, _as_kept(judged.model, doc)
-
-
-def _reliability_of(verdicts: pd.DataFrame) -> Reliability:
-    return reliability(list(verdicts["confidence"]), list(verdicts["right"]))
 
 
 def _verdicts_section(verdicts: list[FormVerdict]) -> list[str]:

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fsbm.predictor.confidence import cost_log_sds, order_confidence, reliability
+from fsbm.predictor.confidence import Reliability, cost_log_sds, order_confidence, reliability
 from fsbm.predictor.cost_table import CostTable
 from fsbm.predictor.estimator import TABLE_COLUMN, RuntimeEstimator, predict_left_out
 from fsbm.predictor.model import price_workload
@@ -216,8 +216,7 @@ def judge_plain(doc: dict[str, Any], model: RuntimeEstimator | None = None) -> P
     judged_by = plain_model(suite) if model is None else model
     verdicts = _verdicts(suite, parts, by_round, labels, judged_by)
     for form in forms:
-        mine = verdicts[verdicts["form"] == form]
-        summary[form]["verdicts"] = asdict(reliability(list(mine["confidence"]), list(mine["right"])))
+        summary[form]["verdicts"] = asdict(reliability_of(verdicts, form))
     traces = _trace_reproducibility(doc, suite, median_pricers, labels, traced_name)
     if len(traces):
         summary["trace_reproducibility"] = {"median": float(traces["spread"].median()),
@@ -259,6 +258,12 @@ def _verdicts(suite: _Suite, parts: dict[str, dict[str, np.ndarray]], by_round: 
                                 "measured_gap": max(measured, 1 / measured) - 1,
                                 "right": bool((measured > 1) == (fast == a))})
     return pd.DataFrame(out, columns=["form", "program", "faster", "slower", "confidence", "measured_gap", "right"])
+
+
+def reliability_of(verdicts: pd.DataFrame, form: str) -> Reliability:
+    """How well one form's verdicts (_verdicts) held."""
+    mine = verdicts[verdicts["form"] == form]
+    return reliability(list(mine["confidence"]), list(mine["right"]))
 
 
 def _pairs(rows: pd.DataFrame, by_round: dict, forms: list[str]) -> pd.DataFrame:
@@ -370,17 +375,17 @@ def workload_cases_section(doc: dict[str, Any]) -> list[str]:
     return []
 
 
-def _verdicts_lines(summary: dict[str, Any]) -> list[str]:
+def _verdicts_lines(judged: PlainJudged) -> list[str]:
     """How well each form's verdicts' confidences held on every pair of targets (_verdicts)."""
     lines = []
-    for form in (form for form in FORMS if form in summary and summary[form].get("verdicts", {}).get("pairs")):
-        v = summary[form]["verdicts"]
-        sure = [b for b in v["bins"] if b["low"] >= 0.9 and b["pairs"]]
-        sure_pairs = sum(b["pairs"] for b in sure)
-        lines.append(f"- {form}: {v['right']} of {v['pairs']} right, where the confidences expect "
-                     f"{v['expected_right']:.1f}; " + (f"at 90% or more, {sum(b['right'] for b in sure)} of {sure_pairs} "
-                                                       "right" if sure_pairs else "none at 90% or more")
-                     + f"; Brier {v['brier']:.3f}")
+    for form in (form for form in FORMS if form in judged.summary):
+        r = reliability_of(judged.verdicts, form)
+        if not r.pairs:
+            continue
+        sure = r.sure
+        lines.append(f"- {form}: {r.right} of {r.pairs} right, where the confidences expect {r.expected_right:.1f}; "
+                     + (f"at 90% or more, {sure.right} of {sure.pairs} right" if sure else "none at 90% or more")
+                     + f"; Brier {r.brier:.3f}")
     if not lines:
         return []
     return ["", "## How sure the verdicts were", "",
@@ -444,7 +449,7 @@ def markdown(doc: dict[str, Any], judged: PlainJudged) -> str:
                       f"its cold runs {100 * r.rounds_spread:.0f}% apart); "
                       f"{r.moved_most[0]} {r.moved_most[1]:.4f} s and {r.moved_most[2]:.4f} s"
                       for r in beyond.sort_values("spread", ascending=False).itertuples()]
-    lines += _verdicts_lines(s)
+    lines += _verdicts_lines(judged)
     lines += workload_cases_section(doc)
     traces = s.get("trace_reproducibility")
     if traces:
