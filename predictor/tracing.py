@@ -76,6 +76,8 @@ from fsbm.predictor.outside import Outside
 STRACE_FLAGS = ("-f", "-tt", "-T", "-y", "-s", "64")
 # The relative error of a time outside told from a trace where nothing measured it: +-50%.
 UNCALIBRATED_BAND = (-0.5, 0.5)
+# The calibration skips a line of its own traces it cannot read, up to one in this many.
+MAX_UNREAD_SHARE = 100
 # What a program's gap takes off where its profile has no median of its own (older parsers), as
 # a share of what a loop of bare calls' gaps take over their calls on the same machine and day
 # (measure_bare_loop): fitted on three plain validations of
@@ -393,14 +395,26 @@ def _make_files(work: Path, count: int = 1000) -> None:
     (work / "lines.txt").write_text("".join(f"{rng.random():.12f} {rng.randrange(10**9)}\n" for _ in range(300_000)))
 
 
-def _timeline_of(log: Path) -> Timeline:
+def calibration_trace_timeline(log: Path, progress: Callable[[str], None]) -> Timeline:
+    """The timeline of one of the calibration's own traces.  A line the parser cannot read
+    is skipped and told through `progress`, with what it held: one odd line costs a gap
+    or two of thousands, not the calibration.  More than one line in a hundred is a parser
+    that does not know this strace, and that is an error."""
     from fsbm.traces.strace import StraceReader
 
-    reader = StraceReader(log)
+    reader = StraceReader(log, keep_going=True)
     for _ in reader.batches():
         pass
-    assert reader.stats is not None
-    return Timeline.of(reader.stats.timeline)
+    stats = reader.stats
+    assert stats is not None
+    if stats.bad_lines:
+        first = stats.first_errors[0] if stats.first_errors else "no message"
+        if stats.bad_lines * MAX_UNREAD_SHARE > max(stats.lines, 1):
+            raise FsbmError(f"tracing calibration: {stats.bad_lines} of the {stats.lines} lines strace wrote could not "
+                            f"be read; the first: {first}")
+        progress(f"skipped {stats.bad_lines} of the {stats.lines} lines strace wrote, which fsbm could not read "
+                 f"(please report it); the first: {first}")
+    return Timeline.of(stats.timeline)
 
 
 def _run(command: list[str], cwd: Path) -> int:
@@ -422,7 +436,8 @@ class BareLoop:
     start_to_start_ns: float  # from one call's start to the next's: a log without -T's gap
 
 
-def measure_bare_loop(work: Path, untraced_runs: int, traced_runs: int) -> BareLoop:
+def measure_bare_loop(work: Path, untraced_runs: int, traced_runs: int,
+                      progress: Callable[[str], None] = lambda line: None) -> BareLoop:
     """What tracing costs a loop of bare calls (dd's 1-byte reads and writes), the median of
     `traced_runs` traces: its gaps less their calls' medians, per gap, less what a gap takes
     untraced (the loop's runtime less dd's own start, per call); and its span per call, what
@@ -436,7 +451,7 @@ def measure_bare_loop(work: Path, untraced_runs: int, traced_runs: int) -> BareL
     for k in range(traced_runs):
         log = work / f"bare-calls-{k}.strace"
         _run(["strace", *STRACE_FLAGS, "-o", str(log), *loop], work)
-        timeline = _timeline_of(log)
+        timeline = calibration_trace_timeline(log, progress)
         log.unlink()
         if timeline.timed_gaps:
             over_call.append((timeline.timed_gaps_ns - timeline.timed_gaps_call_median_ns) / timeline.timed_gaps
@@ -457,7 +472,7 @@ def calibrate(base: Path, *, untraced_runs: int = 5, traced_runs: int = 3,
     runs = []
     with tempfile.TemporaryDirectory(prefix="tracing-calibration-", dir=base) as tmp:
         work = Path(tmp)
-        bare = measure_bare_loop(work, untraced_runs, traced_runs)
+        bare = measure_bare_loop(work, untraced_runs, traced_runs, progress)
         measured = TracingCalibration(measured_gap_over_call_ns=bare.gap_over_call_ns,
                                       measured_start_to_start_ns=bare.start_to_start_ns)
         progress(f"a bare gap traced takes {bare.gap_over_call_ns / 1e3:.1f} us longer than its process's median "
@@ -471,7 +486,7 @@ def calibrate(base: Path, *, untraced_runs: int = 5, traced_runs: int = 3,
             for k in range(traced_runs):
                 log = work / f"{name}-{k}.strace"
                 _run(["strace", *STRACE_FLAGS, "-o", str(log), *command], work)
-                timelines.append(_timeline_of(log))
+                timelines.append(calibration_trace_timeline(log, progress))
                 log.unlink()
             middle = sorted(timelines, key=lambda t: t.span_ns)[len(timelines) // 2]
             runs.append(CalibrationRun(name, untraced, middle))

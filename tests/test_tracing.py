@@ -14,8 +14,10 @@ import pytest
 from fsbm.predictor.predict import outside_from_trace
 from fsbm.predictor.suite import programs
 from fsbm.documents import GAP_OVER_CALL_BINS, GAP_OVER_CALL_NS, PARSER_UNTIMED_CAP_NS, Timeline
+from fsbm.errors import FsbmError
 from fsbm.predictor.tracing import (GAP_SHARE_OF_BARE_LOOP, OWN_MEDIAN_CAP_SHARE, STRACE_FLAGS, UNTIMED_CAP_SHARE, CalibrationRun,
-                                    TracingCalibration, measure_bare_loop, shared_cores_stretch, untraced_outside)
+                                    TracingCalibration, calibration_trace_timeline, measure_bare_loop,
+                                    shared_cores_stretch, untraced_outside)
 from fsbm.traces.strace import StraceReader
 from tests.conftest import Served, run_fsbm
 
@@ -40,6 +42,25 @@ def test_the_parser_counts_every_call_process_exec_and_fork_of_a_traced_job(tmp_
     # sh waits for each child: that time is the child's, not sh's own work.
     assert timeline.blocking_calls >= 5 and 0 < timeline.blocked_ns < timeline.lifetimes_ns
     assert timeline.span_ns > 0
+
+
+def test_the_calibration_skips_an_odd_line_of_its_own_trace_and_tells_what_it_held(tmp_path: Path) -> None:
+    log = tmp_path / "job.strace"
+    subprocess.run(["strace", *STRACE_FLAGS, "-o", str(log), "sh", "-c", "cat /etc/hostname /etc/hostname"],
+                   check=True, cwd=tmp_path, stdout=subprocess.DEVNULL)
+    lines = log.read_text().splitlines(keepends=True)
+    whole = calibration_trace_timeline(log, lambda line: None)
+    # One line strace might write that this parser does not know, among the real ones.
+    lines.insert(len(lines) // 2, f"{lines[0].split()[0]} 12:00:00.000001 read(3, \"x\", 1) = zz <0.000001>\n")
+    log.write_text("".join(lines))
+    told: list[str] = []
+    skipped = calibration_trace_timeline(log, told.append)
+    assert skipped.calls == whole.calls and skipped.processes == whole.processes
+    assert len(told) == 1 and "skipped 1 of the" in told[0] and 'read(3, "x", 1) = zz' in told[0], told
+    # A log that is mostly lines it cannot read is a parser that does not know this strace.
+    log.write_text("".join(lines[:3] + ["read(3) = zz\n"] * 5))
+    with pytest.raises(FsbmError, match="5 of the 8 lines strace wrote could not be read"):
+        calibration_trace_timeline(log, told.append)
 
 
 def test_a_pipeline_counts_its_reader_blocked_on_the_pipe(tmp_path: Path) -> None:

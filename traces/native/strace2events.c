@@ -24,7 +24,7 @@
 #include "reader.h"
 #include "timeline.h"
 
-enum { EXIT_BAD_INPUT = 2, SNIFF_LINES = 20, REPORTED_ERRORS = 5, MAX_PSEUDO = 16 };
+enum { EXIT_BAD_INPUT = 2, SNIFF_LINES = 20, REPORTED_ERRORS = 5, MAX_PSEUDO = 16, EXCERPT_CHARS = 160 };
 static const int64_t DAY_NS = 86400LL * 1000000000LL;
 
 struct stats {
@@ -177,12 +177,27 @@ static void emit(struct parser *ps, const struct event *e)
 
 /* -- errors ------------------------------------------------------------------------ */
 
-static void bad_line(struct parser *ps, long line, const char *why, int cut_short)
+/* What a bad line held, for its message: the first EXCERPT_CHARS, anything unprintable as '?'. */
+static void excerpt_of(const char *text, size_t len, char *out, size_t cap)
 {
-	char msg[512];
+	size_t n = len < EXCERPT_CHARS ? len : EXCERPT_CHARS, k = 0;
 
-	snprintf(msg, sizeof(msg), "%s:%ld: %s%s", ps->name, line, why,
-		 cut_short ? " (the file ends mid-line: is it truncated?)" : "");
+	for (size_t i = 0; i < n && k + 4 < cap; i++)
+		out[k++] = text[i] >= 0x20 && text[i] < 0x7f ? text[i] : '?';
+	if (n < len && k + 4 < cap)
+		k += (size_t)snprintf(out + k, cap - k, "...");
+	out[k] = '\0';
+}
+
+/* A line that is no strace line: `text` is what it held (the whole call, where a resumed
+ * call was glued to its start). */
+static void bad_line(struct parser *ps, long line, const char *why, const char *text, size_t len, int cut_short)
+{
+	char msg[512], held[EXCERPT_CHARS + 8];
+
+	excerpt_of(text, len, held, sizeof(held));
+	snprintf(msg, sizeof(msg), "%s:%ld: %s%s, in: %s", ps->name, line, why,
+		 cut_short ? " (the file ends mid-line: is it truncated?)" : "", held);
 	ps->st.bad_lines++;
 	if (!ps->keep_going) {
 		out_flush();
@@ -292,7 +307,7 @@ static void handle_call(struct parser *ps, long pid, const char *body, size_t le
 	int waits, on_file;
 
 	if (call_parse(body, len, &c, &why) != 0) {
-		bad_line(ps, line, why, cut_short);
+		bad_line(ps, line, why, body, len, cut_short);
 		return;
 	}
 	ps->st.good_lines++;
@@ -383,7 +398,7 @@ static void resume(struct parser *ps, long pid, const struct line *ln, int64_t t
 		mark++;
 	name_len = (size_t)(mark - b);
 	if (end - mark < 9 || memcmp(mark, " resumed>", 9) != 0) {
-		bad_line(ps, line, "expected '<... name resumed>'", cut_short);
+		bad_line(ps, line, "expected '<... name resumed>'", ln->body, ln->body_len, cut_short);
 		return;
 	}
 	mark += 9;
@@ -431,7 +446,7 @@ static void parse_split_line(struct parser *ps, const char *text, size_t len, co
 	case LINE_BLANK:
 		return;
 	case LINE_BAD:
-		bad_line(ps, line, ln.why, cut_short);
+		bad_line(ps, line, ln.why, text, len, cut_short);
 		return;
 	case LINE_INFO:
 		ps->st.good_lines++;
