@@ -110,8 +110,11 @@ def test_a_calls_cpu_time_is_its_latency_when_nothing_waits_and_a_share_of_it_wh
     assert 0 < doc["environment"]["cpu_overhead_ns"] < 5000
     for r in doc["results"]:
         assert 0 <= r["cpu_ns"]["mean"] <= 1.5 * r["latency_ns"]["mean"] + 1000, r
+    # A warm read waits for nothing, so its CPU time is about its latency: held to the median
+    # latency, which a few calls stalled by the shared host (the mean doubled once in CI, the
+    # CPU time not) leave where it was.
     warm = result(doc, "read", 4096, "random", "warm")
-    assert 0.5 * warm["latency_ns"]["mean"] <= warm["cpu_ns"]["mean"] <= 1.5 * warm["latency_ns"]["mean"] + 500
+    assert 0.5 * warm["latency_ns"]["p50"] <= warm["cpu_ns"]["mean"] <= 1.5 * warm["latency_ns"]["mean"] + 500
     cold = result(doc, "read", 4096, "random", "cold")
     assert 0 < cold["cpu_ns"]["mean"] < 0.8 * cold["latency_ns"]["mean"]
 

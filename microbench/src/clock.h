@@ -31,19 +31,6 @@ static inline uint64_t thread_cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/*
- * The CPU time of every thread of the process, in nanoseconds (the scheduler's own count,
- * exact, where the user/system split getrusage gives is sampled by ticks).  fsreplay reads
- * it around a whole replay: what the replayed calls cost the processor.
- */
-static inline uint64_t process_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /* A getrusage time in nanoseconds. */
 static inline uint64_t timeval_ns(const struct timeval *tv)
 {

@@ -72,6 +72,7 @@ struct worker {
 	size_t n_mismatch;
 	uint64_t think_ns, slept_ns;
 	int64_t drift_ns;
+	uint64_t thread_cpu_ns;    /* the worker thread's own CPU time over its operations */
 };
 
 static _Atomic unsigned char *done;   /* per operation, for dependencies */
@@ -276,6 +277,7 @@ static void *run_worker(void *arg)
 {
 	struct worker *w = arg;
 	const struct plan *p = w->plan;
+	uint64_t thread_start = thread_cpu_ns();
 
 	for (size_t i = 0; i < w->n_ops && !stop_requested; i++) {
 		size_t index = w->ops[i];
@@ -295,6 +297,7 @@ static void *run_worker(void *arg)
 		atomic_fetch_add_explicit(&completed, 1, memory_order_relaxed);
 		record(w, index, op, got, ns);
 	}
+	w->thread_cpu_ns = thread_cpu_ns() - thread_start;
 	return NULL;
 }
 
@@ -310,7 +313,7 @@ static double bookkeeping_ns_per_op(const struct plan *p, const struct options *
 {
 	struct worker scratch = { .plan = p, .opt = opt };
 	struct plan_op op = { .timed = 1 };
-	uint64_t start = process_cpu_ns();
+	uint64_t start = thread_cpu_ns();
 
 	latency_init(&scratch.lat[op.kind]);
 	for (size_t i = 0; i < BOOKKEEPING_SAMPLES; i++) {
@@ -321,14 +324,15 @@ static double bookkeeping_ns_per_op(const struct plan *p, const struct options *
 			scratch.cpu_ns[op.kind] += (int64_t)(thread_cpu_ns() - cpu);
 		record(&scratch, i, &op, 0, ns);
 	}
-	double per_op = (double)(process_cpu_ns() - start) / BOOKKEEPING_SAMPLES;
+	double per_op = (double)(thread_cpu_ns() - start) / BOOKKEEPING_SAMPLES;
 	latency_free(&scratch.lat[op.kind]);
 	return per_op;
 }
 
 /*
- * "cpu": the process's CPU time over the replay (every thread: the scheduler's exact
- * count), its user/system split (getrusage, sampled by ticks, so a guide only), the
+ * "cpu": the workers' CPU time over the replay (each worker thread's own clock, the
+ * scheduler's exact count; not the progress thread's, which is no call's), the process's
+ * user/system split (getrusage, sampled by ticks, so a guide only), the
  * bookkeeping's estimate, and calls_ns, the rest: what the replayed calls cost the
  * processor.  A program replayed on the filesystem it was traced on thereby says how much
  * of its own CPU time its calls took there, measured rather than priced from fsbench.
@@ -492,7 +496,7 @@ int main(int argc, char **argv)
 	FILE *out;
 	int root, *fds;
 	size_t n_workers;
-	uint64_t start, runtime, cpu_start, cpu;
+	uint64_t start, runtime, cpu = 0;
 	struct rusage usage_before, usage_after;
 	double bookkeeping_per_op;
 
@@ -547,7 +551,6 @@ int main(int argc, char **argv)
 	if (opt.progress_fd >= 0 && pthread_create(&progress, NULL, progress_thread, &workers[0]) != 0)
 		opt.progress_fd = -1; /* no progress lines, and nothing to join */
 	getrusage(RUSAGE_SELF, &usage_before);
-	cpu_start = process_cpu_ns();
 	start = now_ns();
 	if (n_workers == 1) {
 		run_worker(&workers[0]);
@@ -559,7 +562,8 @@ int main(int argc, char **argv)
 			pthread_join(workers[i].thread, NULL);
 	}
 	runtime = now_ns() - start;
-	cpu = process_cpu_ns() - cpu_start;
+	for (size_t i = 0; i < n_workers; i++)
+		cpu += workers[i].thread_cpu_ns;
 	getrusage(RUSAGE_SELF, &usage_after);
 	if (opt.progress_fd >= 0) {
 		stop_requested = stop_requested ? stop_requested : 2;
