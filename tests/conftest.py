@@ -18,6 +18,7 @@ import pytest
 
 from fsbm.microbench import scratch
 from fsbm.microbench.fsbench import fsbench_binary
+from fsbm.store import ResultsStore
 from fsbm.traces.record import record
 
 REPO = Path(__file__).resolve().parent.parent
@@ -188,6 +189,31 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     finally:
         for fs in made:
             scratch.destroy(fs.name, home / "scratch")
+
+
+@dataclass(frozen=True)
+class Calibrated:
+    store: Path   # holds one tracing calibration of this machine
+    stdout: str   # what `fsbm trace calibrate` printed
+
+
+@pytest.fixture(scope="session")
+def calibrated(tmp_path_factory: pytest.TempPathFactory) -> Calibrated:
+    """One real `fsbm trace calibrate` for the session (about half a minute), in a store of
+    its own: tests that predict a plain trace take it (give_calibration) rather than each
+    measuring the same again."""
+    home = tmp_path_factory.mktemp("calibrated") / "home"
+    done = run_fsbm("trace", "calibrate", env={"FSBM_HOME": str(home)})
+    assert done.returncode == 0, done.stderr
+    return Calibrated(home / "fsbm.sqlite", done.stdout)
+
+
+def give_calibration(calibrated: Calibrated, store: Path) -> None:
+    """Keep the session's tracing calibration in `store` too."""
+    with ResultsStore(calibrated.store) as source:
+        [(_, _, body)] = source.documents("tracing_calibration")
+    with ResultsStore(store) as target:
+        target.save_document("tracing_calibration", body, name="strace")
 
 
 def chromium_path() -> str:

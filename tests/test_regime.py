@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_fsbm
+from tests.conftest import Calibrated, give_calibration, run_fsbm
 from fsbm.microbench.fsbench import options_measuring
 from fsbm.microbench.scratch import ScratchFs
 from fsbm.predictor.cost_table import CostTable
@@ -99,9 +99,11 @@ def synced_write_log(path: Path, mib: int) -> Path:
     return path
 
 
-def test_bench_for_measures_the_workloads_sync_on_ext4_and_predict_then_uses_it(ext4_fs: ScratchFs,
+def test_bench_for_measures_the_workloads_sync_on_ext4_and_predict_then_uses_it(ext4_fs: ScratchFs, fsbm_home: Path,
+                                                                               calibrated: Calibrated,
                                                                                tmp_path: Path) -> None:
     log = synced_write_log(tmp_path / "synced.strace", 24)
+    give_calibration(calibrated, fsbm_home / "fsbm.sqlite")  # the log is a plain trace: its band needs one
     quick = run_fsbm("bench", "--fs", ext4_fs.name, "--quick", "--reps", "2", "--case-seconds", "0.02",
                      "--files", "200", "--file-size", "16M")
     assert quick.returncode == 0, quick.stderr

@@ -19,7 +19,7 @@ from fsbm.predictor.tracing import (GAP_SHARE_OF_BARE_LOOP, OWN_MEDIAN_CAP_SHARE
                                     TracingCalibration, calibration_trace_timeline, measure_bare_loop,
                                     shared_cores_stretch, untraced_outside)
 from fsbm.traces.strace import StraceReader
-from tests.conftest import Served, run_fsbm
+from tests.conftest import Calibrated, Served, give_calibration, run_fsbm
 
 
 def _traced(tmp_path: Path, script: str) -> Timeline:
@@ -303,13 +303,13 @@ def test_the_suite_has_a_fixed_test_set_held_apart_from_the_development_set() ->
     assert not {p.name for p in dev} & {p.name for p in test}
 
 
-def test_a_plain_strace_log_is_predicted_in_both_forms_from_a_real_calibration(served: Served, tmp_path: Path) -> None:
+def test_a_plain_strace_log_is_predicted_in_both_forms_from_a_real_calibration(served: Served, calibrated: Calibrated,
+                                                                              tmp_path: Path) -> None:
     log = tmp_path / "plain.strace"
     subprocess.run(["strace", *STRACE_FLAGS, "-o", str(log), "sh", "-c", served.command], check=True,
                    stdout=subprocess.DEVNULL)
-    calibrated = run_fsbm("trace", "calibrate", env=served.env)
-    assert calibrated.returncode == 0, calibrated.stderr
     assert "tracing calibration" in calibrated.stdout and "programs told within" in calibrated.stdout
+    give_calibration(calibrated, served.store)
     out = tmp_path / "p.json"
     ext4, tmpfs = served.candidates
     done = run_fsbm("predict", str(log), "--candidates", f"{ext4},{tmpfs}", "--traced-on", ext4,
