@@ -402,6 +402,22 @@ def test_stack_distances_are_mattsons() -> None:
     assert stack_distances(keys).tolist() == [-1, -1, -1, 2, 2, 0, -1, 2]
 
 
+def test_stack_distances_equal_an_lru_stacks_across_many_words_of_marks() -> None:
+    # The marks are counted 64 positions to a word: references whose previous one lies in
+    # the same word, the word before, or hundreds of words back, against a list kept as an
+    # LRU stack (the distance is the key's depth in it).
+    rng = np.random.default_rng(7)
+    keys = np.concatenate([rng.integers(0, 40, 3000), rng.integers(0, 3000, 3000), np.arange(500) % 70])
+    stack: list[int] = []
+    expected = []
+    for key in keys.tolist():
+        expected.append(stack.index(key) if key in stack else -1)
+        if key in stack:
+            stack.remove(key)
+        stack.insert(0, key)
+    assert stack_distances(keys).tolist() == expected
+
+
 def test_a_re_read_file_hits_once_the_cache_holds_it(tmp_path: Path, data_file: Path) -> None:
     profile = traced_profile(tmp_path, """
         import os
