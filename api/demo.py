@@ -25,7 +25,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from fsbm.api.provision import AGING, TABLE_MAX_AGE_HOURS, provision, stored_or_measured_cost_table
+from fsbm.api.provision import AGING, provision, stored_or_measured_cost_table
 from fsbm.api.render import format_ns, format_seconds, headline_costs, profile_table, ranking_sentence
 from fsbm.documents import Prediction
 from fsbm.locations import data_dir
@@ -118,8 +118,7 @@ def verdict_summary(prediction: Prediction, measured: dict[str, dict[str, list[f
 
 
 def run_demo(settings: Any, console: Console, filesystems: tuple[str, ...], size: int, *,
-             rounds: int = ROUNDS, corpus_bytes: int = CORPUS_BYTES,
-             table_max_age_hours: float = TABLE_MAX_AGE_HOURS) -> Path:
+             table_max_age_hours: float, rounds: int = ROUNDS, corpus_bytes: int = CORPUS_BYTES) -> Path:
     """The demo; the report's path.  A stored cost table older than `table_max_age_hours`
     is measured again: the demo judges its prediction against runs it makes now."""
     from fsbm.api.report import report_for_prediction

@@ -18,10 +18,6 @@ from fsbm.predictor.cost_table import CostTable
 
 # The aged state fsbm's calibrations are measured on ("xfs aged" means this).
 AGING = AgingOptions(rounds=8, fill_pct=50.0, seed=7)
-# How old a stored cost table may be where a command judges its prediction against runs it
-# makes now (the demo): the host's disk drifts over hours, and a table from another part of
-# the day once put the demo's ratios 20% off.
-TABLE_MAX_AGE_HOURS = 6.0
 
 
 def provision(settings: Any, name: str, fstype: str, size: int, aging: Optional[AgingOptions], console: Console,
