@@ -27,4 +27,6 @@ def library() -> ctypes.CDLL:
     lib.fsbm_sequence.restype = _I64
     lib.fsbm_spatial_hashes.argtypes = [_P, _I64, _P, _I64, _P]
     lib.fsbm_spatial_hashes.restype = None
+    lib.fsbm_expand_blocks.argtypes = [_P, _P, _P, _I64, _I64, _I64, _I64, _P, _P, _P]
+    lib.fsbm_expand_blocks.restype = None
     return lib

@@ -129,19 +129,21 @@ def block_totals(refs: References) -> tuple[int, int]:
 def _blocks(refs: References) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
     """(block keys, is_read, access, place) of every block every access touched, in the
     references' order: `access` is the index of the access it belongs to, `place` its rank
-    within that access.  At most CHUNK_BLOCKS at a time (an access of many blocks is cut
-    across chunks); what is held at once is bounded by ACCESSES_AT_ONCE and CHUNK_BLOCKS,
-    not by the trace."""
+    within that access (expanded in C: characterizer/native/blocks.c).  At most CHUNK_BLOCKS
+    at a time (an access of many blocks is cut across chunks); what is held at once is
+    bounded by ACCESSES_AT_ONCE and CHUNK_BLOCKS, not by the trace."""
+    expand = library().fsbm_expand_blocks
     for lo in range(0, len(refs.offset), ACCESSES_AT_ONCE):
         first, counts = _spans(refs, lo, lo + ACCESSES_AT_ONCE)
+        first = np.ascontiguousarray(first, dtype=np.int64)
+        files = np.ascontiguousarray(refs.file[lo:lo + ACCESSES_AT_ONCE], dtype=np.int64)
         ends = np.cumsum(counts)
         for start in range(0, int(ends[-1]), CHUNK_BLOCKS):
-            position = np.arange(start, min(start + CHUNK_BLOCKS, int(ends[-1])), dtype=np.int64)
-            access = np.searchsorted(ends, position, side="right")
-            place = position - (ends[access] - counts[access])
-            block = first[access] + place
-            yield ((refs.file[lo + access].astype(np.int64) << FILE_SHIFT) | block, refs.is_read[lo + access],
-                   lo + access, place)
+            count = min(CHUNK_BLOCKS, int(ends[-1]) - start)
+            access, place, keys = (np.empty(count, dtype=np.int64) for _ in range(3))
+            expand(ends.ctypes.data, first.ctypes.data, files.ctypes.data, len(ends), FILE_SHIFT, start, count,
+                   access.ctypes.data, place.ctypes.data, keys.ctypes.data)
+            yield keys, refs.is_read[lo + access], lo + access, place
 
 
 Order = tuple[np.ndarray, ...]  # where each row falls in the whole trace: sort keys, most significant first
