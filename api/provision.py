@@ -1,5 +1,6 @@
 """Scratch filesystems that outlive a command, with their cost tables: what `fsbm validate`
-and `fsbm demo` stand on.  A second run finds both and measures nothing again.
+and `fsbm demo` stand on.  A second run finds both and measures nothing again, but for a
+table older than its caller accepts.
 """
 
 from __future__ import annotations
