@@ -43,15 +43,30 @@ def provision(settings: Any, name: str, fstype: str, size: int, aging: Optional[
     return fs
 
 
-def table_age_hours(table: CostTable, now: datetime) -> float | None:
-    """How many hours ago the table was measured; None where its time is not recorded."""
+def hours_since(measured_at: str | None, now: datetime) -> float | None:
+    """How many hours before `now` a cost table measured at `measured_at` (ISO 8601, as
+    tables record it) was measured; None where no time is recorded."""
     try:
-        measured = datetime.fromisoformat(table.measured_at.replace("Z", "+00:00"))
+        measured = datetime.fromisoformat((measured_at or "").replace("Z", "+00:00"))
     except ValueError:
         return None
     if measured.tzinfo is None:
         measured = measured.replace(tzinfo=timezone.utc)
     return (now - measured).total_seconds() / 3600
+
+
+def stale_table_notes(candidates: list[tuple[str, str | None]], now: datetime, max_age_hours: float) -> list[str]:
+    """A line for each (candidate, measured_at) whose cost table is more than `max_age_hours`
+    old: the device under a table drifts and changes, so the reader should know the costs'
+    age and how to measure them again."""
+    notes = []
+    for name, measured_at in candidates:
+        age = hours_since(measured_at, now)
+        if age is not None and age > max_age_hours:
+            when = f"{age / 24:.0f} days" if age >= 48 else f"{age:.0f} hours"
+            notes.append(f"cost table '{name}' was measured {when} ago ({measured_at}): its device's speed may have "
+                         f"moved since (`fsbm bench` measures a new one)")
+    return notes
 
 
 def stored_or_measured_cost_table(settings: Any, fs: scratch.ScratchFs, store: Any, console: Console,
@@ -65,7 +80,7 @@ def stored_or_measured_cost_table(settings: Any, fs: scratch.ScratchFs, store: A
             if store.run_status(k[2].get("fsbench_run_id")) != "interrupted"]
     if kept and not fresh:
         table = CostTable.from_json(kept[0][2], f"cost table {kept[0][0]}")
-        age = table_age_hours(table, datetime.now(timezone.utc))
+        age = hours_since(table.measured_at, datetime.now(timezone.utc))
         if max_age_hours is None or (age is not None and age <= max_age_hours):
             console.print(f"[dim]{escape(fs.name)}: cost table {kept[0][0]} from the store (measured "
                           f"{table.measured_at})[/]")

@@ -5,8 +5,10 @@ second run measures again only a cost table too old to judge today's runs by."""
 from __future__ import annotations
 
 import sqlite3
+from datetime import datetime, timezone
 from pathlib import Path
 
+from fsbm.api.provision import hours_since, stale_table_notes
 from fsbm.store import ResultsStore
 from tests.conftest import require_root, run_fsbm
 
@@ -52,3 +54,12 @@ def test_the_demo_runs_the_whole_job_and_a_second_run_reuses_the_stores_recent_t
         assert db.execute("SELECT COUNT(*) FROM documents WHERE kind = 'cost_table'").fetchone()[0] == tables + 2
     finally:
         run_fsbm("fs", "destroy", "demo-ext4", "demo-tmpfs")
+
+
+def test_a_prediction_names_its_cost_tables_measured_long_ago() -> None:
+    now = datetime(2026, 11, 28, 12, 0, tzinfo=timezone.utc)
+    notes = stale_table_notes([("ext4", "2026-11-28T06:00:00Z"), ("xfs", "2026-11-27T06:00:00Z"),
+                               ("btrfs", "2026-11-01T12:00:00+00:00"), ("old", None), ("bad", "yesterday")], now, 24)
+    assert [n.split("'")[1] for n in notes] == ["xfs", "btrfs"]
+    assert "measured 30 hours ago" in notes[0] and "measured 27 days ago" in notes[1]
+    assert hours_since("2026-11-28T11:30:00", now) == 0.5  # no zone: the tables' UTC

@@ -131,9 +131,25 @@ def predict_command(
     observed = render.observed_table(doc)
     if observed is not None and output_format == "table":
         console.print(observed)
+    _tell_stale_tables(doc)
     console.print(f"prediction {doc.id} stored (its report: fsbm report {doc.id} -o report.html)")
     if json_out is not None:
         write_json(json_out, doc.model_dump(mode="json"))
+
+
+# A cost table older than this is named beside a prediction: one from another part of the
+# same day once put the demo's ratios 20% off (docs/model-evidence.md).
+STALE_TABLE_HOURS = 24.0
+
+
+def _tell_stale_tables(prediction: "Prediction") -> None:
+    from datetime import datetime, timezone
+
+    from fsbm.api.provision import stale_table_notes
+
+    for note in stale_table_notes([(c.candidate, c.cost_table_measured_at) for c in prediction.candidates],
+                                  datetime.now(timezone.utc), STALE_TABLE_HOURS):
+        console.print(f"[dim]{escape(note)}[/]")
 
 
 def one_workload(sources: list[Path]) -> Path | list[Path]:
