@@ -132,12 +132,15 @@ def needs_tracing_calibration(store: ResultsStore, profile: dict[str, Any]) -> b
     return newest_current(found[2] if found else None for found in stored) is None
 
 
-def calibrate_tracing(store: ResultsStore, progress: Callable[[str], None] = lambda line: None) -> tuple[int, Any]:
-    """Measure what strace adds to a job on this machine, keep it; its id and the calibration."""
+def calibrate_tracing(store: ResultsStore, progress: Callable[[str], None] = lambda line: None,
+                      quick: bool = False) -> tuple[int, Any]:
+    """Measure what strace adds to a job on this machine, keep it; its id and the calibration.
+    `quick`: QUICK_CALIBRATION_RUNS of each program, in about half the time, from noisier runs."""
     from fsbm.locations import data_dir
-    from fsbm.predictor.tracing import calibrate
+    from fsbm.predictor.tracing import FULL_CALIBRATION_RUNS, QUICK_CALIBRATION_RUNS, calibrate
 
-    calibration = calibrate(data_dir() / "tracing", progress=progress)
+    untraced, traced = QUICK_CALIBRATION_RUNS if quick else FULL_CALIBRATION_RUNS
+    calibration = calibrate(data_dir() / "tracing", untraced_runs=untraced, traced_runs=traced, progress=progress)
     return store.save_document("tracing_calibration", calibration.to_json(), name="strace"), calibration
 
 

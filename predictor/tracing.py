@@ -78,6 +78,10 @@ STRACE_FLAGS = ("-f", "-tt", "-T", "-y", "-s", "64")
 UNCALIBRATED_BAND = (-0.5, 0.5)
 # The calibration skips a line of its own traces it cannot read, up to one in this many.
 MAX_UNREAD_SHARE = 100
+# Untraced and traced runs of each calibration program: a full calibration's, and a quick
+# one's (`fsbm trace calibrate --quick`: about half the time, from noisier runs).
+FULL_CALIBRATION_RUNS = (5, 3)
+QUICK_CALIBRATION_RUNS = (3, 1)
 # What a program's gap takes off where its profile has no median of its own (older parsers), as
 # a share of what a loop of bare calls' gaps take over their calls on the same machine and day
 # (measure_bare_loop): fitted on three plain validations of
@@ -462,7 +466,7 @@ def measure_bare_loop(work: Path, untraced_runs: int, traced_runs: int,
     return BareLoop(float(statistics.median(over_call)), float(statistics.median(start_to_start)))
 
 
-def calibrate(base: Path, *, untraced_runs: int = 5, traced_runs: int = 3,
+def calibrate(base: Path, *, untraced_runs: int = FULL_CALIBRATION_RUNS[0], traced_runs: int = FULL_CALIBRATION_RUNS[1],
               progress: Callable[[str], None] = lambda line: None) -> TracingCalibration:
     """Run the calibration programs untraced and traced here, in a temporary directory
     beneath `base` (module docstring)."""

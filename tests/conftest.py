@@ -199,11 +199,11 @@ class Calibrated:
 
 @pytest.fixture(scope="session")
 def calibrated(tmp_path_factory: pytest.TempPathFactory) -> Calibrated:
-    """One real `fsbm trace calibrate` for the session (about half a minute), in a store of
-    its own: tests that predict a plain trace take it (give_calibration) rather than each
-    measuring the same again."""
+    """One real `fsbm trace calibrate --quick` for the session (about a quarter of a minute),
+    in a store of its own: tests that predict a plain trace take it (give_calibration) rather
+    than each measuring the same again."""
     home = tmp_path_factory.mktemp("calibrated") / "home"
-    done = run_fsbm("trace", "calibrate", env={"FSBM_HOME": str(home)})
+    done = run_fsbm("trace", "calibrate", "--quick", env={"FSBM_HOME": str(home)})
     assert done.returncode == 0, done.stderr
     return Calibrated(home / "fsbm.sqlite", done.stdout)
 

@@ -176,13 +176,14 @@ def candidate_names(candidates: str) -> list[str]:
     return names
 
 
-def calibrate_tracing_here(settings: Settings) -> None:
+def calibrate_tracing_here(settings: Settings, quick: bool = False) -> None:
     from fsbm.pipeline import calibrate_tracing
 
     console.print("[bold]calibrating[/] how well traces tell their untraced time here (strace -f -tt -T -y; "
-                  "about half a minute)")
+                  f"{'about a quarter of a minute, quick' if quick else 'about half a minute'})")
     with settings.store() as store:
-        document_id, calibration = calibrate_tracing(store, progress=lambda line: console.print(f"  {escape(line)}"))
+        document_id, calibration = calibrate_tracing(store, progress=lambda line: console.print(f"  {escape(line)}"),
+                                                     quick=quick)
     low, high = calibration.error_band
     console.print(f"tracing calibration {document_id} stored: 90% of the programs told within "
                   f"{100 * low:+.0f}% to {100 * high:+.0f}%")

@@ -84,12 +84,15 @@ def trace_record(
 
 
 @trace_app.command("calibrate")
-def trace_calibrate_command(ctx: typer.Context) -> None:
+def trace_calibrate_command(ctx: typer.Context,
+                            quick: bool = typer.Option(False, "--quick", help="Fewer runs of each program (3 untraced, "
+                                                       "1 traced, where 5 and 3 is the default): about half the "
+                                                       "time, from noisier runs.")) -> None:
     """Check how well a plain trace tells its untraced time on this machine (about half a
     minute): small programs run untraced and traced.  Until `fsbm validate --plain --set dev`
     has measured the model's own errors, these give a plain trace's intervals; `fsbm predict`
     runs this on first need."""
-    calibrate_tracing_here(settings_of(ctx))
+    calibrate_tracing_here(settings_of(ctx), quick=quick)
 
 
 @trace_app.command("parse")
