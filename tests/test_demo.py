@@ -42,7 +42,7 @@ def test_the_demo_runs_the_whole_job_and_a_second_run_reuses_the_stores_recent_t
         tables = db.execute("SELECT COUNT(*) FROM documents WHERE kind = 'cost_table'").fetchone()[0]
         assert tables == 2
 
-        # The tmpfs's table, as though measured four days ago: too old for the demo to judge
+        # The tmpfs's table, as though measured in January: too old for the demo to judge
         # today's runs by, so that one is measured again and the ext4's is reused.
         [(_, _, tmpfs_table), *_] = store.documents("cost_table", name="demo-tmpfs")
         store.save_document("cost_table", {**tmpfs_table, "measured_at": "2026-01-01T00:00:00Z"}, name="demo-tmpfs")
