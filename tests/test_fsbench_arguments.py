@@ -26,6 +26,8 @@ def run(fsbench: Path, *args: str) -> subprocess.CompletedProcess[str]:
         (("--target", "/tmp", "--file-size", "12"), "--file-size expects a size of at least 4k"),
         (("--target", "/tmp", "--gaps", "4k,huge"), "'huge' is not a gap between 512 B and 64M"),
         (("--target", "/tmp", "--orders", "sideways"), "unknown value 'sideways'"),
+        (("--target", "/tmp", "--file-sizes", "4k,lots"), "'lots' is not a file size between 0 B and 64M"),
+        (("--target", "/tmp", "--file-sizes", ",".join(["1k"] * 17)), "--file-sizes: at most 16 values"),
         (("--target", "/tmp", "--bogus"), "unknown option '--bogus'"),
         (("--target", "/tmp", "stray"), "unexpected argument 'stray'"),
     ],
@@ -52,7 +54,8 @@ def test_list_names_every_benchmark_with_what_it_isolates(fsbench: Path) -> None
     names = {line.split()[0] for line in listing}
     assert {"create", "unlink", "mkdir", "rmdir", "stat_file", "stat_dir", "open", "close", "readdir", "rename",
             "link", "symlink", "chmod", "utimes", "read", "write", "overwrite", "append", "fsync",
-            "fdatasync", "fdatasync_overwrite", "fsync_clean", "fsync_dir", "create_written"} <= names
+            "fdatasync", "fdatasync_overwrite", "fsync_clean", "fsync_dir", "create_written", "create_written_mix",
+            "unlink_written", "unlink_written_mix"} <= names
     assert all(len(line.split(None, 3)) == 4 for line in listing)
 
 
@@ -99,3 +102,30 @@ def test_a_reader_that_goes_away_stops_the_run_and_leaves_nothing_behind(fsbench
     assert proc.returncode == 130, stderr
     assert b"interrupted" in stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_mix_benchmarks_run_only_at_a_mix_and_write_each_file_at_its_size(fsbench: Path, tmp_path: Path) -> None:
+    """create_written_mix and unlink_written_mix are planned only with --file-sizes, one case
+    each at the mix's mean; the files they make are written at the mix's sizes, cycled (seen
+    in the write calls strace shows), and the results carry the mix."""
+    plain = run(fsbench, "--target", str(tmp_path), "--only", "meta", "--dry-run")
+    assert "create_written_mix" not in plain.stdout and "create_written " in plain.stdout
+    planned = run(fsbench, "--target", str(tmp_path), "--only", "create_written_mix,unlink_written_mix",
+                  "--file-sizes", "1000,5000,0", "--caches", "warm", "--dry-run")
+    assert [line.split()[:2] for line in planned.stdout.splitlines() if "_mix" in line] == [
+        ["create_written_mix", "2000"], ["unlink_written_mix", "2000"]]
+
+    out, log = tmp_path / "mix.json", tmp_path / "writes.strace"
+    target = tmp_path / "target"
+    target.mkdir()
+    done = subprocess.run(["strace", "-f", "-qq", "-e", "trace=write", "-e", "signal=none", "-o", str(log),
+                           str(fsbench), "--target", str(target), "--quick", "--only", "create_written_mix",
+                           "--file-sizes", "1000,5000,0", "--caches", "warm", "--files", "60", "--reps", "1",
+                           "--json", str(out)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    [result] = json.loads(out.read_text())["results"]
+    assert result["bench"] == "create_written_mix" and result["size"] == 2000
+    assert result["file_sizes"] == [1000, 5000, 0] and result["ops"] > 0
+    written = [int(line.rsplit("= ", 1)[1]) for line in log.read_text().splitlines()
+               if " write(" in line and "= " in line and line.rsplit("= ", 1)[1].strip().isdigit()]
+    assert written.count(1000) >= 15 and written.count(5000) >= 15

@@ -26,9 +26,12 @@ enum family { FAMILY_META = 1, FAMILY_DATA = 2 };
 enum order { ORDER_SEQ = 1, ORDER_RANDOM = 2, ORDER_FORWARD = 4 };
 /* Reads in one forward repetition (at least: more if --ops asks), measured whole. */
 enum { FORWARD_READS = 4096 };
-/* Which sizes a benchmark sweeps by default: request sizes (data), a sync's bytes, or the
- * bytes written into each file a metadata benchmark makes. */
-enum size_sweep { SWEEP_NONE, SWEEP_FULL, SWEEP_SYNC, SWEEP_WRITTEN };
+/* Which sizes a benchmark sweeps by default: request sizes (data), a sync's bytes, the
+ * bytes written into each file a metadata benchmark makes, or one case at a workload's mix
+ * of such sizes (--file-sizes; the benchmark runs only where a mix is given). */
+enum size_sweep { SWEEP_NONE, SWEEP_FULL, SWEEP_SYNC, SWEEP_WRITTEN, SWEEP_MIX };
+/* The most sizes a mix (--file-sizes) holds. */
+enum { MAX_FILE_SIZES = 16 };
 
 struct suite_config;
 struct bench_ctx;
@@ -56,7 +59,7 @@ struct bench {
 /* One point of the sweep: a benchmark at one size, order and cache state. */
 struct bench_case {
 	const struct bench *bench;
-	uint64_t size; /* request size in bytes, 0 for metadata */
+	uint64_t size; /* request size in bytes, 0 for metadata; a mix's mean (SWEEP_MIX) */
 	enum order order;
 	enum cache_mode cache;
 	uint64_t gap;  /* forward order: mean bytes skipped between requests; else 0 */
@@ -78,6 +81,10 @@ struct suite_config {
 	uint64_t seed;
 	const char *data_file;     /* an existing file for read benchmarks, or NULL */
 	int shared_fd;             /* the suite's shared-files directory */
+	/* A workload's mix of bytes written into the files it makes (--file-sizes): file i of a
+	 * SWEEP_MIX benchmark gets file_sizes[i % nfile_sizes]. */
+	uint64_t file_sizes[MAX_FILE_SIZES];
+	size_t nfile_sizes;
 };
 
 /* State of one case while it runs; callbacks keep what they need here. */

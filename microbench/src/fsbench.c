@@ -52,6 +52,7 @@ static const struct option_help option_table[] = {
 	{ { "json", required_argument, 0, 'j' }, "FILE", "write the results here instead of standard output" },
 	{ { "force", no_argument, 0, 'F' }, NULL, "allow --json to replace an existing file" },
 	{ { "sizes", required_argument, 0, 's' }, "LIST", "request sizes, e.g. 512,4k,d-1,d,d+1,1M (d = block size)" },
+	{ { "file-sizes", required_argument, 0, 'M' }, "LIST", "bytes written into each file the *_mix benchmarks make, cycled: a workload's mix, e.g. 120,3k,40k,1M" },
 	{ { "orders", required_argument, 0, 'O' }, "LIST", "sequential,random,forward (creation order counts as sequential; forward: cold reads only)" },
 	{ { "gaps", required_argument, 0, 'g' }, "LIST", "forward order: mean bytes skipped between reads (default 4k,16k,64k,256k)" },
 	{ { "caches", required_argument, 0, 'c' }, "LIST", "cold,warm,direct" },
@@ -202,6 +203,10 @@ static void parse_options(int argc, char **argv, struct options *o)
 		case 'j': o->json_path = optarg; break;
 		case 'F': o->force = 1; break;
 		case 's': o->sizes_text = optarg; break;
+		case 'M':
+			o->cfg.nfile_sizes = parse_byte_list(optarg, "file-sizes", "file size", 0, 0, MAX_FILE_SIZES,
+							     o->cfg.file_sizes);
+			break;
 		case 'O': o->orders = parse_choices(optarg, "orders", order_names, order_bits, 6); break;
 		case 'g': o->ngaps = parse_byte_list(optarg, "gaps", "gap", 0, 512, MAX_GAPS, o->gaps); break;
 		case 'c': o->caches = parse_choices(optarg, "caches", cache_names, cache_bits, 3); break;
@@ -420,8 +425,13 @@ static void build_plan(struct plan *p, const struct options *o, int direct_ok, i
 	const struct bench *tables[] = { meta_benches, data_benches };
 	const size_t counts[] = { meta_bench_count, data_bench_count };
 	uint64_t d = o->cfg.block_size, sizes[MAX_SIZES], sync_sizes[3] = { d, 65536, 1048576 };
-	uint64_t written_sizes[2] = { d, 65536 };
+	uint64_t written_sizes[2] = { d, 65536 }, mix_mean = 0;
 	size_t nsizes, nsync = o->cfg.quick ? 1 : 3;
+
+	for (size_t i = 0; i < o->cfg.nfile_sizes; i++)
+		mix_mean += o->cfg.file_sizes[i];
+	if (o->cfg.nfile_sizes)
+		mix_mean = mix_mean / o->cfg.nfile_sizes ? mix_mean / o->cfg.nfile_sizes : 1;
 
 	if (o->sizes_text) {
 		nsizes = parse_byte_list(o->sizes_text, "sizes", "request size", d, 1, MAX_SIZES, sizes);
@@ -435,11 +445,12 @@ static void build_plan(struct plan *p, const struct options *o, int direct_ok, i
 		for (size_t i = 0; i < counts[t]; i++) {
 			const struct bench *b = &tables[t][i];
 			const uint64_t *sz = b->sweep == SWEEP_SYNC ? sync_sizes
-					   : b->sweep == SWEEP_WRITTEN ? written_sizes : sizes;
+					   : b->sweep == SWEEP_WRITTEN ? written_sizes
+					   : b->sweep == SWEEP_MIX ? &mix_mean : sizes;
 			size_t nsz = b->sweep == SWEEP_NONE ? 1 : b->sweep == SWEEP_SYNC ? nsync
-				   : b->sweep == SWEEP_WRITTEN ? 2 : nsizes;
+				   : b->sweep == SWEEP_WRITTEN ? 2 : b->sweep == SWEEP_MIX ? 1 : nsizes;
 
-			if (!wanted(o, b))
+			if (!wanted(o, b) || (b->sweep == SWEEP_MIX && !o->cfg.nfile_sizes))
 				continue;
 			for (size_t s = 0; s < nsz; s++)
 				for (unsigned ord = ORDER_SEQ; ord <= ORDER_FORWARD; ord <<= 1)

@@ -230,6 +230,13 @@ static void write_result(struct json *j, const struct bench_ctx *ctx, struct cas
 		json_u64(j, c->size);
 	else
 		json_null(j);
+	if (c->bench->sweep == SWEEP_MIX) {
+		json_key(j, "file_sizes");
+		json_begin_array(j);
+		for (size_t i = 0; i < ctx->cfg->nfile_sizes; i++)
+			json_u64(j, ctx->cfg->file_sizes[i]);
+		json_end_array(j);
+	}
 	json_kv_string(j, "order", order_name(c));
 	if (c->order == ORDER_FORWARD) {
 		json_kv_u64(j, "gap", c->gap);
