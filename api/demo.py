@@ -4,7 +4,9 @@
    validate` ages them, tmpfs as it is) and run quick fsbench on each: cost tables.
 2. Record a real program with `fsbm trace record` on the first candidate: unpack a source
    tree (a slice of Python's standard library), grep it, delete it.
-3. Characterize the trace and predict the program's runtime on every candidate.
+3. Characterize the trace, grow each table by the cases the program is priced from beyond
+   it (as `fsbm bench --for` does: its mix of file sizes, say), and predict the program's
+   runtime on every candidate.
 4. Measure, in shuffled cold rounds: the program for real on each candidate, and the
    trace replayed there (fsreplay).  Print the verdict: predicted against measured.
 5. Write the purchase-decision report.
@@ -117,6 +119,27 @@ def verdict_summary(prediction: Prediction, measured: dict[str, dict[str, list[f
     return "; ".join(parts)
 
 
+def _measure_programs_cases(targets: list[Target], profile: dict[str, Any], store: Any, console: Console) -> None:
+    """Each target's table grown by the cases `profile` is priced from beyond it and kept as
+    its newest (pipeline.measure_regime, `fsbm bench --for`); a table that has them already is
+    left as it is.  A run that fails leaves its table as it was, said so: the prediction then
+    prices those calls from the table's own cases."""
+    from fsbm.api.prediction_service import memory_available_bytes
+    from fsbm.pipeline import measure_regime
+
+    for target in targets:
+        runs, table_id = measure_regime(target.mount, profile, target.candidate, store,
+                                        cache_bytes=memory_available_bytes())
+        failed = [doc for doc in runs if doc.get("interrupted") or doc.get("errors")]
+        cases = sum(len(doc.get("results", [])) for doc in runs if doc not in failed)
+        if failed:
+            console.print(f"  {escape(target.candidate)}: fsbench did not measure the program's own cases "
+                          f"(run {failed[0]['run_id']}); it is priced from the table's cases")
+        elif table_id is not None:
+            console.print(f"  {escape(target.candidate)}: {cases} of the program's own cases measured "
+                          f"(cost table {table_id})")
+
+
 def run_demo(settings: Any, console: Console, filesystems: tuple[str, ...], size: int, *,
              table_max_age_hours: float, rounds: int = ROUNDS, corpus_bytes: int = CORPUS_BYTES) -> Path:
     """The demo; the report's path.  A stored cost table older than `table_max_age_hours`
@@ -152,6 +175,8 @@ def run_demo(settings: Any, console: Console, filesystems: tuple[str, ...], size
         console.print(profile_table(traced.profile))
 
         headline("predicting its runtime on each candidate")
+        with settings.store() as store:
+            _measure_programs_cases(targets, traced.profile, store, console)
         predictor = PredictionService(settings.store_path)
         with settings.store() as store:
             profile_id = store.save_document("profile", traced.profile, name=traced.profile["source"])

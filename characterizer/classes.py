@@ -37,7 +37,10 @@ READDIR is a listing, never its end).  Listings keep the bytes of entries they r
 listing costs by its entries.  Creates also keep how many of the files they
 made were then written (not copied into) and the bytes written into them: on btrfs a
 create among files holding unwritten data waits for some of it to be written out (fsbench's
-create_written), so it costs several times an empty create.
+create_written), so it costs several times an empty create.  What it waits for depends on
+the mix of sizes around it, not on their mean alone, so the files are kept by power of two
+of their bytes too (written_log2, with each bucket's bytes), as the unlinks of files holding
+data keep the bytes each held (data_log2).
 
 Every class, data or metadata, keeps how many of its calls the trace timed ("timed": strace
 -T, an NFS reply) and their summed durations ("dur_ns"): what the calls cost where they were
@@ -167,31 +170,50 @@ def data_classes(ev: EventArrays, acc: Access, mapped: Regions) -> dict[str, dic
     return out
 
 
-def written_creates(ev: EventArrays) -> tuple[int, int]:
-    """(files, bytes): the files a successful create made that a successful write (not an
-    in-kernel copy) then wrote into, and the bytes those writes moved after the create."""
+def size_buckets(sizes: np.ndarray) -> dict[str, dict[str, int]]:
+    """Files by power of two of their bytes: {lowest bytes of the bucket (0 for empty files):
+    {"files", "bytes"}}.  Counts add, so buckets of parts merge (partial.add_counts)."""
+    sizes = np.asarray(sizes, np.int64)
+    if not len(sizes):
+        return {}
+    lows = np.where(sizes > 0, np.left_shift(1, np.floor(np.log2(np.maximum(sizes, 1))).astype(np.int64)), 0)
+    keys, index = np.unique(lows, return_inverse=True)
+    files = np.bincount(index)
+    nbytes = np.bincount(index, weights=sizes.astype(np.float64))
+    return {str(int(k)): {"files": int(f), "bytes": int(round(b))} for k, f, b in zip(keys, files, nbytes)}
+
+
+def written_creates(ev: EventArrays) -> dict[str, dict[str, int]]:
+    """The files a successful create made that a successful write (not an in-kernel copy)
+    then wrote into, by the bytes those writes moved after the create (size_buckets)."""
     made = (ev.op == OP_INDEX["create"]) & ~ev.failed
     if not made.any():
-        return 0, 0
+        return {}
     first_made = np.full(max(len(ev.files), 1), np.iinfo(np.int64).max, np.int64)
     np.minimum.at(first_made, ev.file[made], ev.seq[made].astype(np.int64))
     writes = np.flatnonzero((ev.op == OP_INDEX["write"]) & ~ev.failed)
     writes = writes[~_copies(ev, writes)]
     after = ev.seq[writes] > first_made[ev.file[writes]]
     rows = writes[after]
-    return int(len(np.unique(ev.file[rows]))), int(access_lengths(ev, rows).sum())
+    if not len(rows):
+        return {}
+    files, index = np.unique(ev.file[rows], return_inverse=True)
+    per_file = np.bincount(index, weights=access_lengths(ev, rows).astype(np.float64), minlength=len(files))
+    return size_buckets(np.rint(per_file).astype(np.int64))
 
 
 def with_unlinked_data(classes: dict, sizes: np.ndarray) -> dict:
-    """The classes with the unlinks of files that held data counted (with_data) and their
-    bytes (data_bytes): such an unlink frees blocks and cached pages too, and costs twice
-    an empty file's or more (fsbench's unlink_written)."""
+    """The classes with the unlinks of files that held data counted (with_data), their bytes
+    (data_bytes) and the files by power of two of their bytes (data_log2): such an unlink
+    frees blocks and cached pages too, and costs twice an empty file's or more (fsbench's
+    unlink_written)."""
     unlink = classes.get("metadata", {}).get("unlink")
     if not unlink:
         return classes
     held = sizes[sizes > 0]
     done = unlink["done"]
-    counted = {**unlink, "with_data": min(int(len(held)), done), "data_bytes": int(held.sum())}
+    counted = {**unlink, "with_data": min(int(len(held)), done), "data_bytes": int(held.sum()),
+               "data_log2": size_buckets(held)}
     return {**classes, "metadata": {**classes["metadata"], "unlink": counted}}
 
 
@@ -238,10 +260,12 @@ def metadata_classes(ev: EventArrays) -> dict[str, dict[str, int]]:
     return out
 
 
-def with_written_creates(classes: dict[str, dict[str, int]], written: tuple[int, int]) -> dict[str, dict[str, int]]:
-    """The metadata classes with the creates' "written" and "written_bytes" (written_creates)."""
+def with_written_creates(classes: dict[str, dict], written: dict[str, dict[str, int]]) -> dict[str, dict]:
+    """The metadata classes with the creates' "written", "written_bytes" and "written_log2"
+    (written_creates)."""
     if "create" not in classes:
         return classes
-    files, nbytes = written
+    files = sum(b["files"] for b in written.values())
+    nbytes = sum(b["bytes"] for b in written.values())
     return {**classes, "create": {**classes["create"], "written": min(files, classes["create"]["done"]),
-                                  "written_bytes": nbytes}}
+                                  "written_bytes": nbytes, "written_log2": written}}

@@ -328,7 +328,7 @@ class FileStatistics:
     over parts that each hold every event of some files (scale.py's file buckets)."""
 
     syncs: dict[str, dict[str, int]]
-    written_creates: tuple[int, int]
+    written_creates: dict[str, dict[str, int]]  # classes.size_buckets
 
     @classmethod
     def of(cls, ev: EventArrays, *, nfs: bool, scope: str | None = None) -> "FileStatistics":
@@ -344,12 +344,11 @@ class FileStatistics:
 
     @classmethod
     def none(cls) -> "FileStatistics":
-        return cls({kind: {"count": 0, "bytes": 0} for kind in SYNC_KINDS}, (0, 0))
+        return cls({kind: {"count": 0, "bytes": 0} for kind in SYNC_KINDS}, {})
 
     def merge(self, other: "FileStatistics") -> "FileStatistics":
         return FileStatistics(add_counts(self.syncs, other.syncs),
-                              (self.written_creates[0] + other.written_creates[0],
-                               self.written_creates[1] + other.written_creates[1]))
+                              add_counts(self.written_creates, other.written_creates))
 
     def into(self, part: "Partial") -> "Partial":
         """`part`, whose syncs and creates' "written" summarize left out, with these in place."""

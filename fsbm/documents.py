@@ -63,6 +63,45 @@ class ClassCount(_Open):
     dur_ns: NonNegativeInt = 0                # ... and their durations, summed
 
 
+class SizeBucket(_Open):
+    """Files whose bytes fall in one power of two, and those bytes summed."""
+
+    files: NonNegativeInt
+    bytes: NonNegativeInt
+
+
+# A mix of file sizes is told by this many groups of as many files each: eight groups of a
+# source tree's files cost a create on btrfs what the tree's own files do (meta.c says more).
+MIX_GROUPS = 8
+
+
+def size_mix(buckets: dict[str, SizeBucket], groups: int = MIX_GROUPS) -> tuple[int, ...]:
+    """The files of `buckets` as `groups` groups of as many files each (fewer where there are
+    fewer files), smallest first, each at its files' mean bytes, three significant figures:
+    the mix fsbench's *_mix benchmarks write.  Within a bucket every file is taken at the
+    bucket's mean, so the mix's mean is the files' mean.  Empty where there are no files."""
+    ordered = sorted(((int(low), b) for low, b in buckets.items() if b.files), key=lambda kv: kv[0])
+    total = sum(b.files for _, b in ordered)
+    if not total:
+        return ()
+    groups = min(groups, total)
+    per_group = total / groups
+    sizes, room, held = [], per_group, 0.0
+    for _, bucket in ordered:
+        mean, left = bucket.bytes / bucket.files, float(bucket.files)
+        while left > 1e-9:
+            taken = min(left, room)
+            held += taken * mean
+            left -= taken
+            room -= taken
+            if room <= 1e-9:
+                sizes.append(held / per_group)
+                room, held = per_group, 0.0
+    if len(sizes) < groups:  # rounding left the last group a hair short
+        sizes.append(held / per_group)
+    return tuple(int(float(f"{size:.3g}")) for size in sizes[:groups])
+
+
 class MetadataCount(_Open):
     """The calls of one metadata operation: done, failed, and (listings) empty."""
 
@@ -70,9 +109,11 @@ class MetadataCount(_Open):
     failed: NonNegativeInt = 0
     empty: NonNegativeInt = 0
     written: NonNegativeInt = 0         # creates of files then written ...
-    written_bytes: NonNegativeInt = 0   # ... and the bytes written into them
+    written_bytes: NonNegativeInt = 0   # ... and the bytes written into them,
+    written_log2: Optional[dict[str, SizeBucket]] = None  # ... by power of two of a file's
     with_data: NonNegativeInt = 0       # unlinks of files holding data ...
-    data_bytes: NonNegativeInt = 0      # ... and the bytes they held
+    data_bytes: NonNegativeInt = 0      # ... and the bytes they held,
+    data_log2: Optional[dict[str, SizeBucket]] = None     # ... by power of two of a file's
     listed_bytes: Optional[NonNegativeInt] = None  # listings: the bytes of entries returned
     timed: NonNegativeInt = 0           # calls the trace timed (strace -T, an NFS reply) ...
     dur_ns: NonNegativeInt = 0          # ... and their durations, summed

@@ -38,7 +38,9 @@ Which price each class gets:
   workload then writes is priced among files written as they are made (fsbench
   create_written, at the mean bytes written into each), which on btrfs costs several
   times an empty create; an unlink of a file the trace showed holding data at fsbench's
-  unlink_written, at the mean bytes such a file held.
+  unlink_written, at the mean bytes such a file held.  Where the table measured either at
+  the workload's own mix of file sizes (create_written_mix, unlink_written_mix: `fsbm bench
+  --for`), that price instead: on btrfs a mix costs more a create than its mean size does.
 """
 
 from __future__ import annotations
@@ -49,8 +51,8 @@ from functools import cached_property
 from typing import Any
 
 from fsbm.characterizer.classes import MAPPED_CLASS
-from fsbm.documents import ClassCount, Fsync, PriceLine, Profile, Reuse, ReusePoint, SyncKind
-from fsbm.predictor.pricing import Price, Pricer
+from fsbm.documents import ClassCount, Fsync, PriceLine, Profile, Reuse, ReusePoint, SyncKind, size_mix
+from fsbm.predictor.pricing import Price, Pricer, readable_bytes
 from fsbm.traces.vocabulary import GROUPS
 
 STARTS = ("cold", "warm")
@@ -163,14 +165,6 @@ def first_read_hit_fraction(reuse: Reuse, cache_bytes: int, start: str = "cold")
                  reuse.first_reads_cold / reuse.first_reads)
 
 
-def _kib(size: float) -> str:
-    if size >= 1 << 20:
-        return f"{size / (1 << 20):.3g} MiB"
-    if size >= 1024:
-        return f"{size / 1024:.3g} KiB"
-    return f"{size:.0f} B"
-
-
 def _split(op: str, group: str, detail: str, count: float, cold_share: float, cold: Price, warm: Price) -> list[Line]:
     """`count` calls, `cold_share` of them at the cold price."""
     out = []
@@ -221,25 +215,25 @@ def _data_lines(profile: Profile, pricer: Pricer, hits: float, first_hits: float
         seek = pricer.data("read", "random", "cold", round(size))
         streamed = pricer.data("read", "sequential", "cold", round(size))
         extra = seek.minus(streamed, f"{seek.source} less {streamed.source}")
-        lines.append(Line("read", "read", f"first read of a file from a cold cache: a random {_kib(size)} read",
+        lines.append(Line("read", "read", f"first read of a file from a cold cache: a random {readable_bytes(size)} read",
                           seeks, extra))
     for op, orders in profile.classes.data.items():
         for order, buckets in orders.items():
             for bucket, counts in sorted(buckets.items(), key=lambda kv: int(kv[0])):
                 n, nbytes = counts.count, counts.bytes
                 size = nbytes / n if n else 0
-                detail = f"{_kib(size)} {order}"
+                detail = f"{readable_bytes(size)} {order}"
                 if bucket == "0":
                     group = "write" if op == "copy" else op
                     lines.append(Line(op, group, "0 B: at end of file", n, pricer.end_of_file()))
                 elif op in ("read", "copy", MAPPED_CLASS):
                     group = "write" if op == "copy" else "read"
                     if op == MAPPED_CLASS:
-                        detail = f"{_kib(size)} mapped, read through once"
+                        detail = f"{readable_bytes(size)} mapped, read through once"
                         miss, hit = pricer.mapped_read(round(size), "cold"), pricer.mapped_read(round(size), "warm")
                     elif order == "forward":
                         gap = _mean_gap(counts)
-                        detail = f"{_kib(size)} forward, {_kib(gap)} apart"
+                        detail = f"{readable_bytes(size)} forward, {readable_bytes(gap)} apart"
                         miss = pricer.forward_read(round(size), gap, counts.gap_log2)
                         hit = pricer.data(op, "random", "warm", round(size))
                     else:
@@ -276,15 +270,15 @@ def _sync_lines(fsync: Fsync, done: int, pricer: Pricer) -> list[Line]:
     for kind, counts in kinds.items():
         if counts.count:
             per_sync = counts.bytes / counts.count
-            detail = SYNC_DETAIL[kind] + (f", after {_kib(per_sync)} written" if kind in ("metadata", "data") else "")
+            detail = SYNC_DETAIL[kind] + (f", after {readable_bytes(per_sync)} written" if kind in ("metadata", "data") else "")
             lines.append(Line("fsync", "sync", detail, counts.count, pricer.fsync(per_sync, kind)))
     return lines
 
 
-# Metadata calls on files holding data, priced apart (characterizer.classes): the count and
-# bytes keys of the class, how a line says it, and the price by bytes a file.
-WITH_DATA = {"create": ("written", "written_bytes", "then written", Pricer.create_written),
-             "unlink": ("with_data", "data_bytes", "of a file holding data", Pricer.unlink_written)}
+# Metadata calls on files holding data, priced apart (characterizer.classes): the count,
+# bytes and sizes keys of the class, how a line says it, and the price by bytes a file.
+WITH_DATA = {"create": ("written", "written_bytes", "written_log2", "then written", Pricer.create_written),
+             "unlink": ("with_data", "data_bytes", "data_log2", "of a file holding data", Pricer.unlink_written)}
 
 
 def _metadata_lines(profile: Profile, pricer: Pricer, start: str) -> list[Line]:
@@ -301,16 +295,17 @@ def _metadata_lines(profile: Profile, pricer: Pricer, start: str) -> list[Line]:
         elif op == "close":
             lines.append(Line(op, "metadata", "", counts.done, pricer.metadata("close", "warm")))
         elif op in WITH_DATA and getattr(counts, WITH_DATA[op][0]):
-            count_key, bytes_key, detail, price = WITH_DATA[op]
+            count_key, bytes_key, sizes_key, detail, price = WITH_DATA[op]
             with_data = getattr(counts, count_key)
             per_file = getattr(counts, bytes_key) / with_data
+            mix = size_mix(getattr(counts, sizes_key) or {})
             lines += _split(op, "metadata", "", counts.done - with_data, cold_share, pricer.metadata(op, "cold"),
                             pricer.metadata(op, "warm"))
-            lines += _split(op, "metadata", f"{detail}, {_kib(per_file)} a file", with_data, cold_share,
-                            price(pricer, per_file, "cold"), price(pricer, per_file, "warm"))
+            lines += _split(op, "metadata", f"{detail}, {readable_bytes(per_file)} a file", with_data, cold_share,
+                            price(pricer, per_file, "cold", mix), price(pricer, per_file, "warm", mix))
         elif op == "readdir" and counts.done:
             per_call = counts.listed_bytes / counts.done if counts.listed_bytes else None
-            lines += _split(op, "metadata", f"{_kib(per_call)} listed a call" if per_call else "", counts.done,
+            lines += _split(op, "metadata", f"{readable_bytes(per_call)} listed a call" if per_call else "", counts.done,
                             cold_share, pricer.listing(per_call, "cold"), pricer.listing(per_call, "warm"))
         elif counts.done:
             lines += _split(op, "metadata", "", counts.done, cold_share, pricer.metadata(op, "cold"),

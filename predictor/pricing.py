@@ -97,13 +97,24 @@ class Price:
 
 @dataclass(frozen=True, order=True)
 class Unmeasured:
-    """A data case a price reached beyond its curve's largest measured size: what fsbench
-    would measure to price it in the workload's regime (at most MAX_REQUEST_BYTES)."""
+    """A case fsbench would measure to price the workload in its own regime: a data case a
+    price reached beyond its curve's largest measured size (at most MAX_REQUEST_BYTES), or a
+    *_mix case at the workload's mix of file sizes (`file_sizes`; `size` is their mean)."""
 
     bench: str
     order: str
     cache: str
     size: int
+    file_sizes: tuple[int, ...] = ()
+
+
+def readable_bytes(size: float) -> str:
+    """A byte count as a line of a breakdown says it: 37 KiB, 1.5 MiB, 120 B."""
+    if size >= 1 << 20:
+        return f"{size / (1 << 20):.3g} MiB"
+    if size >= 1024:
+        return f"{size / 1024:.3g} KiB"
+    return f"{size:.0f} B"
 
 
 def _measured(entry: Case, label: str) -> Price:
@@ -224,24 +235,39 @@ class Pricer:
         return listed, Price(max(less.ns, floor.ns), max(less.low_ns, floor.low_ns), max(less.high_ns, floor.high_ns),
                              f"fsbench {bench} {cache} less its open and close", _both(less.cpu_ns, floor.cpu_ns, max))
 
-    def create_written(self, bytes_per_file: float, cache: str) -> Price:
+    def create_written(self, bytes_per_file: float, cache: str, mix: tuple[int, ...] = ()) -> Price:
         """A create among files the workload writes as it makes them, `bytes_per_file` each
-        on average: fsbench's create_written (by_bytes_per_file).  On btrfs such a create
-        waits for other files' data to be written out (its metadata reservation flushes
-        them), so it costs several times an empty create; ext4 and xfs do not wait."""
-        return self._by_bytes_per_file("create_written", "create", bytes_per_file, cache)
+        on average, `mix` their sizes (documents.size_mix): fsbench's create_written
+        (by_bytes_per_file).  On btrfs such a create waits for other files' data to be
+        written out (its metadata reservation flushes them), so it costs several times an
+        empty create, and more among a mix of sizes than among files all of its mean; ext4
+        and xfs do not wait."""
+        return self._by_bytes_per_file("create_written", "create", bytes_per_file, cache, mix)
 
-    def unlink_written(self, bytes_per_file: float, cache: str) -> Price:
-        """An unlink of a file that held `bytes_per_file` on average: fsbench's unlink_written
-        (by_bytes_per_file), which frees the file's blocks and cached pages as well as its
-        name and inode, so it costs more than an empty file's unlink."""
-        return self._by_bytes_per_file("unlink_written", "unlink", bytes_per_file, cache)
+    def unlink_written(self, bytes_per_file: float, cache: str, mix: tuple[int, ...] = ()) -> Price:
+        """An unlink of a file that held `bytes_per_file` on average, `mix` their sizes:
+        fsbench's unlink_written (by_bytes_per_file), which frees the file's blocks and cached
+        pages as well as its name and inode, so it costs more than an empty file's unlink."""
+        return self._by_bytes_per_file("unlink_written", "unlink", bytes_per_file, cache, mix)
 
-    def _by_bytes_per_file(self, bench: str, op: str, bytes_per_file: float, cache: str) -> Price:
-        """fsbench's `bench` (a metadata call among files of a size it wrote) at
-        `bytes_per_file`: linear in the bytes between the sizes it measured, the nearest
-        size's beyond them.  A cost table measured before fsbench had the case prices it
+    def _by_bytes_per_file(self, bench: str, op: str, bytes_per_file: float, cache: str,
+                           mix: tuple[int, ...] = ()) -> Price:
+        """fsbench's `bench` (a metadata call among files of a size it wrote): where the
+        files' sizes are a mix (more than one size) and the table measured `bench`_mix at
+        that mix, that; else at `bytes_per_file`, linear in the bytes between the sizes it
+        measured, the nearest size's beyond them, and the mix kept as unmeasured (`fsbm bench
+        --for` measures it).  A cost table measured before fsbench had the case prices it
         as `op` on an empty file, said so."""
+        if len(set(mix)) > 1:
+            # A filesystem in memory has no cold case: its cold calls cost its warm ones.
+            measured_cache = "warm" if self.table.memory_only and cache == "cold" else cache
+            mixed = self._mix_entry(f"{bench}_mix", measured_cache, mix)
+            if mixed is not None:
+                return _measured(mixed, f"fsbench {bench}_mix {measured_cache}: the workload's {len(mix)} file "
+                                        f"sizes, {readable_bytes(min(mix))} to {readable_bytes(max(mix))}, "
+                                        f"mean {readable_bytes(sum(mix) / len(mix))}")
+            self.unmeasured.add(Unmeasured(f"{bench}_mix", METADATA_ORDER, measured_cache, round(sum(mix) / len(mix)),
+                                           mix))
         if not self._has(bench):
             return _lacking(self.metadata(op, cache), bench)
         curve = self._curve(bench, METADATA_ORDER, cache)
@@ -255,6 +281,13 @@ class Pricer:
         w = (bytes_per_file - s0) / (s1 - s0)
         return _measured(e0, "").toward(_measured(e1, ""), w,
                                         f"{label}, {bytes_per_file:.0f} B a file: between {s0} and {s1} B")
+
+    def _mix_entry(self, bench: str, cache: str, mix: tuple[int, ...]) -> Case | None:
+        """The table's `bench` case measured at exactly this mix of file sizes, or None."""
+        if not self._has(bench):
+            return None
+        return next((e for e in self.table.entries
+                     if e.bench == bench and e.cache == cache and tuple(e.file_sizes or ()) == mix), None)
 
     def failed_lookup(self, cache: str) -> Price:
         return self.metadata("stat", cache).labelled(f"fsbench stat_file {cache} (a failed call walks the path)")

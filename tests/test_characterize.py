@@ -157,6 +157,9 @@ def test_creates_count_the_files_then_written_and_their_bytes(tmp_path: Path, da
     assert create["done"] == 5
     assert create["written"] == 3
     assert create["written_bytes"] == 100 + 5000 + 70000 + 3 * 10
+    # ... and by power of two of a file's bytes, which a mix of sizes is priced by.
+    assert create["written_log2"] == {"64": {"files": 1, "bytes": 110}, "4096": {"files": 1, "bytes": 5010},
+                                      "65536": {"files": 1, "bytes": 70010}}
 
 
 def test_a_mapped_region_counts_once_per_process_as_bytes_read_not_as_calls(tmp_path: Path, data_file: Path) -> None:

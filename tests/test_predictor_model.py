@@ -9,7 +9,7 @@ import statistics
 import pandas as pd
 import pytest
 
-from fsbm.documents import Reuse
+from fsbm.documents import Reuse, SizeBucket, size_mix
 from fsbm.errors import UsageError
 from fsbm.predictor.cost_table import Case, CostTable, CpuTime, GapCost, Latency
 from fsbm.predictor.model import hit_fraction, price_workload
@@ -18,7 +18,7 @@ from fsbm.predictor.outside import (CPU_SCALE_BOUNDS, calls_cpu_seconds, cpu_sca
 from fsbm.traces.record import CALLS_CPU_FIELDS, median_cpu, untraced_medians
 from fsbm.traces.vocabulary import GROUPS
 from fsbm.predictor.park_lipton import evaluate, nonnegative_fit
-from fsbm.predictor.pricing import Pricer
+from fsbm.predictor.pricing import Pricer, Unmeasured
 
 S, D, C = 2000.0, 300.0, 0.05  # ns, ns per 4 KiB block, ns per byte
 
@@ -247,6 +247,74 @@ def test_calls_on_files_holding_data_are_priced_by_the_bytes_each_held(op: str, 
     older = price_workload(making, Pricer(table()), cache_bytes=1 << 30)
     assert older.by_op()[op] == pytest.approx(30 * (cold * 10_000 + (1 - cold) * 2_000))
     assert any(f"no {bench}" in line.price.source for line in older.lines)
+
+
+@pytest.mark.parametrize("op, bench, count_key, bytes_key, sizes_key", [
+    ("create", "create_written", "written", "written_bytes", "written_log2"),
+    ("unlink", "unlink_written", "with_data", "data_bytes", "data_log2"),
+])
+def test_calls_on_files_of_a_mix_of_sizes_are_priced_at_that_mix_where_the_table_measured_it(
+        op: str, bench: str, count_key: str, bytes_key: str, sizes_key: str) -> None:
+    """A mix of file sizes is priced by fsbench's *_mix case measured at exactly that mix
+    (on btrfs a mix costs more a create than its mean size does); where the table has no
+    such case, at the mean size, and the mix is kept as the case `fsbm bench --for` measures.
+    A tmpfs has no cold case: its cold calls take the warm mix's price."""
+    buckets = {"512": {"files": 12, "bytes": 12 * 600}, "32768": {"files": 4, "bytes": 4 * 40_000}}
+    mix = size_mix({k: SizeBucket(**v) for k, v in buckets.items()})
+    making = profile()
+    making["classes"]["metadata"][op] = {"done": 16, "failed": 0, "empty": 0, count_key: 16,
+                                         bytes_key: 12 * 600 + 4 * 40_000, sizes_key: buckets}
+    written = table("btrfs")
+    written.entries += [entry(bench, "creation", c, size, mean)
+                        for c in ("cold", "warm") for size, mean in ((4096, 100_000), (65536, 400_000))]
+    mean_size = (12 * 600 + 4 * 40_000) / 16
+    at_mean = 100_000 + 300_000 * (mean_size - 4096) / (65536 - 4096)
+    pricer = Pricer(written)
+    fs = price_workload(making, pricer, cache_bytes=1 << 30)
+    assert sum(line.total_ns for line in fs.lines if line.op == op) == pytest.approx(16 * at_mean)
+    assert pricer.unmeasured == {Unmeasured(f"{bench}_mix", "creation", c, round(sum(mix) / len(mix)), mix)
+                                 for c in ("cold", "warm")}
+
+    written.entries += [entry(f"{bench}_mix", "creation", c, round(sum(mix) / len(mix)), 900_000,
+                              file_sizes=list(mix)) for c in ("cold", "warm")]
+    measured = Pricer(written)
+    fs = price_workload(making, measured, cache_bytes=1 << 30)
+    assert sum(line.total_ns for line in fs.lines if line.op == op) == pytest.approx(16 * 900_000)
+    assert any(f"{bench}_mix" in line.price.source and "8 file sizes" in line.price.source for line in fs.lines)
+    assert not measured.unmeasured
+    # Another mix of the same mean is not this one.
+    other = {"4096": {"files": 16, "bytes": 12 * 600 + 4 * 40_000 - 1}}
+    making["classes"]["metadata"][op][sizes_key] = other
+    assert sum(line.total_ns for line in price_workload(making, Pricer(written), cache_bytes=1 << 30).lines
+               if line.op == op) == pytest.approx(16 * at_mean, rel=1e-3)
+
+    memory = table("tmpfs")
+    memory.environment["memory_only"] = True
+    memory.entries += [entry(bench, "creation", "warm", size, 5_000) for size in (4096, 65536)]
+    memory.entries.append(entry(f"{bench}_mix", "creation", "warm", 5000, 7_000, file_sizes=list(mix)))
+    making["classes"]["metadata"][op][sizes_key] = buckets
+    in_memory = Pricer(memory)
+    fs = price_workload(making, in_memory, cache_bytes=1 << 30)
+    assert sum(line.total_ns for line in fs.lines if line.op == op) == pytest.approx(16 * 7_000)
+    assert not in_memory.unmeasured
+
+
+def test_a_mix_of_file_sizes_is_groups_of_as_many_files_at_their_mean() -> None:
+    """size_mix: eight groups of as many files each, smallest first, each at its files' mean
+    bytes (a bucket's files at the bucket's mean), so the mix keeps the files' mean; fewer
+    groups where there are fewer files; nothing where there are none."""
+    buckets = {"0": SizeBucket(files=4, bytes=0), "1024": SizeBucket(files=8, bytes=8 * 1500),
+               "65536": SizeBucket(files=4, bytes=4 * 100_000)}
+    mix = size_mix(buckets)
+    assert mix == (0, 0, 1500, 1500, 1500, 1500, 100_000, 100_000)
+    assert sum(mix) / len(mix) == pytest.approx((8 * 1500 + 4 * 100_000) / 16)
+    assert size_mix({"1024": SizeBucket(files=3, bytes=3000)}) == (1000, 1000, 1000)
+    # Three groups of 5 1/3 files: 4 empty and 1 1/3 of 1500 B; 5 1/3 of 1500 B; the rest.
+    assert size_mix(buckets, groups=3) == (375, 1500, 75_400)
+    assert size_mix({}) == () and size_mix({"512": SizeBucket(files=0, bytes=0)}) == ()
+    # Unsorted keys, buckets split across groups: still smallest first, the mean kept.
+    spread = size_mix({"8192": SizeBucket(files=5, bytes=5 * 9000), "16": SizeBucket(files=11, bytes=11 * 20)})
+    assert list(spread) == sorted(spread) and sum(spread) / 8 == pytest.approx((5 * 9000 + 11 * 20) / 16, rel=0.01)
 
 
 def test_copies_are_priced_by_fsbench_copy_and_without_it_as_a_read_and_a_write() -> None:
