@@ -127,6 +127,10 @@ def _lacking(price: Price, bench: str) -> Price:
     return price.labelled(f"{price.source} (this cost table has no {bench}: measure it again)")
 
 
+# Files of a larger mean size are priced at it, not at their mix: there a file's data costs
+# milliseconds and its create a fraction of one, and fsbench's mix case would write fewer
+# files than its waits need (it writes at most 256 MiB a repetition).
+MIX_MEAN_LIMIT = 1 << 20
 # A gap bucket's pooled forward cost stands on at least this many reads of fsbench's.
 MIN_GAP_READS = 32
 # Readahead follows gapped streams where fsbench's densest one sits at least this share of
@@ -253,12 +257,12 @@ class Pricer:
     def _by_bytes_per_file(self, bench: str, op: str, bytes_per_file: float, cache: str,
                            mix: tuple[int, ...] = ()) -> Price:
         """fsbench's `bench` (a metadata call among files of a size it wrote): where the
-        files' sizes are a mix (more than one size) and the table measured `bench`_mix at
-        that mix, that; else at `bytes_per_file`, linear in the bytes between the sizes it
+        files' sizes are a mix (more than one size, of a mean up to MIX_MEAN_LIMIT) and the
+        table measured `bench`_mix at that mix, that; else at `bytes_per_file`, linear in the bytes between the sizes it
         measured, the nearest size's beyond them, and the mix kept as unmeasured (`fsbm bench
         --for` measures it).  A cost table measured before fsbench had the case prices it
         as `op` on an empty file, said so."""
-        if len(set(mix)) > 1:
+        if len(set(mix)) > 1 and sum(mix) / len(mix) <= MIX_MEAN_LIMIT:
             # A filesystem in memory has no cold case: its cold calls cost its warm ones.
             measured_cache = "warm" if self.table.memory_only and cache == "cold" else cache
             mixed = self._mix_entry(f"{bench}_mix", measured_cache, mix)

@@ -282,6 +282,13 @@ def test_calls_on_files_of_a_mix_of_sizes_are_priced_at_that_mix_where_the_table
     assert sum(line.total_ns for line in fs.lines if line.op == op) == pytest.approx(16 * 900_000)
     assert any(f"{bench}_mix" in line.price.source and "8 file sizes" in line.price.source for line in fs.lines)
     assert not measured.unmeasured
+    # Files of a mean above MIX_MEAN_LIMIT are priced at their mean, and no case is asked for.
+    large = {"4194304": {"files": 8, "bytes": 8 * 5_000_000}, "65536": {"files": 8, "bytes": 8 * 70_000}}
+    making["classes"]["metadata"][op].update({sizes_key: large, bytes_key: 8 * 5_070_000})
+    big = Pricer(table("btrfs"))
+    price_workload(making, big, cache_bytes=1 << 30)
+    assert not big.unmeasured
+    making["classes"]["metadata"][op][bytes_key] = 12 * 600 + 4 * 40_000
     # Another mix of the same mean is not this one.
     other = {"4096": {"files": 16, "bytes": 12 * 600 + 4 * 40_000 - 1}}
     making["classes"]["metadata"][op][sizes_key] = other

@@ -107,7 +107,9 @@ def _bench_for(settings: Settings, directory: Path, candidate: str, source: Path
     with settings.store() as store:
         if dry_run:
             cases = unmeasured_cases(profile, cost_table_to_grow(store, candidate), cache_bytes)
-            console.print("\n".join(f"{c.bench} {c.size} B {c.order} {c.cache}" for c in cases)
+            console.print("\n".join(f"{c.bench} {c.size} B {c.order} {c.cache}"
+                                    + (f" (files of {', '.join(map(str, c.file_sizes))} B)" if c.file_sizes else "")
+                                    for c in cases)
                           or f"nothing: the cost table of {escape(candidate)} covers this workload")
             return
         runs, table_id = measure_regime(directory, profile, candidate, store, cache_bytes=cache_bytes,
