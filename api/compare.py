@@ -40,6 +40,7 @@ class CaseComparison:
     size: int | None
     order: str
     cache: str
+    file_sizes: tuple[int, ...]  # a *_mix case's mix of file sizes; () for every other case
     a_ns: float | None
     b_ns: float | None
 

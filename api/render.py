@@ -243,7 +243,8 @@ def cost_table_comparison(rows: list[Any], a_label: str, b_label: str, overall: 
         shown = "-" if ratio is None else f"{ratio:.2f}"
         if ratio is not None and not 0.8 <= ratio <= 1.25:
             shown = f"[bold]{shown}[/]"
-        table.add_row(escape(f"{row.bench} ({row.op})"), format_bytes(row.size) if row.size else "",
+        mix = f", files of {', '.join(map(str, row.file_sizes))} B" if row.file_sizes else ""
+        table.add_row(escape(f"{row.bench} ({row.op}{mix})"), format_bytes(row.size) if row.size else "",
                       escape(row.order), row.cache, format_ns(row.a_ns) if row.a_ns is not None else "-",
                       format_ns(row.b_ns) if row.b_ns is not None else "-", shown)
     return table

@@ -80,3 +80,19 @@ def test_bad_kinds_and_bad_imports_are_clear_errors(fsbm_home: Path, tmp_path: P
     run_fsbm("characterize", str(log), "--json", str(profile))
     missing = run_fsbm("compare", str(profile), "no-such-thing")
     assert missing.returncode == 2 and "no-such-thing" in missing.stderr
+
+
+def test_two_tables_compare_case_by_case_with_a_mix_of_file_sizes_a_case_of_its_own() -> None:
+    """Cases are matched on everything that makes them the same case, a *_mix case's mix of
+    file sizes included: two mixes of one mean are two rows."""
+    from fsbm.api.compare import compare_tables
+    from tests.test_predictor_model import entry, table
+
+    a, b = table("btrfs"), table("btrfs", scale=2.0)
+    mixes = ([500, 9000, 60_500], [20_000, 20_000, 30_000])
+    a.entries += [entry("create_written_mix", "creation", "warm", 23_333, 300_000, file_sizes=m) for m in mixes]
+    b.entries.append(entry("create_written_mix", "creation", "warm", 23_333, 450_000, file_sizes=mixes[0]))
+    rows = {(r.bench, r.file_sizes): r for r in compare_tables(a, b) if r.bench == "create_written_mix"}
+    assert rows[("create_written_mix", (500, 9000, 60_500))].ratio == 1.5
+    assert rows[("create_written_mix", (20_000, 20_000, 30_000))].b_ns is None
+    assert all(r.ratio == 2.0 for r in compare_tables(a, b) if r.bench == "stat_file")
