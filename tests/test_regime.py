@@ -15,6 +15,7 @@ from fsbm.microbench.scratch import ScratchFs
 from fsbm.predictor.cost_table import CostTable
 from fsbm.predictor.pricing import MAX_REQUEST_BYTES, Pricer, Unmeasured
 from fsbm.predictor.regime import unmeasured_cases
+from fsbm.store import ResultsStore
 from tests.test_predictor_model import curve, entry, profile, table
 
 MIB = 1 << 20
@@ -137,3 +138,10 @@ def test_bench_for_measures_the_workloads_sync_on_ext4_and_predict_then_uses_it(
     assert again.returncode == 0 and "covers this workload" in again.stdout
     refused = run_fsbm("bench", "--fs", ext4_fs.name, "--for", str(log), "--quick")
     assert refused.returncode != 0 and "without --quick" in refused.stderr and "Traceback" not in refused.stderr
+    # A table kept under the scratch filesystem's own name (as `fsbm demo` keeps its tables)
+    # is the one --fs grows: here the quick table, before it had the sync.
+    with ResultsStore(fsbm_home / "fsbm.sqlite") as store:
+        *_, (_, _, first) = store.documents("cost_table", name="ext4")
+        store.save_document("cost_table", first, name=ext4_fs.name)
+    named = run_fsbm("bench", "--fs", ext4_fs.name, "--for", str(log), "--dry-run")
+    assert named.returncode == 0 and f"fsync {24 * MIB} B sequential warm" in named.stdout, named.stdout

@@ -69,7 +69,7 @@ def bench(
         given = [name for name, value in shaping.items() if value not in (None, False)]
         if given:
             raise UsageError(f"--for chooses the cases and sizes from the workload: give it without {', '.join(given)}")
-        _bench_for(settings, directory, candidate, for_workload, dry_run, json_out)
+        _bench_for(settings, directory, candidate, fs_name, for_workload, dry_run, json_out)
         return
     options = FsbenchOptions(quick=quick, only=only, sizes=sizes, orders=orders, gaps=gaps, caches=caches, reps=reps, ops=ops,
                              files=files, file_size=file_size, case_seconds=case_seconds, seed=seed,
@@ -91,9 +91,11 @@ def bench(
     _report_outcome(doc)
 
 
-def _bench_for(settings: Settings, directory: Path, candidate: str, source: Path, dry_run: bool,
-               json_out: Optional[Path]) -> None:
-    """`bench --for`: the workload's own cases measured and added to the candidate's table."""
+def _bench_for(settings: Settings, directory: Path, candidate: str, fs_name: Optional[str], source: Path,
+               dry_run: bool, json_out: Optional[Path]) -> None:
+    """`bench --for`: the workload's own cases measured and added to the candidate's table: a
+    scratch filesystem's own, where the store keeps its tables under its name (`fsbm demo`
+    and `fsbm validate` do), else its candidate label's."""
     from fsbm.documents import Profile
     from fsbm.microbench.mounts import mount_containing
     from fsbm.pipeline import cost_table_to_grow, measure_regime
@@ -105,6 +107,8 @@ def _bench_for(settings: Settings, directory: Path, candidate: str, source: Path
     profile = Profile.of(profile_of(source, False, None))
     cache_bytes = page_cache_bytes(None)
     with settings.store() as store:
+        if fs_name and store.newest_document_id("cost_table", fs_name) is not None:
+            candidate = fs_name
         if dry_run:
             cases = unmeasured_cases(profile, cost_table_to_grow(store, candidate), cache_bytes)
             console.print("\n".join(f"{c.bench} {c.size} B {c.order} {c.cache}"
