@@ -54,7 +54,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fsbm.characterizer.arrays import COSTED_OPERATIONS, MISSING, OP_INDEX, EventArrays, access_lengths
+from fsbm.characterizer.arrays import COSTED_OPERATIONS, MISSING, OP_INDEX, EventArrays, access_lengths, present
 from fsbm.characterizer.mapped import Regions
 from fsbm.characterizer.sequentiality import Access
 from fsbm.traces.vocabulary import COPY_CALLS
@@ -197,9 +197,9 @@ def written_creates(ev: EventArrays) -> dict[str, dict[str, int]]:
     rows = writes[after]
     if not len(rows):
         return {}
-    files, index = np.unique(ev.file[rows], return_inverse=True)
-    per_file = np.bincount(index, weights=access_lengths(ev, rows).astype(np.float64), minlength=len(files))
-    return size_buckets(np.rint(per_file).astype(np.int64))
+    nfiles = max(len(ev.files), 1)
+    per_file = np.bincount(ev.file[rows], weights=access_lengths(ev, rows).astype(np.float64), minlength=nfiles)
+    return size_buckets(np.rint(per_file[present(ev.file[rows], nfiles)]).astype(np.int64))
 
 
 def with_unlinked_data(classes: dict, sizes: np.ndarray) -> dict:
