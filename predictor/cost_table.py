@@ -161,12 +161,15 @@ class CostTable:
     def memory_only(self) -> bool:
         return self.environment.get("fs_type") in MEMORY_ONLY_FILESYSTEMS
 
+    def measured_cache(self, cache: str) -> str:
+        """The cache state a case of `cache` was measured in: on a memory-only filesystem cold
+        and direct are warm (fsbench measures them there as warm)."""
+        return "warm" if self.memory_only and cache in ("cold", "direct") else cache
+
     def entry(self, bench: str, order: str, cache: str, size: int | None = None,
               gap: int | None = None) -> Case | None:
-        """The measured case (`gap`: a forward read's), or None; on a memory-only filesystem
-        cold and direct are warm."""
-        if self.memory_only and cache in ("cold", "direct"):
-            cache = "warm"
+        """The measured case (`gap`: a forward read's), or None; its cache as measured_cache."""
+        cache = self.measured_cache(cache)
         # Indexed on first use (a prediction looks up thousands of cases).
         def index() -> dict[tuple, Case]:
             keyed: dict[tuple, Case] = {}

@@ -258,13 +258,12 @@ class Pricer:
                            mix: tuple[int, ...] = ()) -> Price:
         """fsbench's `bench` (a metadata call among files of a size it wrote): where the
         files' sizes are a mix (more than one size, of a mean up to MIX_MEAN_LIMIT) and the
-        table measured `bench`_mix at that mix, that; else at `bytes_per_file`, linear in the bytes between the sizes it
-        measured, the nearest size's beyond them, and the mix kept as unmeasured (`fsbm bench
-        --for` measures it).  A cost table measured before fsbench had the case prices it
-        as `op` on an empty file, said so."""
+        table measured `bench`_mix at that mix, that; else at `bytes_per_file`, linear in the
+        bytes between the sizes it measured, the nearest size's beyond them, and the mix kept
+        as unmeasured (`fsbm bench --for` measures it).  A cost table measured before fsbench
+        had the case prices it as `op` on an empty file, said so."""
         if len(set(mix)) > 1 and sum(mix) / len(mix) <= MIX_MEAN_LIMIT:
-            # A filesystem in memory has no cold case: its cold calls cost its warm ones.
-            measured_cache = "warm" if self.table.memory_only and cache == "cold" else cache
+            measured_cache = self.table.measured_cache(cache)
             mixed = self._mix_entry(f"{bench}_mix", measured_cache, mix)
             if mixed is not None:
                 return _measured(mixed, f"fsbench {bench}_mix {measured_cache}: the workload's {len(mix)} file "
@@ -297,8 +296,7 @@ class Pricer:
         return self.metadata("stat", cache).labelled(f"fsbench stat_file {cache} (a failed call walks the path)")
 
     def _curve(self, bench: str, order: str, cache: str, gap: int | None = None) -> list[tuple[int, Case]]:
-        if self.table.memory_only and cache in ("cold", "direct"):
-            cache = "warm"
+        cache = self.table.measured_cache(cache)
         found = sorted(((e.size, e) for e in self.table.entries
                         if e.bench == bench and e.order == order and e.cache == cache and e.size and e.gap == gap),
                        key=lambda found: found[0])
