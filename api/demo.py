@@ -125,12 +125,13 @@ def _measure_programs_cases(targets: list[Target], profile: dict[str, Any], stor
     left as it is.  A run that fails leaves its table as it was, said so: the prediction then
     prices those calls from the table's own cases."""
     from fsbm.api.prediction_service import memory_available_bytes
+    from fsbm.microbench.fsbench import completed
     from fsbm.pipeline import measure_regime
 
     for target in targets:
         runs, table_id = measure_regime(target.mount, profile, target.candidate, store,
                                         cache_bytes=memory_available_bytes())
-        failed = [doc for doc in runs if doc.get("interrupted") or doc.get("errors")]
+        failed = [doc for doc in runs if not completed(doc)]
         cases = sum(len(doc.get("results", [])) for doc in runs if doc not in failed)
         if failed:
             console.print(f"  {escape(target.candidate)}: fsbench did not measure the program's own cases "

@@ -114,6 +114,7 @@ def add_programs_cases(settings: Any, filesystems: dict[str, Any], tables: dict[
     --for` does), so several tables of a target stay independent measurements of the same
     cases.  Per target, the cases measured."""
     from fsbm.api.prediction_service import memory_available_bytes
+    from fsbm.microbench.fsbench import completed
     from fsbm.pipeline import add_workload_cases
 
     console.print("[bold]the programs' own cases[/] (as `fsbm bench --for` measures them)")
@@ -125,7 +126,7 @@ def add_programs_cases(settings: Any, filesystems: dict[str, Any], tables: dict[
                 runs, tables[name][i] = add_workload_cases(fs.mount_point, table, profiles, store,
                                                            cache_bytes=cache_bytes, show=True)
                 for doc in runs:
-                    if doc.get("interrupted") or doc.get("errors"):
+                    if not completed(doc):
                         raise FsbmError(f"fsbench on {fs.name} did not measure the programs' own cases; its results "
                                         f"are run {doc['run_id']}")
                 added[name] = sorted({*added.get(name, ()), *(f"{r['bench']} {r['order']} {r['cache']} {r['size']} B"

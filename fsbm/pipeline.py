@@ -181,7 +181,7 @@ def measure_costs(target: PathLike, options: Any, candidate: str, store: Results
     from rich.markup import escape
 
     from fsbm.api.render import progress_bar
-    from fsbm.microbench.fsbench import plan, run_fsbench
+    from fsbm.microbench.fsbench import completed, plan, run_fsbench
     from fsbm.predictor.cost_table import CostTable
 
     target = Path(target)
@@ -199,7 +199,7 @@ def measure_costs(target: PathLike, options: Any, candidate: str, store: Results
     probe = store.document(probe_id, "probe") if probe_id is not None else None
     if probe:  # what fsprobe found on this candidate goes with its costs
         table = table.with_parameters(probe[2], probe_id)
-    if keep_table and not doc.get("interrupted") and not doc.get("errors"):
+    if keep_table and completed(doc):
         store.save_document("cost_table", table.to_json(), name=label, run_id=run_id)
     doc["run_id"] = run_id
     return doc, table
@@ -212,7 +212,7 @@ def add_workload_cases(target: PathLike, table: "CostTable", profiles: Sequence[
     (predictor.regime), at the workloads' sizes, with the table's fsbench seed; the fsbench
     runs (each stored as a run) and the table grown by those that completed."""
     from fsbm.documents import Profile as ProfileDocument
-    from fsbm.microbench.fsbench import options_measuring
+    from fsbm.microbench.fsbench import completed, options_measuring
     from fsbm.predictor.regime import unmeasured_cases
 
     documents = [ProfileDocument.of(p if isinstance(p, (dict, ProfileDocument)) else p.to_json()) for p in profiles]
@@ -223,7 +223,7 @@ def add_workload_cases(target: PathLike, table: "CostTable", profiles: Sequence[
                                      aging_state=table.environment.get("aging_state")):
         doc, _ = measure_costs(target, options, table.candidate, store, console=console, show=show, keep_table=False)
         runs.append(doc)
-        if not doc.get("interrupted") and not doc.get("errors"):
+        if completed(doc):
             table = table.with_measurements(doc, doc["run_id"])
     return runs, table
 

@@ -95,6 +95,12 @@ def options_measuring(cases: Iterable[tuple[str, str, str, int, tuple[int, ...]]
     return runs
 
 
+def completed(doc: dict[str, Any]) -> bool:
+    """Whether an fsbench run measured every case it planned: not interrupted, no case failed.
+    Only such a run makes a cost table, or grows one."""
+    return not doc.get("interrupted") and not doc.get("errors")
+
+
 def check_target(target: Path) -> Path:
     """Refuse, before anything runs, a target that is not a directory this user may write."""
     target = Path(target)
