@@ -232,6 +232,11 @@ def profile_comparison(rows: list[Any], a: dict[str, Any], b: dict[str, Any], a_
     return table
 
 
+def file_sizes_text(sizes: tuple[int, ...] | list[int]) -> str:
+    """A *_mix case's mix of file sizes, as a listing of cases says it."""
+    return f"files of {', '.join(map(str, sizes))} B"
+
+
 def cost_table_comparison(rows: list[Any], a_label: str, b_label: str, overall: float | None) -> Table:
     """Two cost tables' cases side by side: each one's mean latency, and B over A."""
     summary = f"; B over A, geometric mean of the cases both measured: {overall:.2f}" if overall else ""
@@ -243,7 +248,7 @@ def cost_table_comparison(rows: list[Any], a_label: str, b_label: str, overall: 
         shown = "-" if ratio is None else f"{ratio:.2f}"
         if ratio is not None and not 0.8 <= ratio <= 1.25:
             shown = f"[bold]{shown}[/]"
-        mix = f", files of {', '.join(map(str, row.file_sizes))} B" if row.file_sizes else ""
+        mix = f", {file_sizes_text(row.file_sizes)}" if row.file_sizes else ""
         table.add_row(escape(f"{row.bench} ({row.op}{mix})"), format_bytes(row.size) if row.size else "",
                       escape(row.order), row.cache, format_ns(row.a_ns) if row.a_ns is not None else "-",
                       format_ns(row.b_ns) if row.b_ns is not None else "-", shown)

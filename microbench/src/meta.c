@@ -52,9 +52,10 @@ static int setup_dirs_only(struct bench_ctx *ctx)
 	size_t files = ctx->cfg->files;
 
 	/* A mix of large files: as many as MIX_BYTES_PER_REP hold, so a repetition fits the
-	 * filesystem (a mix's mean of 14 MB made a thousand files overrun a 6 GiB image). */
+	 * filesystem (a mix's mean of 14 MB made a thousand files overrun a 6 GiB image).  A
+	 * mix's sizes are at most 64 MiB (--file-sizes), so that is four files or more. */
 	if (ctx->c->bench->sweep == SWEEP_MIX && ctx->c->size && files > MIX_BYTES_PER_REP / ctx->c->size)
-		files = MIX_BYTES_PER_REP / ctx->c->size > 0 ? MIX_BYTES_PER_REP / ctx->c->size : 1;
+		files = MIX_BYTES_PER_REP / ctx->c->size;
 	tree_init(&ctx->tree, files);
 	ctx->n = ctx->norder = ctx->tree.n;
 	return tree_make_dirs(&ctx->tree, ctx->dirfd);
