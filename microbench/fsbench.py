@@ -90,8 +90,6 @@ def options_measuring(cases: Iterable[tuple[str, str, str, int, tuple[int, ...]]
                                        file_size=str(max(REGIME_REQUESTS_PER_FILE * chunk[-1], 64 << 20)),
                                        case_seconds=REGIME_CASE_SECONDS, seed=seed, aging_state=aging_state,
                                        file_sizes=mix))
-            if mix:
-                break
     return runs
 
 
