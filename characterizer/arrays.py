@@ -157,6 +157,21 @@ def present(ids: np.ndarray, size: int) -> np.ndarray:
     return np.bincount(ids, minlength=size).astype(bool) if len(ids) else np.zeros(size, bool)
 
 
+def first_of_each(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct ids, ascending, and the index of each one's first occurrence (np.unique's
+    return_index): a minimum over a table of the ids where they are dense, else a sort."""
+    if not len(ids):
+        return ids.astype(np.int64), np.zeros(0, np.int64)
+    low, high = int(ids.min()), int(ids.max())
+    if low < 0 or high > max(4 * len(ids), 1 << 20):
+        distinct, first = np.unique(ids, return_index=True)
+        return distinct.astype(np.int64), first.astype(np.int64)
+    first = np.full(high + 1, len(ids), np.int64)
+    np.minimum.at(first, ids, np.arange(len(ids), dtype=np.int64))
+    distinct = np.flatnonzero(first < len(ids))
+    return distinct, first[distinct]
+
+
 def group_key(ev: EventArrays, idx: np.ndarray, sub: np.ndarray | None = None) -> np.ndarray:
     """One int64 per (actor, file[, sub]) so a single sort groups them."""
     key = ev.actor[idx].astype(np.int64) * max(len(ev.files), 1) + ev.file[idx]
@@ -180,14 +195,6 @@ def by_id(ids: np.ndarray, count: int) -> np.ndarray:
 def in_sequence(ev: EventArrays) -> bool:
     """Whether the events' sequence numbers never go back (to_arrays sorts them so)."""
     return ev.n < 2 or not (np.diff(ev.seq) < 0).any()
-
-
-def actor_order(ev: EventArrays) -> np.ndarray:
-    """The events by actor, each actor's in sequence order: one stable sort of the actor ids
-    where the sequence never goes back, else a lexsort."""
-    if not in_sequence(ev):
-        return np.lexsort((ev.seq, ev.actor))
-    return by_id(ev.actor, len(ev.actors))
 
 
 def file_order(ev: EventArrays, rows: np.ndarray) -> np.ndarray:

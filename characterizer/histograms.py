@@ -15,11 +15,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fsbm.characterizer.kernels import library
+
 # Darshan's POSIX_SIZE_* buckets (bytes): 0-100, 100-1K, 1K-10K, ... 1G+.
 DARSHAN_EDGES = (0, 100, 1_000, 10_000, 100_000, 1_000_000, 4_000_000, 10_000_000, 100_000_000, 1_000_000_000)
 DARSHAN_LABELS = ("0-100", "100-1K", "1K-10K", "10K-100K", "100K-1M", "1M-4M", "4M-10M", "10M-100M",
                   "100M-1G", "1G+")
 PERCENTILES = (50, 90, 99)
+DENSE_RANGE = 1 << 20  # values spanning no more than this (or than their number) are counted, not sorted
 
 
 @dataclass
@@ -31,8 +34,31 @@ class ValueCounts:
 
     @classmethod
     def of(cls, values: np.ndarray) -> "ValueCounts":
-        distinct, counts = np.unique(np.asarray(values, dtype=np.int64), return_counts=True)
+        """The counts of `values`: a bincount where their range is no wider than about their
+        number (linear time; sizes and latencies of a long trace repeat), else a sort."""
+        values = np.asarray(values, dtype=np.int64)
+        if not len(values):
+            return cls.empty()
+        low, high = int(values.min()), int(values.max())
+        if high - low <= max(len(values), DENSE_RANGE):
+            counts = np.bincount(values - low)
+            seen = np.flatnonzero(counts)
+            return cls(seen + low, counts[seen].astype(np.int64))
+        distinct, counts = np.unique(values, return_counts=True)
         return cls(distinct, counts.astype(np.int64))
+
+    @classmethod
+    def of_significant(cls, values: np.ndarray, bits: int = 10) -> "ValueCounts":
+        """The counts of `significant(values, bits)`, without a sort: in C, each value >= 0 is
+        coded as (shift, its top bits), a code below 64 x 2^bits whose order is the rounded
+        values' order, and counted in a table (characterizer/native/significant.c).
+        Negative values, which `significant` leaves as they are, are counted apart."""
+        values = np.ascontiguousarray(values, dtype=np.int64)
+        counts = np.zeros(64 << bits, np.int64)
+        negative = library().fsbm_significant_counts(values.ctypes.data, len(values), bits, counts.ctypes.data)
+        seen = np.flatnonzero(counts)
+        rounded = cls((seen & ((1 << bits) - 1)) << (seen >> bits), counts[seen])
+        return rounded.merge(cls.of(values[values < 0])) if negative else rounded
 
     @classmethod
     def empty(cls) -> "ValueCounts":
@@ -91,7 +117,11 @@ def significant(values: np.ndarray, bits: int = 10) -> np.ndarray:
     if not large.any():
         return values
     shift = np.zeros(len(values), np.int64)
-    shift[large] = np.floor(np.log2(values[large].astype(np.float64))).astype(np.int64) - bits + 1
+    large_values = values[large]
+    exponent = np.frexp(large_values.astype(np.float64))[1].astype(np.int64)  # bit length
+    # float64 is exact below 2^53; above, rounding can carry a value into the next power of two.
+    exponent -= (large_values >> np.minimum(exponent - 1, 63)) == 0
+    shift[large] = exponent - bits
     return (values >> shift) << shift
 
 

@@ -27,9 +27,11 @@ import posixpath
 
 import numpy as np
 
-from fsbm.characterizer.arrays import MISSING, OP_INDEX, EventArrays, file_order
+from fsbm.characterizer.arrays import OP_INDEX, EventArrays, in_sequence
+from fsbm.characterizer.kernels import library
 
 KINDS = ("metadata", "data", "clean", "directory")
+CLEAN, DIRECTORY = KINDS.index("clean"), KINDS.index("directory")  # the C pass gives the other three
 DEFINITION = ("per file, what was written since its previous sync: metadata (it grew, was created, or a full fsync "
               "followed a write), data (fdatasync after rewriting bytes in place), directory (a directory whose "
               "entries changed), clean (nothing written)")
@@ -39,16 +41,6 @@ NAMESPACE_OPS = ("create", "unlink", "mkdir", "rmdir", "rename", "link", "symlin
 SYNC_OPS = ("read", "write", "fsync", "create")
 # Original calls that make data durable without the file's metadata.
 DATA_ONLY = ("fdatasync", "sync_file_range")
-
-
-def _restarting_cummax(values: np.ndarray, group: np.ndarray) -> np.ndarray:
-    """Running maximum of `values` that starts again wherever `group` (ascending) changes:
-    dense ranks offset by group, so one np.maximum.accumulate does every group at once."""
-    if not len(values):
-        return values
-    levels, rank = np.unique(values, return_inverse=True)
-    span = np.int64(len(levels))
-    return levels[np.maximum.accumulate(group * span + rank) - group * span]
 
 
 def _entries_changed(ev: EventArrays, directory: np.ndarray, after: np.ndarray, before: np.ndarray) -> np.ndarray:
@@ -71,52 +63,35 @@ def _entries_changed(ev: EventArrays, directory: np.ndarray, after: np.ndarray, 
 
 
 def sync_kinds(ev: EventArrays) -> dict[str, dict[str, int]]:
-    """{kind: {"count": syncs, "bytes": bytes they made durable}} over the successful syncs."""
-    ops = tuple(OP_INDEX[op] for op in SYNC_OPS)
-    rows = np.flatnonzero(np.isin(ev.op, ops) & ~ev.failed)
+    """{kind: {"count": syncs, "bytes": bytes they made durable}} over the successful syncs:
+    one pass in C over the events in trace order, a stretch's state per file
+    (characterizer/native/syncs.c), then, for the clean syncs, whether their directory's
+    entries changed."""
     out = {kind: {"count": 0, "bytes": 0} for kind in KINDS}
-    if not (ev.op[rows] == OP_INDEX["fsync"]).any():
+    if not ev.n or not (ev.op == OP_INDEX["fsync"]).any():
         return out
-    rows = file_order(ev, rows)
-    op, file = ev.op[rows], ev.file[rows]
-    is_sync = op == OP_INDEX["fsync"]
-    is_write = op == OP_INDEX["write"]
-    moved = np.where(ev.ret[rows] > 0, ev.ret[rows], 0)
-    known = (ev.offset[rows] != MISSING) & (op != OP_INDEX["create"])
-    end = np.where(known, ev.offset[rows] + moved, 0)
-
-    # A stretch: a file's events up to and including a sync; the next starts after it.
-    starts = np.ones(len(rows), bool)
-    starts[1:] = (file[1:] != file[:-1]) | is_sync[:-1]
-    stretch = np.cumsum(starts) - 1
-    count = int(stretch[-1]) + 1
-    dirty = np.bincount(stretch, weights=np.where(is_write, moved, 0), minlength=count)
-    created = np.bincount(stretch, weights=op == OP_INDEX["create"], minlength=count) > 0
-    write_end = np.zeros(count, np.int64)
-    np.maximum.at(write_end, stretch, np.where(is_write, end, 0))
-    reached = np.zeros(count, np.int64)
-    np.maximum.at(reached, stretch, end)
-    stretch_file = file[starts]
-    group = np.cumsum(np.concatenate(([False], stretch_file[1:] != stretch_file[:-1])))
-    before = np.zeros(count, np.int64)   # the largest offset reached before each stretch
-    first_of_file = np.concatenate(([True], group[1:] != group[:-1]))
-    before[~first_of_file] = _restarting_cummax(reached, group)[:-1][~first_of_file[1:]]
-    grew = created | (write_end > before)
-
-    sync_rows = np.flatnonzero(is_sync)
-    s = stretch[sync_rows]
-    data_only = np.array([name.rsplit(".", 1)[-1].lower() in DATA_ONLY for name in ev.origs] or [False])
-    full = ~data_only[ev.orig[rows[sync_rows]]]
-    kind = np.where(dirty[s] == 0, 2, np.where(grew[s] | full, 0, 1))
-    clean = np.flatnonzero(kind == 2)
+    order = None if in_sequence(ev) else np.ascontiguousarray(np.argsort(ev.seq, kind="stable"), np.int64)
+    op, failed = np.ascontiguousarray(ev.op, np.int8), np.ascontiguousarray(ev.failed, np.bool_)
+    file, orig = np.ascontiguousarray(ev.file, np.int32), np.ascontiguousarray(ev.orig, np.int32)
+    offset, ret = np.ascontiguousarray(ev.offset, np.int64), np.ascontiguousarray(ev.ret, np.int64)
+    full = np.array([name.rsplit(".", 1)[-1].lower() not in DATA_ONLY for name in ev.origs] or [True], np.bool_)
+    syncs = int((op == OP_INDEX["fsync"]).sum())
+    row, previous, dirty = (np.empty(syncs, np.int64) for _ in range(3))
+    kind = np.empty(syncs, np.int8)
+    count = library().fsbm_sync_kinds(
+        ev.n, order.ctypes.data if order is not None else None, op.ctypes.data, failed.ctypes.data,
+        file.ctypes.data, max(len(ev.files), 1), orig.ctypes.data, full.ctypes.data, offset.ctypes.data,
+        ret.ctypes.data, OP_INDEX["read"], OP_INDEX["write"], OP_INDEX["fsync"], OP_INDEX["create"],
+        row.ctypes.data, kind.ctypes.data, dirty.ctypes.data, previous.ctypes.data)
+    if count < 0:
+        raise MemoryError("sync kinds: out of memory")
+    row, kind, dirty, previous = row[:count], kind[:count], dirty[:count], previous[:count]
+    clean = np.flatnonzero(kind == CLEAN)
     if len(clean):
-        sync_file, sync_seq = file[sync_rows], ev.seq[rows[sync_rows]]
-        previous = np.full(len(sync_rows), -1, np.int64)
-        same = np.concatenate(([False], sync_file[1:] == sync_file[:-1]))
-        previous[same] = sync_seq[:-1][same[1:]]
-        changed = _entries_changed(ev, sync_file[clean], previous[clean], sync_seq[clean])
-        kind[clean[changed]] = 3
+        before = np.where(previous[clean] >= 0, ev.seq[np.maximum(previous[clean], 0)], -1)
+        changed = _entries_changed(ev, ev.file[row[clean]].astype(np.int64), before, ev.seq[row[clean]])
+        kind[clean[changed]] = DIRECTORY
     for i, name in enumerate(KINDS):
         picked = kind == i
-        out[name] = {"count": int(picked.sum()), "bytes": int(dirty[s][picked].sum())}
+        out[name] = {"count": int(picked.sum()), "bytes": int(dirty[picked].sum())}
     return out

@@ -1,0 +1,65 @@
+"""Value counts, the rounding to significant bits, and the gaps between an actor's calls:
+each fast path against the plain definition it stands for."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+from fsbm.characterizer.arrays import MISSING, to_arrays
+from fsbm.characterizer.histograms import ValueCounts, significant
+from fsbm.characterizer.timing import gaps
+from fsbm.traces.ingest import ingest, read_events
+from tests.conftest import SHARED_DATA
+
+EDGES = np.array([0, 1, 1023, 1024, 1025, 2047, 2048, 2**40 - 1, 2**40, 2**53 - 1, 2**53, 2**53 + 1,
+                  2**60 - 1, 2**62 + 5, 2**63 - 1], np.int64)
+
+
+def _counts(values: np.ndarray) -> dict[int, int]:
+    return dict(Counter(int(v) for v in values))
+
+
+def _as_dict(counts: ValueCounts) -> dict[int, int]:
+    assert (counts.values[1:] > counts.values[:-1]).all(), "values ascending and distinct"
+    return {int(v): int(c) for v, c in zip(counts.values, counts.counts)}
+
+
+def test_significant_keeps_the_top_bits_of_each_value_exactly_even_beyond_float_precision() -> None:
+    rounded = significant(EDGES)
+    for value, kept in zip(EDGES, rounded):
+        shift = max(int(value).bit_length() - 10, 0)
+        assert int(kept) == (int(value) >> shift) << shift
+
+
+def test_counts_of_significant_values_equal_the_counts_of_the_rounded_values() -> None:
+    rng = np.random.default_rng(7)
+    for values in (rng.integers(0, 10**12, 200_000), rng.integers(-10**9, 10**6, 5_000), EDGES,
+                   np.repeat(EDGES, 3), np.zeros(0, np.int64)):
+        assert _as_dict(ValueCounts.of_significant(values)) == _counts(significant(values))
+
+
+def test_value_counts_are_the_same_whether_counted_in_a_table_or_sorted() -> None:
+    rng = np.random.default_rng(8)
+    for values in (rng.integers(0, 3_000, 100_000), rng.integers(-5, 5, 1_000), rng.integers(0, 2**62, 1_000),
+                   np.array([-2**63 + 1, 2**63 - 1]), np.array([7])):
+        assert _as_dict(ValueCounts.of(values)) == _counts(values)
+
+
+def test_gaps_are_each_actors_start_to_start_and_end_to_start_times(tmp_path: Path) -> None:
+    ingest([SHARED_DATA / "strace" / "davidfoliveira_strace-perl.txt"], tmp_path / "e.parquet")
+    ev = to_arrays(read_events(tmp_path / "e.parquet"))
+    inter, think = [], []
+    last: dict[int, tuple[int, int]] = {}
+    for actor, ts, dur in zip(ev.actor.tolist(), ev.ts.tolist(), ev.dur.tolist()):
+        if actor in last:
+            start, end = last[actor]
+            inter.append(ts - start)
+            think.append(max(ts - end, 0))
+        last[actor] = (ts, ts + (dur if dur != MISSING else 0))
+    assert len(inter) > 1000
+    got_inter, got_think = gaps(ev)
+    assert _as_dict(got_inter) == _counts(significant(np.array(inter)))
+    assert _as_dict(got_think) == _counts(significant(np.array(think)))
