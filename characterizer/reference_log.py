@@ -31,6 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from fsbm.characterizer import reuse
+from fsbm.characterizer.arrays import present
 from fsbm.characterizer.reuse import (FirstReads, References, Sample, block_totals, curve_of, sampling_rate,
                                       trace_order)
 
@@ -75,7 +76,7 @@ class ReferenceLog:
         at = self._accesses()
         total, reads = block_totals(References(self.file[at], self.offset[at], self.length[at], self.is_read[at]))
         unlinks = np.flatnonzero(self.is_unlink)
-        used = np.unique(self.file)
+        used = np.flatnonzero(present(self.file, len(self.names)))
         return LogFacts(total, reads, self.names.take(pa.array(used)),
                         self.names.take(pa.array(self.file[unlinks])), self.clock[unlinks], self.trace[unlinks],
                         self.seq[unlinks])

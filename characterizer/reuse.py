@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fsbm.characterizer.arrays import MISSING, OP_INDEX, EventArrays, access_lengths
+from fsbm.characterizer.arrays import MISSING, OP_INDEX, EventArrays, access_lengths, first_of_each
 from fsbm.characterizer.kernels import library
 
 BLOCK = 4096
@@ -191,7 +191,7 @@ class FirstReads:
         reads = np.flatnonzero(refs.is_read)
         if order is not None:
             reads = reads[trace_order(tuple(o[reads] for o in order))]
-        files, first = np.unique(refs.file[reads], return_index=True)
+        files, first = first_of_each(refs.file[reads])
         chosen = reads[first]
         key = (refs.file[chosen].astype(np.int64) << FILE_SHIFT) | (refs.offset[chosen] // BLOCK)
         return cls(files, key, None if order is None else tuple(o[chosen] for o in order))
