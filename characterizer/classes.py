@@ -55,6 +55,7 @@ from __future__ import annotations
 import numpy as np
 
 from fsbm.characterizer.arrays import COSTED_OPERATIONS, MISSING, OP_INDEX, EventArrays, access_lengths, present
+from fsbm.characterizer.histograms import bit_lengths
 from fsbm.characterizer.mapped import Regions
 from fsbm.characterizer.sequentiality import Access
 from fsbm.traces.vocabulary import COPY_CALLS
@@ -72,10 +73,13 @@ PAGE_BYTES = 4096
 
 def size_bucket(length: np.ndarray) -> np.ndarray:
     """The power of two at or below each length; 0 for 0."""
-    out = np.zeros(len(length), np.int64)
-    positive = length > 0
-    out[positive] = np.left_shift(1, np.floor(np.log2(length[positive])).astype(np.int64))
-    return out
+    return _bucket_of(bit_lengths(length))
+
+
+def _bucket_of(lengths: np.ndarray) -> np.ndarray:
+    """The power of two of each bit length (0 for 0): the size bucket of values that long."""
+    lengths = np.asarray(lengths, np.int64)
+    return np.where(lengths > 0, np.left_shift(1, np.maximum(lengths - 1, 0)), 0)
 
 
 def straddling(offset: np.ndarray, length: np.ndarray) -> np.ndarray:
@@ -83,12 +87,6 @@ def straddling(offset: np.ndarray, length: np.ndarray) -> np.ndarray:
     4096-byte write at offset 516 touches two, one at 8192 one."""
     last = (offset + np.maximum(length, 1) - 1) // PAGE_BYTES
     return (length > 0) & (last - offset // PAGE_BYTES + 1 > -(-length // PAGE_BYTES))
-
-
-def _per_bucket(buckets: np.ndarray, inverse: np.ndarray, flag: np.ndarray) -> dict[str, int]:
-    """{bucket: how many of its requests `flag` marks}, every bucket of _by_bucket's."""
-    counts = np.bincount(inverse, weights=flag, minlength=len(buckets))
-    return {str(int(b)): int(n) for b, n in zip(buckets, counts)}
 
 
 def _timed(ev: EventArrays, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -99,28 +97,23 @@ def _timed(ev: EventArrays, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return known, np.where(known, np.maximum(dur, 0), 0)  # a damaged capture's reply can come "before" its call
 
 
-def _with_durations(classes: dict[str, dict[str, int]], buckets: np.ndarray, inverse: np.ndarray,
-                    known: np.ndarray, dur: np.ndarray) -> None:
-    """Each bucket's timed calls ("timed") and their summed durations ("dur_ns"), where it has any."""
-    timed = np.bincount(inverse, weights=known, minlength=len(buckets))
-    total = np.bincount(inverse, weights=dur, minlength=len(buckets))
-    for b, n, t in zip(buckets, timed, total):
-        if n:
-            classes[str(int(b))].update(timed=int(n), dur_ns=int(t))
-
-
 def _copies(ev: EventArrays, rows: np.ndarray) -> np.ndarray:
     """Which of the accesses at `rows` are in-kernel copies."""
     ids = [i for i, name in enumerate(ev.origs) if name in COPY_CALLS]
     return np.isin(ev.orig[rows], ids) if ids else np.zeros(len(rows), bool)
 
 
-def _by_bucket(length: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict[str, dict[str, int]]]:
-    """The size buckets of `length`, each length's bucket index, and {bucket: {count, bytes}}."""
-    buckets, inverse = np.unique(size_bucket(length), return_inverse=True)
-    counts = np.bincount(inverse)
-    nbytes = np.bincount(inverse, weights=length)
-    return buckets, inverse, {str(int(b)): {"count": int(c), "bytes": int(n)} for b, c, n in zip(buckets, counts, nbytes)}
+BITS = 65  # bit lengths 0..64: the size buckets a class can have
+ORDERS = ("sequential", "forward", "random")
+
+
+def _by_bucket(length: np.ndarray) -> dict[str, dict[str, int]]:
+    """{bucket: {count, bytes}} of `length`."""
+    bucket = bit_lengths(length)
+    counts = np.bincount(bucket, minlength=BITS)
+    nbytes = np.bincount(bucket, weights=length, minlength=BITS)
+    return {str(int(_bucket_of(b))): {"count": int(counts[b]), "bytes": int(nbytes[b])}
+            for b in np.flatnonzero(counts)}
 
 
 def data_classes(ev: EventArrays, acc: Access, mapped: Regions) -> dict[str, dict[str, dict[str, dict[str, int]]]]:
@@ -129,11 +122,12 @@ def data_classes(ev: EventArrays, acc: Access, mapped: Regions) -> dict[str, dic
     over the classified accesses and the mapped regions; copies are always "sequential" (a
     copy moves a whole file, or the rest of it), only reads are ever "forward" (a write past
     the last one's end allocates or rewrites the same way wherever it lands), and mapped
-    regions are "random" (each read around its first fault, mapped.py)."""
+    regions are "random" (each read around its first fault, mapped.py).  Every access gets
+    one code, (class, order, bit length of its size), and each sum is one bincount over them."""
     rows = acc.index
     out: dict[str, dict[str, dict[str, dict[str, int]]]] = {}
     if len(mapped):
-        out[MAPPED_CLASS] = {"random": _by_bucket(mapped.length)[2]}
+        out[MAPPED_CLASS] = {"random": _by_bucket(mapped.length)}
     if not len(rows):
         return out
     length = access_lengths(ev, rows)
@@ -141,32 +135,37 @@ def data_classes(ev: EventArrays, acc: Access, mapped: Regions) -> dict[str, dic
     copy = _copies(ev, rows)
     straddles = straddling(ev.offset[rows], length) & ~copy
     consecutive = acc.consecutive | copy
-    for name in ACCESS_CLASSES:
-        is_op = copy if name == "copy" else (ev.op[rows] == OP_INDEX[name]) & ~copy
-        forward = acc.sequential & ~consecutive if name == "read" else np.zeros(len(rows), bool)
-        for order, flag in (("sequential", consecutive), ("forward", forward), ("random", ~consecutive & ~forward)):
-            pick = is_op & flag
-            if not pick.any():
-                continue
-            buckets, inverse, classes = _by_bucket(length[pick])
-            _with_durations(classes, buckets, inverse, known[pick], dur[pick])
-            if name != "copy":
-                for b, n in _per_bucket(buckets, inverse, straddles[pick]).items():
-                    if n:
-                        classes[b]["straddles"] = n
-            if name == "read" and order == "sequential":
-                for key, flag in (("interleaved", acc.interleaved), ("resumes", acc.resumes)):
-                    for b, n in _per_bucket(buckets, inverse, flag[pick]).items():
-                        classes[b][key] = n
-            if order == "forward":
-                gaps = np.bincount(inverse, weights=acc.gap[pick])
-                gap_buckets = size_bucket(acc.gap[pick])
-                for i, (b, g) in enumerate(zip(buckets, gaps)):
-                    mine = gap_buckets[inverse == i]
-                    lows, counts_by_gap = np.unique(mine, return_counts=True)
-                    classes[str(int(b))]["gap_bytes"] = int(g)
-                    classes[str(int(b))]["gap_log2"] = {str(int(lo)): int(n) for lo, n in zip(lows, counts_by_gap)}
-            out.setdefault(name, {})[order] = classes
+    is_read = (ev.op[rows] == OP_INDEX["read"]) & ~copy
+    forward = is_read & acc.sequential & ~consecutive
+    name = np.where(copy, ACCESS_CLASSES.index("copy"), np.where(is_read, ACCESS_CLASSES.index("read"),
+                                                                 ACCESS_CLASSES.index("write")))
+    order = np.where(consecutive, ORDERS.index("sequential"), np.where(forward, ORDERS.index("forward"),
+                                                                       ORDERS.index("random")))
+    code = (name * len(ORDERS) + order) * BITS + bit_lengths(length)
+    size = len(ACCESS_CLASSES) * len(ORDERS) * BITS
+
+    def per_code(weights: np.ndarray | None = None) -> np.ndarray:
+        return np.bincount(code, weights=weights, minlength=size)
+
+    count, nbytes, timed, timed_ns = per_code(), per_code(length), per_code(known), per_code(dur)
+    straddled, interleaved, resumes = per_code(straddles), per_code(acc.interleaved), per_code(acc.resumes)
+    gapped = np.flatnonzero(forward)
+    gap_bytes = per_code(np.where(forward, acc.gap, 0))
+    gap_log2 = np.bincount(code[gapped] * BITS + bit_lengths(acc.gap[gapped]), minlength=size * BITS)
+    for c in np.flatnonzero(count):
+        cls, rank, bits = ACCESS_CLASSES[c // BITS // len(ORDERS)], ORDERS[c // BITS % len(ORDERS)], c % BITS
+        entry = {"count": int(count[c]), "bytes": int(nbytes[c])}
+        if timed[c]:
+            entry.update(timed=int(timed[c]), dur_ns=int(timed_ns[c]))
+        if cls != "copy" and straddled[c]:
+            entry["straddles"] = int(straddled[c])
+        if cls == "read" and rank == "sequential":
+            entry.update(interleaved=int(interleaved[c]), resumes=int(resumes[c]))
+        if rank == "forward":
+            by_gap = gap_log2[c * BITS:(c + 1) * BITS]
+            entry["gap_bytes"] = int(gap_bytes[c])
+            entry["gap_log2"] = {str(int(_bucket_of(g))): int(by_gap[g]) for g in np.flatnonzero(by_gap)}
+        out.setdefault(cls, {}).setdefault(rank, {})[str(int(_bucket_of(bits)))] = entry
     return out
 
 
@@ -176,8 +175,7 @@ def size_buckets(sizes: np.ndarray) -> dict[str, dict[str, int]]:
     sizes = np.asarray(sizes, np.int64)
     if not len(sizes):
         return {}
-    lows = np.where(sizes > 0, np.left_shift(1, np.floor(np.log2(np.maximum(sizes, 1))).astype(np.int64)), 0)
-    keys, index = np.unique(lows, return_inverse=True)
+    keys, index = np.unique(size_bucket(sizes), return_inverse=True)
     files = np.bincount(index)
     nbytes = np.bincount(index, weights=sizes.astype(np.float64))
     return {str(int(k)): {"files": int(f), "bytes": int(round(b))} for k, f, b in zip(keys, files, nbytes)}

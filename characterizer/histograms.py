@@ -117,12 +117,18 @@ def significant(values: np.ndarray, bits: int = 10) -> np.ndarray:
     if not large.any():
         return values
     shift = np.zeros(len(values), np.int64)
-    large_values = values[large]
-    exponent = np.frexp(large_values.astype(np.float64))[1].astype(np.int64)  # bit length
-    # float64 is exact below 2^53; above, rounding can carry a value into the next power of two.
-    exponent -= (large_values >> np.minimum(exponent - 1, 63)) == 0
-    shift[large] = exponent - bits
+    shift[large] = bit_lengths(values[large]) - bits
     return (values >> shift) << shift
+
+
+def bit_lengths(values: np.ndarray) -> np.ndarray:
+    """Each value's bit length (int.bit_length): 0 for 0 and for negative values.  From
+    frexp's exponent, which is exact below 2^53; above, a value's rounding to float64 can
+    carry it into the next power of two, so the length is checked against the value."""
+    values = np.asarray(values, dtype=np.int64)
+    length = np.frexp(np.maximum(values, 0).astype(np.float64))[1].astype(np.int64)
+    length -= (values >> np.clip(length - 1, 0, 63)) == 0
+    return np.maximum(length, 0)
 
 
 def log2_histogram(values: np.ndarray, counts: np.ndarray | None = None) -> list[dict[str, int]]:
