@@ -26,6 +26,9 @@
 #include <stdlib.h>
 
 #define MISSING INT64_MIN
+/* How many events ahead a group's state is fetched: a table of a million groups is out of
+ * cache, and the pass would otherwise wait on every event's state in turn. */
+#define PREFETCH_AHEAD 16
 
 enum { CONSECUTIVE = 1, SEQUENTIAL = 2, LAST_OF_RUN = 4, INTERLEAVED = 8, RESUMES = 16 };
 
@@ -146,6 +149,12 @@ int64_t fsbm_sequence(int64_t n, const int64_t *order, const int8_t *op, const u
 	for (int64_t k = 0; k < n; k++) {
 		int64_t i = order ? order[k] : k;
 		int8_t o = op[i];
+
+		if (t.dense && k + PREFETCH_AHEAD < n) {
+			int64_t ahead = order ? order[k + PREFETCH_AHEAD] : k + PREFETCH_AHEAD;
+
+			__builtin_prefetch(&t.slots[(int64_t)actor[ahead] * n_files + file[ahead]], 1);
+		}
 		int is_open = o == op_open || o == op_create;
 		int is_access = (o == op_read || o == op_write) && offset[i] != MISSING && !failed[i];
 		int64_t calls_before = calls[actor[i]];

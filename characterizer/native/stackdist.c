@@ -14,6 +14,10 @@
 
 #include "mix.h"
 
+/* How many references ahead a key's slot is fetched: the table is out of cache, and a
+ * probe would otherwise wait on every reference's slot in turn. */
+#define PREFETCH_AHEAD 16
+
 /* A key and the index of its latest reference, side by side so that a probe touches one
  * cache line; at < 0 marks an empty slot. */
 struct latest {
@@ -57,6 +61,8 @@ int fsbm_previous_reference(const int64_t *keys, int64_t n, int64_t *prev)
 	if (!slot)
 		return -1;
 	for (int64_t i = 0; i < n; i++) {
+		if (i + PREFETCH_AHEAD < n)
+			__builtin_prefetch(&slot[mix((uint64_t)keys[i + PREFETCH_AHEAD]) & mask], 1);
 		size_t h = slot_of(slot, mask, keys[i]);
 
 		prev[i] = slot[h].at;
