@@ -35,4 +35,6 @@ def library() -> ctypes.CDLL:
     lib.fsbm_gaps.restype = _I64
     lib.fsbm_significant_counts.argtypes = [_P, _I64, ctypes.c_int, _P]
     lib.fsbm_significant_counts.restype = _I64
+    lib.fsbm_windows.argtypes = [_I64, _P, _I64, _P, _P, _I64, _I64, _P, _P, _P, _P, _P, _P]
+    lib.fsbm_windows.restype = _I64
     return lib

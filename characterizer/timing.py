@@ -20,6 +20,7 @@ from fsbm.characterizer.kernels import library
 
 NFS_IDLE_NS = 30 * 1_000_000_000
 WINDOW_NS = 1_000_000_000
+DENSE_PAIRS = 1 << 26  # (window, actor) pairs a table may hold whatever the trace's length (8 MiB of bits)
 
 
 def _known_durations(ev: EventArrays) -> np.ndarray:
@@ -116,8 +117,30 @@ class Windows:
 
     @classmethod
     def of(cls, ev: EventArrays, origin: int) -> "Windows":
+        """One pass in C (characterizer/native/windows.c) where the trace's windows and
+        actors are few enough for a table of every (window, actor) pair; else with sorts."""
         if not ev.has_time or ev.n == 0:
             return cls.empty()
+        actors = max(len(ev.actors), 1)
+        known_max = int(ev.dur.max())  # MISSING is the least int64
+        windows = (int(ev.ts.max()) - origin + max(known_max, 0)) // WINDOW_NS + 1
+        if int(ev.ts.min()) < origin or windows * actors > max(64 * ev.n, DENSE_PAIRS):
+            return cls._sorted(ev, origin)
+        actor = np.ascontiguousarray(ev.actor, np.int32)
+        ts, dur = np.ascontiguousarray(ev.ts, np.int64), np.ascontiguousarray(ev.dur, np.int64)
+        seen = np.zeros(-(-windows * actors // 64), np.uint64)
+        active, busy = np.zeros(windows, np.int64), np.zeros(windows, np.int64)
+        touched = np.zeros(windows, np.uint8)
+        full_from, full_to = np.empty(ev.n, np.int64), np.empty(ev.n, np.int64)
+        runs = library().fsbm_windows(ev.n, actor.ctypes.data, actors, ts.ctypes.data, dur.ctypes.data, origin,
+                                      WINDOW_NS, seen.ctypes.data, active.ctypes.data, busy.ctypes.data,
+                                      touched.ctypes.data, full_from.ctypes.data, full_to.ctypes.data)
+        ids = np.flatnonzero(touched)
+        return cls(ids, active[ids], busy[ids], full_from[:runs].copy(), full_to[:runs].copy())
+
+    @classmethod
+    def _sorted(cls, ev: EventArrays, origin: int) -> "Windows":
+        """The same as `of`, for a trace whose windows are spread (one spanning months)."""
         start = ev.ts - origin
         end = start + _known_durations(ev)
         first, last = start // WINDOW_NS, end // WINDOW_NS

@@ -1,5 +1,6 @@
-"""Value counts, the rounding to significant bits, and the gaps between an actor's calls:
-each fast path against the plain definition it stands for."""
+"""The characterizer's fast paths, each against the plain definition it stands for: value
+counts, the rounding to significant bits, the gaps between an actor's calls, the activity
+per window, a reference's first read."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ from pathlib import Path
 
 import numpy as np
 
-from fsbm.characterizer.arrays import MISSING, to_arrays
+from fsbm.characterizer.arrays import MISSING, first_of_each, to_arrays
 from fsbm.characterizer.histograms import ValueCounts, significant
-from fsbm.characterizer.timing import gaps
+from fsbm.characterizer.timing import Windows, gaps
 from fsbm.traces.ingest import ingest, read_events
 from tests.conftest import SHARED_DATA
 
@@ -63,3 +64,25 @@ def test_gaps_are_each_actors_start_to_start_and_end_to_start_times(tmp_path: Pa
     got_inter, got_think = gaps(ev)
     assert _as_dict(got_inter) == _counts(significant(np.array(inter)))
     assert _as_dict(got_think) == _counts(significant(np.array(think)))
+
+
+def test_activity_per_window_in_one_pass_is_what_the_sorts_give_on_a_capture_with_long_calls(tmp_path: Path) -> None:
+    capture = SHARED_DATA / "nfs" / "epam-nfstrace" / "eth-ipv4-tcp-nfsv3-4-41-cifs1-2.pcap.bz2"
+    ingest([capture], tmp_path / "e.parquet")
+    ev = to_arrays(read_events(tmp_path / "e.parquet"))
+    origin = int(ev.ts.min())
+    fast, sorted_ = Windows.of(ev, origin), Windows._sorted(ev, origin)
+    assert len(fast.full_from) > 1000, "calls that cover whole windows"
+    for got, want in ((fast.ids, sorted_.ids), (fast.active, sorted_.active), (fast.busy, sorted_.busy),
+                      (np.sort(fast.full_from), np.sort(sorted_.full_from)),
+                      (np.sort(fast.full_to), np.sort(sorted_.full_to))):
+        assert got.tolist() == want.tolist()
+
+
+def test_first_occurrences_found_in_a_table_are_the_ones_a_sort_finds() -> None:
+    rng = np.random.default_rng(9)
+    for ids in (rng.integers(0, 20_000, 100_000), rng.integers(0, 10**12, 1_000), np.array([5, 3, 5, 3, 1]),
+                rng.integers(-3, 5, 100), np.zeros(0, np.int64)):
+        distinct, first = first_of_each(ids)
+        want_distinct, want_first = np.unique(ids, return_index=True)
+        assert distinct.tolist() == want_distinct.tolist() and first.tolist() == want_first.tolist()
