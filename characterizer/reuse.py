@@ -126,13 +126,22 @@ def block_totals(refs: References) -> tuple[int, int]:
     return total, reads
 
 
-def _blocks(refs: References) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
-    """(block keys, is_read, access, place) of every block every access touched, in the
-    references' order: `access` is the index of the access it belongs to, `place` its rank
-    within that access (expanded in C: characterizer/native/blocks.c).  At most CHUNK_BLOCKS
-    at a time (an access of many blocks is cut across chunks); what is held at once is
+Blocks = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # keys, is_read, access, place
+
+
+def _blocks(refs: References, seeds: tuple[int, ...] = (), threshold: int = 0) -> Iterator[list[Blocks]]:
+    """Per chunk of the references' blocks, in their order: with no seeds, [(block keys,
+    is_read, access, place)] of every block every access touched, `access` being the index
+    of the access it belongs to and `place` its rank within that access; with seeds, one such
+    tuple per seed, of the blocks whose spatial hash under it is below `threshold` (in C,
+    expanded and hashed in one pass: characterizer/native/blocks.c).  At most CHUNK_BLOCKS
+    blocks a chunk (an access of many blocks is cut across chunks); what is held at once is
     bounded by ACCESSES_AT_ONCE and CHUNK_BLOCKS, not by the trace."""
-    expand = library().fsbm_expand_blocks
+    blocks = library().fsbm_blocks
+    seeded = np.array(seeds, dtype=np.uint64)
+    samples = max(len(seeds), 1)
+    kept = np.zeros(samples, np.int64)
+    buffers: tuple[np.ndarray, ...] | None = None  # a sample's chunks reuse one set: what they keep is copied out
     for lo in range(0, len(refs.offset), ACCESSES_AT_ONCE):
         first, counts = _spans(refs, lo, lo + ACCESSES_AT_ONCE)
         first = np.ascontiguousarray(first, dtype=np.int64)
@@ -140,10 +149,19 @@ def _blocks(refs: References) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarr
         ends = np.cumsum(counts)
         for start in range(0, int(ends[-1]), CHUNK_BLOCKS):
             count = min(CHUNK_BLOCKS, int(ends[-1]) - start)
-            access, place, keys = (np.empty(count, dtype=np.int64) for _ in range(3))
-            expand(ends.ctypes.data, first.ctypes.data, files.ctypes.data, len(ends), FILE_SHIFT, start, count,
-                   access.ctypes.data, place.ctypes.data, keys.ctypes.data)
-            yield keys, refs.is_read[lo + access], lo + access, place
+            if not seeds or buffers is None:  # every block is kept, or the first chunk
+                buffers = tuple(np.empty(samples * CHUNK_BLOCKS, dtype=np.int64) for _ in range(3))
+            access, place, keys = (b[:samples * count] for b in buffers)
+            blocks(ends.ctypes.data, first.ctypes.data, files.ctypes.data, len(ends), FILE_SHIFT, start, count,
+                   seeded.ctypes.data, len(seeds), threshold, access.ctypes.data, place.ctypes.data,
+                   keys.ctypes.data, kept.ctypes.data)
+            chunk = []
+            for s in range(samples):
+                cut = slice(s * count, s * count + int(kept[s]))
+                mine = lo + access[cut]
+                chunk.append((keys[cut].copy() if seeds else keys[cut], refs.is_read[mine], mine,
+                              place[cut].copy() if seeds else place[cut]))
+            yield chunk
 
 
 Order = tuple[np.ndarray, ...]  # where each row falls in the whole trace: sort keys, most significant first
@@ -152,9 +170,13 @@ Order = tuple[np.ndarray, ...]  # where each row falls in the whole trace: sort 
 def trace_order(order: Order) -> np.ndarray:
     """The indices that put rows in trace order by their sort keys (most significant first).
     Keys whose spans multiply within 62 bits are packed into one first (a row's seq and its
-    block's place in the access, say): each key fewer is one sorting pass fewer."""
+    block's place in the access, say): each key fewer is one sorting pass fewer.  Rows
+    already in order (one trace's, as it was read) are not sorted."""
     keys = _packed(order)
-    return np.argsort(keys[0], kind="stable") if len(keys) == 1 else np.lexsort(tuple(reversed(keys)))
+    if len(keys) == 1:
+        key = keys[0]
+        return np.arange(len(key)) if (key[1:] >= key[:-1]).all() else np.argsort(key, kind="stable")
+    return np.lexsort(tuple(reversed(keys)))
 
 
 def _packed(order: Order) -> list[np.ndarray]:
@@ -224,14 +246,12 @@ class Sample:
         """One pass over the blocks; every reference, once, where the rate is 1."""
         if rate >= 1.0:
             seeds = seeds[:1]
-        threshold = np.uint64(min(int(rate * 2.0 ** 64), 2 ** 64 - 1))
+        threshold = min(int(rate * 2.0 ** 64), 2 ** 64 - 1)
         parts: list[list[tuple[np.ndarray, ...]]] = [[] for _ in seeds]
-        for keys, is_read, access, place in _blocks(refs):
-            kept_by_seed = ([np.ones(len(keys), bool)] if rate >= 1.0
-                            else [hashed < threshold for hashed in spatial_hashes(keys, seeds)])
-            for kept, keep in zip(parts, kept_by_seed):
-                where = () if order is None else (*(o[access[keep]] for o in order), place[keep].astype(np.int32))
-                kept.append((keys[keep], is_read[keep], *where))
+        for chunk in _blocks(refs, seeds if rate < 1.0 else (), threshold):
+            for kept, (keys, is_read, access, place) in zip(parts, chunk):
+                where = () if order is None else (*(o[access] for o in order), place.astype(np.int32))
+                kept.append((keys, is_read, *where))
         nothing = [np.empty(0, np.int64), np.empty(0, bool),
                    *(() if order is None else (*(o[:0] for o in order), np.empty(0, np.int32)))]
         columns = [[np.concatenate(c) for c in zip(*p)] if p else nothing for p in parts]

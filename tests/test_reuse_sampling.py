@@ -72,9 +72,18 @@ def test_every_access_is_expanded_into_the_blocks_it_touches_in_order(monkeypatc
                 for place, block in enumerate(range(o // 4096, (o + n - 1) // 4096 + 1))]
     monkeypatch.setattr(reuse, "CHUNK_BLOCKS", 7)
     monkeypatch.setattr(reuse, "ACCESSES_AT_ONCE", 3)
-    got = [row for keys, is_read, access, place in reuse._blocks(refs)
+    got = [row for [(keys, is_read, access, place)] in reuse._blocks(refs)
            for row in zip(keys.tolist(), is_read.tolist(), access.tolist(), place.tolist())]
     assert got == expected
+    # A sample is those blocks whose hash under its seed falls below the threshold, each seed apart.
+    seeds, threshold = (3, 4), 1 << 62
+    kept = [[row for row in expected if spatial_hashes(np.array([row[0]], np.int64), (seed,))[0][0] < threshold]
+            for seed in seeds]
+    sampled: list[list[tuple]] = [[], []]
+    for chunk in reuse._blocks(refs, seeds, threshold):
+        for mine, (keys, is_read, access, place) in zip(sampled, chunk):
+            mine.extend(zip(keys.tolist(), is_read.tolist(), access.tolist(), place.tolist()))
+    assert sampled == kept and 0 < len(kept[0]) < len(expected) and kept[0] != kept[1]
 
 
 def _splitmix(z: int) -> int:

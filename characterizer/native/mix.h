@@ -12,4 +12,11 @@ static inline uint64_t mix(uint64_t z)
 	return z ^ (z >> 31);
 }
 
+/* A block key's hash under a seed (a SHARDS sample keeps the blocks whose hash is below a
+ * threshold): the key is mixed before the seed enters, so two seeds' samples are unrelated. */
+static inline uint64_t spatial_hash(uint64_t key, uint64_t seed)
+{
+	return mix(mix(key) ^ seed);
+}
+
 #endif

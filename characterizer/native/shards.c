@@ -9,13 +9,10 @@
 
 #include "mix.h"
 
-/* hashes[s * n + i] = mix(mix(keys[i]) ^ seeds[s]) for each of the nseeds seeds. */
+/* hashes[s * n + i] = spatial_hash(keys[i], seeds[s]) for each of the nseeds seeds. */
 void fsbm_spatial_hashes(const uint64_t *keys, int64_t n, const uint64_t *seeds, int64_t nseeds, uint64_t *hashes)
 {
-	for (int64_t i = 0; i < n; i++) {
-		uint64_t mixed = mix(keys[i]);
-
+	for (int64_t i = 0; i < n; i++)
 		for (int64_t s = 0; s < nseeds; s++)
-			hashes[s * n + i] = mix(mixed ^ seeds[s]);
-	}
+			hashes[s * n + i] = spatial_hash((uint64_t)keys[i], seeds[s]);
 }
