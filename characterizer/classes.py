@@ -56,6 +56,7 @@ import numpy as np
 
 from fsbm.characterizer.arrays import COSTED_OPERATIONS, MISSING, OP_INDEX, EventArrays, access_lengths, present
 from fsbm.characterizer.histograms import bit_lengths
+from fsbm.characterizer.kernels import library
 from fsbm.characterizer.mapped import Regions
 from fsbm.characterizer.sequentiality import Access
 from fsbm.traces.vocabulary import COPY_CALLS
@@ -80,13 +81,6 @@ def _bucket_of(lengths: np.ndarray) -> np.ndarray:
     """The power of two of each bit length (0 for 0): the size bucket of values that long."""
     lengths = np.asarray(lengths, np.int64)
     return np.where(lengths > 0, np.left_shift(1, np.maximum(lengths - 1, 0)), 0)
-
-
-def straddling(offset: np.ndarray, length: np.ndarray) -> np.ndarray:
-    """Which requests touch more pages than an aligned request of their length would: a
-    4096-byte write at offset 516 touches two, one at 8192 one."""
-    last = (offset + np.maximum(length, 1) - 1) // PAGE_BYTES
-    return (length > 0) & (last - offset // PAGE_BYTES + 1 > -(-length // PAGE_BYTES))
 
 
 def _timed(ev: EventArrays, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -122,36 +116,31 @@ def data_classes(ev: EventArrays, acc: Access, mapped: Regions) -> dict[str, dic
     over the classified accesses and the mapped regions; copies are always "sequential" (a
     copy moves a whole file, or the rest of it), only reads are ever "forward" (a write past
     the last one's end allocates or rewrites the same way wherever it lands), and mapped
-    regions are "random" (each read around its first fault, mapped.py).  Every access gets
-    one code, (class, order, bit length of its size), and each sum is one bincount over them."""
-    rows = acc.index
+    regions are "random" (each read around its first fault, mapped.py).  A straddling
+    request touches more pages than an aligned request of its length would (a 4096-byte
+    write at offset 516 touches two, one at 8192 one).  Every access gets one code, (class,
+    order, bit length of its size), and the sums per code are one pass in C
+    (characterizer/native/classes.c)."""
     out: dict[str, dict[str, dict[str, dict[str, int]]]] = {}
     if len(mapped):
         out[MAPPED_CLASS] = {"random": _by_bucket(mapped.length)}
-    if not len(rows):
+    if not len(acc.index):
         return out
-    length = access_lengths(ev, rows)
-    known, dur = _timed(ev, rows)
-    copy = _copies(ev, rows)
-    straddles = straddling(ev.offset[rows], length) & ~copy
-    consecutive = acc.consecutive | copy
-    is_read = (ev.op[rows] == OP_INDEX["read"]) & ~copy
-    forward = is_read & acc.sequential & ~consecutive
-    name = np.where(copy, ACCESS_CLASSES.index("copy"), np.where(is_read, ACCESS_CLASSES.index("read"),
-                                                                 ACCESS_CLASSES.index("write")))
-    order = np.where(consecutive, ORDERS.index("sequential"), np.where(forward, ORDERS.index("forward"),
-                                                                       ORDERS.index("random")))
-    code = (name * len(ORDERS) + order) * BITS + bit_lengths(length)
     size = len(ACCESS_CLASSES) * len(ORDERS) * BITS
-
-    def per_code(weights: np.ndarray | None = None) -> np.ndarray:
-        return np.bincount(code, weights=weights, minlength=size)
-
-    count, nbytes, timed, timed_ns = per_code(), per_code(length), per_code(known), per_code(dur)
-    straddled, interleaved, resumes = per_code(straddles), per_code(acc.interleaved), per_code(acc.resumes)
-    gapped = np.flatnonzero(forward)
-    gap_bytes = per_code(np.where(forward, acc.gap, 0))
-    gap_log2 = np.bincount(code[gapped] * BITS + bit_lengths(acc.gap[gapped]), minlength=size * BITS)
+    count, nbytes, timed, timed_ns, straddled, interleaved, resumes, gap_bytes = (np.zeros(size, np.int64)
+                                                                                 for _ in range(8))
+    gap_log2 = np.zeros(size * BITS, np.int64)
+    copy_orig = np.array([name in COPY_CALLS for name in ev.origs] or [False], np.bool_)
+    flags = [np.ascontiguousarray(f, np.bool_) for f in (acc.consecutive, acc.sequential, acc.interleaved, acc.resumes)]
+    rows, gap = np.ascontiguousarray(acc.index, np.int64), np.ascontiguousarray(acc.gap, np.int64)
+    op, orig = np.ascontiguousarray(ev.op, np.int8), np.ascontiguousarray(ev.orig, np.int32)
+    offset, length, ret, dur = (np.ascontiguousarray(a, np.int64) for a in (ev.offset, ev.size, ev.ret, ev.dur))
+    library().fsbm_data_classes(
+        len(rows), rows.ctypes.data, *(f.ctypes.data for f in flags), gap.ctypes.data, op.ctypes.data,
+        OP_INDEX["read"], orig.ctypes.data, copy_orig.ctypes.data, offset.ctypes.data, length.ctypes.data,
+        ret.ctypes.data, dur.ctypes.data, PAGE_BYTES,
+        *(a.ctypes.data for a in (count, nbytes, timed, timed_ns, straddled, interleaved, resumes, gap_bytes,
+                                  gap_log2)))
     for c in np.flatnonzero(count):
         cls, rank, bits = ACCESS_CLASSES[c // BITS // len(ORDERS)], ORDERS[c // BITS % len(ORDERS)], c % BITS
         entry = {"count": int(count[c]), "bytes": int(nbytes[c])}

@@ -320,11 +320,23 @@ def test_sqlite_journal_writes_straddle_pages_and_its_database_writes_do_not(tmp
 
 
 def test_a_request_straddles_only_where_it_crosses_a_page_boundary_it_need_not() -> None:
-    from fsbm.characterizer.classes import straddling
+    import pyarrow as pa
 
-    offset = np.array([0, 516, 8192, 4000, 4000, 0, 100, 4096, 10240, 10])
-    length = np.array([4096, 4096, 4096, 96, 97, 8192, 8192, 0, 10240, 4])
-    assert straddling(offset, length).tolist() == [False, True, False, False, True, False, True, False, False, False]
+    from fsbm.traces.schema import EVENT_SCHEMA, metadata
+
+    def straddles(offset: int, length: int) -> int:
+        """The straddling writes the profile counts for one write of `length` bytes at `offset`."""
+        table = pa.table({"seq": [0], "ts": [1_000], "dur": [500], "actor": ["1"], "op": ["write"],
+                          "orig": ["pwrite64"], "file": ["/w/f"], "path": pa.nulls(1, pa.string()),
+                          "path2": pa.nulls(1, pa.string()), "offset": [offset], "size": [length], "ret": [length],
+                          "errno": pa.nulls(1, pa.string()), "record": [0]})
+        profile = characterize(table.cast(EVENT_SCHEMA).replace_schema_metadata(metadata(format="synthetic")))
+        return sum(bucket.get("straddles", 0) for order in profile.body["classes"]["data"]["write"].values()
+                   for bucket in order.values())
+
+    offset = [0, 516, 8192, 4000, 4000, 0, 100, 4096, 10240, 10]
+    length = [4096, 4096, 4096, 96, 97, 8192, 8192, 0, 10240, 4]
+    assert [straddles(o, n) for o, n in zip(offset, length)] == [0, 1, 0, 0, 1, 0, 1, 0, 0, 0]
 
 
 def test_a_listing_keeps_the_bytes_of_entries_its_getdents_returned(tmp_path: Path) -> None:

@@ -1,0 +1,77 @@
+/*
+ * classes.c - the data classes (classes.py says what each is and why the predictor asks),
+ * summed in one pass over the classified accesses, where numpy gathered each access's
+ * fields apart and made a dozen passes and bincounts over them.
+ *
+ * Each access gets a code: its class (read, write, copy), its order (sequential, forward,
+ * random) and the bit length of its size, whose power of two is its size bucket.  Every
+ * sum is kept per code.
+ */
+#include <stdint.h>
+
+#define MISSING INT64_MIN
+#define BITS 65 /* bit lengths 0..64 */
+
+enum { READ = 0, WRITE = 1, COPY = 2 };
+enum { SEQUENTIAL = 0, FORWARD = 1, RANDOM = 2 };
+
+static int bit_length(int64_t v)
+{
+	return v > 0 ? 64 - __builtin_clzll((uint64_t)v) : 0;
+}
+
+static int64_t floor_div(int64_t a, int64_t b)
+{
+	return a / b - (a % b != 0 && (a < 0) != (b < 0));
+}
+
+/* Whether a request touches more pages than an aligned request of its length would: a
+ * 4096-byte write at offset 516 touches two, one at 8192 one. */
+static int straddles(int64_t offset, int64_t length, int64_t page)
+{
+	int64_t last = floor_div(offset + (length > 1 ? length : 1) - 1, page);
+
+	return length > 0 && last - floor_div(offset, page) + 1 > -floor_div(-length, page);
+}
+
+/*
+ * For the n accesses at rows (the events' indices) with their classification (consecutive,
+ * sequential, interleaved, resumes, and gap: offset less where the previous access its way
+ * ended), add to each sum at the access's code: its count, bytes, timed calls and their ns,
+ * the straddling requests, the interleaved and resuming ones, and for forward reads the
+ * bytes skipped and, at code * BITS + the gap's bit length, how many skipped that much.
+ * copy_orig[orig] marks the in-kernel copies among the original calls.
+ */
+void fsbm_data_classes(int64_t n, const int64_t *rows, const uint8_t *consecutive, const uint8_t *sequential,
+		       const uint8_t *interleaved, const uint8_t *resumes, const int64_t *gap, const int8_t *op,
+		       int8_t op_read, const int32_t *orig, const uint8_t *copy_orig, const int64_t *offset,
+		       const int64_t *size, const int64_t *ret, const int64_t *dur, int64_t page, int64_t *count,
+		       int64_t *bytes, int64_t *timed, int64_t *timed_ns, int64_t *straddled, int64_t *interleaved_sum,
+		       int64_t *resumes_sum, int64_t *gap_bytes, int64_t *gap_log2)
+{
+	for (int64_t k = 0; k < n; k++) {
+		int64_t i = rows[k];
+		int64_t length = ret[i] >= 0 ? ret[i] : size[i] != MISSING ? size[i] : 0;
+		int copy = copy_orig[orig[i]] != 0;
+		int is_read = op[i] == op_read && !copy;
+		int in_order = consecutive[k] || copy;
+		int forward = is_read && sequential[k] && !in_order;
+		int name = copy ? COPY : is_read ? READ : WRITE;
+		int order = in_order ? SEQUENTIAL : forward ? FORWARD : RANDOM;
+		int64_t code = ((int64_t)name * 3 + order) * BITS + bit_length(length);
+
+		count[code]++;
+		bytes[code] += length;
+		if (dur[i] != MISSING) {
+			timed[code]++;
+			timed_ns[code] += dur[i] > 0 ? dur[i] : 0;
+		}
+		straddled[code] += !copy && straddles(offset[i], length, page);
+		interleaved_sum[code] += interleaved[k];
+		resumes_sum[code] += resumes[k];
+		if (forward) {
+			gap_bytes[code] += gap[k];
+			gap_log2[code * BITS + bit_length(gap[k])]++;
+		}
+	}
+}
