@@ -40,4 +40,6 @@ def library() -> ctypes.CDLL:
     lib.fsbm_data_classes.argtypes = [_I64, _P, _P, _P, _P, _P, _P, _P, _I8, _P, _P, _P, _P, _P, _P, _I64,
                                       _P, _P, _P, _P, _P, _P, _P, _P, _P]
     lib.fsbm_data_classes.restype = None
+    lib.fsbm_ops.argtypes = [_I64, _P, _I64, _P, _P, _P, _P, _P, _P, _P, _P, _P, _P, _P, _P, _P, _P, _P]
+    lib.fsbm_ops.restype = ctypes.c_int
     return lib

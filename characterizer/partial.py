@@ -27,11 +27,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fsbm.characterizer.arrays import (MISSING, OP_INDEX, EventArrays, access_lengths, costed, present,
+from fsbm.characterizer.arrays import (OP_INDEX, EventArrays, access_lengths, costed, present,
                                       pseudo_kinds, subset, under)
 from fsbm.characterizer.classes import (data_classes, metadata_classes, with_unlinked_data, with_written_creates,
                                         written_creates)
 from fsbm.characterizer.histograms import ValueCounts
+from fsbm.characterizer.kernels import library
 from fsbm.characterizer.mapped import Regions, mapped_regions
 from fsbm.characterizer.profile import SCHEMA_VERSION
 from fsbm.characterizer.reference_log import ReferenceLog, ReferenceSummary
@@ -254,32 +255,32 @@ def _window(ev: EventArrays, start: int, stop: int) -> EventArrays:
                        ev.actors, ev.files, ev.origs, ev.paths.slice(start, stop - start))
 
 
-def _ops(ev: EventArrays) -> dict[str, OpStats]:
-    length = np.where(ev.ret > 0, ev.ret, 0)
-    out = {}
-    order = np.argsort(ev.op, kind="stable")
-    bounds = np.searchsorted(ev.op[order], np.arange(len(OPERATIONS) + 1))
-    for i, name in enumerate(OPERATIONS):
-        rows = order[bounds[i]:bounds[i + 1]]
-        if not len(rows):
-            continue
-        data = name in ("read", "write")
-        # An access's size is the bytes it moved where the call says (Darshan's rule): an
-        # in-kernel copy asks for "as much as there is" (cp: 2^62 bytes) and moves a file.
-        sizes = np.where(ev.ret[rows] >= 0, ev.ret[rows], ev.size[rows])
-        durations = ev.dur[rows]
-        out[name] = OpStats(len(rows), int(ev.failed[rows].sum()), int(length[rows].sum()) if data else 0,
-                            ValueCounts.of(sizes[sizes != MISSING]) if data else ValueCounts.empty(),
-                            ValueCounts.of(durations[durations != MISSING]))
-    return out
-
-
-def _origs(ev: EventArrays) -> dict[str, dict[str, int]]:
-    counts = np.bincount(ev.orig, minlength=len(ev.origs))
-    length = np.where(ev.ret > 0, ev.ret, 0)
-    data = (ev.op == OP_INDEX["read"]) | (ev.op == OP_INDEX["write"])
-    nbytes = np.bincount(ev.orig, weights=np.where(data, length, 0), minlength=len(ev.origs))
-    return {name: {"count": int(c), "bytes": int(b)} for name, c, b in zip(ev.origs, counts, nbytes) if c}
+def _by_operation(ev: EventArrays) -> tuple[dict[str, OpStats], dict[str, dict[str, int]]]:
+    """Per operation: calls, failures, bytes moved, and the value counts of its request sizes
+    and of its durations; per original call: calls and bytes.  An access's size is the bytes
+    it moved where the call says (Darshan's rule): an in-kernel copy asks for "as much as
+    there is" (cp: 2^62 bytes) and moves a file.  Counted, and each operation's sizes and
+    durations put side by side, in C (characterizer/native/ops.c)."""
+    ops, origs = len(OPERATIONS), max(len(ev.origs), 1)
+    is_data = np.array([name in ("read", "write") for name in OPERATIONS], np.bool_)
+    op_count, op_failed, op_bytes = (np.zeros(ops, np.int64) for _ in range(3))
+    orig_count, orig_bytes = np.zeros(origs, np.int64), np.zeros(origs, np.int64)
+    size_start, dur_start = np.zeros(ops + 1, np.int64), np.zeros(ops + 1, np.int64)
+    sizes, durations = np.empty(ev.n, np.int64), np.empty(ev.n, np.int64)
+    op, orig = np.ascontiguousarray(ev.op, np.int8), np.ascontiguousarray(ev.orig, np.int32)
+    failed = np.ascontiguousarray(ev.failed, np.bool_)
+    size, ret, dur = (np.ascontiguousarray(a, np.int64) for a in (ev.size, ev.ret, ev.dur))
+    if library().fsbm_ops(ev.n, op.ctypes.data, ops, is_data.ctypes.data, orig.ctypes.data, failed.ctypes.data,
+                          size.ctypes.data, ret.ctypes.data, dur.ctypes.data,
+                          *(a.ctypes.data for a in (op_count, op_failed, op_bytes, orig_count, orig_bytes, size_start,
+                                                    sizes, dur_start, durations))) != 0:
+        raise MemoryError("per-operation statistics: out of memory")
+    by_op = {name: OpStats(int(op_count[i]), int(op_failed[i]), int(op_bytes[i]),
+                           ValueCounts.of(sizes[size_start[i]:size_start[i + 1]]) if is_data[i] else ValueCounts.empty(),
+                           ValueCounts.of(durations[dur_start[i]:dur_start[i + 1]]))
+             for i, name in enumerate(OPERATIONS) if op_count[i]}
+    by_orig = {name: {"count": int(c), "bytes": int(b)} for name, c, b in zip(ev.origs, orig_count, orig_bytes) if c}
+    return by_op, by_orig
 
 
 def _namespace(ev: EventArrays) -> tuple[pa.Array, pa.Array]:
@@ -390,12 +391,13 @@ def summarize(ev: EventArrays, *, nfs: bool, origin: int, first_seq: int = 0, ev
     inter, think = gaps(ev)
     written = np.where((ev.op == OP_INDEX["write"]) & (ev.ret > 0), ev.ret, 0)
     mapped = mapped_regions(ev)
+    ops, origs = _by_operation(ev)
     part = Partial(
         nfs=nfs, has_time=ev.has_time, every=every, actors=int(present(ev.actor, len(ev.actors)).sum()),
         core=core, checkpoints=checkpoints, run_counts=run_counts,
         files=FileState(pa.array(ev.files, pa.string()).filter(pa.array(with_data)), sizes[with_data],
                         entire[with_data]),
-        touched=touched, directories=directories, ops=_ops(ev), origs=_origs(ev),
+        touched=touched, directories=directories, ops=ops, origs=origs,
         fsyncs=int((ev.op == OP_INDEX["fsync"]).sum()), written=int(written.sum()), syncs={},
         inter_arrival=inter, think=think, inside=inside_sums(ev), windows=Windows.of(ev, origin),
         references=_references(ev, clock, trace, mapped), levels=levels,
