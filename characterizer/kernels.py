@@ -27,8 +27,10 @@ def library() -> ctypes.CDLL:
     lib.fsbm_sequence.restype = _I64
     lib.fsbm_spatial_hashes.argtypes = [_P, _I64, _P, _I64, _P]
     lib.fsbm_spatial_hashes.restype = None
-    lib.fsbm_blocks.argtypes = [_P, _P, _P, _I64, _I64, _I64, _I64, _P, _I64, ctypes.c_uint64, _P, _P, _P, _P]
-    lib.fsbm_blocks.restype = None
+    lib.fsbm_blocks.argtypes = [_I64, _P, _P, _P, _I64, _I64, _P, _I64, _P, _I64, ctypes.c_uint64, _P, _P, _P, _P]
+    lib.fsbm_blocks.restype = _I64
+    lib.fsbm_block_totals.argtypes = [_I64, _P, _P, _P, _I64, _P]
+    lib.fsbm_block_totals.restype = None
     lib.fsbm_sync_kinds.argtypes = [_I64, _P, _P, _P, _P, _I64, _P, _P, _P, _P, _I8, _I8, _I8, _I8, _P, _P, _P, _P]
     lib.fsbm_sync_kinds.restype = _I64
     lib.fsbm_gaps.argtypes = [_I64, _P, _P, _I64, _P, _P, _P, _P]

@@ -27,8 +27,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fsbm.characterizer.arrays import (OP_INDEX, EventArrays, access_lengths, costed, present,
-                                      pseudo_kinds, subset, under)
+from fsbm.characterizer.arrays import OP_INDEX, EventArrays, costed, present, pseudo_kinds, subset, under
 from fsbm.characterizer.classes import (data_classes, metadata_classes, with_unlinked_data, with_written_creates,
                                         written_creates)
 from fsbm.characterizer.histograms import ValueCounts
@@ -297,14 +296,14 @@ def _namespace(ev: EventArrays) -> tuple[pa.Array, pa.Array]:
 def _references(ev: EventArrays, clock: np.ndarray, trace: int, mapped: Regions) -> ReferenceLog:
     """The block references of the reads and writes, and of the mapped regions as reads
     (each at its first mapping's place in the trace); and the successful unlinks."""
-    rows = np.flatnonzero(data_accesses(ev))
+    rows, lengths = data_accesses(ev)
     unlinks = np.flatnonzero((ev.op == OP_INDEX["unlink"]) & ~ev.failed)
     at = np.concatenate((rows, mapped.rows, unlinks))
     none = np.zeros(len(unlinks), np.int64)
     return ReferenceLog(clock[at], np.full(len(at), trace, np.int16), ev.seq[at],
                         pa.array(ev.files, pa.string()), ev.file[at].astype(np.int64),
                         np.concatenate((ev.offset[rows], mapped.offset, none)),
-                        np.concatenate((access_lengths(ev, rows), mapped.length, none)),
+                        np.concatenate((lengths, mapped.length, none)),
                         np.concatenate((ev.op[rows] == OP_INDEX["read"], np.ones(len(mapped), bool), none.astype(bool))),
                         np.concatenate((np.zeros(len(rows) + len(mapped), bool), np.ones(len(unlinks), bool))))
 

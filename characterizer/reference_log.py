@@ -32,8 +32,8 @@ import pyarrow.compute as pc
 
 from fsbm.characterizer import reuse
 from fsbm.characterizer.arrays import present
-from fsbm.characterizer.reuse import (FirstReads, References, Sample, block_totals, curve_of, sampling_rate,
-                                      trace_order)
+from fsbm.characterizer.reuse import (FirstReads, References, Sample, block_totals, curve_of, reordering,
+                                      sampling_rate, trace_order)
 
 
 @dataclass
@@ -60,11 +60,18 @@ class ReferenceLog:
         rows = {f: np.concatenate((getattr(self, f), getattr(other, f))) for f in self.ROW_FIELDS}
         return ReferenceLog(names=encoded.dictionary, file=file, **rows)
 
-    def _accesses(self, in_order: bool = False) -> np.ndarray:
+    def _accesses(self, in_order: bool = False) -> np.ndarray | slice:
         """The rows that are accesses (not unlinks), in the log's order or, `in_order`, in the
-        trace's."""
-        at = np.flatnonzero(~self.is_unlink)
-        return at[trace_order((self.clock[at], self.trace[at], self.seq[at]))] if in_order else at
+        trace's: a slice where they come before every unlink and need no reordering (a log
+        made in one piece), so that the columns are taken as views, not copied."""
+        accesses = len(self.is_unlink) - int(self.is_unlink.sum())
+        at: np.ndarray | slice = (slice(0, accesses) if not self.is_unlink[:accesses].any()
+                                  else np.flatnonzero(~self.is_unlink))
+        if in_order:
+            ranked = reordering((self.clock[at], self.trace[at], self.seq[at]))
+            if ranked is not None:
+                at = (np.arange(accesses) if isinstance(at, slice) else at)[ranked]
+        return at
 
     def in_order(self) -> References:
         """The accesses in trace order, with this log's file ids (bench/reuse.py's input)."""

@@ -16,7 +16,7 @@ when a hash of its key falls under a threshold, so every reference to a sampled 
 kept, and a sampled reference's stack distance, over the rate, estimates its distance in
 the whole trace, for caches of 1 / rate blocks and more (the smallest a sampled curve
 gives).  The rate is chosen so the sample holds about SAMPLE_BUDGET references whatever
-the trace's size, and the accesses are expanded into blocks a chunk at a time: beyond its
+the trace's size, and the accesses are walked a chunk of blocks at a time: beyond its
 input, the pass holds memory in proportion to the budget, not to the trace.  A second
 sample, under another hash, gives the curve's error: the mean absolute difference of the
 two curves' hit fractions, over sqrt(2) (each is a draw), is kept beside the curve.
@@ -37,14 +37,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fsbm.characterizer.arrays import MISSING, OP_INDEX, EventArrays, access_lengths, first_of_each
+from fsbm.characterizer.arrays import OP_INDEX, EventArrays, access_lengths, first_of_each
 from fsbm.characterizer.kernels import library
 
 BLOCK = 4096
 EXACT_LIMIT = 16_000_000    # block references up to which the curve is exact
 SAMPLE_BUDGET = 4_000_000   # block references a sampled curve keeps, about
 CHUNK_BLOCKS = 1_000_000    # block references expanded at a time
-ACCESSES_AT_ONCE = 1_000_000  # accesses whose blocks are counted at a time
 FILE_SHIFT = 40             # a block's key: file id above this bit, block number below
 SEEDS = (0x5EED_0001, 0x5EED_0002)  # the hashes of the reported sample and of the one that checks it
 
@@ -59,10 +58,13 @@ class References:
     is_read: np.ndarray  # bool
 
 
-def data_accesses(ev: EventArrays) -> np.ndarray:
-    """Which events reference blocks: reads and writes with an offset that moved bytes."""
-    data = ((ev.op == OP_INDEX["read"]) | (ev.op == OP_INDEX["write"])) & (ev.offset != MISSING)
-    return data & (access_lengths(ev) > 0)
+def data_accesses(ev: EventArrays) -> tuple[np.ndarray, np.ndarray]:
+    """The events that reference blocks, and the bytes each moved: reads and writes at an
+    offset (not a negative one: such a call fails) that moved bytes."""
+    length = access_lengths(ev)
+    rows = np.flatnonzero(((ev.op == OP_INDEX["read"]) | (ev.op == OP_INDEX["write"])) & (ev.offset >= 0)
+                          & (length > 0))
+    return rows, length[rows]
 
 
 def previous_reference(keys: np.ndarray) -> np.ndarray:
@@ -109,21 +111,19 @@ def spatial_hashes(keys: np.ndarray, seeds: tuple[int, ...]) -> list[np.ndarray]
     return list(out)
 
 
-def _spans(refs: References, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
-    """The first block of accesses lo..hi-1, and how many blocks each spans."""
-    offset, length = refs.offset[lo:hi], refs.length[lo:hi]
-    first = offset // BLOCK
-    return first, ((offset + length - 1) // BLOCK - first + 1).astype(np.int64)
-
-
 def block_totals(refs: References) -> tuple[int, int]:
-    """How many block references the accesses make, and how many of them are reads."""
-    total = reads = 0
-    for lo in range(0, len(refs.offset), ACCESSES_AT_ONCE):
-        _, counts = _spans(refs, lo, lo + ACCESSES_AT_ONCE)
-        total += int(counts.sum())
-        reads += int(counts[refs.is_read[lo:lo + ACCESSES_AT_ONCE]].sum())
-    return total, reads
+    """How many block references the accesses make, and how many of them are reads (in C:
+    characterizer/native/blocks.c)."""
+    offset, length = _int64(refs.offset), _int64(refs.length)
+    is_read = np.ascontiguousarray(refs.is_read, np.bool_)
+    totals = np.zeros(2, np.int64)
+    library().fsbm_block_totals(len(offset), offset.ctypes.data, length.ctypes.data, is_read.ctypes.data, BLOCK,
+                                totals.ctypes.data)
+    return int(totals[0]), int(totals[1])
+
+
+def _int64(values: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(values, dtype=np.int64)
 
 
 Blocks = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # keys, is_read, access, place
@@ -134,48 +134,50 @@ def _blocks(refs: References, seeds: tuple[int, ...] = (), threshold: int = 0) -
     is_read, access, place)] of every block every access touched, `access` being the index
     of the access it belongs to and `place` its rank within that access; with seeds, one such
     tuple per seed, of the blocks whose spatial hash under it is below `threshold` (in C,
-    expanded and hashed in one pass: characterizer/native/blocks.c).  At most CHUNK_BLOCKS
-    blocks a chunk (an access of many blocks is cut across chunks); what is held at once is
-    bounded by ACCESSES_AT_ONCE and CHUNK_BLOCKS, not by the trace."""
-    blocks = library().fsbm_blocks
+    walked and hashed in one pass: characterizer/native/blocks.c).  At most CHUNK_BLOCKS
+    blocks a chunk (an access of many blocks is cut across chunks): beside the references,
+    what is held at once is bounded by CHUNK_BLOCKS, not by the trace."""
+    walk = library().fsbm_blocks
+    files, offset, length = _int64(refs.file), _int64(refs.offset), _int64(refs.length)
     seeded = np.array(seeds, dtype=np.uint64)
     samples = max(len(seeds), 1)
     kept = np.zeros(samples, np.int64)
+    cursor = np.zeros(2, np.int64)  # the access, and the block within it, the next chunk starts at
     buffers: tuple[np.ndarray, ...] | None = None  # a sample's chunks reuse one set: what they keep is copied out
-    for lo in range(0, len(refs.offset), ACCESSES_AT_ONCE):
-        first, counts = _spans(refs, lo, lo + ACCESSES_AT_ONCE)
-        first = np.ascontiguousarray(first, dtype=np.int64)
-        files = np.ascontiguousarray(refs.file[lo:lo + ACCESSES_AT_ONCE], dtype=np.int64)
-        ends = np.cumsum(counts)
-        for start in range(0, int(ends[-1]), CHUNK_BLOCKS):
-            count = min(CHUNK_BLOCKS, int(ends[-1]) - start)
-            if not seeds or buffers is None:  # every block is kept, or the first chunk
-                buffers = tuple(np.empty(samples * CHUNK_BLOCKS, dtype=np.int64) for _ in range(3))
-            access, place, keys = (b[:samples * count] for b in buffers)
-            blocks(ends.ctypes.data, first.ctypes.data, files.ctypes.data, len(ends), FILE_SHIFT, start, count,
-                   seeded.ctypes.data, len(seeds), threshold, access.ctypes.data, place.ctypes.data,
-                   keys.ctypes.data, kept.ctypes.data)
-            chunk = []
-            for s in range(samples):
-                cut = slice(s * count, s * count + int(kept[s]))
-                mine = lo + access[cut]
-                chunk.append((keys[cut].copy() if seeds else keys[cut], refs.is_read[mine], mine,
-                              place[cut].copy() if seeds else place[cut]))
-            yield chunk
+    while cursor[0] < len(offset):
+        if not seeds or buffers is None:  # every block is kept, or the first chunk
+            buffers = tuple(np.empty(samples * CHUNK_BLOCKS, dtype=np.int64) for _ in range(3))
+        access, place, keys = buffers
+        walk(len(offset), files.ctypes.data, offset.ctypes.data, length.ctypes.data, BLOCK, FILE_SHIFT,
+                     cursor.ctypes.data, CHUNK_BLOCKS, seeded.ctypes.data, len(seeds), threshold, access.ctypes.data,
+                     place.ctypes.data, keys.ctypes.data, kept.ctypes.data)
+        chunk = []
+        for s in range(samples):
+            cut = slice(s * CHUNK_BLOCKS, s * CHUNK_BLOCKS + int(kept[s]))
+            mine = access[cut]
+            chunk.append((keys[cut].copy() if seeds else keys[cut], refs.is_read[mine], mine.copy() if seeds else mine,
+                          place[cut].copy() if seeds else place[cut]))
+        yield chunk
 
 
 Order = tuple[np.ndarray, ...]  # where each row falls in the whole trace: sort keys, most significant first
 
 
 def trace_order(order: Order) -> np.ndarray:
-    """The indices that put rows in trace order by their sort keys (most significant first).
-    Keys whose spans multiply within 62 bits are packed into one first (a row's seq and its
-    block's place in the access, say): each key fewer is one sorting pass fewer.  Rows
-    already in order (one trace's, as it was read) are not sorted."""
+    """The indices that put rows in trace order by their sort keys (most significant first)."""
+    ranked = reordering(order)
+    return np.arange(len(order[0]) if order else 0) if ranked is None else ranked
+
+
+def reordering(order: Order) -> np.ndarray | None:
+    """trace_order's indices, or None where the rows are in trace order already (one
+    trace's, as it was read), which is checked, not sorted.  Keys whose spans multiply
+    within 62 bits are packed into one first (a row's seq and its block's place in the
+    access, say): each key fewer is one sorting pass fewer."""
     keys = _packed(order)
     if len(keys) == 1:
         key = keys[0]
-        return np.arange(len(key)) if (key[1:] >= key[:-1]).all() else np.argsort(key, kind="stable")
+        return None if (key[1:] >= key[:-1]).all() else np.argsort(key, kind="stable")
     return np.lexsort(tuple(reversed(keys)))
 
 

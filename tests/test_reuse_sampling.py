@@ -56,14 +56,13 @@ def test_an_access_of_more_blocks_than_a_chunk_is_cut_across_chunks(monkeypatch:
                       np.array([False, True, True, True]))
     whole = reuse_curve(refs)
     monkeypatch.setattr(reuse, "CHUNK_BLOCKS", 3)
-    monkeypatch.setattr(reuse, "ACCESSES_AT_ONCE", 2)
     assert reuse_curve(refs) == whole
     assert whole["block_reads"] == 1 + 1 + 20 and whole["distinct_blocks"] == 10 + 1 + 20
 
 
 def test_every_access_is_expanded_into_the_blocks_it_touches_in_order(monkeypatch: pytest.MonkeyPatch) -> None:
     # Offsets off block boundaries, accesses of one byte and of many blocks, cut into chunks
-    # of 7 blocks and pieces of 3 accesses: each block once, with its access and rank.
+    # of 7 blocks: each block once, with its access and rank.
     rng = np.random.default_rng(11)
     refs = References(rng.integers(0, 5, 40), rng.integers(0, 1 << 20, 40), rng.integers(1, 40_000, 40),
                       rng.random(40) < 0.5)
@@ -71,7 +70,6 @@ def test_every_access_is_expanded_into_the_blocks_it_touches_in_order(monkeypatc
                 for a, (f, o, n, r) in enumerate(zip(refs.file, refs.offset, refs.length, refs.is_read))
                 for place, block in enumerate(range(o // 4096, (o + n - 1) // 4096 + 1))]
     monkeypatch.setattr(reuse, "CHUNK_BLOCKS", 7)
-    monkeypatch.setattr(reuse, "ACCESSES_AT_ONCE", 3)
     got = [row for [(keys, is_read, access, place)] in reuse._blocks(refs)
            for row in zip(keys.tolist(), is_read.tolist(), access.tolist(), place.tolist())]
     assert got == expected
