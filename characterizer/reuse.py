@@ -303,6 +303,26 @@ class Sample:
 
 
 @dataclass
+class _Distances:
+    """A multiset of stack distances (-1: never referenced before), kept as how many are
+    below each distance: what a sorted array of them answers, counted rather than sorted."""
+
+    below: np.ndarray  # below[j]: how many distances are < j - 1
+
+    @classmethod
+    def of(cls, distances: np.ndarray) -> "_Distances":
+        return cls(np.concatenate(([0], np.cumsum(np.bincount(distances + 1)))).astype(np.int64))
+
+    def __len__(self) -> int:
+        return int(self.below[-1])
+
+    def less_than(self, bound: float | np.ndarray) -> np.ndarray:
+        """How many distances are < each bound (an integer is < x exactly when it is < ceil(x))."""
+        at = np.ceil(np.asarray(bound, np.float64)).astype(np.int64) + 1
+        return self.below[np.clip(at, 0, len(self.below) - 1)]
+
+
+@dataclass
 class _Curve:
     """Stack distances of a sample's reads, and of the files' first reads it holds, in blocks
     of the whole trace (sampled distances over the rate; -1: never referenced before)."""
@@ -310,8 +330,8 @@ class _Curve:
     rate: float
     references: int
     distinct: float
-    reads: np.ndarray        # sorted
-    first_reads: np.ndarray  # sorted
+    reads: _Distances
+    first_reads: _Distances
     block_reads: int         # in the whole trace
 
     @classmethod
@@ -321,13 +341,12 @@ class _Curve:
         read_keys, read_distances = keys[is_read], distances[is_read]
         chosen = member(read_keys, first_keys)
         first = previous_reference(read_keys[chosen]) < 0  # each chosen block's first read
-        return cls(rate, len(keys), float((distances < 0).sum()) / rate, np.sort(read_distances),
-                   np.sort(read_distances[chosen][first]), block_reads)
+        return cls(rate, len(keys), float((distances < 0).sum()) / rate, _Distances.of(read_distances),
+                   _Distances.of(read_distances[chosen][first]), block_reads)
 
-    def hits(self, distances: np.ndarray, sizes: np.ndarray) -> np.ndarray:
-        """How many of the sorted `distances` hit in caches of `sizes` blocks: 0 <= d < size x rate."""
-        cold = np.searchsorted(distances, 0, side="left")
-        return np.maximum(np.searchsorted(distances, sizes * self.rate, side="left") - cold, 0)
+    def hits(self, distances: _Distances, sizes: np.ndarray) -> np.ndarray:
+        """How many of `distances` hit in caches of `sizes` blocks: 0 <= d < size x rate."""
+        return np.maximum(distances.less_than(sizes * self.rate) - distances.less_than(0), 0)
 
     def hit_fractions(self, sizes: np.ndarray) -> np.ndarray:
         """The share of the trace's block reads that hit.  A sample holds more or fewer reads
@@ -379,11 +398,11 @@ def curve_of(sample: Sample | None, first: FirstReads, total: int, reads: int) -
     hit = curve.hit_fractions(sizes)
     sampled_first = len(curve.first_reads)
     first_hit = curve.hits(curve.first_reads, sizes) / sampled_first if sampled_first else [None] * len(sizes)
-    first_cold = int(np.searchsorted(curve.first_reads, 0, side="left"))
+    first_cold = int(curve.first_reads.less_than(0))
     first_reads = len(first_keys)
     body: dict[str, object] = {
         "block_size": BLOCK, "block_reads": reads, "distinct_blocks": int(round(curve.distinct)),
-        "cold_misses": int(round(np.searchsorted(curve.reads, 0, side="left") / rate)),
+        "cold_misses": int(round(int(curve.reads.less_than(0)) / rate)),
         "first_reads": first_reads,
         "first_reads_cold": int(round(first_cold * first_reads / sampled_first)) if sampled_first else 0,
         "points": [{"cache_blocks": int(s), "cache_bytes": int(s) * BLOCK, "hit_fraction": float(h),
