@@ -36,7 +36,7 @@ from fsbm.characterizer.mapped import Regions, mapped_regions
 from fsbm.characterizer.profile import SCHEMA_VERSION
 from fsbm.characterizer.reference_log import ReferenceLog, ReferenceSummary
 from fsbm.characterizer.reuse import data_accesses
-from fsbm.characterizer.sequentiality import Access, classify, direction_counts, percentages, run_classes, runs
+from fsbm.characterizer.sequentiality import Access, classify, percentages, run_classes, runs
 from fsbm.characterizer.syncs import DEFINITION as SYNC_KINDS_DEFINITION
 from fsbm.characterizer.syncs import KINDS as SYNC_KINDS
 from fsbm.characterizer.syncs import sync_kinds
@@ -230,19 +230,19 @@ def core_of(ev: EventArrays, clock: np.ndarray, nfs: bool, window: int = WHOLE) 
     """Tang's statistics of a stretch of events, its classified accesses for the rest, and
     the changes its opens and closes make to the number of open files, as `window`'s."""
     acc = classify(ev, nfs)
-    calls = ~ev.plumbing
+    plumbing = ev.plumbing.any()  # NFSv4's state-carrying operations are no calls of their own
+    calls = ~ev.plumbing if plumbing else slice(None)
     lookup_origs = np.array([o.endswith(".LOOKUP") or o.endswith(".LOOKUPP") for o in ev.origs] or [False])
-    is_lookup = lookup_origs[ev.orig] & calls
+    lookups = int((lookup_origs[ev.orig] & ~ev.plumbing).sum()) if lookup_origs.any() else 0
     op_counts = np.bincount(ev.op[calls], minlength=len(OPERATIONS))
-    lookups = int(is_lookup.sum())
-    counts = {"calls": int(calls.sum()), "read": op_counts[OP_INDEX["read"]], "write": op_counts[OP_INDEX["write"]],
+    counts = {"calls": int(op_counts.sum()), "read": op_counts[OP_INDEX["read"]], "write": op_counts[OP_INDEX["write"]],
               "create": op_counts[OP_INDEX["create"]], "delete": op_counts[OP_INDEX["unlink"]],
               "mkdir": op_counts[OP_INDEX["mkdir"]], "rmdir": op_counts[OP_INDEX["rmdir"]],
               "readdir": op_counts[OP_INDEX["readdir"]], "getattr": op_counts[OP_INDEX["stat"]] - lookups,
               "lookup": lookups}
     times, change = open_changes(ev, clock, nfs)
     return (Core(ev.n, int(clock.min()) if ev.n else 0, int(clock.max()) if ev.n else 0,
-                 {k: int(v) for k, v in counts.items()}, direction_counts(ev, acc), len(times)), acc,
+                 {k: int(v) for k, v in counts.items()}, acc.directions, len(times)), acc,
             LevelLog.of(window, times, change))
 
 

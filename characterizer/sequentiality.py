@@ -43,6 +43,7 @@ class Access:
     end: np.ndarray          # offset + length
     gap: np.ndarray          # offset less where the previous access this way ended (< 0: back)
     runs: int
+    directions: dict[str, dict[str, int]]  # per direction: accesses, consecutive ones, sequential ones (Darshan)
 
 
 def classify(ev: EventArrays, nfs: bool) -> Access:
@@ -61,28 +62,22 @@ def classify(ev: EventArrays, nfs: bool) -> Access:
     index, run, end, gap = (np.empty(ev.n, np.int64) for _ in range(4))
     flags = np.zeros(ev.n, np.uint8)
     runs = ctypes.c_int64(0)
+    directions = np.zeros(6, np.int64)
     count = library().fsbm_sequence(
         ev.n, order.ctypes.data if order is not None else None, op.ctypes.data, failed.ctypes.data,
         counted.ctypes.data, actor.ctypes.data, file.ctypes.data,
         max(len(ev.files), 1), offset.ctypes.data, size.ctypes.data, ret.ctypes.data, clock.ctypes.data,
         OP_INDEX["read"], OP_INDEX["write"], OP_INDEX["open"], OP_INDEX["create"], NFS_RUN_GAP_NS if nfs else 0,
-        index.ctypes.data, run.ctypes.data, flags.ctypes.data, end.ctypes.data, gap.ctypes.data, ctypes.byref(runs))
+        index.ctypes.data, run.ctypes.data, flags.ctypes.data, end.ctypes.data, gap.ctypes.data, ctypes.byref(runs),
+        directions.ctypes.data)
     if count < 0:
         raise MemoryError("sequence classification: out of memory")
     flags = flags[:count]
     return Access(index[:count], run[:count], (flags & 1).astype(bool), (flags & 2).astype(bool),
                   (flags & 4).astype(bool), (flags & 8).astype(bool), (flags & 16).astype(bool), end[:count],
-                  gap[:count], runs.value)
-
-
-def direction_counts(ev: EventArrays, acc: Access) -> dict[str, dict[str, int]]:
-    """Per direction: accesses, consecutive ones, sequential ones (Darshan)."""
-    out = {}
-    for name in ("read", "write"):
-        mask = ev.op[acc.index] == OP_INDEX[name]
-        out[name] = {"count": int(mask.sum()), "consecutive": int(acc.consecutive[mask].sum()),
-                     "sequential": int(acc.sequential[mask].sum())}
-    return out
+                  gap[:count], runs.value,
+                  {name: {"count": int(directions[3 * d]), "consecutive": int(directions[3 * d + 1]),
+                          "sequential": int(directions[3 * d + 2])} for d, name in enumerate(("read", "write"))})
 
 
 def percentages(counts: dict[str, dict[str, int]]) -> dict[str, dict[str, float]]:

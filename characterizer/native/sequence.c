@@ -117,13 +117,16 @@ static struct group *find(struct table *t, int64_t key)
 
 /*
  * Returns the number of accesses written (the out arrays hold n entries), or -1 when out of
- * memory; *runs gets the number of runs.  order may be NULL (events already in time order).
+ * memory; *runs gets the number of runs, and directions[3 * d] the accesses of direction d
+ * (0 read, 1 write), [3 * d + 1] the consecutive ones and [3 * d + 2] the sequential ones
+ * (zeroed by the caller).  order may be NULL (events already in time order).
  */
 int64_t fsbm_sequence(int64_t n, const int64_t *order, const int8_t *op, const uint8_t *failed,
 		      const uint8_t *costed, const int32_t *actor, const int32_t *file, int64_t n_files,
 		      const int64_t *offset, const int64_t *size, const int64_t *ret, const int64_t *clock, int8_t op_read,
 		      int8_t op_write, int8_t op_open, int8_t op_create, int64_t gap_ns, int64_t *acc_index,
-		      int64_t *acc_run, uint8_t *acc_flags, int64_t *acc_end, int64_t *acc_gap, int64_t *runs)
+		      int64_t *acc_run, uint8_t *acc_flags, int64_t *acc_end, int64_t *acc_gap, int64_t *runs,
+		      int64_t *directions)
 {
 	struct table t;
 	int64_t accesses = 0, next_run = 0, actors = 0, *calls;
@@ -199,6 +202,9 @@ int64_t fsbm_sequence(int64_t n, const int64_t *order, const int8_t *op, const u
 		acc_run[accesses] = g->run;
 		acc_flags[accesses] = flags;
 		acc_end[accesses] = g->end[direction];
+		directions[3 * direction] += 1;
+		directions[3 * direction + 1] += consecutive;
+		directions[3 * direction + 2] += (flags & SEQUENTIAL) != 0;
 		accesses++;
 	}
 	for (uint64_t s = 0; s <= t.mask; s++)
