@@ -41,7 +41,7 @@ from fsbm.characterizer.syncs import DEFINITION as SYNC_KINDS_DEFINITION
 from fsbm.characterizer.syncs import KINDS as SYNC_KINDS
 from fsbm.characterizer.syncs import sync_kinds
 from fsbm.characterizer.open_levels import WHOLE, LevelLog, OpenLevels, checkpoint_window
-from fsbm.characterizer.timing import (TraceTime, Windows, gaps, inside_outside, inside_sums, open_changes,
+from fsbm.characterizer.timing import (TraceTime, Windows, actor_times, inside_outside, open_changes,
                                        open_files_definition)
 from fsbm.errors import UsageError
 from fsbm.traces.record import (CALLS_CPU_FIELDS, OUTSIDE_WAIT_FIELD, UNTRACED_CALLS_CPU_SYNCS_SKIPPED,
@@ -298,13 +298,17 @@ def _references(ev: EventArrays, clock: np.ndarray, trace: int, mapped: Regions)
     (each at its first mapping's place in the trace); and the successful unlinks."""
     rows, lengths = data_accesses(ev)
     unlinks = np.flatnonzero((ev.op == OP_INDEX["unlink"]) & ~ev.failed)
-    at = np.concatenate((rows, mapped.rows, unlinks))
     none = np.zeros(len(unlinks), np.int64)
+
+    def joined(accesses: np.ndarray, regions: np.ndarray, unlinked: np.ndarray) -> np.ndarray:
+        """The accesses' column, then the regions' and the unlinks': as it is where those are none."""
+        return accesses if not len(regions) and not len(unlinked) else np.concatenate((accesses, regions, unlinked))
+
+    at = joined(rows, mapped.rows, unlinks)
     return ReferenceLog(clock[at], np.full(len(at), trace, np.int16), ev.seq[at],
                         pa.array(ev.files, pa.string()), ev.file[at].astype(np.int64),
-                        np.concatenate((ev.offset[rows], mapped.offset, none)),
-                        np.concatenate((lengths, mapped.length, none)),
-                        np.concatenate((ev.op[rows] == OP_INDEX["read"], np.ones(len(mapped), bool), none.astype(bool))),
+                        joined(ev.offset[rows], mapped.offset, none), joined(lengths, mapped.length, none),
+                        joined(ev.op[rows] == OP_INDEX["read"], np.ones(len(mapped), bool), none.astype(bool)),
                         np.concatenate((np.zeros(len(rows) + len(mapped), bool), np.ones(len(unlinks), bool))))
 
 
@@ -387,7 +391,7 @@ def summarize(ev: EventArrays, *, nfs: bool, origin: int, first_seq: int = 0, ev
     run_counts, sizes, entire = runs(ev, acc)
     with_data = present(ev.file[acc.index], len(ev.files))
     touched, directories = _namespace(ev)
-    inter, think = gaps(ev)
+    inter, think, inside = actor_times(ev)
     written = np.where((ev.op == OP_INDEX["write"]) & (ev.ret > 0), ev.ret, 0)
     mapped = mapped_regions(ev)
     ops, origs = _by_operation(ev)
@@ -398,7 +402,7 @@ def summarize(ev: EventArrays, *, nfs: bool, origin: int, first_seq: int = 0, ev
                         entire[with_data]),
         touched=touched, directories=directories, ops=ops, origs=origs,
         fsyncs=int((ev.op == OP_INDEX["fsync"]).sum()), written=int(written.sum()), syncs={},
-        inter_arrival=inter, think=think, inside=inside_sums(ev), windows=Windows.of(ev, origin),
+        inter_arrival=inter, think=think, inside=inside, windows=Windows.of(ev, origin),
         references=_references(ev, clock, trace, mapped), levels=levels,
         classes={"data": data_classes(ev, acc, mapped), "metadata": metadata_classes(ev)}, trace_time=trace_time,
         scope=scope, recording=dict(recording or {}), sources=[source] if source else [], left_out=left_out,

@@ -27,42 +27,30 @@ def _known_durations(ev: EventArrays) -> np.ndarray:
     return np.where(ev.dur != MISSING, ev.dur, 0)
 
 
-def gaps(ev: EventArrays) -> tuple[ValueCounts, ValueCounts]:
-    """Inter-arrival (start to start) and think time (end to next start, at least 0) per actor,
-    ns, each rounded to 10 significant bits (histograms.significant): nearly every gap of a
-    long trace differs from every other, and exact counts of them grew with the trace (118
-    MiB of a 10 M-event profile's 438 MiB gathered from a Dask cluster).  One pass in C
-    over the events in trace order (characterizer/native/gaps.c)."""
-    if not ev.has_time or ev.n < 2:
-        return ValueCounts.empty(), ValueCounts.empty()
+def actor_times(ev: EventArrays) -> tuple[ValueCounts, ValueCounts, dict[str, int]]:
+    """Per actor, the gaps between its calls: inter-arrival (start to start) and think time
+    (end to next start, at least 0), ns, each rounded to 10 significant bits
+    (histograms.significant): nearly every gap of a long trace differs from every other, and
+    exact counts of them grew with the trace (118 MiB of a 10 M-event profile's 438 MiB
+    gathered from a Dask cluster).  And the time in calls (inside_outside's sums): per actor,
+    the span from its first start to its last end and the time in traced calls, summed over
+    actors; the first start and last end of all.  Actors never straddle parts.  One pass in
+    C over the events in trace order (characterizer/native/actor_times.c)."""
+    if not ev.has_time or ev.n == 0:
+        return (ValueCounts.empty(), ValueCounts.empty(),
+                {"actor_span_ns": 0, "inside_ns": 0, "durations_known": 0, "first_ns": 0, "last_ns": 0})
     order = None if in_sequence(ev) else np.ascontiguousarray(np.argsort(ev.seq, kind="stable"), np.int64)
     actor = np.ascontiguousarray(ev.actor, np.int32)
     ts, dur = np.ascontiguousarray(ev.ts, np.int64), np.ascontiguousarray(ev.dur, np.int64)
     inter, think = np.empty(ev.n, np.int64), np.empty(ev.n, np.int64)
-    count = library().fsbm_gaps(ev.n, order.ctypes.data if order is not None else None, actor.ctypes.data,
-                                max(len(ev.actors), 1), ts.ctypes.data, dur.ctypes.data, inter.ctypes.data,
-                                think.ctypes.data)
+    totals = np.zeros(5, np.int64)
+    count = library().fsbm_actor_times(ev.n, order.ctypes.data if order is not None else None, actor.ctypes.data,
+                                       max(len(ev.actors), 1), ts.ctypes.data, dur.ctypes.data, inter.ctypes.data,
+                                       think.ctypes.data, totals.ctypes.data)
     if count < 0:
-        raise MemoryError("gaps between calls: out of memory")
-    return ValueCounts.of_significant(inter[:count]), ValueCounts.of_significant(think[:count])
-
-
-def inside_sums(ev: EventArrays) -> dict[str, int]:
-    """Per actor, the span from its first start to its last end and the time in traced calls,
-    summed over actors; the first start and last end of all.  Actors never straddle parts."""
-    if not ev.has_time or ev.n == 0:
-        return {"actor_span_ns": 0, "inside_ns": 0, "durations_known": 0, "first_ns": 0, "last_ns": 0}
-    dur = _known_durations(ev)
-    end = ev.ts + dur
-    actors = len(ev.actors)
-    first = np.full(actors, np.iinfo(np.int64).max)
-    last = np.full(actors, np.iinfo(np.int64).min)
-    np.minimum.at(first, ev.actor, ev.ts)
-    np.maximum.at(last, ev.actor, end)
-    seen = present(ev.actor, actors)
-    return {"actor_span_ns": int((last - first)[seen].sum()), "inside_ns": int(dur.sum()),
-            "durations_known": int((ev.dur != MISSING).sum()), "first_ns": int(ev.ts.min()),
-            "last_ns": int(end.max())}
+        raise MemoryError("time between and inside calls: out of memory")
+    inside = dict(zip(("actor_span_ns", "inside_ns", "durations_known", "first_ns", "last_ns"), map(int, totals)))
+    return ValueCounts.of_significant(inter[:count]), ValueCounts.of_significant(think[:count]), inside
 
 
 def inside_outside(sums: dict[str, int], events: int) -> dict[str, object]:

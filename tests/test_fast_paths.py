@@ -1,5 +1,5 @@
 """The characterizer's fast paths, each against the plain definition it stands for: value
-counts, the rounding to significant bits, the gaps between an actor's calls, the activity
+counts, the rounding to significant bits, the times between and in an actor's calls, the activity
 per window, a reference's first read."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import numpy as np
 
 from fsbm.characterizer.arrays import MISSING, first_of_each, to_arrays
 from fsbm.characterizer.histograms import ValueCounts, significant
-from fsbm.characterizer.timing import Windows, gaps
+from fsbm.characterizer.timing import Windows, actor_times
 from fsbm.traces.ingest import ingest, read_events
 from tests.conftest import SHARED_DATA
 
@@ -49,21 +49,30 @@ def test_value_counts_are_the_same_whether_counted_in_a_table_or_sorted() -> Non
         assert _as_dict(ValueCounts.of(values)) == _counts(values)
 
 
-def test_gaps_are_each_actors_start_to_start_and_end_to_start_times(tmp_path: Path) -> None:
+def test_gaps_are_each_actors_start_to_start_and_end_to_start_times_and_its_span_is_first_start_to_last_end(
+        tmp_path: Path) -> None:
     ingest([SHARED_DATA / "strace" / "davidfoliveira_strace-perl.txt"], tmp_path / "e.parquet")
     ev = to_arrays(read_events(tmp_path / "e.parquet"))
     inter, think = [], []
     last: dict[int, tuple[int, int]] = {}
+    span: dict[int, tuple[int, int]] = {}
     for actor, ts, dur in zip(ev.actor.tolist(), ev.ts.tolist(), ev.dur.tolist()):
+        end = ts + (dur if dur != MISSING else 0)
         if actor in last:
-            start, end = last[actor]
+            start, previous_end = last[actor]
             inter.append(ts - start)
-            think.append(max(ts - end, 0))
-        last[actor] = (ts, ts + (dur if dur != MISSING else 0))
-    assert len(inter) > 1000
-    got_inter, got_think = gaps(ev)
+            think.append(max(ts - previous_end, 0))
+        last[actor] = (ts, end)
+        first_start, last_end = span.get(actor, (ts, end))
+        span[actor] = (min(first_start, ts), max(last_end, end))
+    assert len(inter) > 1000 and len(span) > 1
+    got_inter, got_think, inside = actor_times(ev)
     assert _as_dict(got_inter) == _counts(significant(np.array(inter)))
     assert _as_dict(got_think) == _counts(significant(np.array(think)))
+    known = [d for d in ev.dur.tolist() if d != MISSING]
+    assert inside == {"actor_span_ns": sum(b - a for a, b in span.values()), "inside_ns": sum(known),
+                      "durations_known": len(known), "first_ns": int(ev.ts.min()),
+                      "last_ns": max(b for _, b in span.values())}
 
 
 def test_activity_per_window_in_one_pass_is_what_the_sorts_give_on_a_capture_with_long_calls(tmp_path: Path) -> None:
