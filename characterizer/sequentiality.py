@@ -31,19 +31,30 @@ NFS_RUN_GAP_NS = 30 * 1_000_000_000
 
 @dataclass
 class Access:
-    """The data accesses in time order, with their classification."""
+    """The data accesses in time order, with their classification, and their runs."""
 
     index: np.ndarray        # positions in the event arrays
-    run: np.ndarray          # run id of each access, 0 .. runs-1
     consecutive: np.ndarray  # bool
     sequential: np.ndarray   # bool
-    last_of_run: np.ndarray  # bool
     interleaved: np.ndarray  # bool: the actor made other costed calls since the run's previous access
     resumes: np.ndarray      # bool: consecutive, after an access this way since the open that was not
-    end: np.ndarray          # offset + length
     gap: np.ndarray          # offset less where the previous access this way ended (< 0: back)
-    runs: int
     directions: dict[str, dict[str, int]]  # per direction: accesses, consecutive ones, sequential ones (Darshan)
+    runs: "Runs"
+
+
+@dataclass
+class Runs:
+    """Ellard's runs, by run number: reads, writes, whether an access was not consecutive,
+    where the last access ended and the run's file; and per file id the furthest any access
+    ended (max offset + length: the file's size as these events show it, Tang 5.4)."""
+
+    reads: np.ndarray
+    writes: np.ndarray
+    broken: np.ndarray
+    end: np.ndarray
+    file: np.ndarray
+    file_size: np.ndarray
 
 
 def classify(ev: EventArrays, nfs: bool) -> Access:
@@ -59,8 +70,11 @@ def classify(ev: EventArrays, nfs: bool) -> Access:
     counted = np.ascontiguousarray(costed(ev), np.bool_)
     actor, file = np.ascontiguousarray(ev.actor, np.int32), np.ascontiguousarray(ev.file, np.int32)
     offset, size, ret = (np.ascontiguousarray(a, np.int64) for a in (ev.offset, ev.size, ev.ret))
-    index, run, end, gap = (np.empty(ev.n, np.int64) for _ in range(4))
+    index, gap = np.empty(ev.n, np.int64), np.empty(ev.n, np.int64)
     flags = np.zeros(ev.n, np.uint8)
+    run_reads, run_writes, run_end, run_file = (np.zeros(ev.n, np.int64) for _ in range(4))
+    run_broken = np.zeros(ev.n, np.bool_)
+    file_size = np.zeros(max(len(ev.files), 1), np.int64)
     runs = ctypes.c_int64(0)
     directions = np.zeros(6, np.int64)
     count = library().fsbm_sequence(
@@ -68,16 +82,18 @@ def classify(ev: EventArrays, nfs: bool) -> Access:
         counted.ctypes.data, actor.ctypes.data, file.ctypes.data,
         max(len(ev.files), 1), offset.ctypes.data, size.ctypes.data, ret.ctypes.data, clock.ctypes.data,
         OP_INDEX["read"], OP_INDEX["write"], OP_INDEX["open"], OP_INDEX["create"], NFS_RUN_GAP_NS if nfs else 0,
-        index.ctypes.data, run.ctypes.data, flags.ctypes.data, end.ctypes.data, gap.ctypes.data, ctypes.byref(runs),
+        index.ctypes.data, flags.ctypes.data, gap.ctypes.data, run_reads.ctypes.data, run_writes.ctypes.data,
+        run_broken.ctypes.data, run_end.ctypes.data, run_file.ctypes.data, file_size.ctypes.data, ctypes.byref(runs),
         directions.ctypes.data)
     if count < 0:
         raise MemoryError("sequence classification: out of memory")
-    flags = flags[:count]
-    return Access(index[:count], run[:count], (flags & 1).astype(bool), (flags & 2).astype(bool),
-                  (flags & 4).astype(bool), (flags & 8).astype(bool), (flags & 16).astype(bool), end[:count],
-                  gap[:count], runs.value,
+    flags, n = flags[:count], runs.value
+    return Access(index[:count], (flags & 1).astype(bool), (flags & 2).astype(bool), (flags & 8).astype(bool),
+                  (flags & 16).astype(bool), gap[:count],
                   {name: {"count": int(directions[3 * d]), "consecutive": int(directions[3 * d + 1]),
-                          "sequential": int(directions[3 * d + 2])} for d, name in enumerate(("read", "write"))})
+                          "sequential": int(directions[3 * d + 2])} for d, name in enumerate(("read", "write"))},
+                  Runs(run_reads[:n].copy(), run_writes[:n].copy(), run_broken[:n].copy(), run_end[:n].copy(),
+                       run_file[:n].copy(), file_size[:len(ev.files)]))
 
 
 def percentages(counts: dict[str, dict[str, int]]) -> dict[str, dict[str, float]]:
@@ -98,24 +114,16 @@ def runs(ev: EventArrays, acc: Access) -> tuple[dict[str, int], np.ndarray, np.n
     the whole trace; a part that holds some of a file's actors knows only its own maximum,
     so whole-file runs are kept per file and only those at the global maximum survive merging.
     """
-    sizes = np.zeros(len(ev.files), np.int64)
+    r = acc.runs
+    sizes = r.file_size
     if len(acc.index) == 0:
         return {"count": 0, "all_consecutive": 0, "read_only": 0, "write_only": 0, "read_write": 0}, sizes, sizes
-    files = ev.file[acc.index]
-    np.maximum.at(sizes, files, acc.end)
-    n = acc.runs
-    broken = np.bincount(acc.run, weights=~acc.consecutive, minlength=n)
-    reads = np.bincount(acc.run, weights=ev.op[acc.index] == OP_INDEX["read"], minlength=n).astype(np.int64)
-    writes = np.bincount(acc.run, minlength=n) - reads
-    last_end, run_file = np.zeros(n, np.int64), np.zeros(n, np.int64)
-    last_end[acc.run[acc.last_of_run]] = acc.end[acc.last_of_run]
-    run_file[acc.run[acc.last_of_run]] = files[acc.last_of_run]
-    all_consecutive = broken == 0
-    whole = all_consecutive & (last_end >= sizes[run_file])
-    counts = {"count": n, "all_consecutive": int(all_consecutive.sum()),
-              "read_only": int((writes == 0).sum()), "write_only": int((reads == 0).sum()),
-              "read_write": int(((reads > 0) & (writes > 0)).sum())}
-    return counts, sizes, np.bincount(run_file[whole], minlength=len(ev.files)).astype(np.int64)
+    all_consecutive = ~r.broken
+    whole = all_consecutive & (r.end >= sizes[r.file])
+    counts = {"count": len(r.end), "all_consecutive": int(all_consecutive.sum()),
+              "read_only": int((r.writes == 0).sum()), "write_only": int((r.reads == 0).sum()),
+              "read_write": int(((r.reads > 0) & (r.writes > 0)).sum())}
+    return counts, sizes, np.bincount(r.file[whole], minlength=len(ev.files)).astype(np.int64)
 
 
 def run_classes(counts: dict[str, int], entire: int) -> dict[str, object]:

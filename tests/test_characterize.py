@@ -555,7 +555,9 @@ def test_the_sequence_kernel_agrees_with_a_plain_walk(tmp_path: Path, log: str) 
     runs: dict[tuple[int, int], int] = {}
     calls: Counter = Counter()  # costed calls so far, per actor
     calls_then: dict[tuple[int, int], int] = {}  # the actor's, up to the run's last access
-    expected, interleaved, resumes, run_count = [], [], [], 0
+    expected, interleaved, resumes = [], [], []
+    per_run: list[dict[str, int]] = []  # reads, writes, broken, end, file
+    file_size: Counter = Counter()
     gapped: dict[tuple[int, int], list[bool]] = {}  # per direction: the last access since the open was not consecutive
     counted = costed(ev)
     for i in range(ev.n):  # strace: trace order is time order
@@ -580,15 +582,23 @@ def test_the_sequence_kernel_agrees_with_a_plain_walk(tmp_path: Path, log: str) 
             interleaved.append(group in calls_then and before > calls_then[group])
             calls_then[group] = calls[group[0]]
             if group not in runs:
-                runs[group] = run_count
-                run_count += 1
+                runs[group] = len(per_run)
+                per_run.append({"reads": 0, "writes": 0, "broken": 0})
+            run = per_run[runs[group]]
+            run["reads" if d == 0 else "writes"] += 1
+            run["broken"] |= int(expected[-1][1] == 0)
+            run.update(end=int(last[d]), file=group[1])
+            file_size[group[1]] = max(file_size[group[1]], int(last[d]))
     assert len(expected) > 100
     assert [int(i) for i in acc.index] == [e[0] for e in expected]
     assert acc.consecutive.tolist() == [e[1] for e in expected]
     assert acc.sequential.tolist() == [e[2] for e in expected]
-    assert acc.end.tolist() == [e[3] for e in expected]
     assert acc.gap.tolist() == [e[4] for e in expected]
-    assert acc.runs == run_count
+    got = acc.runs
+    assert [{"reads": r, "writes": w, "broken": int(b), "end": e, "file": f} for r, w, b, e, f in
+            zip(got.reads.tolist(), got.writes.tolist(), got.broken.tolist(), got.end.tolist(), got.file.tolist())
+            ] == per_run
+    assert {f: s for f, s in enumerate(got.file_size.tolist()) if s} == {f: s for f, s in file_size.items() if s}
     assert acc.interleaved.tolist() == interleaved and 0 < sum(interleaved) < len(interleaved)
     assert acc.resumes.tolist() == resumes
 

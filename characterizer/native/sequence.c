@@ -18,9 +18,11 @@
  * while they run (classes.py says why the predictor asks).  A consecutive access resumes a
  * stream when the previous access its way since the open was not consecutive: it follows a
  * read that skipped ahead or back, not a run of reads that readahead may have grown along.
- * Output per access, in processing order: the event's index, its run, flags (1 consecutive,
- * 2 sequential, 4 the last access of its run, 8 interleaved, 16 resumes), its end, and its
- * gap: offset less the last end in its direction (negative for a step back).
+ * Output per access, in processing order: the event's index, flags (1 consecutive, 2
+ * sequential, 8 interleaved, 16 resumes), and its gap: offset less the last end in its
+ * direction (negative for a step back).  Per run, by run number: its reads, its writes,
+ * whether any of its accesses was not consecutive, where its last access ended, and its
+ * file; per file, the furthest any access ended (its size as the trace shows it).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -30,7 +32,9 @@
  * cache, and the pass would otherwise wait on every event's state in turn. */
 #define PREFETCH_AHEAD 16
 
-enum { CONSECUTIVE = 1, SEQUENTIAL = 2, LAST_OF_RUN = 4, INTERLEAVED = 8, RESUMES = 16 };
+enum { CONSECUTIVE = 1, SEQUENTIAL = 2, INTERLEAVED = 8, RESUMES = 16 };
+
+
 
 struct group {
 	int64_t key;       /* -1: empty slot */
@@ -116,16 +120,18 @@ static struct group *find(struct table *t, int64_t key)
 }
 
 /*
- * Returns the number of accesses written (the out arrays hold n entries), or -1 when out of
- * memory; *runs gets the number of runs, and directions[3 * d] the accesses of direction d
- * (0 read, 1 write), [3 * d + 1] the consecutive ones and [3 * d + 2] the sequential ones
- * (zeroed by the caller).  order may be NULL (events already in time order).
+ * Returns the number of accesses written (the per-access and per-run arrays hold n entries,
+ * the per-run ones and file_size zeroed by the caller), or -1 when out of memory; *runs
+ * gets the number of runs, and directions[3 * d] the accesses of direction d (0 read, 1
+ * write), [3 * d + 1] the consecutive ones and [3 * d + 2] the sequential ones (zeroed by
+ * the caller).  order may be NULL (events already in time order).
  */
 int64_t fsbm_sequence(int64_t n, const int64_t *order, const int8_t *op, const uint8_t *failed,
 		      const uint8_t *costed, const int32_t *actor, const int32_t *file, int64_t n_files,
 		      const int64_t *offset, const int64_t *size, const int64_t *ret, const int64_t *clock, int8_t op_read,
 		      int8_t op_write, int8_t op_open, int8_t op_create, int64_t gap_ns, int64_t *acc_index,
-		      int64_t *acc_run, uint8_t *acc_flags, int64_t *acc_end, int64_t *acc_gap, int64_t *runs,
+		      uint8_t *acc_flags, int64_t *acc_gap, int64_t *run_reads, int64_t *run_writes,
+		      uint8_t *run_broken, int64_t *run_end, int64_t *run_file, int64_t *file_size, int64_t *runs,
 		      int64_t *directions)
 {
 	struct table t;
@@ -174,8 +180,6 @@ int64_t fsbm_sequence(int64_t n, const int64_t *order, const int8_t *op, const u
 		int idle = gap_ns > 0 && g->last_clock != MISSING && clock[i] - g->last_clock > gap_ns;
 		g->last_clock = clock[i];
 		if (is_open || idle) { /* the run ends here; an open also starts both directions at 0 */
-			if (g->last_access >= 0)
-				acc_flags[g->last_access] |= LAST_OF_RUN;
 			g->run = -1;
 			g->last_access = -1;
 			if (is_open) {
@@ -199,17 +203,19 @@ int64_t fsbm_sequence(int64_t n, const int64_t *order, const int8_t *op, const u
 		g->last_access = accesses;
 		g->calls_then = calls[actor[i]];
 		acc_index[accesses] = i;
-		acc_run[accesses] = g->run;
 		acc_flags[accesses] = flags;
-		acc_end[accesses] = g->end[direction];
+		run_reads[g->run] += direction == 0;
+		run_writes[g->run] += direction == 1;
+		run_broken[g->run] |= !consecutive;
+		run_end[g->run] = g->end[direction];
+		run_file[g->run] = file[i];
+		if (g->end[direction] > file_size[file[i]])
+			file_size[file[i]] = g->end[direction];
 		directions[3 * direction] += 1;
 		directions[3 * direction + 1] += consecutive;
 		directions[3 * direction + 2] += (flags & SEQUENTIAL) != 0;
 		accesses++;
 	}
-	for (uint64_t s = 0; s <= t.mask; s++)
-		if (t.slots[s].key >= 0 && t.slots[s].last_access >= 0)
-			acc_flags[t.slots[s].last_access] |= LAST_OF_RUN;
 	free(t.slots);
 	free(calls);
 	*runs = next_run;
