@@ -52,14 +52,19 @@ Counts add, so classes merge like every other part of a profile (partial.py).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from fsbm.characterizer.arrays import COSTED_OPERATIONS, MISSING, OP_INDEX, EventArrays, access_lengths, present
+from fsbm.characterizer.arrays import COSTED_OPERATIONS, OP_INDEX, EventArrays, access_lengths, present
 from fsbm.characterizer.histograms import bit_lengths
 from fsbm.characterizer.kernels import library
 from fsbm.characterizer.mapped import Regions
 from fsbm.characterizer.sequentiality import Access
 from fsbm.traces.vocabulary import COPY_CALLS
+
+if TYPE_CHECKING:
+    from fsbm.characterizer.partial import OpStats
 
 DATA_OPERATIONS = ("read", "write")
 # The data classes: the data operations, the in-kernel copies among the writes, and the
@@ -81,14 +86,6 @@ def _bucket_of(lengths: np.ndarray) -> np.ndarray:
     """The power of two of each bit length (0 for 0): the size bucket of values that long."""
     lengths = np.asarray(lengths, np.int64)
     return np.where(lengths > 0, np.left_shift(1, np.maximum(lengths - 1, 0)), 0)
-
-
-def _timed(ev: EventArrays, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Which of the events at `rows` the trace timed (strace -T, an NFS reply), and their
-    durations in ns (0 where not timed)."""
-    dur = ev.dur[rows]
-    known = dur != MISSING
-    return known, np.where(known, np.maximum(dur, 0), 0)  # a damaged capture's reply can come "before" its call
 
 
 def _copies(ev: EventArrays, rows: np.ndarray) -> np.ndarray:
@@ -219,31 +216,31 @@ def _ended_listings(ev: EventArrays) -> np.ndarray:
     return (ev.op == OP_INDEX["readdir"]) & (ev.ret == 0) & np.isin(ev.orig, ids)
 
 
-def metadata_classes(ev: EventArrays) -> dict[str, dict[str, int]]:
+def metadata_classes(ev: EventArrays, ops: dict[str, OpStats]) -> dict[str, dict[str, int]]:
     """{op: {"done", "failed", "empty"}} for every priced operation that is not a data access
     (readdir adds "listed_bytes", the bytes of entries its calls returned, which the
     predictor prices a listing by); reads and writes appear here only for their failures.
-    The creates' "written" depends on every actor's writes to the files, and is added by
-    with_written_creates."""
+    `ops`: the events' statistics per operation (partial.OpStats), whose counts and
+    durations these are.  The creates' "written" depends on every actor's writes to the
+    files, and is added by with_written_creates."""
     out: dict[str, dict[str, int]] = {}
-    empty_listing = _ended_listings(ev)
     for name in COSTED_OPERATIONS:
-        is_op = ev.op == OP_INDEX[name]
-        failed = int((is_op & ev.failed).sum())
-        if name in DATA_OPERATIONS:
-            if failed:
-                out[name] = {"done": 0, "failed": failed, "empty": 0}
+        stats = ops.get(name)
+        if stats is None:
             continue
-        total = int(is_op.sum())
-        if total:
-            empty = int((is_op & empty_listing).sum())
-            out[name] = {"done": total - failed - empty, "failed": failed, "empty": empty}
-            known, dur = _timed(ev, np.flatnonzero(is_op))
-            if known.any():
-                out[name].update(timed=int(known.sum()), dur_ns=int(dur.sum()))
-    listed = (ev.op == OP_INDEX["readdir"]) & (ev.ret > 0)
-    if "readdir" in out and listed.any():
-        out["readdir"]["listed_bytes"] = int(ev.ret[listed].sum())
+        if name in DATA_OPERATIONS:
+            if stats.failed:
+                out[name] = {"done": 0, "failed": stats.failed, "empty": 0}
+            continue
+        empty = int(_ended_listings(ev).sum()) if name == "readdir" else 0
+        out[name] = {"done": stats.count - stats.failed - empty, "failed": stats.failed, "empty": empty}
+        latency = stats.latency
+        if latency.n:  # a damaged capture's reply can come "before" its call: counted as 0
+            out[name].update(timed=latency.n, dur_ns=int((np.maximum(latency.values, 0) * latency.counts).sum()))
+    if "readdir" in out:
+        listed = (ev.op == OP_INDEX["readdir"]) & (ev.ret > 0)
+        if listed.any():
+            out["readdir"]["listed_bytes"] = int(ev.ret[listed].sum())
     return out
 
 

@@ -404,7 +404,7 @@ def summarize(ev: EventArrays, *, nfs: bool, origin: int, first_seq: int = 0, ev
         fsyncs=int((ev.op == OP_INDEX["fsync"]).sum()), written=int(written.sum()), syncs={},
         inter_arrival=inter, think=think, inside=inside, windows=Windows.of(ev, origin),
         references=_references(ev, clock, trace, mapped), levels=levels,
-        classes={"data": data_classes(ev, acc, mapped), "metadata": metadata_classes(ev)}, trace_time=trace_time,
+        classes={"data": data_classes(ev, acc, mapped), "metadata": metadata_classes(ev, ops)}, trace_time=trace_time,
         scope=scope, recording=dict(recording or {}), sources=[source] if source else [], left_out=left_out,
         seen=seen)
     return FileStatistics.of_workload(ev).into(part) if file_level else part
