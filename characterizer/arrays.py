@@ -40,17 +40,30 @@ class EventArrays:
     def has_time(self) -> bool:
         return self.n > 0 and bool((self.ts != MISSING).all())
 
+    @cached_property
+    def in_sequence(self) -> bool:
+        """Whether the sequence numbers never go back (to_arrays sorts them so): asked by
+        every pass that walks the events in trace order, so found once."""
+        return self.n < 2 or not (np.diff(self.seq) < 0).any()
+
 
 # The operations a filesystem's cost table prices.  The rest (seek, mmap, other) cost the
 # same on every filesystem as far as fsbench can tell: their time stays outside.
 COSTED_OPERATIONS = ("open", "close", "create", "read", "write", "stat", "setattr", "readdir", "mkdir", "rmdir",
                      "unlink", "rename", "link", "symlink", "readlink", "fsync")
-_COSTED = np.array([name in COSTED_OPERATIONS for name in OPERATIONS])
+
+
+def of_operations(ev: EventArrays, names: tuple[str, ...] | list[str]) -> np.ndarray:
+    """Which events are of one of the operations `names`: a lookup in a table of the
+    operations, one pass (np.isin sorts)."""
+    wanted = np.zeros(len(OPERATIONS), bool)
+    wanted[[OP_INDEX[name] for name in names]] = True
+    return wanted[ev.op]
 
 
 def costed(ev: EventArrays) -> np.ndarray:
     """Which events are of an operation a cost table prices."""
-    return _COSTED[ev.op]
+    return of_operations(ev, COSTED_OPERATIONS)
 
 
 def _ints(column: pa.ChunkedArray) -> np.ndarray:
@@ -194,7 +207,7 @@ def by_id(ids: np.ndarray, count: int) -> np.ndarray:
 
 def in_sequence(ev: EventArrays) -> bool:
     """Whether the events' sequence numbers never go back (to_arrays sorts them so)."""
-    return ev.n < 2 or not (np.diff(ev.seq) < 0).any()
+    return ev.in_sequence
 
 
 def file_order(ev: EventArrays, rows: np.ndarray) -> np.ndarray:

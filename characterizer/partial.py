@@ -27,7 +27,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fsbm.characterizer.arrays import OP_INDEX, EventArrays, costed, present, pseudo_kinds, subset, under
+from fsbm.characterizer.arrays import (OP_INDEX, EventArrays, costed, of_operations, present, pseudo_kinds, subset,
+                                      under)
 from fsbm.characterizer.classes import (data_classes, metadata_classes, with_unlinked_data, with_written_creates,
                                         written_creates)
 from fsbm.characterizer.histograms import ValueCounts
@@ -288,7 +289,7 @@ def _namespace(ev: EventArrays) -> tuple[pa.Array, pa.Array]:
     touched = pa.array([f for f, s in zip(ev.files, seen) if s and f and not f.startswith("?")], pa.string())
     paths = pc.unique(ev.paths.drop_null()).to_pylist()
     directories = {posixpath.dirname(p) for p in paths if p}
-    dir_ops = np.isin(ev.op, [OP_INDEX["readdir"], OP_INDEX["mkdir"], OP_INDEX["rmdir"]])
+    dir_ops = of_operations(ev, ("readdir", "mkdir", "rmdir"))
     directories |= {ev.files[f] for f in np.flatnonzero(present(ev.file[dir_ops], len(ev.files)))}
     return touched, pa.array(sorted(directories), pa.string())
 

@@ -27,7 +27,7 @@ import posixpath
 
 import numpy as np
 
-from fsbm.characterizer.arrays import OP_INDEX, EventArrays, in_sequence
+from fsbm.characterizer.arrays import OP_INDEX, EventArrays, in_sequence, of_operations
 from fsbm.characterizer.kernels import library
 
 KINDS = ("metadata", "data", "clean", "directory")
@@ -47,7 +47,7 @@ def _entries_changed(ev: EventArrays, directory: np.ndarray, after: np.ndarray, 
     """Whether an entry of each `directory` (a file id) was made, removed or renamed between
     sequence numbers `after` and `before`: the namespace calls keyed by (parent, seq),
     sorted once, and two binary searches a sync."""
-    rows = np.flatnonzero(np.isin(ev.op, [OP_INDEX[op] for op in NAMESPACE_OPS]) & ~ev.failed)
+    rows = np.flatnonzero(of_operations(ev, NAMESPACE_OPS) & ~ev.failed)
     if not len(rows):
         return np.zeros(len(directory), bool)
     ids = {name: i for i, name in enumerate(ev.files)}
