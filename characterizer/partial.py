@@ -297,7 +297,7 @@ def _namespace(ev: EventArrays) -> tuple[pa.Array, pa.Array]:
 def _references(ev: EventArrays, clock: np.ndarray, trace: int, mapped: Regions) -> ReferenceLog:
     """The block references of the reads and writes, and of the mapped regions as reads
     (each at its first mapping's place in the trace); and the successful unlinks."""
-    rows, lengths = data_accesses(ev)
+    rows, lengths, reads = data_accesses(ev)
     unlinks = np.flatnonzero((ev.op == OP_INDEX["unlink"]) & ~ev.failed)
     none = np.zeros(len(unlinks), np.int64)
 
@@ -309,7 +309,7 @@ def _references(ev: EventArrays, clock: np.ndarray, trace: int, mapped: Regions)
     return ReferenceLog(clock[at], np.full(len(at), trace, np.int16), ev.seq[at],
                         pa.array(ev.files, pa.string()), ev.file[at].astype(np.int64),
                         joined(ev.offset[rows], mapped.offset, none), joined(lengths, mapped.length, none),
-                        joined(ev.op[rows] == OP_INDEX["read"], np.ones(len(mapped), bool), none.astype(bool)),
+                        joined(reads, np.ones(len(mapped), bool), none.astype(bool)),
                         np.concatenate((np.zeros(len(rows) + len(mapped), bool), np.ones(len(unlinks), bool))))
 
 

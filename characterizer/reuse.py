@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fsbm.characterizer.arrays import OP_INDEX, EventArrays, access_lengths, first_of_each
+from fsbm.characterizer.arrays import OP_INDEX, EventArrays, first_of_each
 from fsbm.characterizer.kernels import library
 
 BLOCK = 4096
@@ -58,13 +58,18 @@ class References:
     is_read: np.ndarray  # bool
 
 
-def data_accesses(ev: EventArrays) -> tuple[np.ndarray, np.ndarray]:
-    """The events that reference blocks, and the bytes each moved: reads and writes at an
-    offset (not a negative one: such a call fails) that moved bytes."""
-    length = access_lengths(ev)
-    rows = np.flatnonzero(((ev.op == OP_INDEX["read"]) | (ev.op == OP_INDEX["write"])) & (ev.offset >= 0)
-                          & (length > 0))
-    return rows, length[rows]
+def data_accesses(ev: EventArrays) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The events that reference blocks, the bytes each moved and whether it read: reads and
+    writes at an offset (not a negative one: such a call fails) that moved bytes (in C:
+    characterizer/native/blocks.c)."""
+    op = np.ascontiguousarray(ev.op, np.int8)
+    offset, size, ret = (np.ascontiguousarray(a, np.int64) for a in (ev.offset, ev.size, ev.ret))
+    rows, length = np.empty(ev.n, np.int64), np.empty(ev.n, np.int64)
+    is_read = np.empty(ev.n, np.bool_)
+    count = library().fsbm_data_accesses(ev.n, op.ctypes.data, OP_INDEX["read"], OP_INDEX["write"], offset.ctypes.data,
+                                         size.ctypes.data, ret.ctypes.data, rows.ctypes.data, length.ctypes.data,
+                                         is_read.ctypes.data)
+    return rows[:count].copy(), length[:count].copy(), is_read[:count].copy()
 
 
 def previous_reference(keys: np.ndarray) -> np.ndarray:

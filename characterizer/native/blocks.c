@@ -9,6 +9,8 @@
 
 #include "mix.h"
 
+#define MISSING INT64_MIN
+
 /* The blocks an access of `length` bytes (> 0) at `offset` touches. */
 static int64_t blocks_of(int64_t offset, int64_t length, int64_t block)
 {
@@ -72,5 +74,30 @@ int64_t fsbm_blocks(int64_t n, const int64_t *files, const int64_t *offset, cons
 	}
 	cursor[0] = a;
 	cursor[1] = p;
+	return k;
+}
+
+/*
+ * The events that reference blocks: reads and writes at an offset (not a negative one: such
+ * a call fails) that moved bytes, ret where the call says, else the bytes asked.  For each,
+ * in order: rows[k] its index, length[k] its bytes, is_read[k].  Returns how many.
+ */
+int64_t fsbm_data_accesses(int64_t n, const int8_t *op, int8_t op_read, int8_t op_write, const int64_t *offset,
+			   const int64_t *size, const int64_t *ret, int64_t *rows, int64_t *length, uint8_t *is_read)
+{
+	int64_t k = 0;
+
+	for (int64_t i = 0; i < n; i++) {
+		if ((op[i] != op_read && op[i] != op_write) || offset[i] < 0)
+			continue;
+		int64_t moved = ret[i] >= 0 ? ret[i] : size[i] != MISSING ? size[i] : 0;
+
+		if (moved <= 0)
+			continue;
+		rows[k] = i;
+		length[k] = moved;
+		is_read[k] = op[i] == op_read;
+		k++;
+	}
 	return k;
 }

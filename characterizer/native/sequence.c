@@ -42,7 +42,6 @@ struct group {
 	uint8_t gapped[2]; /* whether the last read, the last write since the open was not consecutive */
 	int64_t last_clock;
 	int64_t run;       /* -1: no run open */
-	int64_t last_access;
 	int64_t calls_then; /* the actor's costed calls up to its last access, that one included */
 };
 
@@ -71,7 +70,7 @@ static int table_init(struct table *t, uint64_t capacity, int dense)
 	for (uint64_t i = 0; i < capacity; i++)
 		t->slots[i] = (struct group){ .key = dense ? (int64_t)i : -1, .end = { 0, 0 }, .gapped = { 0, 0 },
 					      .last_clock = MISSING,
-					      .run = -1, .last_access = -1, .calls_then = 0 };
+					      .run = -1, .calls_then = 0 };
 	t->mask = capacity - 1;
 	t->used = 0;
 	t->dense = dense;
@@ -181,7 +180,6 @@ int64_t fsbm_sequence(int64_t n, const int64_t *order, const int8_t *op, const u
 		g->last_clock = clock[i];
 		if (is_open || idle) { /* the run ends here; an open also starts both directions at 0 */
 			g->run = -1;
-			g->last_access = -1;
 			if (is_open) {
 				g->end[0] = g->end[1] = 0;
 				g->gapped[0] = g->gapped[1] = 0;
@@ -193,14 +191,13 @@ int64_t fsbm_sequence(int64_t n, const int64_t *order, const int8_t *op, const u
 		int consecutive = offset[i] == g->end[direction];
 		uint8_t flags = (consecutive ? CONSECUTIVE : 0) |
 				(offset[i] >= g->end[direction] ? SEQUENTIAL : 0) |
-				(g->last_access >= 0 && calls_before > g->calls_then ? INTERLEAVED : 0) |
+				(g->run >= 0 && calls_before > g->calls_then ? INTERLEAVED : 0) |
 				(consecutive && g->gapped[direction] ? RESUMES : 0);
 		g->gapped[direction] = !consecutive;
 		if (g->run < 0)
 			g->run = next_run++;
 		acc_gap[accesses] = offset[i] - g->end[direction];
 		g->end[direction] = offset[i] + length;
-		g->last_access = accesses;
 		g->calls_then = calls[actor[i]];
 		acc_index[accesses] = i;
 		acc_flags[accesses] = flags;
