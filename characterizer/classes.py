@@ -128,12 +128,12 @@ def data_classes(ev: EventArrays, acc: Access, mapped: Regions) -> dict[str, dic
                                                                                  for _ in range(8))
     gap_log2 = np.zeros(size * BITS, np.int64)
     copy_orig = np.array([name in COPY_CALLS for name in ev.origs] or [False], np.bool_)
-    flags = [np.ascontiguousarray(f, np.bool_) for f in (acc.consecutive, acc.sequential, acc.interleaved, acc.resumes)]
+    flags = np.ascontiguousarray(acc.flags, np.uint8)
     rows, gap = np.ascontiguousarray(acc.index, np.int64), np.ascontiguousarray(acc.gap, np.int64)
     op, orig = np.ascontiguousarray(ev.op, np.int8), np.ascontiguousarray(ev.orig, np.int32)
     offset, length, ret, dur = (np.ascontiguousarray(a, np.int64) for a in (ev.offset, ev.size, ev.ret, ev.dur))
     library().fsbm_data_classes(
-        len(rows), rows.ctypes.data, *(f.ctypes.data for f in flags), gap.ctypes.data, op.ctypes.data,
+        len(rows), rows.ctypes.data, flags.ctypes.data, gap.ctypes.data, op.ctypes.data,
         OP_INDEX["read"], orig.ctypes.data, copy_orig.ctypes.data, offset.ctypes.data, length.ctypes.data,
         ret.ctypes.data, dur.ctypes.data, PAGE_BYTES,
         *(a.ctypes.data for a in (count, nbytes, timed, timed_ns, straddled, interleaved, resumes, gap_bytes,

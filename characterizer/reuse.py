@@ -179,11 +179,27 @@ def reordering(order: Order) -> np.ndarray | None:
     trace's, as it was read), which is checked, not sorted.  Keys whose spans multiply
     within 62 bits are packed into one first (a row's seq and its block's place in the
     access, say): each key fewer is one sorting pass fewer."""
+    if _in_order(order):
+        return None
     keys = _packed(order)
-    if len(keys) == 1:
-        key = keys[0]
-        return None if (key[1:] >= key[:-1]).all() else np.argsort(key, kind="stable")
-    return np.lexsort(tuple(reversed(keys)))
+    return np.argsort(keys[0], kind="stable") if len(keys) == 1 else np.lexsort(tuple(reversed(keys)))
+
+
+def _in_order(order: Order) -> bool:
+    """Whether rows are in order by their sort keys already: each key checked only where the
+    keys before it tie (one pass, where the clock never ties)."""
+    if not len(order) or len(order[0]) < 2:
+        return True
+    at: np.ndarray | None = None  # the pairs (i, i + 1) still tied on every key so far; None: all
+    for key in order:
+        ahead, here = (key[1:], key[:-1]) if at is None else (key[at + 1], key[at])
+        if (ahead < here).any():
+            return False
+        tied = np.flatnonzero(ahead == here)
+        at = tied if at is None else at[tied]
+        if not len(at):
+            return True
+    return True
 
 
 def _packed(order: Order) -> list[np.ndarray]:

@@ -27,6 +27,10 @@ from fsbm.characterizer.arrays import OP_INDEX, EventArrays, costed
 from fsbm.characterizer.kernels import library
 
 NFS_RUN_GAP_NS = 30 * 1_000_000_000
+# An access's classification, as the bits sequence.c sets: consecutive and sequential
+# (above); interleaved: the actor made other costed calls since the run's previous access;
+# resumes: consecutive, after an access this way since the open that was not.
+FLAGS = {"consecutive": 1, "sequential": 2, "interleaved": 8, "resumes": 16}
 
 
 @dataclass
@@ -34,13 +38,14 @@ class Access:
     """The data accesses in time order, with their classification, and their runs."""
 
     index: np.ndarray        # positions in the event arrays
-    consecutive: np.ndarray  # bool
-    sequential: np.ndarray   # bool
-    interleaved: np.ndarray  # bool: the actor made other costed calls since the run's previous access
-    resumes: np.ndarray      # bool: consecutive, after an access this way since the open that was not
+    flags: np.ndarray        # uint8: the FLAGS bits each access has
     gap: np.ndarray          # offset less where the previous access this way ended (< 0: back)
     directions: dict[str, dict[str, int]]  # per direction: accesses, consecutive ones, sequential ones (Darshan)
     runs: "Runs"
+
+    def flag(self, name: str) -> np.ndarray:
+        """Which accesses have the flag `name` (one of FLAGS), as booleans."""
+        return (self.flags & FLAGS[name]).astype(bool)
 
 
 @dataclass
@@ -87,9 +92,8 @@ def classify(ev: EventArrays, nfs: bool) -> Access:
         directions.ctypes.data)
     if count < 0:
         raise MemoryError("sequence classification: out of memory")
-    flags, n = flags[:count], runs.value
-    return Access(index[:count], (flags & 1).astype(bool), (flags & 2).astype(bool), (flags & 8).astype(bool),
-                  (flags & 16).astype(bool), gap[:count],
+    n = runs.value
+    return Access(index[:count], flags[:count], gap[:count],
                   {name: {"count": int(directions[3 * d]), "consecutive": int(directions[3 * d + 1]),
                           "sequential": int(directions[3 * d + 2])} for d, name in enumerate(("read", "write"))},
                   Runs(run_reads[:n].copy(), run_writes[:n].copy(), run_broken[:n].copy(), run_end[:n].copy(),

@@ -591,16 +591,16 @@ def test_the_sequence_kernel_agrees_with_a_plain_walk(tmp_path: Path, log: str) 
             file_size[group[1]] = max(file_size[group[1]], int(last[d]))
     assert len(expected) > 100
     assert [int(i) for i in acc.index] == [e[0] for e in expected]
-    assert acc.consecutive.tolist() == [e[1] for e in expected]
-    assert acc.sequential.tolist() == [e[2] for e in expected]
+    assert acc.flag("consecutive").tolist() == [e[1] for e in expected]
+    assert acc.flag("sequential").tolist() == [e[2] for e in expected]
     assert acc.gap.tolist() == [e[4] for e in expected]
     got = acc.runs
     assert [{"reads": r, "writes": w, "broken": int(b), "end": e, "file": f} for r, w, b, e, f in
             zip(got.reads.tolist(), got.writes.tolist(), got.broken.tolist(), got.end.tolist(), got.file.tolist())
             ] == per_run
     assert {f: s for f, s in enumerate(got.file_size.tolist()) if s} == {f: s for f, s in file_size.items() if s}
-    assert acc.interleaved.tolist() == interleaved and 0 < sum(interleaved) < len(interleaved)
-    assert acc.resumes.tolist() == resumes
+    assert acc.flag("interleaved").tolist() == interleaved and 0 < sum(interleaved) < len(interleaved)
+    assert acc.flag("resumes").tolist() == resumes
 
 
 def test_a_profiles_recording_adds_its_logs_times_and_keeps_a_flag_only_where_every_log_set_it() -> None:

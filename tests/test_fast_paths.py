@@ -95,3 +95,15 @@ def test_first_occurrences_found_in_a_table_are_the_ones_a_sort_finds() -> None:
         distinct, first = first_of_each(ids)
         want_distinct, want_first = np.unique(ids, return_index=True)
         assert distinct.tolist() == want_distinct.tolist() and first.tolist() == want_first.tolist()
+
+
+def test_rows_are_left_unsorted_exactly_when_they_are_in_order_by_their_keys() -> None:
+    from fsbm.characterizer.reuse import reordering, trace_order
+
+    rng = np.random.default_rng(10)
+    for _ in range(2_000):
+        n = int(rng.integers(0, 8))
+        keys = tuple(rng.integers(0, 3, n) for _ in range(3))
+        rows = list(zip(*(k.tolist() for k in keys)))
+        assert (reordering(keys) is None) == (rows == sorted(rows))
+        assert trace_order(keys).tolist() == np.lexsort(tuple(reversed(keys))).tolist()

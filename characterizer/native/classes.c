@@ -9,11 +9,13 @@
  */
 #include <stdint.h>
 
+#include "access_flags.h"
+
 #define MISSING INT64_MIN
 #define BITS 65 /* bit lengths 0..64 */
 
 enum { READ = 0, WRITE = 1, COPY = 2 };
-enum { SEQUENTIAL = 0, FORWARD = 1, RANDOM = 2 };
+enum { ORDER_SEQUENTIAL = 0, ORDER_FORWARD = 1, ORDER_RANDOM = 2 }; /* an access's order, classes.py's ORDERS */
 
 static int bit_length(int64_t v)
 {
@@ -35,15 +37,14 @@ static int straddles(int64_t offset, int64_t length, int64_t page)
 }
 
 /*
- * For the n accesses at rows (the events' indices) with their classification (consecutive,
- * sequential, interleaved, resumes, and gap: offset less where the previous access its way
- * ended), add to each sum at the access's code: its count, bytes, timed calls and their ns,
- * the straddling requests, the interleaved and resuming ones, and for forward reads the
- * bytes skipped and, at code * BITS + the gap's bit length, how many skipped that much.
+ * For the n accesses at rows (the events' indices) with their classification (flags, as
+ * sequence.c sets them, and gap: offset less where the previous access its way ended), add
+ * to each sum at the access's code: its count, bytes, timed calls and their ns, the
+ * straddling requests, the interleaved and resuming ones, and for forward reads the bytes
+ * skipped and, at code * BITS + the gap's bit length, how many skipped that much.
  * copy_orig[orig] marks the in-kernel copies among the original calls.
  */
-void fsbm_data_classes(int64_t n, const int64_t *rows, const uint8_t *consecutive, const uint8_t *sequential,
-		       const uint8_t *interleaved, const uint8_t *resumes, const int64_t *gap, const int8_t *op,
+void fsbm_data_classes(int64_t n, const int64_t *rows, const uint8_t *flags, const int64_t *gap, const int8_t *op,
 		       int8_t op_read, const int32_t *orig, const uint8_t *copy_orig, const int64_t *offset,
 		       const int64_t *size, const int64_t *ret, const int64_t *dur, int64_t page, int64_t *count,
 		       int64_t *bytes, int64_t *timed, int64_t *timed_ns, int64_t *straddled, int64_t *interleaved_sum,
@@ -54,10 +55,10 @@ void fsbm_data_classes(int64_t n, const int64_t *rows, const uint8_t *consecutiv
 		int64_t length = ret[i] >= 0 ? ret[i] : size[i] != MISSING ? size[i] : 0;
 		int copy = copy_orig[orig[i]] != 0;
 		int is_read = op[i] == op_read && !copy;
-		int in_order = consecutive[k] || copy;
-		int forward = is_read && sequential[k] && !in_order;
+		int in_order = (flags[k] & CONSECUTIVE) || copy;
+		int forward = is_read && (flags[k] & SEQUENTIAL) && !in_order;
 		int name = copy ? COPY : is_read ? READ : WRITE;
-		int order = in_order ? SEQUENTIAL : forward ? FORWARD : RANDOM;
+		int order = in_order ? ORDER_SEQUENTIAL : forward ? ORDER_FORWARD : ORDER_RANDOM;
 		int64_t code = ((int64_t)name * 3 + order) * BITS + bit_length(length);
 
 		count[code]++;
@@ -67,8 +68,8 @@ void fsbm_data_classes(int64_t n, const int64_t *rows, const uint8_t *consecutiv
 			timed_ns[code] += dur[i] > 0 ? dur[i] : 0;
 		}
 		straddled[code] += !copy && straddles(offset[i], length, page);
-		interleaved_sum[code] += interleaved[k];
-		resumes_sum[code] += resumes[k];
+		interleaved_sum[code] += (flags[k] & INTERLEAVED) != 0;
+		resumes_sum[code] += (flags[k] & RESUMES) != 0;
 		if (forward) {
 			gap_bytes[code] += gap[k];
 			gap_log2[code * BITS + bit_length(gap[k])]++;

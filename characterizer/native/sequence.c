@@ -27,12 +27,13 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "access_flags.h"
+
 #define MISSING INT64_MIN
 /* How many events ahead a group's state is fetched: a table of a million groups is out of
  * cache, and the pass would otherwise wait on every event's state in turn. */
 #define PREFETCH_AHEAD 16
 
-enum { CONSECUTIVE = 1, SEQUENTIAL = 2, INTERLEAVED = 8, RESUMES = 16 };
 
 
 
