@@ -23,7 +23,7 @@ def library() -> ctypes.CDLL:
     lib.fsbm_member.argtypes = [_P, _I64, _P, _I64, _P]
     lib.fsbm_member.restype = ctypes.c_int
     lib.fsbm_sequence.argtypes = [_I64, _P, _P, _P, _P, _P, _P, _I64, _P, _P, _P, _P, _I8, _I8, _I8, _I8, _I64,
-                                  _P, _P, _P, _P, _P, _P, _P, _P, _P, _P, _P]
+                                  _P, _P, _P, _P, _P, _P, _P]
     lib.fsbm_sequence.restype = _I64
     lib.fsbm_spatial_hashes.argtypes = [_P, _I64, _P, _I64, _P]
     lib.fsbm_spatial_hashes.restype = None

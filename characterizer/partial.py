@@ -37,7 +37,7 @@ from fsbm.characterizer.mapped import Regions, mapped_regions
 from fsbm.characterizer.profile import SCHEMA_VERSION
 from fsbm.characterizer.reference_log import ReferenceLog, ReferenceSummary
 from fsbm.characterizer.reuse import data_accesses
-from fsbm.characterizer.sequentiality import Access, classify, percentages, run_classes, runs
+from fsbm.characterizer.sequentiality import Access, classify, percentages, run_classes
 from fsbm.characterizer.syncs import DEFINITION as SYNC_KINDS_DEFINITION
 from fsbm.characterizer.syncs import KINDS as SYNC_KINDS
 from fsbm.characterizer.syncs import sync_kinds
@@ -389,7 +389,7 @@ def summarize(ev: EventArrays, *, nfs: bool, origin: int, first_seq: int = 0, ev
             k = int(window[start])
             checkpoints[k], _, theirs = core_of(part, clock[start:stop], nfs, checkpoint_window(k))
             levels = levels.merge(theirs)
-    run_counts, sizes, entire = runs(ev, acc)
+    run_counts, sizes, entire = acc.runs.counts, acc.runs.file_size, acc.runs.entire
     with_data = present(ev.file[acc.index], len(ev.files))
     touched, directories = _namespace(ev)
     inter, think, inside = actor_times(ev)

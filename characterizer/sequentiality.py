@@ -18,7 +18,6 @@ was consecutive, else *random*; and read-only, write-only or read-write.
 
 from __future__ import annotations
 
-import ctypes
 from dataclasses import dataclass
 
 import numpy as np
@@ -50,16 +49,19 @@ class Access:
 
 @dataclass
 class Runs:
-    """Ellard's runs, by run number: reads, writes, whether an access was not consecutive,
-    where the last access ended and the run's file; and per file id the furthest any access
-    ended (max offset + length: the file's size as these events show it, Tang 5.4)."""
+    """Ellard's runs, counted in a form that merges: the counts (RUN_COUNTS), and per file id
+    the furthest any access ended (max offset + length: the file's size as these events show
+    it, Tang 5.4) and how many of its runs went front to back all the way to that size.  A
+    run is *entire* if it reaches the file's size over the whole trace; a part that holds
+    some of a file's actors knows only its own maximum, so whole-file runs are kept per file
+    and only those at the global maximum survive merging (partial.FileState)."""
 
-    reads: np.ndarray
-    writes: np.ndarray
-    broken: np.ndarray
-    end: np.ndarray
-    file: np.ndarray
+    counts: dict[str, int]
     file_size: np.ndarray
+    entire: np.ndarray
+
+
+RUN_COUNTS = ("count", "all_consecutive", "read_only", "write_only", "read_write")  # sequence.c's RUNS_ order
 
 
 def classify(ev: EventArrays, nfs: bool) -> Access:
@@ -77,27 +79,23 @@ def classify(ev: EventArrays, nfs: bool) -> Access:
     offset, size, ret = (np.ascontiguousarray(a, np.int64) for a in (ev.offset, ev.size, ev.ret))
     index, gap = np.empty(ev.n, np.int64), np.empty(ev.n, np.int64)
     flags = np.zeros(ev.n, np.uint8)
-    run_reads, run_writes, run_end, run_file = (np.zeros(ev.n, np.int64) for _ in range(4))
-    run_broken = np.zeros(ev.n, np.bool_)
-    file_size = np.zeros(max(len(ev.files), 1), np.int64)
-    runs = ctypes.c_int64(0)
+    run_counts = np.zeros(len(RUN_COUNTS), np.int64)
+    file_size, entire = np.zeros(max(len(ev.files), 1), np.int64), np.zeros(max(len(ev.files), 1), np.int64)
     directions = np.zeros(6, np.int64)
     count = library().fsbm_sequence(
         ev.n, order.ctypes.data if order is not None else None, op.ctypes.data, failed.ctypes.data,
         counted.ctypes.data, actor.ctypes.data, file.ctypes.data,
         max(len(ev.files), 1), offset.ctypes.data, size.ctypes.data, ret.ctypes.data, clock.ctypes.data,
         OP_INDEX["read"], OP_INDEX["write"], OP_INDEX["open"], OP_INDEX["create"], NFS_RUN_GAP_NS if nfs else 0,
-        index.ctypes.data, flags.ctypes.data, gap.ctypes.data, run_reads.ctypes.data, run_writes.ctypes.data,
-        run_broken.ctypes.data, run_end.ctypes.data, run_file.ctypes.data, file_size.ctypes.data, ctypes.byref(runs),
-        directions.ctypes.data)
+        index.ctypes.data, flags.ctypes.data, gap.ctypes.data, run_counts.ctypes.data, file_size.ctypes.data,
+        entire.ctypes.data, directions.ctypes.data)
     if count < 0:
         raise MemoryError("sequence classification: out of memory")
-    n = runs.value
+    files = len(ev.files)
     return Access(index[:count], flags[:count], gap[:count],
                   {name: {"count": int(directions[3 * d]), "consecutive": int(directions[3 * d + 1]),
                           "sequential": int(directions[3 * d + 2])} for d, name in enumerate(("read", "write"))},
-                  Runs(run_reads[:n].copy(), run_writes[:n].copy(), run_broken[:n].copy(), run_end[:n].copy(),
-                       run_file[:n].copy(), file_size[:len(ev.files)]))
+                  Runs(dict(zip(RUN_COUNTS, map(int, run_counts))), file_size[:files], entire[:files]))
 
 
 def percentages(counts: dict[str, dict[str, int]]) -> dict[str, dict[str, float]]:
@@ -109,25 +107,6 @@ def percentages(counts: dict[str, dict[str, int]]) -> dict[str, dict[str, float]
                      "sequential_pct": 100.0 * c["sequential"] / n if n else 0.0,
                      "random_pct": 100.0 * (n - c["sequential"]) / n if n else 0.0}
     return out
-
-
-def runs(ev: EventArrays, acc: Access) -> tuple[dict[str, int], np.ndarray, np.ndarray]:
-    """Ellard's runs, counted in a form that merges: (counts, size of every file id as these
-    events show it, max offset + length (Tang 5.4), and per file id the runs that went front
-    to back all the way to that size).  A run is *entire* if it reaches the file's size over
-    the whole trace; a part that holds some of a file's actors knows only its own maximum,
-    so whole-file runs are kept per file and only those at the global maximum survive merging.
-    """
-    r = acc.runs
-    sizes = r.file_size
-    if len(acc.index) == 0:
-        return {"count": 0, "all_consecutive": 0, "read_only": 0, "write_only": 0, "read_write": 0}, sizes, sizes
-    all_consecutive = ~r.broken
-    whole = all_consecutive & (r.end >= sizes[r.file])
-    counts = {"count": len(r.end), "all_consecutive": int(all_consecutive.sum()),
-              "read_only": int((r.writes == 0).sum()), "write_only": int((r.reads == 0).sum()),
-              "read_write": int(((r.reads > 0) & (r.writes > 0)).sum())}
-    return counts, sizes, np.bincount(r.file[whole], minlength=len(ev.files)).astype(np.int64)
 
 
 def run_classes(counts: dict[str, int], entire: int) -> dict[str, object]:

@@ -595,10 +595,13 @@ def test_the_sequence_kernel_agrees_with_a_plain_walk(tmp_path: Path, log: str) 
     assert acc.flag("sequential").tolist() == [e[2] for e in expected]
     assert acc.gap.tolist() == [e[4] for e in expected]
     got = acc.runs
-    assert [{"reads": r, "writes": w, "broken": int(b), "end": e, "file": f} for r, w, b, e, f in
-            zip(got.reads.tolist(), got.writes.tolist(), got.broken.tolist(), got.end.tolist(), got.file.tolist())
-            ] == per_run
+    assert got.counts == {"count": len(per_run), "all_consecutive": sum(not r["broken"] for r in per_run),
+                          "read_only": sum(r["writes"] == 0 for r in per_run),
+                          "write_only": sum(r["reads"] == 0 for r in per_run),
+                          "read_write": sum(r["reads"] > 0 and r["writes"] > 0 for r in per_run)}
     assert {f: s for f, s in enumerate(got.file_size.tolist()) if s} == {f: s for f, s in file_size.items() if s}
+    whole = Counter(r["file"] for r in per_run if not r["broken"] and r["end"] >= file_size[r["file"]])
+    assert {f: n for f, n in enumerate(got.entire.tolist()) if n} == dict(whole) and whole
     assert acc.flag("interleaved").tolist() == interleaved and 0 < sum(interleaved) < len(interleaved)
     assert acc.flag("resumes").tolist() == resumes
 

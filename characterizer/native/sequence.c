@@ -34,17 +34,55 @@
  * cache, and the pass would otherwise wait on every event's state in turn. */
 #define PREFETCH_AHEAD 16
 
-
-
-
 struct group {
 	int64_t key;       /* -1: empty slot */
 	int64_t end[2];    /* where the last read, the last write ended */
 	uint8_t gapped[2]; /* whether the last read, the last write since the open was not consecutive */
+	uint8_t run;       /* the open run's RUN_ bits; 0: no run open */
 	int64_t last_clock;
-	int64_t run;       /* -1: no run open */
+	int64_t run_end;   /* where the open run's last access ended */
 	int64_t calls_then; /* the actor's costed calls up to its last access, that one included */
 };
+
+enum { RUN_OPEN = 1, RUN_READS = 2, RUN_WRITES = 4, RUN_BROKEN = 8 }; /* RUN_BROKEN: an access not consecutive */
+
+/*
+ * Ellard's runs as they close: counts[] of RUNS_ (all, all consecutive, read-only,
+ * write-only, read-write), and per file the furthest any access ended (its size as the
+ * trace shows it) and, for whole-file runs, the furthest end an all-consecutive run reached
+ * and how many reached it.  A run that reaches its file's final size reaches the furthest
+ * end of all, so those are the file's whole-file runs.
+ */
+enum { RUNS_ALL, RUNS_CONSECUTIVE, RUNS_READ_ONLY, RUNS_WRITE_ONLY, RUNS_READ_WRITE, RUNS_COUNTS };
+
+struct runs {
+	int64_t *counts;
+	int64_t *file_size;
+	int64_t *best_end;   /* -1: no all-consecutive run yet */
+	int64_t *best_count; /* the all-consecutive runs that reached best_end */
+};
+
+static void close_run(struct runs *r, struct group *g, int64_t file)
+{
+	if (!(g->run & RUN_OPEN))
+		return;
+	int reads = (g->run & RUN_READS) != 0, writes = (g->run & RUN_WRITES) != 0;
+
+	r->counts[RUNS_ALL]++;
+	r->counts[RUNS_READ_ONLY] += !writes;
+	r->counts[RUNS_WRITE_ONLY] += !reads;
+	r->counts[RUNS_READ_WRITE] += reads && writes;
+	if (!(g->run & RUN_BROKEN)) {
+		r->counts[RUNS_CONSECUTIVE]++;
+		if (g->run_end > r->best_end[file]) {
+			r->best_end[file] = g->run_end;
+			r->best_count[file] = 1;
+		} else if (g->run_end == r->best_end[file]) {
+			r->best_count[file]++;
+		}
+	}
+	g->run = 0;
+}
 
 /* Group states: indexed directly by key when the key range is small (no hashing, no
  * probing), else an open-addressing hash table that grows. */
@@ -70,8 +108,7 @@ static int table_init(struct table *t, uint64_t capacity, int dense)
 		return -1;
 	for (uint64_t i = 0; i < capacity; i++)
 		t->slots[i] = (struct group){ .key = dense ? (int64_t)i : -1, .end = { 0, 0 }, .gapped = { 0, 0 },
-					      .last_clock = MISSING,
-					      .run = -1, .calls_then = 0 };
+					      .run = 0, .last_clock = MISSING, .run_end = 0, .calls_then = 0 };
 	t->mask = capacity - 1;
 	t->used = 0;
 	t->dense = dense;
@@ -120,40 +157,46 @@ static struct group *find(struct table *t, int64_t key)
 }
 
 /*
- * Returns the number of accesses written (the per-access and per-run arrays hold n entries,
- * the per-run ones and file_size zeroed by the caller), or -1 when out of memory; *runs
- * gets the number of runs, and directions[3 * d] the accesses of direction d (0 read, 1
- * write), [3 * d + 1] the consecutive ones and [3 * d + 2] the sequential ones (zeroed by
- * the caller).  order may be NULL (events already in time order).
+ * Returns the number of accesses written (the per-access arrays hold n entries), or -1 when
+ * out of memory.  Zeroed by the caller and filled: run_counts (RUNS_COUNTS entries, the
+ * runs as close_run counts them), file_size (n_files), and directions[3 * d] the accesses
+ * of direction d (0 read, 1 write), [3 * d + 1] the consecutive ones and [3 * d + 2] the
+ * sequential ones.  entire[f] gets file f's whole-file runs.  order may be NULL (events
+ * already in time order).
  */
 int64_t fsbm_sequence(int64_t n, const int64_t *order, const int8_t *op, const uint8_t *failed,
 		      const uint8_t *costed, const int32_t *actor, const int32_t *file, int64_t n_files,
 		      const int64_t *offset, const int64_t *size, const int64_t *ret, const int64_t *clock, int8_t op_read,
 		      int8_t op_write, int8_t op_open, int8_t op_create, int64_t gap_ns, int64_t *acc_index,
-		      uint8_t *acc_flags, int64_t *acc_gap, int64_t *run_reads, int64_t *run_writes,
-		      uint8_t *run_broken, int64_t *run_end, int64_t *run_file, int64_t *file_size, int64_t *runs,
+		      uint8_t *acc_flags, int64_t *acc_gap, int64_t *run_counts, int64_t *file_size, int64_t *entire,
 		      int64_t *directions)
 {
-	struct table t;
-	int64_t accesses = 0, next_run = 0, actors = 0, *calls;
+	struct table t = { 0 };
+	struct runs r = { .counts = run_counts, .file_size = file_size };
+	int64_t accesses = 0, actors = 0, *calls;
 	uint64_t range, capacity = 1024;
 
-	*runs = 0;
 	if (n == 0)
 		return 0;
 	for (int64_t i = 0; i < n; i++)
 		if (actor[i] >= actors)
 			actors = actor[i] + 1;
 	calls = calloc((size_t)actors, sizeof(*calls)); /* costed calls so far, per actor */
-	if (!calls)
-		return -1;
+	r.best_end = malloc((size_t)n_files * sizeof(*r.best_end));
+	r.best_count = calloc((size_t)n_files, sizeof(*r.best_count));
+	if (!calls || !r.best_end || !r.best_count) {
+		accesses = -1;
+		goto done;
+	}
+	for (int64_t f = 0; f < n_files; f++)
+		r.best_end[f] = -1;
 	range = (uint64_t)actors * (uint64_t)n_files;
 	while (capacity < 2 * (range < (uint64_t)n ? range : (uint64_t)n))
 		capacity *= 2;
 	if (table_init(&t, range <= 4 * (uint64_t)n + 1024 && range <= (1ULL << 26) ? range : capacity,
 		       range <= 4 * (uint64_t)n + 1024 && range <= (1ULL << 26)) != 0) {
-		free(calls);
-		return -1;
+		accesses = -1;
+		goto done;
 	}
 	for (int64_t k = 0; k < n; k++) {
 		int64_t i = order ? order[k] : k;
@@ -173,14 +216,13 @@ int64_t fsbm_sequence(int64_t n, const int64_t *order, const int8_t *op, const u
 			continue;
 		struct group *g = find(&t, (int64_t)actor[i] * n_files + file[i]);
 		if (!g) {
-			free(t.slots);
-			free(calls);
-			return -1;
+			accesses = -1;
+			goto done;
 		}
 		int idle = gap_ns > 0 && g->last_clock != MISSING && clock[i] - g->last_clock > gap_ns;
 		g->last_clock = clock[i];
 		if (is_open || idle) { /* the run ends here; an open also starts both directions at 0 */
-			g->run = -1;
+			close_run(&r, g, file[i]);
 			if (is_open) {
 				g->end[0] = g->end[1] = 0;
 				g->gapped[0] = g->gapped[1] = 0;
@@ -192,21 +234,16 @@ int64_t fsbm_sequence(int64_t n, const int64_t *order, const int8_t *op, const u
 		int consecutive = offset[i] == g->end[direction];
 		uint8_t flags = (consecutive ? CONSECUTIVE : 0) |
 				(offset[i] >= g->end[direction] ? SEQUENTIAL : 0) |
-				(g->run >= 0 && calls_before > g->calls_then ? INTERLEAVED : 0) |
+				(g->run && calls_before > g->calls_then ? INTERLEAVED : 0) |
 				(consecutive && g->gapped[direction] ? RESUMES : 0);
 		g->gapped[direction] = !consecutive;
-		if (g->run < 0)
-			g->run = next_run++;
+		g->run |= RUN_OPEN | (direction ? RUN_WRITES : RUN_READS) | (consecutive ? 0 : RUN_BROKEN);
 		acc_gap[accesses] = offset[i] - g->end[direction];
 		g->end[direction] = offset[i] + length;
 		g->calls_then = calls[actor[i]];
 		acc_index[accesses] = i;
 		acc_flags[accesses] = flags;
-		run_reads[g->run] += direction == 0;
-		run_writes[g->run] += direction == 1;
-		run_broken[g->run] |= !consecutive;
-		run_end[g->run] = g->end[direction];
-		run_file[g->run] = file[i];
+		g->run_end = g->end[direction];
 		if (g->end[direction] > file_size[file[i]])
 			file_size[file[i]] = g->end[direction];
 		directions[3 * direction] += 1;
@@ -214,8 +251,15 @@ int64_t fsbm_sequence(int64_t n, const int64_t *order, const int8_t *op, const u
 		directions[3 * direction + 2] += (flags & SEQUENTIAL) != 0;
 		accesses++;
 	}
+	for (uint64_t s = 0; s <= t.mask; s++) /* the runs still open at the end */
+		if (t.slots[s].key >= 0)
+			close_run(&r, &t.slots[s], t.slots[s].key % n_files);
+	for (int64_t f = 0; f < n_files; f++)
+		entire[f] = r.best_end[f] == file_size[f] ? r.best_count[f] : 0;
+done:
 	free(t.slots);
 	free(calls);
-	*runs = next_run;
+	free(r.best_end);
+	free(r.best_count);
 	return accesses;
 }
