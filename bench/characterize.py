@@ -5,12 +5,12 @@ The table is synthetic but shaped like a real mix (per actor: open, reads and wr
 sequential and random offsets, stats, syncs, close), built vectorized and written to Parquet so
 the characterizer reads it the way it reads any trace.  Baseline, measured in the same
 run: pyarrow's own group-by count of events per (actor, file, op) on the same table, the
-least any per-file statistic has to do.  Target: core statistics (Tang's table,
-sequentiality, open files) at >= 2 million events/s on one core; the full profile is
-timed too, and peak RSS is reported against the table's in-memory size: for the profile
-of the arrays in memory, and for the profile of the file as `fsbm characterize` makes it,
-a bucket of actors at a time (target: at most 1.5x the table), whose profile must equal
-the first.
+least any per-file statistic has to do.  Targets: core statistics (Tang's table,
+sequentiality, open files) and the full profile of the arrays in memory each at >= 2
+million events/s on one core.  Peak RSS is reported against the table's in-memory size:
+for the profile of the arrays in memory, and for the profile of the file as `fsbm
+characterize` makes it, a bucket of actors at a time (target: at most 1.5x the table),
+whose profile must equal the first.
 
 The same full profile on a local 2-worker Dask cluster is timed against the one-process
 run, with each worker's peak RSS.
@@ -111,7 +111,9 @@ def main() -> int:
     print(f"  load into arrays          {f['to_arrays_s']:6.2f} s")
     print(f"  core statistics           {f['core_s']:6.2f} s   load + core: {core_rate / 1e6:.2f} M events/s "
           f"(target >= 2.0)  {'ok' if core_rate >= 2e6 else 'MISSED'}")
-    print(f"  full profile (+ reuse...) {f['full_s']:6.2f} s   {f['events'] / f['full_s'] / 1e6:.2f} M events/s")
+    full_rate = f["events"] / f["full_s"]
+    print(f"  full profile (+ reuse...) {f['full_s']:6.2f} s   {full_rate / 1e6:.2f} M events/s (target >= 2.0)  "
+          f"{'ok' if full_rate >= 2e6 else 'MISSED'}; {f['full_s'] / f['baseline_groupby_s']:.1f}x the floor")
     print(f"  pyarrow group-by (floor)  {f['baseline_groupby_s']:6.2f} s   core / floor = "
           f"{f['core_s'] / f['baseline_groupby_s']:.1f}x")
     print(f"  peak RSS {f['peak_rss_mib']:.0f} MiB for a {f['table_mib']:.0f} MiB table "
@@ -130,7 +132,7 @@ def main() -> int:
     f["dask"] = d
     if args.json:
         args.json.write_text(json.dumps(f, indent=1))
-    return 0 if core_rate >= 2e6 else 1
+    return 0 if core_rate >= 2e6 and full_rate >= 2e6 else 1
 
 
 if __name__ == "__main__":
