@@ -1,5 +1,5 @@
 /*
- * ops.c - the statistics per operation and per original call (partial.py: _ops, _origs):
+ * ops.c - the statistics per operation and per original call (partial.py: _by_operation):
  * one pass that counts, and one that puts each operation's sizes and durations side by
  * side for their value counts, where numpy sorted every event by operation and gathered
  * each field apart.

@@ -20,9 +20,9 @@
  * read that skipped ahead or back, not a run of reads that readahead may have grown along.
  * Output per access, in processing order: the event's index, flags (1 consecutive, 2
  * sequential, 8 interleaved, 16 resumes), and its gap: offset less the last end in its
- * direction (negative for a step back).  Per run, by run number: its reads, its writes,
- * whether any of its accesses was not consecutive, where its last access ended, and its
- * file; per file, the furthest any access ended (its size as the trace shows it).
+ * direction (negative for a step back).  The runs are counted as they close (struct runs),
+ * and per file the pass keeps the furthest any access ended (its size as the trace shows
+ * it) and its whole-file runs.
  */
 #include <stdint.h>
 #include <stdlib.h>

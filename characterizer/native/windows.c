@@ -9,7 +9,6 @@
  * whole, are written as a run (full_from .. full_to).
  */
 #include <stdint.h>
-#include <stdlib.h>
 
 #define MISSING INT64_MIN
 
