@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#define MISSING INT64_MIN
+#include "events.h"
 
 enum { ACTOR_SPAN, INSIDE, KNOWN, FIRST, LAST, TOTALS };
 

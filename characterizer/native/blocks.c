@@ -7,9 +7,8 @@
  */
 #include <stdint.h>
 
+#include "events.h"
 #include "mix.h"
-
-#define MISSING INT64_MIN
 
 /* The blocks an access of `length` bytes (> 0) at `offset` touches. */
 static int64_t blocks_of(int64_t offset, int64_t length, int64_t block)
@@ -90,7 +89,7 @@ int64_t fsbm_data_accesses(int64_t n, const int8_t *op, int8_t op_read, int8_t o
 	for (int64_t i = 0; i < n; i++) {
 		if ((op[i] != op_read && op[i] != op_write) || offset[i] < 0)
 			continue;
-		int64_t moved = ret[i] >= 0 ? ret[i] : size[i] != MISSING ? size[i] : 0;
+		int64_t moved = access_length(size[i], ret[i]);
 
 		if (moved <= 0)
 			continue;

@@ -10,8 +10,8 @@
 #include <stdint.h>
 
 #include "access_flags.h"
+#include "events.h"
 
-#define MISSING INT64_MIN
 #define BITS 65 /* bit lengths 0..64 */
 
 enum { READ = 0, WRITE = 1, COPY = 2 };
@@ -52,7 +52,7 @@ void fsbm_data_classes(int64_t n, const int64_t *rows, const uint8_t *flags, con
 {
 	for (int64_t k = 0; k < n; k++) {
 		int64_t i = rows[k];
-		int64_t length = ret[i] >= 0 ? ret[i] : size[i] != MISSING ? size[i] : 0;
+		int64_t length = access_length(size[i], ret[i]);
 		int copy = copy_orig[orig[i]] != 0;
 		int is_read = op[i] == op_read && !copy;
 		int in_order = (flags[k] & CONSECUTIVE) || copy;

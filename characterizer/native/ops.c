@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#define MISSING INT64_MIN
+#include "events.h"
 
 /* The size an access reports: the bytes it moved where the call says, else the bytes asked. */
 static int64_t reported_size(int64_t size, int64_t ret)

@@ -28,8 +28,8 @@
 #include <stdlib.h>
 
 #include "access_flags.h"
+#include "events.h"
 
-#define MISSING INT64_MIN
 /* How many events ahead a group's state is fetched: a table of a million groups is out of
  * cache, and the pass would otherwise wait on every event's state in turn. */
 #define PREFETCH_AHEAD 16
@@ -230,7 +230,7 @@ int64_t fsbm_sequence(int64_t n, const int64_t *order, const int8_t *op, const u
 			}
 		}
 		int direction = o == op_write;
-		int64_t length = ret[i] >= 0 ? ret[i] : size[i] != MISSING ? size[i] : 0;
+		int64_t length = access_length(size[i], ret[i]);
 		int consecutive = offset[i] == g->end[direction];
 		uint8_t flags = (consecutive ? CONSECUTIVE : 0) |
 				(offset[i] >= g->end[direction] ? SEQUENTIAL : 0) |

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#define MISSING INT64_MIN
+#include "events.h"
 
 enum { METADATA = 0, DATA = 1, CLEAN = 2 };
 

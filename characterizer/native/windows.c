@@ -10,7 +10,7 @@
  */
 #include <stdint.h>
 
-#define MISSING INT64_MIN
+#include "events.h"
 
 /*
  * `n_windows` windows from 0, and a bitmap of (window, actor) pairs the caller sized for
