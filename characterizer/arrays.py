@@ -200,19 +200,7 @@ def group_order(ev: EventArrays, idx: np.ndarray, clock: np.ndarray, sub: np.nda
     return np.lexsort((idx, clock, key))
 
 
-def by_id(ids: np.ndarray, count: int) -> np.ndarray:
-    """A stable order of `ids` (dense, below `count`): a radix sort where fewer than 65,536."""
-    return np.argsort(ids.astype(np.uint16) if count < 1 << 16 else ids, kind="stable")
-
-
-def in_sequence(ev: EventArrays) -> bool:
-    """Whether the events' sequence numbers never go back (to_arrays sorts them so)."""
-    return ev.in_sequence
-
-
-def file_order(ev: EventArrays, rows: np.ndarray) -> np.ndarray:
-    """`rows` (ascending positions) by file, each file's in sequence order: one stable sort
-    of their file ids where the sequence never goes back, else a lexsort."""
-    if not in_sequence(ev):
-        return rows[np.lexsort((ev.seq[rows], ev.file[rows]))]
-    return rows[by_id(ev.file[rows], len(ev.files))]
+def sequence_order(ev: EventArrays) -> np.ndarray | None:
+    """The order a pass in C walks the events in, trace order: None where they are in it
+    already (to_arrays sorts them so), else their positions by sequence number, stably."""
+    return None if ev.in_sequence else np.ascontiguousarray(np.argsort(ev.seq, kind="stable"), np.int64)

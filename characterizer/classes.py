@@ -90,8 +90,12 @@ def _bucket_of(lengths: np.ndarray) -> np.ndarray:
 
 def _copies(ev: EventArrays, rows: np.ndarray) -> np.ndarray:
     """Which of the accesses at `rows` are in-kernel copies."""
-    ids = [i for i, name in enumerate(ev.origs) if name in COPY_CALLS]
-    return np.isin(ev.orig[rows], ids) if ids else np.zeros(len(rows), bool)
+    return _copy_calls(ev)[ev.orig[rows]]
+
+
+def _copy_calls(ev: EventArrays) -> np.ndarray:
+    """Per original call, whether it is an in-kernel copy."""
+    return np.array([name in COPY_CALLS for name in ev.origs] or [False], np.bool_)
 
 
 BITS = 65  # bit lengths 0..64: the size buckets a class can have
@@ -127,7 +131,7 @@ def data_classes(ev: EventArrays, acc: Access, mapped: Regions) -> dict[str, dic
     count, nbytes, timed, timed_ns, straddled, interleaved, resumes, gap_bytes = (np.zeros(size, np.int64)
                                                                                  for _ in range(8))
     gap_log2 = np.zeros(size * BITS, np.int64)
-    copy_orig = np.array([name in COPY_CALLS for name in ev.origs] or [False], np.bool_)
+    copy_orig = _copy_calls(ev)
     flags = np.ascontiguousarray(acc.flags, np.uint8)
     rows, gap = np.ascontiguousarray(acc.index, np.int64), np.ascontiguousarray(acc.gap, np.int64)
     op, orig = np.ascontiguousarray(ev.op, np.int8), np.ascontiguousarray(ev.orig, np.int32)

@@ -29,8 +29,8 @@ import pyarrow.compute as pc
 
 from fsbm.characterizer.arrays import (OP_INDEX, EventArrays, costed, of_operations, present, pseudo_kinds, subset,
                                       under)
-from fsbm.characterizer.classes import (data_classes, metadata_classes, with_unlinked_data, with_written_creates,
-                                        written_creates)
+from fsbm.characterizer.classes import (DATA_OPERATIONS, data_classes, metadata_classes, with_unlinked_data,
+                                        with_written_creates, written_creates)
 from fsbm.characterizer.histograms import ValueCounts
 from fsbm.characterizer.kernels import library
 from fsbm.characterizer.mapped import Regions, mapped_regions
@@ -262,7 +262,7 @@ def _by_operation(ev: EventArrays) -> tuple[dict[str, OpStats], dict[str, dict[s
     there is" (cp: 2^62 bytes) and moves a file.  Counted, and each operation's sizes and
     durations put side by side, in C (characterizer/native/ops.c)."""
     ops, origs = len(OPERATIONS), max(len(ev.origs), 1)
-    is_data = np.array([name in ("read", "write") for name in OPERATIONS], np.bool_)
+    is_data = np.array([name in DATA_OPERATIONS for name in OPERATIONS], np.bool_)
     op_count, op_failed, op_bytes = (np.zeros(ops, np.int64) for _ in range(3))
     orig_count, orig_bytes = np.zeros(origs, np.int64), np.zeros(origs, np.int64)
     size_start, dur_start = np.zeros(ops + 1, np.int64), np.zeros(ops + 1, np.int64)

@@ -70,7 +70,7 @@ class ReferenceLog:
         if in_order:
             ranked = reordering((self.clock[at], self.trace[at], self.seq[at]))
             if ranked is not None:
-                at = (np.arange(accesses) if isinstance(at, slice) else at)[ranked]
+                at = ranked if isinstance(at, slice) else at[ranked]  # the slice starts at row 0
         return at
 
     def in_order(self) -> References:

@@ -154,8 +154,8 @@ def _blocks(refs: References, seeds: tuple[int, ...] = (), threshold: int = 0) -
             buffers = tuple(np.empty(samples * CHUNK_BLOCKS, dtype=np.int64) for _ in range(3))
         access, place, keys = buffers
         walk(len(offset), files.ctypes.data, offset.ctypes.data, length.ctypes.data, BLOCK, FILE_SHIFT,
-                     cursor.ctypes.data, CHUNK_BLOCKS, seeded.ctypes.data, len(seeds), threshold, access.ctypes.data,
-                     place.ctypes.data, keys.ctypes.data, kept.ctypes.data)
+             cursor.ctypes.data, CHUNK_BLOCKS, seeded.ctypes.data, len(seeds), threshold, access.ctypes.data,
+             place.ctypes.data, keys.ctypes.data, kept.ctypes.data)
         chunk = []
         for s in range(samples):
             cut = slice(s * CHUNK_BLOCKS, s * CHUNK_BLOCKS + int(kept[s]))

@@ -27,7 +27,7 @@ import posixpath
 
 import numpy as np
 
-from fsbm.characterizer.arrays import OP_INDEX, EventArrays, in_sequence, of_operations
+from fsbm.characterizer.arrays import OP_INDEX, EventArrays, of_operations, sequence_order
 from fsbm.characterizer.kernels import library
 
 KINDS = ("metadata", "data", "clean", "directory")
@@ -70,7 +70,7 @@ def sync_kinds(ev: EventArrays) -> dict[str, dict[str, int]]:
     out = {kind: {"count": 0, "bytes": 0} for kind in KINDS}
     if not ev.n or not (ev.op == OP_INDEX["fsync"]).any():
         return out
-    order = None if in_sequence(ev) else np.ascontiguousarray(np.argsort(ev.seq, kind="stable"), np.int64)
+    order = sequence_order(ev)
     op, failed = np.ascontiguousarray(ev.op, np.int8), np.ascontiguousarray(ev.failed, np.bool_)
     file, orig = np.ascontiguousarray(ev.file, np.int32), np.ascontiguousarray(ev.orig, np.int32)
     offset, ret = np.ascontiguousarray(ev.offset, np.int64), np.ascontiguousarray(ev.ret, np.int64)

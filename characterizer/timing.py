@@ -13,13 +13,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fsbm.characterizer.arrays import (MISSING, OP_INDEX, EventArrays, group_key, group_order, in_sequence,
-                                      present)
+from fsbm.characterizer.arrays import (MISSING, OP_INDEX, EventArrays, group_key, group_order, present,
+                                      sequence_order)
 from fsbm.characterizer.histograms import ValueCounts
 from fsbm.characterizer.kernels import library
 
 NFS_IDLE_NS = 30 * 1_000_000_000
 WINDOW_NS = 1_000_000_000
+# The time in calls, summed over actors (actor_times.c's totals, in its order).
+INSIDE_FIELDS = ("actor_span_ns", "inside_ns", "durations_known", "first_ns", "last_ns")
 DENSE_PAIRS = 1 << 26  # (window, actor) pairs a table may hold whatever the trace's length (8 MiB of bits)
 
 
@@ -37,19 +39,18 @@ def actor_times(ev: EventArrays) -> tuple[ValueCounts, ValueCounts, dict[str, in
     actors; the first start and last end of all.  Actors never straddle parts.  One pass in
     C over the events in trace order (characterizer/native/actor_times.c)."""
     if not ev.has_time or ev.n == 0:
-        return (ValueCounts.empty(), ValueCounts.empty(),
-                {"actor_span_ns": 0, "inside_ns": 0, "durations_known": 0, "first_ns": 0, "last_ns": 0})
-    order = None if in_sequence(ev) else np.ascontiguousarray(np.argsort(ev.seq, kind="stable"), np.int64)
+        return ValueCounts.empty(), ValueCounts.empty(), dict.fromkeys(INSIDE_FIELDS, 0)
+    order = sequence_order(ev)
     actor = np.ascontiguousarray(ev.actor, np.int32)
     ts, dur = np.ascontiguousarray(ev.ts, np.int64), np.ascontiguousarray(ev.dur, np.int64)
     inter, think = np.empty(ev.n, np.int64), np.empty(ev.n, np.int64)
-    totals = np.zeros(5, np.int64)
+    totals = np.zeros(len(INSIDE_FIELDS), np.int64)
     count = library().fsbm_actor_times(ev.n, order.ctypes.data if order is not None else None, actor.ctypes.data,
                                        max(len(ev.actors), 1), ts.ctypes.data, dur.ctypes.data, inter.ctypes.data,
                                        think.ctypes.data, totals.ctypes.data)
     if count < 0:
         raise MemoryError("time between and inside calls: out of memory")
-    inside = dict(zip(("actor_span_ns", "inside_ns", "durations_known", "first_ns", "last_ns"), map(int, totals)))
+    inside = dict(zip(INSIDE_FIELDS, map(int, totals)))
     return ValueCounts.of_significant(inter[:count]), ValueCounts.of_significant(think[:count]), inside
 
 

@@ -107,3 +107,17 @@ def test_rows_are_left_unsorted_exactly_when_they_are_in_order_by_their_keys() -
         rows = list(zip(*(k.tolist() for k in keys)))
         assert (reordering(keys) is None) == (rows == sorted(rows))
         assert trace_order(keys).tolist() == np.lexsort(tuple(reversed(keys))).tolist()
+
+
+def test_the_passes_in_trace_order_walk_events_by_sequence_whatever_their_order_in_the_arrays(tmp_path: Path) -> None:
+    from dataclasses import fields, replace
+
+    ingest([SHARED_DATA / "strace" / "davidfoliveira_strace-perl.txt"], tmp_path / "e.parquet")
+    ev = to_arrays(read_events(tmp_path / "e.parquet"))
+    shuffled = np.random.default_rng(12).permutation(ev.n)
+    columns = {f.name: getattr(ev, f.name)[shuffled] for f in fields(ev)
+               if isinstance(getattr(ev, f.name), np.ndarray)}
+    mixed = replace(ev, **columns)
+    assert not mixed.in_sequence
+    for got, want in zip(actor_times(mixed), actor_times(ev)):
+        assert got == want if isinstance(want, dict) else _as_dict(got) == _as_dict(want)
