@@ -393,7 +393,6 @@ def summarize(ev: EventArrays, *, nfs: bool, origin: int, first_seq: int = 0, ev
     with_data = present(ev.file[acc.index], len(ev.files))
     touched, directories = _namespace(ev)
     inter, think, inside = actor_times(ev)
-    written = np.where((ev.op == OP_INDEX["write"]) & (ev.ret > 0), ev.ret, 0)
     mapped = mapped_regions(ev)
     ops, origs = _by_operation(ev)
     part = Partial(
@@ -402,7 +401,8 @@ def summarize(ev: EventArrays, *, nfs: bool, origin: int, first_seq: int = 0, ev
         files=FileState(pa.array(ev.files, pa.string()).filter(pa.array(with_data)), sizes[with_data],
                         entire[with_data]),
         touched=touched, directories=directories, ops=ops, origs=origs,
-        fsyncs=int((ev.op == OP_INDEX["fsync"]).sum()), written=int(written.sum()), syncs={},
+        fsyncs=ops["fsync"].count if "fsync" in ops else 0, written=ops["write"].bytes if "write" in ops else 0,
+        syncs={},
         inter_arrival=inter, think=think, inside=inside, windows=Windows.of(ev, origin),
         references=_references(ev, clock, trace, mapped), levels=levels,
         classes={"data": data_classes(ev, acc, mapped), "metadata": metadata_classes(ev, ops)}, trace_time=trace_time,

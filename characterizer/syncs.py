@@ -68,14 +68,14 @@ def sync_kinds(ev: EventArrays) -> dict[str, dict[str, int]]:
     (characterizer/native/syncs.c), then, for the clean syncs, whether their directory's
     entries changed."""
     out = {kind: {"count": 0, "bytes": 0} for kind in KINDS}
-    if not ev.n or not (ev.op == OP_INDEX["fsync"]).any():
+    syncs = int((ev.op == OP_INDEX["fsync"]).sum())
+    if not syncs:
         return out
     order = sequence_order(ev)
     op, failed = np.ascontiguousarray(ev.op, np.int8), np.ascontiguousarray(ev.failed, np.bool_)
     file, orig = np.ascontiguousarray(ev.file, np.int32), np.ascontiguousarray(ev.orig, np.int32)
     offset, ret = np.ascontiguousarray(ev.offset, np.int64), np.ascontiguousarray(ev.ret, np.int64)
     full = np.array([name.rsplit(".", 1)[-1].lower() not in DATA_ONLY for name in ev.origs] or [True], np.bool_)
-    syncs = int((op == OP_INDEX["fsync"]).sum())
     row, previous, dirty = (np.empty(syncs, np.int64) for _ in range(3))
     kind = np.empty(syncs, np.int8)
     count = library().fsbm_sync_kinds(
