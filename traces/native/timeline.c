@@ -86,6 +86,16 @@ static int64_t window_median(const struct window *w)
 	return w->sorted[(w->n < TIMELINE_WINDOW ? w->n : TIMELINE_WINDOW) / 2];
 }
 
+/* The median of a window, counted for no more than `cap`: tracing's cost of a bare gap or
+ * call at its slowest.  A process's first calls make a window of one or two, whose median
+ * is the execve that loaded it (10 ms cold), not a bare call. */
+static int64_t capped_median(const struct window *w, int64_t cap)
+{
+	int64_t median = window_median(w);
+
+	return median < cap ? median : cap;
+}
+
 /* Push `value` into a window; how far it stands from the window's median (counted for no
  * more than `cap`): above it, never below 0, in `*above`; signed, in the return value.  The
  * median of m values is the (m / 2)-th smallest. */
@@ -94,9 +104,7 @@ static int64_t from_median(struct window *w, int64_t value, int64_t cap, int64_t
 	int64_t median;
 
 	window_push(w, value);
-	median = window_median(w);
-	if (median > cap)
-		median = cap;
+	median = capped_median(w, cap);
 	*above = value > median ? value - median : 0;
 	return value - median;
 }
@@ -198,7 +206,7 @@ void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct cal
 		t->user_signed_ns += signed_gap;
 		t->user_ns += above;
 		if (c->dur_ns >= 0 && l->prev_timed && l->durs.n > 0) {
-			int64_t call = window_median(&l->durs);
+			int64_t call = capped_median(&l->durs, BARE_GAP_CAP_NS);
 
 			t->timed_gaps++;
 			t->timed_gaps_ns += gap;
