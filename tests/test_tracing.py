@@ -26,11 +26,21 @@ def _traced(tmp_path: Path, script: str) -> Timeline:
     log = tmp_path / "job.strace"
     subprocess.run(["strace", *STRACE_FLAGS, "-o", str(log), "sh", "-c", script], check=True, cwd=tmp_path,
                    stdout=subprocess.DEVNULL)
+    return _timeline_of(log)
+
+
+def _timeline_of(log: Path) -> Timeline:
     reader = StraceReader(log)
     for _ in reader.batches():
         pass
     assert reader.stats is not None
     return Timeline.of(reader.stats.timeline)
+
+
+def _timeline_of_lines(tmp_path: Path, lines: list[str]) -> Timeline:
+    log = tmp_path / "job.strace"
+    log.write_text("\n".join(lines) + "\n")
+    return _timeline_of(log)
 
 
 def test_the_parser_counts_every_call_process_exec_and_fork_of_a_traced_job(tmp_path: Path) -> None:
@@ -98,27 +108,11 @@ def test_the_parser_counts_each_gap_after_a_timed_call_by_how_much_it_outlasts_t
     for gap in [25] * 40 + [5, 5, 1_000_000, 0]:
         lines.append(f"4242 00:00:{at // 1_000_000:02d}.{at % 1_000_000:06d} getppid() = 1 <0.000010>")
         at += 10 + gap
-    log = tmp_path / "job.strace"
-    log.write_text("\n".join(lines) + "\n")
-    reader = StraceReader(log)
-    for _ in reader.batches():
-        pass
-    assert reader.stats is not None
-    timeline = Timeline.of(reader.stats.timeline)
+    timeline = _timeline_of_lines(tmp_path, lines)
     counts = timeline.timed_gaps_over_call
     assert len(counts) == len(GAP_OVER_CALL_BINS) and sum(counts) == timeline.timed_gaps == 43
     assert counts[GAP_OVER_CALL_BINS.index(15_000)] == 40
     assert counts[GAP_OVER_CALL_BINS.index(-5_000)] == 2 and counts[-1] == 1
-
-
-def _timeline_of_lines(tmp_path: Path, lines: list[str]) -> Timeline:
-    log = tmp_path / "job.strace"
-    log.write_text("\n".join(lines) + "\n")
-    reader = StraceReader(log)
-    for _ in reader.batches():
-        pass
-    assert reader.stats is not None
-    return Timeline.of(reader.stats.timeline)
 
 
 def test_a_long_first_call_is_not_the_median_the_next_gaps_are_measured_against(tmp_path: Path) -> None:
@@ -369,11 +363,7 @@ def test_a_log_without_call_durations_still_tells_blocked_time_and_work(tmp_path
     timed = _traced(tmp_path, "for i in 1 2 3 4 5; do gzip -c data > data.$i.gz; done; cat data.*.gz | wc -c")
     untimed_log = tmp_path / "untimed.strace"
     untimed_log.write_bytes(CALL_DURATION.sub(b"", (tmp_path / "job.strace").read_bytes()))
-    reader = StraceReader(untimed_log)
-    for _ in reader.batches():
-        pass
-    assert reader.stats is not None
-    untimed = Timeline.of(reader.stats.timeline)
+    untimed = _timeline_of(untimed_log)
     assert timed.timed and not untimed.timed and untimed.calls == timed.calls
     assert untimed.blocked_ns == untimed.untimed_blocked_ns > 0
     assert untimed.blocked_ns == pytest.approx(timed.blocked_ns, rel=0.05)
