@@ -87,13 +87,20 @@ static int64_t window_median(const struct window *w)
 }
 
 /* The median of a window, counted for no more than `cap`: tracing's cost of a bare gap or
- * call at its slowest.  A process's first calls make a window of one or two, whose median
- * is the execve that loaded it (10 ms cold), not a bare call. */
+ * call at its slowest. */
 static int64_t capped_median(const struct window *w, int64_t cap)
 {
 	int64_t median = window_median(w);
 
 	return median < cap ? median : cap;
+}
+
+/* The median call a gap after a timed call is measured against.  A window of one or two
+ * calls has the larger as its median, and a process's first call is the execve that loaded
+ * it (10 ms cold): that median counts for no more than a bare call at its slowest. */
+static int64_t call_median(const struct window *w)
+{
+	return w->n < 3 ? capped_median(w, BARE_GAP_CAP_NS) : window_median(w);
 }
 
 /* Push `value` into a window; how far it stands from the window's median (counted for no
@@ -206,7 +213,7 @@ void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct cal
 		t->user_signed_ns += signed_gap;
 		t->user_ns += above;
 		if (c->dur_ns >= 0 && l->prev_timed && l->durs.n > 0) {
-			int64_t call = capped_median(&l->durs, BARE_GAP_CAP_NS);
+			int64_t call = call_median(&l->durs);
 
 			t->timed_gaps++;
 			t->timed_gaps_ns += gap;
