@@ -54,11 +54,16 @@ COSTED_OPERATIONS = ("open", "close", "create", "read", "write", "stat", "setatt
 
 
 def of_operations(ev: EventArrays, names: tuple[str, ...] | list[str]) -> np.ndarray:
-    """Which events are of one of the operations `names`: a lookup in a table of the
-    operations, one pass (np.isin sorts)."""
+    """Which events are of one of the operations `names` (operations_in)."""
+    return operations_in(ev.op, names)
+
+
+def operations_in(op: np.ndarray, names: tuple[str, ...] | list[str]) -> np.ndarray:
+    """Which of the operations `op` (indices into OPERATIONS) are one of `names`: a lookup in
+    a table of the operations, one pass (np.isin sorts)."""
     wanted = np.zeros(len(OPERATIONS), bool)
     wanted[[OP_INDEX[name] for name in names]] = True
-    return wanted[ev.op]
+    return wanted[op]
 
 
 def costed(ev: EventArrays) -> np.ndarray:
@@ -66,7 +71,7 @@ def costed(ev: EventArrays) -> np.ndarray:
     return of_operations(ev, COSTED_OPERATIONS)
 
 
-def _ints(column: pa.ChunkedArray) -> np.ndarray:
+def ints(column: pa.ChunkedArray) -> np.ndarray:
     """int64 values, MISSING where null: straight from the Arrow buffers, no new Arrow array."""
     parts = []
     for chunk in column.chunks:
@@ -83,18 +88,35 @@ def _ints(column: pa.ChunkedArray) -> np.ndarray:
     return np.concatenate(parts) if len(parts) != 1 else parts[0]
 
 
+def dictionary_ids(column: pa.ChunkedArray) -> tuple[np.ndarray, pa.Array]:
+    """A column as dense int32 ids and the strings they stand for; nulls are the string "",
+    added at the end where the names lack it.  A dictionary column (read_events) is used as
+    it is, any other is encoded."""
+    if not pa.types.is_dictionary(column.type):
+        column = pc.dictionary_encode(column.fill_null(""))
+    column = column.unify_dictionaries() if column.num_chunks > 1 else column
+    encoded = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+    names = encoded.dictionary.cast(pa.string())
+    if encoded.null_count:
+        ids = encoded.indices.fill_null(len(names))
+        return ids.to_numpy().astype(np.int32), pa.concat_arrays([names, pa.array([""], pa.string())])
+    return encoded.indices.to_numpy(zero_copy_only=False).astype(np.int32), names
+
+
 def _ids(column: pa.ChunkedArray) -> tuple[np.ndarray, list[str]]:
-    """Dense ids and their names; a dictionary column (read_events) is used as it is."""
-    if pa.types.is_dictionary(column.type):
-        column = column.unify_dictionaries() if column.num_chunks > 1 else column
-        encoded = column.combine_chunks()
-        if encoded.null_count:
-            names = encoded.dictionary.to_pylist() + [""]
-            ids = encoded.indices.fill_null(len(names) - 1)
-            return ids.to_numpy().astype(np.int32), names
-        return encoded.indices.to_numpy(zero_copy_only=False).astype(np.int32), encoded.dictionary.to_pylist()
-    encoded = pc.dictionary_encode(column.fill_null("")).combine_chunks()
-    return encoded.indices.to_numpy().astype(np.int32), encoded.dictionary.to_pylist()
+    """Dense ids and their names (dictionary_ids)."""
+    ids, names = dictionary_ids(column)
+    return ids, names.to_pylist()
+
+
+def operation_index(op_names: list[str]) -> np.ndarray:
+    """Per name of an operation, its index in OPERATIONS (an unknown one is "other")."""
+    return np.array([OP_INDEX.get(name, OP_INDEX["other"]) for name in op_names] or [0], dtype=np.int8)
+
+
+def plumbing_origs(origs: list[str]) -> np.ndarray:
+    """Per call as traced, whether it is an NFSv4 operation that only carries state."""
+    return np.array([o.startswith("NFS4.") and o[5:] in NFS4_PLUMBING for o in origs] or [False])
 
 
 def to_arrays(table: pa.Table) -> EventArrays:
@@ -103,22 +125,20 @@ def to_arrays(table: pa.Table) -> EventArrays:
     file, files = _ids(table["file"])
     orig, origs = _ids(table["orig"])
     op_ids, op_names = _ids(table["op"])
-    op_map = np.array([OP_INDEX.get(name, OP_INDEX["other"]) for name in op_names] or [0], dtype=np.int8)
-    plumbing_orig = np.array([o.startswith("NFS4.") and o[5:] in NFS4_PLUMBING for o in origs] or [False])
     return EventArrays(
         n=table.num_rows,
-        seq=_ints(table["seq"]),
-        ts=_ints(table["ts"]),
-        dur=_ints(table["dur"]),
+        seq=ints(table["seq"]),
+        ts=ints(table["ts"]),
+        dur=ints(table["dur"]),
         actor=actor,
         file=file,
-        op=op_map[op_ids],
+        op=operation_index(op_names)[op_ids],
         orig=orig,
-        offset=_ints(table["offset"]),
-        size=_ints(table["size"]),
-        ret=_ints(table["ret"]),
+        offset=ints(table["offset"]),
+        size=ints(table["size"]),
+        ret=ints(table["ret"]),
         failed=table["errno"].is_valid().to_numpy(zero_copy_only=False),
-        plumbing=plumbing_orig[orig],
+        plumbing=plumbing_origs(origs)[orig],
         actors=actors,
         files=files,
         origs=origs,

@@ -12,8 +12,9 @@ the open-file level are made from them in two rounds each (reference_log.py, ope
 So the result equals the single-machine profile exactly; the tests check equality, not
 closeness.
 
-On a cluster, each piece's buckets are written to a scratch directory (lz4 Arrow streams, one
-per bucket and piece), and each bucket's task reads its parts there: the graph then holds a
+Each piece's buckets are written to a scratch directory, as columns already converted for
+the statistics (buckets.py; a file per bucket and piece), and each bucket's task reads its
+parts there.  On a cluster, the graph then holds a
 task per piece and per bucket, where handing the parts over as task results took one per
 piece and bucket, twice (by actor and by file), which the scheduler served from the same two
 cores as the workers.
@@ -29,7 +30,6 @@ from __future__ import annotations
 import pickle
 import posixpath
 import tempfile
-import zlib
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import reduce
@@ -38,17 +38,15 @@ from typing import Iterator
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
-from fsbm.characterizer.arrays import to_arrays
+from fsbm.characterizer.buckets import (BucketPart, arrays_of, by_actor, by_file, origin_of, read_parts, read_piece,
+                                       write_parts)
 from fsbm.characterizer.open_levels import CellSums, LevelLog, LevelPlan, OpenLevels
 from fsbm.characterizer.partial import FileStatistics, Partial, finalize, level_windows, summarize
 from fsbm.characterizer.profile import Profile
-from fsbm.characterizer.syncs import NAMESPACE_OPS, SYNC_OPS
 from fsbm.characterizer.reference_log import LogFacts, LogPlan, LogSample, ReferenceLog, ReferenceSummary
 from fsbm.errors import FsbmError, UsageError
-from fsbm.traces.ingest import DICTIONARY_COLUMNS, check_event_table
+from fsbm.traces.ingest import check_event_table
 
 ROWS_PER_PIECE = 1_000_000
 EVENTS_PER_BUCKET = 1_000_000  # a one-process run summarizes this many at a time
@@ -108,109 +106,60 @@ def events_in(path: Path) -> int:
     return sum(piece.rows for piece in pieces(path))
 
 
-def _bucket_of(actors: list[str], buckets: int) -> np.ndarray:
-    """A stable hash (crc32, the same in every process, unlike hash()) of each actor name."""
-    return np.array([zlib.crc32(a.encode()) % buckets for a in actors] or [0], dtype=np.int64)
-
-
-def _grouped(table: pa.Table, rows: np.ndarray, bucket: np.ndarray, buckets: int) -> list[pa.Table]:
-    """`rows` of a table cut into `buckets` by `bucket` (one per row), each bucket with its rows
-    in order, in buffers of its own: a slice of one reordered table would hold (and Dask
-    would count, and send) the whole table's buffers with each bucket."""
-    order = np.argsort(bucket, kind="stable")
-    ordered = rows[order]
-    bounds = np.searchsorted(bucket[order], np.arange(buckets + 1))
-    return [table.take(pa.array(ordered[bounds[k]:bounds[k + 1]])) for k in range(buckets)]
-
-
-def _ids(column: pa.ChunkedArray) -> tuple[np.ndarray, list[str]]:
-    """A dictionary column's indices (null: 0) and its values."""
-    encoded = column.unify_dictionaries().combine_chunks()
-    return encoded.indices.fill_null(0).to_numpy(), encoded.dictionary.to_pylist()
-
-
-def _by_file(table: pa.Table, buckets: int) -> list[pa.Table]:
-    """The events whose kind of sync depends on (syncs.py) cut into buckets by a stable hash
-    of their file, each bucket with the namespace changes in the directories it holds too:
-    a bucket's syncs are then told exactly as the whole trace tells them."""
-    op, ops = _ids(table["op"])
-    file, names = _ids(table["file"])
-    own = _bucket_of(names, buckets)[file]
-    parent = _bucket_of([posixpath.dirname(name) for name in names], buckets)[file]
-    namespace = np.isin(np.array(ops or [""]), NAMESPACE_OPS)[op]
-    rows = np.flatnonzero(np.isin(np.array(ops or [""]), SYNC_OPS)[op] | namespace)
-    elsewhere = np.flatnonzero(namespace & (parent != own))  # also where their directory's syncs are
-    return _grouped(table, np.concatenate((rows, elsewhere)), np.concatenate((own[rows], parent[elsewhere])), buckets)
-
-
-def split(piece: Piece, buckets: int) -> tuple[Facts, list[pa.Table], list[pa.Table]]:
+def split(piece: Piece, buckets: int) -> tuple[Facts, list[BucketPart], list[BucketPart]]:
     """Read a piece and cut it into buckets by actor, and its events that syncs depend on into
-    buckets by file; with the facts the buckets need."""
+    buckets by file (buckets.py); with the facts the buckets need."""
     with _memory_given_back():
-        return _split(pq.ParquetFile(piece.path, read_dictionary=DICTIONARY_COLUMNS)
-                      .read_row_groups(list(piece.row_groups)), buckets)
-
-
-def _split(table: pa.Table, buckets: int) -> tuple[Facts, list[pa.Table], list[pa.Table]]:
-    actor, actors = _ids(table["actor"])
-    origs = _ids(table["orig"])[1]
-    ts, seq = table["ts"], table["seq"]
-    facts = Facts(table.num_rows, pc.min(ts).as_py() if ts.null_count == 0 and table.num_rows else None,
-                  pc.min(seq).as_py(), any(o.startswith("NFS") for o in origs))
-    by_actor = _grouped(table, np.arange(table.num_rows), _bucket_of(actors, buckets)[actor], buckets)
-    return facts, by_actor, _by_file(table, buckets)
+        part = read_piece(piece.path, list(piece.row_groups))
+    facts = Facts(part.rows, origin_of(part), int(part.seq.min()) if part.rows else None,
+                  any(o.startswith("NFS") for o in part.origs.to_pylist()))
+    return facts, by_actor(part, buckets), by_file(part, buckets)
 
 
 def split_into(piece: Piece, index: int, buckets: int, scratch: str) -> Facts:
-    """split(), each of its buckets written to `scratch` as an Arrow stream of its own (by
-    kind, bucket and piece `index`); the facts.  Only the facts travel back."""
-    found, by_actor, by_file = split(piece, buckets)
-    for kind, tables in (("actors", by_actor), ("files", by_file)):
-        for k, table in enumerate(tables):
-            with pa.ipc.new_stream(_bucket_path(scratch, kind, k, index), table.schema, options=SPILL_OPTIONS) as out:
-                out.write_table(table)
+    """split(), each of its buckets that holds events written to `scratch` as a file of its
+    own (by kind, bucket and piece `index`); the facts.  Only the facts travel back."""
+    found, by_actors, by_files = split(piece, buckets)
+    for kind, parts in (("actors", by_actors), ("files", by_files)):
+        for k, part in enumerate(parts):
+            if part.rows:
+                write_parts(_bucket_path(scratch, kind, k, index), [part])
     return found
 
 
 def _bucket_path(scratch: str, kind: str, bucket: int, piece: int) -> str:
-    return posixpath.join(scratch, f"{kind}-{bucket}-{piece}.arrows")
+    return posixpath.join(scratch, f"{kind}-{bucket}-{piece}.parts")
 
 
-def _spilled(scratch: str, kind: str, bucket: int, pieces_count: int) -> list[pa.Table]:
+def _spilled(scratch: str, kind: str, bucket: int, pieces_count: int) -> list[BucketPart]:
     """A bucket's parts, as every piece wrote them (split_into), in the pieces' order."""
-    parts = []
-    for index in range(pieces_count):
-        with pa.ipc.open_stream(_bucket_path(scratch, kind, bucket, index)) as stream:
-            parts.append(stream.read_all())
-    return parts
+    return read_parts([_bucket_path(scratch, kind, bucket, index) for index in range(pieces_count)])
 
 
 def summarize_spilled_bucket(scratch: str, bucket: int, pieces_count: int, facts: Facts, every: int | None,
                              trace: int, scope: str | None = None) -> Partial:
     """summarize_bucket of a bucket of actors the pieces wrote to `scratch`."""
-    with _memory_given_back():
-        return summarize_bucket(_spilled(scratch, "actors", bucket, pieces_count), facts, every, trace, scope)
+    return summarize_bucket(_spilled(scratch, "actors", bucket, pieces_count), facts, every, trace, scope)
 
 
 def summarize_spilled_files(scratch: str, bucket: int, pieces_count: int, facts: Facts,
                             scope: str | None = None) -> FileStatistics:
     """summarize_files of a bucket of files the pieces wrote to `scratch`."""
-    with _memory_given_back():
-        return summarize_files(_spilled(scratch, "files", bucket, pieces_count), facts, scope)
+    return summarize_files(_spilled(scratch, "files", bucket, pieces_count), facts, scope)
 
 
-def summarize_bucket(parts: list[pa.Table], facts: Facts, every: int | None, trace: int,
+def summarize_bucket(parts: list[BucketPart], facts: Facts, every: int | None, trace: int,
                      scope: str | None = None) -> Partial:
     """The Partial of a bucket of actors, without what the file buckets tell (FileStatistics)."""
     with _memory_given_back():
-        return summarize(to_arrays(pa.concat_tables(parts)), nfs=facts.nfs, origin=facts.origin or 0,
-                         first_seq=facts.first_seq or 0, every=every, trace=trace, scope=scope, file_level=False)
+        return summarize(arrays_of(parts), nfs=facts.nfs, origin=facts.origin or 0, first_seq=facts.first_seq or 0,
+                         every=every, trace=trace, scope=scope, file_level=False)
 
 
-def summarize_files(parts: list[pa.Table], facts: Facts, scope: str | None = None) -> FileStatistics:
+def summarize_files(parts: list[BucketPart], facts: Facts, scope: str | None = None) -> FileStatistics:
     """What depends on every actor's events on the files of a bucket."""
     with _memory_given_back():
-        return FileStatistics.of(to_arrays(pa.concat_tables(parts)), nfs=facts.nfs, scope=scope)
+        return FileStatistics.of(arrays_of(parts), nfs=facts.nfs, scope=scope)
 
 
 def _detached(part: Partial) -> tuple[Partial, ReferenceLog]:
@@ -266,8 +215,8 @@ def partial_dask(path: Path, client: object, *, every: int | None = None, trace:
     except OSError as exc:  # the input was checked by pieces(): the scratch directory failed
         raise FsbmError(f"cannot cut {path} into buckets in {tempfile.gettempdir()}: {exc.strerror or exc}",
                         hint="on a Dask cluster the pieces' buckets pass through the client's temporary directory: "
-                             "about the table's own size, on a filesystem every worker sees at the same path; set "
-                             "TMPDIR to one") from exc
+                             "about 1.4 times the table's size in memory, on a filesystem every worker sees at the "
+                             "same path; set TMPDIR to one") from exc
     file_level.into(part)
     if part.seen != total.events:
         raise RuntimeError(f"the buckets hold {part.seen} events, the pieces {total.events}")
@@ -332,64 +281,35 @@ def partial_in_buckets(path: Path, *, every: int | None = None, trace: int = 0, 
         raise FsbmError(f"cannot summarize {path} a bucket at a time in {tempfile.gettempdir()}: "
                         f"{exc.strerror or exc}",
                         hint="a large table is summarized a bucket at a time, kept on disk meanwhile: about the "
-                             "table's own size again; set TMPDIR to a directory with room") from exc
-
-
-# lz4 (GB/s) keeps the scratch near the Parquet spill's size for a fraction of its cost.
-SPILL_OPTIONS = pa.ipc.IpcWriteOptions(compression="lz4")
-
-
-def _spill(work: list[Piece], n_buckets: int, scratch: Path) -> tuple[Facts, set[str]]:
-    """Cut every piece into buckets of actors and of files, each bucket appended to an Arrow
-    stream of its own in `scratch` (read back once, it need not be encoded as Parquet is;
-    each piece keeps its own dictionaries, as a stream allows); the facts, and the names of
-    the files written."""
-    facts: Facts | None = None
-    writers: dict[str, pa.ipc.RecordBatchStreamWriter] = {}
-    try:
-        for piece in work:
-            found, by_actor, by_file = split(piece, n_buckets)
-            facts = found if facts is None else facts.merge(found)
-            for kind, tables in (("actors", by_actor), ("files", by_file)):
-                for k, table in enumerate(tables):
-                    name = f"{kind}-{k}.arrows"
-                    if table.num_rows:
-                        if name not in writers:
-                            writers[name] = pa.ipc.new_stream(str(scratch / name), table.schema, options=SPILL_OPTIONS)
-                        writers[name].write_table(table)
-    finally:
-        for writer in writers.values():
-            writer.close()
-    assert facts is not None
-    return facts, set(writers)
+                             "table's size in memory 1.4 times over; set TMPDIR to a directory with room") from exc
 
 
 def _in_buckets(path: Path, work: list[Piece], n_buckets: int, every: int | None, trace: int,
                 scope: str | None) -> Partial:
-    """partial_in_buckets' work, in a scratch directory of its own: the buckets of actors
-    summarized and merged one after another, each one's reference log put on disk; the
-    buckets of files; the reference logs' two rounds, a log at a time."""
-    with _memory_given_back(), tempfile.TemporaryDirectory(prefix="fsbm-buckets-") as tmp:
-        scratch = Path(tmp)
-        facts, spilled = _spill(work, n_buckets, scratch)
+    """partial_in_buckets' work, in a scratch directory of its own: every piece cut into
+    buckets there (split_into, as on a cluster); the buckets of actors summarized and merged
+    one after another, each one's reference log put on disk; the buckets of files; the
+    reference logs' two rounds, a log at a time."""
+    with _memory_given_back(), tempfile.TemporaryDirectory(prefix="fsbm-buckets-") as scratch:
+        facts = reduce(Facts.merge, (split_into(piece, i, n_buckets, scratch) for i, piece in enumerate(work)))
 
-        def buckets(kind: str) -> Iterator[tuple[int, pa.Table]]:
+        def buckets(kind: str) -> Iterator[tuple[int, list[BucketPart]]]:
             for k in range(n_buckets):
-                if f"{kind}-{k}.arrows" in spilled:
-                    with pa.ipc.open_stream(str(scratch / f"{kind}-{k}.arrows")) as stream:
-                        yield k, stream.read_all()
+                parts = _spilled(scratch, kind, k, len(work))
+                if parts:
+                    yield k, parts
 
         part: Partial | None = None
         logs = []
-        for k, table in buckets("actors"):
-            summary, log = _detached(summarize_bucket([table], facts, every, trace, scope))
-            logs.append(scratch / f"log-{k}.pickle")
+        for k, parts in buckets("actors"):
+            summary, log = _detached(summarize_bucket(parts, facts, every, trace, scope))
+            logs.append(Path(scratch) / f"log-{k}.pickle")
             with open(logs[-1], "wb") as f:
                 pickle.dump(log, f, protocol=pickle.HIGHEST_PROTOCOL)
-            del table, log  # before the next bucket is read
+            del parts, log  # before the next bucket is read
             part = summary if part is None else part.merge(summary)
         assert part is not None
-        reduce(FileStatistics.merge, (summarize_files([table], facts, scope) for _, table in buckets("files")),
+        reduce(FileStatistics.merge, (summarize_files(parts, facts, scope) for _, parts in buckets("files")),
                FileStatistics.none()).into(part)
         log_facts = reduce(LogFacts.merge, (_load(log).facts() for log in logs))
         plan = LogPlan.of(log_facts)

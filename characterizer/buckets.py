@@ -1,0 +1,229 @@
+"""An event table's pieces cut into buckets of converted columns, and a bucket read back as
+EventArrays (scale.py's buckets).
+
+A bucket part holds the events of one piece that fall in one bucket, as the columns the
+statistics read (EventArrays'), already converted from Arrow: integers with MISSING for
+null, operations as indices into OPERATIONS, and actors, files, calls as traced and paths as
+ids into the names of that part.  A piece is converted once, cut by one stable sort of its
+events' bucket numbers (a radix sort on 16-bit keys) and one gather per column, and each
+part keeps only the names its events use, so a bucket's parts join with one hash of their
+names.  Parts go to disk as pickles of their arrays: nothing is encoded or compressed, so
+writing and reading them costs little more than copying the memory.
+
+What a part holds of a row is fixed by the columns the statistics read: `path2` and
+`record` are never read, so they are never cut.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import posixpath
+import zlib
+from dataclasses import dataclass, fields, replace
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from fsbm.characterizer.arrays import (MISSING, EventArrays, dictionary_ids, ints, operation_index, operations_in,
+                                      plumbing_origs)
+from fsbm.characterizer.syncs import NAMESPACE_OPS, SYNC_OPS
+from fsbm.traces.ingest import DICTIONARY_COLUMNS
+
+# The columns a part is made from; "path" is read as a dictionary too, so that its strings are
+# never hashed again.
+READ_COLUMNS = ["seq", "ts", "dur", "actor", "op", "orig", "file", "path", "offset", "size", "ret", "errno"]
+NAMED = ("actor", "file", "orig", "path")  # id columns, each with its names
+NO_PATH = -1
+
+
+@dataclass(frozen=True)
+class BucketPart:
+    """Some events of one piece, as EventArrays' columns with the names their ids stand for
+    (module docstring).  `path` is NO_PATH where the event names no path."""
+
+    seq: np.ndarray     # int64
+    ts: np.ndarray      # int64, MISSING where unknown
+    dur: np.ndarray
+    actor: np.ndarray   # int32 ids into actors
+    file: np.ndarray    # int32 ids into files
+    orig: np.ndarray    # int32 ids into origs
+    path: np.ndarray    # int32 ids into paths, NO_PATH for none
+    op: np.ndarray      # int8 index into OPERATIONS
+    offset: np.ndarray  # int64, MISSING
+    size: np.ndarray
+    ret: np.ndarray
+    failed: np.ndarray  # bool: errno set
+    actors: pa.Array    # strings
+    files: pa.Array
+    origs: pa.Array
+    paths: pa.Array
+
+    @property
+    def rows(self) -> int:
+        return len(self.seq)
+
+    def take(self, rows: np.ndarray | slice) -> "BucketPart":
+        """These events at `rows` (positions, or a slice: then views), with every name kept."""
+        return replace(self, **{f.name: getattr(self, f.name)[rows] for f in fields(self) if f.name not in _NAMES})
+
+    def compacted(self) -> "BucketPart":
+        """The same events with only the names they use, renumbered in the names' order."""
+        changes: dict[str, object] = {}
+        for column, names in zip(NAMED, _NAMES):
+            ids, kept = _compacted(getattr(self, column), getattr(self, names))
+            changes[column], changes[names] = ids, kept
+        return replace(self, **changes)
+
+
+_NAMES = ("actors", "files", "origs", "paths")
+
+
+def _compacted(ids: np.ndarray, names: pa.Array) -> tuple[np.ndarray, pa.Array]:
+    """`ids` renumbered over the names they use, and those names (NO_PATH stays)."""
+    known = ids[ids >= 0] if (ids < 0).any() else ids
+    used = np.bincount(known, minlength=len(names)).astype(bool) if len(known) else np.zeros(len(names), bool)
+    if used.all():
+        return ids, names
+    renumber = np.cumsum(used, dtype=np.int32) - 1
+    return np.where(ids >= 0, renumber[np.maximum(ids, 0)], NO_PATH).astype(np.int32), names.filter(pa.array(used))
+
+
+def read_piece(path: str, row_groups: list[int]) -> BucketPart:
+    """Some row groups of a Parquet event table, converted."""
+    table = (pq.ParquetFile(path, read_dictionary=[*DICTIONARY_COLUMNS, "path"])
+             .read_row_groups(row_groups, columns=READ_COLUMNS))
+    return of_table(table)
+
+
+def of_table(table: pa.Table) -> BucketPart:
+    """An event table's columns (at least READ_COLUMNS), converted, in the table's order."""
+    named = {column: dictionary_ids(table[column]) for column in ("actor", "file", "orig")}
+    path_ids, paths = _paths(table["path"])
+    op_ids, op_names = dictionary_ids(table["op"])
+    return BucketPart(
+        seq=ints(table["seq"]), ts=ints(table["ts"]), dur=ints(table["dur"]),
+        actor=named["actor"][0], file=named["file"][0], orig=named["orig"][0], path=path_ids,
+        op=operation_index(op_names.to_pylist())[op_ids],
+        offset=ints(table["offset"]), size=ints(table["size"]), ret=ints(table["ret"]),
+        failed=table["errno"].is_valid().to_numpy(zero_copy_only=False),
+        actors=named["actor"][1], files=named["file"][1], origs=named["orig"][1], paths=paths)
+
+
+def _paths(column: pa.ChunkedArray) -> tuple[np.ndarray, pa.Array]:
+    """The path column as ids into its strings, NO_PATH where null (a null is no path, not "")."""
+    if not pa.types.is_dictionary(column.type):
+        column = pc.dictionary_encode(column)
+    column = column.unify_dictionaries() if column.num_chunks > 1 else column
+    encoded = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+    ids = encoded.indices.fill_null(NO_PATH) if encoded.null_count else encoded.indices
+    return ids.to_numpy(zero_copy_only=False).astype(np.int32), encoded.dictionary.cast(pa.string())
+
+
+def cut(part: BucketPart, bucket: np.ndarray, buckets: int) -> list[BucketPart]:
+    """`part`'s events cut into `buckets` by `bucket` (one number per event), each bucket's
+    in their order in `part`, with only the names it uses."""
+    key = bucket.astype(np.int16 if buckets <= np.iinfo(np.int16).max else np.int32)
+    order = np.argsort(key, kind="stable")
+    bounds = np.searchsorted(key[order], np.arange(buckets + 1))
+    moved = part.take(order)
+    return [moved.take(slice(lo, hi)).compacted() for lo, hi in zip(bounds[:-1], bounds[1:])]
+
+
+def stable_bucket(names: list[str], buckets: int) -> np.ndarray:
+    """A stable hash (crc32, the same in every process, unlike hash()) of each name, as a
+    bucket number."""
+    return np.array([zlib.crc32(name.encode()) % buckets for name in names] or [0], dtype=np.int64)
+
+
+def by_actor(part: BucketPart, buckets: int) -> list[BucketPart]:
+    """A piece's events cut into buckets of whole actors."""
+    return cut(part, stable_bucket(part.actors.to_pylist(), buckets)[part.actor], buckets)
+
+
+def by_file(part: BucketPart, buckets: int) -> list[BucketPart]:
+    """The events sync kinds depend on (syncs.py) cut into buckets by a stable hash of their
+    file, each bucket with the namespace changes in the directories it holds too: a bucket's
+    syncs are then told exactly as the whole trace tells them."""
+    names = part.files.to_pylist()
+    own = stable_bucket(names, buckets)[part.file]
+    parent = stable_bucket([posixpath.dirname(name) for name in names], buckets)[part.file]
+    namespace = operations_in(part.op, NAMESPACE_OPS)
+    rows = np.flatnonzero(operations_in(part.op, SYNC_OPS) | namespace)
+    elsewhere = np.flatnonzero(namespace & (parent != own))  # also where their directory's syncs are
+    at = np.concatenate((rows, elsewhere))
+    return cut(part.take(at), np.concatenate((own[rows], parent[elsewhere])), buckets)
+
+
+def arrays_of(parts: list[BucketPart]) -> EventArrays:
+    """One bucket's parts as one EventArrays: their names joined (each name one id, in the
+    order the parts first use them), their events in sequence order."""
+    columns = {f.name: np.concatenate([getattr(p, f.name) for p in parts]) if parts else getattr(_EMPTY, f.name)
+               for f in fields(BucketPart) if f.name not in NAMED + _NAMES}
+    names: dict[str, pa.Array] = {}
+    for column, kind in zip(NAMED, _NAMES):
+        columns[column], names[kind] = _joined([getattr(p, column) for p in parts], [getattr(p, kind) for p in parts])
+    seq = columns["seq"]
+    if len(seq) > 1 and (np.diff(seq) < 0).any():
+        order = np.argsort(seq, kind="stable")
+        columns = {name: values[order] for name, values in columns.items()}
+    origs = names["origs"].to_pylist()
+    path = columns.pop("path")
+    paths = pa.DictionaryArray.from_arrays(pa.array(path, mask=path == NO_PATH), names["paths"])
+    return EventArrays(n=len(seq), **columns, plumbing=plumbing_origs(origs)[columns["orig"]],
+                       actors=names["actors"].to_pylist(), files=names["files"].to_pylist(), origs=origs,
+                       paths=pa.chunked_array([paths]))
+
+
+def _joined(ids: list[np.ndarray], names: list[pa.Array]) -> tuple[np.ndarray, pa.Array]:
+    """The parts' ids renumbered over the union of their names (NO_PATH stays), and the union."""
+    if not names:
+        return np.zeros(0, np.int32), pa.array([], pa.string())
+    encoded = pc.dictionary_encode(pa.concat_arrays(names))
+    codes = np.append(encoded.indices.to_numpy(zero_copy_only=False).astype(np.int32), NO_PATH)
+    out, start = [], 0
+    for part_ids, part_names in zip(ids, names):
+        local = np.append(codes[start:start + len(part_names)], NO_PATH)
+        out.append(local[part_ids])  # NO_PATH (-1) takes the last: NO_PATH
+        start += len(part_names)
+    return np.concatenate(out), encoded.dictionary
+
+
+def _empty() -> BucketPart:
+    none = np.zeros(0, np.int64)
+    ids = np.zeros(0, np.int32)
+    strings = pa.array([], pa.string())
+    return BucketPart(none, none, none, ids, ids, ids, ids, np.zeros(0, np.int8), none, none, none,
+                      np.zeros(0, bool), strings, strings, strings, strings)
+
+
+_EMPTY = _empty()
+
+
+def origin_of(part: BucketPart) -> int | None:
+    """The part's first timestamp; None where some event has none (or there are none)."""
+    return int(part.ts.min()) if part.rows and not (part.ts == MISSING).any() else None
+
+
+def write_parts(path: str, parts: list[BucketPart]) -> None:
+    """Parts to a file of their own, one pickle after another (read_parts)."""
+    with open(path, "wb") as out:
+        for part in parts:
+            pickle.dump(part, out, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def read_parts(paths: list[str]) -> list[BucketPart]:
+    """Every part written to these files (write_parts), in order; a file not there holds none."""
+    parts = []
+    for path in paths:
+        if not os.path.exists(path):
+            continue
+        with open(path, "rb") as f:
+            while True:
+                try:
+                    parts.append(pickle.load(f))
+                except EOFError:
+                    break
+    return parts
