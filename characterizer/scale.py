@@ -14,10 +14,9 @@ closeness.
 
 Each piece's buckets are written to a scratch directory, as columns already converted for
 the statistics (buckets.py; a file per bucket and piece), and each bucket's task reads its
-parts there.  On a cluster, the graph then holds a
-task per piece and per bucket, where handing the parts over as task results took one per
-piece and bucket, twice (by actor and by file), which the scheduler served from the same two
-cores as the workers.
+parts there.  On a cluster the graph then holds a task per piece and per bucket, where
+handing the parts over as task results took one per piece and bucket, twice (by actor and
+by file), which the scheduler served from the same two cores as the workers.
 
 `workers=N` starts a local cluster of N single-threaded processes; `scheduler=ADDRESS`
 joins a running one (its workers need fsbm installed, and the Parquet files and the client's
