@@ -88,14 +88,19 @@ def ints(column: pa.ChunkedArray) -> np.ndarray:
     return np.concatenate(parts) if len(parts) != 1 else parts[0]
 
 
-def dictionary_ids(column: pa.ChunkedArray) -> tuple[np.ndarray, pa.Array]:
-    """A column as dense int32 ids and the strings they stand for; nulls are the string "",
-    added at the end where the names lack it.  A dictionary column (read_events) is used as
-    it is, any other is encoded."""
+def one_dictionary(column: pa.ChunkedArray) -> pa.DictionaryArray:
+    """A column as one dictionary array: a dictionary column (read_events) with its chunks'
+    dictionaries unified, any other encoded; nulls stay null."""
     if not pa.types.is_dictionary(column.type):
-        column = pc.dictionary_encode(column.fill_null(""))
+        column = pc.dictionary_encode(column)
     column = column.unify_dictionaries() if column.num_chunks > 1 else column
-    encoded = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+    return column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+
+
+def dictionary_ids(column: pa.ChunkedArray) -> tuple[np.ndarray, pa.Array]:
+    """A column as dense int32 ids and the strings they stand for (one_dictionary); nulls are
+    the string "", added at the end where the names lack it."""
+    encoded = one_dictionary(column if pa.types.is_dictionary(column.type) else column.fill_null(""))
     names = encoded.dictionary.cast(pa.string())
     if encoded.null_count:
         ids = encoded.indices.fill_null(len(names))

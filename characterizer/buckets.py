@@ -27,8 +27,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from fsbm.characterizer.arrays import (MISSING, EventArrays, dictionary_ids, ints, operation_index, operations_in,
-                                      plumbing_origs)
+from fsbm.characterizer.arrays import (MISSING, EventArrays, dictionary_ids, ints, one_dictionary, operation_index,
+                                      operations_in, plumbing_origs)
 from fsbm.characterizer.syncs import NAMESPACE_OPS, SYNC_OPS
 from fsbm.traces.ingest import DICTIONARY_COLUMNS
 
@@ -114,10 +114,7 @@ def of_table(table: pa.Table) -> BucketPart:
 
 def _paths(column: pa.ChunkedArray) -> tuple[np.ndarray, pa.Array]:
     """The path column as ids into its strings, NO_PATH where null (a null is no path, not "")."""
-    if not pa.types.is_dictionary(column.type):
-        column = pc.dictionary_encode(column)
-    column = column.unify_dictionaries() if column.num_chunks > 1 else column
-    encoded = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+    encoded = one_dictionary(column)
     ids = encoded.indices.fill_null(NO_PATH) if encoded.null_count else encoded.indices
     return ids.to_numpy(zero_copy_only=False).astype(np.int32), encoded.dictionary.cast(pa.string())
 

@@ -490,7 +490,12 @@ def finalize(part: Partial) -> dict[str, object]:
 
 
 def is_nfs(ev: EventArrays) -> bool:
-    return any(o.startswith("NFS") for o in ev.origs)
+    return traced_over_nfs(ev.origs)
+
+
+def traced_over_nfs(origs: list[str]) -> bool:
+    """Whether any of these calls as traced is an NFS procedure (a capture, not a syscall log)."""
+    return any(o.startswith("NFS") for o in origs)
 
 
 def whole_trace(ev: EventArrays, *, every: int | None = None, trace: int = 0, source: str | None = None,

@@ -41,7 +41,8 @@ import pyarrow as pa
 from fsbm.characterizer.buckets import (BucketPart, arrays_of, by_actor, by_file, origin_of, read_parts, read_piece,
                                        write_parts)
 from fsbm.characterizer.open_levels import CellSums, LevelLog, LevelPlan, OpenLevels
-from fsbm.characterizer.partial import FileStatistics, Partial, finalize, level_windows, summarize
+from fsbm.characterizer.partial import (FileStatistics, Partial, finalize, level_windows, summarize,
+                                        traced_over_nfs)
 from fsbm.characterizer.profile import Profile
 from fsbm.characterizer.reference_log import LogFacts, LogPlan, LogSample, ReferenceLog, ReferenceSummary
 from fsbm.errors import FsbmError, UsageError
@@ -111,7 +112,7 @@ def split(piece: Piece, buckets: int) -> tuple[Facts, list[BucketPart], list[Buc
     with _memory_given_back():
         part = read_piece(piece.path, list(piece.row_groups))
     facts = Facts(part.rows, origin_of(part), int(part.seq.min()) if part.rows else None,
-                  any(o.startswith("NFS") for o in part.origs.to_pylist()))
+                  traced_over_nfs(part.origs.to_pylist()))
     return facts, by_actor(part, buckets), by_file(part, buckets)
 
 
