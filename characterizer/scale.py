@@ -132,14 +132,14 @@ def _bucket_path(scratch: str, kind: str, bucket: int, piece: int) -> str:
 
 
 def _spilled(scratch: str, kind: str, bucket: int, pieces_count: int) -> list[BucketPart]:
-    """A bucket's parts, as every piece wrote them (split_into), in the pieces' order."""
-    return read_parts([_bucket_path(scratch, kind, bucket, index) for index in range(pieces_count)])
-
-
-def summarize_spilled_bucket(scratch: str, bucket: int, pieces_count: int, facts: Facts, every: int | None,
-                             trace: int, scope: str | None = None) -> Partial:
-    """summarize_bucket of a bucket of actors the pieces wrote to `scratch`."""
-    return summarize_bucket(_spilled(scratch, "actors", bucket, pieces_count), facts, every, trace, scope)
+    """A bucket's parts, as every piece wrote them (split_into), in the pieces' order; their
+    files are deleted once read (each bucket is read once), so the scratch directory empties
+    as the buckets are summarized."""
+    paths = [_bucket_path(scratch, kind, bucket, index) for index in range(pieces_count)]
+    parts = read_parts(paths)
+    for path in paths:
+        Path(path).unlink(missing_ok=True)
+    return parts
 
 
 def summarize_spilled_files(scratch: str, bucket: int, pieces_count: int, facts: Facts,
@@ -162,29 +162,70 @@ def summarize_files(parts: list[BucketPart], facts: Facts, scope: str | None = N
         return FileStatistics.of(arrays_of(parts), nfs=facts.nfs, scope=scope)
 
 
-def _detached(part: Partial) -> tuple[Partial, ReferenceLog]:
-    """A bucket's Partial without its reference log, and the log."""
-    assert part.references is not None
-    return replace(part, references=None), part.references
+def summarize_spilled_keeping_logs(scratch: str, bucket: int, pieces_count: int, facts: Facts, every: int | None,
+                                   trace: int, scope: str | None = None) -> tuple[Partial, LogFacts]:
+    """summarize_bucket of a bucket of actors the pieces wrote to `scratch`, with its reference
+    log and open-file changes kept there (keep_logs)."""
+    part = summarize_bucket(_spilled(scratch, "actors", bucket, pieces_count), facts, every, trace, scope)
+    return keep_logs(part, scratch, bucket)
 
 
-def _levels_detached(part: Partial) -> tuple[Partial, ReferenceLog, LevelLog]:
-    """A bucket's Partial without its reference log and its open-file changes, and the two."""
+def keep_logs(part: Partial, scratch: str, bucket: int, levels: bool = True) -> tuple[Partial, LogFacts]:
+    """A bucket's Partial without its reference log and (`levels`) its open-file changes,
+    which are written to `scratch` (_log_path) for the two rounds of the reuse curve and of
+    the open-file level; with the log's facts, round 1 of the curve, which need nothing but
+    the log.  On disk the logs take no memory: they come to about 33 MiB a million events,
+    so a worker that held its buckets' logs would grow with the trace.  A run in one process
+    keeps the open-file changes in its Partial, merged (about 2 MiB a million events)."""
     assert part.references is not None and part.levels is not None
-    return replace(part, references=None, levels=None), part.references, part.levels
+    _keep(part.references, _log_path(scratch, "references", bucket))
+    found = part.references.facts()
+    if not levels:
+        return replace(part, references=None), found
+    _keep(part.levels, _log_path(scratch, "levels", bucket))
+    return replace(part, references=None, levels=None), found
 
 
-def _open_levels_dask(part: Partial, levels: list, client: object) -> OpenLevels:
-    """The open-file levels from the buckets' LevelLogs where they lie, in the two rounds of
+def _log_path(scratch: str, kind: str, bucket: int) -> str:
+    return posixpath.join(scratch, f"{kind}-{bucket}.pickle")
+
+
+def _keep(log: ReferenceLog | LevelLog, path: str) -> None:
+    with open(path, "wb") as f:
+        pickle.dump(log, f, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _load(path: str) -> ReferenceLog | LevelLog:
+    with open(path, "rb") as f:
+        return pickle.load(f)
+
+
+def log_sample(path: str, plan: LogPlan) -> LogSample:
+    """Round 2 of the reuse curve on a kept reference log (ReferenceLog.sample)."""
+    return _load(path).sample(plan)  # type: ignore[union-attr,arg-type]
+
+
+def level_tally(path: str, plan: LevelPlan) -> np.ndarray:
+    """Round 1 of the open-file level on kept changes (LevelLog.tally)."""
+    return _load(path).tally(plan)  # type: ignore[union-attr,arg-type]
+
+
+def level_cut(path: str, plan: LevelPlan, batch: tuple[int, int]) -> LevelLog:
+    """Round 2 of the open-file level on kept changes: a batch of cells' (LevelLog.cut)."""
+    return _load(path).cut(plan, batch)  # type: ignore[union-attr,arg-type]
+
+
+def _open_levels_dask(part: Partial, levels: list[str], client: object) -> OpenLevels:
+    """The open-file levels from the buckets' kept changes, in the two rounds of
     open_levels.py: only per-cell numbers come here."""
     import dask
     from dask import delayed
 
     plan = LevelPlan.of(*level_windows(part))
-    sums, counts = dask.compute(_tree([delayed(LevelLog.tally)(log, plan) for log in levels], delayed(np.add)),
+    sums, counts = dask.compute(_tree([delayed(level_tally)(log, plan) for log in levels], delayed(np.add)),
                                 scheduler=client)[0]
     starts = plan.starting_levels(sums)
-    sums = dask.compute([delayed(CellSums.of)(plan, batch, starts, *[delayed(LevelLog.cut)(log, plan, batch)
+    sums = dask.compute([delayed(CellSums.of)(plan, batch, starts, *[delayed(level_cut)(log, plan, batch)
                                                                     for log in levels])
                          for batch in plan.batches(counts)], scheduler=client)[0]
     return OpenLevels.of_sums(plan, sums)
@@ -200,9 +241,6 @@ def _tree(items: list, combine) -> object:
 def partial_dask(path: Path, client: object, *, every: int | None = None, trace: int = 0,
                  buckets: int | None = None, rows_per_piece: int = ROWS_PER_PIECE, scope: str | None = None) -> Partial:
     """The mergeable statistics of a Parquet event table, computed on a Dask cluster."""
-    import dask
-    from dask import delayed
-
     work = pieces(path, rows_per_piece)
     # Buckets of about EVENTS_PER_BUCKET events, so a worker's memory is bounded by a bucket,
     # and at least two per worker, so the work spreads.
@@ -210,50 +248,45 @@ def partial_dask(path: Path, client: object, *, every: int | None = None, trace:
                                -(-sum(p.rows for p in work) // EVENTS_PER_BUCKET))
     try:
         with tempfile.TemporaryDirectory(prefix="fsbm-dask-buckets-") as scratch:
-            part, total, log_facts, file_level, logs, levels = _summaries(work, n_buckets, scratch, client, every,
-                                                                          trace, scope)
+            return _of_table(_on_cluster(work, n_buckets, scratch, client, every, trace, scope), path)
     except OSError as exc:  # the input was checked by pieces(): the scratch directory failed
         raise FsbmError(f"cannot cut {path} into buckets in {tempfile.gettempdir()}: {exc.strerror or exc}",
                         hint="on a Dask cluster the pieces' buckets pass through the client's temporary directory: "
                              "about 1.4 times the table's size in memory, on a filesystem every worker sees at the "
                              "same path; set TMPDIR to one") from exc
-    file_level.into(part)
-    if part.seen != total.events:
-        raise RuntimeError(f"the buckets hold {part.seen} events, the pieces {total.events}")
-    plan = LogPlan.of(log_facts)
-    # Each bucket's sample comes here as it is, and they are joined once: a tree of merges
-    # would copy the growing samples at every level.
-    sample = LogSample.concat(list(dask.compute([delayed(ReferenceLog.sample)(log, plan) for log in logs],
-                                                scheduler=client)[0]))
-    part.reference_summary = ReferenceSummary(log_facts, plan, sample)
-    part.open_levels = _open_levels_dask(part, levels, client)
-    return _of_table(part, path)
 
 
-def _summaries(work: list[Piece], n_buckets: int, scratch: str, client: object, every: int | None, trace: int,
-               scope: str | None) -> tuple[Partial, Facts, LogFacts, FileStatistics, list, list]:
-    """partial_dask's first round: every piece cut into buckets in `scratch`, every bucket
-    summarized where a worker reads it; the merged Partial, the facts, the reference logs'
-    facts and the file buckets' statistics, and the buckets' reference logs and open-file
-    changes, kept on their workers."""
+def _on_cluster(work: list[Piece], n_buckets: int, scratch: str, client: object, every: int | None, trace: int,
+                scope: str | None) -> Partial:
+    """partial_dask's work: every piece cut into buckets in `scratch`; every bucket summarized
+    where a worker reads it, its reference log and open-file changes kept beside it
+    (summarize_spilled_keeping_logs); the buckets of files; then the two rounds of the reuse
+    curve and of the open-file level on the kept logs, which send the client only samples and
+    per-cell numbers (reference_log.py, open_levels.py)."""
     import dask
     from dask import delayed
 
     facts = _tree([delayed(split_into)(piece, i, n_buckets, scratch) for i, piece in enumerate(work)],
                   delayed(Facts.merge))
-    summaries = [delayed(_levels_detached, nout=3)(delayed(summarize_spilled_bucket)(
-        scratch, k, len(work), facts, every, trace, scope)) for k in range(n_buckets)]
-    # The buckets' reference logs and open-file changes stay on their workers: the curve and
-    # the levels are made in two rounds each that send only samples and per-cell numbers
-    # (reference_log.py, open_levels.py).
-    persisted = client.persist([item for triple in summaries for item in triple])  # type: ignore[attr-defined]
-    parts, logs, levels = persisted[0::3], persisted[1::3], persisted[2::3]
+    summaries = [delayed(summarize_spilled_keeping_logs, nout=2)(scratch, k, len(work), facts, every, trace, scope)
+                 for k in range(n_buckets)]
     by_file = _tree([delayed(summarize_spilled_files)(scratch, k, len(work), facts, scope) for k in range(n_buckets)],
                     delayed(FileStatistics.merge))
-    part, total, log_facts, file_level = dask.compute(_tree(parts, delayed(Partial.merge)), facts,
-                                                      _tree([delayed(ReferenceLog.facts)(log) for log in logs],
-                                                            delayed(LogFacts.merge)), by_file, scheduler=client)
-    return part, total, log_facts, file_level, logs, levels
+    part, found, total, file_level = dask.compute(
+        _tree([part for part, _ in summaries], delayed(Partial.merge)),
+        _tree([found for _, found in summaries], delayed(LogFacts.merge)), facts, by_file, scheduler=client)
+    file_level.into(part)
+    if part.seen != total.events:
+        raise RuntimeError(f"the buckets hold {part.seen} events, the pieces {total.events}")
+    references = [_log_path(scratch, "references", k) for k in range(n_buckets)]
+    plan = LogPlan.of(found)
+    # Each bucket's sample comes here as it is, and they are joined once: a tree of merges
+    # would copy the growing samples at every level.
+    sample = LogSample.concat(list(dask.compute([delayed(log_sample)(log, plan) for log in references],
+                                                scheduler=client)[0]))
+    part.reference_summary = ReferenceSummary(found, plan, sample)
+    part.open_levels = _open_levels_dask(part, [_log_path(scratch, "levels", k) for k in range(n_buckets)], client)
+    return part
 
 
 def _of_table(part: Partial, path: Path) -> Partial:
@@ -300,23 +333,23 @@ def _in_buckets(path: Path, work: list[Piece], n_buckets: int, every: int | None
                     yield k, parts
 
         part: Partial | None = None
+        found: LogFacts | None = None
         logs = []
         for k, parts in buckets("actors"):
-            summary, log = _detached(summarize_bucket(parts, facts, every, trace, scope))
-            logs.append(Path(scratch) / f"log-{k}.pickle")
-            with open(logs[-1], "wb") as f:
-                pickle.dump(log, f, protocol=pickle.HIGHEST_PROTOCOL)
-            del parts, log  # before the next bucket is read
+            summary, its_facts = keep_logs(summarize_bucket(parts, facts, every, trace, scope), scratch, k,
+                                           levels=False)
+            logs.append(_log_path(scratch, "references", k))
+            del parts  # before the next bucket is read
             part = summary if part is None else part.merge(summary)
-        assert part is not None
+            found = its_facts if found is None else found.merge(its_facts)
+        assert part is not None and found is not None
         reduce(FileStatistics.merge, (summarize_files(parts, facts, scope) for _, parts in buckets("files")),
                FileStatistics.none()).into(part)
-        log_facts = reduce(LogFacts.merge, (_load(log).facts() for log in logs))
-        plan = LogPlan.of(log_facts)
-        sample = LogSample.concat([_load(log).sample(plan) for log in logs])
+        plan = LogPlan.of(found)
+        sample = LogSample.concat([log_sample(log, plan) for log in logs])
     if part.seen != facts.events:
         raise RuntimeError(f"the buckets hold {part.seen} events, the pieces {facts.events}")
-    part.reference_summary = ReferenceSummary(log_facts, plan, sample)
+    part.reference_summary = ReferenceSummary(found, plan, sample)
     return _of_table(part, path)
 
 
@@ -337,11 +370,6 @@ def _memory_given_back() -> Iterator[None]:
         yield
     finally:
         pa.set_memory_pool(previous)
-
-
-def _load(path: Path) -> ReferenceLog:
-    with open(path, "rb") as f:
-        return pickle.load(f)
 
 
 def characterize_dask(path: Path, client: object, *, every: int | None = None, **options: int) -> Profile:
