@@ -16,10 +16,13 @@ What a part holds of a row is fixed by the columns the statistics read: `path2` 
 
 from __future__ import annotations
 
+import heapq
 import os
 import pickle
 import posixpath
 import zlib
+from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 
 import numpy as np
@@ -135,9 +138,36 @@ def stable_bucket(names: list[str], buckets: int) -> np.ndarray:
     return np.array([zlib.crc32(name.encode()) % buckets for name in names] or [0], dtype=np.int64)
 
 
-def by_actor(part: BucketPart, buckets: int) -> list[BucketPart]:
-    """A piece's events cut into buckets of whole actors."""
-    return cut(part, stable_bucket(part.actors.to_pylist(), buckets)[part.actor], buckets)
+def actor_counts(path: str, row_groups: list[int]) -> Counter[str]:
+    """How many events each actor has in some row groups of a Parquet event table: its actor
+    column alone is read."""
+    column = (pq.ParquetFile(path, read_dictionary=["actor"])
+              .read_row_groups(row_groups, columns=["actor"])["actor"])
+    ids, names = dictionary_ids(column)
+    counts = np.bincount(ids, minlength=len(names))
+    return Counter({name: int(n) for name, n in zip(names.to_pylist(), counts) if n})
+
+
+def packed(counts: Mapping[str, int], buckets: int) -> dict[str, int]:
+    """Each actor's bucket, so that the largest bucket is about as small as whole actors allow:
+    the actors by events, most first, each into the bucket that holds fewest events so far
+    (longest processing time first, within 4/3 of the least largest bucket).  A hash of the
+    names takes no account of their sizes: 64 actors of 1.6 M events each, hashed into 100
+    buckets, put three into one."""
+    held = [(0, k) for k in range(buckets)]
+    bucket_of = {}
+    for name, events in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
+        total, k = heapq.heappop(held)
+        bucket_of[name] = k
+        heapq.heappush(held, (total + events, k))
+    return bucket_of
+
+
+def by_actor(part: BucketPart, bucket_of: Mapping[str, int], buckets: int) -> list[BucketPart]:
+    """A piece's events cut into buckets of whole actors, each actor's bucket `bucket_of` it
+    (packed)."""
+    where = np.array([bucket_of[name] for name in part.actors.to_pylist()] or [0], dtype=np.int64)
+    return cut(part, where[part.actor], buckets)
 
 
 def by_file(part: BucketPart, buckets: int) -> list[BucketPart]:

@@ -26,9 +26,11 @@ keeping the buckets on disk meanwhile.
 
 from __future__ import annotations
 
+import operator
 import pickle
 import posixpath
 import tempfile
+from collections.abc import Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import reduce
@@ -38,8 +40,8 @@ from typing import Iterator
 import numpy as np
 import pyarrow as pa
 
-from fsbm.characterizer.buckets import (BucketPart, arrays_of, by_actor, by_file, origin_of, read_parts, read_piece,
-                                       write_parts)
+from fsbm.characterizer.buckets import (BucketPart, actor_counts, arrays_of, by_actor, by_file, origin_of, packed,
+                                       read_parts, read_piece, write_parts)
 from fsbm.characterizer.open_levels import CellSums, LevelLog, LevelPlan, OpenLevels
 from fsbm.characterizer.partial import (FileStatistics, Partial, finalize, level_windows, summarize,
                                         traced_over_nfs)
@@ -106,20 +108,22 @@ def events_in(path: Path) -> int:
     return sum(piece.rows for piece in pieces(path))
 
 
-def split(piece: Piece, buckets: int) -> tuple[Facts, list[BucketPart], list[BucketPart]]:
-    """Read a piece and cut it into buckets by actor, and its events that syncs depend on into
-    buckets by file (buckets.py); with the facts the buckets need."""
+def split(piece: Piece, bucket_of: Mapping[str, int], buckets: int) -> tuple[Facts, list[BucketPart],
+                                                                               list[BucketPart]]:
+    """Read a piece and cut it into buckets by actor (each actor's bucket `bucket_of` it), and
+    its events that syncs depend on into buckets by file (buckets.py); with the facts the
+    buckets need."""
     with _memory_given_back():
         part = read_piece(piece.path, list(piece.row_groups))
     facts = Facts(part.rows, origin_of(part), int(part.seq.min()) if part.rows else None,
                   traced_over_nfs(part.origs.to_pylist()))
-    return facts, by_actor(part, buckets), by_file(part, buckets)
+    return facts, by_actor(part, bucket_of, buckets), by_file(part, buckets)
 
 
-def split_into(piece: Piece, index: int, buckets: int, scratch: str) -> Facts:
+def split_into(piece: Piece, index: int, bucket_of: Mapping[str, int], buckets: int, scratch: str) -> Facts:
     """split(), each of its buckets that holds events written to `scratch` as a file of its
     own (by kind, bucket and piece `index`); the facts.  Only the facts travel back."""
-    found, by_actors, by_files = split(piece, buckets)
+    found, by_actors, by_files = split(piece, bucket_of, buckets)
     for kind, parts in (("actors", by_actors), ("files", by_files)):
         for k, part in enumerate(parts):
             if part.rows:
@@ -266,7 +270,10 @@ def _on_cluster(work: list[Piece], n_buckets: int, scratch: str, client: object,
     import dask
     from dask import delayed
 
-    facts = _tree([delayed(split_into)(piece, i, n_buckets, scratch) for i, piece in enumerate(work)],
+    counts = dask.compute(_tree([delayed(actor_counts)(piece.path, list(piece.row_groups)) for piece in work],
+                                delayed(operator.add)), scheduler=client)[0]
+    bucket_of = delayed(packed(counts, n_buckets), traverse=False)  # one key every piece's task reads
+    facts = _tree([delayed(split_into)(piece, i, bucket_of, n_buckets, scratch) for i, piece in enumerate(work)],
                   delayed(Facts.merge))
     summaries = [delayed(summarize_spilled_keeping_logs, nout=2)(scratch, k, len(work), facts, every, trace, scope)
                  for k in range(n_buckets)]
@@ -324,7 +331,10 @@ def _in_buckets(path: Path, work: list[Piece], n_buckets: int, every: int | None
     one after another, each one's reference log put on disk; the buckets of files; the
     reference logs' two rounds, a log at a time."""
     with _memory_given_back(), tempfile.TemporaryDirectory(prefix="fsbm-buckets-") as scratch:
-        facts = reduce(Facts.merge, (split_into(piece, i, n_buckets, scratch) for i, piece in enumerate(work)))
+        bucket_of = packed(reduce(operator.add, (actor_counts(piece.path, list(piece.row_groups)) for piece in work)),
+                           n_buckets)
+        facts = reduce(Facts.merge, (split_into(piece, i, bucket_of, n_buckets, scratch)
+                                     for i, piece in enumerate(work)))
 
         def buckets(kind: str) -> Iterator[tuple[int, list[BucketPart]]]:
             for k in range(n_buckets):

@@ -3,6 +3,7 @@ back gives, bucket by bucket, the arrays the whole-table conversion gives for th
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -11,8 +12,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from fsbm.characterizer.arrays import EventArrays, to_arrays
-from fsbm.characterizer.buckets import (NO_PATH, arrays_of, by_actor, by_file, of_table, read_parts, read_piece,
-                                       stable_bucket, write_parts)
+from fsbm.characterizer.buckets import (NO_PATH, actor_counts, arrays_of, by_actor, by_file, of_table, packed,
+                                       read_parts, read_piece, stable_bucket, write_parts)
 from fsbm.traces.ingest import ingest, read_events
 from tests.conftest import SHARED_DATA
 
@@ -51,16 +52,17 @@ def test_a_table_converted_and_read_back_is_the_whole_tables_arrays(table_path: 
 def test_each_bucket_holds_whole_actors_and_reads_back_as_their_events(table_path: Path, tmp_path: Path) -> None:
     table = read_events(table_path)
     part = of_table(table)
-    buckets = by_actor(part, 3)
+    counts = actor_counts(str(table_path), list(range(pq.ParquetFile(table_path).num_row_groups)))
+    assert counts == Counter(table["actor"].to_pylist())
+    bucket_of = packed(counts, 3)
+    buckets = by_actor(part, bucket_of, 3)
     assert sum(b.rows for b in buckets) == table.num_rows
-    actors = table["actor"].to_pylist()
-    bucket_of = dict(zip(sorted(set(actors)), stable_bucket(sorted(set(actors)), 3)))
     for k, bucket in enumerate(buckets):
         # Through a file as a run writes it, in two parts: their names are joined.
         halves = [bucket.take(slice(0, bucket.rows // 2)).compacted(), bucket.take(slice(bucket.rows // 2, None))]
         write_parts(str(tmp_path / f"{k}.parts"), halves)
         back = arrays_of(read_parts([str(tmp_path / f"{k}.parts"), str(tmp_path / "none.parts")]))
-        mine = table.filter(pa.array([bucket_of[a] == k for a in actors]))
+        mine = table.filter(pa.array([bucket_of[a] == k for a in table["actor"].to_pylist()]))
         assert _named(back) == _named(to_arrays(mine))
         # Only the names its events use.
         assert len(bucket.actors) == len(set(bucket.actors.to_pylist())) == len(set(back.actors))
@@ -93,3 +95,16 @@ def test_no_parts_read_back_as_no_events() -> None:
     empty = arrays_of([])
     assert empty.n == 0 and empty.actors == [] and len(empty.paths) == 0
     assert np.array_equal(empty.seq, np.zeros(0, np.int64))
+
+
+def test_actors_are_packed_so_that_the_largest_bucket_is_small() -> None:
+    # 64 equal actors hash three to a bucket of 100 (crc32 of these names), but pack one to a bucket.
+    equal = Counter({f"client-{i}": 1_500_000 for i in range(64)})
+    assert max(Counter(stable_bucket(list(equal), 100).tolist()).values()) > 1
+    assert max(Counter(packed(equal, 100).values()).values()) == 1
+    # Unequal ones: the largest bucket within 4/3 of the least possible (9 here), every actor placed.
+    bucket_of = packed(Counter(a=5, b=4, c=3, d=3, e=3), 2)
+    sizes = Counter()
+    for name, k in bucket_of.items():
+        sizes[k] += dict(a=5, b=4, c=3, d=3, e=3)[name]
+    assert set(bucket_of) == set("abcde") and max(sizes.values()) <= 12
