@@ -175,7 +175,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         for fstype in ("ext4", "tmpfs"):
             fs = scratch.create(fstype, 512 << 20, name=f"api-{fstype}", root=home / "scratch")
             made.append(fs)
-            done = run_fsbm("bench", "--fs", fs.name, "--quick", "--only", "meta,read,write,overwrite,fsync", env=env)
+            done = run_fsbm("bench", "--fs", fs.name, "--quick", "--reps", "2", "--case-seconds", "0.02", "--only",
+                            "meta,read,write,overwrite,fsync", env=env)
             assert done.returncode == 0, done.stderr
         work = made[0].mount_point / "work"
         (work / "src").mkdir(parents=True)

@@ -250,7 +250,7 @@ def test_the_wait_pairs_refuse_runs_that_exited_otherwise_than_the_cold_runs(tmp
 
 def test_predict_ranks_candidates_from_real_cost_tables(tmp_path: Path, ext4_fs, tmpfs_fs) -> None:
     for fs in (ext4_fs, tmpfs_fs):
-        done = run_fsbm("bench", "--fs", fs.name, "--quick", "--only",
+        done = run_fsbm("bench", "--fs", fs.name, "--quick", "--reps", "2", "--case-seconds", "0.02", "--only",
                         "meta,read,write,overwrite,fsync,fdatasync_overwrite,fsync_clean,fsync_dir,copy")
         assert done.returncode == 0, done.stderr
     work = ext4_fs.mount_point / "work"
