@@ -165,7 +165,7 @@ class Partial:
     think: ValueCounts
     inside: dict[str, int]
     windows: Windows
-    references: ReferenceLog | None  # None once detached (a Dask run: it stays on its worker)
+    references: ReferenceLog | None  # None once detached (a bucketed run keeps it on disk, scale.keep_log)
     levels: LevelLog | None  # the open-file level's changes; None once detached, as references
     classes: dict
     trace_time: TraceTime
@@ -187,7 +187,7 @@ class Partial:
     open_levels: OpenLevels | None = None
 
     def merge(self, other: "Partial") -> "Partial":
-        if not self.core.events or not other.core.events:  # e.g. a bucket no actor hashed to, or none in scope
+        if not self.core.events or not other.core.events:  # e.g. a bucket no actor was packed into, or none in scope
             return replace(self if self.core.events else other, trace_time=self.trace_time.merge(other.trace_time),
                            recording=add_counts(self.recording, other.recording),
                            sources=self.sources + other.sources, timeline=add_counts(self.timeline, other.timeline),

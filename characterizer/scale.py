@@ -4,13 +4,13 @@ bucket at a time (issue 37; docs/scale.md).
 Why this shape: every statistic but a few is computed per actor (sequentiality, runs,
 think time, open files) and merges by adding (partial.py).  So the events are shuffled
 by actor: each input piece (a run of Parquet row groups) is split into buckets of about
-EVENTS_PER_BUCKET events by a stable hash of the actor name; each bucket, holding whole
-actors, is summarized alone; the summaries merge in a tree.  What depends on every actor's
-events on a file comes from a second split, by file (FileStatistics).  The block
-references and the open and close changes stay with their buckets, and the reuse curve and
-the open-file level are made from them in two rounds each (reference_log.py, open_levels.py).
-So the result equals the single-machine profile exactly; the tests check equality, not
-closeness.
+EVENTS_PER_BUCKET events, the actors packed into them by their events (buckets.packed);
+each bucket, holding whole actors, is summarized alone; the summaries merge in a tree.
+What depends on every actor's events on a file comes from a second split, by file
+(FileStatistics).  The block references and the open and close changes are kept beside
+their buckets, and the reuse curve and the open-file level are made from them in two rounds
+each (reference_log.py, open_levels.py).  So the result equals the single-machine profile
+exactly; the tests check equality, not closeness.
 
 Each piece's buckets are written to a scratch directory, as columns already converted for
 the statistics (buckets.py; a file per bucket and piece), and each bucket's task reads its
@@ -169,25 +169,23 @@ def summarize_files(parts: list[BucketPart], facts: Facts, scope: str | None = N
 def summarize_spilled_keeping_logs(scratch: str, bucket: int, pieces_count: int, facts: Facts, every: int | None,
                                    trace: int, scope: str | None = None) -> tuple[Partial, LogFacts]:
     """summarize_bucket of a bucket of actors the pieces wrote to `scratch`, with its reference
-    log and open-file changes kept there (keep_logs)."""
-    part = summarize_bucket(_spilled(scratch, "actors", bucket, pieces_count), facts, every, trace, scope)
-    return keep_logs(part, scratch, bucket)
-
-
-def keep_logs(part: Partial, scratch: str, bucket: int, levels: bool = True) -> tuple[Partial, LogFacts]:
-    """A bucket's Partial without its reference log and (`levels`) its open-file changes,
-    which are written to `scratch` (_log_path) for the two rounds of the reuse curve and of
-    the open-file level; with the log's facts, round 1 of the curve, which need nothing but
-    the log.  On disk the logs take no memory: they come to about 33 MiB a million events,
-    so a worker that held its buckets' logs would grow with the trace.  A run in one process
-    keeps the open-file changes in its Partial, merged (about 2 MiB a million events)."""
-    assert part.references is not None and part.levels is not None
-    _keep(part.references, _log_path(scratch, "references", bucket))
-    found = part.references.facts()
-    if not levels:
-        return replace(part, references=None), found
+    log (keep_log) and its open-file changes kept there, for the two rounds of the open-file
+    level too; its Partial holds neither."""
+    part, found = keep_log(summarize_bucket(_spilled(scratch, "actors", bucket, pieces_count), facts, every, trace,
+                                            scope), scratch, bucket)
+    assert part.levels is not None
     _keep(part.levels, _log_path(scratch, "levels", bucket))
-    return replace(part, references=None, levels=None), found
+    return replace(part, levels=None), found
+
+
+def keep_log(part: Partial, scratch: str, bucket: int) -> tuple[Partial, LogFacts]:
+    """A bucket's Partial without its reference log, which is written to `scratch` (_log_path)
+    for the two rounds of the reuse curve; with the log's facts, round 1 of the curve, which
+    need nothing but the log.  On disk the log takes no memory: logs come to about 33 MiB a
+    million events, so a worker that held its buckets' logs would grow with the trace."""
+    assert part.references is not None
+    _keep(part.references, _log_path(scratch, "references", bucket))
+    return replace(part, references=None), part.references.facts()
 
 
 def _log_path(scratch: str, kind: str, bucket: int) -> str:
@@ -346,8 +344,8 @@ def _in_buckets(path: Path, work: list[Piece], n_buckets: int, every: int | None
         found: LogFacts | None = None
         logs = []
         for k, parts in buckets("actors"):
-            summary, its_facts = keep_logs(summarize_bucket(parts, facts, every, trace, scope), scratch, k,
-                                           levels=False)
+            # The open-file changes (about 2 MiB a million events) stay in the Partial, merged.
+            summary, its_facts = keep_log(summarize_bucket(parts, facts, every, trace, scope), scratch, k)
             logs.append(_log_path(scratch, "references", k))
             del parts  # before the next bucket is read
             part = summary if part is None else part.merge(summary)

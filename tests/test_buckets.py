@@ -103,8 +103,9 @@ def test_actors_are_packed_so_that_the_largest_bucket_is_small() -> None:
     assert max(Counter(stable_bucket(list(equal), 100).tolist()).values()) > 1
     assert max(Counter(packed(equal, 100).values()).values()) == 1
     # Unequal ones: the largest bucket within 4/3 of the least possible (9 here), every actor placed.
-    bucket_of = packed(Counter(a=5, b=4, c=3, d=3, e=3), 2)
-    sizes = Counter()
+    events = Counter(a=5, b=4, c=3, d=3, e=3)
+    bucket_of = packed(events, 2)
+    sizes: Counter[int] = Counter()
     for name, k in bucket_of.items():
-        sizes[k] += dict(a=5, b=4, c=3, d=3, e=3)[name]
-    assert set(bucket_of) == set("abcde") and max(sizes.values()) <= 12
+        sizes[k] += events[name]
+    assert set(bucket_of) == set(events) and max(sizes.values()) <= 12
