@@ -31,6 +31,7 @@ from fsbm.api.provision import AGING, provision, stored_or_measured_cost_table
 from fsbm.api.render import format_ns, format_seconds, headline_costs, profile_table, ranking_sentence
 from fsbm.documents import Prediction
 from fsbm.locations import data_dir
+from fsbm.microbench.fsbench import TableEffort
 from fsbm.predictor.cost_table import CostTable
 from fsbm.predictor.suite import Inputs, Program, build_corpus, copy_corpus
 from fsbm.predictor.validate import Target, measure_rounds, trace_program
@@ -142,9 +143,10 @@ def _measure_programs_cases(targets: list[Target], profile: dict[str, Any], stor
 
 
 def run_demo(settings: Any, console: Console, filesystems: tuple[str, ...], size: int, *,
-             table_max_age_hours: float, rounds: int = ROUNDS, corpus_bytes: int = CORPUS_BYTES) -> Path:
+             table_max_age_hours: float, rounds: int = ROUNDS, corpus_bytes: int = CORPUS_BYTES,
+             effort: TableEffort = TableEffort()) -> Path:
     """The demo; the report's path.  A stored cost table older than `table_max_age_hours`
-    is measured again: the demo judges its prediction against runs it makes now."""
+    is measured again (at `effort`): the demo judges its prediction against runs it makes now."""
     from fsbm.api.report import report_for_prediction
     from fsbm.api.prediction_service import PredictionService, memory_available_bytes
 
@@ -164,7 +166,7 @@ def run_demo(settings: Any, console: Console, filesystems: tuple[str, ...], size
             aged = fstype != "tmpfs"  # memory has no layout to age
             fs = provision(settings, f"demo-{fstype}", fstype, size, AGING if aged else None, console)
             tables[fs.name] = stored_or_measured_cost_table(settings, fs, store, console,
-                                                             max_age_hours=table_max_age_hours)
+                                                             max_age_hours=table_max_age_hours, effort=effort)
             targets.append(Target(fs.name, fs.name, fs.mount_point, "aged" if aged else "fresh"))
     console.print(_comparison(tables))
 

@@ -41,6 +41,7 @@ from fsbm.characterizer.characterize import characterize_files
 from fsbm.errors import FsbmError
 from fsbm.locations import data_dir
 from fsbm.predictor.cost_table import CostTable
+from fsbm.microbench.fsbench import TableEffort
 from fsbm.predictor.plain_judge import PlainJudged, judge_plain
 from fsbm.predictor.suite import Inputs, Split, build_corpus, programs
 from fsbm.pipeline import calibrate_tracing
@@ -63,6 +64,7 @@ class PlainOptions:
     seed: int = 1
     reuse_tables: bool = False  # the newest stored tables of each target instead of measuring them again
     workload_cases: bool = True  # each table grown by the cases the traced programs need (`fsbm bench --for`)
+    table_effort: TableEffort = TableEffort()  # how long each table measures a case
 
 
 def trace_plainly(program: Any, target: Target, inputs: Inputs, directory: Path) -> dict[str, Any]:
@@ -115,7 +117,7 @@ def measure_plain(settings: Any, options: PlainOptions, console: Console) -> dic
         for seed in () if options.reuse_tables else TABLE_SEEDS:
             console.print(f"[bold]cost tables[/] (fsbench seed {seed})")
             for name, fs in filesystems.items():
-                tables[name].append(measure_cost_table(settings, fs, store, seed=seed))
+                tables[name].append(measure_cost_table(settings, fs, store, seed=seed, effort=options.table_effort))
     console.print("[bold]tracing calibration[/]")
     with settings.store() as store:  # kept: plain traces predicted later take their band from it
         _, calibration = calibrate_tracing(store, progress=lambda line: console.print(f"  {escape(line)}"))

@@ -14,7 +14,7 @@ from rich.markup import escape
 from fsbm.errors import FsbmError
 from fsbm.microbench import scratch
 from fsbm.microbench.age import AgingOptions, run_aging
-from fsbm.microbench.fsbench import FsbenchOptions
+from fsbm.microbench.fsbench import TableEffort
 from fsbm.predictor.cost_table import CostTable
 
 # The aged state fsbm's calibrations are measured on ("xfs aged" means this).
@@ -70,7 +70,8 @@ def stale_table_notes(candidates: list[tuple[str, str | None]], now: datetime, m
 
 
 def stored_or_measured_cost_table(settings: Any, fs: scratch.ScratchFs, store: Any, console: Console,
-                                  fresh: bool = False, max_age_hours: float | None = None) -> CostTable:
+                                  fresh: bool = False, max_age_hours: float | None = None,
+                                  effort: TableEffort = TableEffort()) -> CostTable:
     """The newest complete cost table of this filesystem in the store, or a quick fsbench
     run's (an interrupted run's table, which older fsbm stored, is measured again).  A stored
     table more than `max_age_hours` old, or of no recorded time, is measured again too: the
@@ -88,15 +89,16 @@ def stored_or_measured_cost_table(settings: Any, fs: scratch.ScratchFs, store: A
         when = f"{age:.0f} h ago" if age is not None else "at no recorded time"
         console.print(f"{escape(fs.name)}: cost table {kept[0][0]} in the store was measured {when}, more than "
                       f"{max_age_hours:g} h: measuring it again")
-    return measure_cost_table(settings, fs, store)
+    return measure_cost_table(settings, fs, store, effort=effort)
 
 
-def measure_cost_table(settings: Any, fs: scratch.ScratchFs, store: Any, seed: int | None = None) -> CostTable:
-    """A quick fsbench run's cost table of the scratch filesystem, stored under its name
-    (`seed`: fsbench's, for its random orders and forward streams; its default if None)."""
+def measure_cost_table(settings: Any, fs: scratch.ScratchFs, store: Any, seed: int | None = None,
+                       effort: TableEffort = TableEffort()) -> CostTable:
+    """A quick fsbench run's cost table of the scratch filesystem at `effort`, stored under its
+    name (`seed`: fsbench's, for its random orders and forward streams; its default if None)."""
     from fsbm.pipeline import measure_costs  # one measuring path for bench, demo and validate
 
-    doc, table = measure_costs(fs.mount_point, FsbenchOptions(quick=True, aging_state=fs.aging_state, seed=seed),
+    doc, table = measure_costs(fs.mount_point, effort.quick(aging_state=fs.aging_state, seed=seed),
                                fs.name, store, show=True)
     if doc.get("interrupted"):
         raise FsbmError(f"fsbench on {fs.name} was interrupted; its partial results are run {doc['run_id']}")

@@ -19,7 +19,7 @@ import platform
 import statistics
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ from rich.markup import escape
 from fsbm.locations import data_dir
 from fsbm.api.prediction_service import RECORDED_MODEL
 from fsbm.api.provision import AGING, add_programs_cases, measure_cost_table, provision
+from fsbm.microbench.fsbench import TableEffort
 from fsbm.predictor.cost_table import CostTable
 from fsbm.predictor.estimator import RuntimeEstimator
 from fsbm.predictor.judge import Judged, judge, largest_departure
@@ -55,6 +56,7 @@ class ValidationOptions:
     table_repeats: int = 3  # cost-table measurements per target, spread over the rounds
     split: Split = "dev"  # the suite's development or (held-out) test set
     workload_cases: bool = True  # each table grown by the cases the traced programs need (`fsbm bench --for`)
+    table_effort: TableEffort = TableEffort()  # how long each table measures a case
 
 
 def utc(seconds: float) -> str:
@@ -98,7 +100,8 @@ def measure_suite(settings: Any, options: ValidationOptions, console: Console) -
         console.print(f"[bold]cost tables[/] ({k} of {len(boundaries)}, "
                       f"{'before round ' + str(boundary + 1) if boundary < options.rounds else 'after the last round'})")
         with settings.store() as store:
-            fresh = {name: [measure_cost_table(settings, fs, store, seed=k)] for name, fs in filesystems.items()}
+            fresh = {name: [measure_cost_table(settings, fs, store, seed=k, effort=options.table_effort)]
+                     for name, fs in filesystems.items()}
         if options.workload_cases:
             for name, cases in add_programs_cases(settings, filesystems, fresh, [t.profile for t in traced.values()],
                                                   console).items():
@@ -118,7 +121,7 @@ def measure_suite(settings: Any, options: ValidationOptions, console: Console) -
     tables = {name: CostTable.median_of(found).to_json() for name, found in measured.items()}
     return {
         "schema_version": 1, "kind": "validation_measurements", "started": started, "finished": time.time(),
-        "machine": machine(), "options": {k: v for k, v in vars(options).items()},
+        "machine": machine(), "options": asdict(options),
         "traced_on": baseline.label, "targets": targets_json(targets), "cost_tables": tables,
         "cost_table_runs": {name: [t.to_json() for t in found] for name, found in measured.items()},
         "workload_cases": added,

@@ -59,6 +59,20 @@ class FsbenchOptions:
         return args
 
 
+@dataclass(frozen=True)
+class TableEffort:
+    """How long a quick cost table measures each case: fsbench's ``--reps`` and
+    ``--case-seconds``, None for quick's own.  Less is a faster table and a less precise one;
+    the table's run keeps the options it was measured with."""
+
+    reps: int | None = None
+    case_seconds: float | None = None
+
+    def quick(self, **options: Any) -> FsbenchOptions:
+        """A quick run at this effort, with the other `options` given."""
+        return FsbenchOptions(quick=True, reps=self.reps, case_seconds=self.case_seconds, **options)
+
+
 # A run measuring a workload's own cases (options_measuring): a data file of four requests of
 # the largest size, made anew each repetition, and ten repetitions, so that a 64 MiB sync is
 # timed some thirty times (with three, two tables' 48 MiB syncs differed by 1.6x).

@@ -125,6 +125,22 @@ def run_fsbm(*args: str, env: dict[str, str] | None = None, timeout: float = 600
                           env={**os.environ, **(env or {}), "COLUMNS": "200"})
 
 
+# The quick cost tables `fsbm validate` and `fsbm demo` measure in a test: two repetitions of
+# 20 ms a case (quick's own: 3 of 250 ms), about half the time; the tests check what was run,
+# not how precisely it priced.
+QUICK_TABLE_FLAGS = ("--table-reps", "2", "--table-case-seconds", "0.02")
+
+
+def quick_table_efforts(home: Path) -> set[tuple[int, float]]:
+    """(repetitions, seconds a case) of every whole quick cost table measured into the store
+    under `home` (fsbench runs of every case: no --only)."""
+    import sqlite3
+
+    with sqlite3.connect(home / "fsbm.sqlite") as db:
+        configs = [json.loads(c) for (c,) in db.execute("SELECT config FROM runs WHERE kind = 'fsbench'")]
+    return {(c["reps"], c["case_seconds"]) for c in configs if c.get("quick") and not c.get("only")}
+
+
 WORKLOAD = "tar xf src.tar && grep -rc zzz src > /dev/null; cat src/f1 src/f2 > both; mv both src/both; rm -rf src"
 
 

@@ -9,6 +9,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from fsbm.microbench.scratch import ScratchFs
 from fsbm.store import SCHEMA_VERSION, ResultsStore
 from tests.conftest import require_root, run_fsbm, three_call_log
@@ -69,6 +71,14 @@ def test_bench_never_overwrites_an_existing_json(fsbm_home: Path, tmp_path: Path
     done = run_fsbm("bench", "--target", str(tmp_path), "--json", str(out))
     assert done.returncode == 2 and "exists" in done.stderr
     assert out.read_text() == "keep me"
+
+
+@pytest.mark.parametrize("command", ["demo", "validate"])
+def test_a_table_effort_of_nothing_is_refused_before_anything_is_made(fsbm_home: Path, command: str) -> None:
+    for flags, expected in ((("--table-reps", "0"), "--table-reps"), (("--table-case-seconds", "0"), "--table-case-seconds")):
+        done = run_fsbm(command, *flags)
+        assert done.returncode == 2 and expected in done.stderr, done.stderr
+    assert not (fsbm_home / "scratch").exists() or not any((fsbm_home / "scratch").iterdir())
 
 
 def test_fs_create_rejects_an_unknown_type(fsbm_home: Path) -> None:

@@ -10,13 +10,13 @@ from pathlib import Path
 
 from fsbm.api.provision import hours_since, stale_table_notes
 from fsbm.store import ResultsStore
-from tests.conftest import require_root, run_fsbm
+from tests.conftest import QUICK_TABLE_FLAGS, quick_table_efforts, require_root, run_fsbm
 
 
 def test_the_demo_runs_the_whole_job_and_a_second_run_reuses_the_stores_recent_tables(fsbm_home: Path) -> None:
     require_root()
     try:
-        first = run_fsbm("demo", "--candidates", "ext4,tmpfs", "--rounds", "2", "--size", "768M")
+        first = run_fsbm("demo", "--candidates", "ext4,tmpfs", "--rounds", "2", "--size", "768M", *QUICK_TABLE_FLAGS)
         assert first.returncode == 0, first.stderr
         for step in ("1. candidates", "2. recording the workload on demo-ext4", "3. predicting",
                      "4. measuring: 2 shuffled cold rounds", "5. verdict and report"):
@@ -54,7 +54,7 @@ def test_the_demo_runs_the_whole_job_and_a_second_run_reuses_the_stores_recent_t
         # which holds the program's cases already, is reused as it is.
         [(_, _, tmpfs_table), *_] = store.documents("cost_table", name="demo-tmpfs")
         store.save_document("cost_table", {**tmpfs_table, "measured_at": "2026-01-01T00:00:00Z"}, name="demo-tmpfs")
-        second = run_fsbm("demo", "--candidates", "ext4,tmpfs", "--rounds", "1", "--size", "768M")
+        second = run_fsbm("demo", "--candidates", "ext4,tmpfs", "--rounds", "1", "--size", "768M", *QUICK_TABLE_FLAGS)
         assert second.returncode == 0, second.stderr
         told = " ".join(second.stdout.split())
         assert told.count("from the store") == 1 and "creating" not in told
@@ -65,6 +65,8 @@ def test_the_demo_runs_the_whole_job_and_a_second_run_reuses_the_stores_recent_t
         assert "demo-ext4: " not in predicting, predicting
         # The aged copy, the new measurement and its growth by the program's cases.
         assert db.execute("SELECT COUNT(*) FROM documents WHERE kind = 'cost_table'").fetchone()[0] == tables + 3
+        # Every table at the effort asked for (--table-reps, --table-case-seconds).
+        assert quick_table_efforts(fsbm_home) == {(2, 0.02)}
     finally:
         run_fsbm("fs", "destroy", "demo-ext4", "demo-tmpfs")
 

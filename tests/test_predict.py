@@ -26,7 +26,7 @@ from fsbm.traces.outside_files import UsedFiles, bounded_wait_ns
 from fsbm.store import ResultsStore
 from fsbm.traces.ingest import ingest, read_events
 from fsbm.traces.record import median_cpu, outside_wait_pair, record
-from tests.conftest import run_fsbm
+from tests.conftest import QUICK_TABLE_FLAGS, quick_table_efforts, run_fsbm
 
 
 def _tree(root: Path, files: int = 40) -> int:
@@ -398,7 +398,7 @@ def test_validate_measures_programs_judges_them_and_calibrates(tmp_path: Path, f
     doc = tmp_path / "validation.md"
     done = run_fsbm("validate", "--candidates", "ext4,tmpfs", "--states", "fresh", "--rounds", "2", "--scale", "0.1",
                     "--only", "untar,sqlite,grep", "--table-repeats", "1", "--doc", str(doc),
-                    "--json", str(tmp_path / "m.json"), timeout=900)
+                    "--json", str(tmp_path / "m.json"), *QUICK_TABLE_FLAGS, timeout=900)
     try:
         assert done.returncode == 0, done.stderr
         text = doc.read_text()
@@ -453,6 +453,9 @@ def test_validate_measures_programs_judges_them_and_calibrates(tmp_path: Path, f
         # a minute, and where repeated tables go is test_cost_tables_are_measured_spread_over_
         # the_rounds), judged as the per-case median of its measurements, and kept in the store.
         assert {name: len(runs) for name, runs in measured["cost_table_runs"].items()} == {"val-ext4": 1, "val-tmpfs": 1}
+        # ... at the effort asked for (--table-reps, --table-case-seconds), which the measurements keep.
+        assert measured["options"]["table_effort"] == {"reps": 2, "case_seconds": 0.02}
+        assert quick_table_efforts(fsbm_home) == {(2, 0.02)}
         judged_table = CostTable.from_json(measured["cost_tables"]["val-ext4"])
         assert judged_table.entry("read", "random", "cold", 4096).repeats.count == 1
         with ResultsStore(fsbm_home / "fsbm.sqlite") as store:

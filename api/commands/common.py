@@ -61,6 +61,18 @@ def json_option(what: str) -> Any:
                         help=f"Write {what} (JSON) to FILE, or to standard output with -.")
 
 
+def table_reps_option() -> Any:
+    """--table-reps, shared by the commands that measure quick cost tables themselves."""
+    return typer.Option(None, "--table-reps", min=1, help="Repetitions of each case in every quick cost table "
+                        "measured (fsbench --reps; default: quick's). Fewer: a faster table, a less precise one.")
+
+
+def table_case_seconds_option() -> Any:
+    """--table-case-seconds, beside --table-reps."""
+    return typer.Option(None, "--table-case-seconds", min=0.001, help="Timed budget of each case in every quick "
+                        "cost table measured (fsbench --case-seconds; default: quick's).")
+
+
 OUTPUT_FORMATS = ("table", "json", "csv")
 
 

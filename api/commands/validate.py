@@ -11,9 +11,10 @@ from rich.markup import escape
 
 from fsbm.api import render
 from fsbm.api.commands.common import (Settings, console, json_option, page_cache_bytes, refuse_overwrite, settings_of,
-                                      write_json, write_text)
+                                      table_case_seconds_option, table_reps_option, write_json, write_text)
 from fsbm.errors import UsageError
 from fsbm.microbench import scratch
+from fsbm.microbench.fsbench import TableEffort
 
 if TYPE_CHECKING:
     from fsbm.api.plain_validation import PlainOptions
@@ -80,6 +81,8 @@ def validate_command(
     workload_cases: bool = typer.Option(True, "--workload-cases/--no-workload-cases", help="Grow each cost table "
                                         "by the cases the traced programs need at their own sizes, as `fsbm bench "
                                         "--for` does."),
+    table_reps: Optional[int] = table_reps_option(),
+    table_case_seconds: Optional[float] = table_case_seconds_option(),
 ) -> None:
     """Measure the predictor's error on real programs (fresh and aged filesystems) and calibrate it."""
     from fsbm.api.plain_validation import PlainOptions
@@ -88,6 +91,7 @@ def validate_command(
 
     refuse_overwrite(json_out, force)
     settings = settings_of(ctx)
+    effort = TableEffort(table_reps, table_case_seconds)
     if split not in SPLITS:
         raise UsageError(f"--set takes {' or '.join(SPLITS)}, not {split!r}")
     if overview:
@@ -108,7 +112,8 @@ def validate_command(
     if plain or (loaded or {}).get("kind") == "plain_validation_measurements":
         _validate_plain(settings, loaded, PlainOptions(split=split, candidates=_plain_candidates(candidates),  # type: ignore[arg-type]
                                                        traced_on=traced_on, rounds=rounds, scale=scale, seed=seed,
-                                                       reuse_tables=reuse_tables, workload_cases=workload_cases),
+                                                       reuse_tables=reuse_tables, workload_cases=workload_cases,
+                                                       table_effort=effort),
                         doc_out, json_out)
         return
     options = None
@@ -133,7 +138,7 @@ def validate_command(
         options = ValidationOptions(candidates=types, states=wanted_states, traced_on=traced_on, rounds=rounds,
                                     scale=scale, only=chosen, seed=seed, fresh=fresh,
                                     table_repeats=table_repeats, split=split,  # type: ignore[arg-type]
-                                    workload_cases=workload_cases)
+                                    workload_cases=workload_cases, table_effort=effort)
     done = validate_recorded(settings, loaded, options or ValidationOptions(), console, page_cache_bytes(None))
     if done.measurements_id is not None:
         console.print(f"measurements stored as document {done.measurements_id}")
