@@ -40,8 +40,8 @@ from fsbm.api.validation import IMAGE_BYTES, machine, stored_runtime_model, utc
 from fsbm.characterizer.characterize import characterize_files
 from fsbm.errors import FsbmError
 from fsbm.locations import data_dir
-from fsbm.predictor.cost_table import CostTable
 from fsbm.microbench.fsbench import TableEffort
+from fsbm.predictor.cost_table import CostTable
 from fsbm.predictor.plain_judge import PlainJudged, judge_plain
 from fsbm.predictor.suite import Inputs, Split, build_corpus, programs
 from fsbm.pipeline import calibrate_tracing

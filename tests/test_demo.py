@@ -10,7 +10,7 @@ from pathlib import Path
 
 from fsbm.api.provision import hours_since, stale_table_notes
 from fsbm.store import ResultsStore
-from tests.conftest import QUICK_TABLE_FLAGS, quick_table_efforts, require_root, run_fsbm
+from tests.conftest import QUICK_TABLE_EFFORT, QUICK_TABLE_FLAGS, quick_table_efforts, require_root, run_fsbm
 
 
 def test_the_demo_runs_the_whole_job_and_a_second_run_reuses_the_stores_recent_tables(fsbm_home: Path) -> None:
@@ -66,7 +66,7 @@ def test_the_demo_runs_the_whole_job_and_a_second_run_reuses_the_stores_recent_t
         # The aged copy, the new measurement and its growth by the program's cases.
         assert db.execute("SELECT COUNT(*) FROM documents WHERE kind = 'cost_table'").fetchone()[0] == tables + 3
         # Every table at the effort asked for (--table-reps, --table-case-seconds).
-        assert quick_table_efforts(fsbm_home) == {(2, 0.02)}
+        assert quick_table_efforts(fsbm_home) == {QUICK_TABLE_EFFORT}
     finally:
         run_fsbm("fs", "destroy", "demo-ext4", "demo-tmpfs")
 

@@ -26,7 +26,7 @@ from fsbm.traces.outside_files import UsedFiles, bounded_wait_ns
 from fsbm.store import ResultsStore
 from fsbm.traces.ingest import ingest, read_events
 from fsbm.traces.record import median_cpu, outside_wait_pair, record
-from tests.conftest import QUICK_TABLE_FLAGS, quick_table_efforts, run_fsbm
+from tests.conftest import QUICK_BENCH_FLAGS, QUICK_TABLE_EFFORT, QUICK_TABLE_FLAGS, quick_table_efforts, run_fsbm
 
 
 def _tree(root: Path, files: int = 40) -> int:
@@ -250,7 +250,7 @@ def test_the_wait_pairs_refuse_runs_that_exited_otherwise_than_the_cold_runs(tmp
 
 def test_predict_ranks_candidates_from_real_cost_tables(tmp_path: Path, ext4_fs, tmpfs_fs) -> None:
     for fs in (ext4_fs, tmpfs_fs):
-        done = run_fsbm("bench", "--fs", fs.name, "--quick", "--reps", "2", "--case-seconds", "0.02", "--only",
+        done = run_fsbm("bench", "--fs", fs.name, *QUICK_BENCH_FLAGS, "--only",
                         "meta,read,write,overwrite,fsync,fdatasync_overwrite,fsync_clean,fsync_dir,copy")
         assert done.returncode == 0, done.stderr
     work = ext4_fs.mount_point / "work"
@@ -454,8 +454,8 @@ def test_validate_measures_programs_judges_them_and_calibrates(tmp_path: Path, f
         # the_rounds), judged as the per-case median of its measurements, and kept in the store.
         assert {name: len(runs) for name, runs in measured["cost_table_runs"].items()} == {"val-ext4": 1, "val-tmpfs": 1}
         # ... at the effort asked for (--table-reps, --table-case-seconds), which the measurements keep.
-        assert measured["options"]["table_effort"] == {"reps": 2, "case_seconds": 0.02}
-        assert quick_table_efforts(fsbm_home) == {(2, 0.02)}
+        assert measured["options"]["table_effort"] == dict(zip(("reps", "case_seconds"), QUICK_TABLE_EFFORT))
+        assert quick_table_efforts(fsbm_home) == {QUICK_TABLE_EFFORT}
         judged_table = CostTable.from_json(measured["cost_tables"]["val-ext4"])
         assert judged_table.entry("read", "random", "cold", 4096).repeats.count == 1
         with ResultsStore(fsbm_home / "fsbm.sqlite") as store:

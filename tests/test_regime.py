@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import Calibrated, give_calibration, run_fsbm
+from tests.conftest import QUICK_BENCH_FLAGS, Calibrated, give_calibration, run_fsbm
 from fsbm.microbench.fsbench import options_measuring
 from fsbm.microbench.scratch import ScratchFs
 from fsbm.predictor.cost_table import CostTable
@@ -118,7 +118,7 @@ def test_bench_for_measures_the_workloads_sync_on_ext4_and_predict_then_uses_it(
                                                                                tmp_path: Path) -> None:
     log = synced_write_log(tmp_path / "synced.strace", 24)
     give_calibration(calibrated, fsbm_home / "fsbm.sqlite")  # the log is a plain trace: its band needs one
-    quick = run_fsbm("bench", "--fs", ext4_fs.name, "--quick", "--reps", "2", "--case-seconds", "0.02",
+    quick = run_fsbm("bench", "--fs", ext4_fs.name, *QUICK_BENCH_FLAGS,
                      "--files", "200", "--file-size", "16M")
     assert quick.returncode == 0, quick.stderr
     planned = run_fsbm("bench", "--fs", ext4_fs.name, "--for", str(log), "--dry-run")
