@@ -76,19 +76,25 @@ def stored_or_measured_cost_table(settings: Any, fs: scratch.ScratchFs, store: A
     run's (an interrupted run's table, which older fsbm stored, is measured again).  A stored
     table more than `max_age_hours` old, or of no recorded time, is measured again too: the
     host's disk drifts over hours, and a prediction judged against runs made now should be
-    priced by costs measured near them."""
+    priced by costs measured near them.  So is one measured at less than `effort` (fewer
+    repetitions, or shorter cases): a quick test's table never stands in for a full one."""
     kept = [k for k in store.documents("cost_table", name=fs.name)
             if store.run_status(k[2].get("fsbench_run_id")) != "interrupted"]
     if kept and not fresh:
         table = CostTable.from_json(kept[0][2], f"cost table {kept[0][0]}")
         age = hours_since(table.measured_at, datetime.now(timezone.utc))
-        if max_age_hours is None or (age is not None and age <= max_age_hours):
+        short = effort.shortfall(store.run_config(kept[0][2].get("fsbench_run_id")))
+        if short is not None:
+            console.print(f"{escape(fs.name)}: cost table {kept[0][0]} in the store is not reused: "
+                          f"{escape(short)}; measuring it again")
+        elif max_age_hours is None or (age is not None and age <= max_age_hours):
             console.print(f"[dim]{escape(fs.name)}: cost table {kept[0][0]} from the store (measured "
                           f"{table.measured_at})[/]")
             return table
-        when = f"{age:.0f} h ago" if age is not None else "at no recorded time"
-        console.print(f"{escape(fs.name)}: cost table {kept[0][0]} in the store was measured {when}, more than "
-                      f"{max_age_hours:g} h: measuring it again")
+        else:
+            when = f"{age:.0f} h ago" if age is not None else "at no recorded time"
+            console.print(f"{escape(fs.name)}: cost table {kept[0][0]} in the store was measured {when}, more "
+                          f"than {max_age_hours:g} h: measuring it again")
     return measure_cost_table(settings, fs, store, effort=effort)
 
 

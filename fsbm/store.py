@@ -426,6 +426,14 @@ class ResultsStore:
         ).fetchone()
         return json.loads(row["body"]) if row else None
 
+    def run_config(self, run_id: int | None) -> dict[str, Any] | None:
+        """The options a run was made with (fsbench's, resolved: its repetitions and seconds a
+        case as it ran them); None for an unknown run."""
+        if run_id is None:
+            return None
+        row = self._conn.execute("SELECT config FROM runs WHERE id = ?", (run_id,)).fetchone()
+        return json.loads(row["config"]) if row else None
+
     def run_status(self, run_id: int | None) -> str | None:
         """ok, partial (some cases failed) or interrupted; None for an unknown run."""
         if run_id is None:

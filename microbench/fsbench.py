@@ -59,6 +59,11 @@ class FsbenchOptions:
         return args
 
 
+# What `fsbench --quick` runs where it is given no --reps or --case-seconds (fsbench.c, defaults()).
+QUICK_REPS = 3
+QUICK_CASE_SECONDS = 0.25
+
+
 @dataclass(frozen=True)
 class TableEffort:
     """How long a quick cost table measures each case: fsbench's ``--reps`` and
@@ -71,6 +76,23 @@ class TableEffort:
     def quick(self, **options: Any) -> FsbenchOptions:
         """A quick run at this effort, with the other `options` given."""
         return FsbenchOptions(quick=True, reps=self.reps, case_seconds=self.case_seconds, **options)
+
+    @property
+    def resolved(self) -> tuple[int, float]:
+        """(repetitions, seconds a case) as fsbench runs them at this effort."""
+        return (self.reps if self.reps is not None else QUICK_REPS,
+                self.case_seconds if self.case_seconds is not None else QUICK_CASE_SECONDS)
+
+    def shortfall(self, config: dict[str, Any] | None) -> str | None:
+        """Why a table measured by a run of `config` (its stored options) is less than this
+        effort, in words; None where it measured at least as long a case, as many times."""
+        reps, seconds = self.resolved
+        if not config or "reps" not in config or "case_seconds" not in config:
+            return "its run recorded no effort"
+        if config["reps"] < reps or config["case_seconds"] < seconds:
+            return (f"it was measured at {config['reps']} repetitions of {config['case_seconds']:g} s a case, "
+                    f"less than the {reps} of {seconds:g} s asked for")
+        return None
 
 
 # A run measuring a workload's own cases (options_measuring): a data file of four requests of
