@@ -15,7 +15,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from fsbm.microbench.replay import fsreplay_binary, run_replay
+from fsbm.microbench.replay import fsreplay_binary, mismatches, run_replay
 from fsbm.microbench.scratch import ScratchFs
 from fsbm.traces.ingest import ingest, read_events
 from fsbm.traces.record import (CALLS_CPU_BRACKETED, CALLS_CPU_CALLS, CALLS_CPU_MISMATCHES, CALLS_CPU_NAMES,
@@ -272,6 +272,26 @@ def test_cp_is_replayed_as_the_copy_it_made_and_clones_on_xfs(tmp_path: Path, xf
     assert (target / "copy.bin").read_bytes() == (target / "big.bin").read_bytes()
     extents = subprocess.run(["filefrag", "-v", str(target / "copy.bin")], capture_output=True, text=True, check=True)
     assert "shared" in extents.stdout, extents.stdout
+
+
+def test_rsync_replays_its_probes_for_directories_failing_as_traced(tmp_path: Path) -> None:
+    """rsync opens every entry it copies with O_DIRECTORY first, and a file fails that "not a
+    directory".  The trace keeps the failure, not the flag; the plan asks for a directory
+    again, so the replayed opens fail as the traced ones did, where they would open the file."""
+    work = tmp_path / "work"
+    (work / "tree" / "sub").mkdir(parents=True)
+    for i in range(12):
+        (work / "tree" / ("sub" if i % 2 else "") / f"f{i}").write_bytes(os.urandom(100 + i))
+    recording = record(["rsync", "-a", "tree/", "mirror/"], tmp_path / "rsync.strace", cwd=work)
+    assert recording.returncode == 0
+    ingest([recording.log], tmp_path / "rsync.parquet")
+    events = read_events(tmp_path / "rsync.parquet").to_pandas()
+    probes = events[(events["op"] == "open") & (events["errno"] == "ENOTDIR")]
+    assert len(probes) >= 12  # each file, at least once
+    write_plan(read_events(tmp_path / "rsync.parquet"), tmp_path / "plan", scope=str(work))
+    _, report = _replay_plan_text(tmp_path, (tmp_path / "plan").read_text())
+    assert mismatches(report) == 0, report["operations"]["open"]["errors"]
+    assert report["operations"]["open"]["errors"]["failed_as_traced"] >= len(probes)
 
 
 def _replay_plan_text(tmp_path: Path, text: str) -> tuple[Path, dict]:

@@ -223,6 +223,11 @@ class PlanBuilder:
             flags = os.O_CREAT | os.O_RDWR if op == "create" else os.O_RDONLY
             if op == "create" and err == errno_names.EEXIST:
                 flags |= os.O_EXCL
+            if op == "open" and err == errno_names.ENOTDIR:
+                # The trace keeps no flags, but an open of a file that failed "not a directory"
+                # asked for one (O_DIRECTORY, as rsync and find probe every entry): replayed
+                # without it, it would open the file.
+                flags |= os.O_DIRECTORY
             self._emit(_Op(kind="open", handle=handle, flags=flags, **base), (path, posixpath.dirname(path)))
         elif op == "close":
             stack = self.current.get((actor, path))
