@@ -273,6 +273,8 @@ class Timeline(_Open):
     user_signed_ns: int = 0
     calls_signed_ns: int = 0
     file_calls_signed_ns: int = 0
+    # How many calls not on files calls_signed_ns sums (timeline.h); 0 from older parsers.
+    other_calls: NonNegativeInt = 0
     # Gaps after a timed call (-T), where the process's recent call durations are known: how
     # many, their sum, and the sum of that median at each; and every other gap's signed
     # distance from its median, as user_signed_ns sums it for all (timeline.h).
@@ -323,19 +325,20 @@ class Timeline(_Open):
         longer than its process's median call (outside_ns_at)."""
         return self.outside_ns_at(GAP_OVER_CALL_NS)
 
-    def outside_ns_at(self, gap_over_call_ns: float) -> float:
+    def outside_ns_at(self, gap_over_call_ns: float, call_lean_ns: float = 0.0) -> float:
         """The job's time outside its file calls, untraced (predictor/tracing.py), where a
-        gap under tracing takes `gap_over_call_ns` longer than its process's median call then:
+        gap under tracing takes `gap_over_call_ns` longer than its process's median call then,
+        and a bare call's traced duration lies `call_lean_ns` above its median on average:
         the gaps' work (after a timed call: each gap less that median and that constant;
         the others: each gap's signed distance from its process's median gap) and the calls'
-        not on files signed distances from their median, summed (never below 0), over the
-        processes working at once.  Without -T a gap runs from one call's start to the next's,
-        so this holds the calls' time, file calls' too."""
+        not on files signed distances from their median less that lean each, summed (never
+        below 0), over the processes working at once.  Without -T a gap runs from one call's
+        start to the next's, so this holds the calls' time, file calls' too."""
         if not self.signed:
             return (self.user_ns + self.calls_excess_ns) / self.concurrency
         if not self.timed_gaps:
             return self._told(self.user_signed_ns)
-        return self._told(self._gaps_over_calls_ns - gap_over_call_ns * self.timed_gaps)
+        return self._told(self._gaps_over_calls_ns - gap_over_call_ns * self.timed_gaps, call_lean_ns)
 
     @property
     def gap_over_call_median_ns(self) -> float | None:
@@ -357,10 +360,14 @@ class Timeline(_Open):
         calls' medians: what outside_ns_at takes its constant per gap from."""
         return float(self.other_gaps_signed_ns + self.timed_gaps_ns - self.timed_gaps_call_median_ns)
 
-    def _told(self, gaps_ns: float) -> float:
-        """The gaps' work `gaps_ns` and the calls' not on files, never below 0, over the
-        processes working at once."""
-        return max(gaps_ns + self.calls_signed_ns, 0) / self.concurrency
+    def _told(self, gaps_ns: float, call_lean_ns: float = 0.0) -> float:
+        """The gaps' work `gaps_ns` and the calls' not on files (each less `call_lean_ns`),
+        never below 0, over the processes working at once."""
+        return max(gaps_ns + self._calls_work_ns(call_lean_ns), 0) / self.concurrency
+
+    def _calls_work_ns(self, call_lean_ns: float) -> float:
+        """The calls' not on files signed distances from their medians, less each call's lean."""
+        return self.calls_signed_ns - call_lean_ns * self.other_calls
 
     def untimed_outside_ns(self, cap_ns: float) -> float:
         """A log without -T's time outside its calls' bare cost (outside_ns_at, whose gaps'
@@ -374,14 +381,15 @@ class Timeline(_Open):
         at_cap = _interpolated(cap_ns, UNTIMED_CAPS_NS, sums)
         return self._told(self.user_signed_ns - sums[UNTIMED_CAPS_NS.index(PARSER_UNTIMED_CAP_NS)] + at_cap)
 
-    def gap_over_call_for(self, outside_ns: float) -> float | None:
+    def gap_over_call_for(self, outside_ns: float, call_lean_ns: float = 0.0) -> float | None:
         """The constant `gap_over_call_ns` at which outside_ns_at tells `outside_ns`: what a
         bare gap took over its process's calls in this trace, where the job's time outside is
-        known (a calibration program's untraced runtime).  None where no gap came after a timed
-        call, so that no constant moves the estimate."""
+        known (a calibration program's untraced runtime), each call not on a file taking
+        `call_lean_ns` off as outside_ns_at does.  None where no gap came after a timed call, so
+        that no constant moves the estimate."""
         if not self.signed or not self.timed_gaps:
             return None
-        at_zero = self._gaps_over_calls_ns + self.calls_signed_ns
+        at_zero = self._gaps_over_calls_ns + self._calls_work_ns(call_lean_ns)
         return (at_zero - outside_ns * self.concurrency) / self.timed_gaps
 
 

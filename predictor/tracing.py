@@ -33,6 +33,15 @@ pipes), never below 0, over the number of its processes that worked at once (`co
 their lifetimes less the time they were blocked waiting for one another, over the span).
 Its file calls are what the cost model prices, on every candidate.
 
+A call not on a file counts for its signed distance from its process's median call: its
+kernel's work (an exec, a large mmap) stands above that median.  What tracing adds to a bare
+call does not scatter evenly about the median, though: it leans above it, so each such call
+would add its lean as work, and a loop of bare calls, whose untraced work is next to nothing,
+would be told a few us of work a call.  The calibration measures that lean on its loop of bare
+calls (call_lean_ns) and the rule takes it off each call not on a file.  A bare gap's excess
+leans above its median too, but the trace's own median already moves with the work its gaps
+hold, so nothing is taken off the gaps for it (docs/model-evidence.md, "A bare call's lean").
+
 Processes working at once make each gap longer still: one tracer serves them all, and here it
 competes with them for two cores.  A trace's own median holds that; for a profile without one,
 `calibrate` measures by how much (`contention_ns`: the constant of two compressions at once
@@ -97,10 +106,10 @@ OWN_MEDIAN_CAP_SHARE = 2.0
 # start-to-start measured here: tracing's cost of a bare call and gap at its slowest, not work
 # (fitted on the development set's plain validation, docs/model-evidence.md).
 UNTIMED_CAP_SHARE = 2.0
-# 3: the gaps after a timed call are measured against the process's calls (gap_over_call_ns,
-# measured); version 2 measured them against their own median, and 1 whole runtimes: neither
-# is read.
-SCHEMA_VERSION = 3
+# 4: a bare call's lean above its median is measured (call_lean_ns) and taken off each call not
+# on a file; 3 measured the gaps after a timed call against the process's calls, 2 against their
+# own median, and 1 whole runtimes: none is read.
+SCHEMA_VERSION = 4
 BARE_LOOP_CALLS = 20_000  # dd's 1-byte reads and writes, a loop of bare calls
 
 
@@ -111,6 +120,7 @@ class CalibrationRun:
     name: str
     untraced_ns: list[int]
     timeline: Timeline
+    call_lean_ns: float = 0.0  # what the rule takes off each call not on a file (BareLoop)
 
     @property
     def runtime_ns(self) -> float:
@@ -121,13 +131,13 @@ class CalibrationRun:
         taking `gap_over_call_ns` off, against the whole runtime: estimate / runtime - 1.  The
         programs' file calls are a few warm ones, so their time is in the runtime and not the
         estimate: a bias below 0 of their share at most."""
-        return self.timeline.outside_ns_at(gap_over_call_ns) / max(self.runtime_ns, 1.0) - 1
+        return self.timeline.outside_ns_at(gap_over_call_ns, self.call_lean_ns) / max(self.runtime_ns, 1.0) - 1
 
     @property
     def gap_over_call_ns(self) -> float | None:
         """The constant a gap would have to take off for the rule to tell this program's
         runtime exactly (its file calls are a few warm ones); None where it has no timed gap."""
-        return self.timeline.gap_over_call_for(self.runtime_ns)
+        return self.timeline.gap_over_call_for(self.runtime_ns, self.call_lean_ns)
 
 
 @dataclass(frozen=True)
@@ -157,6 +167,9 @@ class TracingCalibration:
     # The cores the calibration ran on, which traces are taken to have run on too (0: not
     # measured; this machine's are taken then).
     cores: int = 0
+    # How far a bare call's traced duration lies above its process's median call, on average,
+    # on the same loop of bare calls (module docstring); None: not measured.
+    measured_call_lean_ns: float | None = None
 
     @property
     def gap_over_call_ns(self) -> float:
@@ -166,6 +179,12 @@ class TracingCalibration:
         if self.measured_gap_over_call_ns is None:
             return GAP_OVER_CALL_NS
         return GAP_SHARE_OF_BARE_LOOP * self.measured_gap_over_call_ns
+
+    @property
+    def call_lean_ns(self) -> float:
+        """What the rule takes off each call not on a file beyond its process's median call:
+        the bare loop's lean, or nothing where none was measured."""
+        return self.measured_call_lean_ns or 0.0
 
     @property
     def untimed_cap_ns(self) -> float:
@@ -256,16 +275,18 @@ class TracingCalibration:
                 "gap_over_call_ns": self.measured_gap_over_call_ns,
                 "start_to_start_ns": self.measured_start_to_start_ns,
                 "program_gap_over_call_ns": {r.name: r.gap_over_call_ns for r in self.runs},
-                "contention_ns": self.contention_ns,
+                "contention_ns": self.contention_ns, "call_lean_ns": self.measured_call_lean_ns,
                 "runs": [{"name": r.name, "untraced_ns": r.untraced_ns, "timeline": r.timeline.model_dump()}
                          for r in self.runs]}
 
     @classmethod
     def from_json(cls, body: dict[str, Any]) -> "TracingCalibration":
-        runs = [CalibrationRun(r["name"], r["untraced_ns"], Timeline.of(r["timeline"])) for r in body.get("runs", [])]
+        lean = body.get("call_lean_ns")
+        runs = [CalibrationRun(r["name"], r["untraced_ns"], Timeline.of(r["timeline"]), lean or 0.0)
+                for r in body.get("runs", [])]
         return cls(runs, tuple(body.get("flags", STRACE_FLAGS)), body.get("measured_at", ""),
                    int(body.get("schema_version", 1)), body.get("gap_over_call_ns"), body.get("start_to_start_ns"),
-                   int(body.get("cores") or 0))
+                   int(body.get("cores") or 0), lean)
 
     @property
     def current(self) -> bool:
@@ -329,11 +350,13 @@ def untraced_outside(timeline: Timeline, calibration: TracingCalibration | None)
                     f"{seconds:.3f} s from a traced span of {timeline.span_ns / 1e9:.3f} s{shared}")
         return Outside.within(seconds, calibration.error_band, UNTIMED, evidence, stretch)
     constant = calibration.gap_over_call_told(timeline)
-    outside_ns = timeline.outside_ns_at(constant.ns)
+    outside_ns = timeline.outside_ns_at(constant.ns, calibration.call_lean_ns)
     seconds = outside_ns / 1e9
+    lean = (f" and {calibration.call_lean_ns / 1e3:.1f} us, how far a bare call lies above it on average here"
+            if calibration.call_lean_ns else "")
     evidence = (f"the trace's own gaps between calls and its calls not on files, each less what tracing cost it "
                 f"then (a gap: the median of its process's last 32 calls and {constant.evidence}; a call: the median of "
-                f"the last 32), {at_once}: {seconds:.3f} s from a traced span of {timeline.span_ns / 1e9:.3f} s{shared}")
+                f"the last 32{lean}), {at_once}: {seconds:.3f} s from a traced span of {timeline.span_ns / 1e9:.3f} s{shared}")
     # Each ns more a gap takes off moves the estimate by this many seconds, until it is 0.
     per_gap_s = timeline.timed_gaps / timeline.concurrency / 1e9 if outside_ns > 0 else 0.0
     return replace(Outside.within(seconds, calibration.error_band, "trace", evidence, stretch), per_gap_s=per_gap_s)
@@ -438,6 +461,7 @@ class BareLoop:
 
     gap_over_call_ns: float  # how much longer a gap takes than its process's median call
     start_to_start_ns: float  # from one call's start to the next's: a log without -T's gap
+    call_lean_ns: float  # how far a bare call lies above its process's median call, on average
 
 
 def measure_bare_loop(work: Path, untraced_runs: int, traced_runs: int,
@@ -451,7 +475,7 @@ def measure_bare_loop(work: Path, untraced_runs: int, traced_runs: int,
     untraced = statistics.median(_run(loop, work) for _ in range(untraced_runs))
     start = statistics.median(_run([*loop[:-1], "count=0"], work) for _ in range(untraced_runs))
     untraced_gap = max(untraced - start, 0) / (2 * BARE_LOOP_CALLS)
-    over_call, start_to_start = [], []
+    over_call, start_to_start, lean = [], [], []
     for k in range(traced_runs):
         log = work / f"bare-calls-{k}.strace"
         _run(["strace", *STRACE_FLAGS, "-o", str(log), *loop], work)
@@ -461,9 +485,12 @@ def measure_bare_loop(work: Path, untraced_runs: int, traced_runs: int,
             over_call.append((timeline.timed_gaps_ns - timeline.timed_gaps_call_median_ns) / timeline.timed_gaps
                              - untraced_gap)
             start_to_start.append(timeline.span_ns / timeline.calls)
+            if timeline.other_calls:
+                lean.append(timeline.calls_signed_ns / timeline.other_calls)
     if not over_call:
         raise FsbmError("tracing calibration: strace timed no call of a loop of bare calls")
-    return BareLoop(float(statistics.median(over_call)), float(statistics.median(start_to_start)))
+    return BareLoop(float(statistics.median(over_call)), float(statistics.median(start_to_start)),
+                    float(statistics.median(lean)) if lean else 0.0)
 
 
 def calibrate(base: Path, *, untraced_runs: int = FULL_CALIBRATION_RUNS[0], traced_runs: int = FULL_CALIBRATION_RUNS[1],
@@ -478,10 +505,12 @@ def calibrate(base: Path, *, untraced_runs: int = FULL_CALIBRATION_RUNS[0], trac
         work = Path(tmp)
         bare = measure_bare_loop(work, untraced_runs, traced_runs, progress)
         measured = TracingCalibration(measured_gap_over_call_ns=bare.gap_over_call_ns,
-                                      measured_start_to_start_ns=bare.start_to_start_ns)
+                                      measured_start_to_start_ns=bare.start_to_start_ns,
+                                      measured_call_lean_ns=bare.call_lean_ns)
         progress(f"a bare gap traced takes {bare.gap_over_call_ns / 1e3:.1f} us longer than its process's median "
-                 f"call, and a bare call and gap {bare.start_to_start_ns / 1e3:.1f} us (without -T, a gap's median "
-                 f"counts for no more than {measured.untimed_cap_ns / 1e3:.0f} us)")
+                 f"call, a bare call lies {bare.call_lean_ns / 1e3:.1f} us above its median on average, and a bare "
+                 f"call and gap take {bare.start_to_start_ns / 1e3:.1f} us (without -T, a gap's median counts for no "
+                 f"more than {measured.untimed_cap_ns / 1e3:.0f} us)")
         _make_files(work)
         for name, command in _calibration_programs(work):
             _run(command, work)  # warm every cache the program uses
@@ -493,10 +522,11 @@ def calibrate(base: Path, *, untraced_runs: int = FULL_CALIBRATION_RUNS[0], trac
                 timelines.append(calibration_trace_timeline(log, progress))
                 log.unlink()
             middle = sorted(timelines, key=lambda t: t.span_ns)[len(timelines) // 2]
-            runs.append(CalibrationRun(name, untraced, middle))
+            runs.append(CalibrationRun(name, untraced, middle, bare.call_lean_ns))
             rule = measured.gap_over_call_of(middle)
             progress(f"{name}: {statistics.median(untraced) / 1e6:.1f} ms untraced, {middle.span_ns / 1e6:.1f} ms "
-                     f"traced, {middle.calls} calls; told from the trace {middle.outside_ns_at(rule) / 1e6:.1f} ms, "
+                     f"traced, {middle.calls} calls; told from the trace "
+                     f"{middle.outside_ns_at(rule, bare.call_lean_ns) / 1e6:.1f} ms, "
                      f"a gap {rule / 1e3:.1f} us over its calls ({100 * runs[-1].error_at(rule):+.0f}%)")
     calibration = replace(measured, runs=runs, measured_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                           cores=usable_cores())

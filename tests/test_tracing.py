@@ -153,6 +153,10 @@ def test_gaps_after_timed_calls_are_their_calls_median_and_a_constant_of_tracing
     # The first gap (1 ms, by its own median), the others' 100 ms less their calls' 50 ms
     # and 10 us each, and the calls not on files (2 ms).
     assert timeline.outside_ns_at(10_000) == pytest.approx(43 * ms)
+    # Each of the 500 calls not on files counted there leans 2 us above its median: 1 ms less.
+    leaning = timeline.model_copy(update={"other_calls": 500})
+    assert leaning.outside_ns_at(10_000, 2_000) == pytest.approx(42 * ms)
+    assert leaning.outside_ns_at(10_000) == pytest.approx(43 * ms)
     # A profile made before the gaps were counted so: each gap by its own median.
     older = timeline.model_copy(update={"timed_gaps": 0, "timed_gaps_ns": 0, "timed_gaps_call_median_ns": 0})
     assert older.outside_ns_at(10_000) == pytest.approx(1001 * ms)
@@ -165,6 +169,9 @@ def test_the_constant_a_gap_takes_off_is_found_again_from_the_time_it_tells() ->
                         timed_gaps_call_median_ns=50 * ms, other_gaps_signed_ns=1 * ms, calls_signed_ns=2 * ms)
     for constant in (0.0, 7_500.0, 20_000.0):
         assert timeline.gap_over_call_for(timeline.outside_ns_at(constant)) == pytest.approx(constant)
+    leaning = timeline.model_copy(update={"other_calls": 400})
+    told = leaning.outside_ns_at(7_500.0, 3_000.0)
+    assert leaning.gap_over_call_for(told, 3_000.0) == pytest.approx(7_500.0)
     assert timeline.model_copy(update={"timed_gaps": 0}).gap_over_call_for(1.0) is None
 
 
@@ -403,6 +410,9 @@ def test_a_bare_gap_takes_a_constant_longer_than_its_processs_calls_and_that_tel
     bare = measure_bare_loop(tmp_path, untraced_runs=3, traced_runs=2)
     gap_over_call = bare.gap_over_call_ns
     assert 1_000 < gap_over_call < 100_000, gap_over_call
+    # A bare call's lean above its median: its calls' signed distances over their number,
+    # a fraction of what a bare call and gap take.
+    assert abs(bare.call_lean_ns) < bare.start_to_start_ns / 2, bare
     assert gap_over_call < bare.start_to_start_ns < 1_000_000, bare
     # Another program's loop: 20,000 calls with a microsecond of work between them, traced to
     # many times its runtime.  Its gaps, each less its process's median call, exceed the bare
@@ -421,6 +431,16 @@ def test_a_bare_gap_takes_a_constant_longer_than_its_processs_calls_and_that_tel
     assert traced.span_ns > 5 * sorted(untraced)[1] and traced.timed_gaps > 20_000
     over_call = (traced.timed_gaps_ns - traced.timed_gaps_call_median_ns) / traced.timed_gaps
     assert gap_over_call / 3 < over_call - work_per_gap < 3 * gap_over_call, (over_call, gap_over_call, work_per_gap)
+
+
+def test_the_parser_counts_the_calls_not_on_files_whose_distances_it_sums(tmp_path: Path) -> None:
+    """dd's 300 one-byte reads of /dev/zero and writes to /dev/null are calls on devices, not
+    files: each is counted among the calls whose lean the rule takes off."""
+    log = tmp_path / "dd.strace"
+    subprocess.run(["strace", "-f", "-tt", "-T", "-y", "-o", str(log), "dd", "if=/dev/zero", "of=/dev/null",
+                    "bs=1", "count=300"], check=True, capture_output=True)
+    timeline = calibration_trace_timeline(log, lambda line: None)
+    assert 600 <= timeline.other_calls <= timeline.calls < 800, (timeline.other_calls, timeline.calls)
 
 
 def test_calls_on_devices_are_the_programs_own_time_and_calls_on_files_are_not(tmp_path: Path) -> None:

@@ -241,6 +241,7 @@ void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct cal
 		} else {
 			t->calls_excess_ns += excess;
 			t->calls_signed_ns += signed_excess;
+			t->other_calls++;
 		}
 	}
 	l->prev_end_ns = end;
@@ -257,7 +258,7 @@ void timeline_json(const struct timeline *t, FILE *f)
 	fprintf(f, "{\"processes\":%zu,\"calls\":%ld,\"timed_calls\":%ld,\"blocking_calls\":%ld,\"execs\":%ld,"
 		"\"forks\":%ld,\"blocked_ns\":%lld,\"lifetimes_ns\":%lld,\"span_ns\":%lld,\"user_ns\":%lld,"
 		"\"calls_excess_ns\":%lld,\"file_calls_excess_ns\":%lld,\"untimed_blocked_ns\":%lld,"
-		"\"user_signed_ns\":%lld,\"calls_signed_ns\":%lld,\"file_calls_signed_ns\":%lld,"
+		"\"user_signed_ns\":%lld,\"calls_signed_ns\":%lld,\"file_calls_signed_ns\":%lld,\"other_calls\":%ld,"
 		"\"timed_gaps\":%ld,\"timed_gaps_ns\":%lld,\"timed_gaps_call_median_ns\":%lld,"
 		"\"other_gaps_signed_ns\":%lld,\"first_ns\":%lld,\"last_ns\":%lld,\"untimed_signed_by_cap_ns\":[",
 		t->count, t->calls, t->timed_calls, t->blocking_calls, t->execs, t->forks,
@@ -265,7 +266,7 @@ void timeline_json(const struct timeline *t, FILE *f)
 		(long long)(t->first_ns == NO_VALUE ? 0 : t->last_ns - t->first_ns), (long long)t->user_ns,
 		(long long)t->calls_excess_ns, (long long)t->file_calls_excess_ns, (long long)t->untimed_blocked_ns,
 		(long long)t->user_signed_ns, (long long)t->calls_signed_ns, (long long)t->file_calls_signed_ns,
-		t->timed_gaps, (long long)t->timed_gaps_ns, (long long)t->timed_gaps_call_median_ns,
+		t->other_calls, t->timed_gaps, (long long)t->timed_gaps_ns, (long long)t->timed_gaps_call_median_ns,
 		(long long)t->other_gaps_signed_ns, (long long)(t->first_ns == NO_VALUE ? 0 : t->first_ns), (long long)(t->first_ns == NO_VALUE ? 0 : t->last_ns));
 	for (int k = 0; k < TIMELINE_UNTIMED_CAPS; k++)
 		fprintf(f, "%s%lld", k ? "," : "", (long long)t->untimed_signed_ns[k]);

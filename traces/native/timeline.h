@@ -46,9 +46,12 @@ struct timeline {
 	/* Above the local median: the gaps' (user time), the calls' outside the file calls, and
 	 * the file calls' (their time on the traced filesystem). */
 	int64_t user_ns, calls_excess_ns, file_calls_excess_ns;
-	/* The same, each gap and call's signed distance from the median summed: where tracing's
-	 * cost scatters evenly about its median, the scatter cancels and only the work is left. */
+	/* The same, each gap and call's signed distance from the median summed: the scatter of
+	 * tracing's cost about its median, and the work.  The scatter does not cancel: a bare
+	 * call's cost leans above its median, so each call not on a file adds its lean, which the
+	 * rule takes off per call (other_calls: how many calls_signed_ns sums). */
 	int64_t user_signed_ns, calls_signed_ns, file_calls_signed_ns;
+	long other_calls;
 	/* Gaps after a timed call, where the process's recent call durations are known: how many,
 	 * their sum, and the sum of the median of those durations at each.  A bare gap under
 	 * strace here takes about as long as a bare call plus a constant of the machine, whatever
