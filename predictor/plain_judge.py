@@ -468,6 +468,9 @@ def markdown(doc: dict[str, Any], judged: PlainJudged) -> str:
                  if tracing.measured_gap_over_call_ns is not None else " (no bare loop was measured)")
               + ", or the calibration's constant where the trace has no such median above 0: "
               + _gap_constants(doc, tracing)
+              + (f". Each call not on a file takes off {tracing.call_lean_ns / 1e3:.1f} us beyond its process's median "
+                 "call: how far a bare call of the loop lay above its median on average"
+                 if tracing.measured_call_lean_ns is not None else "")
               + (f". Without -T a gap runs from one call's start to the next's; a bare loop's took "
                  f"{tracing.measured_start_to_start_ns / 1e3:.1f} us, and a gap's median counts for no more than "
                  f"{UNTIMED_CAP_SHARE:g} times that, {tracing.untimed_cap_ns / 1e3:.0f} us"
