@@ -274,14 +274,19 @@ def test_cp_is_replayed_as_the_copy_it_made_and_clones_on_xfs(tmp_path: Path, xf
     assert "shared" in extents.stdout, extents.stdout
 
 
-def test_rsync_replays_its_probes_for_directories_failing_as_traced(tmp_path: Path) -> None:
+def test_rsync_replays_its_probes_for_directories_and_its_links_as_traced(tmp_path: Path) -> None:
     """rsync opens every entry it copies with O_DIRECTORY first, and a file fails that "not a
     directory".  The trace keeps the failure, not the flag; the plan asks for a directory
-    again, so the replayed opens fail as the traced ones did, where they would open the file."""
+    again, so the replayed opens fail as the traced ones did, where they would open the file.
+    A symbolic link in the tree it copies is read (readlink); the plan makes it, with the
+    text the trace read, so its readlink ends as traced too."""
     work = tmp_path / "work"
     (work / "tree" / "sub").mkdir(parents=True)
     for i in range(12):
         (work / "tree" / ("sub" if i % 2 else "") / f"f{i}").write_bytes(os.urandom(100 + i))
+    # To a directory, which rsync makes before the link: rsync's own lstat of the link it made
+    # is replayed as a stat that follows it (the trace keeps no AT_SYMLINK_NOFOLLOW).
+    (work / "tree" / "zz").symlink_to("sub")
     recording = record(["rsync", "-a", "tree/", "mirror/"], tmp_path / "rsync.strace", cwd=work)
     assert recording.returncode == 0
     ingest([recording.log], tmp_path / "rsync.parquet")
@@ -289,9 +294,12 @@ def test_rsync_replays_its_probes_for_directories_failing_as_traced(tmp_path: Pa
     probes = events[(events["op"] == "open") & (events["errno"] == "ENOTDIR")]
     assert len(probes) >= 12  # each file, at least once
     write_plan(read_events(tmp_path / "rsync.parquet"), tmp_path / "plan", scope=str(work))
-    _, report = _replay_plan_text(tmp_path, (tmp_path / "plan").read_text())
-    assert mismatches(report) == 0, report["operations"]["open"]["errors"]
+    assert "L\tsub\ttree/zz" in (tmp_path / "plan").read_text().splitlines()
+    target, report = _replay_plan_text(tmp_path, (tmp_path / "plan").read_text())
+    assert mismatches(report) == 0, report["mismatches"]
     assert report["operations"]["open"]["errors"]["failed_as_traced"] >= len(probes)
+    assert report["operations"]["readlink"]["count"] >= 1 and report["tree"]["links"] == 1
+    assert os.readlink(target / "tree" / "zz") == "sub"
 
 
 def _replay_plan_text(tmp_path: Path, text: str) -> tuple[Path, dict]:
@@ -334,6 +342,8 @@ def test_a_bad_plan_names_its_line(tmp_path: Path) -> None:
         tmp_path, head + "O\t0\tfrobnicate\t-1\t0\t0\t-1\t0\t0\t0\t-1\t1\tx\t\n")
     assert f"{plan}:5: a copy names its destination's handle and, in flags, its source's" in _refused_plan(
         tmp_path, head + "O\t0\tcopy\t0\t7\t0\t-1\t10\t0\t0\t-1\t1\tx\ty\n")
+    assert f"{plan}:5: an L line is: L<tab>target<tab>path, the target not empty" in _refused_plan(
+        tmp_path, head + "L\t\tlink\n")
 
 
 def test_replay_refuses_a_target_that_is_not_empty(traced: Path, tmp_path: Path, fsbm_home: Path) -> None:

@@ -48,6 +48,7 @@ class PlanStats:
     skipped: Counter = field(default_factory=Counter)
     tree_directories: int = 0
     tree_files: int = 0
+    tree_links: int = 0
     tree_bytes: int = 0
     actors: int = 0
 
@@ -157,6 +158,8 @@ class PlanBuilder:
         self.last_on: dict[str, int] = {}
         self.first_use: dict[str, tuple[str, int, bool]] = {}  # path -> (op, errno, as destination)
         self.directories: set[str] = set()
+        self.links: dict[str, str] = {}  # path -> the text its first successful readlink returned
+        self.symlinks: set[str] = set()  # paths that are symbolic links just then, as far as the trace shows
         self.size: dict[str, int] = defaultdict(int)
         self.max_io = 4096
 
@@ -259,7 +262,11 @@ class PlanBuilder:
             if call in FD_STAT_CALLS and self.current.get((actor, path)):
                 self._emit(_Op(kind="fstat", handle=self.current[(actor, path)][-1], **base), (path,))
             else:
-                self._emit(_Op(kind="lstat" if call in LSTAT_CALLS else "stat", **base), (path,))
+                # The trace keeps no AT_SYMLINK_NOFOLLOW: a stat of a link that succeeded is
+                # replayed as one that cannot fail for a target not there yet (rsync makes a link,
+                # then lstats it, before it makes what the link names).
+                lstat = call in LSTAT_CALLS or (not err and path in self.symlinks)
+                self._emit(_Op(kind="lstat" if lstat else "stat", **base), (path,))
         elif op == "readdir":
             self._touch(path, op, err)
             self.directories.add(path)
@@ -282,6 +289,11 @@ class PlanBuilder:
                                size=size, **base), (path,))
         elif op in ("mkdir", "rmdir", "unlink", "readlink"):
             self._touch(path, op, err)
+            if op == "readlink" and not err and row["path2"]:
+                self.links.setdefault(path, row["path2"])
+                self.symlinks.add(path)
+            if op in ("unlink", "rmdir") and not err:
+                self.symlinks.discard(path)
             if op in ("mkdir", "rmdir"):
                 self.directories.add(path)
             self._emit(_Op(kind=op, **base), (path, posixpath.dirname(path)))
@@ -322,6 +334,8 @@ class PlanBuilder:
         other = row["path2"] or ""
         if op == "symlink":  # path: the link made; path2: the text it holds (kept as traced)
             self._touch(path, op, err, destination=True)
+            if not err:
+                self.symlinks.add(path)
             self._emit(_Op(kind="symlink", **{**base, "path": other, "path2": path}),
                        (path, posixpath.dirname(path)))
             return
@@ -337,6 +351,12 @@ class PlanBuilder:
             return
         self._touch(path, op, err)
         self._touch(target, op, err, destination=True)
+        if not err:
+            if path in self.symlinks:
+                self.symlinks.discard(path)
+                self.symlinks.add(target)
+            else:
+                self.symlinks.discard(target)
         self._emit(_Op(kind="rename", **{**base, "path2": target}),
                    (path, target, posixpath.dirname(path), posixpath.dirname(target)))
 
@@ -350,7 +370,8 @@ class PlanBuilder:
                 op.flags = (op.flags & ~os.O_ACCMODE) | os.O_RDWR
 
     def tree(self) -> list[tuple[str, int]]:
-        """Tang 5.4: (path, size) for files and (path, -1) for directories present at the start."""
+        """Tang 5.4: (path, size) for files and (path, -1) for directories present at the start
+        (a symbolic link among them is a file here: tree_links says which)."""
         exists = {}
         for path, (op, err, destination) in self.first_use.items():
             made_here = (op in ("create", "mkdir") and err == 0) or destination
@@ -386,6 +407,13 @@ class PlanBuilder:
             if path not in entries and path != "." and present_at_start(path):
                 entries[path] = -1 if path in self.directories else self.size.get(path, 0)
         return sorted(entries.items(), key=lambda item: (item[0].count("/"), item[0]))
+
+    def tree_links(self, tree: list[tuple[str, int]]) -> dict[str, str]:
+        """The entries of `tree` the trace read as symbolic links (a readlink that succeeded),
+        with the text it read: made as links, so that an lstat or a readlink of one ends as
+        traced.  One the tree also holds something beneath stays a directory."""
+        parents = {posixpath.dirname(p) for p, _ in tree}
+        return {p: self.links[p] for p, size in tree if size >= 0 and p in self.links and p not in parents}
 
 
 def within(table: pa.Table, scope: str) -> pa.Table:
@@ -424,15 +452,18 @@ def build_plan(table: pa.Table, scope: str | None = None) -> tuple[str, PlanStat
     stats = builder.stats
     stats.actors = len(builder.actor_ids)
     stats.tree_directories = sum(1 for _, size in tree if size < 0)
-    stats.tree_files = len(tree) - stats.tree_directories
+    links = builder.tree_links(tree)
+    stats.tree_links = len(links)
+    stats.tree_files = len(tree) - stats.tree_directories - stats.tree_links
     stats.tree_bytes = sum(size for _, size in tree if size > 0)
     lines = ["fsbm-replay-plan\t1", f"actors\t{max(stats.actors, 1)}", f"handles\t{builder.handles}",
              f"maxio\t{builder.max_io}"]
     # A directory that holds another entry is made with it (fsreplay makes every missing
     # parent): writing only the others keeps a deep tree's making linear in its depth.
     parents = {posixpath.dirname(p) for p, _ in tree}
-    lines += [f"D\t{_escape(p)}" if size < 0 else f"F\t{size}\t{_escape(p)}" for p, size in tree
-              if size >= 0 or p not in parents]
+    lines += [f"D\t{_escape(p)}" if size < 0 else
+              f"L\t{_escape(links[p])}\t{_escape(p)}" if p in links else f"F\t{size}\t{_escape(p)}"
+              for p, size in tree if size >= 0 or p not in parents]
     lines += [f"O\t{o.actor}\t{o.kind}\t{o.handle}\t{o.flags}\t0\t{o.offset}\t{o.size}\t{o.errno}\t{o.think}\t"
               f"{o.dep}\t{int(o.timed)}\t{_escape(o.path)}\t{_escape(o.path2)}" for o in builder.ops]
     return "\n".join(lines) + "\n", stats

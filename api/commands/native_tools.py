@@ -164,7 +164,7 @@ def replay_command(
 
     def show_plan(stats: Any) -> None:
         console.print(f"[dim]plan: {stats.operations:,} operations by {stats.actors} actors; tree "
-                      f"{stats.tree_directories:,} directories, {stats.tree_files:,} files "
+                      f"{stats.tree_directories:,} directories, {stats.tree_files:,} files, {stats.tree_links:,} links "
                       f"({stats.tree_bytes / 2**20:.1f} MiB); left out: "
                       f"{', '.join(f'{n:,} {why}' for why, n in stats.skipped.items()) or 'nothing'}[/]")
 

@@ -137,20 +137,45 @@ static void parse_options(int argc, char **argv, struct options *o)
 		usage_error("unexpected argument '%s'", argv[optind]);
 }
 
+/* The directories above a tree entry, made beneath root where missing. */
+static int make_parents(int root, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char parent[4096];
+
+	if (slash && (size_t)(slash - path) < sizeof(parent)) {
+		memcpy(parent, path, (size_t)(slash - path));
+		parent[slash - path] = '\0';
+		if (parent[0] && beneath_mkdirs(root, parent, 0755) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* One symbolic link of the tree, with its parents, holding its traced text.  Making it
+ * follows nothing; what later follows it stays beneath root (beneath.h). */
+static int make_link(int root, const struct plan_entry *e)
+{
+	const char *base;
+	int dir, rc, saved;
+
+	if (make_parents(root, e->path) != 0 || (dir = beneath_parent(root, e->path, &base)) < 0)
+		return -1;
+	rc = symlinkat(e->target, dir, base);
+	saved = errno;
+	close(dir);
+	errno = saved;
+	return rc;
+}
+
 /* One file of the tree, with its parents; -1 and errno, printing nothing: the caller
  * decides whether the failure is a refused hostile path or a real error. */
 static int fill_file(int root, const struct plan_entry *e, const char *chunk)
 {
-	const char *slash = strrchr(e->path, '/');
-	char parent[4096];
 	int fd, saved;
 
-	if (slash && (size_t)(slash - e->path) < sizeof(parent)) {
-		memcpy(parent, e->path, (size_t)(slash - e->path));
-		parent[slash - e->path] = '\0';
-		if (parent[0] && beneath_mkdirs(root, parent, 0755) != 0)
-			return -1;
-	}
+	if (make_parents(root, e->path) != 0)
+		return -1;
 	fd = beneath_open(root, e->path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0)
 		return -1;
@@ -167,19 +192,20 @@ static int fill_file(int root, const struct plan_entry *e, const char *chunk)
 	return close(fd);
 }
 
-/* Tang 5.4: the directories and files (with real data: reading a hole costs nothing) the
- * trace needs before it starts.  An entry the tree cannot hold (a hostile path) is
- * reported and skipped; the operations on it will fail and be counted. */
+/* Tang 5.4: the directories, files (with real data: reading a hole costs nothing) and
+ * symbolic links the trace needs before it starts.  An entry the tree cannot hold (a
+ * hostile path) is reported and skipped; the operations on it will fail and be counted. */
 static int build_tree(int root, const struct plan *p, struct json *j)
 {
 	char *chunk = xaligned(4096, FILL_CHUNK);
-	size_t dirs = 0, files = 0, refused = 0;
+	size_t dirs = 0, files = 0, links = 0, refused = 0;
 	uint64_t bytes = 0, start = now_ns();
 
 	memset(chunk, 'f', FILL_CHUNK);
 	for (size_t i = 0; i < p->n_tree && !stop_requested; i++) {
 		const struct plan_entry *e = &p->tree[i];
-		int rc = e->size < 0 ? beneath_mkdirs(root, e->path, 0755) : fill_file(root, e, chunk);
+		int rc = e->target ? make_link(root, e)
+			 : e->size < 0 ? beneath_mkdirs(root, e->path, 0755) : fill_file(root, e, chunk);
 
 		if (rc != 0) {
 			if (errno != EXDEV && errno != ELOOP && errno != ENAMETOOLONG && errno != EINVAL) {
@@ -190,7 +216,9 @@ static int build_tree(int root, const struct plan *p, struct json *j)
 			refused++;
 			continue;
 		}
-		if (e->size < 0) {
+		if (e->target) {
+			links++;
+		} else if (e->size < 0) {
 			dirs++;
 		} else {
 			files++;
@@ -206,6 +234,7 @@ static int build_tree(int root, const struct plan *p, struct json *j)
 	json_begin_object(j);
 	json_kv_u64(j, "directories", dirs);
 	json_kv_u64(j, "files", files);
+	json_kv_u64(j, "links", links);
 	json_kv_u64(j, "bytes", bytes);
 	json_kv_u64(j, "refused", refused);
 	json_kv_double(j, "seconds", (double)(now_ns() - start) / 1e9);

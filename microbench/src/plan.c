@@ -124,10 +124,23 @@ static int parse_op(struct plan *p, const struct reader *r, char **f, int n)
 static int parse_entry(struct plan *p, const struct reader *r, char **f, int n)
 {
 	int64_t size = -1;
-	const char *path;
+	const char *path, *target = NULL;
 
-	if (f[0][0] == 'D' ? n != 2 : (n != 3 || to_i64(f[1], &size) || size < 0))
-		return bad(r, f[0][0] == 'D' ? "a D line is: D<tab>path" : "an F line is: F<tab>size<tab>path");
+	switch (f[0][0]) {
+	case 'D':
+		if (n != 2)
+			return bad(r, "a D line is: D<tab>path");
+		break;
+	case 'F':
+		if (n != 3 || to_i64(f[1], &size) || size < 0)
+			return bad(r, "an F line is: F<tab>size<tab>path");
+		break;
+	default: /* 'L' */
+		if (n != 3 || unescape(f[1]) || f[1][0] == '\0')
+			return bad(r, "an L line is: L<tab>target<tab>path, the target not empty");
+		target = f[1];
+		size = 0;
+	}
 	path = f[n - 1];
 	if (unescape((char *)path) || path[0] == '\0')
 		return bad(r, "a tree entry needs a path (escapes: \\t, \\n, \\\\)");
@@ -137,7 +150,8 @@ static int parse_entry(struct plan *p, const struct reader *r, char **f, int n)
 		if (!p->tree)
 			die("out of memory");
 	}
-	p->tree[p->n_tree++] = (struct plan_entry){ .size = size, .path = keep(p, path) };
+	p->tree[p->n_tree++] = (struct plan_entry){ .size = size, .path = keep(p, path),
+						    .target = target ? keep(p, target) : NULL };
 	return 0;
 }
 
@@ -192,12 +206,12 @@ int plan_load(const char *path, struct plan *p)
 				rc = bad(&r, "not an fsbm replay plan (the first line is \"fsbm-replay-plan<tab>1\")");
 		} else if (strcmp(fields[0], "O") == 0) {
 			rc = parse_op(p, &r, fields, n);
-		} else if (strcmp(fields[0], "D") == 0 || strcmp(fields[0], "F") == 0) {
+		} else if (!strcmp(fields[0], "D") || !strcmp(fields[0], "F") || !strcmp(fields[0], "L")) {
 			rc = parse_entry(p, &r, fields, n);
 		} else if (!strcmp(fields[0], "actors") || !strcmp(fields[0], "handles") || !strcmp(fields[0], "maxio")) {
 			rc = parse_header(p, &r, fields, n);
 		} else if (fields[0][0] != '#' && len > 0) {
-			rc = bad(&r, "expected a line starting with O, D, F, actors, handles or maxio");
+			rc = bad(&r, "expected a line starting with O, D, F, L, actors, handles or maxio");
 		}
 	}
 	if (rc == 0 && r.line == 0)

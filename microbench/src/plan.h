@@ -8,6 +8,7 @@
  *   actors	N        handles	N        maxio	BYTES
  *   D	path                          a directory of the initial tree
  *   F	size	path                      a file of the initial tree, `size` bytes of data
+ *   L	target	path                    a symbolic link of the initial tree, holding `target`
  *   O	actor	kind	handle	flags	mode	offset	size	errno	think_ns	dep	timed	path	path2
  *
  * An O line is one operation: `kind` a name from plan_kind_names, `handle` the open file
@@ -51,9 +52,10 @@ struct plan_op {
 	const char *path2;
 };
 
-struct plan_entry { /* a directory (size < 0) or a file of the initial tree */
+struct plan_entry { /* a directory (size < 0), a file, or a symbolic link of the initial tree */
 	int64_t size;
 	const char *path;
+	const char *target; /* a link's text; NULL for a directory or a file */
 };
 
 struct plan {

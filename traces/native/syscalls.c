@@ -351,6 +351,19 @@ static int h_path(struct proc *p, const struct call *c, const struct sysdesc *d,
 	return 1;
 }
 
+/* readlink(path, buf, size), readlinkat(dirfd, path, buf, size): the link, and in path2 the
+ * text it held, as strace showed the buffer (cut at -s's length): a replay makes the link
+ * where the trace found one (traces/replay_plan.py). */
+static int h_readlink(struct proc *p, const struct call *c, const struct sysdesc *d, struct event *e)
+{
+	if (!h_path(p, c, d, e))
+		return 0;
+	if (!failed(c) && d->b + 1 < c->nargs && span_string(c->arg[d->b + 1], e->path2_buf, sizeof(e->path2_buf)) == 0 &&
+	    e->path2_buf[0])
+		e->path2 = e->path2_buf;
+	return 1;
+}
+
 /*
  * rename/link: the old path at d->b (dirfd d->a), the new one after its dirfd d->c, or
  * right after the old path when there are no dirfds.  symlink: the contents (argument 0),
@@ -547,8 +560,8 @@ static const struct sysdesc table[] = {
 	{ "rmdir", "rmdir", h_path, -1, 0, -1 },
 	{ "unlink", "unlink", h_path, -1, 0, -1 },
 	{ "unlinkat", "unlink", h_path, 0, 1, 2 },
-	{ "readlink", "readlink", h_path, -1, 0, -1 },
-	{ "readlinkat", "readlink", h_path, 0, 1, -1 },
+	{ "readlink", "readlink", h_readlink, -1, 0, -1 },
+	{ "readlinkat", "readlink", h_readlink, 0, 1, -1 },
 	{ "rename", "rename", h_two_paths, -1, 0, -1 },
 	{ "renameat", "rename", h_two_paths, 0, 1, 2 },
 	{ "renameat2", "rename", h_two_paths, 0, 1, 2 },
