@@ -284,8 +284,8 @@ def test_rsync_replays_its_probes_for_directories_and_its_links_as_traced(tmp_pa
     (work / "tree" / "sub").mkdir(parents=True)
     for i in range(12):
         (work / "tree" / ("sub" if i % 2 else "") / f"f{i}").write_bytes(os.urandom(100 + i))
-    # To a directory, which rsync makes before the link: rsync's own lstat of the link it made
-    # is replayed as a stat that follows it (the trace keeps no AT_SYMLINK_NOFOLLOW).
+    # rsync makes this link in the mirror before the directory it names, then lstats it; the
+    # trace keeps no AT_SYMLINK_NOFOLLOW, and the plan replays that stat of a link as an lstat.
     (work / "tree" / "zz").symlink_to("sub")
     recording = record(["rsync", "-a", "tree/", "mirror/"], tmp_path / "rsync.strace", cwd=work)
     assert recording.returncode == 0

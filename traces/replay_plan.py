@@ -408,11 +408,10 @@ class PlanBuilder:
                 entries[path] = -1 if path in self.directories else self.size.get(path, 0)
         return sorted(entries.items(), key=lambda item: (item[0].count("/"), item[0]))
 
-    def tree_links(self, tree: list[tuple[str, int]]) -> dict[str, str]:
+    def tree_links(self, tree: list[tuple[str, int]], parents: set[str]) -> dict[str, str]:
         """The entries of `tree` the trace read as symbolic links (a readlink that succeeded),
         with the text it read: made as links, so that an lstat or a readlink of one ends as
-        traced.  One the tree also holds something beneath stays a directory."""
-        parents = {posixpath.dirname(p) for p, _ in tree}
+        traced.  One among `parents` (the tree holds something beneath it) stays a directory."""
         return {p: self.links[p] for p, size in tree if size >= 0 and p in self.links and p not in parents}
 
 
@@ -452,15 +451,15 @@ def build_plan(table: pa.Table, scope: str | None = None) -> tuple[str, PlanStat
     stats = builder.stats
     stats.actors = len(builder.actor_ids)
     stats.tree_directories = sum(1 for _, size in tree if size < 0)
-    links = builder.tree_links(tree)
+    # A directory that holds another entry is made with it (fsreplay makes every missing
+    # parent): writing only the others keeps a deep tree's making linear in its depth.
+    parents = {posixpath.dirname(p) for p, _ in tree}
+    links = builder.tree_links(tree, parents)
     stats.tree_links = len(links)
     stats.tree_files = len(tree) - stats.tree_directories - stats.tree_links
     stats.tree_bytes = sum(size for _, size in tree if size > 0)
     lines = ["fsbm-replay-plan\t1", f"actors\t{max(stats.actors, 1)}", f"handles\t{builder.handles}",
              f"maxio\t{builder.max_io}"]
-    # A directory that holds another entry is made with it (fsreplay makes every missing
-    # parent): writing only the others keeps a deep tree's making linear in its depth.
-    parents = {posixpath.dirname(p) for p, _ in tree}
     lines += [f"D\t{_escape(p)}" if size < 0 else
               f"L\t{_escape(links[p])}\t{_escape(p)}" if p in links else f"F\t{size}\t{_escape(p)}"
               for p, size in tree if size >= 0 or p not in parents]
