@@ -7,9 +7,13 @@ a file.  Measured, each in a process of its own:
 - one process: `fsbm characterize`'s path for a large table (a bucket of actors at a time),
   its wall time and peak RSS;
 - Dask, 1 worker and 2 workers, each worker limited to --memory-limit (Dask spills beyond
-  it): wall time, each worker's peak RSS, the client's.
+  it): wall time, each worker's peak RSS, the client's;
+- Dask, 2 workers and a scheduler started apart (`dask scheduler`, `dask worker`), as on a
+  cluster: the client's peak RSS without the scheduler's in it, and the scheduler's.
 Every profile must equal the one-process profile; the two-worker run's wall time is
-reported against the one-worker run's (target: at least 1.7x on two cores).
+reported against the one-worker run's (target: at least 1.7x on two cores), and the
+client's peak apart from the scheduler against its memory before the run (target: nothing
+gathered in proportion to the events).
 
 Usage: .venv/bin/python bench/characterize_distributed.py [--events 100000000] [--memory-limit 2GiB]
 """
@@ -22,6 +26,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from event_tables import write_partitioned
@@ -43,14 +49,50 @@ from fsbm.characterizer.scale import characterize_dask
 from fsbm.cluster import dask_client
 
 if __name__ == "__main__":
-    with dask_client(workers=int(sys.argv[3]), memory_limit=sys.argv[4]) as client:
+    where = sys.argv[3]  # a number of local workers, or a running scheduler's address
+    local = {"workers": int(where), "memory_limit": sys.argv[4]} if where.isdigit() else {"scheduler": where}
+    with dask_client(**local) as client:
+        before = peak_rss_mib()
         t = time.perf_counter(); body = characterize_dask(Path(sys.argv[1]), client).body
         seconds = time.perf_counter() - t
         workers = client.run(peak_rss_mib)
     Path(sys.argv[2]).write_text(json.dumps(body, sort_keys=True, default=str))
     print(json.dumps({"seconds": seconds, "worker_peak_rss_mib": sorted(workers.values()),
-                      "client_peak_rss_mib": peak_rss_mib()}))
+                      "client_before_mib": before, "client_peak_rss_mib": peak_rss_mib()}))
 '''
+
+
+def _peak_of(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmHWM:")) / 1024
+
+
+@contextmanager
+def _cluster_apart(directory: Path, memory_limit: str) -> Iterator[tuple[str, int]]:
+    """A `dask scheduler` and a `dask worker --nworkers 2` of their own, as on a cluster: the
+    scheduler's address and process id."""
+    dask = Path(sys.executable).with_name("dask")
+    directory.mkdir()
+    scheduler_file = directory / "scheduler.json"
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "stdin": subprocess.DEVNULL, "cwd": directory}
+    started = [subprocess.Popen([str(dask), "scheduler", "--scheduler-file", str(scheduler_file), "--port", "0",
+                                 "--no-dashboard"], **quiet)]
+    try:
+        deadline = time.monotonic() + 60
+        while not scheduler_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        started.append(subprocess.Popen([str(dask), "worker", "--scheduler-file", str(scheduler_file), "--nworkers", "2",
+                                         "--nthreads", "1", "--memory-limit", memory_limit, "--no-dashboard",
+                                         "--local-directory", str(directory)], **quiet))
+        from dask.distributed import Client
+
+        with Client(scheduler_file=str(scheduler_file), timeout="30s") as client:
+            client.wait_for_workers(2, timeout=60)
+        yield json.loads(scheduler_file.read_text())["address"], started[0].pid
+    finally:
+        for process in reversed(started):
+            process.terminate()
+            process.wait(timeout=30)
 
 
 def _run(script: Path, *args: str) -> dict:
@@ -89,6 +131,16 @@ def main() -> int:
                   f"worker peak RSS {', '.join(f'{m:.0f}' for m in r['worker_peak_rss_mib'])} MiB, client "
                   f"{r['client_peak_rss_mib']:.0f} MiB; profile {'equal to' if r['same_profile'] else 'DIFFERENT from'}"
                   f" one process's")
+        with _cluster_apart(tmp / "apart", args.memory_limit) as (address, scheduler):
+            r = _run(dask, str(tmp / "events"), str(tmp / "apart.json"), address)
+            r["scheduler_peak_rss_mib"] = _peak_of(scheduler)
+        r["same_profile"] = (tmp / "apart.json").read_text() == reference
+        results["dask x2, scheduler apart"] = r
+        print(f"  Dask, 2 workers, scheduler apart: {r['seconds']:7.1f} s, worker peak RSS "
+              f"{', '.join(f'{m:.0f}' for m in r['worker_peak_rss_mib'])} MiB, scheduler {r['scheduler_peak_rss_mib']:.0f}"
+              f" MiB, client {r['client_peak_rss_mib']:.0f} MiB ({r['client_before_mib']:.0f} MiB before the run: "
+              f"{r['client_peak_rss_mib'] / r['client_before_mib']:.2f}x); profile "
+              f"{'equal to' if r['same_profile'] else 'DIFFERENT from'} one process's")
     speedup = results["dask x1"]["seconds"] / results["dask x2"]["seconds"]
     print(f"  2 workers against 1: {speedup:.2f}x (target >= 1.7)  {'ok' if speedup >= 1.7 else 'MISSED'}")
     if args.json:

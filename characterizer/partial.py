@@ -35,7 +35,7 @@ from fsbm.characterizer.histograms import ValueCounts
 from fsbm.characterizer.kernels import library
 from fsbm.characterizer.mapped import Regions, mapped_regions
 from fsbm.characterizer.profile import SCHEMA_VERSION
-from fsbm.characterizer.reference_log import ReferenceLog, ReferenceSummary
+from fsbm.characterizer.reference_log import ReferenceLog, ReferenceSummary, ReuseOutcome
 from fsbm.characterizer.reuse import data_accesses
 from fsbm.characterizer.sequentiality import Access, classify, percentages, run_classes
 from fsbm.characterizer.syncs import DEFINITION as SYNC_KINDS_DEFINITION
@@ -179,9 +179,9 @@ class Partial:
     left_out: dict[str, int] = field(default_factory=dict)
     # Every event summarized, the workload's and those left out (out of scope, pseudo files).
     seen: int = 0
-    # What the profile takes from the references, where the parts' logs were summarized
-    # where they lie (reference_log.py); else it is made from `references` at finalize.
-    reference_summary: ReferenceSummary | None = None
+    # What the profile takes from the references, where the parts' logs were sampled where
+    # they lie and the samples joined (reference_log.py); else made from `references` at finalize.
+    reuse: ReuseOutcome | None = None
     # The open-file levels, where the parts' LevelLogs were summarized where they lie
     # (open_levels.py); else they are made from `levels` at finalize.
     open_levels: OpenLevels | None = None
@@ -442,9 +442,9 @@ def finalize(part: Partial) -> dict[str, object]:
         raise ValueError("a Partial whose open-file changes were detached needs their levels to finalize")
     levels = part.open_levels or OpenLevels.of(part.levels, *level_windows(part))  # type: ignore[arg-type]
     core = part.core.finalize(part.nfs, part.has_time, levels.stats[WHOLE])
-    if part.reference_summary is None and part.references is None:
+    if part.reuse is None and part.references is None:
         raise ValueError("a Partial whose references were detached needs their summary to finalize")
-    references = part.reference_summary or ReferenceSummary.of(part.references)
+    reuse = part.reuse or ReferenceSummary.of(part.references).outcome()  # type: ignore[arg-type]
     sizes = ValueCounts.of(part.files.size)
     inside = inside_outside(part.inside, part.core.events)
     span_s = inside["trace_span_ns"] / 1e9 if inside.get("known") else 0
@@ -468,9 +468,9 @@ def finalize(part: Partial) -> dict[str, object]:
         "fsync": {"count": part.fsyncs, "per_second": part.fsyncs / span_s if span_s else None,
                   "bytes_written_per_fsync": part.written / part.fsyncs if part.fsyncs else None,
                   "kinds": part.syncs, "kinds_definition": SYNC_KINDS_DEFINITION},
-        "reuse": references.reuse_curve(),
+        "reuse": reuse.curve,
         "scope": part.scope,
-        "classes": with_unlinked_data(part.classes, references.unlinked_sizes()),
+        "classes": with_unlinked_data(part.classes, reuse.unlinked),
         "trace_time": part.trace_time.summary(),
         "recording": part.recording or None,
         "timeline": part.timeline or None,

@@ -15,6 +15,9 @@ rounds, each of which sends only what is bounded by the budget, the files or the
    merge by the earlier, holdings by the larger (LogSample.concat).
 
 The one-machine path is the same two rounds over one log, so both give the same profile.
+What a profile takes from the joined samples, the curve and the unlinked files' sizes
+(ReuseOutcome), is made where they are joined: on a cluster, a worker's task, so the client
+receives a few hundred numbers rather than the sample.
 
 What a file held when it was unlinked is the largest end of an access to it since its
 previous unlink, over every actor (rm removes what cp wrote): the unlinks cut each file's
@@ -236,3 +239,20 @@ class ReferenceSummary:
 
     def unlinked_sizes(self) -> np.ndarray:
         return self.plan.unlinked_sizes((self.sample.file, self.sample.life, self.sample.end))
+
+    def outcome(self) -> "ReuseOutcome":
+        return ReuseOutcome(self.reuse_curve(), self.unlinked_sizes())
+
+
+@dataclass(frozen=True)
+class ReuseOutcome:
+    """All a profile takes from a trace's references: the reuse curve's document, and the
+    most each unlinked file held (one per unlink, in the plan's order)."""
+
+    curve: dict[str, object]
+    unlinked: np.ndarray
+
+
+def reuse_outcome(facts: LogFacts, plan: LogPlan, *samples: LogSample) -> ReuseOutcome:
+    """Round 2's samples of every part joined, and what the profile takes from them."""
+    return ReferenceSummary(facts, plan, LogSample.concat(list(samples))).outcome()

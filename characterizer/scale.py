@@ -46,7 +46,7 @@ from fsbm.characterizer.open_levels import CellSums, LevelLog, LevelPlan, OpenLe
 from fsbm.characterizer.partial import (FileStatistics, Partial, finalize, level_windows, summarize,
                                         traced_over_nfs)
 from fsbm.characterizer.profile import Profile
-from fsbm.characterizer.reference_log import LogFacts, LogPlan, LogSample, ReferenceLog, ReferenceSummary
+from fsbm.characterizer.reference_log import LogFacts, LogPlan, LogSample, ReferenceLog, reuse_outcome
 from fsbm.errors import FsbmError, UsageError
 from fsbm.traces.ingest import check_event_table
 
@@ -263,8 +263,8 @@ def _on_cluster(work: list[Piece], n_buckets: int, scratch: str, client: object,
     """partial_dask's work: every piece cut into buckets in `scratch`; every bucket summarized
     where a worker reads it, its reference log and open-file changes kept beside it
     (summarize_spilled_keeping_logs); the buckets of files; then the two rounds of the reuse
-    curve and of the open-file level on the kept logs, which send the client only samples and
-    per-cell numbers (reference_log.py, open_levels.py)."""
+    curve and of the open-file level on the kept logs, which send the client only the curve
+    and per-cell numbers (reference_log.py, open_levels.py)."""
     import dask
     from dask import delayed
 
@@ -283,13 +283,12 @@ def _on_cluster(work: list[Piece], n_buckets: int, scratch: str, client: object,
     file_level.into(part)
     if part.seen != total.events:
         raise RuntimeError(f"the buckets hold {part.seen} events, the pieces {total.events}")
-    references = [_log_path(scratch, "references", k) for k in range(n_buckets)]
     plan = LogPlan.of(found)
-    # Each bucket's sample comes here as it is, and they are joined once: a tree of merges
-    # would copy the growing samples at every level.
-    sample = LogSample.concat(list(dask.compute([delayed(log_sample)(log, plan) for log in references],
-                                                scheduler=client)[0]))
-    part.reference_summary = ReferenceSummary(found, plan, sample)
+    # The buckets' samples are joined once, by one worker's task, which sends back only the
+    # curve and the unlinked files' sizes: a tree of merges would copy the growing samples at
+    # every level, and joined here they held the client at the sample's size.
+    samples = [delayed(log_sample)(_log_path(scratch, "references", k), plan) for k in range(n_buckets)]
+    part.reuse = dask.compute(delayed(reuse_outcome)(found, plan, *samples), scheduler=client)[0]
     part.open_levels = _open_levels_dask(part, [_log_path(scratch, "levels", k) for k in range(n_buckets)], client)
     return part
 
@@ -354,10 +353,9 @@ def _in_buckets(path: Path, work: list[Piece], n_buckets: int, every: int | None
         reduce(FileStatistics.merge, (summarize_files(parts, facts, scope) for _, parts in buckets("files")),
                FileStatistics.none()).into(part)
         plan = LogPlan.of(found)
-        sample = LogSample.concat([log_sample(log, plan) for log in logs])
+        part.reuse = reuse_outcome(found, plan, *(log_sample(log, plan) for log in logs))
     if part.seen != facts.events:
         raise RuntimeError(f"the buckets hold {part.seen} events, the pieces {facts.events}")
-    part.reference_summary = ReferenceSummary(found, plan, sample)
     return _of_table(part, path)
 
 
