@@ -348,6 +348,13 @@ def ranking_sentence(ranking: Any) -> str:
     return sentence
 
 
+def outside_note(prediction: Prediction) -> str:
+    """What the time outside the filesystem rests on, in one line, or "" where nothing says."""
+    if not prediction.outside_evidence:
+        return ""
+    return f"time outside the filesystem: {prediction.outside_evidence}"
+
+
 def prediction_table(prediction: Prediction) -> Table:
     """Per candidate: predicted runtime with its 90% interval, the split, the top operations."""
     if not prediction.validated:

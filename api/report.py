@@ -176,7 +176,11 @@ def report_for_prediction(predictor: PredictionService, store: ResultsStore, pre
 def _ranked(prediction: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any], str]:
     """Candidates in predicted order, the ranking used, and the runtime field it ranks by."""
     ranking = prediction.get("ranking") or prediction.get("relative_ranking") or {}
-    field = "runtime_s" if prediction.get("ranking") else ("relative_s" if ranking else "fs_s")
+    if prediction.get("ranking") and prediction.get("absolute", True):
+        field = "runtime_s"
+    else:
+        field = "relative_s" if prediction.get("relative_ranking") else "fs_s"
+    ranking = prediction.get("relative_ranking") if field == "relative_s" else ranking
     entries = sorted(prediction["candidates"], key=lambda e: e.get(field) or 0.0)
     return entries, ranking, field
 
@@ -284,9 +288,11 @@ def _runtime_section(prediction: dict[str, Any]) -> str:
     form = {"runtime_s": "absolute form: time outside the filesystem plus count x cost",
             "relative_s": f"relative form: the runtime measured on {escape(prediction['measured']['on'])} scaled by "
                           "the modelled ratio" if prediction.get("measured") else "",
-            "fs_s": "time inside the filesystem only (the trace has no recording of its CPU time)"}[field]
+            "fs_s": "time inside the filesystem only: nothing in the workload tells the time outside it"}[field]
+    evidence = prediction.get("outside_evidence")
+    outside = f"<p>Time outside the filesystem: {escape(evidence)}.</p>" if evidence else ""
     return (f'<section><h2>Predicted runtime</h2><p>{form}; bars are the prediction, whiskers its 90% interval, '
-            f'{escape(prediction["start"])} start, page cache {_bytes(prediction["cache_bytes"])}.</p>'
+            f'{escape(prediction["start"])} start, page cache {_bytes(prediction["cache_bytes"])}.</p>{outside}'
             f'<figure>{chart}</figure><div class="scroll"><table><thead><tr><th>candidate</th><th>predicted</th>'
             f'<th>90% interval</th><th>outside the fs</th><th>in the fs</th><th>aging</th></tr></thead>'
             f'<tbody>{rows}</tbody></table></div></section>')
@@ -602,8 +608,9 @@ def render(data: dict[str, Any]) -> str:
         _observed_section(prediction, data["observations"]),
         '<footer><p class="meta">How this is made: the workload\'s calls are counted by class (operation, request '
         "size, sequential or random, page-cache hit or miss from the reuse curve) and each class is priced with "
-        "the cost fsbench measured on the candidate; time outside the filesystem is the traced program's CPU "
-        "time. See docs/validation.md for how close such predictions come.</p>" + _downloads(prediction)
+        "the cost fsbench measured on the candidate; time outside the filesystem is a recording's CPU time, or "
+        "what a plain trace's own gaps between calls tell less what tracing added (said above). See "
+        "docs/validation.md for how close such predictions come.</p>" + _downloads(prediction)
         + "</footer>",
     ]
     return _page(str(workload), body)

@@ -549,7 +549,9 @@ class Prediction(_Closed):
         "machine). Set beside the traced candidate's count x cost by operation (lines), it shows where its cost "
         "table and the trace disagree. Empty: the trace timed nothing."))
     traced_on: Optional[str] = None
-    absolute: bool
+    absolute: bool = Field(description="Whether runtime_s holds the time outside the filesystem too. False where "
+                                       "nothing tells it (a trace without timestamps, a capture without replies): "
+                                       "then runtime_s is the filesystem's time alone (outside_evidence says why).")
     candidates: list[CandidatePrediction]
     ranking: Optional[Ranking] = None
     measured: Optional[Measured] = None

@@ -83,7 +83,7 @@ def outside_from_trace(profile: Profile | dict[str, Any], calibration: TracingCa
         estimate, why = untraced_outside(timeline, calibration), "the trace has no timestamps (strace -tt)"
     if estimate is not None:
         return estimate
-    return Outside.exactly(0.0, "none", f"none: {why}, so only the filesystem's time is predicted; "
+    return Outside.exactly(0.0, "none", f"not known, as {why}; only the filesystem's time is predicted, and "
                                         "--measured adds the relative form")
 
 
@@ -226,7 +226,7 @@ def predict(profile: Profile | dict[str, Any], tables: list[tuple[int | None, Pr
         "observed_s": {op: ns / 1e9 for op, (_, ns) in sorted(profile.classes.observed_ns().items(),
                                                               key=lambda kv: -kv[1][1])},
         "traced_on": traced_on,
-        "absolute": True, "candidates": entries,
+        "absolute": outside.kind != "none", "candidates": entries,
     }
     evidence = str(row_of[0]["evidence"]) if row_of else "none"
     spreads = cost_log_sds(row_of, parts["fs"], parts["runtime"])

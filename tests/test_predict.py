@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import statistics
+import subprocess
 from collections import Counter
 from pathlib import Path
 
@@ -290,8 +291,9 @@ def test_predict_ranks_candidates_from_real_cost_tables(tmp_path: Path, ext4_fs,
     done = run_fsbm("predict", str(log), "--candidates", f"{ext4_fs.name},{tmpfs_fs.name}", "--json", str(out),
                     "--measured", "0.05", "--traced-on", ext4_fs.name)
     assert done.returncode == 0, done.stderr
-    assert "predicted runtime" in done.stdout
+    assert "predicted runtime" in done.stdout and "time outside the filesystem: " in done.stdout
     doc = json.loads(out.read_text())
+    assert doc["absolute"] and doc["outside_evidence"]
     by_name = {c["candidate"]: c for c in doc["candidates"]}
     for entry in by_name.values():
         assert entry["low_s"] <= entry["runtime_s"] <= entry["high_s"]
@@ -313,6 +315,22 @@ def test_predict_ranks_candidates_from_real_cost_tables(tmp_path: Path, ext4_fs,
     assert by_name[tmpfs_fs.name]["relative_s"] < 0.05
     with ResultsStore(Path(os.environ["FSBM_HOME"]) / "fsbm.sqlite") as store:
         assert store.documents("prediction")
+    # A trace with no timestamps tells nothing of the time outside the filesystem: the
+    # prediction is of the filesystem's time alone, and says so, on the terminal and in the report.
+    untimed, untimed_out = tmp_path / "untimed.strace", tmp_path / "untimed.json"
+    subprocess.run(["strace", "-f", "-y", "-o", str(untimed), *command], check=True, stdout=subprocess.DEVNULL)
+    done = run_fsbm("predict", str(untimed), "--candidates", f"{ext4_fs.name},{tmpfs_fs.name}", "--json",
+                    str(untimed_out))
+    assert done.returncode == 0, done.stderr
+    assert "runtime (90%)" not in done.stdout and "in the filesystem" in done.stdout
+    assert "time outside the filesystem: not known, as the trace has no timestamps" in " ".join(done.stdout.split())
+    doc = json.loads(untimed_out.read_text())
+    assert not doc["absolute"] and all(c["outside_s"] == 0 for c in doc["candidates"])
+    report = tmp_path / "untimed.html"
+    done = run_fsbm("report", str(doc["id"]), "-o", str(report))
+    assert done.returncode == 0, done.stderr
+    page = report.read_text()
+    assert "time inside the filesystem only" in page and "Time outside the filesystem: not known" in page
     missing = run_fsbm("predict", str(log), "--candidates", "nosuch")
     assert missing.returncode == 2 and "no cost table for 'nosuch'" in missing.stderr
     assert ext4_fs.name in missing.stderr and "Traceback" not in missing.stderr

@@ -128,9 +128,12 @@ def predict_command(
                       scope=scope, cache_bytes=page_cache_bytes(cache_size), start=start, uncalibrated=uncalibrated,
                       measured=measured, traced_on=traced_on)
     show(render.prediction_table(doc), doc.model_dump(mode="json"), output_format)
-    observed = render.observed_table(doc)
-    if observed is not None and output_format == "table":
-        console.print(observed)
+    if output_format == "table":
+        if render.outside_note(doc):
+            console.print(escape(render.outside_note(doc)))
+        observed = render.observed_table(doc)
+        if observed is not None:
+            console.print(observed)
     _tell_stale_tables(doc)
     console.print(f"prediction {doc.id} stored (its report: fsbm report {doc.id} -o report.html)")
     if json_out is not None:
@@ -236,6 +239,8 @@ def report_command(
                           keep_going=keep_going, scope=scope,
                           cache_bytes=page_cache_bytes(cache_size), start=start, uncalibrated=uncalibrated)
         console.print(render.prediction_table(doc))
+        if render.outside_note(doc):
+            console.print(escape(render.outside_note(doc)))
         prediction_id = doc.id
     with settings.store() as store:
         try:
