@@ -59,7 +59,8 @@ class FsbenchOptions:
         return args
 
 
-# What `fsbench --quick` runs where it is given no --reps or --case-seconds (fsbench.c, defaults()).
+# What `fsbench --quick` runs where it is given no --reps or --case-seconds (fsbench.c, apply_defaults();
+# its --dry-run says them, and tests/test_fsbench_arguments.py checks the two agree).
 QUICK_REPS = 3
 QUICK_CASE_SECONDS = 0.25
 

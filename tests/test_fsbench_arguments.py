@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from fsbm.microbench.fsbench import QUICK_CASE_SECONDS, QUICK_REPS
+
 
 def run(fsbench: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(fsbench), *args], capture_output=True, text=True, timeout=120)
@@ -70,8 +72,16 @@ def test_default_sweep_brackets_the_block_size(fsbench: Path, tmp_path: Path) ->
 def test_dry_run_states_the_time_it_will_take_and_leaves_nothing(fsbench: Path, tmp_path: Path) -> None:
     done = run(fsbench, "--target", str(tmp_path), "--dry-run")
     assert done.returncode == 0
-    assert "estimated at most" in done.stderr
+    assert "5 repetitions of at most 2 s each, estimated at most" in done.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_quick_effort_is_the_one_the_python_side_assumes(fsbench: Path, tmp_path: Path) -> None:
+    """A stored table is reused only at the effort asked for (TableEffort), which names
+    quick's repetitions and case budget where the user gave none: they must be fsbench's."""
+    done = run(fsbench, "--target", str(tmp_path), "--quick", "--dry-run")
+    assert done.returncode == 0
+    assert f"{QUICK_REPS} repetitions of at most {QUICK_CASE_SECONDS:g} s each" in done.stderr
 
 
 def test_o_direct_cases_with_unaligned_sizes_are_skipped_with_a_reason(fsbench: Path, tmp_path: Path) -> None:

@@ -36,7 +36,7 @@ def test_a_stored_table_stands_in_only_for_an_effort_it_measured(fsbm_home: Path
         told = console.export_text()
         assert "is not reused" in told and "less than the 2 of 0.04 s asked for" in told
 
-    # Quick's own effort is what fsbench runs where it is given none.
+    # Quick's own effort (checked against fsbench's in test_fsbench_arguments) where none is given.
     assert TableEffort().resolved == (QUICK_REPS, QUICK_CASE_SECONDS)
     assert TableEffort().shortfall({"reps": QUICK_REPS, "case_seconds": QUICK_CASE_SECONDS}) is None
     assert "recorded no effort" in TableEffort().shortfall({})

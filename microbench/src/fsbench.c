@@ -645,8 +645,9 @@ int main(int argc, char **argv)
 	make_workdir(&o.cfg);
 	build_plan(&plan, &o, probe_direct_io(o.cfg.workdir_fd), cache_can_drop_all(),
 		   strcmp(env.fs_type, "tmpfs") == 0 || strcmp(env.fs_type, "ramfs") == 0);
-	fprintf(stderr, "fsbench: %zu cases (%zu not applicable here), estimated at most %.0f s\n",
-		plan.ncases, plan.nskips, plan.estimate_seconds);
+	fprintf(stderr, "fsbench: %zu cases (%zu not applicable here), %zu repetitions of at most %g s each, "
+		"estimated at most %.0f s\n", plan.ncases, plan.nskips, o.cfg.reps, o.cfg.case_seconds,
+		plan.estimate_seconds);
 	if (o.dry_run) {
 		for (size_t i = 0; i < plan.ncases; i++) {
 			case_label(&plan.cases[i], label, sizeof(label));
