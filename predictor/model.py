@@ -357,13 +357,17 @@ class CpuScales:
     took where it was traced (`factors`, outside.cpu_scales), and fsbench's CPU prices of
     those calls there (`traced_ns`).
 
-    A factor below 1 shrinks every candidate's CPU prices of the group in proportion.  One
-    above 1 adds CPU that fsbench's cases do not spend (a sync that writes back more than
-    fsbench's did): in proportion on a candidate whose prices of the group are lower, but
-    never more than it added where it was traced, because a candidate whose calls cost more
-    CPU for reasons fsbench does measure (btrfs builds its log tree in the caller) spends the
-    excess once, not that many times over.  Without `traced_ns` every factor is taken in
-    proportion."""
+    A factor below 1 shrinks every candidate's CPU prices of the group in proportion (a
+    workload's reads and writes move fewer bytes a call than fsbench's cases, and their CPU
+    goes with the bytes).  One above 1 adds CPU that fsbench's cases do not spend (a sync
+    that writes back more than fsbench's did): in proportion on a candidate whose prices of
+    the group are lower, but never more than it added where it was traced, because a
+    candidate whose calls cost more CPU for reasons fsbench does measure (btrfs builds its log
+    tree in the caller) spends the excess once, not that many times over.  For the same
+    reason a sync's factor below 1 takes off a candidate whose syncs cost more CPU no more
+    than it took off where it was traced: a workload whose syncs find little to write back
+    still pays for the candidate's own way of syncing.  Without `traced_ns` every factor is
+    taken in proportion."""
 
     factors: dict[str, float] = field(default_factory=dict)
     traced_ns: dict[str, float] = field(default_factory=dict)
@@ -374,7 +378,7 @@ class CpuScales:
         out = {}
         for group, factor in self.factors.items():
             own, traced = cpu_ns.get(group, 0.0), self.traced_ns.get(group)
-            if factor > 1.0 and traced is not None and own > traced:
+            if (factor > 1.0 or group == "sync") and traced is not None and own > traced:
                 factor = 1.0 + (factor - 1.0) * traced / own
             out[group] = factor
         return out

@@ -12,7 +12,7 @@ import pytest
 from fsbm.documents import Reuse, SizeBucket, size_mix
 from fsbm.errors import UsageError
 from fsbm.predictor.cost_table import Case, CostTable, CpuTime, GapCost, Latency
-from fsbm.predictor.model import hit_fraction, price_workload
+from fsbm.predictor.model import CpuScales, hit_fraction, price_workload
 from fsbm.predictor.outside import (CPU_SCALE_BOUNDS, calls_cpu_seconds, cpu_scales, outside_features,
                                    outside_seconds)
 from fsbm.traces.record import CALLS_CPU_FIELDS, median_cpu, untraced_medians
@@ -734,7 +734,8 @@ def test_cold_runs_without_their_syncs_give_the_time_outside_and_what_they_saved
     replays' calls' (no sync in either), and the syncs' CPU is what skipping them saved the
     cold runs: on the traced filesystem the calls' and the outside CPU add up to the cold
     runs' again.  That scale is not bounded; it moves nothing on a candidate whose syncs cost
-    no CPU (model.CpuScales) and adds the excess once on one whose syncs cost more."""
+    no CPU (model.CpuScales), and adds the excess once, or takes off the shortfall once, on one
+    whose syncs cost more."""
     traced, memory = Pricer(table_with_cpu("ext4")), Pricer(table_with_cpu("tmpfs", scale=0.01))
     dearer = Pricer(table_with_cpu("btrfs", scale=3.0))
     workload = profile(reads=1000, fsyncs=40)
@@ -764,6 +765,17 @@ def test_cold_runs_without_their_syncs_give_the_time_outside_and_what_they_saved
     plain = price_workload(workload, dearer, cache_bytes=cache).by_group(cpu=True)
     on_dearer = price_workload(workload, dearer, cache_bytes=cache, cpu_scales=scales).by_group(cpu=True)
     assert on_dearer["sync"] - plain["sync"] == pytest.approx(4 * priced["sync"], rel=1e-6)
+    # Syncs that saved nothing when skipped (found nothing to write back) cost no CPU where
+    # traced, and shrink a dearer candidate's by what they took off there, not in proportion:
+    # its own way of syncing (btrfs's log tree) stays.  Writes' factors below 1 go in proportion.
+    idle = {**workload, "recording": {**workload["recording"], "untraced_nosync_system_cpu_ns": cold_cpu - 10**8}}
+    idle_scales = cpu_scales(idle, traced, cache_bytes=cache)
+    assert idle_scales.factors["sync"] == 0.0
+    assert price_workload(idle, traced, cache_bytes=cache, cpu_scales=idle_scales).by_group(cpu=True)["sync"] == 0
+    on_dearer = price_workload(idle, dearer, cache_bytes=cache, cpu_scales=idle_scales).by_group(cpu=True)
+    assert on_dearer["sync"] == pytest.approx(plain["sync"] - priced["sync"], rel=1e-6) and on_dearer["sync"] > 0
+    shrunk = CpuScales({"write": 0.5}, {"write": priced["write"]})
+    assert shrunk.on({"write": 3 * priced["write"]}) == {"write": 0.5}
     assert set(cpu_scales(workload, traced, cache_bytes=cache, start="warm").factors.values()) == {1.0}
     # Without the replays' measurements (the calls' CPU priced), the cold runs' CPU time and every call's price.
     priced_only = {**workload, "recording": {k: v for k, v in workload["recording"].items()

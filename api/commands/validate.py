@@ -40,7 +40,7 @@ def _validate_plain(settings: Settings, doc: Optional[dict[str, Any]], options: 
         console.print(f"the runtime model for plain traces stored as document {done.model_id}: `fsbm predict` gives "
                       "plain traces their intervals from its errors")
     out = doc_out or Path(f"docs/validation-plain-{done.doc['options']['split']}.md")
-    write_text(out, markdown(done.doc, done.judged))
+    write_text(out, markdown(done.doc, done.judged, judged_again=doc is not None))
     s = done.judged.summary
     for form in (form for form in ("relative", "absolute", "untimed") if form in s):
         f = s[form]
@@ -146,7 +146,7 @@ def validate_command(
         write_json(json_out, done.doc)
     console.print(render.validation_table(done.judged.rows, done.judged.summary))
     out = doc_out or Path(f"docs/validation-recorded-{split_of(done.doc)}.md")
-    write_text(out, markdown(done.doc, done.judged))
+    write_text(out, markdown(done.doc, done.judged, judged_again=loaded is not None))
     if done.model_id is not None:
         console.print(f"runtime model {done.model_id} stored (fsbm predict uses it for recordings)")
     console.print(f"table written to {escape(str(out))}")
