@@ -175,12 +175,12 @@ def report_for_prediction(predictor: PredictionService, store: ResultsStore, pre
 
 def _ranked(prediction: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any], str]:
     """Candidates in predicted order, the ranking used, and the runtime field it ranks by."""
-    ranking = prediction.get("ranking") or prediction.get("relative_ranking") or {}
     if prediction.get("ranking") and prediction.get("absolute", True):
-        field = "runtime_s"
-    else:
-        field = "relative_s" if prediction.get("relative_ranking") else "fs_s"
-    ranking = prediction.get("relative_ranking") if field == "relative_s" else ranking
+        field, ranking = "runtime_s", prediction["ranking"]
+    elif prediction.get("relative_ranking"):
+        field, ranking = "relative_s", prediction["relative_ranking"]
+    else:  # the filesystem's time alone, ranked as the prediction ranked it
+        field, ranking = "fs_s", prediction.get("ranking") or {}
     entries = sorted(prediction["candidates"], key=lambda e: e.get(field) or 0.0)
     return entries, ranking, field
 

@@ -26,12 +26,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 from event_tables import write_partitioned
-from peak_memory import SOURCE as PEAK_RSS
+from peak_memory import SOURCE as PEAK_RSS, peak_rss_mib
+
+from fsbm.cluster import cluster_apart
 
 ONE_PROCESS = PEAK_RSS + '''
 import json, sys, time
@@ -60,39 +60,6 @@ if __name__ == "__main__":
     print(json.dumps({"seconds": seconds, "worker_peak_rss_mib": sorted(workers.values()),
                       "client_before_mib": before, "client_peak_rss_mib": peak_rss_mib()}))
 '''
-
-
-def _peak_of(pid: int) -> float:
-    with open(f"/proc/{pid}/status") as status:
-        return next(int(line.split()[1]) for line in status if line.startswith("VmHWM:")) / 1024
-
-
-@contextmanager
-def _cluster_apart(directory: Path, memory_limit: str) -> Iterator[tuple[str, int]]:
-    """A `dask scheduler` and a `dask worker --nworkers 2` of their own, as on a cluster: the
-    scheduler's address and process id."""
-    dask = Path(sys.executable).with_name("dask")
-    directory.mkdir()
-    scheduler_file = directory / "scheduler.json"
-    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "stdin": subprocess.DEVNULL, "cwd": directory}
-    started = [subprocess.Popen([str(dask), "scheduler", "--scheduler-file", str(scheduler_file), "--port", "0",
-                                 "--no-dashboard"], **quiet)]
-    try:
-        deadline = time.monotonic() + 60
-        while not scheduler_file.exists() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        started.append(subprocess.Popen([str(dask), "worker", "--scheduler-file", str(scheduler_file), "--nworkers", "2",
-                                         "--nthreads", "1", "--memory-limit", memory_limit, "--no-dashboard",
-                                         "--local-directory", str(directory)], **quiet))
-        from dask.distributed import Client
-
-        with Client(scheduler_file=str(scheduler_file), timeout="30s") as client:
-            client.wait_for_workers(2, timeout=60)
-        yield json.loads(scheduler_file.read_text())["address"], started[0].pid
-    finally:
-        for process in reversed(started):
-            process.terminate()
-            process.wait(timeout=30)
 
 
 def _run(script: Path, *args: str) -> dict:
@@ -131,9 +98,10 @@ def main() -> int:
                   f"worker peak RSS {', '.join(f'{m:.0f}' for m in r['worker_peak_rss_mib'])} MiB, client "
                   f"{r['client_peak_rss_mib']:.0f} MiB; profile {'equal to' if r['same_profile'] else 'DIFFERENT from'}"
                   f" one process's")
-        with _cluster_apart(tmp / "apart", args.memory_limit) as (address, scheduler):
+        (tmp / "apart").mkdir()
+        with cluster_apart(tmp / "apart", memory_limit=args.memory_limit) as (address, scheduler):
             r = _run(dask, str(tmp / "events"), str(tmp / "apart.json"), address)
-            r["scheduler_peak_rss_mib"] = _peak_of(scheduler)
+            r["scheduler_peak_rss_mib"] = peak_rss_mib(scheduler)
         r["same_profile"] = (tmp / "apart.json").read_text() == reference
         results["dask x2, scheduler apart"] = r
         print(f"  Dask, 2 workers, scheduler apart: {r['seconds']:7.1f} s, worker peak RSS "

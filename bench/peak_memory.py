@@ -6,11 +6,11 @@ from __future__ import annotations
 import inspect
 
 
-def peak_rss_mib() -> float:
-    """This process's peak resident memory (VmHWM), MiB.  Not ru_maxrss: a process keeps in it
-    the size of the one it was forked from (the benchmark, holding a whole table) from before
-    the exec."""
-    with open("/proc/self/status") as status:
+def peak_rss_mib(pid: int | str = "self") -> float:
+    """This process's peak resident memory (VmHWM), MiB, or process `pid`'s.  Not ru_maxrss: a
+    process keeps in it the size of the one it was forked from (the benchmark, holding a whole
+    table) from before the exec."""
+    with open(f"/proc/{pid}/status") as status:
         return next(int(line.split()[1]) for line in status if line.startswith("VmHWM:")) / 1024
 
 

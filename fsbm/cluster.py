@@ -7,9 +7,14 @@ cluster's workers need fsbm installed and the traces and tables at the same path
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
+import time
 from concurrent.futures import Executor, ThreadPoolExecutor
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, Iterator
 
 from fsbm.errors import UsageError
@@ -34,6 +39,36 @@ def dask_client(workers: int | None = None, scheduler: str | None = None,
     with LocalCluster(n_workers=workers or 2, threads_per_worker=1, processes=True, dashboard_address=":0",
                       silence_logs=40, memory_limit=memory_limit or "auto") as cluster, Client(cluster) as client:
         yield client
+
+
+@contextmanager
+def cluster_apart(directory: Path, workers: int = 2, memory_limit: str | None = None) -> Iterator[tuple[str, int]]:
+    """A `dask scheduler` and a `dask worker --nworkers N` started as processes of their own,
+    as on a cluster, working in `directory` (which holds the scheduler file): the scheduler's
+    address and process id, once every worker has joined.  Both are stopped on the way out."""
+    from dask.distributed import Client
+
+    dask = Path(sys.executable).with_name("dask")
+    scheduler_file = directory / "scheduler.json"
+    quiet: dict[str, Any] = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "stdin": subprocess.DEVNULL,
+                             "cwd": directory}
+    limit = ["--memory-limit", memory_limit] if memory_limit else []
+    started = [subprocess.Popen([str(dask), "scheduler", "--scheduler-file", str(scheduler_file), "--port", "0",
+                                 "--no-dashboard"], **quiet)]
+    try:
+        deadline = time.monotonic() + 60
+        while not scheduler_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        started.append(subprocess.Popen([str(dask), "worker", "--scheduler-file", str(scheduler_file), "--nworkers",
+                                         str(workers), "--nthreads", "1", *limit, "--no-dashboard",
+                                         "--local-directory", str(directory)], **quiet))
+        with Client(scheduler_file=str(scheduler_file), timeout="30s") as client:
+            client.wait_for_workers(workers, timeout=60)
+        yield json.loads(scheduler_file.read_text())["address"], started[0].pid
+    finally:
+        for process in reversed(started):
+            process.terminate()
+            process.wait(timeout=30)
 
 
 @contextmanager

@@ -12,10 +12,10 @@ import tarfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from time import monotonic, sleep
 
 import pytest
 
+from fsbm.cluster import cluster_apart
 from fsbm.microbench import scratch
 from fsbm.microbench.fsbench import fsbench_binary
 from fsbm.store import ResultsStore
@@ -94,28 +94,10 @@ def fsbench() -> Path:
 def scheduler_apart(tmp_path: Path) -> Iterator[str]:
     """A Dask scheduler and two worker processes started on their own, as on a cluster (the
     `dask` command line, from a directory of their own): the scheduler's address."""
-    dask = Path(sys.executable).with_name("dask")
-    scheduler_file, elsewhere = tmp_path / "scheduler.json", tmp_path / "workers"
+    elsewhere = tmp_path / "workers"
     elsewhere.mkdir()
-    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "stdin": subprocess.DEVNULL}
-    started = [subprocess.Popen([str(dask), "scheduler", "--scheduler-file", str(scheduler_file), "--port", "0",
-                                 "--no-dashboard"], cwd=elsewhere, **quiet)]
-    try:
-        deadline = monotonic() + 60
-        while not scheduler_file.exists() and monotonic() < deadline:
-            sleep(0.1)
-        started.append(subprocess.Popen([str(dask), "worker", "--scheduler-file", str(scheduler_file), "--nworkers", "2",
-                                         "--nthreads", "1", "--no-dashboard", "--local-directory", str(elsewhere)],
-                                        cwd=elsewhere, **quiet))
-        from dask.distributed import Client
-
-        with Client(scheduler_file=str(scheduler_file), timeout="30s") as client:
-            client.wait_for_workers(2, timeout=60)
-        yield json.loads(scheduler_file.read_text())["address"]
-    finally:
-        for process in reversed(started):
-            process.terminate()
-            process.wait(timeout=30)
+    with cluster_apart(elsewhere) as (address, _):
+        yield address
 
 
 def run_fsbm(*args: str, env: dict[str, str] | None = None, timeout: float = 600) -> subprocess.CompletedProcess[str]:

@@ -129,8 +129,7 @@ def predict_command(
                       measured=measured, traced_on=traced_on)
     show(render.prediction_table(doc), doc.model_dump(mode="json"), output_format)
     if output_format == "table":
-        if render.outside_note(doc):
-            console.print(escape(render.outside_note(doc)))
+        _print_outside_note(doc)
         observed = render.observed_table(doc)
         if observed is not None:
             console.print(observed)
@@ -138,6 +137,13 @@ def predict_command(
     console.print(f"prediction {doc.id} stored (its report: fsbm report {doc.id} -o report.html)")
     if json_out is not None:
         write_json(json_out, doc.model_dump(mode="json"))
+
+
+def _print_outside_note(doc: "Prediction") -> None:
+    """The line under a prediction's table saying what its time outside the filesystem rests on."""
+    note = render.outside_note(doc)
+    if note:
+        console.print(escape(note))
 
 
 # A cost table older than this is named beside a prediction: one from another part of the
@@ -239,8 +245,7 @@ def report_command(
                           keep_going=keep_going, scope=scope,
                           cache_bytes=page_cache_bytes(cache_size), start=start, uncalibrated=uncalibrated)
         console.print(render.prediction_table(doc))
-        if render.outside_note(doc):
-            console.print(escape(render.outside_note(doc)))
+        _print_outside_note(doc)
         prediction_id = doc.id
     with settings.store() as store:
         try:
