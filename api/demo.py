@@ -125,7 +125,7 @@ def _measure_programs_cases(targets: list[Target], profile: dict[str, Any], stor
     its newest (pipeline.measure_regime, `fsbm bench --for`); a table that has them already is
     left as it is.  A run that fails leaves its table as it was, said so: the prediction then
     prices those calls from the table's own cases."""
-    from fsbm.api.prediction_service import memory_available_bytes
+    from fsbm.host import memory_available_bytes
     from fsbm.microbench.fsbench import completed
     from fsbm.pipeline import measure_regime
 
@@ -148,7 +148,8 @@ def run_demo(settings: Any, console: Console, filesystems: tuple[str, ...], size
     """The demo; the report's path.  A stored cost table older than `table_max_age_hours`
     is measured again (at `effort`): the demo judges its prediction against runs it makes now."""
     from fsbm.api.report import report_for_prediction
-    from fsbm.api.prediction_service import PredictionService, memory_available_bytes
+    from fsbm.api.prediction_service import PredictionService
+    from fsbm.host import memory_available_bytes
 
     started = time.monotonic()
     step = 0

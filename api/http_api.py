@@ -23,7 +23,8 @@ from fsbm import __version__
 from fsbm.api.jobs import JOB_ID, Jobs, UploadRefused, job_view, parse_recording
 from fsbm.api.models import (ErrorBody, Filesystems, Health, Job, Prediction, PredictionRequest, StoredDocuments,
                              StoredProfile)
-from fsbm.api.prediction_service import PredictionService, cost_table_summaries, memory_available_bytes
+from fsbm.api.prediction_service import PredictionService, cost_table_summaries
+from fsbm.host import memory_available_bytes
 from fsbm.lru import LruCache
 from fsbm.errors import FsbmError
 from fsbm.locations import default_store_path

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from fsbm.errors import UsageError
+from fsbm.host import memory_available_bytes
 from fsbm.lru import LruCache
 from fsbm.predictor.cost_table import CostTable
 from fsbm.documents import Prediction, Profile
@@ -25,15 +26,6 @@ from fsbm.predictor.tracing import TracingCalibration, newest_current
 from fsbm.store import Checkpointer, ResultsStore
 
 CACHED_DOCUMENTS = 256
-
-
-def memory_available_bytes() -> int:
-    """What a page cache can grow to here now: the kernel's MemAvailable, in whole MiB (it moves
-    by pages from one moment to the next; a prediction should not)."""
-    for line in Path("/proc/meminfo").read_text().splitlines():
-        if line.startswith("MemAvailable:"):
-            return (int(line.split()[1]) >> 10) << 20
-    raise UsageError("cannot read MemAvailable from /proc/meminfo; give the page-cache size")
 
 
 def newest_table_ids(store: ResultsStore, names: list[str]) -> list[int]:

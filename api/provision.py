@@ -121,7 +121,7 @@ def add_programs_cases(settings: Any, filesystems: dict[str, Any], tables: dict[
     it, measured on its filesystem with its seed (pipeline.add_workload_cases, as `fsbm bench
     --for` does), so several tables of a target stay independent measurements of the same
     cases.  Per target, the cases measured."""
-    from fsbm.api.prediction_service import memory_available_bytes
+    from fsbm.host import memory_available_bytes
     from fsbm.microbench.fsbench import completed
     from fsbm.pipeline import add_workload_cases
 

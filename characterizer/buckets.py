@@ -22,7 +22,7 @@ import pickle
 import posixpath
 import zlib
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields, replace
 
 import numpy as np
@@ -33,6 +33,7 @@ import pyarrow.parquet as pq
 from fsbm.characterizer.arrays import (MISSING, EventArrays, dictionary_ids, ints, one_dictionary, operation_index,
                                       operations_in, plumbing_origs)
 from fsbm.characterizer.syncs import NAMESPACE_OPS, SYNC_OPS
+from fsbm.host import usable_cores
 from fsbm.traces.ingest import DICTIONARY_COLUMNS
 
 # The columns a part is made from; "path" is read as a dictionary too, so that its strings are
@@ -95,9 +96,11 @@ def _compacted(ids: np.ndarray, names: pa.Array) -> tuple[np.ndarray, pa.Array]:
 
 
 def read_piece(path: str, row_groups: list[int]) -> BucketPart:
-    """Some row groups of a Parquet event table, converted."""
+    """Some row groups of a Parquet event table, converted.  Parquet's threads decode columns
+    side by side; on one processor they only take turns, and read a 10 M-event table in twice
+    the time one thread takes, so they are used only where the process has more than one."""
     table = (pq.ParquetFile(path, read_dictionary=[*DICTIONARY_COLUMNS, "path"])
-             .read_row_groups(row_groups, columns=READ_COLUMNS))
+             .read_row_groups(row_groups, columns=READ_COLUMNS, use_threads=usable_cores() > 1))
     return of_table(table)
 
 
@@ -184,38 +187,62 @@ def by_file(part: BucketPart, buckets: int) -> list[BucketPart]:
     return cut(part.take(at), np.concatenate((own[rows], parent[elsewhere])), buckets)
 
 
-def arrays_of(parts: list[BucketPart]) -> EventArrays:
-    """One bucket's parts as one EventArrays: their names joined (each name one id, in the
-    order the parts first use them), their events in sequence order."""
-    columns = {f.name: np.concatenate([getattr(p, f.name) for p in parts]) if parts else getattr(_EMPTY, f.name)
-               for f in fields(BucketPart) if f.name not in NAMED + _NAMES}
-    names: dict[str, pa.Array] = {}
-    for column, kind in zip(NAMED, _NAMES):
-        columns[column], names[kind] = _joined([getattr(p, column) for p in parts], [getattr(p, kind) for p in parts])
-    seq = columns["seq"]
-    if len(seq) > 1 and (np.diff(seq) < 0).any():
-        order = np.argsort(seq, kind="stable")
-        columns = {name: values[order] for name, values in columns.items()}
-    origs = names["origs"].to_pylist()
+def arrays_of(parts: Iterable[BucketPart], rows: int | None = None) -> EventArrays:
+    """Parts as one EventArrays: their names joined (each name one id, in the order the parts
+    first use them), their events in sequence order.  The parts are copied into arrays of
+    `rows` events (by default, the parts' own) one after another, so that parts read one at a
+    time (read_arrays) are never held together with the arrays they fill: the peak is the
+    arrays and one part, not twice the events."""
+    if rows is None:
+        parts = list(parts)
+        rows = sum(part.rows for part in parts)
+    columns = {f.name: np.empty(rows, getattr(_EMPTY, f.name).dtype) for f in fields(BucketPart) if f.name not in _NAMES}
+    names: dict[str, list[pa.Array]] = {kind: [] for kind in _NAMES}
+    bounds = [0]
+    in_sequence = True  # whether the events are in sequence order as the parts come
+    for part in parts:
+        if bounds[-1] + part.rows > rows:
+            raise ValueError(f"the parts hold more than the {rows} events they were said to")
+        at = slice(bounds[-1], bounds[-1] + part.rows)
+        if part.rows:
+            seq = part.seq
+            in_sequence = in_sequence and not (seq[1:] < seq[:-1]).any() and not (
+                at.start and seq[0] < columns["seq"][at.start - 1])
+        for name, values in columns.items():
+            values[at] = getattr(part, name)
+        for kind in _NAMES:
+            names[kind].append(getattr(part, kind))
+        bounds.append(at.stop)
+    if bounds[-1] != rows:
+        raise ValueError(f"the parts hold {bounds[-1]} events, not the {rows} they were said to")
+    joined = {kind: _renumbered(columns[column], bounds, names[kind]) for column, kind in zip(NAMED, _NAMES)}
+    if not in_sequence:
+        order = np.argsort(columns["seq"], kind="stable")
+        for name in columns:  # a column at a time: one column's copy more, not the events'
+            columns[name] = columns[name][order]
+        del order
+    origs = joined["origs"].to_pylist()
     path = columns.pop("path")
-    paths = pa.DictionaryArray.from_arrays(pa.array(path, mask=path == NO_PATH), names["paths"])
-    return EventArrays(n=len(seq), **columns, plumbing=plumbing_origs(origs)[columns["orig"]],
-                       actors=names["actors"].to_pylist(), files=names["files"].to_pylist(), origs=origs,
+    paths = pa.DictionaryArray.from_arrays(pa.array(path, mask=path == NO_PATH), joined["paths"])
+    del path
+    return EventArrays(n=rows, **columns, plumbing=plumbing_origs(origs)[columns["orig"]],
+                       actors=joined["actors"].to_pylist(), files=joined["files"].to_pylist(), origs=origs,
                        paths=pa.chunked_array([paths]))
 
 
-def _joined(ids: list[np.ndarray], names: list[pa.Array]) -> tuple[np.ndarray, pa.Array]:
-    """The parts' ids renumbered over the union of their names (NO_PATH stays), and the union."""
+def _renumbered(ids: np.ndarray, bounds: list[int], names: list[pa.Array]) -> pa.Array:
+    """The union of the parts' names; `ids`, the parts' own ids one after another (the part
+    i at bounds[i]:bounds[i + 1]), renumbered over it in place (NO_PATH stays)."""
     if not names:
-        return np.zeros(0, np.int32), pa.array([], pa.string())
+        return pa.array([], pa.string())
     encoded = pc.dictionary_encode(pa.concat_arrays(names))
-    codes = np.append(encoded.indices.to_numpy(zero_copy_only=False).astype(np.int32), NO_PATH)
-    out, start = [], 0
-    for part_ids, part_names in zip(ids, names):
-        local = np.append(codes[start:start + len(part_names)], NO_PATH)
-        out.append(local[part_ids])  # NO_PATH (-1) takes the last: NO_PATH
+    codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int32)
+    start = 0
+    for lo, hi, part_names in zip(bounds[:-1], bounds[1:], names):
+        local = np.append(codes[start:start + len(part_names)], np.int32(NO_PATH))
+        ids[lo:hi] = local[ids[lo:hi]]  # NO_PATH (-1) takes the last: NO_PATH
         start += len(part_names)
-    return np.concatenate(out), encoded.dictionary
+    return encoded.dictionary
 
 
 def _empty() -> BucketPart:

@@ -12,12 +12,23 @@ import pyarrow as pa
 
 from fsbm.characterizer.arrays import EventArrays, to_arrays
 from fsbm.characterizer.open_levels import WHOLE, OpenLevels
-from fsbm.characterizer.partial import Partial, core_of, finalize, is_nfs, recording_totals, whole_trace
+from fsbm.characterizer.partial import (Partial, core_of, finalize, is_nfs, recording_totals, trace_clock,
+                                        whole_trace)
 from fsbm.characterizer.profile import Profile
+from fsbm.host import memory_available_bytes
 
-# Tables of more events are summarized a bucket of actors at a time (scale.partial_in_buckets),
-# in memory bounded by a bucket; smaller ones whole, which is faster.
-IN_MEMORY_EVENTS = 2_000_000
+# What profiling a table whole holds at its peak, per event: the events' arrays, with the
+# reference log and the open-file changes beside them (bench/characterize.py: 1.45 times the
+# table's Arrow size at 10 M events: 127 bytes an event, the interpreter's 113 MiB included).
+WHOLE_BYTES_PER_EVENT = 128
+
+
+def fits_in_memory(events: int) -> bool:
+    """Whether a table of `events` events is profiled whole, its arrays in memory: where that
+    takes at most half the memory available now.  A larger one is profiled a bucket of actors
+    at a time (scale.partial_in_buckets), in memory bounded by a bucket, in about twice the
+    time.  Both give the same profile."""
+    return events * WHOLE_BYTES_PER_EVENT <= memory_available_bytes() // 2
 
 
 def characterize(events: pa.Table | EventArrays, *, every: int | None = None, source: str | None = None,
@@ -30,7 +41,7 @@ def characterize(events: pa.Table | EventArrays, *, every: int | None = None, so
 
 def core_statistics(ev: EventArrays) -> dict[str, object]:
     """Tang's table, sequentiality and open files alone: the statistics the speed target is for."""
-    clock = ev.ts - int(ev.ts.min()) if ev.has_time else ev.seq
+    clock = trace_clock(ev, int(ev.ts.min()) if ev.has_time else 0)
     nfs = is_nfs(ev)
     core, _, levels = core_of(ev, clock, nfs)
     opened = OpenLevels.of(levels, {WHOLE: (core.clock_min, core.clock_max)}, {WHOLE: core.open_changes})
@@ -53,8 +64,8 @@ def characterize_files(paths: list[Path], *, every: int | None = None, client: o
     Where two traces' clocks tie (traces without timestamps count calls, so every step ties),
     the one whose path sorts first goes first: the order the tables are given in changes
     nothing, even where the traces share files and so share the page cache."""
-    from fsbm.characterizer.scale import events_in, partial_dask, partial_in_buckets
-    from fsbm.traces.ingest import read_events, recordings_of, timeline_of
+    from fsbm.characterizer.scale import events_in, of_table_file, partial_dask, partial_in_buckets, read_arrays
+    from fsbm.traces.ingest import recordings_of
 
     recordings = [recordings_of(path) if Path(path).is_file() else [] for path in paths]
     if scope is None:
@@ -66,13 +77,12 @@ def characterize_files(paths: list[Path], *, every: int | None = None, client: o
         if client is not None:
             part = partial_dask(path, client, every=every, trace=rank[str(path)], scope=scope)  # its timeline too
             part.recording = recording
-        elif Path(path).is_dir() or events_in(path) > IN_MEMORY_EVENTS:  # the whole-table path reads one file
+        elif fits_in_memory(events_in(path)):
+            part = of_table_file(whole_trace(read_arrays(path), every=every, trace=rank[str(path)], scope=scope,
+                                             recording=recording), path)
+        else:
             part = partial_in_buckets(path, every=every, trace=rank[str(path)], scope=scope)
             part.recording = recording
-        else:
-            part = whole_trace(to_arrays(read_events(path)), every=every, trace=rank[str(path)],
-                               source=str(path), scope=scope, recording=recording)
-            part.timeline = timeline_of(path)
         parts.append(part)
     return Profile(finalize(reduce(Partial.merge, parts)))
 

@@ -43,18 +43,22 @@ class LevelLog:
     """The changes some actors' opens and closes make to the level: when (clock), by how
     much, and in which window."""
 
-    window: np.ndarray
-    clock: np.ndarray
-    change: np.ndarray
+    window: np.ndarray  # int32
+    clock: np.ndarray   # int64
+    change: np.ndarray  # int8: an open or close moves the level by one at most
+
+    # Every open and close makes a change, so the log grows with the trace: it is kept narrow.
+    DTYPES = {"window": np.int32, "clock": np.int64, "change": np.int8}
 
     @classmethod
     def of(cls, window: int, clock: np.ndarray, change: np.ndarray) -> "LevelLog":
-        return cls(np.full(len(clock), window, np.int64), clock.astype(np.int64), change.astype(np.int64))
+        return cls(np.full(len(clock), window, cls.DTYPES["window"]), clock.astype(cls.DTYPES["clock"]),
+                   change.astype(cls.DTYPES["change"]))
 
     @classmethod
     def concat(cls, logs: list["LevelLog"]) -> "LevelLog":
-        return cls(*(np.concatenate([getattr(log, f) for log in logs] or [np.zeros(0, np.int64)])
-                     for f in ("window", "clock", "change")))
+        return cls(*(np.concatenate([getattr(log, f) for log in logs]).astype(dtype, copy=False) if logs
+                     else np.zeros(0, dtype) for f, dtype in cls.DTYPES.items()))
 
     def merge(self, other: "LevelLog") -> "LevelLog":
         return LevelLog.concat([self, other])

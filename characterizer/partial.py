@@ -294,9 +294,16 @@ def _namespace(ev: EventArrays) -> tuple[pa.Array, pa.Array]:
     return touched, pa.array(sorted(directories), pa.string())
 
 
-def _references(ev: EventArrays, clock: np.ndarray, trace: int, mapped: Regions) -> ReferenceLog:
+def trace_clock(ev: EventArrays, origin: int, rows: np.ndarray | slice = slice(None)) -> np.ndarray:
+    """The events' places in time (of those at `rows`): nanoseconds since `origin`, the trace's
+    first timestamp; in a trace without times, their sequence numbers."""
+    return ev.ts[rows] - origin if ev.has_time else ev.seq[rows]
+
+
+def _references(ev: EventArrays, origin: int, trace: int, mapped: Regions) -> ReferenceLog:
     """The block references of the reads and writes, and of the mapped regions as reads
-    (each at its first mapping's place in the trace); and the successful unlinks."""
+    (each at its first mapping's place in the trace); and the successful unlinks.  Each
+    reference's clock is found for it alone (trace_clock): the whole trace's is not kept for it."""
     rows, lengths, reads = data_accesses(ev)
     unlinks = np.flatnonzero((ev.op == OP_INDEX["unlink"]) & ~ev.failed)
     none = np.zeros(len(unlinks), np.int64)
@@ -306,7 +313,7 @@ def _references(ev: EventArrays, clock: np.ndarray, trace: int, mapped: Regions)
         return accesses if not len(regions) and not len(unlinked) else np.concatenate((accesses, regions, unlinked))
 
     at = joined(rows, mapped.rows, unlinks)
-    return ReferenceLog(clock[at], np.full(len(at), trace, np.int16), ev.seq[at],
+    return ReferenceLog(trace_clock(ev, origin, at), np.full(len(at), trace, np.int16), ev.seq[at],
                         pa.array(ev.files, pa.string()), ev.file[at].astype(np.int64),
                         joined(ev.offset[rows], mapped.offset, none), joined(lengths, mapped.length, none),
                         joined(reads, np.ones(len(mapped), bool), none.astype(bool)),
@@ -378,7 +385,7 @@ def summarize(ev: EventArrays, *, nfs: bool, origin: int, first_seq: int = 0, ev
     trace_time = TraceTime.of(ev, costed(ev) & in_scope)
     if not in_scope.all():
         ev = subset(ev, in_scope)
-    clock = ev.ts - origin if ev.has_time else ev.seq
+    clock = trace_clock(ev, origin)
     core, acc, levels = core_of(ev, clock, nfs)
     checkpoints = {}
     if every and ev.n:
@@ -389,23 +396,32 @@ def summarize(ev: EventArrays, *, nfs: bool, origin: int, first_seq: int = 0, ev
             k = int(window[start])
             checkpoints[k], _, theirs = core_of(part, clock[start:stop], nfs, checkpoint_window(k))
             levels = levels.merge(theirs)
+    del clock
+    # What comes of the classified accesses is taken before the rest, and they are let go:
+    # the reference log, made last, is the largest thing a part keeps, and at its making
+    # only the events and the open-file changes are held beside it.
     run_counts, sizes, entire = acc.runs.counts, acc.runs.file_size, acc.runs.entire
     with_data = present(ev.file[acc.index], len(ev.files))
+    mapped = mapped_regions(ev)
+    data = data_classes(ev, acc, mapped)
+    del acc
     touched, directories = _namespace(ev)
     inter, think, inside = actor_times(ev)
-    mapped = mapped_regions(ev)
     ops, origs = _by_operation(ev)
+    windows = Windows.of(ev, origin)
+    actors = int(present(ev.actor, len(ev.actors)).sum())
+    references = _references(ev, origin, trace, mapped)
     part = Partial(
-        nfs=nfs, has_time=ev.has_time, every=every, actors=int(present(ev.actor, len(ev.actors)).sum()),
+        nfs=nfs, has_time=ev.has_time, every=every, actors=actors,
         core=core, checkpoints=checkpoints, run_counts=run_counts,
         files=FileState(pa.array(ev.files, pa.string()).filter(pa.array(with_data)), sizes[with_data],
                         entire[with_data]),
         touched=touched, directories=directories, ops=ops, origs=origs,
         fsyncs=ops["fsync"].count if "fsync" in ops else 0, written=ops["write"].bytes if "write" in ops else 0,
         syncs={},
-        inter_arrival=inter, think=think, inside=inside, windows=Windows.of(ev, origin),
-        references=_references(ev, clock, trace, mapped), levels=levels,
-        classes={"data": data_classes(ev, acc, mapped), "metadata": metadata_classes(ev, ops)}, trace_time=trace_time,
+        inter_arrival=inter, think=think, inside=inside, windows=windows,
+        references=references, levels=levels,
+        classes={"data": data, "metadata": metadata_classes(ev, ops)}, trace_time=trace_time,
         scope=scope, recording=dict(recording or {}), sources=[source] if source else [], left_out=left_out,
         seen=seen)
     return FileStatistics.of_workload(ev).into(part) if file_level else part

@@ -62,7 +62,6 @@ trace's gaps make it, so a trace of 80,000 calls has a wide one and a compiler's
 
 from __future__ import annotations
 
-import os
 import random
 import shutil
 import statistics
@@ -80,6 +79,7 @@ import numpy as np
 
 from fsbm.documents import GAP_OVER_CALL_NS, PARSER_UNTIMED_CAP_NS, Timeline
 from fsbm.errors import FsbmError
+from fsbm.host import usable_cores
 from fsbm.predictor.outside import Outside
 
 STRACE_FLAGS = ("-f", "-tt", "-T", "-y", "-s", "64")
@@ -304,14 +304,6 @@ def newest_current(bodies: Iterable[dict[str, Any] | None]) -> TracingCalibratio
 
 
 UNTIMED = "trace-untimed"
-
-
-def usable_cores() -> int:
-    """The cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
 
 
 def shared_cores_stretch(concurrency: float, cores: int) -> float:

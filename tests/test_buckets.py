@@ -14,6 +14,7 @@ import pytest
 from fsbm.characterizer.arrays import EventArrays, to_arrays
 from fsbm.characterizer.buckets import (NO_PATH, actor_counts, arrays_of, by_actor, by_file, of_table, packed,
                                        read_parts, read_piece, stable_bucket, write_parts)
+from fsbm.characterizer.scale import read_arrays
 from fsbm.traces.ingest import ingest, read_events
 from tests.conftest import SHARED_DATA
 
@@ -47,6 +48,26 @@ def test_a_table_converted_and_read_back_is_the_whole_tables_arrays(table_path: 
     assert (part.path == NO_PATH).any() and (part.path != NO_PATH).any()  # calls without a path stay without
     back = arrays_of([part])
     assert back.n == whole.n and _named(back) == _named(whole)
+
+
+def test_a_table_read_a_row_group_at_a_time_is_the_whole_tables_arrays(table_path: Path, tmp_path: Path) -> None:
+    # Row groups of 40 events, read two at a time: the names of every piece are joined.
+    small_groups = tmp_path / "groups.parquet"
+    table = pq.read_table(table_path)
+    pq.write_table(table.replace_schema_metadata(pq.read_metadata(table_path).metadata), small_groups,
+                   row_group_size=40)
+    assert pq.ParquetFile(small_groups).num_row_groups > 3
+    back = read_arrays(small_groups, rows_per_piece=80)
+    assert back.n == pq.ParquetFile(small_groups).metadata.num_rows
+    assert _named(back) == _named(to_arrays(read_events(table_path)))
+
+
+def test_parts_that_do_not_hold_the_events_they_were_said_to_are_refused(table_path: Path) -> None:
+    part = of_table(read_events(table_path))
+    with pytest.raises(ValueError, match="more than the 10 events"):
+        arrays_of(iter([part]), rows=10)
+    with pytest.raises(ValueError, match=f"hold {part.rows} events, not the {part.rows + 1}"):
+        arrays_of(iter([part]), rows=part.rows + 1)
 
 
 def test_each_bucket_holds_whole_actors_and_reads_back_as_their_events(table_path: Path, tmp_path: Path) -> None:

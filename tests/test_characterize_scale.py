@@ -4,6 +4,7 @@ traces merge; distributions merge exactly."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import tempfile
 from collections import Counter
@@ -16,7 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from fsbm.characterizer import characterize_file, open_levels, reuse
+from fsbm.characterizer import characterize_file, open_levels, reuse, scale
 from fsbm.characterizer.characterize import characterize_files
 from fsbm.characterizer.histograms import ValueCounts
 from fsbm.characterizer.reference_log import LogPlan, LogSample, ReferenceLog, ReferenceSummary
@@ -32,6 +33,8 @@ STRACE_LOG = SHARED_DATA / "strace" / "zicada_asterisk_strace.log"
 THREADED_LOG = SHARED_DATA / "strace" / "arastoob_multithread_strace1.log"
 NFS_CAPTURE = SHARED_DATA / "nfs" / "epam-nfstrace" / "2sessions-tcp-wsize32k-tcp-wsize512k.pcap.bz2"
 ELLARD = SHARED_DATA / "nfs" / "ellard-text" / "ellard-raw-data.txt"
+# The module, which the package's `characterize` (the function) hides.
+characterize_module = importlib.import_module("fsbm.characterizer.characterize")
 
 
 @pytest.fixture(scope="module")
@@ -111,6 +114,23 @@ def test_a_directory_of_small_tables_is_characterized_without_dask(tmp_path: Pat
     expected = characterize_file(whole).body
     got = characterize_files([tmp_path / "parts"]).body
     assert {**got, "source": None} == {**expected, "source": None}
+
+
+def test_a_table_too_large_for_the_memory_available_is_profiled_a_bucket_at_a_time(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _shared_files(tmp_path / "shared.parquet")
+    whole = characterize_file(path).body
+    bucketed: list[Path] = []
+
+    def in_buckets(table: Path, **options: object) -> object:
+        bucketed.append(table)
+        return partial_in_buckets(table, **options)
+
+    monkeypatch.setattr(scale, "partial_in_buckets", in_buckets)
+    monkeypatch.setattr(characterize_module, "memory_available_bytes", lambda: 1 << 20)
+    assert not characterize_module.fits_in_memory(5_000)
+    assert characterize_file(path).body == whole
+    assert bucketed == [path]
 
 
 def test_no_room_for_the_buckets_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -169,7 +169,7 @@ def profile_of(source: Path | list[Path], keep_going: bool, scope: Optional[str]
 
 def page_cache_bytes(given: Optional[str]) -> int:
     """--cache-size, else the memory the kernel says is available now (what a page cache can grow to)."""
-    from fsbm.api.prediction_service import memory_available_bytes
+    from fsbm.host import memory_available_bytes
 
     return scratch.parse_size(given) if given else memory_available_bytes()
 
