@@ -4,8 +4,9 @@ limit per worker, against one worker and against one process, in the same run.
 
 The table is synthetic (bench/event_tables.py), written as partitioned Parquet, 5 M events
 a file.  Measured, each in a process of its own:
-- one process: `fsbm characterize`'s path for a large table (a bucket of actors at a time),
-  its wall time and peak RSS;
+- one process: `fsbm characterize`'s path (the table whole where it fits in half the memory
+  available, else a bucket of actors at a time; which one is printed), its wall time and
+  peak RSS;
 - Dask, 1 worker and 2 workers, each worker limited to --memory-limit (Dask spills beyond
   it): wall time, each worker's peak RSS, the client's;
 - Dask, 2 workers and a scheduler started apart (`dask scheduler`, `dask worker`), as on a
@@ -36,10 +37,12 @@ from fsbm.cluster import cluster_apart
 ONE_PROCESS = PEAK_RSS + '''
 import json, sys, time
 from pathlib import Path
-from fsbm.characterizer.characterize import characterize_files
+from fsbm.characterizer.characterize import characterize_files, fits_in_memory
+from fsbm.characterizer.scale import events_in
+path = "whole" if fits_in_memory(events_in(Path(sys.argv[1]))) else "a bucket at a time"
 t = time.perf_counter(); body = characterize_files([Path(sys.argv[1])]).body; seconds = time.perf_counter() - t
 Path(sys.argv[2]).write_text(json.dumps(body, sort_keys=True, default=str))
-print(json.dumps({"seconds": seconds, "peak_rss_mib": peak_rss_mib()}))
+print(json.dumps({"seconds": seconds, "peak_rss_mib": peak_rss_mib(), "path": path}))
 '''
 
 ON_DASK = PEAK_RSS + '''
@@ -86,7 +89,7 @@ def main() -> int:
         dask = tmp / "dask_run.py"  # a file: worker processes re-import __main__
         dask.write_text(ON_DASK)
         results = {"one process": _run(one, str(tmp / "events"), str(tmp / "one.json"))}
-        print(f"  one process:     {results['one process']['seconds']:7.1f} s, "
+        print(f"  one process ({results['one process']['path']}): {results['one process']['seconds']:7.1f} s, "
               f"peak RSS {results['one process']['peak_rss_mib']:.0f} MiB")
         reference = (tmp / "one.json").read_text()
         for workers in (1, 2):
