@@ -33,6 +33,7 @@ import pyarrow.parquet as pq
 from fsbm.characterizer.arrays import (MISSING, EventArrays, dictionary_ids, ints, one_dictionary, operation_index,
                                       operations_in, plumbing_origs)
 from fsbm.characterizer.syncs import NAMESPACE_OPS, SYNC_OPS
+from fsbm.errors import UsageError
 from fsbm.host import usable_cores
 from fsbm.traces.ingest import DICTIONARY_COLUMNS
 
@@ -99,9 +100,20 @@ def read_piece(path: str, row_groups: list[int]) -> BucketPart:
     """Some row groups of a Parquet event table, converted.  Parquet's threads decode columns
     side by side; on one processor they only take turns, and read a 10 M-event table in twice
     the time one thread takes, so they are used only where the process has more than one."""
-    table = (pq.ParquetFile(path, read_dictionary=[*DICTIONARY_COLUMNS, "path"])
-             .read_row_groups(row_groups, columns=READ_COLUMNS, use_threads=usable_cores() > 1))
-    return of_table(table)
+    return of_table(_read_row_groups(path, row_groups, READ_COLUMNS, [*DICTIONARY_COLUMNS, "path"]))
+
+
+def _read_row_groups(path: str, row_groups: list[int], columns: list[str], dictionaries: list[str]) -> pa.Table:
+    """Some columns of some row groups; a damaged file is a clear error naming the row groups,
+    not a decoder's traceback (its footer was checked before: scale.pieces)."""
+    try:
+        return (pq.ParquetFile(path, read_dictionary=dictionaries)
+                .read_row_groups(row_groups, columns=columns, use_threads=usable_cores() > 1))
+    except (OSError, pa.ArrowException) as exc:
+        groups = (f"row group {row_groups[0]}" if len(row_groups) == 1
+                  else f"row groups {row_groups[0]}-{row_groups[-1]}")
+        raise UsageError(f"{path}: {groups} cannot be read ({exc})",
+                         hint="the event table is damaged; make it again from the trace (fsbm trace parse)") from exc
 
 
 def of_table(table: pa.Table) -> BucketPart:
@@ -144,8 +156,7 @@ def stable_bucket(names: list[str], buckets: int) -> np.ndarray:
 def actor_counts(path: str, row_groups: list[int]) -> Counter[str]:
     """How many events each actor has in some row groups of a Parquet event table: its actor
     column alone is read."""
-    column = (pq.ParquetFile(path, read_dictionary=["actor"])
-              .read_row_groups(row_groups, columns=["actor"])["actor"])
+    column = _read_row_groups(path, row_groups, ["actor"], ["actor"])["actor"]
     ids, names = dictionary_ids(column)
     counts = np.bincount(ids, minlength=len(names))
     return Counter({name: int(n) for name, n in zip(names.to_pylist(), counts) if n})

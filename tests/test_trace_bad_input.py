@@ -239,3 +239,16 @@ def test_offsets_and_numbers_at_the_edge_of_64_bits_are_not_undefined_behaviour(
     assert done.returncode == 0 and "runtime error" not in done.stderr, done.stderr
     offsets = [int(row.split("\t")[9]) for row in done.stdout.splitlines() if "\tread\t" in row]
     assert offsets[:2] == [9223372036854775800, 2**63 - 1]  # a file ends at 2^63 - 1 at the latest
+
+
+def test_a_damaged_event_table_is_bad_input_not_a_bug(tmp_path: Path) -> None:
+    # Its footer is whole, so it passes as an event table until its data pages are decoded.
+    table = tmp_path / "e.parquet"
+    ingest([SHARED_DATA / "strace" / "zicada_asterisk_strace.log"], table, keep_going=True)
+    damaged = bytearray(table.read_bytes())
+    for i in range(200, len(damaged) // 2, 7):
+        damaged[i] ^= 0xFF
+    table.write_bytes(bytes(damaged))
+    done = run_fsbm("characterize", str(table))
+    assert done.returncode == 2 and "internal error" not in done.stderr, done.stderr
+    assert f"{table}: row group 0 cannot be read" in done.stderr.replace("\n", "") and "damaged" in done.stderr
