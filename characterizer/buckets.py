@@ -97,15 +97,16 @@ def _compacted(ids: np.ndarray, names: pa.Array) -> tuple[np.ndarray, pa.Array]:
 
 
 def read_piece(path: str, row_groups: list[int]) -> BucketPart:
-    """Some row groups of a Parquet event table, converted.  Parquet's threads decode columns
-    side by side; on one processor they only take turns, and read a 10 M-event table in twice
-    the time one thread takes, so they are used only where the process has more than one."""
+    """Some row groups of a Parquet event table, converted."""
     return of_table(_read_row_groups(path, row_groups, READ_COLUMNS, [*DICTIONARY_COLUMNS, "path"]))
 
 
 def _read_row_groups(path: str, row_groups: list[int], columns: list[str], dictionaries: list[str]) -> pa.Table:
     """Some columns of some row groups; a damaged file is a clear error naming the row groups,
-    not a decoder's traceback (its footer was checked before: scale.pieces)."""
+    not a decoder's traceback (its footer was checked before: scale.pieces).  Parquet's
+    threads decode columns side by side; on one processor they only take turns, and read a
+    10 M-event table in twice the time one thread takes, so they are used only where the
+    process has more than one."""
     try:
         return (pq.ParquetFile(path, read_dictionary=dictionaries)
                 .read_row_groups(row_groups, columns=columns, use_threads=usable_cores() > 1))

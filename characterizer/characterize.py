@@ -13,7 +13,7 @@ import pyarrow as pa
 from fsbm.characterizer.arrays import EventArrays, to_arrays
 from fsbm.characterizer.open_levels import WHOLE, OpenLevels
 from fsbm.characterizer.partial import (Partial, core_of, finalize, is_nfs, recording_totals, trace_clock,
-                                        whole_trace)
+                                        trace_origin, whole_trace)
 from fsbm.characterizer.profile import Profile
 from fsbm.host import memory_available_bytes
 
@@ -41,7 +41,7 @@ def characterize(events: pa.Table | EventArrays, *, every: int | None = None, so
 
 def core_statistics(ev: EventArrays) -> dict[str, object]:
     """Tang's table, sequentiality and open files alone: the statistics the speed target is for."""
-    clock = trace_clock(ev, int(ev.ts.min()) if ev.has_time else 0)
+    clock = trace_clock(ev, trace_origin(ev))
     nfs = is_nfs(ev)
     core, _, levels = core_of(ev, clock, nfs)
     opened = OpenLevels.of(levels, {WHOLE: (core.clock_min, core.clock_max)}, {WHOLE: core.open_changes})
@@ -64,7 +64,7 @@ def characterize_files(paths: list[Path], *, every: int | None = None, client: o
     Where two traces' clocks tie (traces without timestamps count calls, so every step ties),
     the one whose path sorts first goes first: the order the tables are given in changes
     nothing, even where the traces share files and so share the page cache."""
-    from fsbm.characterizer.scale import events_in, of_table_file, partial_dask, partial_in_buckets, read_arrays
+    from fsbm.characterizer.scale import of_table_file, partial_dask, partial_in_buckets, pieces, read_arrays
     from fsbm.traces.ingest import recordings_of
 
     recordings = [recordings_of(path) if Path(path).is_file() else [] for path in paths]
@@ -77,12 +77,14 @@ def characterize_files(paths: list[Path], *, every: int | None = None, client: o
         if client is not None:
             part = partial_dask(path, client, every=every, trace=rank[str(path)], scope=scope)  # its timeline too
             part.recording = recording
-        elif fits_in_memory(events_in(path)):
-            part = of_table_file(whole_trace(read_arrays(path), every=every, trace=rank[str(path)], scope=scope,
-                                             recording=recording), path)
         else:
-            part = partial_in_buckets(path, every=every, trace=rank[str(path)], scope=scope)
-            part.recording = recording
+            work = pieces(path)  # the footers, read once
+            if fits_in_memory(sum(piece.rows for piece in work)):
+                part = of_table_file(whole_trace(read_arrays(work), every=every, trace=rank[str(path)], scope=scope,
+                                                 recording=recording), path)
+            else:
+                part = partial_in_buckets(path, every=every, trace=rank[str(path)], scope=scope)
+                part.recording = recording
         parts.append(part)
     return Profile(finalize(reduce(Partial.merge, parts)))
 

@@ -294,6 +294,11 @@ def _namespace(ev: EventArrays) -> tuple[pa.Array, pa.Array]:
     return touched, pa.array(sorted(directories), pa.string())
 
 
+def trace_origin(ev: EventArrays) -> int:
+    """The first timestamp of a trace held whole; 0 for one without times (its clock counts calls)."""
+    return int(ev.ts.min()) if ev.has_time else 0
+
+
 def trace_clock(ev: EventArrays, origin: int, rows: np.ndarray | slice = slice(None)) -> np.ndarray:
     """The events' places in time (of those at `rows`): nanoseconds since `origin`, the trace's
     first timestamp; in a trace without times, their sequence numbers."""
@@ -517,7 +522,7 @@ def traced_over_nfs(origs: list[str]) -> bool:
 def whole_trace(ev: EventArrays, *, every: int | None = None, trace: int = 0, source: str | None = None,
                 scope: str | None = None, recording: dict[str, int] | None = None) -> Partial:
     """The Partial of a whole trace held in memory: its own origin and first sequence number."""
-    origin = int(ev.ts.min()) if ev.has_time else 0
+    origin = trace_origin(ev)
     first_seq = int(ev.seq.min()) if ev.n else 0
     return summarize(ev, nfs=is_nfs(ev), origin=origin, first_seq=first_seq, every=every, trace=trace, source=source,
                      scope=scope, recording=recording)

@@ -109,12 +109,13 @@ def events_in(path: Path) -> int:
     return sum(piece.rows for piece in pieces(path))
 
 
-def read_arrays(path: Path, rows_per_piece: int = ROWS_PER_PIECE) -> EventArrays:
-    """A Parquet event table (one file, or a directory of them) as one EventArrays, read and
-    converted a piece at a time into arrays of all its events (buckets.arrays_of): the
-    events are never held as an Arrow table beside their arrays, which took the whole-table
-    path's peak from the arrays' size to more than three times the table's."""
-    work = pieces(path, rows_per_piece)
+def read_arrays(table: Path | list[Piece]) -> EventArrays:
+    """A Parquet event table (one file, or a directory of them; or its pieces, as pieces()
+    found them) as one EventArrays, read and converted a piece at a time into arrays of all
+    its events (buckets.arrays_of): the events are never held as an Arrow table beside their
+    arrays, which took the whole-table path's peak from the arrays' size to more than three
+    times the table's."""
+    work = table if isinstance(table, list) else pieces(table)
     with _memory_given_back():
         return arrays_of((read_piece(piece.path, list(piece.row_groups)) for piece in work),
                          sum(piece.rows for piece in work))

@@ -14,7 +14,7 @@ import pytest
 from fsbm.characterizer.arrays import EventArrays, to_arrays
 from fsbm.characterizer.buckets import (NO_PATH, actor_counts, arrays_of, by_actor, by_file, of_table, packed,
                                        read_parts, read_piece, stable_bucket, write_parts)
-from fsbm.characterizer.scale import read_arrays
+from fsbm.characterizer.scale import pieces, read_arrays
 from fsbm.traces.ingest import ingest, read_events
 from tests.conftest import SHARED_DATA
 
@@ -57,7 +57,7 @@ def test_a_table_read_a_row_group_at_a_time_is_the_whole_tables_arrays(table_pat
     pq.write_table(table.replace_schema_metadata(pq.read_metadata(table_path).metadata), small_groups,
                    row_group_size=40)
     assert pq.ParquetFile(small_groups).num_row_groups > 3
-    back = read_arrays(small_groups, rows_per_piece=80)
+    back = read_arrays(pieces(small_groups, rows_per_piece=80))
     assert back.n == pq.ParquetFile(small_groups).metadata.num_rows
     assert _named(back) == _named(to_arrays(read_events(table_path)))
 
