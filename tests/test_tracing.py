@@ -89,16 +89,18 @@ def test_the_parser_takes_a_process_s_work_from_the_gaps_above_what_tracing_cost
     # one long gap of work.
     # The busy loop's work is what its gaps hold beyond those of the interpreter starting and
     # stopping (8,000 calls, whose gaps' excess grows as tracing slows), traced in the same run.
-    busy = _traced(tmp_path, "python3 -S -c 'import time; t = time.perf_counter()\nwhile time.perf_counter() - t < 0.3: pass'")
+    # Two traced starts of the interpreter differ by up to 0.15 s on a loaded host, so the loop
+    # runs a second and the bounds are a third of it either side.
+    busy = _traced(tmp_path, "python3 -S -c 'import time; t = time.perf_counter()\nwhile time.perf_counter() - t < 1.0: pass'")
     start = _traced(tmp_path, "python3 -S -c 'import time'")
-    assert 0.20e9 < busy.user_ns - start.user_ns < 0.42e9, (busy.user_ns, start.user_ns)
+    assert 0.67e9 < busy.user_ns - start.user_ns < 1.33e9, (busy.user_ns, start.user_ns)
     # The loop's 2,700 gaps stand above their calls by tracing's constant (10-18 us here,
     # test_a_bare_gap_takes_a_constant... measures it) and a little work: far less than the
-    # busy loop's 0.3 s, at any speed tracing runs (a gap's own median, capped at the parser's
+    # busy loop's second, at any speed tracing runs (a gap's own median, capped at the parser's
     # 70 us, counted tracing as work on a slow afternoon).
     idle = _traced(tmp_path, "i=0; while [ $i -lt 300 ]; do echo $i > /dev/null; i=$((i+1)); done")
     assert idle.timed_gaps > 300
-    assert idle.timed_gaps_ns - idle.timed_gaps_call_median_ns < busy.user_ns / 2
+    assert idle.timed_gaps_ns - idle.timed_gaps_call_median_ns < busy.user_ns / 6
 
 
 def test_the_parser_counts_each_gap_after_a_timed_call_by_how_much_it_outlasts_the_calls(tmp_path: Path) -> None:
