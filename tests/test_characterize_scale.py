@@ -129,8 +129,10 @@ def test_a_table_too_large_for_the_memory_available_is_profiled_a_bucket_at_a_ti
     monkeypatch.setattr(scale, "partial_in_buckets", in_buckets)
     monkeypatch.setattr(characterize_module, "memory_available_bytes", lambda: 1 << 20)
     assert not characterize_module.fits_in_memory(5_000)
-    assert characterize_file(path).body == whole
+    told: list[str] = []
+    assert characterize_files([path], progress=told.append).body == whole
     assert bucketed == [path]
+    assert len(told) == 1 and "a bucket of processes at a time" in told[0] and told[0].startswith("shared.parquet")
 
 
 def test_no_room_for_the_buckets_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
