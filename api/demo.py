@@ -91,13 +91,19 @@ def verdict_table(prediction: Prediction, measured: dict[str, dict[str, list[flo
     return table
 
 
-def verdict_summary(prediction: Prediction, measured: dict[str, dict[str, list[float]]], traced_on: str) -> str:
-    """The verdict table judged against issue 35's targets for a recording: the median and
-    largest error of the runtimes and of their ratios to the candidate it was recorded on,
-    the real runs inside their 90% intervals, and the pairs more than 15% apart ranked right."""
-    from fsbm.predictor.judge import TARGETS
+def verdict_summary(prediction: Prediction, records: list[dict[str, Any]], traced_on: str) -> str:
+    """The verdict table judged against issue 35's targets for a recording, from the rounds'
+    `records` (validate.measure_rounds): the median and largest error of the runtimes and of
+    their ratios to the candidate it was recorded on (measured as the validations measure
+    them, the median of same-round ratios), the real runs inside their 90% intervals, and the
+    pairs more than 15% apart ranked right."""
+    from fsbm.predictor.judge import TARGETS, real_by_round, same_round_ratio
 
-    real = {name: statistics.median(runs["real"]) for name, runs in measured.items() if runs.get("real")}
+    runs: dict[str, list[float]] = {}
+    for r in records:
+        if r["kind"] == "real":
+            runs.setdefault(r["target"], []).append(r["seconds"])
+    real = {name: statistics.median(seconds) for name, seconds in runs.items()}
     entries = {c.candidate: c for c in prediction.candidates if c.candidate in real}
     if not entries:
         return "no real runs to judge the prediction by"
@@ -109,7 +115,9 @@ def verdict_summary(prediction: Prediction, measured: dict[str, dict[str, list[f
     base = entries.get(traced_on)
     others = [name for name in entries if name != traced_on]
     if base is not None and others:
-        ratio_errors = [abs((entries[n].runtime_s / base.runtime_s) / (real[n] / real[traced_on]) - 1) for n in others]
+        by_round = real_by_round(records)
+        ratio_errors = [abs((entries[n].runtime_s / base.runtime_s)
+                            / same_round_ratio(by_round, PROGRAM.name, n, traced_on) - 1) for n in others]
         parts.insert(1, f"ratios to {traced_on}: median error {100 * statistics.median(ratio_errors):.0f}%, largest "
                         f"{100 * max(ratio_errors):.0f}%")
     names = list(entries)
@@ -198,7 +206,7 @@ def run_demo(settings: Any, console: Console, filesystems: tuple[str, ...], size
 
     headline("verdict and report")
     console.print(verdict_table(prediction, measured))
-    console.print(f"judged: {escape(verdict_summary(prediction, measured, targets[0].candidate))}")
+    console.print(f"judged: {escape(verdict_summary(prediction, records, targets[0].candidate))}")
     with settings.store() as store:
         for name, kinds in measured.items():
             for kind, seconds in kinds.items():

@@ -239,7 +239,7 @@ def operation_ratios(rows: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out, columns=["op", "candidate", "model_s", "replay_s", "ratio"])
 
 
-def _real_by_round(records: list[dict]) -> dict[tuple[str, int], dict[str, float]]:
+def real_by_round(records: list[dict]) -> dict[tuple[str, int], dict[str, float]]:
     """Per (program, round), each target's real runtime in that round."""
     by_round: dict[tuple[str, int], dict[str, float]] = {}
     for r in records:
@@ -248,10 +248,20 @@ def _real_by_round(records: list[dict]) -> dict[tuple[str, int], dict[str, float
     return by_round
 
 
+def same_round_ratio(by_round: dict[tuple[str, int], dict[str, float]], program: str, target: str,
+                     base: str) -> float:
+    """The median over rounds of `target`'s runtime over `base`'s in the same round (nan where
+    no round ran both): a ratio the device's drift between rounds does not move, as a ratio of
+    the two medians, each from other minutes, would be moved."""
+    ratios = [seconds[target] / seconds[base] for (p, _), seconds in by_round.items()
+              if p == program and target in seconds and base in seconds and seconds[base] > 0]
+    return statistics.median(ratios) if ratios else float("nan")
+
+
 def _ratios_by_round(records: list[dict], traced_on: str) -> dict[tuple[str, str], list[float]]:
     """Per (program, target), real(target) / real(traced filesystem) in each round."""
     ratios: dict[tuple[str, str], list[float]] = {}
-    for (program, _), seconds in sorted(_real_by_round(records).items()):
+    for (program, _), seconds in sorted(real_by_round(records).items()):
         if traced_on not in seconds:
             continue
         for target, value in seconds.items():
@@ -395,7 +405,7 @@ def judge(doc: dict[str, Any], cache_bytes: int, model: RuntimeEstimator | None 
     development set; nothing is fitted or chosen here, and `Judged.model` is `model`."""
     traced_on = doc["traced_on"]
     measured_ratio = _round_ratios(doc["records"], traced_on)
-    by_round = _real_by_round(doc["records"])
+    by_round = real_by_round(doc["records"])
     sources = cpu_sources(doc)
     variants: dict[str, dict[str, tuple]] = {}
     rows_by_source = {source: features(doc, cache_bytes, source) for source in sources}

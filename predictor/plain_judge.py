@@ -21,7 +21,7 @@ import pandas as pd
 from fsbm.predictor.confidence import Reliability, cost_log_sds, order_confidence, reliability
 from fsbm.predictor.cost_table import CostTable
 from fsbm.predictor.estimator import TABLE_COLUMN, RuntimeEstimator, predict_left_out
-from fsbm.predictor.judge import provenance
+from fsbm.predictor.judge import provenance, real_by_round, same_round_ratio
 from fsbm.predictor.model import price_workload
 from fsbm.predictor.predict import Workload, relative_rows
 from fsbm.predictor.pricing import Pricer
@@ -47,22 +47,13 @@ class PlainJudged:
     verdicts: pd.DataFrame  # every pair of targets of a program, per form: how sure, and right or not
 
 
-def _real(records: list[dict]) -> tuple[dict[tuple[str, str], list[float]], dict[tuple[str, int], dict[str, float]]]:
-    """Real runtimes by (program, target), and by (program, round) per target."""
+def _real_runs(records: list[dict]) -> dict[tuple[str, str], list[float]]:
+    """Real runtimes by (program, target)."""
     runs: dict[tuple[str, str], list[float]] = {}
-    by_round: dict[tuple[str, int], dict[str, float]] = {}
     for r in records:
         if r["kind"] == "real":
             runs.setdefault((r["program"], r["target"]), []).append(r["seconds"])
-            by_round.setdefault((r["program"], r["round"]), {})[r["target"]] = r["seconds"]
-    return runs, by_round
-
-
-def _same_round_ratio(by_round: dict, program: str, target: str, base: str) -> float:
-    """The median over rounds of target's runtime over base's in the same round."""
-    ratios = [seconds[target] / seconds[base] for (p, _), seconds in by_round.items()
-              if p == program and target in seconds and base in seconds and seconds[base] > 0]
-    return statistics.median(ratios) if ratios else float("nan")
+    return runs
 
 
 def _pricers(doc: dict[str, Any]) -> tuple[dict[str, Pricer], dict[str, list[Pricer]]]:
@@ -173,7 +164,7 @@ def judge_plain(doc: dict[str, Any], model: RuntimeEstimator | None = None) -> P
     labels = {t["candidate"]: t["label"] for t in doc["targets"]}
     traced_label = doc["traced_on"]
     traced_name = next(name for name, label in labels.items() if label == traced_label)
-    runs, by_round = _real(doc["records"])
+    runs, by_round = _real_runs(doc["records"]), real_by_round(doc["records"])
     median_pricers, each_pricers = _pricers(doc)
     suite = _suite(doc, median_pricers, each_pricers, runs, labels, traced_name)
     parts = _parts(suite, model)
@@ -185,7 +176,7 @@ def judge_plain(doc: dict[str, Any], model: RuntimeEstimator | None = None) -> P
         row = {"program": name, "target": label, "traced": candidate == traced_name, "real_s": suite.real_s[i],
                "real_min_s": min(real), "real_max_s": max(real), "fs_s": parts["absolute"]["fs"][i],
                "outside_s": parts["absolute"]["outside"][i],
-               "measured_ratio": _same_round_ratio(by_round, name, label, traced_label),
+               "measured_ratio": same_round_ratio(by_round, name, label, traced_label),
                "evidence": suite.evidence[name]}
         for form in forms:
             runtime = parts[form]["runtime"]
@@ -247,7 +238,7 @@ def _verdicts(suite: _Suite, parts: dict[str, dict[str, np.ndarray]], by_round: 
             at = np.flatnonzero(suite.programs == program)
             for i, a in enumerate(at):
                 for b in at[i + 1:]:
-                    measured = _same_round_ratio(by_round, program, labels[names[b - at[0]]], labels[names[a - at[0]]])
+                    measured = same_round_ratio(by_round, program, labels[names[b - at[0]]], labels[names[a - at[0]]])
                     if not np.isfinite(measured) or measured == 1 or min(runtime[a], runtime[b]) <= 0:
                         continue
                     fast, slow = (a, b) if runtime[a] <= runtime[b] else (b, a)
@@ -275,7 +266,7 @@ def _pairs(rows: pd.DataFrame, by_round: dict, forms: list[str]) -> pd.DataFrame
         targets = list(g.index)
         for i, a in enumerate(targets):
             for b in targets[i + 1:]:
-                gap = _same_round_ratio(by_round, program, b, a)  # b over a
+                gap = same_round_ratio(by_round, program, b, a)  # b over a
                 if not np.isfinite(gap) or abs(gap - 1) <= RANK_GAP:
                     continue
                 faster, slower = (a, b) if gap > 1 else (b, a)

@@ -78,3 +78,20 @@ def test_a_prediction_names_its_cost_tables_measured_long_ago() -> None:
     assert [n.split("'")[1] for n in notes] == ["xfs", "btrfs"]
     assert "measured 30 hours ago" in notes[0] and "measured 27 days ago" in notes[1]
     assert hours_since("2026-11-28T11:30:00", now) == 0.5  # no zone: the tables' UTC
+
+
+def test_the_demo_judges_ratios_against_same_round_ratios_as_the_validations_do() -> None:
+    from fsbm.api.demo import PROGRAM, verdict_summary
+    from fsbm.documents import CandidatePrediction, Prediction
+
+    # Three rounds, the device slower in the second: ext4 1.0, 3.0, 2.0 s; xfs 1.3, 3.3, 2.1 s.
+    # The same-round ratios are 1.3, 1.1 and 1.05 (median 1.1); the medians' ratio, 2.1 / 2.0,
+    # is 1.05.  A prediction of xfs at 1.1x ext4 is right by the same-round ratio.
+    records = [{"round": r, "program": PROGRAM.name, "target": target, "kind": "real", "seconds": seconds}
+               for target, runs in (("ext4", [1.0, 3.0, 2.0]), ("xfs", [1.3, 3.3, 2.1]))
+               for r, seconds in enumerate(runs)]
+    candidates = [CandidatePrediction.model_construct(candidate=name, runtime_s=runtime, low_s=0.0, high_s=10.0)
+                  for name, runtime in (("ext4", 2.0), ("xfs", 2.2))]
+    judged = verdict_summary(Prediction.model_construct(candidates=candidates), records, "ext4")
+    assert "ratios to ext4: median error 0%, largest 0%" in judged, judged
+    assert "2 of 2 real runs inside" in judged

@@ -672,12 +672,12 @@ def test_the_noise_floor_is_how_far_the_judged_medians_move_when_their_runs_are_
 
 
 def test_a_ranked_pair_counts_the_rounds_in_which_the_faster_was_faster() -> None:
-    from fsbm.predictor.judge import _pairs, _real_by_round
+    from fsbm.predictor.judge import _pairs, real_by_round
 
     records = _real("grep", "ext4", [1.0, 1.0, 1.0, 1.0, 1.0]) + _real("grep", "xfs", [0.5, 2.0, 3.0, 0.9, 2.5])
     rows = pd.DataFrame([{"program": "grep", "candidate": "ext4", "real_s": 1.0, "predicted_s": 1.1},
                          {"program": "grep", "candidate": "xfs", "real_s": 2.0, "predicted_s": 1.0}])
-    (pair,) = _pairs(rows, _real_by_round(records)).itertuples()
+    (pair,) = _pairs(rows, real_by_round(records)).itertuples()
     assert (pair.faster, pair.slower, pair.right) == ("ext4", "xfs", False)
     assert (pair.rounds_faster, pair.rounds) == (3, 5)
 
@@ -686,19 +686,19 @@ def test_a_pair_is_as_far_apart_as_its_rounds_ratios_say_not_its_medians() -> No
     """The disk slows after the first round: each target's median comes from a different
     speed, but in three rounds of five the two ran alike, so they are no pair to rank.  And
     a target 20% slower in four rounds of five is one, although its median is the lower."""
-    from fsbm.predictor.judge import _pairs, _real_by_round
+    from fsbm.predictor.judge import _pairs, real_by_round
 
     def rows(real: dict[str, float], predicted: dict[str, float]) -> pd.DataFrame:
         return pd.DataFrame([{"program": "grep", "candidate": c, "real_s": real[c], "predicted_s": predicted[c]}
                              for c in real])
 
-    alike = _real_by_round(_real("grep", "ext4", [1.0, 2.0, 2.0, 2.0, 2.0]) + _real("grep", "xfs", [1.0, 1.0, 1.0, 2.0, 2.0]))
+    alike = real_by_round(_real("grep", "ext4", [1.0, 2.0, 2.0, 2.0, 2.0]) + _real("grep", "xfs", [1.0, 1.0, 1.0, 2.0, 2.0]))
     tie = rows({"ext4": 2.0, "xfs": 1.0}, {"ext4": 1.0, "xfs": 1.1})
     assert _pairs(tie, alike).empty
     (by_medians,) = _pairs(tie, alike, same_round=False).itertuples()
     assert (by_medians.faster, by_medians.right) == ("xfs", False)
 
-    slower = _real_by_round(_real("grep", "ext4", [1.0, 1.0, 2.0, 2.0, 2.0]) + _real("grep", "xfs", [1.2, 1.2, 2.4, 2.4, 1.2]))
+    slower = real_by_round(_real("grep", "ext4", [1.0, 1.0, 2.0, 2.0, 2.0]) + _real("grep", "xfs", [1.2, 1.2, 2.4, 2.4, 1.2]))
     apart = rows({"ext4": 2.0, "xfs": 1.2}, {"ext4": 1.0, "xfs": 1.2})
     (pair,) = _pairs(apart, slower).itertuples()
     assert (pair.faster, pair.slower, pair.right, pair.rounds_faster) == ("ext4", "xfs", True, 4)
