@@ -21,7 +21,10 @@ Which price each class gets:
 - writes: buffered, so the warm price; sequential ones allocate (fsbench write), random
   ones rewrite in place (fsbench overwrite); one that straddles a page boundary it need
   not have (characterizer.classes: straddles) pays for the one page more it touches
-  (pricing.Pricer.straddle), as each record SQLite journals does;
+  (pricing.Pricer.straddle), as each record SQLite journals does; where such writes come in
+  several sizes and the table measured fsbench's append_mix at the workload's mix of them
+  (`fsbm bench --for`), every sequential write is that case's price instead, the sizes and
+  straddles made one after another as the workload makes them;
 - a read or copy that moved nothing (at end of file, where every read-to-the-end loop
   stops): fsbench's warm read of its smallest size, as no data moves;
 - in-kernel copies (copy_file_range): fsbench's copy of a whole file of that size, whose
@@ -51,7 +54,7 @@ from functools import cached_property
 from typing import Any
 
 from fsbm.characterizer.classes import MAPPED_CLASS
-from fsbm.documents import ClassCount, Fsync, PriceLine, Profile, Reuse, ReusePoint, SyncKind, size_mix
+from fsbm.documents import ClassCount, Fsync, PriceLine, Profile, Reuse, ReusePoint, SizeBucket, SyncKind, size_mix
 from fsbm.predictor.pricing import Price, Pricer, readable_bytes
 from fsbm.traces.vocabulary import GROUPS
 
@@ -207,6 +210,27 @@ def _resumed_lines(pricer: Pricer, counts: ClassCount, size: float, detail: str,
     return [Line("read", "read", f"{detail} resuming a stream after a gap, cache miss", resumed * (1 - hits), price)]
 
 
+def _appended_mix(op: str, order: str, buckets: dict[str, ClassCount], pricer: Pricer) -> list[Line]:
+    """Sequential buffered writes of several sizes, some straddling a page boundary (SQLite's
+    journal: 4 bytes, a page, 4 bytes), as one line at fsbench's append_mix of the workload's
+    mix of write sizes (Pricer.append_mix), where the table measured it; else none, and they
+    are priced size by size.  Writes that straddle nothing keep fsbench's price of their own
+    size, which measures them as they are."""
+    if op != "write" or order != "sequential":
+        return []
+    sized = {bucket: counts for bucket, counts in buckets.items() if bucket != "0" and counts.count}
+    if not any(counts.straddles for counts in sized.values()):
+        return []
+    mix = size_mix({bucket: SizeBucket(files=c.count, bytes=c.bytes) for bucket, c in sized.items()})
+    price = pricer.append_mix(mix)
+    if price is None:
+        return []
+    n = sum(counts.count for counts in sized.values())
+    mean = sum(counts.bytes for counts in sized.values()) / n
+    return [Line(op, "write", f"{readable_bytes(mean)} sequential, buffered, one after another at the workload's "
+                              f"mix of sizes", n, price)]
+
+
 def _data_lines(profile: Profile, pricer: Pricer, hits: float, first_hits: float | None = None) -> list[Line]:
     lines = []
     seeks, size = _stream_starts(profile, hits, first_hits)
@@ -219,6 +243,8 @@ def _data_lines(profile: Profile, pricer: Pricer, hits: float, first_hits: float
                           seeks, extra))
     for op, orders in profile.classes.data.items():
         for order, buckets in orders.items():
+            appended = _appended_mix(op, order, buckets, pricer)
+            lines += appended
             for bucket, counts in sorted(buckets.items(), key=lambda kv: int(kv[0])):
                 n, nbytes = counts.count, counts.bytes
                 size = nbytes / n if n else 0
@@ -248,6 +274,8 @@ def _data_lines(profile: Profile, pricer: Pricer, hits: float, first_hits: float
                                         for label, count, price in (("cache miss", rest * (1 - hits), miss),
                                                                     ("cache hit", n * hits, hit))
                                         if count > 0]
+                elif appended:
+                    continue  # priced above, as one line of appends at the workload's mix
                 else:
                     bench = "write" if order == "sequential" else "overwrite"
                     lines.append(Line(op, "write", f"{detail}, buffered", n, pricer.data(bench, order, "warm",

@@ -467,6 +467,22 @@ class Pricer:
         aligned = self.data(bench, order, cache, self.block_size)
         return one_more.minus(aligned, f"{bench} {order} {cache}: {one_more.source} less {aligned.source}")
 
+    def append_mix(self, mix: tuple[int, ...]) -> Price | None:
+        """A sequential buffered write among a workload's writes of `mix` sizes
+        (documents.size_mix), some of which straddle a page boundary: fsbench's append_mix,
+        which makes those writes one after another as the workload does, straddles and all,
+        rather than pricing each size alone and a straddle as a difference of two cases.
+        None where the mix is one size or of a mean above MIX_MEAN_LIMIT, or where the table
+        did not measure it (then kept as unmeasured: `fsbm bench --for` measures it)."""
+        if len(set(mix)) < 2 or sum(mix) / len(mix) > MIX_MEAN_LIMIT:
+            return None
+        entry = self._mix_entry("append_mix", "warm", mix)
+        if entry is None:
+            self.unmeasured.add(Unmeasured("append_mix", "sequential", "warm", round(sum(mix) / len(mix)), mix))
+            return None
+        return _measured(entry, f"fsbench append_mix warm: the workload's {len(mix)} write sizes, "
+                                f"{readable_bytes(min(mix))} to {readable_bytes(max(mix))}, one after another")
+
     def _has(self, bench: str) -> bool:
         return bench in self._benches
 

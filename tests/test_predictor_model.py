@@ -181,6 +181,42 @@ def test_a_write_that_straddles_a_page_boundary_pays_for_the_one_page_more() -> 
                 if "straddling" in line.detail]
 
 
+def test_writes_of_several_sizes_that_straddle_pages_are_priced_as_appends_at_the_workloads_mix() -> None:
+    """SQLite journals a page as 4 bytes, 4,096 bytes and 4 bytes, so its page writes straddle.
+    Where the table measured append_mix at the workload's mix of write sizes, every one of its
+    sequential writes takes that price, in one line; until then they are priced size by size
+    and the mix is kept for `fsbm bench --for`.  Writes that straddle nothing, or all of one
+    size, are priced size by size and ask for nothing."""
+    writes = {"4": {"count": 60, "bytes": 60 * 4}, "4096": {"count": 60, "bytes": 60 * 4096, "straddles": 60},
+              "0": {"count": 2, "bytes": 0}}
+    journal = {**profile(), "classes": {"data": {"write": {"sequential": writes}}, "metadata": {}}}
+    mix = size_mix({k: SizeBucket(files=v["count"], bytes=v["bytes"]) for k, v in writes.items() if k != "0"})
+    assert mix == (4, 4, 4, 4, 4100, 4100, 4100, 4100)
+    measured = table("xfs")
+    before = Pricer(measured)
+    size_by_size = price_workload(journal, before, cache_bytes=1 << 30)
+    assert any("straddling" in line.detail for line in size_by_size.lines)
+    assert before.unmeasured == {Unmeasured("append_mix", "sequential", "warm", round(sum(mix) / len(mix)), mix)}
+
+    measured.entries.append(entry("append_mix", "sequential", "warm", round(sum(mix) / len(mix)), 3_000,
+                                  file_sizes=list(mix)))
+    after = Pricer(measured)
+    lines = [line for line in price_workload(journal, after, cache_bytes=1 << 30).lines if line.op == "write"]
+    [appended] = [line for line in lines if "one after another" in line.detail]
+    assert appended.count == 120 and appended.price.ns == 3_000 and "append_mix" in appended.price.source
+    assert not any("straddling" in line.detail or "buffered" in line.detail and line is not appended for line in lines)
+    assert any("at end of file" in line.detail for line in lines)  # reads of nothing keep their own price
+    assert not after.unmeasured
+
+    for plain in ({"4096": {"count": 60, "bytes": 60 * 4096}, "512": {"count": 60, "bytes": 60 * 512}},
+                  {"4096": {"count": 60, "bytes": 60 * 4096, "straddles": 60}}):
+        aligned = {**journal, "classes": {"data": {"write": {"sequential": plain}}, "metadata": {}}}
+        pricer = Pricer(measured)
+        assert not any("one after another" in line.detail
+                       for line in price_workload(aligned, pricer, cache_bytes=1 << 30).lines)
+        assert not pricer.unmeasured
+
+
 def listing_table() -> CostTable:
     """fsbench's listings of 100 entries (2448 bytes) and 10 (288), each looked up first."""
     listed = table()

@@ -78,11 +78,14 @@ def test_a_mix_of_file_sizes_is_one_fsbench_run_at_that_mix() -> None:
     repetitions; two mixes are two runs."""
     runs = options_measuring([("create_written_mix", "creation", "cold", 20_000, (500, 9000, 50_500)),
                               ("create_written_mix", "creation", "cold", 20_000, (20_000, 20_000, 20_000, 19_999)),
-                              ("unlink_written_mix", "creation", "warm", 20_000, (500, 9000, 50_500))])
+                              ("unlink_written_mix", "creation", "warm", 20_000, (500, 9000, 50_500)),
+                              ("append_mix", "sequential", "warm", 1368, (4, 4096, 4))])
     assert {(r.only, r.caches, r.file_sizes, r.sizes, r.reps) for r in runs} == {
         ("create_written_mix", "cold", "500,9000,50500", None, None),
         ("create_written_mix", "cold", "20000,20000,20000,19999", None, None),
-        ("unlink_written_mix", "warm", "500,9000,50500", None, None)}
+        ("unlink_written_mix", "warm", "500,9000,50500", None, None),
+        ("append_mix", "warm", "4,4096,4", None, None)}
+    assert next(r for r in runs if r.only == "append_mix").orders == "sequential"
     assert "--file-sizes" in runs[0].arguments()
 
 
