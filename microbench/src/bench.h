@@ -114,6 +114,10 @@ struct bench_ctx {
  * on where the last one stopped, wrapping after pass_span slots. */
 uint64_t data_offset(const struct bench_ctx *ctx, size_t i);
 
+/* ctx->buf, filled, as large as the largest request the case writes: its size, or the
+ * largest of the workload's mix (SWEEP_MIX, --file-sizes). */
+void fill_write_buffer(struct bench_ctx *ctx);
+
 extern const struct bench meta_benches[];
 extern const size_t meta_bench_count;
 extern const struct bench data_benches[];

@@ -46,6 +46,17 @@ static int open_flags(const struct bench_ctx *ctx, int flags)
 	return flags | O_CLOEXEC | (ctx->c->cache == CACHE_DIRECT ? O_DIRECT : 0);
 }
 
+void fill_write_buffer(struct bench_ctx *ctx)
+{
+	uint64_t largest = ctx->c->size;
+
+	for (size_t i = 0; ctx->c->bench->sweep == SWEEP_MIX && i < ctx->cfg->nfile_sizes; i++)
+		if (ctx->cfg->file_sizes[i] > largest)
+			largest = ctx->cfg->file_sizes[i];
+	ctx->buf = xaligned(4096, largest ? largest : 1);
+	memset(ctx->buf, 0x5a, largest);
+}
+
 /* Operations one repetition can make in a file of `bytes`, capped by --ops; the order
  * holds every slot of the file, so later passes can go on through it (setup_read). */
 static void size_ops(struct bench_ctx *ctx, uint64_t bytes)
@@ -203,16 +214,10 @@ static int setup_append(struct bench_ctx *ctx) { return setup_new_file(ctx, O_AP
  */
 static int setup_append_mix(struct bench_ctx *ctx)
 {
-	uint64_t largest = 1;
-
 	if (setup_new_file(ctx, O_APPEND) != 0)
 		return -1;
-	for (size_t i = 0; i < ctx->cfg->nfile_sizes; i++)
-		if (ctx->cfg->file_sizes[i] > largest)
-			largest = ctx->cfg->file_sizes[i];
-	free(ctx->buf);
-	ctx->buf = xaligned(4096, largest);
-	memset(ctx->buf, 0x5a, largest);
+	free(ctx->buf); /* size_ops's, a stride of the mix's mean: too small for its largest */
+	fill_write_buffer(ctx);
 	return 0;
 }
 

@@ -237,20 +237,9 @@ static int close_pending(struct bench_ctx *ctx, size_t i)
  * create_written_mix writes each file at a workload's mix (--file-sizes, cycled), and its
  * case's size is the mix's mean.
  */
-static void fill_buffer(struct bench_ctx *ctx)
-{
-	uint64_t largest = ctx->c->size;
-
-	for (size_t i = 0; ctx->c->bench->sweep == SWEEP_MIX && i < ctx->cfg->nfile_sizes; i++)
-		if (ctx->cfg->file_sizes[i] > largest)
-			largest = ctx->cfg->file_sizes[i];
-	ctx->buf = xaligned(4096, largest ? largest : 1);
-	memset(ctx->buf, 0x5a, largest);
-}
-
 static int setup_written(struct bench_ctx *ctx)
 {
-	fill_buffer(ctx);
+	fill_write_buffer(ctx);
 	return setup_dirs_only(ctx);
 }
 
@@ -264,7 +253,7 @@ static int setup_written(struct bench_ctx *ctx)
  */
 static int setup_files_with_data(struct bench_ctx *ctx)
 {
-	fill_buffer(ctx);
+	fill_write_buffer(ctx);
 	if (make_leaf_files(ctx, 1) != 0)
 		return -1;
 	return syncfs(ctx->dirfd) == 0 ? 0 : fail_errno("syncfs", ctx->cfg->target);
