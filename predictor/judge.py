@@ -239,6 +239,15 @@ def operation_ratios(rows: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out, columns=["op", "candidate", "model_s", "replay_s", "ratio"])
 
 
+def real_runs(records: list[dict]) -> dict[tuple[str, str], list[float]]:
+    """Real runtimes by (program, target), in the rounds' order."""
+    runs: dict[tuple[str, str], list[float]] = {}
+    for r in records:
+        if r["kind"] == "real":
+            runs.setdefault((r["program"], r["target"]), []).append(r["seconds"])
+    return runs
+
+
 def real_by_round(records: list[dict]) -> dict[tuple[str, int], dict[str, float]]:
     """Per (program, round), each target's real runtime in that round."""
     by_round: dict[tuple[str, int], dict[str, float]] = {}

@@ -21,7 +21,7 @@ import pandas as pd
 from fsbm.predictor.confidence import Reliability, cost_log_sds, order_confidence, reliability
 from fsbm.predictor.cost_table import CostTable
 from fsbm.predictor.estimator import TABLE_COLUMN, RuntimeEstimator, predict_left_out
-from fsbm.predictor.judge import provenance, real_by_round, same_round_ratio
+from fsbm.predictor.judge import provenance, real_by_round, real_runs, same_round_ratio
 from fsbm.predictor.model import price_workload
 from fsbm.predictor.predict import Workload, relative_rows
 from fsbm.predictor.pricing import Pricer
@@ -45,15 +45,6 @@ class PlainJudged:
     summary: dict[str, Any]
     model: RuntimeEstimator  # the runtime model fitted on this set (or the one it was judged by)
     verdicts: pd.DataFrame  # every pair of targets of a program, per form: how sure, and right or not
-
-
-def _real_runs(records: list[dict]) -> dict[tuple[str, str], list[float]]:
-    """Real runtimes by (program, target)."""
-    runs: dict[tuple[str, str], list[float]] = {}
-    for r in records:
-        if r["kind"] == "real":
-            runs.setdefault((r["program"], r["target"]), []).append(r["seconds"])
-    return runs
 
 
 def _pricers(doc: dict[str, Any]) -> tuple[dict[str, Pricer], dict[str, list[Pricer]]]:
@@ -164,7 +155,7 @@ def judge_plain(doc: dict[str, Any], model: RuntimeEstimator | None = None) -> P
     labels = {t["candidate"]: t["label"] for t in doc["targets"]}
     traced_label = doc["traced_on"]
     traced_name = next(name for name, label in labels.items() if label == traced_label)
-    runs, by_round = _real_runs(doc["records"]), real_by_round(doc["records"])
+    runs, by_round = real_runs(doc["records"]), real_by_round(doc["records"])
     median_pricers, each_pricers = _pricers(doc)
     suite = _suite(doc, median_pricers, each_pricers, runs, labels, traced_name)
     parts = _parts(suite, model)

@@ -262,15 +262,9 @@ class Pricer:
         bytes between the sizes it measured, the nearest size's beyond them, and the mix kept
         as unmeasured (`fsbm bench --for` measures it).  A cost table measured before fsbench
         had the case prices it as `op` on an empty file, said so."""
-        if len(set(mix)) > 1 and sum(mix) / len(mix) <= MIX_MEAN_LIMIT:
-            measured_cache = self.table.measured_cache(cache)
-            mixed = self._mix_entry(f"{bench}_mix", measured_cache, mix)
-            if mixed is not None:
-                return _measured(mixed, f"fsbench {bench}_mix {measured_cache}: the workload's {len(mix)} file "
-                                        f"sizes, {readable_bytes(min(mix))} to {readable_bytes(max(mix))}, "
-                                        f"mean {readable_bytes(sum(mix) / len(mix))}")
-            self.unmeasured.add(Unmeasured(f"{bench}_mix", METADATA_ORDER, measured_cache, round(sum(mix) / len(mix)),
-                                           mix))
+        mixed = self._at_mix(f"{bench}_mix", METADATA_ORDER, cache, mix, "file sizes")
+        if mixed is not None:
+            return mixed
         if not self._has(bench):
             return _lacking(self.metadata(op, cache), bench)
         curve = self._curve(bench, METADATA_ORDER, cache)
@@ -285,12 +279,23 @@ class Pricer:
         return _measured(e0, "").toward(_measured(e1, ""), w,
                                         f"{label}, {bytes_per_file:.0f} B a file: between {s0} and {s1} B")
 
-    def _mix_entry(self, bench: str, cache: str, mix: tuple[int, ...]) -> Case | None:
-        """The table's `bench` case measured at exactly this mix of file sizes, or None."""
-        if not self._has(bench):
+    def _at_mix(self, bench: str, order: str, cache: str, mix: tuple[int, ...], sizes: str) -> Price | None:
+        """A *_mix case `bench` measured at exactly this mix (`sizes` says of what): its price,
+        or None where the mix is one size or of a mean above MIX_MEAN_LIMIT (nothing to ask
+        for), or where the table did not measure it (then kept as unmeasured: `fsbm bench
+        --for` measures it)."""
+        if len(set(mix)) < 2 or sum(mix) / len(mix) > MIX_MEAN_LIMIT:
             return None
-        return next((e for e in self.table.entries
-                     if e.bench == bench and e.cache == cache and tuple(e.file_sizes or ()) == mix), None)
+        measured_cache = self.table.measured_cache(cache)
+        entry = next((e for e in self.table.entries
+                      if e.bench == bench and e.cache == measured_cache and tuple(e.file_sizes or ()) == mix),
+                     None) if self._has(bench) else None
+        if entry is None:
+            self.unmeasured.add(Unmeasured(bench, order, measured_cache, round(sum(mix) / len(mix)), mix))
+            return None
+        return _measured(entry, f"fsbench {bench} {measured_cache}: the workload's {len(mix)} {sizes}, "
+                                f"{readable_bytes(min(mix))} to {readable_bytes(max(mix))}, "
+                                f"mean {readable_bytes(sum(mix) / len(mix))}")
 
     def failed_lookup(self, cache: str) -> Price:
         return self.metadata("stat", cache).labelled(f"fsbench stat_file {cache} (a failed call walks the path)")
@@ -472,16 +477,8 @@ class Pricer:
         (documents.size_mix), some of which straddle a page boundary: fsbench's append_mix,
         which makes those writes one after another as the workload does, straddles and all,
         rather than pricing each size alone and a straddle as a difference of two cases.
-        None where the mix is one size or of a mean above MIX_MEAN_LIMIT, or where the table
-        did not measure it (then kept as unmeasured: `fsbm bench --for` measures it)."""
-        if len(set(mix)) < 2 or sum(mix) / len(mix) > MIX_MEAN_LIMIT:
-            return None
-        entry = self._mix_entry("append_mix", "warm", mix)
-        if entry is None:
-            self.unmeasured.add(Unmeasured("append_mix", "sequential", "warm", round(sum(mix) / len(mix)), mix))
-            return None
-        return _measured(entry, f"fsbench append_mix warm: the workload's {len(mix)} write sizes, "
-                                f"{readable_bytes(min(mix))} to {readable_bytes(max(mix))}, one after another")
+        None where there is no such case to price it by (_at_mix)."""
+        return self._at_mix("append_mix", "sequential", "warm", mix, "write sizes")
 
     def _has(self, bench: str) -> bool:
         return bench in self._benches
