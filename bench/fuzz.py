@@ -149,16 +149,17 @@ def sanitized_parse(path: Path) -> tuple[str, str]:
 
 
 def sanitized_split(path: Path, work: Path) -> tuple[str, str]:
-    """capsplit built with ASan and UBSan, straight on the input."""
+    """capsplit built with ASan and UBSan, straight on the input, cut both ways."""
     binary = REPO / "traces" / "bin" / "capsplit-asan"
-    try:
-        done = subprocess.run([str(binary), "3", str(work / "fuzzpart"), str(path)], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, timeout=LIMIT_S)
-    except subprocess.TimeoutExpired:
-        return "hang", str(path)
-    report = done.stderr.decode(errors="replace")
-    if done.returncode not in (0, 2, 3) or "Sanitizer" in report or "runtime error" in report:
-        return "crash", report[-300:]
+    for cut in ("time", "connection"):
+        try:
+            done = subprocess.run([str(binary), "--by", cut, "3", str(work / "fuzzpart"), str(path)],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=LIMIT_S)
+        except subprocess.TimeoutExpired:
+            return "hang", str(path)
+        report = done.stderr.decode(errors="replace")
+        if done.returncode not in (0, 2, 3) or "Sanitizer" in report or "runtime error" in report:
+            return "crash", report[-300:]
     return "ok", ""
 
 

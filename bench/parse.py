@@ -9,8 +9,8 @@ the same capture (the ceiling of any tshark-based parser).  Target: within 1.3x.
 Memory: peak RSS of the whole parse at 1x and 10x the input; flat means the ratio stays
 near 1.
 
-NFS in parts: two captures dissected whole and cut by connection into parts dissected on 2
-threads (traces/nfs_parts.py); the tables must be equal.
+NFS in parts: two captures dissected whole, and cut by time and by connection into parts
+dissected on 2 threads (traces/nfs_parts.py); the tables must be equal.
 
 strace -ff: the per-process logs of a real job traced here, in copies (bench/ff_logs.py),
 parsed in one process (one stream in time order) and a process group at a time on 1 and 2
@@ -110,31 +110,37 @@ MANY_CONNECTIONS = DATA / "nfs" / "epam-nfstrace" / "eth-ipv4-tcp-nfsv3-4-41-cif
 
 
 def captures_in_parts(tmp_path: Path, figures: dict[str, float]) -> int:
-    """Captures dissected whole against in parts cut by connection on 2 threads (best of 3
-    each): figures, and 1 if a table differs."""
+    """Captures dissected whole against in parts cut by time and by connection on 2 threads
+    (best of 3 each, interleaved): figures, and 1 for each table that differs."""
     from concurrent.futures import ThreadPoolExecutor
 
     import pyarrow.parquet as pq
     from fsbm.traces.ingest import ingest
+    from fsbm.traces.nfs_parts import CUTS
 
     misses = 0
-    print("NFS in parts cut by connection, 2 threads, against one tshark (best of 3):")
+    print("NFS in parts on 2 threads, cut by time and by connection, against one tshark (best of 3):")
     for source in (MANY_CONNECTIONS, CAPTURE):
         capture = tmp_path / source.name.removesuffix(".bz2")
         with bz2.open(source, "rb") as src, open(capture, "wb") as dst:
             shutil.copyfileobj(src, dst, 1 << 20)
-        whole, parts = [], []
+        runs: dict[str, list[float]] = {way: [] for way in ("whole", *CUTS)}
         with ThreadPoolExecutor(2) as pool:
             for _ in range(3):
-                for runs, workers, out in ((whole, None, "whole"), (parts, pool, "parts")):
+                for way in runs:
                     started = time.perf_counter()
-                    ingest([capture], tmp_path / f"{out}.parquet", force=True, workers=workers)
-                    runs.append(time.perf_counter() - started)
-        equal = pq.read_table(tmp_path / "whole.parquet").equals(pq.read_table(tmp_path / "parts.parquet"))
-        misses += not equal
-        figures[f"nfs_parts_{capture.stem}_ratio"] = min(whole) / min(parts)
-        print(f"  {capture.name:40} whole {min(whole):5.2f} s  in parts {min(parts):5.2f} s  "
-              f"{min(whole) / min(parts):.2f}x; tables equal: {'yes' if equal else 'NO'}")
+                    ingest([capture], tmp_path / f"{way}.parquet", force=True,
+                           workers=None if way == "whole" else pool, capture_cut="time" if way == "whole" else way)
+                    runs[way].append(time.perf_counter() - started)
+        whole = pq.read_table(tmp_path / "whole.parquet")
+        line = f"  {capture.name:40} whole {min(runs['whole']):5.2f} s"
+        for cut in CUTS:
+            equal = pq.read_table(tmp_path / f"{cut}.parquet").equals(whole)
+            misses += not equal
+            figures[f"nfs_parts_by_{cut}_{capture.stem}_ratio"] = min(runs["whole"]) / min(runs[cut])
+            line += (f"; by {cut} {min(runs[cut]):5.2f} s, {min(runs['whole']) / min(runs[cut]):.2f}x, "
+                     f"tables equal: {'yes' if equal else 'NO'}")
+        print(line)
     return misses
 
 

@@ -1,11 +1,14 @@
-"""A capture dissected in parts cut by connection (traces/nfs_parts.py, traces/native/capsplit.c).
+"""A capture dissected in parts, cut by time or by connection (traces/nfs_parts.py,
+traces/native/capsplit.c).
 
-Every real capture in ../shared/data is parsed whole and in parts on workers: the tables and
-the counts must be the same, pcap and pcapng, TCP and UDP, IPv4 and IPv6, damaged ones too.
+Every real capture in ../shared/data is parsed whole and in parts on workers, cut both ways: the
+tables and the counts must be the same, pcap and pcapng, TCP and UDP, IPv4 and IPv6, damaged
+ones too.
 """
 
 from __future__ import annotations
 
+import functools
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -13,10 +16,12 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from fsbm.traces.errors import TraceParseError
 from fsbm.traces.ingest import ingest
-from fsbm.traces.nfs_parts import capsplit_binary
+from fsbm.traces.nfs_parts import CUTS, LEAD_IN, capsplit_binary
 from tests.conftest import SHARED_DATA, run_fsbm
 
 NFS_DIR = SHARED_DATA / "nfs"
@@ -24,20 +29,27 @@ CAPTURES = sorted(p for d in ("epam-nfstrace", "zeek", "suricata-verify", "tcpdu
                   if p.name.endswith((".pcap", ".pcapng", ".pcap.bz2")))
 
 
-def both_ways(capture: Path, out: Path, keep_going: bool = False) -> tuple[object, object]:
+def both_ways(capture: Path, out: Path, keep_going: bool = False, cut: str = "time") -> tuple[object, object]:
     whole = ingest([capture], out / "whole.parquet", force=True, keep_going=keep_going)
     with ThreadPoolExecutor(2) as pool:
-        parts = ingest([capture], out / "parts.parquet", force=True, keep_going=keep_going, workers=pool)
+        parts = ingest([capture], out / "parts.parquet", force=True, keep_going=keep_going, workers=pool,
+                       capture_cut=cut)
     return whole, parts
 
 
-@pytest.mark.parametrize("capture", CAPTURES, ids=lambda p: p.name)
-def test_parts_give_the_whole_captures_table(capture: Path, tmp_path: Path) -> None:
+# Every capture cut by time; by connection, the small ones (UDP and TCP, damaged ones too): the
+# large ones by connection are test_a_capture_is_cut_by_connection_with_every_packet_once's.
+CUT_CASES = [(capture, "time") for capture in CAPTURES] + [
+    (capture, "connection") for capture in CAPTURES if capture.stat().st_size < 100_000]
+
+
+@pytest.mark.parametrize(("capture", "cut"), CUT_CASES, ids=lambda p: getattr(p, "name", p))
+def test_parts_give_the_whole_captures_table(capture: Path, cut: str, tmp_path: Path) -> None:
     try:
-        whole, parts = both_ways(capture, tmp_path)
+        whole, parts = both_ways(capture, tmp_path, cut=cut)
     except TraceParseError as refused:  # one capture holds no NFS call: refused the same in parts
         with ThreadPoolExecutor(2) as pool, pytest.raises(TraceParseError) as in_parts:
-            ingest([capture], tmp_path / "parts.parquet", force=True, workers=pool)
+            ingest([capture], tmp_path / "parts.parquet", force=True, workers=pool, capture_cut=cut)
         assert in_parts.value.message == refused.message and "no NFS calls" in refused.message
         return
     assert pq.read_table(parts.output).equals(pq.read_table(whole.output))
@@ -51,7 +63,8 @@ def test_a_capture_is_cut_by_connection_with_every_packet_once(tmp_path: Path) -
     ng = tmp_path / "v3.pcapng"  # the same packets as pcapng
     subprocess.run(["editcap", "-F", "pcapng", str(capture), str(ng)], check=True)
     for source in (capture, ng):
-        subprocess.run([str(capsplit_binary()), "4", str(tmp_path / source.suffix[1:]), str(source)], check=True)
+        subprocess.run([str(capsplit_binary()), "--by", "connection", "4", str(tmp_path / source.suffix[1:]),
+                        str(source)], check=True)
         frames = np.sort(np.concatenate([np.fromfile(tmp_path / f"{source.suffix[1:]}-{k}.frames", "<u8")
                                          for k in range(4)]))
         assert np.array_equal(frames, np.arange(1, 71_388))  # capinfos: 71,387 packets
@@ -64,8 +77,44 @@ def test_a_capture_is_cut_by_connection_with_every_packet_once(tmp_path: Path) -
             for port in set(ports):
                 holders.setdefault(port, set()).add(k)
         assert len(holders) >= 3 and all(len(parts) == 1 for parts in holders.values())
+    whole, parts = both_ways(ng, tmp_path, cut="connection")
+    assert pq.read_table(parts.output).equals(pq.read_table(whole.output))
+
+
+@pytest.mark.parametrize(("name", "packets"), [("eth-ipv4-tcp-nfsv4.pcap.bz2", 45_059),
+                                               ("eth-ipv4-tcp-nfsv3-4-41-cifs1-2.pcap.bz2", 71_387)])
+def test_captures_are_cut_by_time_between_records(name: str, packets: int, tmp_path: Path) -> None:
+    """nfstrace's NFSv4 capture is one connection writing a file in 1 MiB WRITEs: by
+    connection it is one part.  Its NFSv3/v4/v4.1 capture has three NFS connections on
+    loopback, segments the capture missed, and CIFS beside them.  By time every part holds at
+    least a sixth of either, segments cut where a record begins, the calls a part's replies
+    answer copied in as lead-ins; as pcap and as pcapng, the table is the whole capture's."""
+    capture = tmp_path / "c.pcap"
+    subprocess.run(f"bzcat {NFS_DIR / 'epam-nfstrace' / name} > {capture}", shell=True, check=True)
+    ng = tmp_path / "c.pcapng"
+    subprocess.run(["editcap", "-F", "pcapng", str(capture), str(ng)], check=True)
+    for source in (capture, ng):
+        out = tmp_path / source.suffix[1:]
+        subprocess.run([str(capsplit_binary()), "--by", "time", "4", str(out), str(source)], check=True)
+        numbers = [np.fromfile(f"{out}-{k}.frames", "<u8") for k in range(4)]
+        owned = [n[n < LEAD_IN] for n in numbers]
+        assert np.array_equal(np.unique(np.concatenate(owned)), np.arange(1, packets + 1))
+        assert all(len(mine) > packets / 6 for mine in owned)
+        # A packet goes to two parts only where a record begins in it: a few per cut.
+        assert 0 < len(np.concatenate(owned)) - packets < 100
+        assert sum(int((n >= LEAD_IN).sum()) for n in numbers) > 0
     whole, parts = both_ways(ng, tmp_path)
     assert pq.read_table(parts.output).equals(pq.read_table(whole.output))
+    assert vars(parts.stats) == vars(whole.stats)
+
+
+def test_a_cut_the_parser_does_not_know_is_refused_clearly(tmp_path: Path) -> None:
+    capture = NFS_DIR / "epam-nfstrace" / "eth-ipv4-tcp-nfsv41.pcap.bz2"
+    done = run_fsbm("trace", "parse", str(capture), "-o", str(tmp_path / "t.parquet"), "--jobs", "2",
+                    "--cut", "sideways")
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert "cut by time or connection, not 'sideways'" in done.stderr
+    assert not (tmp_path / "t.parquet").exists()
 
 
 def test_damaged_captures_say_the_same_in_parts(tmp_path: Path) -> None:
@@ -98,3 +147,47 @@ def test_on_a_dask_cluster_from_the_command_line(cluster: str, tmp_path: Path, r
     done = run_fsbm("trace", "parse", str(capture), "-o", str(tmp_path / "dask.parquet"), *where)
     assert done.returncode == 0, done.stderr
     assert pq.read_table(tmp_path / "dask.parquet").equals(pq.read_table(whole.output))
+
+
+# -- capsplit reads every packet's headers, and by time the payloads' record markers: fuzzed --
+
+FUZZ_SEEDS = ("eth-ipv4-tcp-nfsv4.pcap.bz2", "eth-ipv6-tcp-nfsv3.pcap.bz2", "eth-ipv4-tcp-nfsv41.pcap.bz2")
+
+
+@functools.cache
+def _first_packets(name: str, first: int = 600) -> bytes:
+    """The first `first` packets of one of nfstrace's captures, as pcap."""
+    raw = subprocess.run(["bzcat", str(NFS_DIR / "epam-nfstrace" / name)], capture_output=True, check=True).stdout
+    return subprocess.run(["editcap", "-r", "-F", "pcap", "-", "-", f"1-{first}"], input=raw, capture_output=True,
+                          check=True).stdout
+
+
+@st.composite
+def mutated_captures(draw: st.DrawFn) -> bytes:
+    """A real capture's first packets with up to eight bytes changed past its file header
+    (lengths, addresses, sequence numbers, record markers alike), or cut short."""
+    buf = bytearray(_first_packets(draw(st.sampled_from(FUZZ_SEEDS))))
+    for _ in range(draw(st.integers(1, 8))):
+        at = draw(st.integers(24, len(buf) - 1))
+        if draw(st.integers(0, 9)) == 0:
+            del buf[at:]
+            break
+        buf[at] = draw(st.integers(0, 255))
+    return bytes(buf)
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(capture=mutated_captures())
+def test_mutated_captures_never_crash_capsplit(capture: bytes, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """capsplit built with AddressSanitizer and UndefinedBehaviorSanitizer, cut both ways:
+    exit 0 (cut), 2 (damaged) or 3 (not a capture), never a crash."""
+    binary = capsplit_binary().with_name("capsplit-asan")
+    assert binary.exists(), "the sanitizer build (make -C traces/native asan) is missing"
+    work = tmp_path_factory.mktemp("fuzz")
+    (work / "in.pcap").write_bytes(capture)
+    for cut in CUTS:
+        done = subprocess.run([str(binary), "--by", cut, "3", str(work / "part"), str(work / "in.pcap")],
+                              capture_output=True, timeout=60)
+        report = done.stderr.decode(errors="replace")
+        assert done.returncode in (0, 2, 3) and "runtime error" not in report, report[-800:]

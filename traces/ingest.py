@@ -25,6 +25,7 @@ from fsbm.traces.files import DAMAGED_INPUT, open_decompressed
 from fsbm.traces.schema import EVENT_SCHEMA, metadata
 from fsbm.traces.ellard import EllardReader
 from fsbm.traces.nfs import CaptureOptions, NfsReader, NfsStats
+from fsbm.traces.nfs_parts import CUTS
 from fsbm.traces.record import read_recording
 from fsbm.traces.strace import ParseStats, StraceReader, added_timelines, per_pid_suffix
 
@@ -84,15 +85,18 @@ def detect_format(path: Path) -> Format:
 
 
 def ingest(inputs: list[Path], output: Path, *, keep_going: bool = False, force: bool = False,
-           fmt: Format | None = None, capture: CaptureOptions = CaptureOptions(), workers: Any = None) -> IngestResult:
+           fmt: Format | None = None, capture: CaptureOptions = CaptureOptions(), workers: Any = None,
+           capture_cut: str = "time") -> IngestResult:
     """Parse every input (one format) into one Parquet event table at `output`; `capture`
     says what tshark needs to know beyond its defaults (NFS captures only).  With `workers`
     (fsbm.cluster), an strace -ff run's logs are parsed a process group at a time on them
-    (traces/per_process.py), and a capture is dissected in parts cut by connection
-    (traces/nfs_parts.py): the same table either way.  Their files go to a scratch directory
+    (traces/per_process.py), and a capture is dissected in parts cut as `capture_cut` says, by
+    time or by connection (traces/nfs_parts.py): the same table either way.  Their files go to a scratch directory
     beside `output`, which a cluster's workers see where they see the output."""
     if not inputs:
         raise UsageError("give at least one trace file")
+    if capture_cut not in CUTS:
+        raise UsageError(f"a capture is cut by {' or '.join(CUTS)}, not {capture_cut!r}")
     output = Path(output)
     if output.exists() and not force:
         raise UsageError(f"{output} exists; choose another name or pass --force")
@@ -115,8 +119,8 @@ def ingest(inputs: list[Path], output: Path, *, keep_going: bool = False, force:
         else:
             readers = [StraceReader(list(inputs), keep_going=keep_going)]
     elif kind == "pcap":
-        readers = [NfsReader(p, keep_going=keep_going, capture=capture, workers=workers, scratch=output.parent)
-                   for p in inputs]
+        readers = [NfsReader(p, keep_going=keep_going, capture=capture, workers=workers, scratch=output.parent,
+                             cut=capture_cut) for p in inputs]
     else:
         readers = [reader_type(p, keep_going=keep_going) for p in inputs]
     recordings = _recordings(inputs) if kind == "strace" else []

@@ -51,6 +51,9 @@ FIELDS = (
     "nfs.status2", "nfs.pathname.component", "nfs.open.claim_type", *LISTED_NAMES, "_ws.malformed",
 )
 _IDX = {name: i for i, name in enumerate(FIELDS)}
+# FIELDS before this one have one value a frame; from it to the last but one, one or more a
+# message, aggregated over the frame's messages; the last says whether the frame was malformed.
+MESSAGE_FIELDS_FROM = _IDX["rpc.xid"]
 
 V2_PROCEDURES = ("NULL", "GETATTR", "SETATTR", "ROOT", "LOOKUP", "READLINK", "READ", "WRITECACHE", "WRITE",
                  "CREATE", "REMOVE", "RENAME", "LINK", "SYMLINK", "MKDIR", "RMDIR", "READDIR", "STATFS")
@@ -208,16 +211,18 @@ class CaptureOptions:
 
 class NfsReader(RpcTraceReader):
     """A pcap/pcapng capture, dissected by tshark: in one run, or with `workers` (fsbm.cluster)
-    cut by connection into parts dissected at once (traces/nfs_parts.py)."""
+    cut into parts dissected at once, by time or by connection as `cut` says
+    (traces/nfs_parts.py)."""
 
     unit = "packet"
     empty_reason = "no NFS calls in the capture"
 
     def __init__(self, path: Path, *, keep_going: bool = False, capture: CaptureOptions = CaptureOptions(),
-                 workers: object = None, scratch: Path | None = None) -> None:
+                 workers: object = None, scratch: Path | None = None, cut: str = "time") -> None:
         super().__init__(path, keep_going=keep_going)
         self.capture = capture
         self.workers = workers
+        self.cut = cut
         self.scratch = scratch  # where the parts go: a directory the workers see too
 
     def _messages(self, stats: NfsStats) -> Iterator[RpcMessage]:
@@ -227,11 +232,11 @@ class NfsReader(RpcTraceReader):
             if self.workers is not None:
                 from fsbm.traces.nfs_parts import dissected_in_parts
 
-                parts = dissected_in_parts(capture, self.fields_command(), Path(tmp), self.workers)
+                parts = dissected_in_parts(capture, self.fields_command(), Path(tmp), self.workers, cut=self.cut)
                 if parts is not None:
                     for part in parts:
                         self._check_tshark(part.returncode, part.stderr, 0, stats)
-                    yield from self._row_messages(parts.rows(), stats)
+                    yield from self._row_messages(_one_row_a_frame(parts.rows()), stats)
                     return
             yield from self._capture_messages(capture, stats)
 
@@ -361,6 +366,24 @@ def _readable_capture(path: Path, tmp: Path) -> Path:
     return target
 
 
+def _one_row_a_frame(rows: Iterable[list[str]]) -> Iterator[list[str]]:
+    """Rows of a capture dissected in parts, in frame order, with the rows of one frame made
+    one, as one tshark aggregates them: a segment cut where a record begins leaves a row in
+    each of two parts (traces/nfs_parts.py), the earlier part's messages first."""
+    held: list[str] | None = None
+    for cols in rows:
+        if held is not None and cols[0] == held[0] and len(cols) == len(held) == len(FIELDS):
+            messages = [",".join(v for v in pair if v) for pair in zip(held[MESSAGE_FIELDS_FROM:-1],
+                                                                       cols[MESSAGE_FIELDS_FROM:-1])]
+            held = held[:MESSAGE_FIELDS_FROM] + messages + [held[-1] or cols[-1]]
+            continue
+        if held is not None:
+            yield held
+        held = cols
+    if held is not None:
+        yield held
+
+
 def _split_messages(cols: list[str], stats: NfsStats) -> Iterator[RpcMessage]:
     """One frame's RPC messages.  Several in one frame (TCP) have their fields aggregated
     by tshark: a field whose list divides evenly among the messages is split evenly (each
@@ -375,7 +398,8 @@ def _split_messages(cols: list[str], stats: NfsStats) -> Iterator[RpcMessage]:
     sport = (cols[_IDX["tcp.srcport"]] or cols[_IDX["udp.srcport"]]).split(",")[0]
     dport = (cols[_IDX["tcp.dstport"]] or cols[_IDX["udp.dstport"]]).split(",")[0]
     frame, ts = int(cols[0]), _ns(cols[1])
-    per_message = {name: cols[_IDX[name]].split(",") if cols[_IDX[name]] else [] for name in FIELDS[10:-1]}
+    per_message = {name: cols[_IDX[name]].split(",") if cols[_IDX[name]] else []
+                   for name in FIELDS[MESSAGE_FIELDS_FROM:-1]}
     ambiguous = False
     for k in range(n):
         values = {}

@@ -1,13 +1,18 @@
-"""A capture dissected by tshark in parts at once, cut by connection, rows back in capture order.
+"""A capture dissected by tshark in parts at once, rows back in capture order.
 
-tshark is what a capture's parse waits for.  A capture cut by time cannot be dissected in
-parts: tshark loses an RPC-over-TCP stream it meets in the middle of a record
-(docs/scale.md).  So `capsplit` (traces/native/capsplit.c) cuts it by conversation: each TCP
-connection whole in one part, everything else between two hosts whole in one part.  Every
-part is dissected by its own tshark on the workers; each part's rows carry its frame
-numbers, which capsplit's .frames file turns back into the whole capture's; the parts' rows,
-merged by those numbers, are the rows one tshark gives the whole capture, and go through the
-same matching of calls and replies.
+tshark is what a capture's parse waits for.  `capsplit` (traces/native/capsplit.c) cuts the
+capture into parts, in one of two ways (CUTS):
+- "time": slices of the capture.  tshark loses an RPC-over-TCP stream it meets in the
+  middle of a record, and cannot read a reply whose call it has not seen (docs/scale.md), so a
+  connection moves to the next slice's part only where both its directions stand between two
+  records, and the calls a part's replies answer are copied into it as lead-ins, whose rows
+  are dropped here.  A capture of one busy connection spreads over the workers this way.
+- "connection": each TCP connection whole in one part.
+Everything else between two hosts goes whole into one part either way.  Every part is
+dissected by its own tshark on the workers; each part's rows carry its frame numbers, which
+capsplit's .frames file turns back into the whole capture's; the parts' rows, merged by those
+numbers, are the rows one tshark gives the whole capture, and go through the same matching of
+calls and replies.
 """
 
 from __future__ import annotations
@@ -23,7 +28,9 @@ import numpy as np
 
 from fsbm.locations import native_binary
 
-PARTS_PER_WORKER = 2  # a part is a set of conversations, and they differ in size; each costs a tshark start
+PARTS_PER_WORKER = 2  # parts differ in size (a set of conversations, or a slice); each costs a tshark start
+CUTS = ("time", "connection")
+LEAD_IN = 1 << 63  # capsplit's mark on a frame copied into a part for its calls: its rows are another part's
 
 
 @dataclass(frozen=True)
@@ -51,12 +58,15 @@ class Dissected:
 
 
 def _numbered(part: DissectedPart, k: int) -> Iterator[tuple[int, int, list[str]]]:
+    """A part's rows with their frame numbers in the whole capture; a lead-in's rows left out."""
     frames = np.fromfile(part.frames, dtype="<u8")
     with open(part.rows, encoding="utf-8", errors="replace") as rows:
         for line in rows:
             cols = line.rstrip("\n").split("\t")
             if cols[0].isdigit() and 0 < int(cols[0]) <= len(frames):
                 frame = int(frames[int(cols[0]) - 1])
+                if frame & LEAD_IN:
+                    continue
                 cols[0] = str(frame)
                 yield frame, k, cols
 
@@ -75,14 +85,16 @@ def dissect_part(command: list[str], part: Path, rows: Path) -> tuple[int, str]:
 
 
 def dissected_in_parts(capture: Path, command: list[str], work: Path, workers: Any,
-                       parts: int | None = None) -> Dissected | None:
-    """The capture cut by conversation into `parts` (two a worker unless given) and each
+                       parts: int | None = None, cut: str = "time") -> Dissected | None:
+    """The capture cut (`cut`, one of CUTS) into `parts` (two a worker unless given) and each
     dissected by `command` on `workers`; None where capsplit cannot cut it (not pcap or
     pcapng, or damaged: one tshark over the whole capture then says what is wrong)."""
     from fsbm.cluster import worker_count
 
+    if cut not in CUTS:
+        raise ValueError(f"a capture is cut by one of {', '.join(CUTS)}, not {cut!r}")
     parts = parts or min(256, PARTS_PER_WORKER * worker_count(workers))
-    done = subprocess.run([str(capsplit_binary()), str(parts), str(work / "part"), str(capture)],
+    done = subprocess.run([str(capsplit_binary()), "--by", cut, str(parts), str(work / "part"), str(capture)],
                           capture_output=True, stdin=subprocess.DEVNULL)
     if done.returncode != 0:
         return None

@@ -105,7 +105,10 @@ def trace_parse(
     nfs_ports: Optional[list[int]] = NFS_PORT_OPTION,
     display_filter: Optional[str] = DISPLAY_FILTER_OPTION,
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Parse strace -ff logs a process group "
-                                       "at a time, or a capture's connections, on N threads here."),
+                                       "at a time, or a capture in parts, on N threads here."),
+    cut: str = typer.Option("time", "--cut", help="How a capture parsed in parallel is cut: 'time' (slices of it, "
+                            "each connection moved on between two RPC records) or 'connection' (each "
+                            "connection whole in one part)."),
     dask_workers: Optional[int] = typer.Option(None, "--dask-workers", min=1, help="... on a local Dask cluster "
                                                "of N worker processes."),
     scheduler: Optional[str] = typer.Option(None, "--dask", metavar="ADDRESS", help="... on the Dask cluster whose "
@@ -117,7 +120,7 @@ def trace_parse(
 
     with workers_of(jobs, dask_workers, scheduler) as workers:
         result = ingest(list(inputs), output, keep_going=keep_going, force=force,
-                        capture=capture_options(nfs_ports, display_filter), workers=workers)
+                        capture=capture_options(nfs_ports, display_filter), workers=workers, capture_cut=cut)
     s = result.stats
     unit = "lines" if result.format == "strace" else "NFS frames"
     console.print(f"{result.events} events from {s.lines} {unit} ({result.format}) -> {escape(str(output))}")

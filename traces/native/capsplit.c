@@ -1,28 +1,37 @@
 /*
- * capsplit - a packet capture cut into parts by connection, for tshark to dissect the parts
- * in parallel.
+ * capsplit - a packet capture cut into parts, for tshark to dissect the parts in parallel.
  *
- * Cutting by time does not work for NFS over TCP: tshark cannot pick up an RPC record stream
- * in the middle of a record.  So each TCP connection (its two addresses and ports) goes whole
+ * By connection (the default): each TCP connection (its two addresses and ports) goes whole
  * into one part, from its first segment on, and so does everything else between two hosts
  * (UDP, whose datagrams may come in IP fragments that carry no ports): calls meet their
- * replies, and records their continuations.  Beside each part, a .frames file holds each of
- * its packets' numbers in the whole capture (8 bytes each, little-endian), so that tshark's
- * frame numbers can be put back.
+ * replies, and records their continuations.  A capture of one connection is one part.
  *
- * usage: capsplit N OUT CAPTURE  ->  OUT-0.cap .. OUT-<N-1>.cap, OUT-0.frames ..
- * pcap (micro- or nanosecond stamps, either byte order) or pcapng, whose section headers,
- * interface descriptions and other blocks go to every part.  Exit 3 for anything else, 2 for
- * a damaged or cut-short capture: the caller then parses it whole, which says what is wrong
- * with it.
+ * By time (--by time): part k is the k-th of N equal slices of the capture's bytes.  A TCP
+ * connection moves to a later slice's part only where both its directions stand between two
+ * RPC records, and the calls a part's replies answer are copied into it as lead-ins
+ * (timecut.h); everything else goes by host pair, as by connection.  The capture is read
+ * twice: once to plan the lead-ins, once to write.
+ *
+ * Beside each part, a .frames file holds each of its packets' numbers in the whole capture
+ * (8 bytes each, little-endian), so that tshark's frame numbers can be put back; a lead-in's
+ * number has its top bit set (its rows belong to another part).
+ *
+ * usage: capsplit [--by connection|time] N OUT CAPTURE  ->  OUT-0.cap .. OUT-<N-1>.cap,
+ * OUT-0.frames ..  pcap (micro- or nanosecond stamps, either byte order) or pcapng, whose
+ * section headers, interface descriptions and other blocks go to every part.  Exit 3 for
+ * anything else, 2 for a damaged or cut-short capture: the caller then parses it whole, which
+ * says what is wrong with it.
  */
 #include <errno.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "alloc.h"
+#include "flow.h"
+#include "timecut.h"
 
 enum { EXIT_DAMAGED = 2, EXIT_NOT_PCAP = 3, MAX_PARTS = 256, MAX_RECORD = 1 << 26, MAX_INTERFACES = 1024 };
 
@@ -30,9 +39,14 @@ struct part {
 	FILE *packets, *frames;
 };
 
+static const uint64_t LEAD_IN = 1ULL << 63;
+
 static struct part parts[MAX_PARTS];
 static long nparts;
 static uint64_t frame;
+static int cut_by_time, planning;
+static struct timecut *cuts;
+static long long capture_bytes;
 
 static int swapped;
 
@@ -44,119 +58,6 @@ static uint32_t u32(const uint8_t *p)
 	return swapped ? __builtin_bswap32(v) : v;
 }
 
-static uint16_t be16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static uint64_t fnv(uint64_t h, const uint8_t *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ p[i]) * 0x100000001b3ULL;
-	return h;
-}
-
-/* Both ends of a conversation in one order, whichever way the packet went. */
-static uint64_t conversation(const uint8_t *a, const uint8_t *b, size_t len, int ports, uint16_t pa, uint16_t pb)
-{
-	int c = memcmp(a, b, len);
-	uint8_t port[4];
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	if (c > 0 || (c == 0 && ports && pa > pb)) {
-		const uint8_t *t = a;
-		uint16_t tp = pa;
-
-		a = b;
-		b = t;
-		pa = pb;
-		pb = tp;
-	}
-	h = fnv(fnv(h, a, len), b, len);
-	if (ports) {
-		port[0] = (uint8_t)(pa >> 8), port[1] = (uint8_t)pa, port[2] = (uint8_t)(pb >> 8), port[3] = (uint8_t)pb;
-		h = fnv(h, port, 4);
-	}
-	return h ^ (h >> 29);
-}
-
-/* A TCP segment whole in one IP packet: by connection; anything else: by host pair. */
-static uint64_t ipv4_key(const uint8_t *p, size_t n)
-{
-	size_t ihl;
-	int fragment;
-
-	if (n < 20 || (p[0] >> 4) != 4)
-		return 0;
-	ihl = (size_t)(p[0] & 0x0f) * 4;
-	fragment = (be16(p + 6) & 0x3fff) != 0; /* more fragments, or an offset */
-	if (p[9] == 6 && !fragment && n >= ihl + 4)
-		return conversation(p + 12, p + 16, 4, 1, be16(p + ihl), be16(p + ihl + 2));
-	return conversation(p + 12, p + 16, 4, 0, 0, 0);
-}
-
-static uint64_t ipv6_key(const uint8_t *p, size_t n)
-{
-	size_t off = 40;
-	int next, fragment = 0;
-
-	if (n < 40 || (p[0] >> 4) != 6)
-		return 0;
-	next = p[6];
-	while (off + 8 <= n && (next == 0 || next == 43 || next == 60 || next == 44 || next == 51)) {
-		size_t len = next == 44 ? 8 : next == 51 ? ((size_t)p[off + 1] + 2) * 4 : ((size_t)p[off + 1] + 1) * 8;
-
-		fragment |= next == 44;
-		next = p[off];
-		off += len;
-	}
-	if (next == 6 && !fragment && n >= off + 4)
-		return conversation(p + 8, p + 24, 16, 1, be16(p + off), be16(p + off + 2));
-	return conversation(p + 8, p + 24, 16, 0, 0, 0);
-}
-
-static uint64_t ip_key(const uint8_t *p, size_t n)
-{
-	if (n < 1)
-		return 0;
-	return (p[0] >> 4) == 4 ? ipv4_key(p, n) : (p[0] >> 4) == 6 ? ipv6_key(p, n) : 0;
-}
-
-/* What part a packet of this link type goes to: its IP conversation's, else the first. */
-static uint64_t packet_key(const uint8_t *p, size_t n, uint32_t linktype)
-{
-	size_t off;
-	uint16_t type;
-
-	switch (linktype) {
-	case 1: /* Ethernet, with any VLAN tags */
-		if (n < 14)
-			return 0;
-		type = be16(p + 12);
-		off = 14;
-		while ((type == 0x8100 || type == 0x88a8) && n >= off + 4) {
-			type = be16(p + off + 2);
-			off += 4;
-		}
-		return type == 0x0800 || type == 0x86dd ? ip_key(p + off, n - off) : 0;
-	case 113: /* Linux cooked */
-		return n >= 16 ? ip_key(p + 16, n - 16) : 0;
-	case 276: /* Linux cooked v2 */
-		return n >= 20 ? ip_key(p + 20, n - 20) : 0;
-	case 0: /* BSD loopback */
-	case 108:
-		return n >= 4 ? ip_key(p + 4, n - 4) : 0;
-	case 12: /* raw IP */
-	case 14:
-	case 101:
-	case 228:
-	case 229:
-		return ip_key(p, n);
-	default:
-		return 0;
-	}
-}
-
 static void die(int code, const char *path, const char *why)
 {
 	fprintf(stderr, "%s: %s\n", path, why);
@@ -165,22 +66,144 @@ static void die(int code, const char *path, const char *why)
 
 static void to_all(const uint8_t *bytes, size_t n)
 {
+	if (planning)
+		return;
 	for (long k = 0; k < nparts; k++)
 		fwrite(bytes, 1, n, parts[k].packets);
 }
 
-/* One packet: its bytes (`block`, n of them, a record or a whole block) go to its part, and
- * its number to the part's frames. */
-static void to_part(const uint8_t *block, size_t n, const uint8_t *data, size_t len, uint32_t linktype)
+/* How a packet is held in the capture: a pcap record, a pcapng enhanced (or obsolete) packet
+ * block, or a pcapng simple packet block. */
+enum holder { PCAP_RECORD, PCAPNG_PACKET, PCAPNG_SIMPLE };
+
+static void put32(uint8_t *p, uint32_t v)
 {
-	struct part *to = &parts[packet_key(data, len, linktype) % (uint64_t)nparts];
-	uint8_t number[8];
+	v = swapped ? __builtin_bswap32(v) : v;
+	memcpy(p, &v, 4);
+}
+
+static void put_be16(uint8_t *p, size_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static void write_frame(struct part *to, const uint8_t *block, size_t n, uint64_t number)
+{
+	uint8_t bytes[8];
+
+	for (int i = 0; i < 8; i++)
+		bytes[i] = (uint8_t)(number >> (8 * i)); /* little-endian, whatever the machine */
+	fwrite(block, 1, n, to->packets);
+	fwrite(bytes, 1, sizeof(bytes), to->frames);
+}
+
+/*
+ * The packet `data` (n bytes kept) with its TCP payload cut down to bytes [from, to), into
+ * `out`; its length.  The IP length and the sequence number follow (and IPv4's header
+ * checksum); the TCP checksum, which tshark does not check unless asked, does not.
+ */
+static size_t cut_packet(const struct flow *f, const uint8_t *data, size_t from, size_t to, uint8_t *out)
+{
+	size_t head = (size_t)(f->payload - data), kept_to = to < f->have ? to : f->have;
+	size_t kept_from = from < kept_to ? from : kept_to, removed = f->len - (to - from);
+	uint8_t *ip = out + (f->ip - data), *tcp = out + (f->tcp_header - data);
+	uint32_t seq = f->seq + (uint32_t)from + (f->syn && from > 0);
+
+	memcpy(out, data, head);
+	memcpy(out + head, f->payload + kept_from, kept_to - kept_from);
+	if (f->ipv6) {
+		if (be16(ip + 4))
+			put_be16(ip + 4, be16(ip + 4) - removed);
+	} else {
+		uint32_t sum = 0;
+		size_t ihl = (size_t)(ip[0] & 0x0f) * 4;
+
+		if (be16(ip + 2))
+			put_be16(ip + 2, be16(ip + 2) - removed);
+		ip[10] = ip[11] = 0;
+		for (size_t i = 0; i + 1 < ihl; i += 2)
+			sum += be16(ip + i);
+		while (sum >> 16)
+			sum = (sum & 0xffff) + (sum >> 16);
+		put_be16(ip + 10, ~sum & 0xffff);
+	}
+	for (int i = 0; i < 4; i++)
+		tcp[4 + i] = (uint8_t)(seq >> (24 - 8 * i));
+	return head + (kept_to - kept_from);
+}
+
+/* The block holding a packet cut down to bytes [from, to) of its TCP payload, in *cut (grown
+ * as needed); its length.  A pcapng block keeps its header and loses its options. */
+static size_t cut_block(enum holder holder, const uint8_t *block, const uint8_t *data, const struct flow *f,
+			size_t from, size_t to, uint8_t **cut, size_t *cap)
+{
+	size_t head = holder == PCAP_RECORD ? 16 : holder == PCAPNG_PACKET ? 28 : 12;
+	size_t removed = f->len - (to - from), kept, total;
+	uint32_t wire = holder == PCAP_RECORD ? u32(block + 12) : holder == PCAPNG_PACKET ? u32(block + 24) : u32(block + 8);
+
+	if (head + (size_t)(f->payload - data) + f->have + 8 > *cap) {
+		*cap = head + (size_t)(f->payload - data) + f->have + 8;
+		*cut = xrealloc(*cut, *cap);
+	}
+	memcpy(*cut, block, head);
+	kept = cut_packet(f, data, from, to, *cut + head);
+	wire = wire > removed ? wire - (uint32_t)removed : (uint32_t)kept;
+	if (holder == PCAP_RECORD) {
+		put32(*cut + 8, (uint32_t)kept);
+		put32(*cut + 12, wire);
+		return head + kept;
+	}
+	total = head + (kept + 3) / 4 * 4 + 4;
+	memset(*cut + head + kept, 0, total - 4 - head - kept);
+	if (holder == PCAPNG_PACKET) {
+		put32(*cut + 20, (uint32_t)kept);
+		put32(*cut + 24, wire);
+	} else {
+		put32(*cut + 8, wire);
+	}
+	put32(*cut + 4, (uint32_t)total);
+	put32(*cut + total - 4, (uint32_t)total);
+	return total;
+}
+
+/* One packet, starting at byte `offset` of the capture: its bytes (`block`, n of them, a record
+ * or a whole block, held as `holder` says) go to its part, and its number to the part's
+ * frames.  By time, a TCP segment may go to several parts, whole or cut (timecut.h), its
+ * number marked LEAD_IN where it is a lead-in.  Nothing is written in the planning pass. */
+static void to_part(enum holder holder, const uint8_t *block, size_t n, const uint8_t *data, size_t len,
+		    uint32_t linktype, long long offset)
+{
+	static uint8_t *cut;
+	static size_t cap;
+	long slice = (long)((double)offset / (double)capture_bytes * (double)nparts);
+	struct piece pieces[2 * MAX_PARTS + 2];
+	int npieces;
+	struct flow f;
 
 	frame++;
-	for (int i = 0; i < 8; i++)
-		number[i] = (uint8_t)(frame >> (8 * i)); /* little-endian, whatever the machine */
-	fwrite(block, 1, n, to->packets);
-	fwrite(number, 1, sizeof(number), to->frames);
+	slice = slice < nparts ? slice : nparts - 1;
+	packet_flow(data, len, linktype, &f);
+	if (cut_by_time && f.tcp) {
+		npieces = timecut_route(cuts, &f, frame, slice, pieces, (int)(sizeof(pieces) / sizeof(pieces[0])));
+	} else {
+		/* by conversation; by time, a packet of no IP by its slice */
+		pieces[0] = (struct piece){ .part = f.key || !cut_by_time ? (long)(f.key % (uint64_t)nparts) : slice,
+					    .to = f.len };
+		npieces = 1;
+	}
+	if (planning)
+		return;
+	for (int i = 0; i < npieces; i++) {
+		const struct piece *p = &pieces[i];
+		uint64_t number = p->lead_in ? frame | LEAD_IN : frame;
+
+		if (!f.tcp || (p->from == 0 && p->to == f.len))
+			write_frame(&parts[p->part], block, n, number);
+		else
+			write_frame(&parts[p->part], cut, cut_block(holder, block, data, &f, p->from, p->to, &cut, &cap),
+				    number);
+	}
 }
 
 static void split_pcap(FILE *in, const char *input, const uint8_t header[24])
@@ -192,6 +215,7 @@ static void split_pcap(FILE *in, const char *input, const uint8_t header[24])
 	to_all(header, 24);
 	for (;;) {
 		uint8_t head[16];
+		long long offset = ftello(in);
 		size_t got = fread(head, 1, sizeof(head), in);
 		uint32_t length;
 
@@ -207,7 +231,7 @@ static void split_pcap(FILE *in, const char *input, const uint8_t header[24])
 		memcpy(record, head, 16);
 		if (fread(record + 16, 1, length, in) != length)
 			die(EXIT_DAMAGED, input, "cut short in the middle of a packet");
-		to_part(record, 16 + length, record + 16, length, linktype);
+		to_part(PCAP_RECORD, record, 16 + length, record + 16, length, linktype, offset);
 	}
 	free(record);
 }
@@ -243,6 +267,7 @@ static void split_pcapng(FILE *in, const char *input, const uint8_t first[8])
 	for (;;) {
 		uint8_t head[8];
 		uint32_t type, length;
+		long long offset = have_first ? 0 : ftello(in);
 
 		if (have_first) {
 			memcpy(head, first, 8);
@@ -282,16 +307,18 @@ static void split_pcapng(FILE *in, const char *input, const uint8_t first[8])
 
 			if (len > length - 32)
 				die(EXIT_DAMAGED, input, "a packet longer than its block");
-			to_part(block, length, block + 28, len, interface < ninterfaces ? linktypes[interface] : 0);
+			to_part(PCAPNG_PACKET, block, length, block + 28, len, interface < ninterfaces ? linktypes[interface] : 0,
+				offset);
 		} else if (type == 3 && length >= 16) { /* simple packet, of the first interface */
-			to_part(block, length, block + 12, length - 16, ninterfaces ? linktypes[0] : 0);
+			to_part(PCAPNG_SIMPLE, block, length, block + 12, length - 16, ninterfaces ? linktypes[0] : 0, offset);
 		} else if (type == 2 && length >= 32) { /* obsolete packet */
 			uint32_t interface = (uint32_t)(swapped ? (block[8] << 8 | block[9]) : (block[9] << 8 | block[8]));
 			uint32_t len = u32(block + 20);
 
 			if (len > length - 32)
 				die(EXIT_DAMAGED, input, "a packet longer than its block");
-			to_part(block, length, block + 28, len, interface < ninterfaces ? linktypes[interface] : 0);
+			to_part(PCAPNG_PACKET, block, length, block + 28, len, interface < ninterfaces ? linktypes[interface] : 0,
+				offset);
 		} else { /* section headers, statistics, names, secrets: every part keeps them */
 			to_all(block, length);
 		}
@@ -299,34 +326,17 @@ static void split_pcapng(FILE *in, const char *input, const uint8_t first[8])
 	free(block);
 }
 
-int main(int argc, char **argv)
+/* One pass over the capture, from its first byte. */
+static void split(FILE *in, const char *input)
 {
 	uint8_t header[24];
-	const char *input;
 	uint32_t magic;
-	FILE *in;
 
-	if (argc != 4 || (nparts = strtol(argv[1], NULL, 10)) < 1 || nparts > MAX_PARTS) {
-		fputs("usage: capsplit N OUT CAPTURE (1 <= N <= 256)\n", stderr);
-		return EXIT_DAMAGED;
-	}
-	input = argv[3];
-	in = fopen(input, "rb");
-	if (!in)
-		die(EXIT_DAMAGED, input, strerror(errno));
-	if (fread(header, 1, 8, in) != 8)
+	frame = 0;
+	swapped = 0;
+	if (fseeko(in, 0, SEEK_SET) != 0 || fread(header, 1, 8, in) != 8)
 		die(EXIT_NOT_PCAP, input, "not a pcap or pcapng file");
 	memcpy(&magic, header, 4);
-	for (long k = 0; k < nparts; k++) {
-		char path[4096];
-
-		snprintf(path, sizeof(path), "%s-%ld.cap", argv[2], k);
-		parts[k].packets = fopen(path, "wb");
-		snprintf(path, sizeof(path), "%s-%ld.frames", argv[2], k);
-		parts[k].frames = fopen(path, "wb");
-		if (!parts[k].packets || !parts[k].frames)
-			die(EXIT_DAMAGED, path, strerror(errno));
-	}
 	if (magic == 0x0a0d0d0a) {
 		split_pcapng(in, input, header);
 	} else if (magic == 0xa1b2c3d4 || magic == 0xa1b23c4d || magic == 0xd4c3b2a1 || magic == 0x4d3cb2a1) {
@@ -337,9 +347,60 @@ int main(int argc, char **argv)
 	} else {
 		die(EXIT_NOT_PCAP, input, "not a pcap or pcapng file");
 	}
+}
+
+static int usage(void)
+{
+	fputs("usage: capsplit [--by connection|time] N OUT CAPTURE (1 <= N <= 256)\n", stderr);
+	return EXIT_DAMAGED;
+}
+
+int main(int argc, char **argv)
+{
+	const char *input, *out;
+	struct stat st;
+	FILE *in;
+
+	if (argc == 6 && strcmp(argv[1], "--by") == 0) {
+		if (strcmp(argv[2], "time") != 0 && strcmp(argv[2], "connection") != 0)
+			return usage();
+		cut_by_time = strcmp(argv[2], "time") == 0;
+		argv += 2;
+		argc -= 2;
+	}
+	if (argc != 4 || (nparts = strtol(argv[1], NULL, 10)) < 1 || nparts > MAX_PARTS)
+		return usage();
+	out = argv[2];
+	input = argv[3];
+	in = fopen(input, "rb");
+	if (!in)
+		die(EXIT_DAMAGED, input, strerror(errno));
+	if (fstat(fileno(in), &st) != 0 || !S_ISREG(st.st_mode))
+		die(EXIT_NOT_PCAP, input, "not a file capsplit can read twice");
+	capture_bytes = st.st_size > 0 ? (long long)st.st_size : 1;
+	if (cut_by_time) {
+		cuts = timecut_new();
+		planning = 1;
+		split(in, input);
+		planning = 0;
+		timecut_rewind(cuts);
+	}
+	for (long k = 0; k < nparts; k++) {
+		char path[4096];
+
+		snprintf(path, sizeof(path), "%s-%ld.cap", out, k);
+		parts[k].packets = fopen(path, "wb");
+		snprintf(path, sizeof(path), "%s-%ld.frames", out, k);
+		parts[k].frames = fopen(path, "wb");
+		if (!parts[k].packets || !parts[k].frames)
+			die(EXIT_DAMAGED, path, strerror(errno));
+	}
+	split(in, input);
 	for (long k = 0; k < nparts; k++)
 		if (fclose(parts[k].packets) != 0 || fclose(parts[k].frames) != 0)
-			die(EXIT_DAMAGED, argv[2], "writing a part failed");
+			die(EXIT_DAMAGED, out, "writing a part failed");
 	fclose(in);
+	if (cuts)
+		timecut_free(cuts);
 	return 0;
 }
