@@ -958,3 +958,27 @@ def test_two_traces_of_one_program_are_compared_by_the_runtimes_they_predict() -
         fs = Workload.priced(traced(0), [pricers[candidate]], cache_bytes=CACHE_BYTES).times[0].total_ns / 1e9
         assert (row.first_s, row.second_s) == (pytest.approx(0.4 + fs), pytest.approx(0.5 + fs))
         assert row.spread == pytest.approx((0.5 + fs) / (0.4 + fs) - 1)
+
+
+def test_a_programs_second_trace_is_learnt_from_but_not_judged() -> None:
+    """The plain model's errors come from every trace of a program (a new trace is another
+    draw of tracing's speed); the rows judged are the first trace's alone."""
+    from fsbm.predictor.plain_judge import _suite, plain_model
+
+    def traced(outside_ns: int) -> dict:
+        return {**profile(), "timeline": {"processes": 1, "calls": 2000, "timed_calls": 2000, "span_ns": 10**9,
+                                          "lifetimes_ns": 10**9, "user_signed_ns": outside_ns}}
+
+    pricers = {"ext4": Pricer(table("ext4")), "xfs": Pricer(table("xfs", scale=2.0))}
+    labels = {"ext4": "ext4 fresh", "xfs": "xfs fresh"}
+    each = {name: [pricer] for name, pricer in pricers.items()}
+    programs = [{"name": f"p{i}", "profile": traced(400_000_000 + 10_000_000 * i)} for i in range(4)]
+    runs = {(p["name"], label): [0.45] for p in programs for label in labels.values()}
+    once = _suite({"programs": programs}, pricers, each, runs, labels, "ext4")
+    again = [{**p, "profile_again": traced(900_000_000)} for p in programs]
+    twice = _suite({"programs": again}, pricers, each, runs, labels, "ext4")
+    assert len(once.again) == 0 and len(twice.again) == 8 and list(twice.again_programs[:2]) == ["p0", "p0"]
+    assert twice.forms["absolute"].equals(once.forms["absolute"])  # the judged rows are the first trace's
+    assert len(twice.without("p0").again) == 6
+    narrow, wide = plain_model(once).errors_["trace"], plain_model(twice).errors_["trace"]
+    assert wide["n"] == narrow["n"] + 8 and wide["p95"] > narrow["p95"] + 0.2
