@@ -198,11 +198,14 @@ static void to_part(enum holder holder, const uint8_t *block, size_t n, const ui
 		const struct piece *p = &pieces[i];
 		uint64_t number = p->lead_in ? frame | LEAD_IN : frame;
 
-		if (!f.tcp || (p->from == 0 && p->to == f.len))
+		size_t cut_bytes;
+
+		if (!f.tcp || (p->from == 0 && p->to == f.len)) {
 			write_frame(&parts[p->part], block, n, number);
-		else
-			write_frame(&parts[p->part], cut, cut_block(holder, block, data, &f, p->from, p->to, &cut, &cap),
-				    number);
+		} else {
+			cut_bytes = cut_block(holder, block, data, &f, p->from, p->to, &cut, &cap);
+			write_frame(&parts[p->part], cut, cut_bytes, number);
+		}
 	}
 }
 

@@ -224,6 +224,7 @@ void timecut_free(struct timecut *t)
 	free(t);
 }
 
+/* One more piece for `out`, which holds n of at most max; their number after it. */
 static int add_piece(struct piece *out, int n, int max, long part, size_t from, size_t to, int lead_in)
 {
 	if (n < max)
