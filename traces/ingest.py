@@ -91,8 +91,9 @@ def ingest(inputs: list[Path], output: Path, *, keep_going: bool = False, force:
     says what tshark needs to know beyond its defaults (NFS captures only).  With `workers`
     (fsbm.cluster), an strace -ff run's logs are parsed a process group at a time on them
     (traces/per_process.py), and a capture is dissected in parts cut as `capture_cut` says, by
-    time or by connection (traces/nfs_parts.py): the same table either way.  Their files go to a scratch directory
-    beside `output`, which a cluster's workers see where they see the output."""
+    time or by connection (traces/nfs_parts.py): the same table either way.  Their files go to
+    a scratch directory beside `output`, which a cluster's workers see where they see the
+    output."""
     if not inputs:
         raise UsageError("give at least one trace file")
     if capture_cut not in CUTS:

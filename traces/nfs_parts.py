@@ -3,10 +3,11 @@
 tshark is what a capture's parse waits for.  `capsplit` (traces/native/capsplit.c) cuts the
 capture into parts, in one of two ways (CUTS):
 - "time": slices of the capture.  tshark loses an RPC-over-TCP stream it meets in the
-  middle of a record, and cannot read a reply whose call it has not seen (docs/scale.md), so a
-  connection moves to the next slice's part only where both its directions stand between two
-  records, and the calls a part's replies answer are copied into it as lead-ins, whose rows
-  are dropped here.  A capture of one busy connection spreads over the workers this way.
+  middle of a record, and cannot read a reply whose call it has not seen (docs/scale.md), so
+  each direction of a connection moves to the next slice's part where a record begins (a
+  segment is cut in two where one begins inside it), and the calls a part's replies answer
+  are copied into it as lead-ins, whose rows are dropped here.  A capture of one busy
+  connection spreads over the workers this way.
 - "connection": each TCP connection whole in one part.
 Everything else between two hosts goes whole into one part either way.  Every part is
 dissected by its own tshark on the workers; each part's rows carry its frame numbers, which
@@ -86,13 +87,12 @@ def dissect_part(command: list[str], part: Path, rows: Path) -> tuple[int, str]:
 
 def dissected_in_parts(capture: Path, command: list[str], work: Path, workers: Any,
                        parts: int | None = None, cut: str = "time") -> Dissected | None:
-    """The capture cut (`cut`, one of CUTS) into `parts` (two a worker unless given) and each
-    dissected by `command` on `workers`; None where capsplit cannot cut it (not pcap or
-    pcapng, or damaged: one tshark over the whole capture then says what is wrong)."""
+    """The capture cut (`cut`, one of CUTS, which ingest checks) into `parts` (two a worker
+    unless given) and each dissected by `command` on `workers`; None where capsplit cannot
+    cut it (not pcap or pcapng, or damaged: one tshark over the whole capture then says what
+    is wrong)."""
     from fsbm.cluster import worker_count
 
-    if cut not in CUTS:
-        raise ValueError(f"a capture is cut by one of {', '.join(CUTS)}, not {cut!r}")
     parts = parts or min(256, PARTS_PER_WORKER * worker_count(workers))
     done = subprocess.run([str(capsplit_binary()), "--by", cut, str(parts), str(work / "part"), str(capture)],
                           capture_output=True, stdin=subprocess.DEVNULL)

@@ -7,9 +7,10 @@
  * replies, and records their continuations.  A capture of one connection is one part.
  *
  * By time (--by time): part k is the k-th of N equal slices of the capture's bytes.  A TCP
- * connection moves to a later slice's part only where both its directions stand between two
- * RPC records, and the calls a part's replies answer are copied into it as lead-ins
- * (timecut.h); everything else goes by host pair, as by connection.  The capture is read
+ * connection moves on to a later slice's part as the capture reaches it, each direction at a
+ * record boundary, a segment cut in two where a record begins inside it; the calls a part's
+ * replies answer are copied into it as lead-ins (timecut.h).  Everything else goes by host
+ * pair, as by connection.  The capture is read
  * twice: once to plan the lead-ins, once to write.
  *
  * Beside each part, a .frames file holds each of its packets' numbers in the whole capture
