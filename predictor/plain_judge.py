@@ -68,9 +68,9 @@ class _Suite:
     """The measured programs priced on every target: the runtime model's rows of each form
     (relative_rows for the relative form), the real runtime each row is judged against, and
     the program of each.  `again` holds the absolute form's rows from each program's second
-    trace, where it was traced twice, with their real runtimes and programs: the fit learns
-    from them too (a new trace is another draw of tracing's speed), the judge does not judge
-    them."""
+    trace, for the rows `traced_twice` marks (a program traced twice), in their order: the fit
+    learns from them too (a new trace is another draw of tracing's speed), the judge does not
+    judge them."""
 
     forms: dict[str, pd.DataFrame]
     real_s: np.ndarray
@@ -79,15 +79,13 @@ class _Suite:
     fs_by_table: dict[tuple[str, str], list[float]]  # per (program, candidate): raw filesystem seconds by each table
     ops_by_table: dict[tuple[str, str], list[dict[str, float]]]  # the same, per operation
     again: pd.DataFrame
-    again_real_s: np.ndarray
-    again_programs: np.ndarray
+    traced_twice: np.ndarray  # per row: whether `again` holds a row for it
 
     def without(self, program: str) -> "_Suite":
-        keep, keep_again = self.programs != program, self.again_programs != program
+        keep = self.programs != program
         return _Suite({form: rows[keep].reset_index(drop=True) for form, rows in self.forms.items()},
                       self.real_s[keep], self.programs[keep], self.evidence, self.fs_by_table, self.ops_by_table,
-                      self.again[keep_again].reset_index(drop=True), self.again_real_s[keep_again],
-                      self.again_programs[keep_again])
+                      self.again[keep[self.traced_twice]].reset_index(drop=True), self.traced_twice[keep])
 
 
 def _table_log_diff(seconds: list[float]) -> float:
@@ -105,8 +103,7 @@ def _suite(doc: dict[str, Any], pricers: dict[str, Pricer], each_pricers: dict[s
     forms: dict[str, list[pd.DataFrame]] = {form: [] for form in FORMS if form != "untimed" or untimed}
     real, programs, evidence, fs_by_table, ops_by_table = [], [], {}, {}, {}
     again: list[pd.DataFrame] = []
-    again_real: list[float] = []
-    again_programs: list[str] = []
+    traced_twice: list[bool] = []
     for program in doc["programs"]:
         name = program["name"]
         for c in names:
@@ -130,14 +127,12 @@ def _suite(doc: dict[str, Any], pricers: dict[str, Pricer], each_pricers: dict[s
         real += [statistics.median(runs[(name, labels[c])]) for c in names]
         programs += [name] * len(names)
         evidence[name] = workload.outside.evidence
+        traced_twice += ["profile_again" in program] * len(names)
         if "profile_again" in program:
             again.append(priced("profile_again").rows.assign(**{TABLE_COLUMN: diffs}))
-            again_real += real[-len(names):]
-            again_programs += [name] * len(names)
     return _Suite({form: pd.concat(rows, ignore_index=True) for form, rows in forms.items()}, np.array(real),
                   np.array(programs), evidence, fs_by_table, ops_by_table,
-                  pd.concat(again, ignore_index=True) if again else pd.DataFrame(),
-                  np.array(again_real, float), np.array(again_programs, str))
+                  pd.concat(again, ignore_index=True) if again else pd.DataFrame(), np.array(traced_twice, bool))
 
 
 def plain_model(suite: _Suite) -> RuntimeEstimator:
@@ -153,8 +148,8 @@ def plain_model(suite: _Suite) -> RuntimeEstimator:
         groups.append(suite.programs[pick])
     if len(suite.again):
         frames.append(suite.again)
-        real.append(suite.again_real_s)
-        groups.append(suite.again_programs)
+        real.append(suite.real_s[suite.traced_twice])
+        groups.append(suite.programs[suite.traced_twice])
     return RuntimeEstimator(calibrate=False).fit(pd.concat(frames, ignore_index=True), np.concatenate(real),
                                                  groups=np.concatenate(groups))
 

@@ -977,7 +977,8 @@ def test_a_programs_second_trace_is_learnt_from_but_not_judged() -> None:
     once = _suite({"programs": programs}, pricers, each, runs, labels, "ext4")
     again = [{**p, "profile_again": traced(900_000_000)} for p in programs]
     twice = _suite({"programs": again}, pricers, each, runs, labels, "ext4")
-    assert len(once.again) == 0 and len(twice.again) == 8 and list(twice.again_programs[:2]) == ["p0", "p0"]
+    assert len(once.again) == 0 and len(twice.again) == 8
+    assert list(twice.programs[twice.traced_twice][:2]) == ["p0", "p0"]
     assert twice.forms["absolute"].equals(once.forms["absolute"])  # the judged rows are the first trace's
     assert len(twice.without("p0").again) == 6
     narrow, wide = plain_model(once).errors_["trace"], plain_model(twice).errors_["trace"]
