@@ -9,10 +9,12 @@ a file.  Measured, each in a process of its own:
   peak RSS;
 - Dask, 1 worker and 2 workers, each worker limited to --memory-limit (Dask spills beyond
   it): wall time, each worker's peak RSS, the client's;
-- Dask, 2 workers and a scheduler started apart (`dask scheduler`, `dask worker`), as on a
-  cluster: the client's peak RSS without the scheduler's in it, and the scheduler's.
+- Dask, 1 and 2 workers with a scheduler started apart (`dask scheduler`, `dask worker`), as
+  on a cluster, each right after the local cluster of as many workers: the client's peak RSS
+  without the scheduler's in it, and the scheduler's.
 Every profile must equal the one-process profile; the two-worker run's wall time is
-reported against the one-worker run's (target: at least 1.7x on two cores), and the
+reported against the one-worker run's, for the local clusters and for the clusters apart
+(target: at least 1.7x on two cores), and the
 client's peak apart from the scheduler against its memory before the run (target: nothing
 gathered in proportion to the events).
 
@@ -101,19 +103,22 @@ def main() -> int:
                   f"worker peak RSS {', '.join(f'{m:.0f}' for m in r['worker_peak_rss_mib'])} MiB, client "
                   f"{r['client_peak_rss_mib']:.0f} MiB; profile {'equal to' if r['same_profile'] else 'DIFFERENT from'}"
                   f" one process's")
-        (tmp / "apart").mkdir()
-        with cluster_apart(tmp / "apart", memory_limit=args.memory_limit) as (address, scheduler):
-            r = _run(dask, str(tmp / "events"), str(tmp / "apart.json"), address)
-            r["scheduler_peak_rss_mib"] = peak_rss_mib(scheduler)
-        r["same_profile"] = (tmp / "apart.json").read_text() == reference
-        results["dask x2, scheduler apart"] = r
-        print(f"  Dask, 2 workers, scheduler apart: {r['seconds']:7.1f} s, worker peak RSS "
-              f"{', '.join(f'{m:.0f}' for m in r['worker_peak_rss_mib'])} MiB, scheduler {r['scheduler_peak_rss_mib']:.0f}"
-              f" MiB, client {r['client_peak_rss_mib']:.0f} MiB ({r['client_before_mib']:.0f} MiB before the run: "
-              f"{r['client_peak_rss_mib'] / r['client_before_mib']:.2f}x); profile "
-              f"{'equal to' if r['same_profile'] else 'DIFFERENT from'} one process's")
-    speedup = results["dask x1"]["seconds"] / results["dask x2"]["seconds"]
-    print(f"  2 workers against 1: {speedup:.2f}x (target >= 1.7)  {'ok' if speedup >= 1.7 else 'MISSED'}")
+            name = f"dask x{workers}, scheduler apart"
+            (tmp / name).mkdir()
+            with cluster_apart(tmp / name, workers=workers, memory_limit=args.memory_limit) as (address, scheduler):
+                r = _run(dask, str(tmp / "events"), str(tmp / f"{name}.json"), address)
+                r["scheduler_peak_rss_mib"] = peak_rss_mib(scheduler)
+            r["same_profile"] = (tmp / f"{name}.json").read_text() == reference
+            results[name] = r
+            print(f"  Dask, {workers} worker{'s' if workers > 1 else ' '}, scheduler apart: {r['seconds']:7.1f} s, "
+                  f"worker peak RSS {', '.join(f'{m:.0f}' for m in r['worker_peak_rss_mib'])} MiB, scheduler "
+                  f"{r['scheduler_peak_rss_mib']:.0f} MiB, client {r['client_peak_rss_mib']:.0f} MiB "
+                  f"({r['client_before_mib']:.0f} MiB before the run: "
+                  f"{r['client_peak_rss_mib'] / r['client_before_mib']:.2f}x); profile "
+                  f"{'equal to' if r['same_profile'] else 'DIFFERENT from'} one process's")
+    for how in ("", ", scheduler apart"):
+        speedup = results[f"dask x1{how}"]["seconds"] / results[f"dask x2{how}"]["seconds"]
+        print(f"  2 workers against 1{how}: {speedup:.2f}x (target >= 1.7)  {'ok' if speedup >= 1.7 else 'MISSED'}")
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
     return 0 if all(r.get("same_profile", True) for r in results.values()) else 1
