@@ -39,6 +39,7 @@ from fsbm.predictor.validate import Target, measure_rounds, table_boundaries, ta
 from fsbm.traces.record import (CALLS_CPU_BRACKETED, CALLS_CPU_MISMATCHES, CALLS_CPU_SYNCS_SKIPPED,
                                 CALLS_CPU_UNBRACKETED, MISMATCHED_SHARE_KEPT, NOSYNC_CPU_FIELDS, clean_replays)
 from fsbm.units import percent
+from fsbm.predictor.cpu_speed import moved_sentence
 
 IMAGE_BYTES = 2 << 30
 
@@ -378,6 +379,33 @@ def _noise_section(floor: dict[str, Any] | None) -> list[str]:
     return lines
 
 
+def _cpu_speed_section(summary: dict[str, Any]) -> list[str]:
+    """How far the host's processor moved the runs, and the judged summary's errors beside
+    those with it held steady (judge._cpu_steadied)."""
+    steady = summary.get("cpu_steadied")
+    if not steady:
+        return []
+    return ["", "### The host's processor", "", moved_sentence(steady["user_cpu_spread"]), "",
+            "| measure | as measured | processor held steady |", "|---|---|---|",
+            *(f"| {label} | {value} | {value_steady} |" for label, value, value_steady in _steady_rows(summary, steady))]
+
+
+def _steady_rows(measured: dict[str, Any], steady: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """The summary's measures, as measured and with the processor held steady."""
+
+    def both(key: str) -> tuple[str, str]:
+        return percent(measured[key], digits=1), percent(steady[key], digits=1)
+
+    return [("runtimes: median / largest error", *(" / ".join(v) for v in zip(both("median_abs_error"),
+                                                                                both("max_abs_error")))),
+            ("ratios: median / largest error", *(" / ".join(v) for v in zip(both("median_ratio_error"),
+                                                                              both("max_ratio_error")))),
+            ("relative form: median / largest error", *(" / ".join(v) for v in zip(both("median_relative_error"),
+                                                                                     both("max_relative_error")))),
+            ("pairs ranked right", f"{measured['pairs_ranked_right']} of {measured['pairs_compared']}",
+             f"{steady['pairs_ranked_right']} of {steady['pairs_compared']}")]
+
+
 def _rounds_part(pair: Any) -> str:
     """In how many rounds the faster one really was faster, where the measurements have rounds."""
     rounds = getattr(pair, "rounds", 0)
@@ -468,6 +496,7 @@ def markdown(doc: dict[str, Any], judged: Any, judged_again: bool = False) -> st
         f"{s['adopted']}; CPU time measured {s['cpu']}).",
         *_noise_section(s.get("noise_floor")),
         *_unsteady_section(doc),
+        *_cpu_speed_section(s),
         "",
         "## Per program and target",
         "",

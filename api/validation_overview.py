@@ -26,6 +26,7 @@ from fsbm.predictor.judge import judge
 from fsbm.predictor.plain_judge import TARGETS as PLAIN_TARGETS
 from fsbm.predictor.plain_judge import judge_plain, reliability_of
 from fsbm.predictor.suite import SPLITS, programs
+from fsbm.predictor.cpu_speed import STEADY_MIN_USER_S
 from fsbm.units import percent
 
 INTERVAL_TARGET = 0.85
@@ -60,6 +61,10 @@ class FormVerdict:
     misses: tuple[tuple[str, str, float], ...]  # the largest errors: (program, target, error)
     # Every pair of targets' verdict, how sure and whether right (plain traces' judge only).
     verdicts: Reliability | None = None
+    # The errors again with the host's processor held steady (cpu_speed): median and largest
+    # of runtimes, and how far the user CPU time moved (the median and largest over programs).
+    steady: tuple[float, float] | None = None
+    user_cpu_moved: tuple[float, float] | None = None
 
     @property
     def met(self) -> bool:
@@ -105,12 +110,18 @@ def recorded_verdicts(doc: dict[str, Any], model: RuntimeEstimator | None,
     when, page = utc(doc["finished"]), f"validation-recorded-{split}.md"
     common = {"split": split, "trace": "recorded", "measured_at": when, "doc": page,
               "target_median": RECORDED_TARGETS["median_abs_error"], "target_largest": RECORDED_TARGETS["max_error"]}
+    steady = s.get("cpu_steadied")
+    moved = _moved(steady)
     return [
         FormVerdict(form="absolute", median=s["median_abs_error"], largest=s["max_abs_error"],
+                    steady=(steady["median_abs_error"], steady["max_abs_error"]) if steady else None,
+                    user_cpu_moved=moved,
                     ratio_median=s["median_ratio_error"], ratio_largest=s["max_ratio_error"],
                     covered=s.get("covered"), intervals=s.get("intervals"), pairs_right=s["pairs_ranked_right"],
                     pairs=s["pairs_compared"], misses=_largest(rows, "abs_error", "candidate"), **common),
         FormVerdict(form="relative", median=s["median_relative_error"], largest=s["max_relative_error"],
+                    steady=(steady["median_relative_error"], steady["max_relative_error"]) if steady else None,
+                    user_cpu_moved=moved,
                     ratio_median=None, ratio_largest=None, covered=s.get("relative_covered"),
                     intervals=s.get("relative_intervals"), pairs_right=0, pairs=0,
                     misses=_largest(untraced, "relative_error", "candidate"), **common),
@@ -126,8 +137,10 @@ def plain_verdicts(doc: dict[str, Any], model: RuntimeEstimator | None
     s, rows = judged.summary, judged.rows
     when, page = utc(doc["finished"]), f"validation-plain-{split}.md"
     verdicts = []
+    steady = s.get("cpu_steadied")
     for form in (f for f in ("relative", "absolute", "untimed") if f in s):
         f, target = s[form], PLAIN_TARGETS["relative" if form == "relative" else "absolute"]
+        held = steady[form]["runtime"] if steady else None
         judged_rows = rows[~rows["traced"]] if form == "relative" else rows
         verdicts.append(FormVerdict(
             split=split, trace="plain", form=form, measured_at=when, doc=page, median=f["runtime"]["median"],
@@ -135,7 +148,8 @@ def plain_verdicts(doc: dict[str, Any], model: RuntimeEstimator | None
             covered=f["covered"], intervals=f["intervals"], pairs_right=f["pairs_right"], pairs=f["pairs"],
             target_median=target["median"], target_largest=target["largest"],
             misses=_largest(judged_rows, f"{form}_error", "target"),
-            verdicts=reliability_of(judged.verdicts, form)))
+            verdicts=reliability_of(judged.verdicts, form),
+            steady=(held["median"], held["largest"]) if held else None, user_cpu_moved=_moved(steady)))
     spreads = []
     if "reproducibility" in s:
         r = s["reproducibility"]
@@ -146,6 +160,33 @@ def plain_verdicts(doc: dict[str, Any], model: RuntimeEstimator | None
         spreads.append(Reproducibility(split, f"two plain traces of each program (largest: {r['largest_at']})",
                                        r["median"], r["largest"], None, r["n"]))
     return verdicts, spreads, _as_kept(judged.model, doc)
+
+
+def _moved(steady: dict[str, Any] | None) -> tuple[float, float] | None:
+    """How far the user CPU time moved, from a judged summary's cpu_steadied."""
+    return (steady["user_cpu_spread"]["median"], steady["user_cpu_spread"]["largest"]) if steady else None
+
+
+def _processor_section(verdicts: list[FormVerdict]) -> list[str]:
+    """Each form's errors beside those with the host's processor held steady."""
+    held = [v for v in verdicts if v.steady is not None and v.user_cpu_moved is not None]
+    if not held:
+        return []
+    lines = ["", "## The host's processor", "",
+             "A program does the same work in every run, yet its user CPU time moved between its runs: the shared "
+             "host's processor ran at different speeds from one minute to the next. With each run given its "
+             f"program's median user time instead of its own (programs of {STEADY_MIN_USER_S:g} s of user time or "
+             "more), the errors would be these: a diagnosis of how much of each error is the processor's, not the verdict (each "
+             "page has the ratios and pairs too).", "",
+             "| set | trace and form | user CPU moved: median / largest | as measured: median / largest | "
+             "processor held steady |", "|---|---|---|---|---|"]
+    for v in sorted(held, key=lambda v: (SPLITS.index(v.split) if v.split in SPLITS else 9, v.trace, v.form)):
+        assert v.steady is not None and v.user_cpu_moved is not None
+        lines.append(f"| {v.split} | {FORM_NAMES[(v.trace, v.form)]} | {percent(v.user_cpu_moved[0])} / "
+                     f"{percent(v.user_cpu_moved[1])} | {percent(v.median, digits=1)} / "
+                     f"{percent(v.largest, digits=1)} | {percent(v.steady[0], digits=1)} / "
+                     f"{percent(v.steady[1], digits=1)} |")
+    return lines
 
 
 def _verdicts_section(verdicts: list[FormVerdict]) -> list[str]:
@@ -225,6 +266,7 @@ def markdown(verdicts: list[FormVerdict], spreads: list[Reproducibility], missin
         lines.append(f"| {r.split} | {r.what} | {percent(r.median, digits=1)} | {percent(r.largest, digits=1)} | "
                      f"{within} | {rounds} |")
     lines += _verdicts_section(verdicts)
+    lines += _processor_section(verdicts)
     lines += ["", "## Where the test set misses most", ""]
     for v in (v for v in verdicts if v.split == "test"):
         worst = "; ".join(f"{program} on {target} {100 * error:+.0f}%" for program, target, error in v.misses)

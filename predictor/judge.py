@@ -10,6 +10,8 @@ Two errors are kept:
   its filesystem part replaced by the candidate's, as a ratio to the traced filesystem's
   runtime, against the ratio measured within each round (so the disk's drift between rounds
   cancels), medianed over rounds.
+Both are judged again against the runs with the host's processor held steady
+(cpu_speed.steadied): not the verdict, but how much of each error was the processor's.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import pandas as pd
 
 from fsbm.documents import Profile
 from fsbm.predictor.cost_table import CostTable
+from fsbm.predictor.cpu_speed import steadied, user_cpu_spread
 from fsbm.predictor.estimator import RuntimeEstimator, predict_left_out
 from fsbm.predictor.model import GROUPS, price_workload
 from fsbm.predictor.outside import Outside, calls_cpu_seconds, cpu_scales, outside_features, outside_seconds
@@ -437,6 +440,7 @@ def judge(doc: dict[str, Any], cache_bytes: int, model: RuntimeEstimator | None 
     judged_rows["abs_error_cpu_before"] = variants[CPU_BEFORE][adopted][0]["abs_error"]
     by_medians = _pairs(judged_rows, by_round, same_round=False)
     summary = {**summary, "adopted": adopted, "cpu": sources[0], "noise_floor": noise_floor(doc["records"], traced_on),
+               "cpu_steadied": _cpu_steadied(judged_rows, doc["records"], traced_on),
                "pairs_by_medians": {"compared": int(len(by_medians)), "ranked_right": int(by_medians["right"].sum())},
                "variants": {source: {name: v[2] for name, v in forms_of.items()} for source, forms_of in variants.items()},
                "held_out": model is not None}
@@ -450,6 +454,31 @@ def judge(doc: dict[str, Any], cache_bytes: int, model: RuntimeEstimator | None 
         summary["calibration_factors"] = getattr(model, "factors_", {})
         summary["intervals_from"] = f"the runtime model fitted on {getattr(model, 'fitted_on_', None) or 'nothing'}"
     return Judged(judged_rows, pairs, summary, model, operation_ratios(rows))
+
+
+def _cpu_steadied(rows: pd.DataFrame, records: list[dict], traced_on: str) -> dict[str, Any] | None:
+    """The judged rows' errors again, against the real runs with the host's CPU speed held
+    steady (cpu_speed.steadied), and how far that speed moved: what part of the errors was
+    the host's processor.  None where the runs have no CPU times."""
+    spread = user_cpu_spread(records)
+    if spread is None:
+        return None
+    steady = steadied(records)
+    runtimes = {k: statistics.median(v) for k, v in real_runs(steady).items()}
+    ratios = _round_ratios(steady, traced_on)
+    rows = rows.copy()
+    real = pd.Series([runtimes[(p, c)] for p, c in zip(rows["program"], rows["candidate"])], index=rows.index)
+    # The relative form starts from the runtime measured on the traced target: it moves with it.
+    traced = rows["candidate"] == traced_on
+    base_moved = rows["program"].map((real[traced] - rows.loc[traced, "real_s"]).set_axis(rows.loc[traced, "program"]))
+    for column in ("relative_s", "relative_low_s", "relative_high_s"):
+        rows[column] = rows[column] + base_moved
+    rows["real_s"] = real
+    rows["measured_ratio"] = [ratios.get((p, c), np.nan) for p, c in zip(rows["program"], rows["candidate"])]
+    rows["abs_error"] = rows["predicted_s"] / rows["real_s"] - 1
+    rows["ratio_error"] = rows["predicted_ratio"] / rows["measured_ratio"] - 1
+    rows["relative_error"] = rows["relative_s"] / rows["real_s"] - 1
+    return {**_summary(rows, _pairs(rows, real_by_round(steady)), traced_on), "user_cpu_spread": spread.to_json()}
 
 
 def _worse_median(summary: dict[str, Any]) -> float:

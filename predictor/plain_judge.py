@@ -5,7 +5,9 @@ quick cost tables of one candidate move a program's modelled filesystem time.
 Every prediction is what `fsbm predict` says for the trace (predict.Workload and the runtime
 model), with the cost tables and the tracing calibration measured in the same run.  The
 development set is judged leave-one-program-out and fits the runtime model for plain traces
-(its error bands, no factors); any other set is judged by that stored model alone.
+(its error bands, no factors); any other set is judged by that stored model alone.  Each
+form is judged again against the runs with the host's processor held steady
+(cpu_speed.steadied): not the verdict, but how much of each error was the processor's.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import pandas as pd
 
 from fsbm.predictor.confidence import Reliability, cost_log_sds, order_confidence, reliability
 from fsbm.predictor.cost_table import CostTable
+from fsbm.predictor.cpu_speed import moved_sentence, steadied, user_cpu_spread
 from fsbm.predictor.estimator import TABLE_COLUMN, RuntimeEstimator, predict_left_out
 from fsbm.predictor.judge import provenance, real_by_round, real_runs, same_round_ratio
 from fsbm.predictor.model import price_workload
@@ -204,14 +207,13 @@ def judge_plain(doc: dict[str, Any], model: RuntimeEstimator | None = None) -> P
                           # What the device's drift moved the program's own cold runs by, between rounds.
                           "rounds_spread": max(real) / min(real) - 1,
                           "moved_most": (moved, first.get(moved, 0.0), second.get(moved, 0.0))})
-    frame = pd.DataFrame(rows)
-    for form in forms:
-        frame[f"{form}_error"] = frame[f"{form}_s"] / frame["real_s"] - 1
-        frame[f"{form}_covered"] = (frame[f"{form}_low_s"] <= frame["real_s"]) & (frame["real_s"] <= frame[f"{form}_high_s"])
-        frame[f"{form}_ratio_error"] = frame[f"{form}_ratio"] / frame["measured_ratio"] - 1
+    frame = _with_errors(pd.DataFrame(rows), forms)
     pairs = _pairs(frame, by_round, forms)
     reproducibility = pd.DataFrame(repro)
     summary = _summary(frame, pairs, reproducibility, forms)
+    steady = _cpu_steadied(frame, doc["records"], forms, traced_label)
+    if steady:
+        summary["cpu_steadied"] = steady
     judged_by = plain_model(suite) if model is None else model
     verdicts = _verdicts(suite, parts, by_round, labels, judged_by)
     for form in forms:
@@ -228,6 +230,43 @@ def judge_plain(doc: dict[str, Any], model: RuntimeEstimator | None = None) -> P
     else:
         summary["intervals_from"] = "the tracing calibration and the cost tables' spread (no model fitted yet)"
     return PlainJudged(frame, pairs, reproducibility, summary, judged_by, verdicts)
+
+
+def _with_errors(frame: pd.DataFrame, forms: list[str]) -> pd.DataFrame:
+    """The rows with each form's error, interval coverage and ratio error against real_s
+    and measured_ratio."""
+    for form in forms:
+        frame[f"{form}_error"] = frame[f"{form}_s"] / frame["real_s"] - 1
+        frame[f"{form}_covered"] = (frame[f"{form}_low_s"] <= frame["real_s"]) & (frame["real_s"] <= frame[f"{form}_high_s"])
+        frame[f"{form}_ratio_error"] = frame[f"{form}_ratio"] / frame["measured_ratio"] - 1
+    return frame
+
+
+def _cpu_steadied(frame: pd.DataFrame, records: list[dict], forms: list[str], traced_label: str) -> dict[str, Any] | None:
+    """Each form's errors again, against the real runs with the host's CPU speed held steady
+    (cpu_speed.steadied), and how far that speed moved: what part of the errors was the
+    host's processor.  None where the runs have no CPU times."""
+    spread = user_cpu_spread(records)
+    if spread is None:
+        return None
+    steady = steadied(records)
+    runtimes = {k: statistics.median(v) for k, v in real_runs(steady).items()}
+    by_round = real_by_round(steady)
+    frame = frame.copy()
+    real = pd.Series([runtimes[(p, t)] for p, t in zip(frame["program"], frame["target"])], index=frame.index)
+    if "relative" in forms:  # it starts from the runtime measured on the traced target: it moves with it
+        traced = frame["traced"].to_numpy(bool)
+        moved = (real[traced] - frame.loc[traced, "real_s"]).set_axis(frame.loc[traced, "program"])
+        for column in ("relative_s", "relative_low_s", "relative_high_s"):
+            frame[column] = frame[column] + frame["program"].map(moved)
+        traced_runtime = frame["program"].map(frame.loc[traced, "relative_s"].set_axis(frame.loc[traced, "program"]))
+        frame["relative_ratio"] = frame["relative_s"] / traced_runtime
+    frame["real_s"] = real
+    frame["measured_ratio"] = [same_round_ratio(by_round, p, t, traced_label)
+                               for p, t in zip(frame["program"], frame["target"])]
+    frame = _with_errors(frame, forms)
+    summary = _summary(frame, _pairs(frame, by_round, forms), pd.DataFrame(), forms)
+    return {**summary, "user_cpu_spread": spread.to_json()}
 
 
 def _verdicts(suite: _Suite, parts: dict[str, dict[str, np.ndarray]], by_round: dict, labels: dict[str, str],
@@ -393,6 +432,24 @@ def _verdicts_lines(judged: PlainJudged) -> list[str]:
             *lines]
 
 
+def _cpu_speed_lines(summary: dict[str, Any]) -> list[str]:
+    """How far the host's processor moved the runs, and each form's errors beside those with
+    it held steady (_cpu_steadied)."""
+    steady = summary.get("cpu_steadied")
+    if not steady:
+        return []
+    lines = ["", "## The host's processor", "", moved_sentence(steady["user_cpu_spread"]), "",
+             "| form | as measured: median / largest error | held steady | ratios as measured | held steady | "
+             "pairs ranked right as measured | held steady |", "|---|---|---|---|---|---|---|"]
+    for form in (form for form in FORMS if form in steady):
+        f, g = summary[form], steady[form]
+        lines.append(" | ".join([f"| {form}", *(f"{percent(x[kind]['median'], digits=1)} / "
+                                                f"{percent(x[kind]['largest'], digits=1)}"
+                                                for kind in ("runtime", "ratio") for x in (f, g)),
+                                 f"{f['pairs_right']} of {f['pairs']}", f"{g['pairs_right']} of {g['pairs']} |"]))
+    return lines
+
+
 def markdown(doc: dict[str, Any], judged: PlainJudged, judged_again: bool = False) -> str:
     """The validation document of one set, from plain traces; `judged_again`: stored
     measurements judged by today's code."""
@@ -431,6 +488,7 @@ def markdown(doc: dict[str, Any], judged: PlainJudged, judged_again: bool = Fals
               "Targets (issue 35): relative form median <= 10%, largest <= 25%, for runtimes and ratios; absolute "
               "forms median <= 20%, largest <= 50%; intervals covering >= 85%. The relative form is judged on the "
               "targets other than the traced one (there it is the measured runtime)."]
+    lines += _cpu_speed_lines(s)
     rep = s.get("reproducibility")
     if rep:
         lines += ["", "## Cost-table reproducibility", "",
