@@ -19,6 +19,11 @@ four kinds, by what happened to its file since that file's previous sync:
 Per file, in trace order.  "Grew" compares a stretch's writes with the largest offset any
 read or write reached before it, so a file that existed before the trace and is first
 rewritten in place counts as rewritten, not grown.
+
+Each kind also counts the runs its bytes came in: the writes that did not begin where the
+stretch's previous write ended.  Written back, separate runs are separate writes to the
+device, and a data-only sync of a database's scattered pages costs two to three times one
+of the same bytes in one request (fsbench's fdatasync_overwrite, random against sequential).
 """
 
 from __future__ import annotations
@@ -63,11 +68,12 @@ def _entries_changed(ev: EventArrays, directory: np.ndarray, after: np.ndarray, 
 
 
 def sync_kinds(ev: EventArrays) -> dict[str, dict[str, int]]:
-    """{kind: {"count": syncs, "bytes": bytes they made durable}} over the successful syncs:
+    """{kind: {"count": syncs, "bytes": bytes they made durable, "runs": the separate runs of
+    writes those bytes came in (native/syncs.c)}} over the successful syncs:
     one pass in C over the events in trace order, a stretch's state per file
     (characterizer/native/syncs.c), then, for the clean syncs, whether their directory's
     entries changed."""
-    out = {kind: {"count": 0, "bytes": 0} for kind in KINDS}
+    out = {kind: {"count": 0, "bytes": 0, "runs": 0} for kind in KINDS}
     syncs = int((ev.op == OP_INDEX["fsync"]).sum())
     if not syncs:
         return out
@@ -76,16 +82,16 @@ def sync_kinds(ev: EventArrays) -> dict[str, dict[str, int]]:
     file, orig = np.ascontiguousarray(ev.file, np.int32), np.ascontiguousarray(ev.orig, np.int32)
     offset, ret = np.ascontiguousarray(ev.offset, np.int64), np.ascontiguousarray(ev.ret, np.int64)
     full = np.array([name.rsplit(".", 1)[-1].lower() not in DATA_ONLY for name in ev.origs] or [True], np.bool_)
-    row, previous, dirty = (np.empty(syncs, np.int64) for _ in range(3))
+    row, previous, dirty, runs = (np.empty(syncs, np.int64) for _ in range(4))
     kind = np.empty(syncs, np.int8)
     count = library().fsbm_sync_kinds(
         ev.n, order.ctypes.data if order is not None else None, op.ctypes.data, failed.ctypes.data,
         file.ctypes.data, max(len(ev.files), 1), orig.ctypes.data, full.ctypes.data, offset.ctypes.data,
         ret.ctypes.data, OP_INDEX["read"], OP_INDEX["write"], OP_INDEX["fsync"], OP_INDEX["create"],
-        row.ctypes.data, kind.ctypes.data, dirty.ctypes.data, previous.ctypes.data)
+        row.ctypes.data, kind.ctypes.data, dirty.ctypes.data, runs.ctypes.data, previous.ctypes.data)
     if count < 0:
         raise MemoryError("sync kinds: out of memory")
-    row, kind, dirty, previous = row[:count], kind[:count], dirty[:count], previous[:count]
+    row, kind, dirty, runs, previous = row[:count], kind[:count], dirty[:count], runs[:count], previous[:count]
     clean = np.flatnonzero(kind == CLEAN)
     if len(clean):
         before = np.where(previous[clean] >= 0, ev.seq[np.maximum(previous[clean], 0)], -1)
@@ -93,5 +99,5 @@ def sync_kinds(ev: EventArrays) -> dict[str, dict[str, int]]:
         kind[clean[changed]] = DIRECTORY
     for i, name in enumerate(KINDS):
         picked = kind == i
-        out[name] = {"count": int(picked.sum()), "bytes": int(dirty[picked].sum())}
+        out[name] = {"count": int(picked.sum()), "bytes": int(dirty[picked].sum()), "runs": int(runs[picked].sum())}
     return out

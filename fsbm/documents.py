@@ -198,8 +198,12 @@ class Namespace(_Open):
 
 
 class SyncKind(_Open):
+    """Syncs of one kind: how many, the bytes they made durable, and the separate runs of
+    writes those bytes came in (0 in profiles made before runs were counted)."""
+
     count: NonNegativeInt
     bytes: NonNegativeInt
+    runs: NonNegativeInt = 0
 
 
 class Fsync(_Open):

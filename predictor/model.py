@@ -32,7 +32,9 @@ Which price each class gets:
   one that does not reads and writes it: the cost table says which);
 - syncs, by kind (characterizer.syncs): one that commits metadata at fsbench's fsync after
   an allocating write, a data-only one at its fdatasync after a rewrite in place, either
-  plus writing the bytes it makes durable; one with nothing dirty at fsbench's fsync_clean,
+  plus writing the bytes it makes durable; a data-only one whose bytes came in separate
+  runs, the share of the way from one request to single blocks scattered over the file
+  (scattered_share); one with nothing dirty at fsbench's fsync_clean,
   a directory's after its entries changed at fsync_dir;
 - metadata: on a cold start, one call per distinct name touched pays the cold price (the
   first look at it), the rest the warm price; failed calls cost a lookup; a getdents64
@@ -299,8 +301,23 @@ def _sync_lines(fsync: Fsync, done: int, pricer: Pricer) -> list[Line]:
         if counts.count:
             per_sync = counts.bytes / counts.count
             detail = SYNC_DETAIL[kind] + (f", after {readable_bytes(per_sync)} written" if kind in ("metadata", "data") else "")
-            lines.append(Line("fsync", "sync", detail, counts.count, pricer.fsync(per_sync, kind)))
+            share = scattered_share(counts) if kind == "data" else 0.0
+            if share > 0:
+                detail += f" in {counts.runs / counts.count:.1f} runs"
+            lines.append(Line("fsync", "sync", detail, counts.count, pricer.fsync(per_sync, kind, share)))
     return lines
+
+
+def scattered_share(counts: SyncKind, block: int = 4096) -> float:
+    """How far the bytes a kind of sync made durable were from one run to a block a run:
+    (runs - 1) / (blocks - 1) per sync, 0 where a sync wrote a block or less, or where the
+    profile did not count runs."""
+    if not counts.count or not counts.runs:
+        return 0.0
+    blocks = counts.bytes / counts.count / block
+    if blocks <= 1:
+        return 0.0
+    return min(max((counts.runs / counts.count - 1) / (blocks - 1), 0.0), 1.0)
 
 
 # Metadata calls on files holding data, priced apart (characterizer.classes): the count,

@@ -562,10 +562,11 @@ class Pricer:
         price = self.data("read", "sequential", "warm", smallest)
         return price.labelled(f"{price.source} (moves no data: at end of file)")
 
-    def fsync(self, bytes_per_fsync: float, kind: str = "metadata") -> Price:
+    def fsync(self, bytes_per_fsync: float, kind: str = "metadata", scattered: float = 0.0) -> Price:
         """One sync of `kind` (characterizer.syncs) after `bytes_per_fsync` dirty bytes.
         metadata: fsbench's fsync after an allocating write; data: its fdatasync after a
-        rewrite in place.  Where the table measured that sync after writes of this size or
+        rewrite in place, `scattered` (0-1) of the way from one request of those bytes to
+        as many single blocks scattered over the file (_scattered).  Where the table measured that sync after writes of this size or
         more (and of another size besides), the price follows that curve: the writeback as
         the filesystem does it, in large extents.  Otherwise it is the sync after 4 KiB plus
         the time to write the rest through to the device (sequential direct writes), and the
@@ -596,7 +597,7 @@ class Pricer:
             return base
         sizes = [s for s, _ in self._curve(bench, "sequential", "warm")]
         if len(sizes) > 1 and sizes[-1] >= min(size, MAX_REQUEST_BYTES):
-            return self.data(bench, "sequential", "warm", size)
+            return self._scattered(self.data(bench, "sequential", "warm", size), bench, size, scattered)
         # The direct writes stand in for the sync's own case: that case is the one to measure.
         kept = set(self.unmeasured)
         through = self.data("write", "sequential", "direct", size)
@@ -604,6 +605,24 @@ class Pricer:
         self.unmeasured = kept | {Unmeasured(bench, "sequential", "warm", min(size, MAX_REQUEST_BYTES))}
         extra = through.minus(first, "")
         return base.plus(extra, f"{base.source} + direct write of {size} B less 4096 B")
+
+    def _scattered(self, one_request: Price, bench: str, size: int, share: float) -> Price:
+        """A data-only sync of `size` bytes rewritten in separate runs: `share` of the way from
+        fsbench's sync after one request of that size to its sync after as many single blocks
+        scattered over the file (fdatasync_overwrite, random).  Written back, scattered blocks
+        are as many writes to the device; a database's pages cost two to three times one
+        request of their bytes.  Where the table has not measured the scattered case at this
+        size, the one request's price stands and the case is kept for `fsbm bench --for`."""
+        if share <= 0 or bench != "fdatasync_overwrite":
+            return one_request
+        measured = [e.size for e in self.table.entries
+                    if e.bench == bench and e.order == "random" and e.cache == self.table.measured_cache("warm")]
+        if len(measured) < 2 or max(measured) < min(size, MAX_REQUEST_BYTES):
+            self.unmeasured = set(self.unmeasured) | {Unmeasured(bench, "random", "warm", min(size, MAX_REQUEST_BYTES))}
+            return one_request
+        share = min(share, 1.0)
+        return one_request.toward(self.data(bench, "random", "warm", size), share,
+                                  f"{one_request.source}, {100 * share:.0f}% of the way to its blocks scattered")
 
     def _sync_base(self, bench: str, label: str) -> Price:
         return _measured(self._entry(bench, "sequential", "warm", 4096), label)

@@ -100,7 +100,8 @@ def test_each_sync_is_told_by_what_it_had_to_make_durable(tmp_path: Path) -> Non
     """SQLite's transaction, in small: a new journal synced, rewritten in place and synced
     again, synced with nothing written, its directory synced after the journal was made
     (and again with nothing new); then a full fsync after a rewrite (its times changed), a
-    sync after growing it, and a journal made again."""
+    sync after growing it, a journal made again, and pages of it rewritten apart, each run
+    of them counted."""
     (tmp_path / "w").mkdir()
     profile = traced_profile(tmp_path, """
         import os
@@ -122,15 +123,18 @@ def test_each_sync_is_told_by_what_it_had_to_make_durable(tmp_path: Path) -> Non
         fd = os.open("w/journal", os.O_RDWR | os.O_CREAT)
         os.pwrite(fd, b"j" * 4096, 0)
         os.fdatasync(fd)                 # metadata: a new file, though its bytes are below the old one's end
-        os.close(fd)
         os.fsync(directory)              # directory: removed and made again
+        for block in (2, 3, 0, 6):
+            os.pwrite(fd, b"p" * 512, block * 512)
+        os.fdatasync(fd)                 # data: rewritten in place, in three runs (blocks 2-3, 0, 6)
+        os.close(fd)
         os.close(directory)
     """, kept=str(tmp_path / "w"))
     kinds = profile.body["fsync"]["kinds"]
-    assert kinds == {"metadata": {"count": 4, "bytes": 8192 + 1000 + 100 + 4096},
-                     "data": {"count": 1, "bytes": 512}, "clean": {"count": 2, "bytes": 0},
-                     "directory": {"count": 2, "bytes": 0}}
-    assert profile.body["fsync"]["count"] == 9
+    assert kinds == {"metadata": {"count": 4, "bytes": 8192 + 1000 + 100 + 4096, "runs": 1 + 1 + 1 + 1},
+                     "data": {"count": 2, "bytes": 512 + 2048, "runs": 1 + 3}, "clean": {"count": 2, "bytes": 0, "runs": 0},
+                     "directory": {"count": 2, "bytes": 0, "runs": 0}}
+    assert profile.body["fsync"]["count"] == 10
 
 
 def test_creates_count_the_files_then_written_and_their_bytes(tmp_path: Path, data_file: Path) -> None:

@@ -167,3 +167,35 @@ def test_the_mix_benchmarks_run_only_at_a_mix_and_write_each_file_at_its_size(fs
     written = [int(line.rsplit("= ", 1)[1]) for line in log.read_text().splitlines()
                if " write(" in line and "= " in line and line.rsplit("= ", 1)[1].strip().isdigit()]
     assert written.count(1000) >= 15 and written.count(5000) >= 15
+
+
+def test_a_scattered_rewrite_is_made_durable_as_single_blocks_across_the_file(fsbench: Path, tmp_path: Path) -> None:
+    """fdatasync_overwrite in random order rewrites its bytes as single blocks drawn across the
+    file, as a database rewrites the pages a transaction changed, then syncs them; in
+    sequential order, as one request (seen in the calls strace shows)."""
+    out, log = tmp_path / "scattered.json", tmp_path / "rewrites.strace"
+    target = tmp_path / "target"
+    target.mkdir()
+    done = subprocess.run(["strace", "-f", "-qq", "--seccomp-bpf", "-e", "trace=pwrite64,fdatasync", "-e", "signal=none",
+                           "-o", str(log), str(fsbench), "--target", str(target), "--quick", "--only",
+                           "fdatasync_overwrite", "--sizes", "32k", "--block-size", "4096", "--file-size", "16M",
+                           "--reps", "1", "--ops", "20", "--json", str(out)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    results = {r["order"]: r for r in json.loads(out.read_text())["results"]}
+    assert set(results) == {"sequential", "random"} and all(r["size"] == 32768 for r in results.values())
+    # The rewrites before each sync (the file's laying out, in 1 MiB writes, before the first).
+    batches, batch = [], []
+    for line in log.read_text().splitlines():
+        if "fdatasync(" in line:
+            batches.append(batch)
+            batch = []
+        elif "pwrite64(" in line:
+            size, offset = (int(v) for v in line.split(")")[0].rsplit(",", 2)[1:])
+            batch.append((size, offset))
+    whole = [b for b in batches if b and b[0][0] == 32768]
+    scattered = [b for b in batches if len(b) == 8 and all(size == 4096 for size, _ in b)]
+    assert len(whole) >= 10 and len(scattered) >= 10
+    for rewrite in scattered:
+        offsets = sorted(offset for _, offset in rewrite)
+        assert all(offset % 4096 == 0 for offset in offsets)
+        assert sum(b - a == 4096 for a, b in zip(offsets, offsets[1:])) <= 1  # apart, not one run

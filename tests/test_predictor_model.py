@@ -115,6 +115,46 @@ def test_each_kind_of_sync_has_its_own_price_and_older_tables_say_what_they_lack
     assert "no fdatasync_overwrite" in older.fsync(4096, "data").source
 
 
+def test_a_data_sync_of_scattered_runs_is_priced_toward_its_blocks_scattered() -> None:
+    """A data-only sync whose bytes came in as many runs as blocks costs fsbench's sync after
+    that many single blocks scattered over the file; in one run, its sync after one request;
+    between, the share of the way.  A table without the scattered case at the size keeps the
+    one request's price and names the case for `fsbm bench --for`."""
+    from fsbm.documents import SyncKind
+    from fsbm.predictor.model import scattered_share
+
+    one_request = {4096: 150_000, 65536: 200_000}
+    blocks_apart = {4096: 150_000, 65536: 600_000}
+    measured = table("ext4")
+    measured.entries += [entry("fdatasync_overwrite", order, "warm", size, ns)
+                         for order, by_size in (("sequential", one_request), ("random", blocks_apart))
+                         for size, ns in by_size.items()]
+    pricer = Pricer(measured)
+    assert scattered_share(SyncKind(count=2, bytes=2 * 65536, runs=2)) == 0.0
+    assert scattered_share(SyncKind(count=2, bytes=2 * 65536, runs=32)) == 1.0
+    assert scattered_share(SyncKind(count=2, bytes=2 * 65536, runs=2 + 15)) == pytest.approx(0.5)
+    assert scattered_share(SyncKind(count=2, bytes=2 * 65536)) == 0.0  # a profile from before runs were counted
+    assert scattered_share(SyncKind(count=2, bytes=2 * 4096, runs=2)) == 0.0  # a block a sync: nothing to scatter
+    assert pricer.fsync(65536, "data", 0.0).ns == pytest.approx(200_000)
+    assert pricer.fsync(65536, "data", 1.0).ns == pytest.approx(600_000)
+    halfway = pricer.fsync(65536, "data", 0.5)
+    assert halfway.ns == pytest.approx(400_000) and "50% of the way to its blocks scattered" in halfway.source
+    assert pricer.fsync(65536, "metadata", 1.0).ns == pricer.fsync(65536, "metadata").ns  # allocating: not scattered
+    synced = profile(fsyncs=4)
+    synced["fsync"]["kinds"] = {"data": {"count": 4, "bytes": 4 * 65536, "runs": 4 + 30}}
+    fs = price_workload(synced, pricer, cache_bytes=1 << 30)
+    assert fs.by_op()["fsync"] == pytest.approx(4 * 400_000)
+    assert any("in 8.5 runs" in line.detail for line in fs.lines)
+    assert not {case for case in pricer.unmeasured if case.bench == "fdatasync_overwrite"}
+    # Measured in one run only, at 4 KiB: priced as one request, the case named.
+    lacking = table("ext4")
+    lacking.entries += [entry("fdatasync_overwrite", "sequential", "warm", size, ns) for size, ns in one_request.items()]
+    lacking.entries.append(entry("fdatasync_overwrite", "random", "warm", 4096, 150_000))
+    short = Pricer(lacking)
+    assert short.fsync(65536, "data", 0.5).ns == pytest.approx(200_000)
+    assert short.unmeasured == {Unmeasured("fdatasync_overwrite", "random", "warm", 65536)}
+
+
 def profile(reads: int = 1000, fsyncs: int = 0) -> dict:
     return {
         "schema_version": 3,

@@ -289,6 +289,31 @@ static int run_pwrite(struct bench_ctx *ctx, size_t i)
 	return check_transfer(n, ctx->c->size, "pwrite", ctx->path);
 }
 
+/*
+ * The rewrite a data-only sync makes durable.  Sequential: one request of the case's size.
+ * Random: as many single blocks, each at a block drawn anywhere in the file, as a database
+ * rewrites the pages a transaction changed.  Written back, they are as many separate writes
+ * to the device: on the val images an fdatasync after 50 scattered 4 KiB pages took 2-3
+ * times one after a 200 KiB request on ext4 and xfs, and 1.3-2 times on btrfs.
+ */
+static int run_rewrite(struct bench_ctx *ctx, size_t i)
+{
+	uint64_t d = ctx->cfg->block_size, blocks = ctx->file_bytes / d;
+	struct rng r;
+
+	if (ctx->c->order == ORDER_SEQ || blocks == 0)
+		return run_pwrite(ctx, i);
+	rng_seed(&r, ctx->cfg->seed ^ ((uint64_t)(ctx->pass * ctx->n + i) * 0x9e3779b97f4a7c15ULL));
+	for (uint64_t done = 0; done < ctx->c->size; done += d) {
+		uint64_t len = ctx->c->size - done < d ? ctx->c->size - done : d;
+		ssize_t n = pwrite(ctx->fd, ctx->buf, (size_t)len, (off_t)(rng_next(&r) % blocks * d));
+
+		if (check_transfer(n, len, "pwrite", ctx->path) != 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* A region read through a mapping: the page faults git's hashing or ripgrep's search make. */
 static int run_mmap_read(struct bench_ctx *ctx, size_t i)
 {
@@ -485,9 +510,10 @@ const struct bench data_benches[] = {
 	  ORDER_SEQ, CACHE_WARM, SWEEP_SYNC, 0, 1,
 	  setup_write, prepare_cache_file, run_pwrite, run_sync, NULL, teardown_file },
 	{ "fdatasync_overwrite", FAMILY_DATA, "fsync",
-	  "making one rewrite of allocated blocks durable (fdatasync): data only, the file's size unchanged",
-	  ORDER_SEQ, CACHE_WARM, SWEEP_SYNC, 1, 1,
-	  setup_overwrite, prepare_cache_file, run_pwrite, run_sync, NULL, teardown_file },
+	  "making one rewrite of allocated blocks durable (fdatasync): data only, the file's size unchanged; "
+	  "random: the bytes rewritten as single blocks scattered over the file",
+	  SEQ_AND_RANDOM, CACHE_WARM, SWEEP_SYNC, 1, 1,
+	  setup_overwrite, prepare_cache_file, run_rewrite, run_sync, NULL, teardown_file },
 	{ "fsync_clean", FAMILY_DATA, "fsync", "a sync with nothing dirty to write (fsync of a clean file)",
 	  ORDER_SEQ, CACHE_WARM, SWEEP_NONE, 1, 0,
 	  setup_clean_sync, prepare_cache_file, NULL, run_sync, NULL, teardown_file },
