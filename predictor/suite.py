@@ -146,6 +146,19 @@ def _big_database(work: Path, inputs: Inputs) -> None:
                                       + ",".join(map(str, ids)) + ");\n")
 
 
+def _big_database_updates(work: Path, inputs: Inputs) -> None:
+    """The large table of _big_database and transactions of random point updates to it: each
+    rewrites a few pages scattered over a 200 MiB file, journalled (DELETE) and synced (FULL),
+    as an application database updates its records.  A row keeps its size, so a run rewrites
+    the same pages every time."""
+    _big_database(work, inputs)
+    rows = max(20_000, round(200_000 * inputs.scale))
+    rng = random.Random(13)
+    _write_script(work, ["PRAGMA journal_mode=DELETE;", "PRAGMA synchronous=FULL;"],
+                  ([f"UPDATE t SET payload = randomblob(1000) WHERE id = {rng.randrange(1, rows + 1)};"
+                    for _ in range(16)] for _ in range(max(20, round(100 * inputs.scale)))))
+
+
 def _git_repository(work: Path, inputs: Inputs) -> None:
     """The tree, committed to a git repository (untimed), for a program that reads it back."""
     _unpack_tree(work, inputs)
@@ -247,6 +260,9 @@ def programs(scale: float = 1.0, split: Split | None = None) -> list[Program]:
                 ["sh", "-c", "cp -r tree copy && rm -rf copy"], ("copy",)),
         Program("random-reads", "random point lookups in a large SQLite database (4 KiB pages)", _big_database,
                 ["sqlite3", "-readonly", "big.db", ".read lookups.sql"], ()),
+        Program("sqlite-update", "SQLite transactions of random point updates in a large database "
+                "(journal_mode=DELETE, synchronous=FULL)", _big_database_updates,
+                ["sqlite3", "big.db", ".read script.sql"], ("big.db-journal",)),
         Program("tar-gzip", "archive and compress a source tree (tar -czf)", _unpack_tree,
                 ["tar", "-czf", "tree.tgz", "tree"], ("tree.tgz",)),
         Program("git-status", "status and diff of a committed tree (git status, git diff --stat)", _git_repository,
