@@ -604,7 +604,8 @@ class Pricer:
         first = self.data("write", "sequential", "direct", 4096)
         self.unmeasured = kept | {Unmeasured(bench, "sequential", "warm", min(size, MAX_REQUEST_BYTES))}
         extra = through.minus(first, "")
-        return base.plus(extra, f"{base.source} + direct write of {size} B less 4096 B")
+        return self._scattered(base.plus(extra, f"{base.source} + direct write of {size} B less 4096 B"), bench, size,
+                               scattered)
 
     def _scattered(self, one_request: Price, bench: str, size: int, share: float) -> Price:
         """A data-only sync of `size` bytes rewritten in separate runs: `share` of the way from

@@ -153,6 +153,13 @@ def test_a_data_sync_of_scattered_runs_is_priced_toward_its_blocks_scattered() -
     short = Pricer(lacking)
     assert short.fsync(65536, "data", 0.5).ns == pytest.approx(200_000)
     assert short.unmeasured == {Unmeasured("fdatasync_overwrite", "random", "warm", 65536)}
+    # Neither measured at the size: both cases named, so one `fsbm bench --for` measures both.
+    quick = table("ext4")
+    quick.entries += [entry("fdatasync_overwrite", order, "warm", 4096, 150_000) for order in ("sequential", "random")]
+    quick_pricer = Pricer(quick)
+    quick_pricer.fsync(65536, "data", 0.5)
+    assert quick_pricer.unmeasured == {Unmeasured("fdatasync_overwrite", order, "warm", 65536)
+                                       for order in ("sequential", "random")}
 
 
 def profile(reads: int = 1000, fsyncs: int = 0) -> dict:
