@@ -3,7 +3,7 @@
 A program of the suite does the same work in every run, so its user CPU time would be the
 same in every run on a steady processor, whatever the filesystem: the filesystem's work is
 system time, and waiting is neither.  On a shared host it is not: tar-gzip's gzip took 1.41
-s of user time in one run and 1.86 s in another on the same target, minutes apart, and the
+s of user time in one run and 1.84 s in another on the same target, minutes apart, and the
 runtime moved with it.  Such a move is the host's, and it falls on whichever target ran in
 that minute, so it moves the measured ratios between targets as much as the device's drift
 does.
