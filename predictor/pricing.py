@@ -566,8 +566,9 @@ class Pricer:
         """One sync of `kind` (characterizer.syncs) after `bytes_per_fsync` dirty bytes.
         metadata: fsbench's fsync after an allocating write; data: its fdatasync after a
         rewrite in place, `scattered` (0-1) of the way from one request of those bytes to
-        as many single blocks scattered over the file (_scattered).  Where the table measured that sync after writes of this size or
-        more (and of another size besides), the price follows that curve: the writeback as
+        as many single blocks scattered over the file (_scattered).  Where the table
+        measured that sync after writes of this size or more (and of another size
+        besides), the price follows that curve: the writeback as
         the filesystem does it, in large extents.  Otherwise it is the sync after 4 KiB plus
         the time to write the rest through to the device (sequential direct writes), and the
         case is kept as unmeasured for `fsbm bench --for`.  clean: fsbench's sync of a file
