@@ -67,11 +67,11 @@ int64_t fsbm_sync_kinds(int64_t n, const int64_t *order, const int8_t *op, const
 			s->dirty += moved;
 			if (end > s->write_end)
 				s->write_end = end;
-		}
-		if (o == op_write && moved > 0) {
-			if (offset[i] == MISSING || offset[i] != s->next)
-				s->runs++;
-			s->next = offset[i] == MISSING ? -1 : end;
+			if (moved > 0) {
+				if (offset[i] == MISSING || offset[i] != s->next)
+					s->runs++;
+				s->next = offset[i] == MISSING ? -1 : end;
+			}
 		}
 		if (o != op_fsync)
 			continue;
