@@ -97,9 +97,9 @@ def verdict_summary(prediction: Prediction, records: list[dict[str, Any]], trace
     their ratios to the candidate it was recorded on (measured as the validations measure
     them, the median of same-round ratios), the real runs inside their 90% intervals, and the
     pairs more than 15% apart ranked right."""
-    from fsbm.predictor.judge import TARGETS, real_by_round, real_runs, same_round_ratio
+    from fsbm.predictor.judge import TARGETS, real_by_round, real_medians, same_round_ratio
 
-    real = {target: statistics.median(seconds) for (_, target), seconds in real_runs(records).items()}
+    real = {target: seconds for (_, target), seconds in real_medians(records).items()}
     entries = {c.candidate: c for c in prediction.candidates if c.candidate in real}
     if not entries:
         return "no real runs to judge the prediction by"

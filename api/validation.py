@@ -38,7 +38,7 @@ from fsbm.predictor.suite import Inputs, Split, build_corpus, programs
 from fsbm.predictor.validate import Target, measure_rounds, table_boundaries, targets_json, trace_program
 from fsbm.traces.record import (CALLS_CPU_BRACKETED, CALLS_CPU_MISMATCHES, CALLS_CPU_SYNCS_SKIPPED,
                                 CALLS_CPU_UNBRACKETED, MISMATCHED_SHARE_KEPT, NOSYNC_CPU_FIELDS, clean_replays)
-from fsbm.units import percent
+from fsbm.units import percent, percents
 from fsbm.predictor.cpu_speed import moved_sentence
 
 IMAGE_BYTES = 2 << 30
@@ -392,16 +392,10 @@ def _cpu_speed_section(summary: dict[str, Any]) -> list[str]:
 
 def _steady_rows(measured: dict[str, Any], steady: dict[str, Any]) -> list[tuple[str, str, str]]:
     """The summary's measures, as measured and with the processor held steady."""
-
-    def both(key: str) -> tuple[str, str]:
-        return percent(measured[key], digits=1), percent(steady[key], digits=1)
-
-    return [("runtimes: median / largest error", *(" / ".join(v) for v in zip(both("median_abs_error"),
-                                                                                both("max_abs_error")))),
-            ("ratios: median / largest error", *(" / ".join(v) for v in zip(both("median_ratio_error"),
-                                                                              both("max_ratio_error")))),
-            ("relative form: median / largest error", *(" / ".join(v) for v in zip(both("median_relative_error"),
-                                                                                     both("max_relative_error")))),
+    errors = [(f"{what}: median / largest error", f"median_{key}_error", f"max_{key}_error")
+              for what, key in (("runtimes", "abs"), ("ratios", "ratio"), ("relative form", "relative"))]
+    return [*((label, percents(measured[median], measured[largest]), percents(steady[median], steady[largest]))
+              for label, median, largest in errors),
             ("pairs ranked right", f"{measured['pairs_ranked_right']} of {measured['pairs_compared']}",
              f"{steady['pairs_ranked_right']} of {steady['pairs_compared']}")]
 
@@ -482,8 +476,7 @@ def markdown(doc: dict[str, Any], judged: Any, judged_again: bool = False) -> st
         f"<= {100 * TARGETS['median_ratio_error']:.0f}% |",
         f"| largest error of ratios | {percent(s['max_ratio_error'], digits=1)} | <= {100 * TARGETS['max_error']:.0f}% |",
         f"| relative form (the runtime measured on {doc['traced_on']}, its filesystem part replaced): median / "
-        f"largest error | {percent(s.get('median_relative_error'), digits=1)} / "
-        f"{percent(s.get('max_relative_error'), digits=1)} | "
+        f"largest error | {percents(s.get('median_relative_error'), s.get('max_relative_error'))} | "
         f"<= {100 * TARGETS['median_abs_error']:.0f}% / {100 * TARGETS['max_error']:.0f}% |",
         f"| pairs (> {100 * TARGETS['rank_gap']:.0f}% apart, same rounds) ranked right | {s['pairs_ranked_right']} of "
         f"{s['pairs_compared']} | all |",

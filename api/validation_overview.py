@@ -27,7 +27,7 @@ from fsbm.predictor.plain_judge import TARGETS as PLAIN_TARGETS
 from fsbm.predictor.plain_judge import judge_plain, reliability_of
 from fsbm.predictor.suite import SPLITS, programs
 from fsbm.predictor.cpu_speed import STEADY_MIN_USER_S
-from fsbm.units import percent
+from fsbm.units import percent, percents
 
 INTERVAL_TARGET = 0.85
 FORM_NAMES = {
@@ -182,10 +182,8 @@ def _processor_section(verdicts: list[FormVerdict]) -> list[str]:
              "processor held steady |", "|---|---|---|---|---|"]
     for v in sorted(held, key=lambda v: (SPLITS.index(v.split) if v.split in SPLITS else 9, v.trace, v.form)):
         assert v.steady is not None and v.user_cpu_moved is not None
-        lines.append(f"| {v.split} | {FORM_NAMES[(v.trace, v.form)]} | {percent(v.user_cpu_moved[0])} / "
-                     f"{percent(v.user_cpu_moved[1])} | {percent(v.median, digits=1)} / "
-                     f"{percent(v.largest, digits=1)} | {percent(v.steady[0], digits=1)} / "
-                     f"{percent(v.steady[1], digits=1)} |")
+        lines.append(f"| {v.split} | {FORM_NAMES[(v.trace, v.form)]} | {percents(*v.user_cpu_moved, digits=0)} | "
+                     f"{percents(v.median, v.largest)} | {percents(*v.steady)} |")
     return lines
 
 
@@ -247,8 +245,7 @@ def markdown(verdicts: list[FormVerdict], spreads: list[Reproducibility], missin
     for v in sorted(verdicts, key=lambda v: (SPLITS.index(v.split) if v.split in SPLITS else 9, v.trace, v.form)):
         pairs = f"{v.pairs_right} of {v.pairs}" if v.pairs else "-"
         lines.append(f"| {v.split} | {FORM_NAMES[(v.trace, v.form)]} | {v.measured_at} | "
-                     f"{percent(v.median, digits=1)} / {percent(v.largest, digits=1)} | "
-                     f"{percent(v.ratio_median, digits=1)} / {percent(v.ratio_largest, digits=1)} | {_cover(v)} | {pairs} | "
+                     f"{percents(v.median, v.largest)} | {percents(v.ratio_median, v.ratio_largest)} | {_cover(v)} | {pairs} | "
                      f"{'met' if v.met else '**missed**'} | [{v.doc}]({v.doc}) |")
     if missing:
         lines += ["", "Not measured yet:", *(f"- {line}" for line in missing)]

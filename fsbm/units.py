@@ -11,3 +11,8 @@ def percent(fraction: float | None, *, signed: bool = False, digits: int = 0) ->
     if fraction is None or (isinstance(fraction, float) and math.isnan(fraction)):
         return "-"
     return f"{100 * fraction:{'+' if signed else ''}.{digits}f}%"
+
+
+def percents(*fractions: float | None, digits: int = 1) -> str:
+    """Fractions as percentages joined by " / ": a median and a largest error, "4.9% / 19.1%"."""
+    return " / ".join(percent(fraction, digits=digits) for fraction in fractions)

@@ -244,11 +244,12 @@ def operation_ratios(rows: pd.DataFrame) -> pd.DataFrame:
 
 def real_runs(records: list[dict]) -> dict[tuple[str, str], list[float]]:
     """Real runtimes by (program, target), in the rounds' order."""
-    runs: dict[tuple[str, str], list[float]] = {}
-    for r in records:
-        if r["kind"] == "real":
-            runs.setdefault((r["program"], r["target"]), []).append(r["seconds"])
-    return runs
+    return _seconds_by_pair(records, "real")
+
+
+def real_medians(records: list[dict]) -> dict[tuple[str, str], float]:
+    """The median real runtime of each (program, target)."""
+    return {pair: statistics.median(runs) for pair, runs in real_runs(records).items()}
 
 
 def real_by_round(records: list[dict]) -> dict[tuple[str, int], dict[str, float]]:
@@ -464,7 +465,7 @@ def _cpu_steadied(rows: pd.DataFrame, records: list[dict], traced_on: str) -> di
     if spread is None:
         return None
     steady = steadied(records)
-    runtimes = {k: statistics.median(v) for k, v in real_runs(steady).items()}
+    runtimes = real_medians(steady)
     ratios = _round_ratios(steady, traced_on)
     rows = rows.copy()
     real = pd.Series([runtimes[(p, c)] for p, c in zip(rows["program"], rows["candidate"])], index=rows.index)

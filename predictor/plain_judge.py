@@ -24,13 +24,13 @@ from fsbm.predictor.confidence import Reliability, cost_log_sds, order_confidenc
 from fsbm.predictor.cost_table import CostTable
 from fsbm.predictor.cpu_speed import moved_sentence, steadied, user_cpu_spread
 from fsbm.predictor.estimator import TABLE_COLUMN, RuntimeEstimator, predict_left_out
-from fsbm.predictor.judge import provenance, real_by_round, real_runs, same_round_ratio
+from fsbm.predictor.judge import provenance, real_by_round, real_medians, real_runs, same_round_ratio
 from fsbm.predictor.model import price_workload
 from fsbm.predictor.predict import Workload, relative_rows
 from fsbm.predictor.pricing import Pricer
 from fsbm.documents import Profile, Timeline
 from fsbm.predictor.tracing import OWN_MEDIAN_CAP_SHARE, UNTIMED_CAP_SHARE, TracingCalibration
-from fsbm.units import percent
+from fsbm.units import percent, percents
 
 # A page cache every program of the suite fits in: the runs start cold, and none rereads more
 # than this machine's memory.
@@ -250,7 +250,7 @@ def _cpu_steadied(frame: pd.DataFrame, records: list[dict], forms: list[str], tr
     if spread is None:
         return None
     steady = steadied(records)
-    runtimes = {k: statistics.median(v) for k, v in real_runs(steady).items()}
+    runtimes = real_medians(steady)
     by_round = real_by_round(steady)
     frame = frame.copy()
     real = pd.Series([runtimes[(p, t)] for p, t in zip(frame["program"], frame["target"])], index=frame.index)
@@ -443,8 +443,7 @@ def _cpu_speed_lines(summary: dict[str, Any]) -> list[str]:
              "pairs ranked right as measured | held steady |", "|---|---|---|---|---|---|---|"]
     for form in (form for form in FORMS if form in steady):
         f, g = summary[form], steady[form]
-        lines.append(" | ".join([f"| {form}", *(f"{percent(x[kind]['median'], digits=1)} / "
-                                                f"{percent(x[kind]['largest'], digits=1)}"
+        lines.append(" | ".join([f"| {form}", *(percents(x[kind]["median"], x[kind]["largest"])
                                                 for kind in ("runtime", "ratio") for x in (f, g)),
                                  f"{f['pairs_right']} of {f['pairs']}", f"{g['pairs_right']} of {g['pairs']} |"]))
     return lines
