@@ -51,12 +51,21 @@ static long long capture_bytes;
 
 static int swapped;
 
+/* A field of the capture file itself, in the byte order its header gave. */
 static uint32_t u32(const uint8_t *p)
 {
 	uint32_t v;
 
 	memcpy(&v, p, 4);
 	return swapped ? __builtin_bswap32(v) : v;
+}
+
+static uint16_t u16(const uint8_t *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, 2);
+	return swapped ? __builtin_bswap16(v) : v;
 }
 
 static void die(int code, const char *path, const char *why)
@@ -81,12 +90,6 @@ static void put32(uint8_t *p, uint32_t v)
 {
 	v = swapped ? __builtin_bswap32(v) : v;
 	memcpy(p, &v, 4);
-}
-
-static void put_be16(uint8_t *p, size_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
 }
 
 static void write_frame(struct part *to, const uint8_t *block, size_t n, uint64_t number)
@@ -304,7 +307,7 @@ static void split_pcapng(FILE *in, const char *input, const uint8_t first[8])
 		}
 		if (type == 1 && length >= 20) { /* an interface: its link type */
 			if (ninterfaces < MAX_INTERFACES)
-				linktypes[ninterfaces++] = (uint32_t)(swapped ? (block[8] << 8 | block[9]) : (block[9] << 8 | block[8]));
+				linktypes[ninterfaces++] = u16(block + 8);
 			to_all(block, length);
 		} else if (type == 6 && length >= 32) { /* enhanced packet */
 			uint32_t interface = u32(block + 8), len = u32(block + 20);
@@ -316,7 +319,7 @@ static void split_pcapng(FILE *in, const char *input, const uint8_t first[8])
 		} else if (type == 3 && length >= 16) { /* simple packet, of the first interface */
 			to_part(PCAPNG_SIMPLE, block, length, block + 12, length - 16, ninterfaces ? linktypes[0] : 0, offset);
 		} else if (type == 2 && length >= 32) { /* obsolete packet */
-			uint32_t interface = (uint32_t)(swapped ? (block[8] << 8 | block[9]) : (block[9] << 8 | block[8]));
+			uint32_t interface = u16(block + 8);
 			uint32_t len = u32(block + 20);
 
 			if (len > length - 32)

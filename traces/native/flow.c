@@ -56,7 +56,7 @@ static void tcp_flow(const uint8_t *p, size_t n, size_t wire, struct flow *f)
 		return;
 	f->tcp = 1;
 	f->tcp_header = p;
-	f->seq = (uint32_t)be16(p + 4) << 16 | be16(p + 6);
+	f->seq = be32(p + 4);
 	f->syn = (p[13] & 0x02) != 0;
 	f->payload = p + head;
 	f->len = wire - head;

@@ -8,11 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* A big-endian 16-bit field. */
-static inline uint16_t be16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
+#include "bigendian.h"
 
 /* What capsplit reads of a packet. */
 struct flow {

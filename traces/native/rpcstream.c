@@ -9,6 +9,7 @@
  */
 #include <string.h>
 
+#include "bigendian.h"
 #include "rpcstream.h"
 
 enum {
@@ -16,11 +17,6 @@ enum {
 	MESSAGE_HEAD_BYTES = 12, /* xid, message type, and the RPC version or the reply's status */
 	LAST_FRAGMENT = (int)0x80000000u,
 };
-
-static uint32_t be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
 
 void rpc_direction_init(struct rpc_direction *d)
 {
