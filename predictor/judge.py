@@ -26,7 +26,7 @@ import pandas as pd
 
 from fsbm.documents import Profile
 from fsbm.predictor.cost_table import CostTable
-from fsbm.predictor.cpu_speed import steadied, user_cpu_spread
+from fsbm.predictor.cpu_speed import UserCpuSpread, steadied, user_cpu_spread
 from fsbm.predictor.estimator import RuntimeEstimator, predict_left_out
 from fsbm.predictor.model import GROUPS, price_workload
 from fsbm.predictor.outside import Outside, calls_cpu_seconds, cpu_scales, outside_features, outside_seconds
@@ -459,27 +459,54 @@ def judge(doc: dict[str, Any], cache_bytes: int, model: RuntimeEstimator | None 
 
 def _cpu_steadied(rows: pd.DataFrame, records: list[dict], traced_on: str) -> dict[str, Any] | None:
     """The judged rows' errors again, against the real runs with the host's CPU speed held
-    steady (cpu_speed.steadied), and how far that speed moved: what part of the errors was
+    steady (against_steady_runs), and how far that speed moved: what part of the errors was
     the host's processor.  None where the runs have no CPU times."""
+    steady = against_steady_runs(rows, records, "candidate", rows["candidate"] == traced_on)
+    if steady is None:
+        return None
+    rows = steady.frame
+    ratios = _round_ratios(steady.records, traced_on)
+    rows["measured_ratio"] = [ratios.get((p, c), np.nan) for p, c in zip(rows["program"], rows["candidate"])]
+    rows["abs_error"] = rows["predicted_s"] / rows["real_s"] - 1
+    rows["ratio_error"] = rows["predicted_ratio"] / rows["measured_ratio"] - 1
+    rows["relative_error"] = rows["relative_s"] / rows["real_s"] - 1
+    return {**_summary(rows, _pairs(rows, real_by_round(steady.records)), traced_on),
+            "user_cpu_spread": steady.spread.to_json()}
+
+
+@dataclass(frozen=True)
+class SteadyRuns:
+    """A judge's rows against the real runs with the host's processor held steady."""
+
+    frame: pd.DataFrame  # the rows, real_s from the steadied runs and the relative form moved with its base
+    records: list[dict]  # the records, each real run steadied (cpu_speed.steadied)
+    spread: UserCpuSpread
+
+
+RELATIVE_COLUMNS = ("relative_s", "relative_low_s", "relative_high_s")
+
+
+def against_steady_runs(frame: pd.DataFrame, records: list[dict], target_column: str,
+                        traced: pd.Series) -> SteadyRuns | None:
+    """A copy of a judge's rows (`frame`: program, the target in `target_column`, real_s and
+    any RELATIVE_COLUMNS) with real_s the median of each pair's runs with the processor held
+    steady (cpu_speed.steadied), and the relative form, which starts from the runtime
+    measured on the traced target (the rows where `traced`), moved by as much as that
+    runtime moved.  Each judge then takes its errors, ratios and pairs from these.  None
+    where the runs have no CPU times."""
     spread = user_cpu_spread(records)
     if spread is None:
         return None
     steady = steadied(records)
     runtimes = real_medians(steady)
-    ratios = _round_ratios(steady, traced_on)
-    rows = rows.copy()
-    real = pd.Series([runtimes[(p, c)] for p, c in zip(rows["program"], rows["candidate"])], index=rows.index)
-    # The relative form starts from the runtime measured on the traced target: it moves with it.
-    traced = rows["candidate"] == traced_on
-    base_moved = rows["program"].map((real[traced] - rows.loc[traced, "real_s"]).set_axis(rows.loc[traced, "program"]))
-    for column in ("relative_s", "relative_low_s", "relative_high_s"):
-        rows[column] = rows[column] + base_moved
-    rows["real_s"] = real
-    rows["measured_ratio"] = [ratios.get((p, c), np.nan) for p, c in zip(rows["program"], rows["candidate"])]
-    rows["abs_error"] = rows["predicted_s"] / rows["real_s"] - 1
-    rows["ratio_error"] = rows["predicted_ratio"] / rows["measured_ratio"] - 1
-    rows["relative_error"] = rows["relative_s"] / rows["real_s"] - 1
-    return {**_summary(rows, _pairs(rows, real_by_round(steady)), traced_on), "user_cpu_spread": spread.to_json()}
+    frame = frame.copy()
+    real = pd.Series([runtimes[(p, t)] for p, t in zip(frame["program"], frame[target_column])], index=frame.index)
+    moved = (real[traced] - frame.loc[traced, "real_s"]).set_axis(frame.loc[traced, "program"])
+    for column in RELATIVE_COLUMNS:
+        if column in frame:
+            frame[column] = frame[column] + frame["program"].map(moved)
+    frame["real_s"] = real
+    return SteadyRuns(frame, steady, spread)
 
 
 def _worse_median(summary: dict[str, Any]) -> float:

@@ -22,9 +22,9 @@ import pandas as pd
 
 from fsbm.predictor.confidence import Reliability, cost_log_sds, order_confidence, reliability
 from fsbm.predictor.cost_table import CostTable
-from fsbm.predictor.cpu_speed import moved_sentence, steadied, user_cpu_spread
+from fsbm.predictor.cpu_speed import moved_sentence
 from fsbm.predictor.estimator import TABLE_COLUMN, RuntimeEstimator, predict_left_out
-from fsbm.predictor.judge import provenance, real_by_round, real_medians, real_runs, same_round_ratio
+from fsbm.predictor.judge import against_steady_runs, provenance, real_by_round, real_runs, same_round_ratio
 from fsbm.predictor.model import price_workload
 from fsbm.predictor.predict import Workload, relative_rows
 from fsbm.predictor.pricing import Pricer
@@ -244,29 +244,22 @@ def _with_errors(frame: pd.DataFrame, forms: list[str]) -> pd.DataFrame:
 
 def _cpu_steadied(frame: pd.DataFrame, records: list[dict], forms: list[str], traced_label: str) -> dict[str, Any] | None:
     """Each form's errors again, against the real runs with the host's CPU speed held steady
-    (cpu_speed.steadied), and how far that speed moved: what part of the errors was the
+    (judge.against_steady_runs), and how far that speed moved: what part of the errors was the
     host's processor.  None where the runs have no CPU times."""
-    spread = user_cpu_spread(records)
-    if spread is None:
+    traced = frame["traced"].astype(bool)
+    steady = against_steady_runs(frame, records, "target", traced)
+    if steady is None:
         return None
-    steady = steadied(records)
-    runtimes = real_medians(steady)
-    by_round = real_by_round(steady)
-    frame = frame.copy()
-    real = pd.Series([runtimes[(p, t)] for p, t in zip(frame["program"], frame["target"])], index=frame.index)
-    if "relative" in forms:  # it starts from the runtime measured on the traced target: it moves with it
-        traced = frame["traced"].to_numpy(bool)
-        moved = (real[traced] - frame.loc[traced, "real_s"]).set_axis(frame.loc[traced, "program"])
-        for column in ("relative_s", "relative_low_s", "relative_high_s"):
-            frame[column] = frame[column] + frame["program"].map(moved)
+    frame = steady.frame
+    by_round = real_by_round(steady.records)
+    if "relative" in forms:
         traced_runtime = frame["program"].map(frame.loc[traced, "relative_s"].set_axis(frame.loc[traced, "program"]))
         frame["relative_ratio"] = frame["relative_s"] / traced_runtime
-    frame["real_s"] = real
     frame["measured_ratio"] = [same_round_ratio(by_round, p, t, traced_label)
                                for p, t in zip(frame["program"], frame["target"])]
     frame = _with_errors(frame, forms)
     summary = _summary(frame, _pairs(frame, by_round, forms), pd.DataFrame(), forms)
-    return {**summary, "user_cpu_spread": spread.to_json()}
+    return {**summary, "user_cpu_spread": steady.spread.to_json()}
 
 
 def _verdicts(suite: _Suite, parts: dict[str, dict[str, np.ndarray]], by_round: dict, labels: dict[str, str],
