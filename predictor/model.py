@@ -27,9 +27,10 @@ Which price each class gets:
   straddles made one after another as the workload makes them;
 - a read or copy that moved nothing (at end of file, where every read-to-the-end loop
   stops): fsbench's warm read of its smallest size, as no data moves;
-- in-kernel copies (copy_file_range): fsbench's copy of a whole file of that size, whose
-  source is cached in the share the reads are (a filesystem that shares extents clones it,
-  one that does not reads and writes it: the cost table says which);
+- in-kernel copies (copy_file_range): fsbench's copy of a whole file of that size (a
+  filesystem that shares extents clones it, one that does not reads and writes it: the
+  cost table says which), whose source is read for the first time (copy_hit_fraction): on
+  a cold start it misses, on a warm one it is cached where the working set fits;
 - syncs, by kind (characterizer.syncs): one that commits metadata at fsbench's fsync after
   an allocating write, a data-only one at its fdatasync after a rewrite in place, either
   plus writing the bytes it makes durable; a data-only one whose bytes came in separate
@@ -180,6 +181,16 @@ def _split(op: str, group: str, detail: str, count: float, cold_share: float, co
     return out
 
 
+def copy_hit_fraction(reuse: Reuse, cache_bytes: int, start: str = "cold") -> float:
+    """The share of in-kernel copies whose source the page cache holds.  A trace names a
+    copy's source only beside its destination (the event's path2), and the reuse curve holds
+    the destination's blocks alone, so a copy's source counts as a first reference: it
+    misses on a cold start, and on a warm one it was cached before the workload began where
+    the working set fits (_held).  Taking the reads' share instead, a copy followed by reads
+    of what it wrote (cp -r, then grep) was priced as if its sources were cached."""
+    return _held(reuse, cache_bytes, start, lambda p: 0.0, 1.0)
+
+
 def _stream_starts(profile: Profile, hits: float, first_hits: float | None = None) -> tuple[float, float]:
     """Sequential reads that start a stream (the first read of a file in a run) and miss, and
     the mean size of a sequential read: fsbench's sequential cold price is a long stream's
@@ -233,7 +244,11 @@ def _appended_mix(op: str, order: str, buckets: dict[str, ClassCount], pricer: P
                               f"mix of sizes", n, price)]
 
 
-def _data_lines(profile: Profile, pricer: Pricer, hits: float, first_hits: float | None = None) -> list[Line]:
+def _data_lines(profile: Profile, pricer: Pricer, hits: float, first_hits: float | None = None,
+                copy_hits: float | None = None) -> list[Line]:
+    """The data calls' lines: reads, mapped regions and copies split into cache hits and
+    misses (`hits` of the block reads, `copy_hits` of the copies' sources: hits where not
+    given), writes and syncs (module docstring)."""
     lines = []
     seeks, size = _stream_starts(profile, hits, first_hits)
     if seeks > 0:
@@ -267,14 +282,15 @@ def _data_lines(profile: Profile, pricer: Pricer, hits: float, first_hits: float
                     else:
                         miss = pricer.data(op, order, "cold", round(size))
                         hit = pricer.data(op, order, "warm", round(size))
+                    held = copy_hits if op == "copy" and copy_hits is not None else hits
                     interleaved = counts.interleaved / n if n and op == "read" and order == "sequential" else 0.0
                     resumed = _resumed_lines(pricer, counts, size, detail, orders.get("forward", {}).get(bucket),
                                              hits) if op == "read" and order == "sequential" else []
                     rest = n - counts.resumes if resumed else n
                     lines += resumed + [Line(op, group, f"{detail}, {label}", count, price,
                                              interleaved if label == "cache miss" else 0.0)
-                                        for label, count, price in (("cache miss", rest * (1 - hits), miss),
-                                                                    ("cache hit", n * hits, hit))
+                                        for label, count, price in (("cache miss", rest * (1 - held), miss),
+                                                                    ("cache hit", n * held, hit))
                                         if count > 0]
                 elif appended:
                     continue  # priced above, as one line of appends at the workload's mix
@@ -437,18 +453,20 @@ def price_workload(profile: Profile | dict[str, Any], pricer: Pricer, *, cache_b
     profile = Profile.of(profile)
     hits = hit_fraction(profile.reuse, cache_bytes, start)
     first_hits = first_read_hit_fraction(profile.reuse, cache_bytes, start)
+    copy_hits = copy_hit_fraction(profile.reuse, cache_bytes, start)
     scales = (tuple(sorted(cpu_scales.factors.items())), tuple(sorted(cpu_scales.traced_ns.items()))) \
         if cpu_scales and cpu_scales.factors else None
-    # The cache size enters only through the two shares it holds: sizes that reach the same
+    # The cache size enters only through the shares it holds: sizes that reach the same
     # point of the reuse curve are one price, worked out once (Pricer.workload).
-    return pricer.workload(profile, (hits, first_hits, start, scales),
-                           lambda: _priced(profile, pricer, hits, first_hits, start, cpu_scales))
+    return pricer.workload(profile, (hits, first_hits, copy_hits, start, scales),
+                           lambda: _priced(profile, pricer, hits, first_hits, copy_hits, start, cpu_scales))
 
 
-def _priced(profile: Profile, pricer: Pricer, hits: float, first_hits: float | None, start: str,
+def _priced(profile: Profile, pricer: Pricer, hits: float, first_hits: float | None, copy_hits: float, start: str,
             cpu_scales: CpuScales | None) -> FsTime:
-    """price_workload, for the shares of block reads and of first reads the cache holds."""
-    lines = _data_lines(profile, pricer, hits, first_hits) + _metadata_lines(profile, pricer, start)
+    """price_workload, for the shares of block reads, of first reads and of copies' sources
+    the cache holds."""
+    lines = _data_lines(profile, pricer, hits, first_hits, copy_hits) + _metadata_lines(profile, pricer, start)
     if cpu_scales and cpu_scales.factors:
         factors = cpu_scales.on(FsTime(pricer.table.candidate, tuple(lines)).by_group(cpu=True))
         lines = [replace(line, price=line.price.cpu_scaled(factors.get(line.group, 1.0))) for line in lines]

@@ -486,8 +486,10 @@ class Pricer:
     def _copy_without_benchmark(self, cache: str, size: int) -> Price:
         """A cost table measured before fsbench had its copy benchmark: the copy priced as
         reading the source and writing the destination, which is what a filesystem that
-        cannot share extents does (and an overestimate on one that can), said so."""
-        read = self.data("read", "sequential", cache, size)
+        cannot share extents does (and an overestimate on one that can), said so.  A cold
+        source is read from its start, as a file's first read is: a random read of its size,
+        not a long stream's average (model: the first read of each file)."""
+        read = self.data("read", "random" if cache == "cold" else "sequential", cache, size)
         write = self.data("write", "sequential", "warm", size)
         return read.plus(write, f"{read.source} + {write.source} (this cost table has no copy benchmark: "
                                 "measure it again to price clones)")

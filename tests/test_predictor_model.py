@@ -416,10 +416,31 @@ def test_copies_are_priced_by_fsbench_copy_and_without_it_as_a_read_and_a_write(
     assert fs.by_op()["copy"] == pytest.approx(20 * 15_000)  # a clone: flat in size
     assert {line.group for line in fs.lines if line.op == "copy"} == {"write"}
     older = price_workload(copying, Pricer(table("ext4")), cache_bytes=1 << 30)
-    # No copy benchmark: half the sources cached (the reuse curve), the copy written.
-    expected = 20 * (0.5 * 8 * curve(65536) + 0.5 * curve(65536) + curve(65536))
-    assert older.by_op()["copy"] == pytest.approx(expected)
+    # No copy benchmark: the source read cold (a first reference), the copy written.
+    assert older.by_op()["copy"] == pytest.approx(20 * (8 * curve(65536) + curve(65536)))
     assert all("no copy benchmark" in line.price.source for line in older.lines if line.op == "copy")
+
+
+def test_a_copys_source_is_read_for_the_first_time_whatever_the_reads_hit() -> None:
+    """cp -r, then grep of the copies: every read hits (it reads what the copies wrote), yet
+    each copy read its source from the device on a cold start.  The reads' share of hits
+    does not carry to the copies; on a warm start where the working set fits, the sources
+    were cached before the workload began."""
+    copying = profile()
+    copying["classes"]["data"]["copy"] = {"sequential": {"65536": {"count": 20, "bytes": 20 * 65536}}}
+    copying["reuse"] = {"block_size": 4096, "block_reads": 1000, "distinct_blocks": 1000, "cold_misses": 0,
+                        "points": [{"cache_blocks": 1000, "cache_bytes": 1000 * 4096, "hit_fraction": 1.0}]}
+    copies = table("ext4")
+    copies.entries += [entry("copy", "sequential", c, s, (8 if c == "cold" else 1) * 3 * curve(s))
+                       for c in ("cold", "warm") for s in (512, 65536)]
+    cold = price_workload(copying, Pricer(copies), cache_bytes=1 << 30)
+    assert cold.by_op()["copy"] == pytest.approx(20 * 8 * 3 * curve(65536))
+    assert {line.detail.rsplit(", ", 1)[1] for line in cold.lines if line.op == "copy"} == {"cache miss"}
+    assert cold.by_op()["read"] == pytest.approx(1000 * curve(4096))  # the reads all hit
+    warm = price_workload(copying, Pricer(copies), cache_bytes=1 << 30, start="warm")
+    assert warm.by_op()["copy"] == pytest.approx(20 * 3 * curve(65536))
+    small = price_workload(copying, Pricer(copies), cache_bytes=4096, start="warm")  # it does not fit
+    assert small.by_op()["copy"] == pytest.approx(20 * 8 * 3 * curve(65536))
 
 
 def test_a_mapped_region_costs_its_faults_and_on_a_miss_the_devices_part_of_a_read() -> None:
