@@ -186,8 +186,8 @@ def copy_hit_fraction(reuse: Reuse, cache_bytes: int, start: str = "cold") -> fl
     copy's source only beside its destination (the event's path2), and the reuse curve holds
     the destination's blocks alone, so a copy's source counts as a first reference: it
     misses on a cold start, and on a warm one it was cached before the workload began where
-    the working set fits (_held).  Taking the reads' share instead, a copy followed by reads
-    of what it wrote (cp -r, then grep) was priced as if its sources were cached."""
+    the working set fits (_held).  The reads' share would not do: reads of what the copies
+    wrote (cp -r, then grep) all hit, while every source came from the device."""
     return _held(reuse, cache_bytes, start, lambda p: 0.0, 1.0)
 
 
