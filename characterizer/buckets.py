@@ -151,7 +151,34 @@ def cut(part: BucketPart, bucket: np.ndarray, buckets: int) -> list[BucketPart]:
 def stable_bucket(names: list[str], buckets: int) -> np.ndarray:
     """A stable hash (crc32, the same in every process, unlike hash()) of each name, as a
     bucket number."""
-    return np.array([zlib.crc32(name.encode()) % buckets for name in names] or [0], dtype=np.int64)
+    return np.array([_bucket_of(name, buckets) for name in names] or [0], dtype=np.int64)
+
+
+def _bucket_of(name: str, buckets: int) -> int:
+    return zlib.crc32(name.encode()) % buckets
+
+
+# Each file name's bucket and its directory's, by count of buckets, kept from one piece to the
+# next: a trace's pieces name the same files again and again, and finding a name's directory
+# and hashing both took a third of cutting a piece by file.  At most this many names are kept.
+NAMES_REMEMBERED = 1 << 20
+_file_buckets: dict[int, dict[str, tuple[int, int]]] = {}
+
+
+def file_and_directory_buckets(names: list[str], buckets: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each name's bucket (stable_bucket) and its directory's, for `names` as stable_bucket
+    takes them (one 0 each where there are none), remembered across calls."""
+    known = _file_buckets.setdefault(buckets, {})
+    if len(known) + len(names) > NAMES_REMEMBERED:
+        known.clear()
+    pairs = []
+    for name in names:
+        pair = known.get(name)
+        if pair is None:
+            pair = known[name] = (_bucket_of(name, buckets), _bucket_of(posixpath.dirname(name), buckets))
+        pairs.append(pair)
+    both = np.array(pairs or [(0, 0)], dtype=np.int64)
+    return both[:, 0], both[:, 1]
 
 
 def actor_counts(path: str, row_groups: list[int]) -> Counter[str]:
@@ -189,9 +216,7 @@ def by_file(part: BucketPart, buckets: int) -> list[BucketPart]:
     """The events sync kinds depend on (syncs.py) cut into buckets by a stable hash of their
     file, each bucket with the namespace changes in the directories it holds too: a bucket's
     syncs are then told exactly as the whole trace tells them."""
-    names = part.files.to_pylist()
-    own = stable_bucket(names, buckets)[part.file]
-    parent = stable_bucket([posixpath.dirname(name) for name in names], buckets)[part.file]
+    own, parent = (of[part.file] for of in file_and_directory_buckets(part.files.to_pylist(), buckets))
     namespace = operations_in(part.op, NAMESPACE_OPS)
     rows = np.flatnonzero(operations_in(part.op, SYNC_OPS) | namespace)
     elsewhere = np.flatnonzero(namespace & (parent != own))  # also where their directory's syncs are
