@@ -3,6 +3,7 @@ back gives, bucket by bucket, the arrays the whole-table conversion gives for th
 
 from __future__ import annotations
 
+import posixpath
 from collections import Counter
 from pathlib import Path
 
@@ -12,8 +13,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from fsbm.characterizer.arrays import EventArrays, to_arrays
-from fsbm.characterizer.buckets import (NO_PATH, actor_counts, arrays_of, by_actor, by_file, of_table, packed,
-                                       read_parts, read_piece, stable_bucket, write_parts)
+from fsbm.characterizer.buckets import (NO_PATH, actor_counts, arrays_of, by_actor, by_file,
+                                       file_and_directory_buckets, of_table, packed, read_parts, read_piece,
+                                       stable_bucket, write_parts)
 from fsbm.characterizer.scale import pieces, read_arrays
 from fsbm.traces.ingest import ingest, read_events
 from tests.conftest import SHARED_DATA
@@ -130,3 +132,15 @@ def test_actors_are_packed_so_that_the_largest_bucket_is_small() -> None:
     for name, k in bucket_of.items():
         sizes[k] += events[name]
     assert set(bucket_of) == set(events) and max(sizes.values()) <= 12
+
+
+def test_the_remembered_file_and_directory_buckets_are_the_stable_hashes() -> None:
+    """The buckets kept from one piece to the next are stable_bucket's of each name and of its
+    directory, on the first call and on the next, for any count of buckets; none give one 0."""
+    names = ["/a/b", "/a", "a", "a//b", "/x/y/z.c", "", "/", "/x/y/"]
+    for buckets in (7, 100):
+        for _ in range(2):
+            own, parent = file_and_directory_buckets(names, buckets)
+            assert own.tolist() == stable_bucket(names, buckets).tolist()
+            assert parent.tolist() == stable_bucket([posixpath.dirname(n) for n in names], buckets).tolist()
+    assert [a.tolist() for a in file_and_directory_buckets([], 5)] == [[0], [0]]
