@@ -244,11 +244,11 @@ def _appended_mix(op: str, order: str, buckets: dict[str, ClassCount], pricer: P
                               f"mix of sizes", n, price)]
 
 
-def _data_lines(profile: Profile, pricer: Pricer, hits: float, first_hits: float | None = None,
-                copy_hits: float | None = None) -> list[Line]:
+def _data_lines(profile: Profile, pricer: Pricer, hits: float, first_hits: float | None,
+                copy_hits: float) -> list[Line]:
     """The data calls' lines: reads, mapped regions and copies split into cache hits and
-    misses (`hits` of the block reads, `copy_hits` of the copies' sources: hits where not
-    given), writes and syncs (module docstring)."""
+    misses (`hits` of the block reads, `copy_hits` of the copies' sources), writes and syncs
+    (module docstring)."""
     lines = []
     seeks, size = _stream_starts(profile, hits, first_hits)
     if seeks > 0:
@@ -282,7 +282,7 @@ def _data_lines(profile: Profile, pricer: Pricer, hits: float, first_hits: float
                     else:
                         miss = pricer.data(op, order, "cold", round(size))
                         hit = pricer.data(op, order, "warm", round(size))
-                    held = copy_hits if op == "copy" and copy_hits is not None else hits
+                    held = copy_hits if op == "copy" else hits
                     interleaved = counts.interleaved / n if n and op == "read" and order == "sequential" else 0.0
                     resumed = _resumed_lines(pricer, counts, size, detail, orders.get("forward", {}).get(bucket),
                                              hits) if op == "read" and order == "sequential" else []
