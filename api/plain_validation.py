@@ -15,7 +15,8 @@ Measured here, on direct-I/O loop images of each candidate type, made anew for t
   sizes (as `fsbm bench --for` does), unless `workload_cases` is off;
 - every program run for real, cold, on every candidate, in interleaved rounds (shuffled,
   blocked by program, as validate.round_order does).
-The measurements are one JSON document; predictor/plain_judge.py judges them, and can judge
+The logs go to a temporary directory, or stay in the one `keep_traces` names (the study of
+a rule for logs is made from them).  The measurements are one JSON document; predictor/plain_judge.py judges them, and can judge
 them again (`--from`) after a model change without measuring anything.  `validate_plain`
 does the whole of `fsbm validate --plain` but the writing and printing.
 """
@@ -27,6 +28,8 @@ import re
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -65,24 +68,51 @@ class PlainOptions:
     reuse_tables: bool = False  # the newest stored tables of each target instead of measuring them again
     workload_cases: bool = True  # each table grown by the cases the traced programs need (`fsbm bench --for`)
     table_effort: TableEffort = TableEffort()  # how long each table measures a case
+    keep_traces: Path | None = None  # where the strace logs go and stay (an empty or new directory)
 
 
-def trace_plainly(program: Any, target: Target, inputs: Inputs, directory: Path) -> dict[str, Any]:
+def ready_to_keep(keep: Path) -> None:
+    """Make `keep` for the logs, refusing a directory that holds anything already: no log the
+    user had is overwritten.  Checked before anything is measured."""
+    try:
+        keep.mkdir(parents=True, exist_ok=True)
+        if any(keep.iterdir()):
+            raise FsbmError(f"--keep-traces {keep}: the directory is not empty; give a new or empty one")
+    except OSError as exc:
+        raise FsbmError(f"--keep-traces {keep}: {exc.strerror or exc}") from None
+
+
+@contextmanager
+def _trace_directory(keep: Path | None) -> Iterator[Path]:
+    """Where the strace logs and their event tables go: `keep` (ready_to_keep), left in place,
+    or a temporary directory removed afterwards."""
+    if keep is not None:
+        yield keep
+        return
+    with tempfile.TemporaryDirectory(prefix="fsbm-validate-plain-") as tmp:
+        yield Path(tmp)
+
+
+def trace_plainly(program: Any, target: Target, inputs: Inputs, directory: Path, again: bool = False) -> dict[str, Any]:
     """One cold run of the program under plain strace on `target`; its profile, scoped to its
-    work directory, with the traced wall time."""
+    work directory, with the traced wall time; the first trace's (not `again`) from the same
+    log without -T too.  The logs and their event tables are left in `directory` (the second
+    trace of a program named -again)."""
     work = stage(program, target, inputs)
     start_cold(work, program)
-    log = directory / f"{program.name}.strace"
+    log = directory / f"{program.name}{'-again' if again else ''}.strace"
     started = time.perf_counter()
     done = subprocess.run(["strace", *STRACE_FLAGS, "-o", str(log), *program.command], cwd=work,
                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     traced_s = time.perf_counter() - started
     if done.returncode not in program.ok_exits:
         raise FsbmError(f"traced run of {program.name} failed (exit {done.returncode}): {done.stderr.strip()[:300]}")
+    logs = {"profile": log}
+    if not again:  # the first trace is the one judged, in both forms
+        logs["profile_untimed"] = directory / f"{log.stem}-untimed.strace"
+        logs["profile_untimed"].write_bytes(CALL_DURATION.sub(b"", log.read_bytes()))
     profiles = {}
-    untimed = directory / f"{program.name}-untimed.strace"
-    untimed.write_bytes(CALL_DURATION.sub(b"", log.read_bytes()))
-    for key, path in (("profile", log), ("profile_untimed", untimed)):
+    for key, path in logs.items():
         events = ingest([path], directory / f"{path.stem}.parquet", force=True).output
         profiles[key] = characterize_files([events], scope=str(work)).to_json()
         profiles[key]["source"] = f"{program.name}: {program.description}"
@@ -92,6 +122,8 @@ def trace_plainly(program: Any, target: Target, inputs: Inputs, directory: Path)
 
 def measure_plain(settings: Any, options: PlainOptions, console: Console) -> dict[str, Any]:
     """Everything measured (module docstring): the document plain_judge reads."""
+    if options.keep_traces is not None:
+        ready_to_keep(options.keep_traces)
     started = time.time()
     suite = programs(options.scale, split=options.split)
     home = data_dir() / "validation"
@@ -124,12 +156,12 @@ def measure_plain(settings: Any, options: PlainOptions, console: Console) -> dic
     baseline = next(t for t in targets if t.label == f"{options.traced_on} fresh")
     console.print(f"[bold]tracing[/] {len(suite)} programs ({options.split} set) on {escape(baseline.label)} with "
                   f"plain strace {' '.join(STRACE_FLAGS)}")
-    with tempfile.TemporaryDirectory(prefix="fsbm-validate-plain-") as tmp:
+    with _trace_directory(options.keep_traces) as logs:
         traced = []
         for program in suite:
-            traced.append(trace_plainly(program, baseline, inputs, Path(tmp)))
+            traced.append(trace_plainly(program, baseline, inputs, logs))
             # Traced again, as it was: how far one trace's prediction moves from the next's.
-            again = trace_plainly(program, baseline, inputs, Path(tmp))
+            again = trace_plainly(program, baseline, inputs, logs, again=True)
             traced[-1].update(profile_again=again["profile"], traced_wall_again_s=again["traced_wall_s"])
             console.print(f"  {program.name}: traced in {traced[-1]['traced_wall_s']:.1f} s, again in "
                           f"{again['traced_wall_s']:.1f} s")
@@ -147,7 +179,7 @@ def measure_plain(settings: Any, options: PlainOptions, console: Console) -> dic
                       f"{time.monotonic() - began:.0f} s")
     return {
         "schema_version": 1, "kind": "plain_validation_measurements", "started": started, "finished": time.time(),
-        "machine": machine(), "options": asdict(options), "traced_on": baseline.label,
+        "machine": machine(), "options": {**asdict(options), "keep_traces": str(options.keep_traces or "") or None}, "traced_on": baseline.label,
         "targets": targets_json(targets),
         "cost_table_runs": {name: [t.to_json() for t in found] for name, found in tables.items()},
         "workload_cases": added,

@@ -453,3 +453,28 @@ def test_calls_on_devices_are_the_programs_own_time_and_calls_on_files_are_not(t
     (tmp_path / "data").write_bytes(b"x" * (64 << 20))
     regular = _traced(tmp_path, "dd if=data of=/dev/null bs=1M count=64 status=none")
     assert regular.file_calls_excess_ns > 0
+
+
+def test_the_plain_validation_keeps_its_logs_only_in_a_new_or_empty_directory(tmp_path: Path,
+                                                                               fsbm_home: Path) -> None:
+    # The logs behind a plain validation can stay for study; a directory that holds anything is
+    # refused before anything is measured, and what it held is left as it was.
+    from fsbm.api.plain_validation import _trace_directory, ready_to_keep
+
+    kept = tmp_path / "logs"
+    theirs = kept / "notes.txt"
+    kept.mkdir()
+    theirs.write_text("mine")
+    done = run_fsbm("validate", "--plain", "--set", "dev", "--reuse-tables", "--keep-traces", str(kept),
+                    timeout=120)
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert f"--keep-traces {kept}: the directory is not empty" in done.stderr
+    assert theirs.read_text() == "mine" and sorted(kept.iterdir()) == [theirs]
+    new = tmp_path / "new" / "logs"
+    ready_to_keep(new)
+    with _trace_directory(new) as where:
+        (where / "job.strace").write_text("1 00:00:00.000001 getpid() = 1\n")
+    assert where == new and (new / "job.strace").exists()
+    with _trace_directory(None) as passing:
+        assert passing.is_dir() and passing != new
+    assert not passing.exists()

@@ -81,6 +81,9 @@ def validate_command(
     workload_cases: bool = typer.Option(True, "--workload-cases/--no-workload-cases", help="Grow each cost table "
                                         "by the cases the traced programs need at their own sizes, as `fsbm bench "
                                         "--for` does."),
+    keep_traces: Optional[Path] = typer.Option(None, "--keep-traces", help="With --plain: leave the strace logs "
+                                               "(with and without -T) and their event tables in this new or empty "
+                                               "directory instead of removing them."),
     table_reps: Optional[int] = table_reps_option(),
     table_case_seconds: Optional[float] = table_case_seconds_option(),
 ) -> None:
@@ -113,7 +116,7 @@ def validate_command(
         _validate_plain(settings, loaded, PlainOptions(split=split, candidates=_plain_candidates(candidates),  # type: ignore[arg-type]
                                                        traced_on=traced_on, rounds=rounds, scale=scale, seed=seed,
                                                        reuse_tables=reuse_tables, workload_cases=workload_cases,
-                                                       table_effort=effort),
+                                                       table_effort=effort, keep_traces=keep_traces),
                         doc_out, json_out)
         return
     options = None
