@@ -192,6 +192,19 @@ def _coverage(summary: dict[str, Any], covered: str, intervals: str) -> str:
     return f"{summary[covered]} of {summary[intervals]}" if intervals in summary else "-"
 
 
+def _before_coverage(summary: dict[str, Any]) -> list[str]:
+    """The summary's row of intervals covering where the CPU time came from the recording made
+    before the rounds, as a user's recording is `fsbm predict`'s (none where the verdict's own
+    CPU source is that one)."""
+    from fsbm.predictor.judge import CPU_BEFORE
+
+    before = (summary.get("variants") or {}).get(CPU_BEFORE, {}).get(summary["adopted"])
+    if summary.get("cpu") == CPU_BEFORE or not before or "intervals" not in before:
+        return []
+    return [f"| 90% intervals covering, the CPU time from the recording before the rounds (a user's recording): "
+            f"absolute form | {_coverage(before, 'covered', 'intervals')} | >= 85% |"]
+
+
 def _operations_section(operations: Any) -> list[str]:
     """Modelled / replayed seconds per operation and target: where the model misses."""
     if not len(operations) or not operations["replay_s"].sum():
@@ -484,6 +497,7 @@ def markdown(doc: dict[str, Any], judged: Any, judged_again: bool = False) -> st
         ">= 85% |",
         f"| 90% intervals covering the measured runtime: relative form | "
         f"{_coverage(s, 'relative_covered', 'relative_intervals')} | >= 85% |",
+        *_before_coverage(s),
         "",
         f"Targets **{verdict}** (form {'of the development set' if s.get('held_out') else 'adopted'}: "
         f"{s['adopted']}; CPU time measured {s['cpu']}).",
@@ -573,7 +587,8 @@ def markdown(doc: dict[str, Any], judged: Any, judged_again: bool = False) -> st
               "(executables, libraries: each round, a pair of cold runs that read the workload's own files in first, "
               "one of them those files too; the median of the pairs' differences, held between 0 and the time the "
               "files take to read cold), not fitted. "
-              "`fsbm predict`'s 90% band for a recording is the prediction interval of these errors (a t interval on "
-              "log(1 + error), as many observations as programs) "
+              "`fsbm predict`'s 90% band for a recording is the prediction interval of the errors the recording "
+              "made before the rounds gives, as a user's recording is made once before the runs it predicts (a t "
+              "interval on log(1 + error), as many observations as programs) "
               f"({percent(band['p5'], signed=True)} to {percent(band['p95'], signed=True)}).", ""]
     return "\n".join(lines) + "\n"

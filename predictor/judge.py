@@ -414,6 +414,11 @@ def judge(doc: dict[str, Any], cache_bytes: int, model: RuntimeEstimator | None 
     it is fitted on every program (`Judged.model`).  Every other (source, form) is judged too
     and kept in the summary.
 
+    The model kept (`Judged.model`, fitted on every program) is fitted on the rows whose CPU
+    time came from the recording made before the rounds, whatever the verdict's source: that is
+    the recording a user has, made once, before any run it predicts, and its 90% band must hold
+    how far the host's processor moves between the two (docs/model-evidence.md).
+
     With `model` (a test set): every program is predicted by that model, fitted on the
     development set; nothing is fitted or chosen here, and `Judged.model` is `model`."""
     traced_on = doc["traced_on"]
@@ -447,7 +452,10 @@ def judge(doc: dict[str, Any], cache_bytes: int, model: RuntimeEstimator | None 
                "held_out": model is not None}
     rows = rows_by_source[sources[0]]
     if model is None:
-        fit_rows = _fit_rows(rows, _relative(rows, traced_on))
+        # The model `fsbm predict` keeps for recordings: its band holds what a user's recording
+        # has, CPU time measured once, before the runs it predicts.
+        kept = rows_by_source[CPU_BEFORE]
+        fit_rows = _fit_rows(kept, _relative(kept, traced_on))
         model = RuntimeEstimator(calibrate=adopted == "calibrated").fit(*fit_rows)
         summary["calibration_factors"] = RuntimeEstimator(calibrate=True).fit(*fit_rows).factors_
         summary["intervals_from"] = "the errors of the other programs of this set (leave-one-program-out)"
