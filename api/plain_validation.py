@@ -15,10 +15,11 @@ Measured here, on direct-I/O loop images of each candidate type, made anew for t
   sizes (as `fsbm bench --for` does), unless `workload_cases` is off;
 - every program run for real, cold, on every candidate, in interleaved rounds (shuffled,
   blocked by program, as validate.round_order does).
-The logs go to a temporary directory, or stay in the one `keep_traces` names (the study of
-a rule for logs is made from them).  The measurements are one JSON document; predictor/plain_judge.py judges them, and can judge
-them again (`--from`) after a model change without measuring anything.  `validate_plain`
-does the whole of `fsbm validate --plain` but the writing and printing.
+The logs go to a temporary directory, or stay in the one `keep_traces` names, where a rule
+for logs can be tried against the runs it has to tell.  The measurements are one JSON
+document; predictor/plain_judge.py judges them, and can judge them again (`--from`) after a
+model change without measuring anything.  `validate_plain` does the whole of `fsbm validate
+--plain` but the writing and printing.
 """
 
 from __future__ import annotations
@@ -179,7 +180,8 @@ def measure_plain(settings: Any, options: PlainOptions, console: Console) -> dic
                       f"{time.monotonic() - began:.0f} s")
     return {
         "schema_version": 1, "kind": "plain_validation_measurements", "started": started, "finished": time.time(),
-        "machine": machine(), "options": {**asdict(options), "keep_traces": str(options.keep_traces or "") or None}, "traced_on": baseline.label,
+        "machine": machine(), "traced_on": baseline.label,
+        "options": {**asdict(options), "keep_traces": str(options.keep_traces) if options.keep_traces else None},
         "targets": targets_json(targets),
         "cost_table_runs": {name: [t.to_json() for t in found] for name, found in tables.items()},
         "workload_cases": added,
