@@ -168,9 +168,9 @@ _file_buckets: dict[int, dict[str, tuple[int, int]]] = {}
 def file_and_directory_buckets(names: list[str], buckets: int) -> tuple[np.ndarray, np.ndarray]:
     """Each name's bucket (stable_bucket) and its directory's, for `names` as stable_bucket
     takes them (one 0 each where there are none), remembered across calls."""
+    if sum(map(len, _file_buckets.values())) + len(names) > NAMES_REMEMBERED:
+        _file_buckets.clear()  # the bound holds over every count of buckets a process has cut by
     known = _file_buckets.setdefault(buckets, {})
-    if len(known) + len(names) > NAMES_REMEMBERED:
-        known.clear()
     pairs = []
     for name in names:
         pair = known.get(name)
