@@ -41,6 +41,7 @@ class CaseComparison:
     order: str
     cache: str
     file_sizes: tuple[int, ...]  # a *_mix case's mix of file sizes; () for every other case
+    request_sizes: tuple[int, ...]  # write_new_mix's mix of request sizes; () for every other case
     a_ns: float | None
     b_ns: float | None
 

@@ -232,9 +232,11 @@ def profile_comparison(rows: list[Any], a: dict[str, Any], b: dict[str, Any], a_
     return table
 
 
-def file_sizes_text(sizes: tuple[int, ...] | list[int]) -> str:
-    """A *_mix case's mix of file sizes, as a listing of cases says it."""
-    return f"files of {', '.join(map(str, sizes))} B"
+def file_sizes_text(sizes: tuple[int, ...] | list[int], requests: tuple[int, ...] | list[int] = ()) -> str:
+    """A *_mix case's mix of file sizes (and of request sizes, where it has one), as a
+    listing of cases says it."""
+    said = f"files of {', '.join(map(str, sizes))} B"
+    return f"{said}, requests of {', '.join(map(str, requests))} B" if requests else said
 
 
 def cost_table_comparison(rows: list[Any], a_label: str, b_label: str, overall: float | None) -> Table:
@@ -248,7 +250,7 @@ def cost_table_comparison(rows: list[Any], a_label: str, b_label: str, overall: 
         shown = "-" if ratio is None else f"{ratio:.2f}"
         if ratio is not None and not 0.8 <= ratio <= 1.25:
             shown = f"[bold]{shown}[/]"
-        mix = f", {file_sizes_text(row.file_sizes)}" if row.file_sizes else ""
+        mix = f", {file_sizes_text(row.file_sizes, row.request_sizes)}" if row.file_sizes else ""
         table.add_row(escape(f"{row.bench} ({row.op}{mix})"), format_bytes(row.size) if row.size else "",
                       escape(row.order), row.cache, format_ns(row.a_ns) if row.a_ns is not None else "-",
                       format_ns(row.b_ns) if row.b_ns is not None else "-", shown)

@@ -42,6 +42,11 @@ the mix of sizes around it, not on their mean alone, so the files are kept by po
 of their bytes too (written_log2, with each bucket's bytes), as the unlinks of files holding
 data keep the bytes each held (data_log2).
 
+A write class keeps how many of its writes went into files the workload had created
+(into_created): writing a file just made sets up its first pages, blocks and size anew, and
+on tmpfs tar's writes into the files it unpacked cost twice what appends to one long file
+of the same sizes do (fsbench's write_new_mix prices them).
+
 Every class, data or metadata, keeps how many of its calls the trace timed ("timed": strace
 -T, an NFS reply) and their summed durations ("dur_ns"): what the calls cost where they were
 traced, tracing's own share included (under strace 15-100 us a call here), which the prediction
@@ -171,23 +176,56 @@ def size_buckets(sizes: np.ndarray) -> dict[str, dict[str, int]]:
     return {str(int(k)): {"files": int(f), "bytes": int(round(b))} for k, f, b in zip(keys, files, nbytes)}
 
 
-def written_creates(ev: EventArrays) -> dict[str, dict[str, int]]:
-    """The files a successful create made that a successful write (not an in-kernel copy)
-    then wrote into, by the bytes those writes moved after the create (size_buckets)."""
+def _writes_into_created(ev: EventArrays) -> np.ndarray:
+    """The successful writes (not in-kernel copies) into a file a successful create made
+    before them: their event indices."""
     made = (ev.op == OP_INDEX["create"]) & ~ev.failed
     if not made.any():
-        return {}
+        return np.zeros(0, np.int64)
     first_made = np.full(max(len(ev.files), 1), np.iinfo(np.int64).max, np.int64)
     np.minimum.at(first_made, ev.file[made], ev.seq[made].astype(np.int64))
     writes = np.flatnonzero((ev.op == OP_INDEX["write"]) & ~ev.failed)
     writes = writes[~_copies(ev, writes)]
-    after = ev.seq[writes] > first_made[ev.file[writes]]
-    rows = writes[after]
+    return writes[ev.seq[writes] > first_made[ev.file[writes]]]
+
+
+def written_creates(ev: EventArrays) -> dict[str, dict[str, int]]:
+    """The files a successful create made that a successful write (not an in-kernel copy)
+    then wrote into, by the bytes those writes moved after the create (size_buckets)."""
+    rows = _writes_into_created(ev)
     if not len(rows):
         return {}
     nfiles = max(len(ev.files), 1)
     per_file = np.bincount(ev.file[rows], weights=access_lengths(ev, rows).astype(np.float64), minlength=nfiles)
     return size_buckets(np.rint(per_file[present(ev.file[rows], nfiles)]).astype(np.int64))
+
+
+def created_writes(ev: EventArrays) -> dict[str, dict[str, int]]:
+    """The writes into files the workload created (after the create, not in-kernel copies),
+    by size bucket as the data classes bucket them: {bucket: {"count", "bytes"}}."""
+    rows = _writes_into_created(ev)
+    return _by_bucket(access_lengths(ev, rows)) if len(rows) else {}
+
+
+def with_created_writes(data: dict[str, dict], created: dict[str, dict[str, int]]) -> dict[str, dict]:
+    """The data classes with each write bucket's "into_created": how many of its writes went
+    into a file the workload created (created_writes).  Those writes come in order from a
+    file's start, so they are counted against the bucket's sequential writes first and only
+    the rest against its random ones."""
+    writes = data.get("write")
+    if not writes or not created:
+        return data
+    out = {order: dict(buckets) for order, buckets in writes.items()}
+    for bucket, counts in created.items():
+        left = counts["count"]
+        for order in ("sequential", "random"):
+            entry = out.get(order, {}).get(bucket)
+            if entry is None:
+                continue
+            taken = min(left, entry["count"])
+            out[order][bucket] = {**entry, "into_created": taken}
+            left -= taken
+    return {**data, "write": out}
 
 
 def with_unlinked_data(classes: dict, sizes: np.ndarray) -> dict:

@@ -30,7 +30,8 @@ import pyarrow.compute as pc
 from fsbm.characterizer.arrays import (OP_INDEX, EventArrays, costed, of_operations, present, pseudo_kinds, subset,
                                       under)
 from fsbm.characterizer.classes import (DATA_OPERATIONS, data_classes, metadata_classes, with_unlinked_data,
-                                        with_written_creates, written_creates)
+                                        with_created_writes, with_written_creates, written_creates,
+                                        created_writes)
 from fsbm.characterizer.histograms import ValueCounts
 from fsbm.characterizer.kernels import library
 from fsbm.characterizer.mapped import Regions, mapped_regions
@@ -341,11 +342,13 @@ def _workload(ev: EventArrays, nfs: bool, scope: str | None) -> tuple[np.ndarray
 @dataclass
 class FileStatistics:
     """What depends on every actor's events on a file: what its syncs made durable, by kind
-    (syncs.py), and the created files then written (classes.written_creates).  They add up
-    over parts that each hold every event of some files (scale.py's file buckets)."""
+    (syncs.py), the created files then written (classes.written_creates) and the writes into
+    them (classes.created_writes).  They add up over parts that each hold every event of some
+    files (scale.py's file buckets)."""
 
     syncs: dict[str, dict[str, int]]
     written_creates: dict[str, dict[str, int]]  # classes.size_buckets
+    created_writes: dict[str, dict[str, int]] = field(default_factory=dict)  # by size bucket
 
     @classmethod
     def of(cls, ev: EventArrays, *, nfs: bool, scope: str | None = None) -> "FileStatistics":
@@ -357,7 +360,7 @@ class FileStatistics:
     @classmethod
     def of_workload(cls, ev: EventArrays) -> "FileStatistics":
         """From events that are the workload's already (scoped, no pseudo files)."""
-        return cls(sync_kinds(ev), written_creates(ev))
+        return cls(sync_kinds(ev), written_creates(ev), created_writes(ev))
 
     @classmethod
     def none(cls) -> "FileStatistics":
@@ -365,13 +368,16 @@ class FileStatistics:
 
     def merge(self, other: "FileStatistics") -> "FileStatistics":
         return FileStatistics(add_counts(self.syncs, other.syncs),
-                              add_counts(self.written_creates, other.written_creates))
+                              add_counts(self.written_creates, other.written_creates),
+                              add_counts(self.created_writes, other.created_writes))
 
     def into(self, part: "Partial") -> "Partial":
-        """`part`, whose syncs and creates' "written" summarize left out, with these in place."""
+        """`part`, whose syncs, creates' "written" and writes' "into_created" summarize left
+        out, with these in place."""
         part.syncs = self.syncs
         part.classes = {**part.classes, "metadata": with_written_creates(part.classes["metadata"],
-                                                                         self.written_creates)}
+                                                                         self.written_creates),
+                        "data": with_created_writes(part.classes["data"], self.created_writes)}
         return part
 
 

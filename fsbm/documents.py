@@ -59,6 +59,7 @@ class ClassCount(_Open):
     interleaved: NonNegativeInt = 0           # sequential reads made after other calls
     resumes: NonNegativeInt = 0               # sequential reads right after a read that skipped
     straddles: NonNegativeInt = 0             # requests crossing a page boundary they need not
+    into_created: NonNegativeInt = 0          # writes into files the workload created
     timed: NonNegativeInt = 0                 # calls the trace timed (strace -T, an NFS reply)
     dur_ns: NonNegativeInt = 0                # ... and their durations, summed
 

@@ -50,6 +50,7 @@ class FsbenchOptions:
     data_file: str | None = None
     aging_state: str | None = None
     file_sizes: str | None = None
+    request_sizes: str | None = None
 
     def arguments(self) -> list[str]:
         args = ["--quick"] if self.quick else []
@@ -104,20 +105,21 @@ REGIME_REPS = 10
 REGIME_CASE_SECONDS = 5.0
 
 
-def options_measuring(cases: Iterable[tuple[str, str, str, int, tuple[int, ...]]], *, seed: int | None = None,
-                      aging_state: str | None = None) -> list[FsbenchOptions]:
+def options_measuring(cases: Iterable[tuple[str, str, str, int, tuple[int, ...], tuple[int, ...]]], *,
+                      seed: int | None = None, aging_state: str | None = None) -> list[FsbenchOptions]:
     """fsbench runs that measure exactly these (benchmark, order, cache, request size, mix of
-    file sizes) cases: one per benchmark, order, cache and mix, three sizes at most a run
-    (fsbench times its syncs after the first three sizes only), each on a data file of
-    REGIME_REQUESTS_PER_FILE requests of its largest size (at least quick's 64 MiB).  A case
-    with a mix (a *_mix benchmark's) is measured at that mix, its size being the mix's mean,
-    in quick's repetitions: each makes a thousand files, which on btrfs hold some fifteen of
-    the waits the case is there to measure."""
-    groups: dict[tuple[str, str, str, tuple[int, ...]], set[int]] = {}
-    for bench, order, cache, size, file_sizes in cases:
-        groups.setdefault((bench, order, cache, tuple(file_sizes)), set()).add(int(size))
+    file sizes, mix of request sizes) cases: one per benchmark, order, cache and mixes, three
+    sizes at most a run (fsbench times its syncs after the first three sizes only), each on a
+    data file of REGIME_REQUESTS_PER_FILE requests of its largest size (at least quick's 64
+    MiB).  A case with a mix (a *_mix benchmark's) is measured at that mix (and write_new_mix
+    at its mix of request sizes), its size being the mean, in quick's repetitions: each makes
+    a thousand files, which on btrfs hold some fifteen of the waits the case is there to
+    measure."""
+    groups: dict[tuple[str, str, str, tuple[int, ...], tuple[int, ...]], set[int]] = {}
+    for bench, order, cache, size, file_sizes, request_sizes in cases:
+        groups.setdefault((bench, order, cache, tuple(file_sizes), tuple(request_sizes)), set()).add(int(size))
     runs = []
-    for (bench, order, cache, file_sizes), sizes in sorted(groups.items()):
+    for (bench, order, cache, file_sizes, request_sizes), sizes in sorted(groups.items()):
         ordered = sorted(sizes)
         mix = ",".join(map(str, file_sizes)) or None
         for start in range(0, len(ordered), 3):
@@ -126,7 +128,7 @@ def options_measuring(cases: Iterable[tuple[str, str, str, int, tuple[int, ...]]
                                        orders=order, caches=cache, reps=None if mix else REGIME_REPS,
                                        file_size=str(max(REGIME_REQUESTS_PER_FILE * chunk[-1], 64 << 20)),
                                        case_seconds=REGIME_CASE_SECONDS, seed=seed, aging_state=aging_state,
-                                       file_sizes=mix))
+                                       file_sizes=mix, request_sizes=",".join(map(str, request_sizes)) or None))
     return runs
 
 

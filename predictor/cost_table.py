@@ -88,6 +88,8 @@ class Case(_Part):
     size: Optional[int] = None
     # A *_mix benchmark's: the bytes written into each file, cycled (size is their mean).
     file_sizes: Optional[list[int]] = None
+    # write_new_mix's: the workload's request sizes, cycled (size is their mean).
+    request_sizes: Optional[list[int]] = None
     order: str
     gap: Optional[int] = None
     cache: str
@@ -106,10 +108,11 @@ class Case(_Part):
         return self.model_dump(exclude_none=True)
 
     @property
-    def key(self) -> tuple[str, str, int | None, str, str, tuple[int, ...]]:
+    def key(self) -> tuple[str, str, int | None, str, str, tuple[int, ...], tuple[int, ...]]:
         """What makes two measurements the same case: benchmark, operation, size, order (with
-        a forward stream's gap), cache and mix of file sizes."""
-        return self.bench, self.op, self.size, order_label(self.as_result()), self.cache, tuple(self.file_sizes or ())
+        a forward stream's gap), cache, and mixes of file and request sizes."""
+        return (self.bench, self.op, self.size, order_label(self.as_result()), self.cache, tuple(self.file_sizes or ()),
+                tuple(self.request_sizes or ()))
 
 
 @dataclass
@@ -143,7 +146,8 @@ class CostTable:
                 "histogram_log2": r["histogram_log2"], "histogram": r.get("histogram", []), "bimodal": r["bimodal"],
                 "partial_block": r.get("partial_block"),
                 **({"gap_costs": r["gap_costs"]} if r.get("gap_costs") else {}),
-                **{key: r[key] for key in ("entries_per_op", "listed_bytes_per_op", "file_sizes") if r.get(key)},
+                **{key: r[key] for key in ("entries_per_op", "listed_bytes_per_op", "file_sizes", "request_sizes")
+                   if r.get(key)},
             }
             for r in doc.get("results", [])
         ]

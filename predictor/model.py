@@ -24,7 +24,12 @@ Which price each class gets:
   (pricing.Pricer.straddle), as each record SQLite journals does; where such writes come in
   several sizes and the table measured fsbench's append_mix at the workload's mix of them
   (`fsbm bench --for`), every sequential write is that case's price instead, the sizes and
-  straddles made one after another as the workload makes them;
+  straddles made one after another as the workload makes them; the sequential writes into
+  files the workload created (characterizer.classes: into_created), where the table
+  measured fsbench's write_new_mix at the workload's mix of bytes in each such file and of
+  those writes' sizes, are that case's price (pricing.Pricer.new_file_write): a file just
+  made sets up its first pages, blocks and size as it is written, which appends to one long
+  file do not;
 - a read or copy that moved nothing (at end of file, where every read-to-the-end loop
   stops): fsbench's warm read of its smallest size, as no data moves;
 - in-kernel copies (copy_file_range): fsbench's copy of a whole file of that size (a
@@ -244,6 +249,39 @@ def _appended_mix(op: str, order: str, buckets: dict[str, ClassCount], pricer: P
                               f"mix of sizes", n, price)]
 
 
+def _less_created(counts: ClassCount) -> ClassCount:
+    """A write class's counts less its writes into files the workload created (their bytes
+    and straddles taken in proportion)."""
+    kept = 1 - counts.into_created / counts.count
+    return counts.model_copy(update={"count": counts.count - counts.into_created, "bytes": round(counts.bytes * kept),
+                                     "straddles": round(counts.straddles * kept), "into_created": 0})
+
+
+def _new_file_lines(profile: Profile, op: str, order: str, buckets: dict[str, ClassCount],
+                    pricer: Pricer) -> tuple[list[Line], dict[str, ClassCount]]:
+    """The sequential writes into files the workload created, as one line at fsbench's
+    write_new_mix of the workload's mix of bytes written into each created file and of those
+    writes' sizes (Pricer.new_file_write), and the buckets with those writes taken out; where
+    the table did not measure that case, no line and the buckets as they were."""
+    if op != "write" or order != "sequential":
+        return [], buckets
+    created = {bucket: counts for bucket, counts in buckets.items() if bucket != "0" and counts.into_created}
+    create = profile.classes.metadata.get("create")
+    if not created or create is None:
+        return [], buckets
+    into = {bucket: counts.bytes * counts.into_created / counts.count for bucket, counts in created.items()}
+    requests = size_mix({bucket: SizeBucket(files=counts.into_created, bytes=round(into[bucket]))
+                         for bucket, counts in created.items()})
+    price = pricer.new_file_write(size_mix(create.written_log2 or {}), requests)
+    if price is None:
+        return [], buckets
+    n = sum(counts.into_created for counts in created.values())
+    line = Line(op, "write", f"{readable_bytes(sum(into.values()) / n)} sequential, buffered, into files the "
+                             "workload made, at its mix of file and request sizes", n, price)
+    return [line], {bucket: _less_created(counts) if bucket in created else counts
+                    for bucket, counts in buckets.items()}
+
+
 def _data_lines(profile: Profile, pricer: Pricer, hits: float, first_hits: float | None,
                 copy_hits: float) -> list[Line]:
     """The data calls' lines: reads, mapped regions and copies split into cache hits and
@@ -260,8 +298,9 @@ def _data_lines(profile: Profile, pricer: Pricer, hits: float, first_hits: float
                           seeks, extra))
     for op, orders in profile.classes.data.items():
         for order, buckets in orders.items():
+            new_files, buckets = _new_file_lines(profile, op, order, buckets, pricer)
             appended = _appended_mix(op, order, buckets, pricer)
-            lines += appended
+            lines += new_files + appended
             for bucket, counts in sorted(buckets.items(), key=lambda kv: int(kv[0])):
                 n, nbytes = counts.count, counts.bytes
                 size = nbytes / n if n else 0

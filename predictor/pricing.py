@@ -99,13 +99,15 @@ class Price:
 class Unmeasured:
     """A case fsbench would measure to price the workload in its own regime: a data case a
     price reached beyond its curve's largest measured size (at most MAX_REQUEST_BYTES), or a
-    *_mix case at the workload's mix of file sizes (`file_sizes`; `size` is their mean)."""
+    *_mix case at the workload's mix of file sizes (`file_sizes`; `size` is their mean), and
+    for write_new_mix its mix of request sizes too (`request_sizes`; `size` is their mean)."""
 
     bench: str
     order: str
     cache: str
     size: int
     file_sizes: tuple[int, ...] = ()
+    request_sizes: tuple[int, ...] = ()
 
 
 def readable_bytes(size: float) -> str:
@@ -279,8 +281,10 @@ class Pricer:
         return _measured(e0, "").toward(_measured(e1, ""), w,
                                         f"{label}, {bytes_per_file:.0f} B a file: between {s0} and {s1} B")
 
-    def _at_mix(self, bench: str, order: str, cache: str, mix: tuple[int, ...], sizes: str) -> Price | None:
-        """A *_mix case `bench` measured at exactly this mix (`sizes` says of what): its price,
+    def _at_mix(self, bench: str, order: str, cache: str, mix: tuple[int, ...], sizes: str,
+                requests: tuple[int, ...] = ()) -> Price | None:
+        """A *_mix case `bench` measured at exactly this mix (`sizes` says of what), and at
+        this mix of request sizes where it has one (`requests`, write_new_mix's): its price,
         or None where the mix is one size or of a mean above MIX_MEAN_LIMIT (nothing to ask
         for), or where the table did not measure it (then kept as unmeasured: `fsbm bench
         --for` measures it)."""
@@ -288,14 +292,16 @@ class Pricer:
             return None
         measured_cache = self.table.measured_cache(cache)
         entry = next((e for e in self.table.entries
-                      if e.bench == bench and e.cache == measured_cache and tuple(e.file_sizes or ()) == mix),
-                     None) if self._has(bench) else None
+                      if e.bench == bench and e.cache == measured_cache and tuple(e.file_sizes or ()) == mix
+                      and tuple(e.request_sizes or ()) == requests), None) if self._has(bench) else None
         if entry is None:
-            self.unmeasured.add(Unmeasured(bench, order, measured_cache, round(sum(mix) / len(mix)), mix))
+            size = round(sum(requests) / len(requests)) if requests else round(sum(mix) / len(mix))
+            self.unmeasured.add(Unmeasured(bench, order, measured_cache, size, mix, requests))
             return None
+        said = f" in requests of {readable_bytes(min(requests))} to {readable_bytes(max(requests))}" if requests else ""
         return _measured(entry, f"fsbench {bench} {measured_cache}: the workload's {len(mix)} {sizes}, "
                                 f"{readable_bytes(min(mix))} to {readable_bytes(max(mix))}, "
-                                f"mean {readable_bytes(sum(mix) / len(mix))}")
+                                f"mean {readable_bytes(sum(mix) / len(mix))}{said}")
 
     def failed_lookup(self, cache: str) -> Price:
         return self.metadata("stat", cache).labelled(f"fsbench stat_file {cache} (a failed call walks the path)")
@@ -471,6 +477,17 @@ class Pricer:
         one_more = self.data(bench, order, cache, self.block_size + 1)
         aligned = self.data(bench, order, cache, self.block_size)
         return one_more.minus(aligned, f"{bench} {order} {cache}: {one_more.source} less {aligned.source}")
+
+    def new_file_write(self, files: tuple[int, ...], requests: tuple[int, ...]) -> Price | None:
+        """A write into a file the workload made: fsbench's write_new_mix at the workload's
+        mix of bytes written into each such file (`files`) and of the requests that wrote them
+        (`requests`, documents.size_mix both), where the table measured it; else None (kept as
+        unmeasured), and the writes keep their other prices.  A file just made has its first
+        pages, blocks and size set up by its first writes, which appends to one long file do
+        once; what that costs differs by filesystem."""
+        if not requests:
+            return None
+        return self._at_mix("write_new_mix", "sequential", "warm", files, "file sizes", requests)
 
     def append_mix(self, mix: tuple[int, ...]) -> Price | None:
         """A sequential buffered write among a workload's writes of `mix` sizes

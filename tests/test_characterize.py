@@ -164,6 +164,12 @@ def test_creates_count_the_files_then_written_and_their_bytes(tmp_path: Path, da
     # ... and by power of two of a file's bytes, which a mix of sizes is priced by.
     assert create["written_log2"] == {"64": {"files": 1, "bytes": 110}, "4096": {"files": 1, "bytes": 5010},
                                       "65536": {"files": 1, "bytes": 70010}}
+    # The writes into the files made are counted in their classes; the rewrite of data.bin is not.
+    writes = profile.body["classes"]["data"]["write"]
+    into = {bucket: sum(orders.get(bucket, {}).get("into_created", 0) for orders in writes.values())
+            for bucket in ("8", "64", "4096", "65536")}
+    assert into == {"8": 3, "64": 1, "4096": 1, "65536": 1}
+    assert sum(orders["4096"]["count"] for orders in writes.values() if "4096" in orders) == 2
 
 
 def test_a_mapped_region_counts_once_per_process_as_bytes_read_not_as_calls(tmp_path: Path, data_file: Path) -> None:

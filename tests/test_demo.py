@@ -39,17 +39,17 @@ def test_the_demo_runs_the_whole_job_and_a_second_run_reuses_the_stores_recent_t
         assert all(len(o["seconds"]) == 2 and min(o["seconds"]) > 0 for o in observations)
         report = fsbm_home / "reports" / f"prediction-{prediction_id}.html"
         assert "Predicted against measured" in report.read_text()
-        # Each table measured, then grown by the program's own cases (its mixes of file sizes, and of
-        # write sizes: tar's writes straddle pages).
+        # Each table measured, then grown by the program's own cases (its mixes of file sizes, of
+        # write sizes, as tar's writes straddle pages, and of both for its writes into new files).
         told_first = " ".join(first.stdout.split())
-        assert "demo-ext4: 5 of the program's own cases measured" in told_first
-        assert "demo-tmpfs: 3 of the program's own cases measured" in told_first
+        assert "demo-ext4: 6 of the program's own cases measured" in told_first
+        assert "demo-tmpfs: 4 of the program's own cases measured" in told_first
         tables = db.execute("SELECT COUNT(*) FROM documents WHERE kind = 'cost_table'").fetchone()[0]
         assert tables == 4
         [(_, _, grown), *_] = store.documents("cost_table", name="demo-ext4")
         mixes = {(e["bench"], e["cache"]) for e in grown["entries"] if e.get("file_sizes")}
         assert mixes == {(b, c) for b in ("create_written_mix", "unlink_written_mix") for c in ("cold", "warm")} | {
-            ("append_mix", "warm")}
+            ("append_mix", "warm"), ("write_new_mix", "warm")}
 
         # The tmpfs's table, as though measured in January: too old for the demo to judge
         # today's runs by, so that one is measured again (and grown again) and the ext4's,

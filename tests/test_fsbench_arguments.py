@@ -114,6 +114,23 @@ def test_a_reader_that_goes_away_stops_the_run_and_leaves_nothing_behind(fsbench
     assert list(tmp_path.iterdir()) == []
 
 
+def traced_writes(fsbench: Path, tmp_path: Path, *args: str) -> tuple[dict, list[int]]:
+    """fsbench --quick with `args` on a new target beneath tmp_path, traced: its one result,
+    and the bytes each write call it made returned.  --seccomp-bpf: only the writes stop the
+    benchmark (51 s traced without it, 0.4 s with it)."""
+    out, log = tmp_path / "mix.json", tmp_path / "writes.strace"
+    target = tmp_path / "target"
+    target.mkdir()
+    done = subprocess.run(["strace", "-f", "-qq", "--seccomp-bpf", "-e", "trace=write", "-e", "signal=none",
+                           "-o", str(log), str(fsbench), "--target", str(target), "--quick", *args, "--json", str(out)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    [result] = json.loads(out.read_text())["results"]
+    written = [int(line.rsplit("= ", 1)[1]) for line in log.read_text().splitlines()
+               if " write(" in line and "= " in line and line.rsplit("= ", 1)[1].strip().isdigit()]
+    return result, written
+
+
 def test_append_mix_appends_the_workloads_sizes_in_turn(fsbench: Path, tmp_path: Path) -> None:
     """append_mix is planned only with --file-sizes, at the mix's mean; its timed appends cycle
     through the mix (seen in the write calls strace shows), so a page written after 4 bytes
@@ -124,19 +141,9 @@ def test_append_mix_appends_the_workloads_sizes_in_turn(fsbench: Path, tmp_path:
                   "--dry-run")
     assert [line.split()[:2] for line in planned.stdout.splitlines() if "append_mix" in line] == [
         ["append_mix", "1368"]]
-    out, log = tmp_path / "mix.json", tmp_path / "writes.strace"
-    target = tmp_path / "target"
-    target.mkdir()
-    done = subprocess.run(["strace", "-f", "-qq", "--seccomp-bpf", "-e", "trace=write", "-e", "signal=none",
-                           "-o", str(log), str(fsbench), "--target", str(target), "--quick", "--only", "append_mix",
-                           "--file-sizes", "4,4096,4", "--reps", "1", "--json", str(out)],
-                          capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    [result] = json.loads(out.read_text())["results"]
+    result, written = traced_writes(fsbench, tmp_path, "--only", "append_mix", "--file-sizes", "4,4096,4", "--reps", "1")
     assert result["bench"] == "append_mix" and result["size"] == 1368 and result["file_sizes"] == [4, 4096, 4]
     assert result["order"] == "sequential" and result["cache"] == "warm" and result["ops"] > 0
-    written = [int(line.rsplit("= ", 1)[1]) for line in log.read_text().splitlines()
-               if " write(" in line and "= " in line and line.rsplit("= ", 1)[1].strip().isdigit()]
     pages, small = written.count(4096), written.count(4)
     assert pages >= 50 and abs(small - 2 * pages) <= 4
 
@@ -152,21 +159,33 @@ def test_the_mix_benchmarks_run_only_at_a_mix_and_write_each_file_at_its_size(fs
     assert [line.split()[:2] for line in planned.stdout.splitlines() if "_mix" in line] == [
         ["create_written_mix", "2000"], ["unlink_written_mix", "2000"]]
 
-    out, log = tmp_path / "mix.json", tmp_path / "writes.strace"
-    target = tmp_path / "target"
-    target.mkdir()
-    # --seccomp-bpf: only the writes stop the benchmark (51 s traced without it, 0.4 s with it).
-    done = subprocess.run(["strace", "-f", "-qq", "--seccomp-bpf", "-e", "trace=write", "-e", "signal=none",
-                           "-o", str(log), str(fsbench), "--target", str(target), "--quick", "--only", "create_written_mix",
-                           "--file-sizes", "1000,5000,0", "--caches", "warm", "--files", "60", "--reps", "1",
-                           "--json", str(out)], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    [result] = json.loads(out.read_text())["results"]
+    result, written = traced_writes(fsbench, tmp_path, "--only", "create_written_mix", "--file-sizes", "1000,5000,0",
+                                    "--caches", "warm", "--files", "60", "--reps", "1")
     assert result["bench"] == "create_written_mix" and result["size"] == 2000
     assert result["file_sizes"] == [1000, 5000, 0] and result["ops"] > 0
-    written = [int(line.rsplit("= ", 1)[1]) for line in log.read_text().splitlines()
-               if " write(" in line and "= " in line and line.rsplit("= ", 1)[1].strip().isdigit()]
     assert written.count(1000) >= 15 and written.count(5000) >= 15
+
+
+def test_write_new_mix_writes_each_new_file_at_the_workloads_request_sizes_in_turn(fsbench: Path,
+                                                                                  tmp_path: Path) -> None:
+    """write_new_mix is planned only with both mixes, at the requests' mean; it writes file
+    after file of the mix of file sizes in the mix of request sizes, cycled on from file to
+    file, each file's last write what is left of it (seen in the write calls strace shows),
+    and its result carries both mixes."""
+    for mixes in ((), ("--file-sizes", "5000,12000"), ("--request-sizes", "4000,10000")):
+        planned = run(fsbench, "--target", str(tmp_path), "--only", "write_new_mix", *mixes, "--dry-run")
+        assert "write_new_mix" not in planned.stdout
+    planned = run(fsbench, "--target", str(tmp_path), "--only", "write_new_mix", "--file-sizes", "5000,12000",
+                  "--request-sizes", "4000,10000", "--dry-run")
+    assert [line.split()[:2] for line in planned.stdout.splitlines() if "write_new_mix" in line] == [
+        ["write_new_mix", "7000"]]
+    result, written = traced_writes(fsbench, tmp_path, "--only", "write_new_mix", "--file-sizes", "5000,12000",
+                                    "--request-sizes", "4000,10000", "--files", "40", "--reps", "1")
+    assert result["bench"] == "write_new_mix" and result["size"] == 7000 and result["ops"] > 0
+    assert result["file_sizes"] == [5000, 12000] and result["request_sizes"] == [4000, 10000]
+    # Each pair of files: 4000 and the 1000 left of 5000, then 4000 and the 8000 left of 12000.
+    assert written.count(1000) == written.count(8000) == 20 and written.count(4000) == 40
+    assert 10000 not in written
 
 
 def test_a_scattered_rewrite_is_made_durable_as_single_blocks_across_the_file(fsbench: Path, tmp_path: Path) -> None:

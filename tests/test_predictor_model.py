@@ -228,6 +228,37 @@ def test_a_write_that_straddles_a_page_boundary_pays_for_the_one_page_more() -> 
                 if "straddling" in line.detail]
 
 
+def test_writes_into_files_the_workload_made_are_priced_at_its_mixes_of_file_and_request_sizes() -> None:
+    """The sequential writes into files the workload created take fsbench's write_new_mix at
+    the workload's mix of bytes in each created file and of those writes' sizes, in one line,
+    where the table measured it; the class's other writes keep their own prices.  Until then
+    every write is priced as before and the case is kept for `fsbm bench --for`."""
+    writes = {"2048": {"count": 100, "bytes": 100 * 3000, "into_created": 100},
+              "8192": {"count": 300, "bytes": 300 * 10240, "into_created": 200}}
+    created = {"4096": {"files": 50, "bytes": 50 * 6000}, "16384": {"files": 50, "bytes": 50 * 20000}}
+    untar = {**profile(), "classes": {"data": {"write": {"sequential": writes}},
+                                      "metadata": {"create": {"done": 100, "failed": 0, "empty": 0, "written": 100,
+                                                              "written_bytes": 50 * 26000, "written_log2": created}}}}
+    files = size_mix({k: SizeBucket(**v) for k, v in created.items()})
+    requests = size_mix({"2048": SizeBucket(files=100, bytes=300_000), "8192": SizeBucket(files=200, bytes=2_048_000)})
+    measured = table("tmpfs")
+    before = Pricer(measured)
+    as_before = price_workload(untar, before, cache_bytes=1 << 30)
+    assert sum(line.count for line in as_before.lines if line.op == "write") == 400
+    wanted = Unmeasured("write_new_mix", "sequential", "warm", round(sum(requests) / len(requests)), files, requests)
+    assert wanted in before.unmeasured
+
+    measured.entries.append(entry("write_new_mix", "sequential", "warm", wanted.size, 9_000, file_sizes=list(files),
+                                  request_sizes=list(requests)))
+    after = Pricer(measured)
+    lines = [line for line in price_workload(untar, after, cache_bytes=1 << 30).lines if line.op == "write"]
+    [new_files] = [line for line in lines if "into files the workload made" in line.detail]
+    assert new_files.count == 300 and new_files.price.ns == 9_000 and "write_new_mix" in new_files.price.source
+    rest = [line for line in lines if line is not new_files]
+    assert [line.count for line in rest] == [100] and "10 KiB" in rest[0].detail
+    assert not {case for case in after.unmeasured if case.bench == "write_new_mix"}
+
+
 def test_writes_of_several_sizes_that_straddle_pages_are_priced_as_appends_at_the_workloads_mix() -> None:
     """SQLite journals a page as 4 bytes, 4,096 bytes and 4 bytes, so its page writes straddle.
     Where the table measured append_mix at the workload's mix of write sizes, every one of its

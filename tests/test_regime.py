@@ -60,9 +60,10 @@ def test_the_workloads_cases_come_from_pricing_its_profile() -> None:
 
 
 def test_fsbench_runs_measure_exactly_the_cases_three_sizes_at_most_a_run() -> None:
-    runs = options_measuring([("fsync", "sequential", "warm", 48 * MIB, ()), ("read", "random", "cold", 2 * MIB, ()),
-                              ("read", "random", "cold", 6 * MIB, ()), ("mmap_read", "random", "cold", 2 * MIB, ()),
-                              *(("write", "sequential", "warm", n * MIB, ()) for n in (2, 3, 4, 5))], seed=3)
+    runs = options_measuring([("fsync", "sequential", "warm", 48 * MIB, (), ()),
+                              ("read", "random", "cold", 2 * MIB, (), ()), ("read", "random", "cold", 6 * MIB, (), ()),
+                              ("mmap_read", "random", "cold", 2 * MIB, (), ()),
+                              *(("write", "sequential", "warm", n * MIB, (), ()) for n in (2, 3, 4, 5))], seed=3)
     by_cases = {(r.only, r.orders, r.caches, r.sizes) for r in runs}
     assert by_cases == {("fsync", "sequential", "warm", f"{48 * MIB}"),
                         ("mmap_read", "random", "cold", f"{2 * MIB}"),
@@ -74,17 +75,20 @@ def test_fsbench_runs_measure_exactly_the_cases_three_sizes_at_most_a_run() -> N
 
 
 def test_a_mix_of_file_sizes_is_one_fsbench_run_at_that_mix() -> None:
-    """A *_mix case runs at its mix (--file-sizes), with fsbench's own sizes and quick's
-    repetitions; two mixes are two runs."""
-    runs = options_measuring([("create_written_mix", "creation", "cold", 20_000, (500, 9000, 50_500)),
-                              ("create_written_mix", "creation", "cold", 20_000, (20_000, 20_000, 20_000, 19_999)),
-                              ("unlink_written_mix", "creation", "warm", 20_000, (500, 9000, 50_500)),
-                              ("append_mix", "sequential", "warm", 1368, (4, 4096, 4))])
-    assert {(r.only, r.caches, r.file_sizes, r.sizes, r.reps) for r in runs} == {
-        ("create_written_mix", "cold", "500,9000,50500", None, None),
-        ("create_written_mix", "cold", "20000,20000,20000,19999", None, None),
-        ("unlink_written_mix", "warm", "500,9000,50500", None, None),
-        ("append_mix", "warm", "4,4096,4", None, None)}
+    """A *_mix case runs at its mix (--file-sizes), and write_new_mix at its mix of request
+    sizes too (--request-sizes), with fsbench's own sizes and quick's repetitions; two mixes
+    are two runs."""
+    runs = options_measuring([("create_written_mix", "creation", "cold", 20_000, (500, 9000, 50_500), ()),
+                              ("create_written_mix", "creation", "cold", 20_000, (20_000, 20_000, 20_000, 19_999), ()),
+                              ("unlink_written_mix", "creation", "warm", 20_000, (500, 9000, 50_500), ()),
+                              ("append_mix", "sequential", "warm", 1368, (4, 4096, 4), ()),
+                              ("write_new_mix", "sequential", "warm", 7000, (500, 9000), (4000, 10_000))])
+    assert {(r.only, r.caches, r.file_sizes, r.request_sizes, r.sizes, r.reps) for r in runs} == {
+        ("create_written_mix", "cold", "500,9000,50500", None, None, None),
+        ("create_written_mix", "cold", "20000,20000,20000,19999", None, None, None),
+        ("unlink_written_mix", "warm", "500,9000,50500", None, None, None),
+        ("append_mix", "warm", "4,4096,4", None, None, None),
+        ("write_new_mix", "warm", "500,9000", "4000,10000", None, None)}
     assert next(r for r in runs if r.only == "append_mix").orders == "sequential"
     assert "--file-sizes" in runs[0].arguments()
 

@@ -27,9 +27,11 @@ enum order { ORDER_SEQ = 1, ORDER_RANDOM = 2, ORDER_FORWARD = 4 };
 /* Reads in one forward repetition (at least: more if --ops asks), measured whole. */
 enum { FORWARD_READS = 4096 };
 /* Which sizes a benchmark sweeps by default: request sizes (data), a sync's bytes, the
- * bytes written into each file a metadata benchmark makes, or one case at a workload's mix
- * of such sizes (--file-sizes; the benchmark runs only where a mix is given). */
-enum size_sweep { SWEEP_NONE, SWEEP_FULL, SWEEP_SYNC, SWEEP_WRITTEN, SWEEP_MIX };
+ * bytes written into each file a metadata benchmark makes, one case at a workload's mix
+ * of such sizes (--file-sizes), or one case at a workload's mix of bytes written into each
+ * file and its mix of request sizes (--request-sizes; the case's size: their mean).  A
+ * benchmark at a mix runs only where its mixes are given. */
+enum size_sweep { SWEEP_NONE, SWEEP_FULL, SWEEP_SYNC, SWEEP_WRITTEN, SWEEP_MIX, SWEEP_MIX_REQUESTS };
 /* The most sizes a mix (--file-sizes) holds. */
 enum { MAX_FILE_SIZES = 16 };
 
@@ -82,9 +84,13 @@ struct suite_config {
 	const char *data_file;     /* an existing file for read benchmarks, or NULL */
 	int shared_fd;             /* the suite's shared-files directory */
 	/* A workload's mix of bytes written into the files it makes (--file-sizes): file i of a
-	 * SWEEP_MIX benchmark gets file_sizes[i % nfile_sizes]. */
+	 * benchmark at a mix (at_mix) gets file_sizes[i % nfile_sizes]. */
 	uint64_t file_sizes[MAX_FILE_SIZES];
 	size_t nfile_sizes;
+	/* A workload's mix of request sizes (--request-sizes): write k of a SWEEP_MIX_REQUESTS
+	 * benchmark is at most request_sizes[k % nrequest_sizes] bytes. */
+	uint64_t request_sizes[MAX_FILE_SIZES];
+	size_t nrequest_sizes;
 };
 
 /* State of one case while it runs; callbacks keep what they need here. */
@@ -107,6 +113,8 @@ struct bench_ctx {
 	size_t entries_per_op; /* readdir: entries each operation returns */
 	uint64_t listed_bytes_per_op; /* readdir: the bytes getdents64 returns for them */
 	int pending_fd;        /* open/close: the descriptor between before_one and after_one */
+	size_t file_index;     /* write_new_mix: the file being written, */
+	uint64_t file_done;    /* and the bytes written into it so far */
 };
 
 /* The offset of operation i of the current pass: consecutive for sequential, a permuted
@@ -117,6 +125,12 @@ uint64_t data_offset(const struct bench_ctx *ctx, size_t i);
 /* ctx->buf, filled, as large as the largest request the case writes: its size, or the
  * largest of the workload's mix (SWEEP_MIX, --file-sizes). */
 void fill_write_buffer(struct bench_ctx *ctx);
+
+/* Whether a benchmark runs at a workload's mix of sizes (--file-sizes). */
+static inline int at_mix(const struct bench *b)
+{
+	return b->sweep == SWEEP_MIX || b->sweep == SWEEP_MIX_REQUESTS;
+}
 
 extern const struct bench meta_benches[];
 extern const size_t meta_bench_count;

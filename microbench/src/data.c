@@ -53,6 +53,9 @@ void fill_write_buffer(struct bench_ctx *ctx)
 	for (size_t i = 0; ctx->c->bench->sweep == SWEEP_MIX && i < ctx->cfg->nfile_sizes; i++)
 		if (ctx->cfg->file_sizes[i] > largest)
 			largest = ctx->cfg->file_sizes[i];
+	for (size_t i = 0; ctx->c->bench->sweep == SWEEP_MIX_REQUESTS && i < ctx->cfg->nrequest_sizes; i++)
+		if (ctx->cfg->request_sizes[i] > largest)
+			largest = ctx->cfg->request_sizes[i];
 	ctx->buf = xaligned(4096, largest ? largest : 1);
 	memset(ctx->buf, 0x5a, largest);
 }

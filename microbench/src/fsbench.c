@@ -52,7 +52,8 @@ static const struct option_help option_table[] = {
 	{ { "json", required_argument, 0, 'j' }, "FILE", "write the results here instead of standard output" },
 	{ { "force", no_argument, 0, 'F' }, NULL, "allow --json to replace an existing file" },
 	{ { "sizes", required_argument, 0, 's' }, "LIST", "request sizes, e.g. 512,4k,d-1,d,d+1,1M (d = block size)" },
-	{ { "file-sizes", required_argument, 0, 'M' }, "LIST", "a workload's mix of sizes, cycled: bytes written into each file create_written_mix and unlink_written_mix make, or each append of append_mix; e.g. 120,3k,40k,1M" },
+	{ { "file-sizes", required_argument, 0, 'M' }, "LIST", "a workload's mix of sizes, cycled: bytes written into each file create_written_mix, unlink_written_mix and write_new_mix make, or each append of append_mix; e.g. 120,3k,40k,1M" },
+	{ { "request-sizes", required_argument, 0, 'W' }, "LIST", "a workload's mix of request sizes, cycled: each write write_new_mix makes into its files (with --file-sizes); e.g. 4,4096,4" },
 	{ { "orders", required_argument, 0, 'O' }, "LIST", "sequential,random,forward (creation order counts as sequential; forward: cold reads only)" },
 	{ { "gaps", required_argument, 0, 'g' }, "LIST", "forward order: mean bytes skipped between reads (default 4k,16k,64k,256k)" },
 	{ { "caches", required_argument, 0, 'c' }, "LIST", "cold,warm,direct" },
@@ -206,6 +207,10 @@ static void parse_options(int argc, char **argv, struct options *o)
 		case 'M':
 			o->cfg.nfile_sizes = parse_byte_list(optarg, "file-sizes", "file size", 0, 0, MAX_FILE_SIZES,
 							     o->cfg.file_sizes);
+			break;
+		case 'W':
+			o->cfg.nrequest_sizes = parse_byte_list(optarg, "request-sizes", "request size", 0, 1,
+								MAX_FILE_SIZES, o->cfg.request_sizes);
 			break;
 		case 'O': o->orders = parse_choices(optarg, "orders", order_names, order_bits, 6); break;
 		case 'g': o->ngaps = parse_byte_list(optarg, "gaps", "gap", 0, 512, MAX_GAPS, o->gaps); break;
@@ -425,13 +430,17 @@ static void build_plan(struct plan *p, const struct options *o, int direct_ok, i
 	const struct bench *tables[] = { meta_benches, data_benches };
 	const size_t counts[] = { meta_bench_count, data_bench_count };
 	uint64_t d = o->cfg.block_size, sizes[MAX_SIZES], sync_sizes[3] = { d, 65536, 1048576 };
-	uint64_t written_sizes[2] = { d, 65536 }, mix_mean = 0;
+	uint64_t written_sizes[2] = { d, 65536 }, mix_mean = 0, request_mean = 0;
 	size_t nsizes, nsync = o->cfg.quick ? 1 : 3;
 
 	for (size_t i = 0; i < o->cfg.nfile_sizes; i++)
 		mix_mean += o->cfg.file_sizes[i];
 	if (o->cfg.nfile_sizes)
 		mix_mean = mix_mean / o->cfg.nfile_sizes ? mix_mean / o->cfg.nfile_sizes : 1;
+	for (size_t i = 0; i < o->cfg.nrequest_sizes; i++)
+		request_mean += o->cfg.request_sizes[i];
+	if (o->cfg.nrequest_sizes)
+		request_mean = request_mean / o->cfg.nrequest_sizes ? request_mean / o->cfg.nrequest_sizes : 1;
 
 	if (o->sizes_text) {
 		nsizes = parse_byte_list(o->sizes_text, "sizes", "request size", d, 1, MAX_SIZES, sizes);
@@ -446,11 +455,13 @@ static void build_plan(struct plan *p, const struct options *o, int direct_ok, i
 			const struct bench *b = &tables[t][i];
 			const uint64_t *sz = b->sweep == SWEEP_SYNC ? sync_sizes
 					   : b->sweep == SWEEP_WRITTEN ? written_sizes
-					   : b->sweep == SWEEP_MIX ? &mix_mean : sizes;
+					   : b->sweep == SWEEP_MIX ? &mix_mean
+					   : b->sweep == SWEEP_MIX_REQUESTS ? &request_mean : sizes;
 			size_t nsz = b->sweep == SWEEP_NONE ? 1 : b->sweep == SWEEP_SYNC ? nsync
-				   : b->sweep == SWEEP_WRITTEN ? 2 : b->sweep == SWEEP_MIX ? 1 : nsizes;
+				   : b->sweep == SWEEP_WRITTEN ? 2 : at_mix(b) ? 1 : nsizes;
 
-			if (!wanted(o, b) || (b->sweep == SWEEP_MIX && !o->cfg.nfile_sizes))
+			if (!wanted(o, b) || (at_mix(b) && !o->cfg.nfile_sizes)
+			    || (b->sweep == SWEEP_MIX_REQUESTS && !o->cfg.nrequest_sizes))
 				continue;
 			for (size_t s = 0; s < nsz; s++)
 				for (unsigned ord = ORDER_SEQ; ord <= ORDER_FORWARD; ord <<= 1)
