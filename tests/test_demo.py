@@ -63,7 +63,7 @@ def test_the_demo_runs_the_whole_job_and_a_second_run_reuses_the_stores_recent_t
         assert "demo-tmpfs: cost table" in told and "h ago, more than 6 h: measuring it again" in told
         # tmpfs has no cold cases: its three warm ones are measured.
         predicting = told.split("3. predicting")[1].split("4. measuring")[0]
-        assert "demo-tmpfs: 3 of the program's own cases measured" in predicting, predicting
+        assert "demo-tmpfs: 4 of the program's own cases measured" in predicting, predicting
         assert "demo-ext4: " not in predicting, predicting
         # The aged copy, the new measurement and its growth by the program's cases.
         assert db.execute("SELECT COUNT(*) FROM documents WHERE kind = 'cost_table'").fetchone()[0] == tables + 3
