@@ -48,14 +48,16 @@ static int open_flags(const struct bench_ctx *ctx, int flags)
 
 void fill_write_buffer(struct bench_ctx *ctx)
 {
+	enum size_sweep sweep = ctx->c->bench->sweep;
+	const uint64_t *mix = sweep == SWEEP_MIX ? ctx->cfg->file_sizes
+			    : sweep == SWEEP_MIX_REQUESTS ? ctx->cfg->request_sizes : NULL;
+	size_t nmix = sweep == SWEEP_MIX ? ctx->cfg->nfile_sizes
+		    : sweep == SWEEP_MIX_REQUESTS ? ctx->cfg->nrequest_sizes : 0;
 	uint64_t largest = ctx->c->size;
 
-	for (size_t i = 0; ctx->c->bench->sweep == SWEEP_MIX && i < ctx->cfg->nfile_sizes; i++)
-		if (ctx->cfg->file_sizes[i] > largest)
-			largest = ctx->cfg->file_sizes[i];
-	for (size_t i = 0; ctx->c->bench->sweep == SWEEP_MIX_REQUESTS && i < ctx->cfg->nrequest_sizes; i++)
-		if (ctx->cfg->request_sizes[i] > largest)
-			largest = ctx->cfg->request_sizes[i];
+	for (size_t i = 0; i < nmix; i++)
+		if (mix[i] > largest)
+			largest = mix[i];
 	ctx->buf = xaligned(4096, largest ? largest : 1);
 	memset(ctx->buf, 0x5a, largest);
 }

@@ -430,17 +430,14 @@ static void build_plan(struct plan *p, const struct options *o, int direct_ok, i
 	const struct bench *tables[] = { meta_benches, data_benches };
 	const size_t counts[] = { meta_bench_count, data_bench_count };
 	uint64_t d = o->cfg.block_size, sizes[MAX_SIZES], sync_sizes[3] = { d, 65536, 1048576 };
-	uint64_t written_sizes[2] = { d, 65536 }, mix_mean = 0, request_mean = 0;
+	uint64_t written_sizes[2] = { d, 65536 };
+	uint64_t mix_mean = mean_u64(o->cfg.file_sizes, o->cfg.nfile_sizes);
+	uint64_t request_mean = mean_u64(o->cfg.request_sizes, o->cfg.nrequest_sizes);
 	size_t nsizes, nsync = o->cfg.quick ? 1 : 3;
 
-	for (size_t i = 0; i < o->cfg.nfile_sizes; i++)
-		mix_mean += o->cfg.file_sizes[i];
-	if (o->cfg.nfile_sizes)
-		mix_mean = mix_mean / o->cfg.nfile_sizes ? mix_mean / o->cfg.nfile_sizes : 1;
-	for (size_t i = 0; i < o->cfg.nrequest_sizes; i++)
-		request_mean += o->cfg.request_sizes[i];
-	if (o->cfg.nrequest_sizes)
-		request_mean = request_mean / o->cfg.nrequest_sizes ? request_mean / o->cfg.nrequest_sizes : 1;
+	/* A mix's case is named by its mean, at least a byte (a mix of empty files too). */
+	if (o->cfg.nfile_sizes && !mix_mean)
+		mix_mean = 1;
 
 	if (o->sizes_text) {
 		nsizes = parse_byte_list(o->sizes_text, "sizes", "request size", d, 1, MAX_SIZES, sizes);
@@ -560,11 +557,7 @@ static void write_config(struct json *j, const struct options *o, const struct p
 	json_kv_double(j, "case_seconds", c->case_seconds);
 	json_kv_double(j, "min_rep_seconds", c->min_rep_seconds);
 	json_kv_u64(j, "block_size", c->block_size);
-	json_key(j, "gaps");
-	json_begin_array(j);
-	for (size_t g = 0; g < o->ngaps; g++)
-		json_u64(j, o->gaps[g]);
-	json_end_array(j);
+	json_kv_u64_array(j, "gaps", o->gaps, o->ngaps);
 	json_kv_u64(j, "seed", c->seed);
 	json_kv_string(j, "data_file", c->data_file);
 	/* Declared so a reader knows how each data repetition started (data.c). */

@@ -123,3 +123,12 @@ void json_kv_u64(struct json *j, const char *key, uint64_t v) { json_key(j, key)
 void json_kv_i64(struct json *j, const char *key, int64_t v) { json_key(j, key); json_i64(j, v); }
 void json_kv_double(struct json *j, const char *key, double v) { json_key(j, key); json_double(j, v); }
 void json_kv_bool(struct json *j, const char *key, int v) { json_key(j, key); json_bool(j, v); }
+
+void json_kv_u64_array(struct json *j, const char *key, const uint64_t *values, size_t n)
+{
+	json_key(j, key);
+	json_begin_array(j);
+	for (size_t i = 0; i < n; i++)
+		json_u64(j, values[i]);
+	json_end_array(j);
+}

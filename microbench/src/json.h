@@ -36,5 +36,7 @@ void json_kv_u64(struct json *j, const char *key, uint64_t v);
 void json_kv_i64(struct json *j, const char *key, int64_t v);
 void json_kv_double(struct json *j, const char *key, double v);
 void json_kv_bool(struct json *j, const char *key, int v);
+/* A key and an array of n unsigned values. */
+void json_kv_u64_array(struct json *j, const char *key, const uint64_t *values, size_t n);
 
 #endif

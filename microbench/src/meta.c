@@ -46,22 +46,12 @@ static int make_file(int dirfd, const char *path, const void *buf, uint64_t size
 /* The most bytes a repetition of a mix benchmark writes into its files. */
 #define MIX_BYTES_PER_REP (256ULL << 20)
 
-/* The mean of the workload's mix of bytes written into each file (--file-sizes), 0 without one. */
-static uint64_t mix_mean(const struct suite_config *cfg)
-{
-	uint64_t sum = 0;
-
-	for (size_t i = 0; i < cfg->nfile_sizes; i++)
-		sum += cfg->file_sizes[i];
-	return cfg->nfile_sizes ? sum / cfg->nfile_sizes : 0;
-}
-
 /* A hierarchy of ctx->cfg->files leaves whose parents exist but whose leaves do not. */
 static int setup_dirs_only(struct bench_ctx *ctx)
 {
 	size_t files = ctx->cfg->files;
 
-	uint64_t mean = mix_mean(ctx->cfg);
+	uint64_t mean = mean_u64(ctx->cfg->file_sizes, ctx->cfg->nfile_sizes);
 
 	/* A mix of large files: as many as MIX_BYTES_PER_REP hold, so a repetition fits the
 	 * filesystem (a mix's mean of 14 MB made a thousand files overrun a 6 GiB image).  A

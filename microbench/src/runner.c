@@ -230,20 +230,10 @@ static void write_result(struct json *j, const struct bench_ctx *ctx, struct cas
 		json_u64(j, c->size);
 	else
 		json_null(j);
-	if (at_mix(c->bench)) {
-		json_key(j, "file_sizes");
-		json_begin_array(j);
-		for (size_t i = 0; i < ctx->cfg->nfile_sizes; i++)
-			json_u64(j, ctx->cfg->file_sizes[i]);
-		json_end_array(j);
-	}
-	if (c->bench->sweep == SWEEP_MIX_REQUESTS) {
-		json_key(j, "request_sizes");
-		json_begin_array(j);
-		for (size_t i = 0; i < ctx->cfg->nrequest_sizes; i++)
-			json_u64(j, ctx->cfg->request_sizes[i]);
-		json_end_array(j);
-	}
+	if (at_mix(c->bench))
+		json_kv_u64_array(j, "file_sizes", ctx->cfg->file_sizes, ctx->cfg->nfile_sizes);
+	if (c->bench->sweep == SWEEP_MIX_REQUESTS)
+		json_kv_u64_array(j, "request_sizes", ctx->cfg->request_sizes, ctx->cfg->nrequest_sizes);
 	json_kv_string(j, "order", order_name(c));
 	if (c->order == ORDER_FORWARD) {
 		json_kv_u64(j, "gap", c->gap);

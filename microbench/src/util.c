@@ -281,6 +281,15 @@ uint64_t median_u64(uint64_t *values, size_t n)
 	return n ? values[n / 2] : 0;
 }
 
+uint64_t mean_u64(const uint64_t *values, size_t n)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < n; i++)
+		sum += values[i];
+	return n ? sum / n : 0;
+}
+
 static char report_partial[4096];
 static int report_placed;
 

@@ -52,6 +52,9 @@ int read_text_file(const char *path, char *buf, size_t len);
 /* The median of n values (sorts them in place); 0 for none. */
 uint64_t median_u64(uint64_t *values, size_t n);
 
+/* The mean of n values, rounded down; 0 for none. */
+uint64_t mean_u64(const uint64_t *values, size_t n);
+
 /* Write "DONE TOTAL\n" on a progress descriptor (fsreplay, fsage); nothing when fd < 0. */
 void report_progress(int fd, uint64_t done, uint64_t total);
 
