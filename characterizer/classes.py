@@ -189,27 +189,24 @@ def _writes_into_created(ev: EventArrays) -> np.ndarray:
     return writes[ev.seq[writes] > first_made[ev.file[writes]]]
 
 
-def written_creates(ev: EventArrays) -> dict[str, dict[str, int]]:
-    """The files a successful create made that a successful write (not an in-kernel copy)
-    then wrote into, by the bytes those writes moved after the create (size_buckets)."""
+def created_files_written(ev: EventArrays) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, int]]]:
+    """The writes (not in-kernel copies) into files a successful create made, after it, found
+    once and summed two ways: the files they wrote, by the bytes written into each
+    (size_buckets: the creates' "written_log2"), and the writes themselves, by size bucket as
+    the data classes bucket them ({bucket: {"count", "bytes"}}: the writes' "into_created")."""
     rows = _writes_into_created(ev)
     if not len(rows):
-        return {}
+        return {}, {}
     nfiles = max(len(ev.files), 1)
-    per_file = np.bincount(ev.file[rows], weights=access_lengths(ev, rows).astype(np.float64), minlength=nfiles)
-    return size_buckets(np.rint(per_file[present(ev.file[rows], nfiles)]).astype(np.int64))
-
-
-def created_writes(ev: EventArrays) -> dict[str, dict[str, int]]:
-    """The writes into files the workload created (after the create, not in-kernel copies),
-    by size bucket as the data classes bucket them: {bucket: {"count", "bytes"}}."""
-    rows = _writes_into_created(ev)
-    return _by_bucket(access_lengths(ev, rows)) if len(rows) else {}
+    lengths = access_lengths(ev, rows)
+    per_file = np.bincount(ev.file[rows], weights=lengths.astype(np.float64), minlength=nfiles)
+    files = size_buckets(np.rint(per_file[present(ev.file[rows], nfiles)]).astype(np.int64))
+    return files, _by_bucket(lengths)
 
 
 def with_created_writes(data: dict[str, dict], created: dict[str, dict[str, int]]) -> dict[str, dict]:
     """The data classes with each write bucket's "into_created": how many of its writes went
-    into a file the workload created (created_writes).  Those writes come in order from a
+    into a file the workload created (created_files_written).  Those writes come in order from a
     file's start, so they are counted against the bucket's sequential writes first and only
     the rest against its random ones."""
     writes = data.get("write")
@@ -288,7 +285,7 @@ def metadata_classes(ev: EventArrays, ops: dict[str, OpStats]) -> dict[str, dict
 
 def with_written_creates(classes: dict[str, dict], written: dict[str, dict[str, int]]) -> dict[str, dict]:
     """The metadata classes with the creates' "written", "written_bytes" and "written_log2"
-    (written_creates)."""
+    (created_files_written)."""
     if "create" not in classes:
         return classes
     files = sum(b["files"] for b in written.values())

@@ -30,8 +30,7 @@ import pyarrow.compute as pc
 from fsbm.characterizer.arrays import (OP_INDEX, EventArrays, costed, of_operations, present, pseudo_kinds, subset,
                                       under)
 from fsbm.characterizer.classes import (DATA_OPERATIONS, data_classes, metadata_classes, with_unlinked_data,
-                                        with_created_writes, with_written_creates, written_creates,
-                                        created_writes)
+                                        with_created_writes, with_written_creates, created_files_written)
 from fsbm.characterizer.histograms import ValueCounts
 from fsbm.characterizer.kernels import library
 from fsbm.characterizer.mapped import Regions, mapped_regions
@@ -342,8 +341,8 @@ def _workload(ev: EventArrays, nfs: bool, scope: str | None) -> tuple[np.ndarray
 @dataclass
 class FileStatistics:
     """What depends on every actor's events on a file: what its syncs made durable, by kind
-    (syncs.py), the created files then written (classes.written_creates) and the writes into
-    them (classes.created_writes).  They add up over parts that each hold every event of some
+    (syncs.py), the created files then written and the writes into them
+    (classes.created_files_written).  They add up over parts that each hold every event of some
     files (scale.py's file buckets)."""
 
     syncs: dict[str, dict[str, int]]
@@ -360,7 +359,7 @@ class FileStatistics:
     @classmethod
     def of_workload(cls, ev: EventArrays) -> "FileStatistics":
         """From events that are the workload's already (scoped, no pseudo files)."""
-        return cls(sync_kinds(ev), written_creates(ev), created_writes(ev))
+        return cls(sync_kinds(ev), *created_files_written(ev))
 
     @classmethod
     def none(cls) -> "FileStatistics":
