@@ -243,6 +243,9 @@ PARSER_UNTIMED_CAP_NS = 140_000
 # The bins of Timeline.timed_gaps_over_call (timeline.h's TIMELINE_OVER_*): their lower
 # edges, in ns; the first and last hold everything beyond them.
 GAP_OVER_CALL_BIN_NS = 500
+# The fewest bare calls whose mean lean a trace's own is read from (Timeline.bare_call_lean_ns):
+# a few dozen are one process's start, whose scatter is not the trace's.
+MIN_BARE_CALLS = 200
 GAP_OVER_CALL_BINS = tuple(-32_000 + GAP_OVER_CALL_BIN_NS * k for k in range(256))
 
 
@@ -280,6 +283,10 @@ class Timeline(_Open):
     file_calls_signed_ns: int = 0
     # How many calls not on files calls_signed_ns sums (timeline.h); 0 from older parsers.
     other_calls: NonNegativeInt = 0
+    # Calls of the kinds that do little and never wait (timeline.c's BARE), and their signed
+    # distances from their process's median call, summed; 0 from older parsers.
+    bare_calls: NonNegativeInt = 0
+    bare_calls_signed_ns: int = 0
     # Gaps after a timed call (-T), where the process's recent call durations are known: how
     # many, their sum, and the sum of that median at each; and every other gap's signed
     # distance from its median, as user_signed_ns sums it for all (timeline.h).
@@ -344,6 +351,15 @@ class Timeline(_Open):
         if not self.timed_gaps:
             return self._told(self.user_signed_ns)
         return self._told(self._gaps_over_calls_ns - gap_over_call_ns * self.timed_gaps, call_lean_ns)
+
+    @property
+    def bare_call_lean_ns(self) -> float | None:
+        """How far a bare call lay above its process's median call in this trace, on average
+        (bare_calls_signed_ns over bare_calls): the scatter of tracing's cost in it, which
+        leans above its median; None where fewer than MIN_BARE_CALLS say it."""
+        if self.bare_calls < MIN_BARE_CALLS:
+            return None
+        return self.bare_calls_signed_ns / self.bare_calls
 
     @property
     def gap_over_call_median_ns(self) -> float | None:

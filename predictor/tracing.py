@@ -37,10 +37,15 @@ A call not on a file counts for its signed distance from its process's median ca
 kernel's work (an exec, a large mmap) stands above that median.  What tracing adds to a bare
 call does not scatter evenly about the median, though: it leans above it, so each such call
 would add its lean as work, and a loop of bare calls, whose untraced work is next to nothing,
-would be told a few us of work a call.  The calibration measures that lean on its loop of bare
-calls (call_lean_ns) and the rule takes it off each call not on a file.  A bare gap's excess
-leans above its median too, but the trace's own median already moves with the work its gaps
-hold, so nothing is taken off the gaps for it (docs/model-evidence.md, "A bare call's lean").
+would be told a few us of work a call.  How far it leans depends on the trace: a few us where
+tracing ran smoothly, a hundred where the tracer was often kept waiting (the host busy, the
+tracer and its tracee on different cores).  So the parser sums, over the calls that do little
+in the kernel and never wait (close, fstat, getpid...), each one's signed distance from its
+process's median call, and their mean is the trace's own lean (Timeline.bare_call_lean_ns).
+The rule takes it off each call not on a file, and off each gap too: a gap holds one of
+tracing's stops as a call does, and leans as far above the trace's median gap.  A trace with
+too few bare calls to tell takes the calibration's bare loop's lean off its calls and nothing
+off its gaps (docs/model-evidence.md, "A bare call's lean" and "The trace's own lean").
 
 Processes working at once make each gap longer still: one tracer serves them all, and here it
 competes with them for two cores.  A trace's own median holds that; for a profile without one,
@@ -106,10 +111,11 @@ OWN_MEDIAN_CAP_SHARE = 2.0
 # start-to-start measured here: tracing's cost of a bare call and gap at its slowest, not work
 # (fitted on the development set's plain validation, docs/model-evidence.md).
 UNTIMED_CAP_SHARE = 2.0
-# 4: a bare call's lean above its median is measured (call_lean_ns) and taken off each call not
-# on a file; 3 measured the gaps after a timed call against the process's calls, 2 against their
-# own median, and 1 whole runtimes: none is read.
-SCHEMA_VERSION = 4
+# 5: a trace's own bare calls' lean is taken off its gaps and its calls not on files; 4 took
+# the calibration's bare loop's lean (call_lean_ns) off each call not on a file; 3 measured the
+# gaps after a timed call against the process's calls, 2 against their own median, and 1 whole
+# runtimes: none is read.
+SCHEMA_VERSION = 5
 BARE_LOOP_CALLS = 20_000  # dd's 1-byte reads and writes, a loop of bare calls
 
 
@@ -126,18 +132,32 @@ class CalibrationRun:
     def runtime_ns(self) -> float:
         return float(statistics.median(self.untraced_ns))
 
+    @property
+    def lean_ns(self) -> float:
+        """What the rule takes off each of this trace's calls not on files (call_lean)."""
+        return call_lean(self.timeline, self.call_lean_ns)
+
     def error_at(self, gap_over_call_ns: float) -> float:
         """The rule's time outside the file calls, what a prediction takes from a trace, a gap
         taking `gap_over_call_ns` off, against the whole runtime: estimate / runtime - 1.  The
         programs' file calls are a few warm ones, so their time is in the runtime and not the
         estimate: a bias below 0 of their share at most."""
-        return self.timeline.outside_ns_at(gap_over_call_ns, self.call_lean_ns) / max(self.runtime_ns, 1.0) - 1
+        return self.timeline.outside_ns_at(gap_over_call_ns, self.lean_ns) / max(self.runtime_ns, 1.0) - 1
 
     @property
     def gap_over_call_ns(self) -> float | None:
         """The constant a gap would have to take off for the rule to tell this program's
         runtime exactly (its file calls are a few warm ones); None where it has no timed gap."""
-        return self.timeline.gap_over_call_for(self.runtime_ns, self.call_lean_ns)
+        return self.timeline.gap_over_call_for(self.runtime_ns, self.lean_ns)
+
+
+def call_lean(timeline: Timeline, bare_loop_lean_ns: float) -> float:
+    """What the rule takes off each call not on a file of `timeline`'s trace beyond its
+    process's median call: the trace's own bare calls' lean (never below 0: a scatter that
+    leans below its median is none the rule can take), or `bare_loop_lean_ns`, the
+    calibration's, where the trace has too few bare calls to tell (module docstring)."""
+    own = timeline.bare_call_lean_ns
+    return bare_loop_lean_ns if own is None else max(own, 0.0)
 
 
 @dataclass(frozen=True)
@@ -204,18 +224,23 @@ class TracingCalibration:
         """What the rule takes off each gap of `timeline`'s trace, and where it came from: the
         trace's own median of a gap's excess over its process's median call
         (Timeline.gap_over_call_median_ns), which follows the speed tracing ran at for this
-        trace and the processes it ran at once, counted for no more than own_median_cap_ns.
+        trace and the processes it ran at once, counted for no more than own_median_cap_ns,
+        and the trace's own bare calls' lean (Timeline.bare_call_lean_ns) where it tells one
+        above 0: a gap's excess leans above its median as a call's does (module docstring).
         Where the parser kept no counts of it (profiles from before them), or where it is not
         above 0 (a process whose calls are mostly long file calls, so that its median call is
         no bare call and a gap is shorter than it), the calibration's constant
         (gap_over_call_ns) and contention_ns for each further process at once."""
         own = timeline.gap_over_call_median_ns
         if own is not None and own > 0:
-            if own > self.own_median_cap_ns:
-                return GapConstant(self.own_median_cap_ns, True,
-                                   f"the trace's own median of that excess, {own / 1e3:.1f} us, counted for no "
-                                   f"more than {self.own_median_cap_ns / 1e3:.1f} us")
-            return GapConstant(own, True, f"the trace's own median of that excess, {own / 1e3:.1f} us")
+            counted = min(own, self.own_median_cap_ns)
+            words = f"the trace's own median of that excess, {own / 1e3:.1f} us" + (
+                f", counted for no more than {counted / 1e3:.1f} us" if own > counted else "")
+            lean = timeline.bare_call_lean_ns
+            if lean is not None and lean > 0:
+                return GapConstant(counted + lean, True, f"{words}, and {lean / 1e3:.1f} us, how far its "
+                                   f"{timeline.bare_calls:,} bare calls lay above their median on average")
+            return GapConstant(counted, True, words)
         constant = self.gap_over_call_ns + self.contention_ns * (timeline.concurrency - 1)
         why = ("this profile's parser kept no counts of the trace's own" if own is None else
                f"the trace's own median, {own / 1e3:.1f} us, says its calls are not bare ones")
@@ -342,10 +367,11 @@ def untraced_outside(timeline: Timeline, calibration: TracingCalibration | None)
                     f"{seconds:.3f} s from a traced span of {timeline.span_ns / 1e9:.3f} s{shared}")
         return Outside.within(seconds, calibration.error_band, UNTIMED, evidence, stretch)
     constant = calibration.gap_over_call_told(timeline)
-    outside_ns = timeline.outside_ns_at(constant.ns, calibration.call_lean_ns)
+    lean_ns = call_lean(timeline, calibration.call_lean_ns)
+    outside_ns = timeline.outside_ns_at(constant.ns, lean_ns)
     seconds = outside_ns / 1e9
-    lean = (f" and {calibration.call_lean_ns / 1e3:.1f} us, how far a bare call lies above it on average here"
-            if calibration.call_lean_ns else "")
+    whose = "its bare calls" if timeline.bare_call_lean_ns is not None else "a bare call here"
+    lean = f" and {lean_ns / 1e3:.1f} us, how far {whose} lay above it on average" if lean_ns else ""
     evidence = (f"the trace's own gaps between calls and its calls not on files, each less what tracing cost it "
                 f"then (a gap: the median of its process's last 32 calls and {constant.evidence}; a call: the median of "
                 f"the last 32{lean}), {at_once}: {seconds:.3f} s from a traced span of {timeline.span_ns / 1e9:.3f} s{shared}")
@@ -518,7 +544,7 @@ def calibrate(base: Path, *, untraced_runs: int = FULL_CALIBRATION_RUNS[0], trac
             rule = measured.gap_over_call_of(middle)
             progress(f"{name}: {statistics.median(untraced) / 1e6:.1f} ms untraced, {middle.span_ns / 1e6:.1f} ms "
                      f"traced, {middle.calls} calls; told from the trace "
-                     f"{middle.outside_ns_at(rule, bare.call_lean_ns) / 1e6:.1f} ms, "
+                     f"{middle.outside_ns_at(rule, runs[-1].lean_ns) / 1e6:.1f} ms, "
                      f"a gap {rule / 1e3:.1f} us over its calls ({100 * runs[-1].error_at(rule):+.0f}%)")
     calibration = replace(measured, runs=runs, measured_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                           cores=usable_cores())

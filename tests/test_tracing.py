@@ -484,3 +484,29 @@ def test_the_plain_validation_keeps_its_logs_only_in_a_new_or_empty_directory(tm
     with _trace_directory(None) as passing:
         assert passing.is_dir() and passing != new
     assert not passing.exists()
+
+
+def test_a_traces_own_bare_calls_lean_is_taken_off_its_gaps_and_calls(tmp_path: Path) -> None:
+    """A loop of 300 getpid calls, each 10 us under tracing and every tenth 110 us, each gap 30
+    us and every tenth 130 us (tracing's stalls), and 2 ms of work in five gaps: the bare
+    calls lean 10 us above their median, and with that taken off the gaps and the calls the
+    rule tells the 10 ms of work, where the trace's median alone tells half again as much."""
+    lines, at = [], 0
+    for k in range(300):
+        stamp = f"00:00:{at // 1_000_000:02d}.{at % 1_000_000:06d}"
+        duration = 110 if k % 10 == 9 else 10
+        lines.append(f"7 {stamp} getpid() = 7 <0.{duration:06d}>")
+        at += duration + (130 if k % 10 == 4 else 30) + (2000 if k % 50 == 0 and k else 0)
+    (log := tmp_path / "stalls.strace").write_text("\n".join(lines) + "\n")
+    timeline = calibration_trace_timeline(log, lambda line: None)
+    assert timeline.bare_calls == 300 and timeline.bare_call_lean_ns == pytest.approx(10_000, rel=0.01)
+    calibration = TracingCalibration(measured_gap_over_call_ns=40_000.0)
+    told = calibration.gap_over_call_told(timeline)
+    assert told.ns == pytest.approx(timeline.gap_over_call_median_ns + 10_000) and "300 bare calls" in told.evidence
+    outside = untraced_outside(timeline, calibration)
+    assert outside is not None and outside.seconds == pytest.approx(0.010, rel=0.05), outside
+    assert timeline.outside_ns_at(timeline.gap_over_call_median_ns) / 1e9 > 1.4 * outside.seconds
+    # Too few bare calls to tell a lean: the gaps take the median alone off.
+    few = timeline.model_copy(update={"bare_calls": 40, "bare_calls_signed_ns": 400_000})
+    assert few.bare_call_lean_ns is None
+    assert calibration.gap_over_call_told(few).ns == pytest.approx(timeline.gap_over_call_median_ns)

@@ -29,6 +29,17 @@ static const char *const WAITING[] = {
 	"epoll_pwait2", "futex", "pause", "rt_sigsuspend", "rt_sigtimedwait", "sigsuspend", "accept", "accept4",
 };
 
+/* Calls that do a little work in the kernel and never wait, on a file or not: under tracing
+ * each one's duration is tracing's stop and little else, so how far they lie above their
+ * process's median call, on average, is the scatter of tracing's cost in this trace
+ * (bare_calls_signed_ns).  Calls that look up a path or touch memory maps can wait for the
+ * device or do real work, and are not among them. */
+static const char *const BARE[] = {
+	"close", "fstat", "lseek", "getpid", "getppid", "gettid", "getuid", "geteuid", "getgid", "getegid",
+	"rt_sigaction", "rt_sigprocmask", "dup", "dup2", "dup3", "umask", "getcwd", "uname", "sysinfo",
+	"arch_prctl", "set_tid_address", "set_robust_list", "rseq", "prlimit64", "getrandom", "getrusage", "times",
+};
+
 enum { BARE_GAP_CAP_NS = 70000 };
 static const int64_t UNTIMED_CAPS_US[TIMELINE_UNTIMED_CAPS] = { TIMELINE_UNTIMED_CAPS_US };
 
@@ -160,6 +171,14 @@ int timeline_waits(const struct call *c)
 	return 0;
 }
 
+static int is_bare(const struct call *c)
+{
+	for (size_t i = 0; i < sizeof(BARE) / sizeof(BARE[0]); i++)
+		if (span_eq(c->name, BARE[i]))
+			return 1;
+	return 0;
+}
+
 void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct call *c, int64_t resumed_ns,
 		   int blocking, int file)
 {
@@ -235,6 +254,10 @@ void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct cal
 	if (!blocking && c->dur_ns >= 0) {
 		int64_t excess, signed_excess = from_median(&l->durs, c->dur_ns, BARE_GAP_CAP_NS, &excess);
 
+		if (is_bare(c)) {
+			t->bare_calls++;
+			t->bare_calls_signed_ns += signed_excess;
+		}
 		if (file) {
 			t->file_calls_excess_ns += excess;
 			t->file_calls_signed_ns += signed_excess;
@@ -260,14 +283,15 @@ void timeline_json(const struct timeline *t, FILE *f)
 		"\"calls_excess_ns\":%lld,\"file_calls_excess_ns\":%lld,\"untimed_blocked_ns\":%lld,"
 		"\"user_signed_ns\":%lld,\"calls_signed_ns\":%lld,\"file_calls_signed_ns\":%lld,\"other_calls\":%ld,"
 		"\"timed_gaps\":%ld,\"timed_gaps_ns\":%lld,\"timed_gaps_call_median_ns\":%lld,"
-		"\"other_gaps_signed_ns\":%lld,\"first_ns\":%lld,\"last_ns\":%lld,\"untimed_signed_by_cap_ns\":[",
+		"\"other_gaps_signed_ns\":%lld,\"bare_calls\":%ld,\"bare_calls_signed_ns\":%lld,\"first_ns\":%lld,\"last_ns\":%lld,\"untimed_signed_by_cap_ns\":[",
 		t->count, t->calls, t->timed_calls, t->blocking_calls, t->execs, t->forks,
 		(long long)t->blocked_ns, (long long)lifetimes,
 		(long long)(t->first_ns == NO_VALUE ? 0 : t->last_ns - t->first_ns), (long long)t->user_ns,
 		(long long)t->calls_excess_ns, (long long)t->file_calls_excess_ns, (long long)t->untimed_blocked_ns,
 		(long long)t->user_signed_ns, (long long)t->calls_signed_ns, (long long)t->file_calls_signed_ns,
 		t->other_calls, t->timed_gaps, (long long)t->timed_gaps_ns, (long long)t->timed_gaps_call_median_ns,
-		(long long)t->other_gaps_signed_ns, (long long)(t->first_ns == NO_VALUE ? 0 : t->first_ns), (long long)(t->first_ns == NO_VALUE ? 0 : t->last_ns));
+		(long long)t->other_gaps_signed_ns, t->bare_calls, (long long)t->bare_calls_signed_ns,
+		(long long)(t->first_ns == NO_VALUE ? 0 : t->first_ns), (long long)(t->first_ns == NO_VALUE ? 0 : t->last_ns));
 	for (int k = 0; k < TIMELINE_UNTIMED_CAPS; k++)
 		fprintf(f, "%s%lld", k ? "," : "", (long long)t->untimed_signed_ns[k]);
 	fputs("],\"timed_gaps_over_call\":[", f);

@@ -52,6 +52,11 @@ struct timeline {
 	 * rule takes off per call (other_calls: how many calls_signed_ns sums). */
 	int64_t user_signed_ns, calls_signed_ns, file_calls_signed_ns;
 	long other_calls;
+	/* Calls of the kinds that do little and never wait (timeline.c's BARE), and their signed
+	 * distances from their process's median call summed: how far tracing's cost leans above
+	 * its median in this trace, the same for a gap's stop as for a call's (predictor/tracing.py). */
+	long bare_calls;
+	int64_t bare_calls_signed_ns;
 	/* Gaps after a timed call, where the process's recent call durations are known: how many,
 	 * their sum, and the sum of the median of those durations at each.  A bare gap under
 	 * strace here takes about as long as a bare call plus a constant of the machine, whatever
