@@ -25,7 +25,6 @@ model change without measuring anything.  `validate_plain` does the whole of `fs
 from __future__ import annotations
 
 import random
-import re
 import subprocess
 import tempfile
 import time
@@ -52,10 +51,9 @@ from fsbm.pipeline import calibrate_tracing
 from fsbm.predictor.tracing import STRACE_FLAGS
 from fsbm.predictor.validate import Target, round_order, stage, start_cold, targets_json, time_run
 from fsbm.traces.ingest import ingest
+from fsbm.traces.strace import without_call_durations
 
 TABLE_SEEDS = (1, 2)
-# strace -T's call duration at the end of a line: taken out, the log is what strace without -T writes.
-CALL_DURATION = re.compile(rb" <\d+\.\d+>$", re.MULTILINE)
 
 
 @dataclass
@@ -111,7 +109,7 @@ def trace_plainly(program: Any, target: Target, inputs: Inputs, directory: Path,
     logs = {"profile": log}
     if not again:  # the first trace is the one judged, in both forms
         logs["profile_untimed"] = directory / f"{log.stem}-untimed.strace"
-        logs["profile_untimed"].write_bytes(CALL_DURATION.sub(b"", log.read_bytes()))
+        logs["profile_untimed"].write_bytes(without_call_durations(log.read_bytes()))
     profiles = {}
     for key, path in logs.items():
         events = ingest([path], directory / f"{path.stem}.parquet", force=True).output

@@ -516,15 +516,22 @@ def markdown(doc: dict[str, Any], judged: PlainJudged, judged_again: bool = Fals
                  if tracing.measured_gap_over_call_ns is not None else " (no bare loop was measured)")
               + ", or the calibration's constant where the trace has no such median above 0: "
               + _gap_constants(doc, tracing)
-              + (f". Each call not on a file takes off {tracing.call_lean_ns / 1e3:.1f} us beyond its process's median "
-                 "call: how far a bare call of the loop lay above its median on average"
+              + ". A trace with 200 or more bare calls (close, fstat, getpid...) takes how far they lay above their "
+                "process's median call, on average, off each gap as well, and off each call not on a file"
+              + (f"; one with fewer takes {tracing.call_lean_ns / 1e3:.1f} us off each call not on a file, how far a "
+                 "bare call of the loop lay above its median on average"
                  if tracing.measured_call_lean_ns is not None else "")
               + (f". Without -T a gap runs from one call's start to the next's; a bare loop's took "
                  f"{tracing.measured_start_to_start_ns / 1e3:.1f} us, and a gap's median counts for no more than "
                  f"{UNTIMED_CAP_SHARE:g} times that, {tracing.untimed_cap_ns / 1e3:.0f} us"
                  if tracing.measured_start_to_start_ns is not None else "")
-              + ". A trace without call durations is given the band these errors span"
+              + ". A trace with call durations is given the band these errors span"
               + (" ({} to {})".format(*(percent(e, signed=True) for e in tracing.error_band)) if tracing.runs else "")
+              + (", one without them the band of the same traces' errors told without them: "
+                 + ", ".join(f"{r.name} {percent(e, signed=True)}" for r, e in
+                             zip([r for r in tracing.runs if r.untimed], tracing.untimed_errors))
+                 + " ({} to {})".format(*(percent(e, signed=True) for e in tracing.untimed_error_band))
+                 if tracing.untimed_errors else "")
               + ". " + _gap_shift_sentence(judged.model),
               "", "## Per program and target", "",
               "Seconds. *real*: median of the cold runs (min-max); *fs*: modelled filesystem time; *outside*: the "

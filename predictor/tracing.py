@@ -111,11 +111,11 @@ OWN_MEDIAN_CAP_SHARE = 2.0
 # start-to-start measured here: tracing's cost of a bare call and gap at its slowest, not work
 # (fitted on the development set's plain validation, docs/model-evidence.md).
 UNTIMED_CAP_SHARE = 2.0
-# 5: a trace's own bare calls' lean is taken off its gaps and its calls not on files; 4 took
-# the calibration's bare loop's lean (call_lean_ns) off each call not on a file; 3 measured the
-# gaps after a timed call against the process's calls, 2 against their own median, and 1 whole
-# runtimes: none is read.
-SCHEMA_VERSION = 5
+# 6: each calibration trace is judged without -T too (untimed_error_band); 5 took a trace's own
+# bare calls' lean off its gaps and its calls not on files; 4 the calibration's bare loop's lean
+# (call_lean_ns) off each call not on a file; 3 measured the gaps after a timed call against the
+# process's calls, 2 against their own median, and 1 whole runtimes: none is read.
+SCHEMA_VERSION = 6
 BARE_LOOP_CALLS = 20_000  # dd's 1-byte reads and writes, a loop of bare calls
 
 
@@ -127,6 +127,9 @@ class CalibrationRun:
     untraced_ns: list[int]
     timeline: Timeline
     call_lean_ns: float = 0.0  # what the rule takes off each call not on a file (BareLoop)
+    # The same trace with its call durations taken out, as strace without -T writes it; None
+    # in calibrations made before it was kept.
+    untimed: Timeline | None = None
 
     @property
     def runtime_ns(self) -> float:
@@ -143,6 +146,15 @@ class CalibrationRun:
         programs' file calls are a few warm ones, so their time is in the runtime and not the
         estimate: a bias below 0 of their share at most."""
         return self.timeline.outside_ns_at(gap_over_call_ns, self.lean_ns) / max(self.runtime_ns, 1.0) - 1
+
+    def untimed_error_at(self, cap_ns: float) -> float | None:
+        """The rule's time outside from the trace without -T (Timeline.untimed_outside_ns, a
+        gap's median counting for no more than `cap_ns`) against the whole runtime; None where
+        the calibration kept no such trace.  Such an estimate holds the file calls' time too,
+        which is in the runtime here."""
+        if self.untimed is None:
+            return None
+        return self.untimed.untimed_outside_ns(cap_ns) / max(self.runtime_ns, 1.0) - 1
 
     @property
     def gap_over_call_ns(self) -> float | None:
@@ -259,18 +271,24 @@ class TracingCalibration:
 
     @property
     def errors(self) -> list[float]:
+        """The rule's relative error on each calibration program, from its trace with -T."""
         return [r.error_at(self.gap_over_call_of(r.timeline)) for r in self.runs]
 
     @property
+    def untimed_errors(self) -> list[float]:
+        """The same from each trace without -T, where the calibration kept one."""
+        return [e for e in (r.untimed_error_at(self.untimed_cap_ns) for r in self.runs) if e is not None]
+
+    @property
     def error_band(self) -> tuple[float, float]:
-        """The 90% band of the rule's relative errors (no narrower than +-10%: a handful of
-        programs cannot show a tighter one); +-50% where nothing was calibrated.  Its low end
-        is never below -90%: an estimate of nothing says nothing of how much more the truth
-        is, so such a band reaches ten times the estimate."""
-        if not self.runs:
-            return UNCALIBRATED_BAND
-        low, high = np.percentile(self.errors, [5, 95])
-        return max(min(float(low), -0.10), -0.90), max(float(high), 0.10)
+        """The band a trace with -T's time outside is given: its errors' (_band)."""
+        return _band(self.errors)
+
+    @property
+    def untimed_error_band(self) -> tuple[float, float]:
+        """The band a trace without -T's time outside is given: the untimed rule's own errors'
+        where the calibration measured them, else the timed rule's (older calibrations)."""
+        return _band(self.untimed_errors) if self.untimed_errors else self.error_band
 
     def _gap_over_call(self, name: str) -> tuple[float, float] | None:
         """Program `name`'s constant (gap_over_call_ns) and its processes at once."""
@@ -301,13 +319,15 @@ class TracingCalibration:
                 "start_to_start_ns": self.measured_start_to_start_ns,
                 "program_gap_over_call_ns": {r.name: r.gap_over_call_ns for r in self.runs},
                 "contention_ns": self.contention_ns, "call_lean_ns": self.measured_call_lean_ns,
-                "runs": [{"name": r.name, "untraced_ns": r.untraced_ns, "timeline": r.timeline.model_dump()}
-                         for r in self.runs]}
+                "untimed_errors": self.untimed_errors,
+                "runs": [{"name": r.name, "untraced_ns": r.untraced_ns, "timeline": r.timeline.model_dump(),
+                          "untimed_timeline": r.untimed.model_dump() if r.untimed else None} for r in self.runs]}
 
     @classmethod
     def from_json(cls, body: dict[str, Any]) -> "TracingCalibration":
         lean = body.get("call_lean_ns")
-        runs = [CalibrationRun(r["name"], r["untraced_ns"], Timeline.of(r["timeline"]), lean or 0.0)
+        runs = [CalibrationRun(r["name"], r["untraced_ns"], Timeline.of(r["timeline"]), lean or 0.0,
+                               Timeline.of(r["untimed_timeline"]) if r.get("untimed_timeline") else None)
                 for r in body.get("runs", [])]
         return cls(runs, tuple(body.get("flags", STRACE_FLAGS)), body.get("measured_at", ""),
                    int(body.get("schema_version", 1)), body.get("gap_over_call_ns"), body.get("start_to_start_ns"),
@@ -317,6 +337,17 @@ class TracingCalibration:
     def current(self) -> bool:
         """Whether it measured what this version of the rule is judged by (SCHEMA_VERSION)."""
         return self.schema_version == SCHEMA_VERSION
+
+
+def _band(errors: list[float]) -> tuple[float, float]:
+    """The 90% band of a rule's relative errors (no narrower than +-10%: a handful of programs
+    cannot show a tighter one); +-50% where nothing was calibrated.  Its low end is never
+    below -90%: an estimate of nothing says nothing of how much more the truth is, so such a
+    band reaches ten times the estimate."""
+    if not errors:
+        return UNCALIBRATED_BAND
+    low, high = np.percentile(errors, [5, 95])
+    return max(min(float(low), -0.10), -0.90), max(float(high), 0.10)
 
 
 def newest_current(bodies: Iterable[dict[str, Any] | None]) -> TracingCalibration | None:
@@ -349,7 +380,8 @@ def untraced_outside(timeline: Timeline, calibration: TracingCalibration | None)
     the trace has no timestamps (strace without -tt).  Without call durations (no -T) a gap
     runs from one call's start to the next's, so the estimate (kind UNTIMED) holds the
     file calls' time too, and the caller takes their modelled time on the traced filesystem
-    off it (predict.Workload).  Its band is the calibration's (error_band); a fitted runtime
+    off it (predict.Workload).  Its band is the calibration's (error_band, or untimed_error_band
+    for a log without -T); a fitted runtime
     model narrows or widens a timed trace's by how far the constant a gap takes off strayed
     between the programs it was fitted on (Outside.per_gap_s, estimator.RuntimeEstimator)."""
     if not timeline.known:
@@ -365,7 +397,7 @@ def untraced_outside(timeline: Timeline, calibration: TracingCalibration | None)
                     f"less what tracing cost it then (the median of its process's last 32, at most "
                     f"{calibration.untimed_cap_ns / 1e3:.0f} us), {at_once}: "
                     f"{seconds:.3f} s from a traced span of {timeline.span_ns / 1e9:.3f} s{shared}")
-        return Outside.within(seconds, calibration.error_band, UNTIMED, evidence, stretch)
+        return Outside.within(seconds, calibration.untimed_error_band, UNTIMED, evidence, stretch)
     constant = calibration.gap_over_call_told(timeline)
     lean_ns = call_lean(timeline, calibration.call_lean_ns)
     outside_ns = timeline.outside_ns_at(constant.ns, lean_ns)
@@ -511,6 +543,20 @@ def measure_bare_loop(work: Path, untraced_runs: int, traced_runs: int,
                     float(statistics.median(lean)) if lean else 0.0)
 
 
+def _traced_both_ways(command: list[str], log: Path, progress: Callable[[str], None]) -> tuple[Timeline, Timeline]:
+    """`command` traced once into `log` (removed after): the trace's timeline, and the same
+    log's with its call durations taken out, as strace without -T would have written it."""
+    from fsbm.traces.strace import without_call_durations
+
+    _run(["strace", *STRACE_FLAGS, "-o", str(log), *command], log.parent)
+    try:
+        timed = calibration_trace_timeline(log, progress)
+        log.write_bytes(without_call_durations(log.read_bytes()))
+        return timed, calibration_trace_timeline(log, progress)
+    finally:
+        log.unlink()
+
+
 def calibrate(base: Path, *, untraced_runs: int = FULL_CALIBRATION_RUNS[0], traced_runs: int = FULL_CALIBRATION_RUNS[1],
               progress: Callable[[str], None] = lambda line: None) -> TracingCalibration:
     """Run the calibration programs untraced and traced here, in a temporary directory
@@ -533,19 +579,15 @@ def calibrate(base: Path, *, untraced_runs: int = FULL_CALIBRATION_RUNS[0], trac
         for name, command in _calibration_programs(work):
             _run(command, work)  # warm every cache the program uses
             untraced = [_run(command, work) for _ in range(untraced_runs)]
-            timelines = []
-            for k in range(traced_runs):
-                log = work / f"{name}-{k}.strace"
-                _run(["strace", *STRACE_FLAGS, "-o", str(log), *command], work)
-                timelines.append(calibration_trace_timeline(log, progress))
-                log.unlink()
-            middle = sorted(timelines, key=lambda t: t.span_ns)[len(timelines) // 2]
-            runs.append(CalibrationRun(name, untraced, middle, bare.call_lean_ns))
+            traces = [_traced_both_ways(command, work / f"{name}-{k}.strace", progress) for k in range(traced_runs)]
+            middle, untimed = sorted(traces, key=lambda both: both[0].span_ns)[len(traces) // 2]
+            runs.append(CalibrationRun(name, untraced, middle, bare.call_lean_ns, untimed))
             rule = measured.gap_over_call_of(middle)
             progress(f"{name}: {statistics.median(untraced) / 1e6:.1f} ms untraced, {middle.span_ns / 1e6:.1f} ms "
                      f"traced, {middle.calls} calls; told from the trace "
                      f"{middle.outside_ns_at(rule, runs[-1].lean_ns) / 1e6:.1f} ms, "
-                     f"a gap {rule / 1e3:.1f} us over its calls ({100 * runs[-1].error_at(rule):+.0f}%)")
+                     f"a gap {rule / 1e3:.1f} us over its calls ({100 * runs[-1].error_at(rule):+.0f}%; "
+                     f"without -T {100 * (runs[-1].untimed_error_at(measured.untimed_cap_ns) or 0):+.0f}%)")
     calibration = replace(measured, runs=runs, measured_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                           cores=usable_cores())
     progress(f"each process more at once makes a traced gap {calibration.contention_ns / 1e3:.1f} us longer "

@@ -372,12 +372,12 @@ def test_a_log_without_call_durations_still_tells_blocked_time_and_work(tmp_path
     # strace without -T writes it.  The calls the log split in two (sh's wait4 for each child)
     # still say how long they blocked, and the gaps from one call's start to the next hold the
     # work the timed log splits into gaps and calls.
-    from fsbm.api.plain_validation import CALL_DURATION
+    from fsbm.traces.strace import without_call_durations
 
     (tmp_path / "data").write_bytes(b"x" * 400_000)
     timed = _traced(tmp_path, "for i in 1 2 3 4 5; do gzip -c data > data.$i.gz; done; cat data.*.gz | wc -c")
     untimed_log = tmp_path / "untimed.strace"
-    untimed_log.write_bytes(CALL_DURATION.sub(b"", (tmp_path / "job.strace").read_bytes()))
+    untimed_log.write_bytes(without_call_durations((tmp_path / "job.strace").read_bytes()))
     untimed = _timeline_of(untimed_log)
     assert timed.timed and not untimed.timed and untimed.calls == timed.calls
     assert untimed.blocked_ns == untimed.untimed_blocked_ns > 0
@@ -510,3 +510,25 @@ def test_a_traces_own_bare_calls_lean_is_taken_off_its_gaps_and_calls(tmp_path: 
     few = timeline.model_copy(update={"bare_calls": 40, "bare_calls_signed_ns": 400_000})
     assert few.bare_call_lean_ns is None
     assert calibration.gap_over_call_told(few).ns == pytest.approx(timeline.gap_over_call_median_ns)
+
+
+def test_the_calibration_judges_each_trace_without_call_durations_too(calibrated: Calibrated) -> None:
+    """Each calibration program's trace is also read as strace without -T writes it, and the
+    untimed rule's own errors, not the timed rule's, are the band a log without -T is given."""
+    from fsbm.store import ResultsStore
+
+    with ResultsStore(calibrated.store) as store:
+        [(_, _, body)] = store.documents("tracing_calibration")
+    calibration = TracingCalibration.from_json(body)
+    assert calibration.runs and all(r.untimed is not None for r in calibration.runs)
+    for run in calibration.runs:
+        assert run.untimed.calls == run.timeline.calls and not run.untimed.timed and run.timeline.timed
+    assert len(calibration.untimed_errors) == len(calibration.runs) == len(body["untimed_errors"])
+    untimed = calibration.runs[0].untimed
+    seconds = untimed.untimed_outside_ns(calibration.untimed_cap_ns) / 1e9
+    told = untraced_outside(untimed, calibration)
+    low, high = calibration.untimed_error_band
+    assert told.kind == "trace-untimed" and told.high == pytest.approx(seconds / (1 + low))
+    # A calibration from before the untimed traces were kept gives them the timed rule's band.
+    older = TracingCalibration.from_json({**body, "runs": [{**r, "untimed_timeline": None} for r in body["runs"]]})
+    assert older.untimed_errors == [] and older.untimed_error_band == older.error_band

@@ -65,6 +65,16 @@ def added_timelines(one: dict[str, Any], other: dict[str, Any]) -> dict[str, Any
     return total
 
 
+# strace -T's call duration at the end of a line.
+CALL_DURATION = re.compile(rb" <\d+\.\d+>$", re.MULTILINE)
+
+
+def without_call_durations(log: bytes) -> bytes:
+    """A strace log with every call's duration taken out: the log strace without -T writes
+    of the same run (how the untimed form is judged against the timed one)."""
+    return CALL_DURATION.sub(b"", log)
+
+
 def parser_binary() -> Path:
     """strace2events: $FSBM_STRACE2EVENTS, the package's bin/, or PATH."""
     return native_binary("strace2events", Path(__file__).parent)

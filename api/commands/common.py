@@ -196,9 +196,10 @@ def calibrate_tracing_here(settings: Settings, quick: bool = False) -> None:
     with settings.store() as store:
         document_id, calibration = calibrate_tracing(store, progress=lambda line: console.print(f"  {escape(line)}"),
                                                      quick=quick)
-    low, high = calibration.error_band
+    (low, high), (untimed_low, untimed_high) = calibration.error_band, calibration.untimed_error_band
     console.print(f"tracing calibration {document_id} stored: 90% of the programs told within "
-                  f"{100 * low:+.0f}% to {100 * high:+.0f}%")
+                  f"{100 * low:+.0f}% to {100 * high:+.0f}%, and from logs without -T within "
+                  f"{100 * untimed_low:+.0f}% to {100 * untimed_high:+.0f}%")
 
 
 NFS_PORT_OPTION = typer.Option(None, "--nfs-port", min=1, max=65535,
