@@ -144,12 +144,16 @@ def _run(binary: Path, data: bytes) -> tuple[int, str]:
 
 
 FUZZED = {"plain": 0, "sanitized": 0}
+# Mutated logs per suite run, a tenth of them sanitized too.  bench/fuzz.py runs 10,000 inputs
+# of every kind (logs, captures, Ellard text) through the whole ingest; this is the parser's
+# share of it, kept small enough for the suite's budget.
+FUZZED_LOGS = 3_000
 
 
-@settings(max_examples=10_000, deadline=None, derandomize=True, database=None,
+@settings(max_examples=FUZZED_LOGS, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
 @given(log=mutated_logs())
-def test_ten_thousand_mutated_logs_never_crash_the_parser(log: bytes) -> None:
+def test_thousands_of_mutated_logs_never_crash_the_parser(log: bytes) -> None:
     """Exit 0 (parsed, bad lines counted) or 2 (refused, with a message): never a crash.
     Every tenth input also runs under AddressSanitizer and UndefinedBehaviorSanitizer."""
     binary = parser_binary()
@@ -164,10 +168,10 @@ def test_ten_thousand_mutated_logs_never_crash_the_parser(log: bytes) -> None:
         FUZZED["sanitized"] += 1
 
 
-def test_the_fuzzing_ran_its_ten_thousand_inputs() -> None:
+def test_the_fuzzing_ran_all_its_inputs() -> None:
     if FUZZED["plain"] == 0:
         pytest.skip("run together with the fuzz test")
-    assert FUZZED["plain"] >= 10_000 and FUZZED["sanitized"] >= 1_000
+    assert FUZZED["plain"] >= FUZZED_LOGS and FUZZED["sanitized"] >= FUZZED_LOGS // 10
 
 
 def test_paths_that_are_not_utf8_are_escaped_and_a_large_log_of_them_parses(tmp_path: Path) -> None:
