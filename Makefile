@@ -42,9 +42,12 @@ test-c: build
 
 PY_SOURCES := fsbm microbench traces characterizer predictor api tests bench
 
+# Tests that time nothing and touch no loop device run two at once, a file to a worker; the
+# rest, which time filesystems and the tracer, run one at a time on an otherwise idle machine.
 test-py: build
 	$(PY) -m pyflakes $(PY_SOURCES)
-	$(PY) -m pytest
+	$(PY) -m pytest -m cores_shared -n 2 --dist loadfile
+	$(PY) -m pytest -m "not cores_shared"
 
 test: deps build test-c test-py
 

@@ -20,6 +20,9 @@ from fsbm.characterizer.scale import pieces, read_arrays
 from fsbm.traces.ingest import ingest, read_events
 from tests.conftest import SHARED_DATA
 
+# Times nothing and needs no loop device: may share the cores with another such test.
+pytestmark = pytest.mark.cores_shared
+
 STRACE_LOG = SHARED_DATA / "strace" / "zicada_asterisk_strace.log"
 NFS_CAPTURE = SHARED_DATA / "nfs" / "epam-nfstrace" / "2sessions-tcp-wsize32k-tcp-wsize512k.pcap.bz2"
 NUMBERS = ("seq", "ts", "dur", "op", "offset", "size", "ret", "failed", "plumbing")

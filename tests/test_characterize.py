@@ -22,6 +22,9 @@ from fsbm.traces.ingest import ingest, read_events
 from fsbm.traces.record import record
 from tests.conftest import SHARED_DATA, run_fsbm
 
+# Times nothing and needs no loop device: may share the cores with another such test.
+pytestmark = pytest.mark.cores_shared
+
 
 def traced_profile(tmp_path: Path, program: str, kept: str = "data.bin") -> Profile:
     """The profile of `program` run under strace, of the events on files whose names hold

@@ -29,6 +29,9 @@ from fsbm.traces.ingest import ingest
 from fsbm.traces.schema import EVENT_SCHEMA, metadata
 from tests.conftest import SHARED_DATA, run_fsbm
 
+# Times nothing and needs no loop device: may share the cores with another such test.
+pytestmark = pytest.mark.cores_shared
+
 STRACE_LOG = SHARED_DATA / "strace" / "zicada_asterisk_strace.log"
 THREADED_LOG = SHARED_DATA / "strace" / "arastoob_multithread_strace1.log"
 NFS_CAPTURE = SHARED_DATA / "nfs" / "epam-nfstrace" / "2sessions-tcp-wsize32k-tcp-wsize512k.pcap.bz2"

@@ -7,6 +7,9 @@ import pytest
 from fsbm.predictor.confidence import cost_log_sd, order_confidence, reliability
 from fsbm.predictor.predict import _ranking
 
+# Times nothing and needs no loop device: may share the cores with another such test.
+pytestmark = pytest.mark.cores_shared
+
 
 def test_a_verdict_is_as_sure_as_the_predicted_ratio_stands_out_from_its_spread() -> None:
     # A ratio of e^0.1 against a spread of 0.1 is one standard deviation: 84%.

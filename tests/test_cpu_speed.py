@@ -8,6 +8,9 @@ import pytest
 
 from fsbm.predictor.cpu_speed import STEADY_MIN_USER_S, moved_sentence, steadied, user_cpu_spread
 
+# Times nothing and needs no loop device: may share the cores with another such test.
+pytestmark = pytest.mark.cores_shared
+
 
 def _run(program: str, target: str, rnd: int, user: float, rest: float = 0.1, system: float = 0.0,
          overlap: float = 1.0) -> dict:

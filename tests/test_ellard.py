@@ -12,6 +12,9 @@ from fsbm.traces.errors import TraceParseError
 from fsbm.traces.ingest import detect_format, ingest, read_events
 from tests.conftest import SHARED_DATA, run_fsbm
 
+# Times nothing and needs no loop device: may share the cores with another such test.
+pytestmark = pytest.mark.cores_shared
+
 ELLARD = SHARED_DATA / "nfs" / "ellard-text"
 COLUMNS = ("read", "write", "lookup", "getattr", "access", "create", "remove")
 

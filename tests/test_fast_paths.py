@@ -8,12 +8,16 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from fsbm.characterizer.arrays import MISSING, first_of_each, to_arrays
 from fsbm.characterizer.histograms import ValueCounts, significant
 from fsbm.characterizer.timing import Windows, actor_times
 from fsbm.traces.ingest import ingest, read_events
 from tests.conftest import SHARED_DATA
+
+# Times nothing and needs no loop device: may share the cores with another such test.
+pytestmark = pytest.mark.cores_shared
 
 EDGES = np.array([0, 1, 1023, 1024, 1025, 2047, 2048, 2**40 - 1, 2**40, 2**53 - 1, 2**53, 2**53 + 1,
                   2**60 - 1, 2**62 + 5, 2**63 - 1], np.int64)

@@ -21,6 +21,9 @@ from fsbm.traces.ingest import ingest, read_events
 from fsbm.traces.replay_plan import build_plan
 from tests.conftest import SHARED_DATA
 
+# Times nothing and needs no loop device: may share the cores with another such test.
+pytestmark = pytest.mark.cores_shared
+
 NFS_DIR = SHARED_DATA / "nfs"
 EPAM = NFS_DIR / "epam-nfstrace"
 

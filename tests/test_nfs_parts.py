@@ -24,6 +24,9 @@ from fsbm.traces.ingest import ingest
 from fsbm.traces.nfs_parts import CUTS, LEAD_IN, capsplit_binary
 from tests.conftest import SHARED_DATA, run_fsbm
 
+# Times nothing and needs no loop device: may share the cores with another such test.
+pytestmark = pytest.mark.cores_shared
+
 NFS_DIR = SHARED_DATA / "nfs"
 CAPTURES = sorted(p for d in ("epam-nfstrace", "zeek", "suricata-verify", "tcpdump") for p in (NFS_DIR / d).glob("*")
                   if p.name.endswith((".pcap", ".pcapng", ".pcap.bz2")))

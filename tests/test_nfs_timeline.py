@@ -15,6 +15,9 @@ from fsbm.traces.ingest import ingest, timeline_of
 from fsbm.traces.nfs_timeline import NfsTimeline
 from tests.conftest import SHARED_DATA
 
+# Times nothing and needs no loop device: may share the cores with another such test.
+pytestmark = pytest.mark.cores_shared
+
 
 def test_busy_time_is_the_union_of_outstanding_calls_and_each_wait_pays_one_round_trip() -> None:
     t = NfsTimeline()

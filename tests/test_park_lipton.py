@@ -10,6 +10,9 @@ import pytest
 from fsbm.errors import UsageError
 from fsbm.predictor import CostTable, fit
 
+# Times nothing and needs no loop device: may share the cores with another such test.
+pytestmark = pytest.mark.cores_shared
+
 SIZES = [512, 1024, 2048, 4095, 4096, 4097, 8192, 16384, 65536, 262144, 1048576]
 
 

@@ -24,6 +24,9 @@ from fsbm.traces.errors import TraceParseError
 from fsbm.traces.ingest import ingest
 from fsbm.traces.per_process import ProcessGroupsReader, process_tree
 
+# Times nothing and needs no loop device: may share the cores with another such test.
+pytestmark = pytest.mark.cores_shared
+
 # A shell opens a file inside the trace, then its forked children and itself write to it at
 # once: every write's offset depends on writes in other processes' logs.  The children copy
 # with dd (read and write): the kernel serializes writes to one open file description, but

@@ -20,6 +20,9 @@ from fsbm.traces.vocabulary import GROUPS
 from fsbm.predictor.park_lipton import evaluate, nonnegative_fit
 from fsbm.predictor.pricing import Pricer, Unmeasured
 
+# Times nothing and needs no loop device: may share the cores with another such test.
+pytestmark = pytest.mark.cores_shared
+
 S, D, C = 2000.0, 300.0, 0.05  # ns, ns per 4 KiB block, ns per byte
 
 

@@ -11,6 +11,9 @@ from fsbm.characterizer.reuse import References, reuse_curve, spatial_hashes
 from fsbm.documents import Reuse
 from fsbm.predictor.model import hit_fraction
 
+# Times nothing and needs no loop device: may share the cores with another such test.
+pytestmark = pytest.mark.cores_shared
+
 
 def _hit_at(curve: dict, sizes: np.ndarray) -> np.ndarray:
     """The hit fraction a curve gives each cache size (in blocks), as the predictor reads it."""

@@ -12,6 +12,9 @@ from sklearn.model_selection import LeaveOneGroupOut, cross_val_predict
 from fsbm.predictor.estimator import RuntimeEstimator, predict_left_out, runtime_seconds
 from fsbm.predictor.predict import relative_rows
 
+# Times nothing and needs no loop device: may share the cores with another such test.
+pytestmark = pytest.mark.cores_shared
+
 
 def suite(rng: np.random.Generator, programs: int = 6) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
     """Programs on two filesystems whose real time in xfs is 1.5x count x cost; the time

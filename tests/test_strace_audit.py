@@ -23,6 +23,9 @@ import pytest
 
 from fsbm.traces.ingest import ingest, read_events
 
+# Times nothing and needs no loop device: may share the cores with another such test.
+pytestmark = pytest.mark.cores_shared
+
 PROGRAM = textwrap.dedent(r"""
     import ctypes, fcntl, mmap, os, sys
     libc = ctypes.CDLL(None, use_errno=True)

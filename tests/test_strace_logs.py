@@ -16,6 +16,9 @@ import pytest
 from fsbm.traces.ingest import ingest, read_events
 from tests.conftest import SHARED_DATA
 
+# Times nothing and needs no loop device: may share the cores with another such test.
+pytestmark = pytest.mark.cores_shared
+
 STRACE_DIR = SHARED_DATA / "strace"
 PATH_CALLS = {"open", "openat", "creat", "stat", "lstat", "stat64", "lstat64", "access", "faccessat", "mkdir",
               "rmdir", "unlink", "unlinkat", "rename", "renameat", "readlink", "chmod", "chown"}

@@ -17,6 +17,9 @@ import pytest
 from fsbm.traces.ingest import ingest, read_events
 from fsbm.traces.record import record
 
+# Times nothing and needs no loop device: may share the cores with another such test.
+pytestmark = pytest.mark.cores_shared
+
 PROGRAM = textwrap.dedent("""
     import os
     fd = os.open("a.dat", os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o644)

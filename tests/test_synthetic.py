@@ -19,6 +19,9 @@ from fsbm.traces.record import record
 from fsbm.traces.replay_plan import write_plan
 from tests.conftest import SHARED_DATA, run_fsbm
 
+# Times nothing and needs no loop device: may share the cores with another such test.
+pytestmark = pytest.mark.cores_shared
+
 
 def replayed_profile(table: pa.Table, tmp_path: Path) -> tuple[Profile, dict]:
     """Replay an event table under strace; the profile of the replay's own calls on the target."""

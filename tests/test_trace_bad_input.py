@@ -19,6 +19,9 @@ from fsbm.traces.ingest import ingest, read_events
 from fsbm.traces.strace import parser_binary
 from tests.conftest import SHARED_DATA, run_fsbm
 
+# Times nothing and needs no loop device: may share the cores with another such test.
+pytestmark = pytest.mark.cores_shared
+
 GOOD = (
     '100 1700000000.000001 openat(AT_FDCWD, "/data/a", O_RDONLY) = 3 <0.000010>\n'
     '100 1700000000.000002 read(3, "abc", 4096) = 3 <0.000005>\n'

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from fsbm.units import percent
+
+# Times nothing and needs no loop device: may share the cores with another such test.
+pytestmark = pytest.mark.cores_shared
 
 
 def test_a_fraction_is_written_as_a_percentage_and_nothing_measured_as_a_dash() -> None:
