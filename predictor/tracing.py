@@ -288,7 +288,8 @@ class TracingCalibration:
     def untimed_error_band(self) -> tuple[float, float]:
         """The band a trace without -T's time outside is given: the untimed rule's own errors'
         where the calibration measured them, else the timed rule's (older calibrations)."""
-        return _band(self.untimed_errors) if self.untimed_errors else self.error_band
+        untimed = self.untimed_errors
+        return _band(untimed) if untimed else self.error_band
 
     def _gap_over_call(self, name: str) -> tuple[float, float] | None:
         """Program `name`'s constant (gap_over_call_ns) and its processes at once."""
@@ -380,10 +381,10 @@ def untraced_outside(timeline: Timeline, calibration: TracingCalibration | None)
     the trace has no timestamps (strace without -tt).  Without call durations (no -T) a gap
     runs from one call's start to the next's, so the estimate (kind UNTIMED) holds the
     file calls' time too, and the caller takes their modelled time on the traced filesystem
-    off it (predict.Workload).  Its band is the calibration's (error_band, or untimed_error_band
-    for a log without -T); a fitted runtime
-    model narrows or widens a timed trace's by how far the constant a gap takes off strayed
-    between the programs it was fitted on (Outside.per_gap_s, estimator.RuntimeEstimator)."""
+    off it (predict.Workload).  Its band is the calibration's (error_band; untimed_error_band
+    for a log without -T); a fitted runtime model narrows or widens a timed trace's by how far
+    the constant a gap takes off strayed between the programs it was fitted on
+    (Outside.per_gap_s, estimator.RuntimeEstimator)."""
     if not timeline.known:
         return None
     calibration = calibration or TracingCalibration()
