@@ -23,18 +23,20 @@
 #include "events.h"
 #include "timeline.h"
 
-/* Calls that block until another process acts: time spent in them is that process's. */
-static const char *const WAITING[] = {
-	"wait4", "waitid", "waitpid", "select", "pselect6", "poll", "ppoll", "epoll_wait", "epoll_pwait",
-	"epoll_pwait2", "futex", "pause", "rt_sigsuspend", "rt_sigtimedwait", "sigsuspend", "accept", "accept4",
-};
-
 /* A name and its length, so that most names are told apart by their length alone. */
 struct name {
 	const char *text;
 	size_t len;
 };
 #define NAME(s) { s, sizeof(s) - 1 }
+
+/* Calls that block until another process acts: time spent in them is that process's. */
+static const struct name WAITING[] = {
+	NAME("wait4"), NAME("waitid"), NAME("waitpid"), NAME("select"), NAME("pselect6"), NAME("poll"),
+	NAME("ppoll"), NAME("epoll_wait"), NAME("epoll_pwait"), NAME("epoll_pwait2"), NAME("futex"),
+	NAME("pause"), NAME("rt_sigsuspend"), NAME("rt_sigtimedwait"), NAME("sigsuspend"), NAME("accept"),
+	NAME("accept4"),
+};
 
 /* Calls that do a little work in the kernel and never wait, on a file or not: under tracing
  * each one's duration is tracing's stop and little else, so how far they lie above their
@@ -173,20 +175,18 @@ static void grow(struct timeline *t)
 	t->cap = cap;
 }
 
-int timeline_waits(const struct call *c)
+/* Is `name` one of the `n` names of `table`? */
+static int named_in(struct span name, const struct name *table, size_t n)
 {
-	for (size_t i = 0; i < sizeof(WAITING) / sizeof(WAITING[0]); i++)
-		if (span_eq(c->name, WAITING[i]))
+	for (size_t i = 0; i < n; i++)
+		if (name.len == table[i].len && memcmp(name.p, table[i].text, name.len) == 0)
 			return 1;
 	return 0;
 }
 
-static int is_bare(const struct call *c)
+int timeline_waits(const struct call *c)
 {
-	for (size_t i = 0; i < sizeof(BARE) / sizeof(BARE[0]); i++)
-		if (c->name.len == BARE[i].len && memcmp(c->name.p, BARE[i].text, BARE[i].len) == 0)
-			return 1;
-	return 0;
+	return named_in(c->name, WAITING, sizeof(WAITING) / sizeof(WAITING[0]));
 }
 
 void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct call *c, int64_t resumed_ns,
@@ -264,7 +264,7 @@ void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct cal
 	if (!blocking && c->dur_ns >= 0) {
 		int64_t excess, signed_excess = from_median(&l->durs, c->dur_ns, BARE_GAP_CAP_NS, &excess);
 
-		if (is_bare(c)) {
+		if (named_in(c->name, BARE, sizeof(BARE) / sizeof(BARE[0]))) {
 			t->bare_calls++;
 			t->bare_calls_signed_ns += signed_excess;
 		}
