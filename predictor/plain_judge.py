@@ -28,7 +28,7 @@ from fsbm.predictor.judge import against_steady_runs, provenance, real_by_round,
 from fsbm.predictor.model import price_workload
 from fsbm.predictor.predict import Workload, relative_rows
 from fsbm.predictor.pricing import Pricer
-from fsbm.documents import Profile, Timeline
+from fsbm.documents import MIN_BARE_CALLS, Profile, Timeline
 from fsbm.predictor.tracing import OWN_MEDIAN_CAP_SHARE, UNTIMED_CAP_SHARE, TracingCalibration
 from fsbm.units import percent, percents
 
@@ -516,7 +516,7 @@ def markdown(doc: dict[str, Any], judged: PlainJudged, judged_again: bool = Fals
                  if tracing.measured_gap_over_call_ns is not None else " (no bare loop was measured)")
               + ", or the calibration's constant where the trace has no such median above 0: "
               + _gap_constants(doc, tracing)
-              + ". A trace with 200 or more bare calls (close, fstat, getpid...) takes how far they lay above their "
+              + f". A trace with {MIN_BARE_CALLS} or more bare calls (close, fstat, getpid...) takes how far they lay above their "
                 "process's median call, on average, off each gap as well, and off each call not on a file"
               + (f"; one with fewer takes {tracing.call_lean_ns / 1e3:.1f} us off each call not on a file, how far a "
                  "bare call of the loop lay above its median on average"

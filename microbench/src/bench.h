@@ -123,7 +123,8 @@ struct bench_ctx {
 uint64_t data_offset(const struct bench_ctx *ctx, size_t i);
 
 /* ctx->buf, filled, as large as the largest request the case writes: its size, or the
- * largest of the workload's mix (SWEEP_MIX, --file-sizes). */
+ * largest of the workload's mix it writes in (SWEEP_MIX: --file-sizes; SWEEP_MIX_REQUESTS:
+ * --request-sizes). */
 void fill_write_buffer(struct bench_ctx *ctx);
 
 /* Whether a benchmark runs at a workload's mix of sizes (--file-sizes). */
