@@ -80,3 +80,15 @@ def test_one_process_then_many_keeps_the_first_processes_descriptors(tmp_path: P
     events = read_events(tmp_path / "e.parquet").to_pandas()
     assert not events["file"].str.startswith("?fd=").any() or \
         events[events["file"].str.startswith("?fd=")]["file"].str.contains("fd=[012]/").all()
+
+
+def test_every_write_strace_left_unfinished_keeps_its_size(tmp_path: Path) -> None:
+    """The asterisk log's threads leave hundreds of writes unfinished, each resumed with
+    "<... write resumed> )": the size is the last argument of the first half."""
+    log = STRACE_DIR / "zicada_asterisk_strace.log"
+    unfinished = sum(1 for line in log.read_text(errors="replace").splitlines()
+                     if re.search(r" write\(.*, \d+ <unfinished \.\.\.>$", line))
+    events = read_events(ingest([log], tmp_path / "e.parquet").output).to_pandas()
+    writes = events[events["orig"] == "write"]
+    assert unfinished > 300
+    assert writes["size"].notna().all()

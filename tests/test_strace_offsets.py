@@ -163,3 +163,34 @@ def test_every_time_setting_call_of_a_real_cp_a_is_an_event(tmp_path: Path) -> N
     set_times = events[events["orig"] == "utimensat"]
     assert in_log >= 41 and len(set_times) == in_log
     assert set(set_times["op"]) == {"setattr"} and set_times["file"].str.startswith(str(tmp_path / "dst")).all()
+
+
+# The order strace -f printed on a busy CI host: the child's write starts before its
+# parent's clone returns and ends after; strace writes the space before the marker.
+CHILD_BEFORE_ITS_CLONE_RETURNS = textwrap.dedent("""\
+    100 1700000000.000100 openat(AT_FDCWD</w>, "/w/a.dat", O_WRONLY|O_CREAT, 0644) = 3</w/a.dat> <0.000020>
+    100 1700000000.000200 write(3</w/a.dat>, "qqqqq", 5) = 5 <0.000010>
+    100 1700000000.000300 clone(child_stack=NULL, flags=CLONE_CHILD_CLEARTID|SIGCHLD <unfinished ...>
+    101 1700000000.000400 write(3</w/a.dat>, "ccccccc", 7 <unfinished ...>
+    100 1700000000.000500 <... clone resumed>, child_tidptr=0x7f0) = 101 <0.000200>
+    101 1700000000.000600 <... write resumed>) = 7 <0.000200>
+    100 1700000000.000700 wait4(101,  <unfinished ...>
+    101 1700000000.000800 exit_group(0)   = ?
+    101 1700000000.000900 +++ exited with 0 +++
+    100 1700000000.001000 <... wait4 resumed>[{WIFEXITED(s) && WEXITSTATUS(s) == 0}], 0, NULL) = 101 <0.000300>
+    100 1700000000.001100 pwrite64(3</w/a.dat>, "pp", 2, 9000 <unfinished ...>
+    100 1700000000.001200 <... pwrite64 resumed> )             = 2 <0.000010>
+    100 1700000000.001300 write(3</w/a.dat>, "after", 5) = 5 <0.000010>
+""")
+
+
+def test_a_call_strace_left_unfinished_keeps_its_last_argument(tmp_path: Path) -> None:
+    """Glued to its resumed half, an unfinished write keeps its size and a pwrite its offset,
+    whichever of strace's spacings the halves carry; the child's write, begun before its
+    clone returned, still moves the offset it shares with its parent."""
+    log = tmp_path / "race.strace"
+    log.write_text(CHILD_BEFORE_ITS_CLONE_RETURNS)
+    events = read_events(ingest([log], tmp_path / "e.parquet").output).to_pandas()
+    writes = events[events["op"] == "write"]
+    assert [(int(a), int(o), int(s)) for a, o, s in zip(writes["actor"], writes["offset"], writes["size"])] == \
+        [(100, 0, 5), (101, 5, 7), (100, 9000, 2), (100, 12, 5)]

@@ -13,6 +13,19 @@ static int is_digit(char c)
 }
 
 /*
+ * One argument, without the spaces at its end: a call strace left unfinished is glued to
+ * its resumed half, and the space before "<unfinished ...>" (or after "resumed>", as older
+ * strace writes it) would otherwise end the last argument: "write(3, "c", 7 ) = 7".
+ */
+static void add_arg(struct call *c, const char *p, size_t len)
+{
+	while (len > 0 && p[len - 1] == ' ')
+		len--;
+	if (c->nargs < MAX_ARGS)
+		c->arg[c->nargs++] = (struct span){ p, len };
+}
+
+/*
  * Index of the parenthesis closing the one before s[0], or len if there is none.  Also
  * splits the top-level arguments on ", " as it goes.
  */
@@ -44,16 +57,15 @@ static size_t scan_args(const char *s, size_t len, struct call *c)
 		case ']': case '}': depth--; break;
 		case ')':
 			if (depth == 0) {
-				if (c->nargs < MAX_ARGS && i > start)
-					c->arg[c->nargs++] = (struct span){ s + start, i - start };
+				if (i > start)
+					add_arg(c, s + start, i - start);
 				return i;
 			}
 			depth--;
 			break;
 		case ',':
 			if (depth == 0) {
-				if (c->nargs < MAX_ARGS)
-					c->arg[c->nargs++] = (struct span){ s + start, i - start };
+				add_arg(c, s + start, i - start);
 				start = i + 1;
 				while (start < len && s[start] == ' ')
 					start++;
