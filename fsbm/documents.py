@@ -300,6 +300,10 @@ class Timeline(_Open):
     # The gaps after a timed call, each less its process's median call, counted by size in the
     # bins GAP_OVER_CALL_BINS (timeline.h); empty from older parsers.
     timed_gaps_over_call: list[int] = []
+    # Of the gaps after a timed call, those right after a call that mapped a file: how many, and
+    # each less its process's median call, summed (timeline.h); 0 from older parsers.
+    mapped_gaps: NonNegativeInt = 0
+    mapped_gaps_over_call_ns: int = 0
 
     @classmethod
     def of(cls, counts: "Timeline | dict[str, Any] | None") -> "Timeline":
@@ -351,6 +355,14 @@ class Timeline(_Open):
         if not self.timed_gaps:
             return self._told(self.user_signed_ns)
         return self._told(self._gaps_over_calls_ns - gap_over_call_ns * self.timed_gaps, call_lean_ns)
+
+    def mapped_gaps_work_ns(self, gap_over_call_ns: float) -> float:
+        """The work in the gaps right after a call that mapped a file, each less
+        `gap_over_call_ns` as outside_ns_at takes it (never below 0), over the processes
+        working at once: where a program reads what it mapped, through page faults no call
+        shows (predictor/predict.py counts that read once)."""
+        work = self.mapped_gaps_over_call_ns - gap_over_call_ns * self.mapped_gaps
+        return max(work, 0.0) / self.concurrency
 
     @property
     def bare_call_lean_ns(self) -> float | None:

@@ -32,7 +32,7 @@ Nothing here is fitted.  docs/model-evidence.md keeps the measurements behind ea
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from fsbm.documents import Profile
@@ -65,6 +65,11 @@ class Outside:
     # A plain trace's: the most its processes' work may have been slowed by sharing the cores
     # with the tracer (tracing.shared_cores_stretch); the band's low end is divided by it.
     stretch: float = 1.0
+    # A plain trace's: the work in its gaps right after a call that mapped a file, where the
+    # program read what it mapped (Timeline.mapped_gaps_work_ns); predict.Workload takes the
+    # modelled read of the mapped regions off the estimate, up to this, as the cost model
+    # prices that read already.
+    mapped_s: float = 0.0
 
     @classmethod
     def exactly(cls, seconds: float, kind: str, evidence: str) -> "Outside":
@@ -82,8 +87,8 @@ class Outside:
 
     def less(self, seconds: float, why: str) -> "Outside":
         """This time less `seconds` (never below 0), the evidence saying `why`."""
-        return Outside(max(self.seconds - seconds, 0.0), max(self.low - seconds, 0.0), max(self.high - seconds, 0.0),
-                       self.kind, f"{self.evidence}, {why}", self.per_gap_s, self.stretch)
+        return replace(self, seconds=max(self.seconds - seconds, 0.0), low=max(self.low - seconds, 0.0),
+                       high=max(self.high - seconds, 0.0), evidence=f"{self.evidence}, {why}")
 
 
 def _recording(profile: Profile) -> dict[str, Any]:

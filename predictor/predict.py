@@ -23,6 +23,7 @@ from typing import Any
 
 import pandas as pd
 
+from fsbm.characterizer.classes import MAPPED_CLASS
 from fsbm.documents import Prediction, Profile, Timeline
 from fsbm.errors import UsageError
 from fsbm.predictor.confidence import cost_log_sds, order_confidence
@@ -155,6 +156,8 @@ class Workload:
         at_once = concurrency(profile)
         if outside.kind == UNTIMED:
             outside = _less_file_calls(outside, names, times, traced_on, at_once)
+        elif outside.mapped_s > 0:
+            outside = _less_mapped_reads(outside, names, times, traced_on, at_once)
         rows = [feature_row(pricer.table, fs, outside, at_once) for pricer, fs in zip(pricers, times)]
         return cls(rows, times, outside, scales, features, at_once)
 
@@ -164,20 +167,38 @@ class Workload:
         return pd.DataFrame(self.features)
 
 
+def _traced_anchor(names: list[str], times: list[FsTime], traced_on: str | None) -> tuple[int, str]:
+    """The candidate whose modelled time a plain trace's time outside is told against, and
+    where, in words: `traced_on`, where it was traced; without it, the candidate whose
+    filesystem time is the median, said so."""
+    if traced_on is not None:
+        return names.index(traced_on), f"on {traced_on}, where it was traced"
+    anchor = sorted(range(len(times)), key=lambda i: times[i].total_ns)[len(times) // 2]
+    return anchor, f"on {names[anchor]}, the median candidate (--traced-on names the one it was traced on)"
+
+
 def _less_file_calls(outside: Outside, names: list[str], times: list[FsTime], traced_on: str | None,
                      at_once: float) -> Outside:
     """A time outside that holds the file calls' time too (a trace without -T), less their
-    modelled time where the workload was traced (over the processes working at once, as the
-    time outside is); without `traced_on`, on the candidate whose filesystem time is the
-    median, said so."""
-    if traced_on is not None:
-        anchor = names.index(traced_on)
-        where = f"less its file calls' modelled time on {traced_on}, where it was traced"
-    else:
-        anchor = sorted(range(len(times)), key=lambda i: times[i].total_ns)[len(times) // 2]
-        where = (f"less its file calls' modelled time on {names[anchor]}, the median candidate (--traced-on names "
-                 "the one it was traced on)")
-    return outside.less(times[anchor].total_ns / 1e9 / at_once, where)
+    modelled time where the workload was traced (_traced_anchor), over the processes working
+    at once, as the time outside is."""
+    anchor, where = _traced_anchor(names, times, traced_on)
+    return outside.less(times[anchor].total_ns / 1e9 / at_once, f"less its file calls' modelled time {where}")
+
+
+def _less_mapped_reads(outside: Outside, names: list[str], times: list[FsTime], traced_on: str | None,
+                       at_once: float) -> Outside:
+    """A time outside whose gaps after the program mapped files hold its reads of them
+    (Outside.mapped_s), less the modelled time of those reads where the workload was traced
+    (_traced_anchor), up to that gaps' work: the cost model prices them as the mappings',
+    on every candidate, so the time outside does not hold them too."""
+    anchor, where = _traced_anchor(names, times, traced_on)
+    mapped_ns = sum(line.total_ns for line in times[anchor].lines if line.op == MAPPED_CLASS)
+    taken = min(mapped_ns / 1e9 / at_once, outside.mapped_s)
+    if taken <= 0:
+        return outside
+    return outside.less(taken, f"less {taken:.3f} s of it in the gaps after it mapped files, the modelled read of "
+                               f"what it mapped {where}")
 
 
 def predict(profile: Profile | dict[str, Any], tables: list[tuple[int | None, Pricer]], *, cache_bytes: int,

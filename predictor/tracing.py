@@ -31,7 +31,12 @@ slowest speed), each gap's signed distance from it summed.  The time a job spend
 the filesystem is then the gaps' work and its calls that are not on files (exec, mmap,
 pipes), never below 0, over the number of its processes that worked at once (`concurrency`:
 their lifetimes less the time they were blocked waiting for one another, over the span).
-Its file calls are what the cost model prices, on every candidate.
+Its file calls are what the cost model prices, on every candidate.  So is what it reads
+through a file it mapped (characterizer/mapped.py), which no call shows: those page faults
+fall in the gaps after the mmap, so the parser counts the gaps right after a file was mapped
+apart too (Timeline.mapped_gaps_work_ns), and the prediction takes the modelled read of what
+was mapped where the job was traced off the time outside, up to those gaps' work
+(predict._less_mapped_reads), so that the read is counted once.
 
 A call not on a file counts for its signed distance from its process's median call: its
 kernel's work (an exec, a large mmap) stands above that median.  What tracing adds to a bare
@@ -417,7 +422,8 @@ def untraced_outside(timeline: Timeline, calibration: TracingCalibration | None)
                 f"the last 32{lean}), {at_once}: {seconds:.3f} s from a traced span of {timeline.span_ns / 1e9:.3f} s{shared}")
     # Each ns more a gap takes off moves the estimate by this many seconds, until it is 0.
     per_gap_s = timeline.timed_gaps / timeline.concurrency / 1e9 if outside_ns > 0 else 0.0
-    return replace(Outside.within(seconds, calibration.error_band, "trace", evidence, stretch), per_gap_s=per_gap_s)
+    return replace(Outside.within(seconds, calibration.error_band, "trace", evidence, stretch), per_gap_s=per_gap_s,
+                   mapped_s=timeline.mapped_gaps_work_ns(constant.ns) / 1e9)
 
 
 CAPTURE = "capture"

@@ -19,6 +19,7 @@ from fsbm.traces.record import CALLS_CPU_FIELDS, median_cpu, untraced_medians
 from fsbm.traces.vocabulary import GROUPS
 from fsbm.predictor.park_lipton import evaluate, nonnegative_fit
 from fsbm.predictor.pricing import Pricer, Unmeasured
+from fsbm.predictor.tracing import TracingCalibration
 
 # Times nothing and needs no loop device: may share the cores with another such test.
 pytestmark = pytest.mark.cores_shared
@@ -1085,3 +1086,33 @@ def test_a_programs_second_trace_is_learnt_from_but_not_judged() -> None:
     assert len(twice.without("p0").again) == 6
     narrow, wide = plain_model(once).errors_["trace"], plain_model(twice).errors_["trace"]
     assert wide["n"] == narrow["n"] + 8 and wide["p95"] > narrow["p95"] + 0.2
+
+
+def test_a_traces_gaps_after_it_mapped_files_give_up_the_modelled_read_of_what_it_mapped() -> None:
+    """A trace's gaps right after its mmaps hold the mapped files' reads (page faults), which
+    the cost model prices as the mappings'; the time outside gives up that modelled time
+    where the workload was traced, up to those gaps' work, and says so."""
+    from fsbm.predictor.predict import Workload
+
+    hashing = profile(reads=0)
+    hashing["classes"]["data"] = {"mmap": {"random": {"65536": {"count": 30, "bytes": 30 * 100_000}}}}
+    # 1,000 timed gaps, each 20 us over its call, and 30 of them, right after an mmap, 0.3 s over.
+    timed = {"processes": 1, "calls": 1001, "timed_calls": 1001, "span_ns": 10**9, "lifetimes_ns": 10**9,
+             "user_signed_ns": 1, "timed_gaps": 1000, "timed_gaps_ns": 330_000_000, "timed_gaps_call_median_ns": 10_000_000}
+    fast, slow = Pricer(table("ext4")), Pricer(table("xfs", scale=3.0))
+
+    def priced(mapped_over_call_ns: int) -> Workload:
+        timeline = {**timed, "mapped_gaps": 30, "mapped_gaps_over_call_ns": mapped_over_call_ns}
+        return Workload.priced({**hashing, "timeline": timeline}, [fast, slow], cache_bytes=1 << 30,
+                               traced_on="ext4", tracing=TracingCalibration(measured_gap_over_call_ns=20_000 / 0.6))
+
+    mapped_on_ext4 = priced(0).times[0].by_op()["mmap"] / 1e9
+    before = priced(0).outside
+    assert before.mapped_s == 0 and before.seconds == pytest.approx(0.3, rel=0.01)
+    ample = priced(300_000_000).outside
+    assert 0 < mapped_on_ext4 < 0.3
+    assert ample.seconds == pytest.approx(0.3 - mapped_on_ext4, rel=0.01)
+    assert "the gaps after it mapped files" in ample.evidence and "where it was traced" in ample.evidence
+    # Gaps after mmaps that held less work than the modelled read give up only what they held.
+    little = priced(30 * 20_000 + 1_000_000).outside
+    assert little.mapped_s == pytest.approx(0.001) and little.seconds == pytest.approx(0.3 - 0.001, rel=0.01)

@@ -123,6 +123,30 @@ def test_the_parser_counts_each_gap_after_a_timed_call_by_how_much_it_outlasts_t
     assert counts[GAP_OVER_CALL_BINS.index(-5_000)] == 2 and counts[-1] == 1
 
 
+def test_the_parser_counts_the_gaps_right_after_a_file_was_mapped(tmp_path: Path) -> None:
+    # Calls of 10 us with gaps of 25 us, and a file mapped and read for 5 ms before the next
+    # call: that gap counts; those after memory mapped with no file (fd -1) and after a
+    # mapping that failed do not.
+    lines, at = [], 0
+
+    def call(text: str, gap: int) -> None:
+        nonlocal at
+        lines.append(f"4242 00:00:{at // 1_000_000:02d}.{at % 1_000_000:06d} {text} <0.000010>")
+        at += 10 + gap
+
+    for _ in range(40):
+        call("getppid() = 1", 25)
+    call('openat(AT_FDCWD, "/w/big", O_RDONLY) = 3</w/big>', 25)
+    call("mmap(NULL, 1048576, PROT_READ, MAP_PRIVATE, 3</w/big>, 0) = 0x7f0000000000", 5_000)
+    call("mmap(NULL, 8192, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS, -1, 0) = 0x7f0000200000", 3_000)
+    call("mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, 3</w/big>, 0) = -1 ENOMEM (Cannot allocate memory)", 3_000)
+    call("close(3</w/big>) = 0", 25)
+    timeline = _timeline_of_lines(tmp_path, lines)
+    assert timeline.mapped_gaps == 1
+    assert timeline.mapped_gaps_over_call_ns == 5_000_000 - 10_000
+    assert timeline.mapped_gaps_work_ns(20_000) == 5_000_000 - 30_000
+
+
 def test_a_long_first_call_is_not_the_median_the_next_gaps_are_measured_against(tmp_path: Path) -> None:
     # A cold execve takes 10 ms; the process's next calls take 10 us, with 50 us of work and
     # tracing between them.  The gaps after its first calls are measured against a median call

@@ -248,6 +248,10 @@ void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct cal
 			t->timed_gaps_ns += gap;
 			t->timed_gaps_call_median_ns += call;
 			t->timed_gaps_over_call[over_call_bin(gap - call)]++;
+			if (l->prev_mapped) {
+				t->mapped_gaps++;
+				t->mapped_gaps_over_call_ns += gap - call;
+			}
 		} else {
 			t->other_gaps_signed_ns += signed_gap;
 		}
@@ -279,6 +283,8 @@ void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct cal
 	}
 	l->prev_end_ns = end;
 	l->prev_timed = dur >= 0;
+	l->prev_mapped = file && (span_eq(c->name, "mmap") || span_eq(c->name, "mmap2")) && c->ret_known &&
+			 !c->err[0];
 }
 
 void timeline_json(const struct timeline *t, FILE *f)
@@ -293,14 +299,16 @@ void timeline_json(const struct timeline *t, FILE *f)
 		"\"calls_excess_ns\":%lld,\"file_calls_excess_ns\":%lld,\"untimed_blocked_ns\":%lld,"
 		"\"user_signed_ns\":%lld,\"calls_signed_ns\":%lld,\"file_calls_signed_ns\":%lld,\"other_calls\":%ld,"
 		"\"timed_gaps\":%ld,\"timed_gaps_ns\":%lld,\"timed_gaps_call_median_ns\":%lld,"
-		"\"other_gaps_signed_ns\":%lld,\"bare_calls\":%ld,\"bare_calls_signed_ns\":%lld,\"first_ns\":%lld,\"last_ns\":%lld,\"untimed_signed_by_cap_ns\":[",
+		"\"other_gaps_signed_ns\":%lld,\"bare_calls\":%ld,\"bare_calls_signed_ns\":%lld,\"mapped_gaps\":%ld,"
+		"\"mapped_gaps_over_call_ns\":%lld,\"first_ns\":%lld,\"last_ns\":%lld,\"untimed_signed_by_cap_ns\":[",
 		t->count, t->calls, t->timed_calls, t->blocking_calls, t->execs, t->forks,
 		(long long)t->blocked_ns, (long long)lifetimes,
 		(long long)(t->first_ns == NO_VALUE ? 0 : t->last_ns - t->first_ns), (long long)t->user_ns,
 		(long long)t->calls_excess_ns, (long long)t->file_calls_excess_ns, (long long)t->untimed_blocked_ns,
 		(long long)t->user_signed_ns, (long long)t->calls_signed_ns, (long long)t->file_calls_signed_ns,
 		t->other_calls, t->timed_gaps, (long long)t->timed_gaps_ns, (long long)t->timed_gaps_call_median_ns,
-		(long long)t->other_gaps_signed_ns, t->bare_calls, (long long)t->bare_calls_signed_ns,
+		(long long)t->other_gaps_signed_ns, t->bare_calls, (long long)t->bare_calls_signed_ns, t->mapped_gaps,
+		(long long)t->mapped_gaps_over_call_ns,
 		(long long)(t->first_ns == NO_VALUE ? 0 : t->first_ns), (long long)(t->first_ns == NO_VALUE ? 0 : t->last_ns));
 	for (int k = 0; k < TIMELINE_UNTIMED_CAPS; k++)
 		fprintf(f, "%s%lld", k ? "," : "", (long long)t->untimed_signed_ns[k]);

@@ -33,6 +33,7 @@ struct lifetime {
 	long pid;       /* 0: empty slot */
 	int64_t first_ns, last_ns, prev_end_ns;
 	int prev_timed; /* whether the previous call's duration was known (prev_end_ns is its end) */
+	int prev_mapped; /* whether the previous call mapped a file (mmap of a file of a filesystem) */
 	struct window gaps, durs;
 };
 
@@ -68,6 +69,12 @@ struct timeline {
 	/* The same gaps, each less its median call, by size: its middle is what tracing cost a
 	 * bare gap in this trace, whatever the speed of the day (predictor/tracing.py). */
 	long timed_gaps_over_call[TIMELINE_OVER_BINS];
+	/* Of those gaps, the ones right after a call that mapped a file: how many, and the sum of
+	 * each less its median call.  A program that maps a file reads it there, through page
+	 * faults no call shows, and the cost model prices that read as the mapping's
+	 * (characterizer/mapped.py), so the rule counts it once (predictor/predict.py). */
+	long mapped_gaps;
+	int64_t mapped_gaps_over_call_ns;
 	/* Gaps after a call of unknown duration (a log without -T, where a gap runs from one
 	 * call's start to the next's): their signed distance from their median capped at each of
 	 * UNTIMED_CAPS_NS, summed.  What tracing costs such a gap at its slowest depends on the
