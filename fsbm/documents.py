@@ -283,7 +283,7 @@ class Timeline(_Open):
     file_calls_signed_ns: int = 0
     # How many calls not on files calls_signed_ns sums (timeline.h); 0 from older parsers.
     other_calls: NonNegativeInt = 0
-    # Calls of the kinds that do little and never wait (timeline.c's BARE), and their signed
+    # Calls of the kinds that do little and never wait (timeline.c's is_bare), and their signed
     # distances from their process's median call, summed; 0 from older parsers.
     bare_calls: NonNegativeInt = 0
     bare_calls_signed_ns: int = 0

@@ -147,6 +147,16 @@ def test_the_parser_counts_the_gaps_right_after_a_file_was_mapped(tmp_path: Path
     assert timeline.mapped_gaps_work_ns(20_000) == 5_000_000 - 30_000
 
 
+def test_an_fcntl_that_does_not_wait_is_a_bare_call_and_one_that_waits_for_a_lock_is_not(tmp_path: Path) -> None:
+    # A database's calls are reads, writes, syncs and locks: its locks taken without waiting
+    # are the bare calls that tell how far tracing's cost leans in its trace.
+    lines = [f"9 00:00:00.{k * 100:06d} fcntl(3</w/db>, {cmd}, {{l_type=F_RDLCK, l_whence=SEEK_SET, l_start=1073741824, "
+             f"l_len=1}}) = 0 <0.000010>" for k, cmd in enumerate(["F_SETLK", "F_GETLK", "F_SETLKW", "F_OFD_SETLKW"])]
+    lines.append("9 00:00:00.000500 fcntl(3</w/db>, F_GETFL) = 0x8002 (flags O_RDWR|O_LARGEFILE) <0.000010>")
+    lines.append('9 00:00:00.000600 pread64(3</w/db>, "x", 1, 0) = 1 <0.000010>')
+    assert _timeline_of_lines(tmp_path, lines).bare_calls == 3
+
+
 def test_a_long_first_call_is_not_the_median_the_next_gaps_are_measured_against(tmp_path: Path) -> None:
     # A cold execve takes 10 ms; the process's next calls take 10 us, with 50 us of work and
     # tracing between them.  The gaps after its first calls are measured against a median call

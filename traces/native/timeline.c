@@ -184,6 +184,16 @@ static int named_in(struct span name, const struct name *table, size_t n)
 	return 0;
 }
 
+/* A bare call (BARE), or an fcntl that does not wait: a lock taken or tested without waiting
+ * for it (F_SETLK, F_GETLK), flags read or set.  F_SETLKW and F_OFD_SETLKW, which wait for
+ * another process's lock, are not bare. */
+static int is_bare(const struct call *c)
+{
+	if (span_eq(c->name, "fcntl") || span_eq(c->name, "fcntl64"))
+		return c->nargs > 1 && c->arg[1].len > 0 && c->arg[1].p[c->arg[1].len - 1] != 'W';
+	return named_in(c->name, BARE, sizeof(BARE) / sizeof(BARE[0]));
+}
+
 int timeline_waits(const struct call *c)
 {
 	return named_in(c->name, WAITING, sizeof(WAITING) / sizeof(WAITING[0]));
@@ -268,7 +278,7 @@ void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct cal
 	if (!blocking && c->dur_ns >= 0) {
 		int64_t excess, signed_excess = from_median(&l->durs, c->dur_ns, BARE_GAP_CAP_NS, &excess);
 
-		if (named_in(c->name, BARE, sizeof(BARE) / sizeof(BARE[0]))) {
+		if (is_bare(c)) {
 			t->bare_calls++;
 			t->bare_calls_signed_ns += signed_excess;
 		}
