@@ -197,7 +197,7 @@ def _less_mapped_reads(outside: Outside, names: list[str], times: list[FsTime], 
     taken = min(mapped_ns / 1e9 / at_once, outside.mapped_s)
     if taken <= 0:
         return outside
-    return outside.less(taken, f"less {taken:.3f} s of it in the gaps after it mapped files, the modelled read of "
+    return outside.less(taken, f"less {taken:.3g} s of it in the gaps after it mapped files, the modelled read of "
                                f"what it mapped {where}")
 
 
