@@ -150,8 +150,9 @@ def test_the_parser_counts_the_gaps_right_after_a_file_was_mapped(tmp_path: Path
 def test_an_fcntl_that_does_not_wait_is_a_bare_call_and_one_that_waits_for_a_lock_is_not(tmp_path: Path) -> None:
     # A database's calls are reads, writes, syncs and locks: its locks taken without waiting
     # are the bare calls that tell how far tracing's cost leans in its trace.
+    locks = ["F_SETLK", "F_GETLK", "F_SETLKW", "F_OFD_SETLKW", "F_SETLKW64"]
     lines = [f"9 00:00:00.{k * 100:06d} fcntl(3</w/db>, {cmd}, {{l_type=F_RDLCK, l_whence=SEEK_SET, l_start=1073741824, "
-             f"l_len=1}}) = 0 <0.000010>" for k, cmd in enumerate(["F_SETLK", "F_GETLK", "F_SETLKW", "F_OFD_SETLKW"])]
+             f"l_len=1}}) = 0 <0.000010>" for k, cmd in enumerate(locks)]
     lines.append("9 00:00:00.000500 fcntl(3</w/db>, F_GETFL) = 0x8002 (flags O_RDWR|O_LARGEFILE) <0.000010>")
     lines.append('9 00:00:00.000600 pread64(3</w/db>, "x", 1, 0) = 1 <0.000010>')
     assert _timeline_of_lines(tmp_path, lines).bare_calls == 3

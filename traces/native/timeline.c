@@ -185,12 +185,12 @@ static int named_in(struct span name, const struct name *table, size_t n)
 }
 
 /* A bare call (BARE), or an fcntl that does not wait: a lock taken or tested without waiting
- * for it (F_SETLK, F_GETLK), flags read or set.  F_SETLKW and F_OFD_SETLKW, which wait for
- * another process's lock, are not bare. */
+ * for it (F_SETLK, F_GETLK), flags read or set.  F_SETLKW, F_SETLKW64 and F_OFD_SETLKW, which
+ * wait for another process's lock, are not bare. */
 static int is_bare(const struct call *c)
 {
 	if (span_eq(c->name, "fcntl") || span_eq(c->name, "fcntl64"))
-		return c->nargs > 1 && c->arg[1].len > 0 && c->arg[1].p[c->arg[1].len - 1] != 'W';
+		return c->nargs > 1 && c->arg[1].len > 0 && !span_has(c->arg[1], "LKW");
 	return named_in(c->name, BARE, sizeof(BARE) / sizeof(BARE[0]));
 }
 
