@@ -190,7 +190,7 @@ def _less_mapped_reads(outside: Outside, names: list[str], times: list[FsTime], 
                        at_once: float) -> Outside:
     """A time outside whose gaps after the program mapped files hold its reads of them
     (Outside.mapped_s), less the modelled time of those reads where the workload was traced
-    (_traced_anchor), up to that gaps' work: the cost model prices them as the mappings',
+    (_traced_anchor), up to those gaps' work: the cost model prices them as the mappings',
     on every candidate, so the time outside does not hold them too."""
     anchor, where = _traced_anchor(names, times, traced_on)
     mapped_ns = sum(line.total_ns for line in times[anchor].lines if line.op == MAPPED_CLASS)
