@@ -260,20 +260,21 @@ static void list_clone(long pid, const struct call *c)
 	out_bytes(row, strlen(row));
 }
 
-/* Turn one call into an event when it acts on a file; say whether it did so on a real one. */
-static int emit_call(struct parser *ps, long pid, const struct call *c, const struct sysdesc *d, int64_t ts,
-		     int64_t dur_fallback, long line)
+/* Turn one call into an event when it acts on a file; where it did so on a real one, the
+ * event's operation (the vocabulary's: "read", "mmap"...), else NULL. */
+static const char *emit_call(struct parser *ps, long pid, const struct call *c, const struct sysdesc *d, int64_t ts,
+			     int64_t dur_fallback, long line)
 {
 	static struct event e;
 	int emitted;
 
 	if (!d) {
 		ps->st.ignored_calls++;
-		return 0;
+		return NULL;
 	}
 	if (strncmp(c->err, "ERESTART", 8) == 0) { /* interrupted, did not complete */
 		ps->st.restarted++;
-		return 0;
+		return NULL;
 	}
 	e.ts = ts;
 	e.dur = c->dur_ns >= 0 ? c->dur_ns : dur_fallback;
@@ -288,9 +289,9 @@ static int emit_call(struct parser *ps, long pid, const struct call *c, const st
 	emitted = d->handle(procs_get(&ps->procs, pid), c, d, &e) && e.op && e.file;
 	forks_call_done(emitted ? ps->seq : -1);
 	if (!emitted)
-		return 0;
+		return NULL;
 	emit(ps, &e);
-	return !is_pseudo(ps, e.file);
+	return is_pseudo(ps, e.file) ? NULL : e.op;
 }
 
 /*
@@ -303,8 +304,8 @@ static void handle_call(struct parser *ps, long pid, const char *body, size_t le
 {
 	struct call c;
 	const struct sysdesc *d;
-	const char *why;
-	int waits, on_file;
+	const char *why, *file_op;
+	int waits;
 
 	if (call_parse(body, len, &c, &why) != 0) {
 		bad_line(ps, line, why, body, len, cut_short);
@@ -317,8 +318,8 @@ static void handle_call(struct parser *ps, long pid, const char *body, size_t le
 	}
 	d = syscall_lookup(c.name);
 	waits = timeline_waits(&c) || waits_on_a_pipe(ps, pid, &c);
-	on_file = emit_call(ps, pid, &c, d, ts, dur_fallback, line);
-	timeline_call(&ps->timeline, pid, ts, &c, dur_fallback, waits, on_file);
+	file_op = emit_call(ps, pid, &c, d, ts, dur_fallback, line);
+	timeline_call(&ps->timeline, pid, ts, &c, dur_fallback, waits, file_op);
 }
 
 static int64_t line_time(struct parser *ps, const struct line *ln)

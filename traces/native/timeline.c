@@ -52,6 +52,9 @@ static const struct name BARE[] = {
 	NAME("getrandom"), NAME("getrusage"), NAME("times"),
 };
 
+/* fcntl, bare where its command does not wait (is_bare). */
+static const struct name FCNTL[] = { NAME("fcntl"), NAME("fcntl64") };
+
 enum { BARE_GAP_CAP_NS = 70000 };
 static const int64_t UNTIMED_CAPS_US[TIMELINE_UNTIMED_CAPS] = { TIMELINE_UNTIMED_CAPS_US };
 
@@ -189,7 +192,7 @@ static int named_in(struct span name, const struct name *table, size_t n)
  * wait for another process's lock, are not bare. */
 static int is_bare(const struct call *c)
 {
-	if (span_eq(c->name, "fcntl") || span_eq(c->name, "fcntl64"))
+	if (named_in(c->name, FCNTL, sizeof(FCNTL) / sizeof(FCNTL[0])))
 		return c->nargs > 1 && c->arg[1].len > 0 && !span_has(c->arg[1], "LKW");
 	return named_in(c->name, BARE, sizeof(BARE) / sizeof(BARE[0]));
 }
@@ -200,7 +203,7 @@ int timeline_waits(const struct call *c)
 }
 
 void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct call *c, int64_t resumed_ns,
-		   int blocking, int file)
+		   int blocking, const char *file_op)
 {
 	struct lifetime *l;
 	int64_t end, dur = c->dur_ns >= 0 ? c->dur_ns : resumed_ns;
@@ -282,7 +285,7 @@ void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct cal
 			t->bare_calls++;
 			t->bare_calls_signed_ns += signed_excess;
 		}
-		if (file) {
+		if (file_op) {
 			t->file_calls_excess_ns += excess;
 			t->file_calls_signed_ns += signed_excess;
 		} else {
@@ -293,8 +296,7 @@ void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct cal
 	}
 	l->prev_end_ns = end;
 	l->prev_timed = dur >= 0;
-	l->prev_mapped = file && (span_eq(c->name, "mmap") || span_eq(c->name, "mmap2")) && c->ret_known &&
-			 !c->err[0];
+	l->prev_mapped = file_op && strcmp(file_op, "mmap") == 0 && c->ret_known && !c->err[0];
 }
 
 void timeline_json(const struct timeline *t, FILE *f)

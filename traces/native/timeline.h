@@ -33,7 +33,7 @@ struct lifetime {
 	long pid;       /* 0: empty slot */
 	int64_t first_ns, last_ns, prev_end_ns;
 	int prev_timed; /* whether the previous call's duration was known (prev_end_ns is its end) */
-	int prev_mapped; /* whether the previous call mapped a file (mmap of a file of a filesystem) */
+	int prev_mapped; /* whether the previous call mapped a file of a filesystem (an mmap event) */
 	struct window gaps, durs;
 };
 
@@ -53,7 +53,7 @@ struct timeline {
 	 * rule takes off per call (other_calls: how many calls_signed_ns sums). */
 	int64_t user_signed_ns, calls_signed_ns, file_calls_signed_ns;
 	long other_calls;
-	/* Calls of the kinds that do little and never wait (timeline.c's BARE), and their signed
+	/* Calls of the kinds that do little and never wait (timeline.c's is_bare), and their signed
 	 * distances from their process's median call summed: how far tracing's cost leans above
 	 * its median in this trace, the same for a gap's stop as for a call's (predictor/tracing.py). */
 	long bare_calls;
@@ -92,10 +92,11 @@ void timeline_free(struct timeline *t);
 /* One complete call of `pid` starting at ts_ns (NO_VALUE when the log has no times);
  * `resumed_ns`: for a call the log split in two, the time from its start to its resumption
  * (its duration where the log has no -T, NO_VALUE otherwise); `blocking`: it waited for
- * another process rather than worked; `file`: a call on a file of a filesystem, which the
- * cost model prices (not a device, /proc or a pipe, whose time is the program's own). */
+ * another process rather than worked; `file_op`: for a call on a file of a filesystem, which
+ * the cost model prices, its event's operation ("read", "mmap"...); NULL for any other (a
+ * device, /proc or a pipe, whose time is the program's own). */
 void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct call *c, int64_t resumed_ns,
-		   int blocking, int file);
+		   int blocking, const char *file_op);
 /* Is a call of this name one that waits for another process whatever its arguments? */
 int timeline_waits(const struct call *c);
 /* The totals as one JSON object (no trailing newline). */
