@@ -29,6 +29,7 @@ from rich.markup import escape
 from fsbm.locations import data_dir
 from fsbm.api.prediction_service import RECORDED_MODEL
 from fsbm.api.provision import AGING, add_programs_cases, measure_cost_table, provision
+from fsbm.microbench import freed_memory
 from fsbm.microbench.fsbench import TableEffort
 from fsbm.predictor.cost_table import CostTable
 from fsbm.predictor.estimator import RuntimeEstimator
@@ -66,7 +67,10 @@ def utc(seconds: float) -> str:
 
 
 def machine() -> dict[str, Any]:
-    return {"hostname": platform.node(), "kernel": platform.release(), "python": platform.python_version()}
+    """Where a validation measured: the host, its kernel, and what it did with memory the runs
+    freed (microbench/freed_memory.py: reported to the host, held from it, or not reported)."""
+    return {"hostname": platform.node(), "kernel": platform.release(), "python": platform.python_version(),
+            "freed_memory": freed_memory.state()}
 
 
 def measure_suite(settings: Any, options: ValidationOptions, console: Console) -> dict[str, Any]:

@@ -9,8 +9,9 @@ import typer
 from rich.markup import escape
 
 from fsbm.api import render
-from fsbm.api.commands.common import (Settings, console, errors, json_option, page_cache_bytes, profile_of,
-                                      refuse_overwrite, settings_of, target_directory, write_json)
+from fsbm.api.commands.common import (Settings, console, errors, hold_freed_memory_option, json_option,
+                                      measuring_memory, page_cache_bytes, profile_of, refuse_overwrite, settings_of,
+                                      target_directory, write_json)
 from fsbm.errors import Interrupted, UsageError
 from fsbm.microbench.fsbench import FsbenchOptions, plan
 from fsbm.predictor.cost_table import CostTable
@@ -57,6 +58,7 @@ def bench(
     for_workload: Optional[Path] = typer.Option(None, "--for", metavar="WORKLOAD", help="A profile, trace or event "
                                                 "table: measure only the cases its prices reach beyond this "
                                                 "candidate's cost table, at its own sizes, and add them to it."),
+    hold_freed_memory: bool = hold_freed_memory_option(),
 ) -> None:
     """Measure per-operation costs with fsbench; results and the cost table go to the store."""
     settings = settings_of(ctx)
@@ -69,7 +71,8 @@ def bench(
         given = [name for name, value in shaping.items() if value not in (None, False)]
         if given:
             raise UsageError(f"--for chooses the cases and sizes from the workload: give it without {', '.join(given)}")
-        _bench_for(settings, directory, candidate, fs_name, for_workload, dry_run, json_out)
+        with measuring_memory(hold_freed_memory and not dry_run):
+            _bench_for(settings, directory, candidate, fs_name, for_workload, dry_run, json_out)
         return
     options = FsbenchOptions(quick=quick, only=only, sizes=sizes, orders=orders, gaps=gaps, caches=caches, reps=reps, ops=ops,
                              files=files, file_size=file_size, case_seconds=case_seconds, seed=seed,
@@ -79,7 +82,7 @@ def bench(
         console.print("\n".join(cases))
         console.print(estimate)
         return
-    with settings.store() as store:
+    with settings.store() as store, measuring_memory(hold_freed_memory):
         doc, table = measure(directory, options, candidate, store)
     for t in render.results_tables(doc):
         console.print(t)

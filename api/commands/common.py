@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
@@ -16,7 +18,7 @@ from rich.markup import escape
 
 from fsbm.api import render
 from fsbm.errors import FsbmError, UsageError
-from fsbm.microbench import scratch
+from fsbm.microbench import freed_memory, scratch
 from fsbm.store import ResultsStore
 
 
@@ -71,6 +73,32 @@ def table_case_seconds_option() -> Any:
     """--table-case-seconds, beside --table-reps."""
     return typer.Option(None, "--table-case-seconds", min=0.001, help="Timed budget of each case in every quick "
                         "cost table measured (fsbench --case-seconds; default: quick's).")
+
+
+def hold_freed_memory_option() -> Any:
+    """--hold-freed-memory, shared by the commands that time runs and cost tables."""
+    return typer.Option(False, "--hold-freed-memory", help="On a virtual machine that hands memory it frees back "
+                        "to its host (virtio-balloon free page reporting), keep it from the host while measuring and "
+                        "set the kernel's setting back after: a run then does not pay the host's page faults for "
+                        "memory a pause let go (microbench/freed_memory.py). Changes a setting of the whole machine.")
+
+
+@contextmanager
+def measuring_memory(hold: bool) -> Iterator[None]:
+    """The block measures with memory freed in it kept from the host where `hold`; otherwise,
+    once it has measured, it says where this machine reports freed memory that the timings
+    depend on it."""
+    if hold:
+        with freed_memory.held():
+            console.print(f"[dim]freed memory is kept from the host while measuring "
+                          f"(page_reporting min_free_ms {freed_memory.HOLD_MS} until the end)[/]")
+            yield
+        return
+    yield
+    if freed_memory.state() == freed_memory.REPORTED:
+        errors.print("note: this machine hands the memory it frees back to its host, and a run that needs more than "
+                     "the last few seconds freed pays the host's page faults (3-8 us per 4 KiB here): timings move with "
+                     "what ran before them. --hold-freed-memory keeps it while measuring.")
 
 
 OUTPUT_FORMATS = ("table", "json", "csv")

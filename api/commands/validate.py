@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -10,8 +11,9 @@ import typer
 from rich.markup import escape
 
 from fsbm.api import render
-from fsbm.api.commands.common import (Settings, console, json_option, page_cache_bytes, refuse_overwrite, settings_of,
-                                      table_case_seconds_option, table_reps_option, write_json, write_text)
+from fsbm.api.commands.common import (Settings, console, hold_freed_memory_option, json_option, measuring_memory,
+                                      page_cache_bytes, refuse_overwrite, settings_of, table_case_seconds_option,
+                                      table_reps_option, write_json, write_text)
 from fsbm.errors import UsageError
 from fsbm.microbench import scratch
 from fsbm.microbench.fsbench import TableEffort
@@ -86,6 +88,7 @@ def validate_command(
                                                "directory instead of removing them."),
     table_reps: Optional[int] = table_reps_option(),
     table_case_seconds: Optional[float] = table_case_seconds_option(),
+    hold_freed_memory: bool = hold_freed_memory_option(),
 ) -> None:
     """Measure the predictor's error on real programs (fresh and aged filesystems) and calibrate it."""
     from fsbm.api.plain_validation import PlainOptions
@@ -112,12 +115,15 @@ def validate_command(
             loaded = json.loads(measurements.read_text())
         except (OSError, ValueError) as exc:
             raise UsageError(f"cannot read measurements {measurements}: {exc}") from None
+    # Judging stored measurements measures nothing.
+    memory = measuring_memory(hold_freed_memory) if loaded is None else nullcontext()
     if plain or (loaded or {}).get("kind") == "plain_validation_measurements":
-        _validate_plain(settings, loaded, PlainOptions(split=split, candidates=_plain_candidates(candidates),  # type: ignore[arg-type]
-                                                       traced_on=traced_on, rounds=rounds, scale=scale, seed=seed,
-                                                       reuse_tables=reuse_tables, workload_cases=workload_cases,
-                                                       table_effort=effort, keep_traces=keep_traces),
-                        doc_out, json_out)
+        with memory:
+            _validate_plain(settings, loaded, PlainOptions(split=split, candidates=_plain_candidates(candidates),  # type: ignore[arg-type]
+                                                           traced_on=traced_on, rounds=rounds, scale=scale, seed=seed,
+                                                           reuse_tables=reuse_tables, workload_cases=workload_cases,
+                                                           table_effort=effort, keep_traces=keep_traces),
+                            doc_out, json_out)
         return
     options = None
     if loaded is not None:
@@ -142,7 +148,8 @@ def validate_command(
                                     scale=scale, only=chosen, seed=seed, fresh=fresh,
                                     table_repeats=table_repeats, split=split,  # type: ignore[arg-type]
                                     workload_cases=workload_cases, table_effort=effort)
-    done = validate_recorded(settings, loaded, options or ValidationOptions(), console, page_cache_bytes(None))
+    with memory:
+        done = validate_recorded(settings, loaded, options or ValidationOptions(), console, page_cache_bytes(None))
     if done.measurements_id is not None:
         console.print(f"measurements stored as document {done.measurements_id}")
     if json_out is not None:
