@@ -10,6 +10,7 @@ import pytest
 
 from fsbm.errors import FsbmError
 from fsbm.microbench import freed_memory
+from tests.conftest import run_fsbm
 
 pytestmark = pytest.mark.cores_shared
 
@@ -95,3 +96,9 @@ def test_this_kernels_setting_is_held_and_put_back() -> None:
     with freed_memory.held(warm_bytes=16 * MIB):
         assert knob.read_text().strip() == str(freed_memory.HOLD_MS)
     assert knob.read_text().strip() == before
+
+
+def test_a_command_that_times_nothing_neither_holds_nor_notes(fsbm_home: Path, tmp_path: Path) -> None:
+    done = run_fsbm("trace", "record", "-o", str(tmp_path / "true.strace"), "--hold-freed-memory", "--", "true")
+    assert done.returncode == 0, done.stderr
+    assert "kept from the host" not in done.stdout and "hands the memory" not in done.stderr

@@ -71,7 +71,7 @@ def bench(
         given = [name for name, value in shaping.items() if value not in (None, False)]
         if given:
             raise UsageError(f"--for chooses the cases and sizes from the workload: give it without {', '.join(given)}")
-        with measuring_memory(hold_freed_memory and not dry_run):
+        with measuring_memory(hold_freed_memory, timed=not dry_run):
             _bench_for(settings, directory, candidate, fs_name, for_workload, dry_run, json_out)
         return
     options = FsbenchOptions(quick=quick, only=only, sizes=sizes, orders=orders, gaps=gaps, caches=caches, reps=reps, ops=ops,

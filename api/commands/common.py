@@ -84,10 +84,13 @@ def hold_freed_memory_option() -> Any:
 
 
 @contextmanager
-def measuring_memory(hold: bool) -> Iterator[None]:
+def measuring_memory(hold: bool, timed: bool = True) -> Iterator[None]:
     """The block measures with memory freed in it kept from the host where `hold`; otherwise,
     once it has measured, it says where this machine reports freed memory that the timings
-    depend on it."""
+    depend on it.  A block that times nothing (`timed` false) is left alone."""
+    if not timed:
+        yield
+        return
     if hold:
         with freed_memory.held():
             console.print(f"[dim]freed memory is kept from the host while measuring "

@@ -9,7 +9,7 @@ import typer
 from rich.markup import escape
 
 from fsbm.api.commands.common import (DISPLAY_FILTER_OPTION, NFS_PORT_OPTION, calibrate_tracing_here, capture_options,
-                                      console, errors, settings_of)
+                                      console, errors, hold_freed_memory_option, measuring_memory, settings_of)
 from fsbm.errors import UsageError
 
 
@@ -41,6 +41,7 @@ def trace_record(
                                                   "predictor scales fsbench's CPU prices by it); with libeatmydata "
                                                   "the command also runs N times cold with its syncs skipped, and "
                                                   "the replays skip them too."),
+    hold_freed_memory: bool = hold_freed_memory_option(),
 ) -> None:
     """Run a command under strace: fsbm trace record -o LOG -- CMD [ARGS...]."""
     from fsbm.traces.record import (CALLS_CPU_BRACKETED, CALLS_CPU_FIELDS, CALLS_CPU_UNBRACKETED,
@@ -51,8 +52,9 @@ def trace_record(
         raise UsageError(f"--scope {scope} is not a directory")
     if cold and untraced_runs and scope is None:
         errors.print("[dim]--cold without --scope: the wait for files outside the workload is not measured[/]")
-    recording = record(list(ctx.args), output, force=force, scope=scope, untraced_runs=untraced_runs, cold=cold,
-                       replay_in=replay_in)
+    with measuring_memory(hold_freed_memory, timed=untraced_runs > 0):
+        recording = record(list(ctx.args), output, force=force, scope=scope, untraced_runs=untraced_runs, cold=cold,
+                           replay_in=replay_in)
     facts = recording.facts
     wait_ns = facts.get(OUTSIDE_WAIT_FIELD)
     console.print(f"traced in {recording.wall_seconds:.2f} s (exit {recording.returncode}); log: {escape(str(output))}")

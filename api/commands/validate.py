@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -115,8 +114,7 @@ def validate_command(
             loaded = json.loads(measurements.read_text())
         except (OSError, ValueError) as exc:
             raise UsageError(f"cannot read measurements {measurements}: {exc}") from None
-    # Judging stored measurements measures nothing.
-    memory = measuring_memory(hold_freed_memory) if loaded is None else nullcontext()
+    memory = measuring_memory(hold_freed_memory, timed=loaded is None)  # stored measurements: nothing timed
     if plain or (loaded or {}).get("kind") == "plain_validation_measurements":
         with memory:
             _validate_plain(settings, loaded, PlainOptions(split=split, candidates=_plain_candidates(candidates),  # type: ignore[arg-type]
