@@ -8,7 +8,8 @@ right after the caches were dropped: the memory the drop freed is still the gues
 run that needs no more than that pays nothing, while one that needs more, or that starts
 after a pause, pays for every page beyond it.  So one program's runs fall into two modes
 (dd of 256 MiB with an fsync: 0.12 s, or 0.35 s with 0.25 s more system time), and which
-one depends on what ran before it (docs/model-evidence.md, "Memory the guest hands back";
+one depends on what ran before it; a quick cost table's 1 MiB writes took 458-907 us on ext4
+where held tables measured 161-169 us (docs/model-evidence.md, "Memory the guest hands back";
 bench/freed_memory.py measures it).  No machine a filesystem is bought for does this.
 
 `held` asks the kernel to keep freed memory from the host for a while (page_reporting's
