@@ -19,8 +19,8 @@ from rich.markup import escape
 
 from fsbm import __version__
 from fsbm.api.commands import bench, native_tools, store, validate, workload
-from fsbm.api.commands.common import (Settings, candidate_names, console, errors, settings_of, table_case_seconds_option,
-                                      table_reps_option)
+from fsbm.api.commands.common import (Settings, candidate_names, console, errors, hold_freed_memory_option,
+                                      measuring_memory, settings_of, table_case_seconds_option, table_reps_option)
 from fsbm.api.commands.filesystems import fs_app
 from fsbm.api.commands.store import store_app
 from fsbm.api.commands.tracing import trace_app
@@ -108,7 +108,8 @@ def demo(ctx: typer.Context, size: str = typer.Option("1G", "--size", help="Size
                                              help="Hours a stored cost table is reused before it is measured "
                                                   "again."),
          table_reps: Optional[int] = table_reps_option(),
-         table_case_seconds: Optional[float] = table_case_seconds_option()) -> None:
+         table_case_seconds: Optional[float] = table_case_seconds_option(),
+         hold_freed_memory: bool = hold_freed_memory_option()) -> None:
     """The main job on embedded defaults: scratch ext4, xfs, btrfs and tmpfs measured; a real program
     recorded, characterized and predicted on each; replayed and run on each; the verdict and the report."""
     from fsbm.api.demo import run_demo
@@ -118,8 +119,9 @@ def demo(ctx: typer.Context, size: str = typer.Option("1G", "--size", help="Size
     bad = sorted(set(types) - set(scratch.FILESYSTEMS))
     if bad:
         raise UsageError(f"unknown filesystem {', '.join(bad)}; choose from {', '.join(scratch.FILESYSTEMS)}")
-    run_demo(settings_of(ctx), console, types, scratch.parse_size(size), table_max_age_hours=table_max_age,
-             rounds=rounds, effort=TableEffort(table_reps, table_case_seconds))
+    with measuring_memory(hold_freed_memory):
+        run_demo(settings_of(ctx), console, types, scratch.parse_size(size), table_max_age_hours=table_max_age,
+                 rounds=rounds, effort=TableEffort(table_reps, table_case_seconds))
 
 
 def main() -> None:
