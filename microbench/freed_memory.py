@@ -36,7 +36,8 @@ REPORTING_FEATURE = 5  # VIRTIO_BALLOON_F_REPORTING: the balloon takes free page
 # kernel of 2026-12-02 accepts (5 minutes), far longer than any pause between two runs.
 HOLD_MS = 300_000
 # Memory used once when the hold starts, so that it is the guest's when a measurement needs it:
-# more than any validation program's or fsbench case's page cache (at most 1 GiB files).
+# several times a validation program's page cache (write-fsync's 256 MiB) or a quick table's
+# data file (64 MiB; 256 MiB in a full one).
 WARM_BYTES = 2 << 30
 PAGE = 4096
 
