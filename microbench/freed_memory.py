@@ -3,7 +3,7 @@
 A guest with virtio-balloon free page reporting tells its host which of its free pages the
 host may take back, a few seconds after they were freed; the host unmaps them, and the next
 use of such a page takes a fault in the host and a page zeroed there (3-8 us of system
-time per 4 KiB on the machine of 2026-12-02, depending on the hour).  A cold run starts
+time per 4 KiB where it was measured, depending on the hour).  A cold run starts
 right after the caches were dropped: the memory the drop freed is still the guest's, and a
 run that needs no more than that pays nothing, while one that needs more, or that starts
 after a pause, pays for every page beyond it.  So one program's runs fall into two modes
@@ -33,7 +33,7 @@ VIRTIO_DEVICES = Path("/sys/bus/virtio/devices")
 BALLOON_DEVICE = 0x0005  # virtio device id of a memory balloon
 REPORTING_FEATURE = 5  # VIRTIO_BALLOON_F_REPORTING: the balloon takes free page reports
 # How long a freed page stays the guest's before it is reported, while held: the most the
-# kernel of 2026-12-02 accepts (5 minutes), far longer than any pause between two runs.
+# kernel's setting accepts (5 minutes), far longer than any pause between two runs.
 HOLD_MS = 300_000
 # Memory used once when the hold starts, so that it is the guest's when a measurement needs it:
 # several times a validation program's page cache (write-fsync's 256 MiB) or a quick table's
