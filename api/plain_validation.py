@@ -151,7 +151,8 @@ def measure_plain(settings: Any, options: PlainOptions, console: Console) -> dic
                 tables[name].append(measure_cost_table(settings, fs, store, seed=seed, effort=options.table_effort))
     console.print("[bold]tracing calibration[/]")
     with settings.store() as store:  # kept: plain traces predicted later take their band from it
-        _, calibration = calibrate_tracing(store, progress=lambda line: console.print(f"  {escape(line)}"))
+        _, calibration = calibrate_tracing(store, progress=lambda line: console.print(f"  {escape(line)}"),
+                                           cold_start=True)
     baseline = next(t for t in targets if t.label == f"{options.traced_on} fresh")
     console.print(f"[bold]tracing[/] {len(suite)} programs ({options.split} set) on {escape(baseline.label)} with "
                   f"plain strace {' '.join(STRACE_FLAGS)}")

@@ -133,14 +133,19 @@ def needs_tracing_calibration(store: ResultsStore, profile: dict[str, Any]) -> b
 
 
 def calibrate_tracing(store: ResultsStore, progress: Callable[[str], None] = lambda line: None,
-                      quick: bool = False) -> tuple[int, Any]:
+                      quick: bool = False, cold_start: bool = False) -> tuple[int, Any]:
     """Measure what strace adds to a job on this machine, keep it; its id and the calibration.
-    `quick`: QUICK_CALIBRATION_RUNS of each program, in about half the time, from noisier runs."""
+    `quick`: QUICK_CALIBRATION_RUNS of each program, in about half the time, from noisier runs.
+    `cold_start`: also the cold start no plain trace holds (predictor/cold_start.py), which
+    drops every cache of the machine (root)."""
     from fsbm.locations import data_dir
+    from fsbm.predictor.cold_start import FULL_COLD_START_RUNS, QUICK_COLD_START_RUNS
     from fsbm.predictor.tracing import FULL_CALIBRATION_RUNS, QUICK_CALIBRATION_RUNS, calibrate
 
     untraced, traced = QUICK_CALIBRATION_RUNS if quick else FULL_CALIBRATION_RUNS
-    calibration = calibrate(data_dir() / "tracing", untraced_runs=untraced, traced_runs=traced, progress=progress)
+    cold_runs = (QUICK_COLD_START_RUNS if quick else FULL_COLD_START_RUNS) if cold_start else 0
+    calibration = calibrate(data_dir() / "tracing", untraced_runs=untraced, traced_runs=traced,
+                            cold_start_runs=cold_runs, progress=progress)
     return store.save_document("tracing_calibration", calibration.to_json(), name="strace"), calibration
 
 

@@ -85,6 +85,13 @@ class Outside:
         return cls(seconds, seconds / (1 + high_error) / stretch, seconds / (1 + low_error), kind, evidence,
                    stretch=stretch)
 
+    def more(self, seconds: float, band: tuple[float, float], why: str) -> "Outside":
+        """This time and `seconds` more, its band widened by `band` (the least and the most
+        those seconds may be), the evidence saying `why`."""
+        low, high = band
+        return replace(self, seconds=self.seconds + seconds, low=self.low + low, high=self.high + high,
+                       evidence=f"{self.evidence}, and {why}")
+
     def less(self, seconds: float, why: str) -> "Outside":
         """This time less `seconds` (never below 0), the evidence saying `why`."""
         return replace(self, seconds=max(self.seconds - seconds, 0.0), low=max(self.low - seconds, 0.0),

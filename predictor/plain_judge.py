@@ -392,6 +392,17 @@ def _gap_constants(doc: dict[str, Any], tracing: TracingCalibration) -> str:
     return ", ".join(told)
 
 
+def _cold_start_sentence(tracing: TracingCalibration) -> str:
+    """What a cold prediction adds for the start no trace holds (predictor/cold_start.py)."""
+    start = tracing.cold_start
+    if start is None:
+        return "No cold start was measured: the time outside holds only what each trace shows."
+    low, high = start.band
+    return (f"Each cold prediction adds the cold start no trace holds, {1e3 * start.seconds:.1f} ms "
+            f"({1e3 * low:.1f}-{1e3 * high:.1f} ms in its band), measured on small programs run cold untraced and "
+            "traced: " + ", ".join(f"{r.name} {r.missing_ns / 1e6:.1f} ms" for r in start.runs) + ".")
+
+
 def workload_cases_section(doc: dict[str, Any]) -> list[str]:
     """The cases a validation's tables were grown by (as `fsbm bench --for` measures them), or
     that they were not; nothing for measurements made before tables were grown."""
@@ -532,7 +543,7 @@ def markdown(doc: dict[str, Any], judged: PlainJudged, judged_again: bool = Fals
                              zip([r for r in tracing.runs if r.untimed], tracing.untimed_errors))
                  + " ({} to {})".format(*(percent(e, signed=True) for e in tracing.untimed_error_band))
                  if tracing.untimed_errors else "")
-              + ". " + _gap_shift_sentence(judged.model),
+              + ". " + _gap_shift_sentence(judged.model) + " " + _cold_start_sentence(tracing),
               "", "## Per program and target", "",
               "Seconds. *real*: median of the cold runs (min-max); *fs*: modelled filesystem time; *outside*: the "
               "time outside the filesystem the absolute form adds; ratios are to the traced target, measured as the "

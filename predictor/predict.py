@@ -17,7 +17,7 @@ outside.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
 
@@ -73,15 +73,24 @@ def relative_rows(rows: pd.DataFrame, traced: int, measured: float) -> pd.DataFr
     return out
 
 
-def outside_from_trace(profile: Profile | dict[str, Any], calibration: TracingCalibration | None) -> Outside:
+def outside_from_trace(profile: Profile | dict[str, Any], calibration: TracingCalibration | None,
+                       start: str = "cold") -> Outside:
     """The time outside the filesystem of a plain trace (tracing.untraced_outside) or an NFS
-    capture (tracing.capture_outside), or nothing, saying why."""
+    capture (tracing.capture_outside), or nothing, saying why.  A cold prediction from a plain
+    trace adds the cold start no trace holds, where the calibration measured it (cold_start.py)."""
     profile = Profile.of(profile)
     timeline = Timeline.of(profile.timeline)
     if profile.protocol == "nfs":
         estimate, why = capture_outside(timeline), "the capture has no replies to time its calls by"
     else:
         estimate, why = untraced_outside(timeline, calibration), "the trace has no timestamps (strace -tt)"
+        cold_start = calibration.cold_start if calibration else None
+        if estimate is not None and start == "cold" and cold_start is not None:
+            estimate = estimate.more(cold_start.seconds, cold_start.band, cold_start.words())
+        elif estimate is not None and start == "cold":
+            estimate = replace(estimate, evidence=f"{estimate.evidence}; the cold start no trace holds (strace loaded "
+                               "the program before its trace begins) is not in it: `fsbm trace calibrate "
+                               "--cold-start`, as root, measures it")
     if estimate is not None:
         return estimate
     return Outside.exactly(0.0, "none", f"not known, as {why}; only the filesystem's time is predicted, and "
@@ -150,7 +159,7 @@ class Workload:
             outside = Outside.exactly(outside_seconds(features), "recording",
                                       f"the recording's untraced CPU time and waits{over}")
         else:
-            outside = outside_from_trace(profile, tracing)
+            outside = outside_from_trace(profile, tracing, start)
         times = [price_workload(profile, pricer, cache_bytes=cache_bytes, start=start, cpu_scales=scales)
                  for pricer in pricers]
         at_once = concurrency(profile)

@@ -90,6 +90,7 @@ import numpy as np
 from fsbm.documents import GAP_OVER_CALL_NS, PARSER_UNTIMED_CAP_NS, Timeline
 from fsbm.errors import FsbmError
 from fsbm.host import usable_cores
+from fsbm.predictor.cold_start import ColdStart, check_can_measure, measure_cold_start
 from fsbm.predictor.outside import Outside
 
 STRACE_FLAGS = ("-f", "-tt", "-T", "-y", "-s", "64")
@@ -214,6 +215,8 @@ class TracingCalibration:
     # How far a bare call's traced duration lies above its process's median call, on average,
     # on the same loop of bare calls (module docstring); None: not measured.
     measured_call_lean_ns: float | None = None
+    # The part of a cold job's start that no plain trace holds (cold_start.py); None: not measured.
+    cold_start: ColdStart | None = None
 
     @property
     def gap_over_call_ns(self) -> float:
@@ -333,6 +336,7 @@ class TracingCalibration:
                 "program_gap_over_call_ns": {r.name: r.gap_over_call_ns for r in self.runs},
                 "contention_ns": self.contention_ns, "call_lean_ns": self.measured_call_lean_ns,
                 "untimed_errors": self.untimed_errors,
+                "cold_start": self.cold_start.to_json() if self.cold_start else None,
                 "runs": [{"name": r.name, "untraced_ns": r.untraced_ns, "timeline": r.timeline.model_dump(),
                           "untimed_timeline": r.untimed.model_dump() if r.untimed else None} for r in self.runs]}
 
@@ -344,7 +348,7 @@ class TracingCalibration:
                 for r in body.get("runs", [])]
         return cls(runs, tuple(body.get("flags", STRACE_FLAGS)), body.get("measured_at", ""),
                    int(body.get("schema_version", 1)), body.get("gap_over_call_ns"), body.get("start_to_start_ns"),
-                   int(body.get("cores") or 0), lean)
+                   int(body.get("cores") or 0), lean, ColdStart.from_json(body.get("cold_start")))
 
     @property
     def current(self) -> bool:
@@ -572,11 +576,14 @@ def _traced_both_ways(command: list[str], log: Path, progress: Callable[[str], N
 
 
 def calibrate(base: Path, *, untraced_runs: int = FULL_CALIBRATION_RUNS[0], traced_runs: int = FULL_CALIBRATION_RUNS[1],
-              progress: Callable[[str], None] = lambda line: None) -> TracingCalibration:
+              cold_start_runs: int = 0, progress: Callable[[str], None] = lambda line: None) -> TracingCalibration:
     """Run the calibration programs untraced and traced here, in a temporary directory
-    beneath `base` (module docstring)."""
+    beneath `base` (module docstring); with `cold_start_runs`, that many cold runs each way of
+    the cold start's programs too (cold_start.py: drops every cache, root only)."""
     if shutil.which("strace") is None:
         raise FsbmError("strace is not installed; the tracing calibration needs it")
+    if cold_start_runs:
+        check_can_measure()
     base.mkdir(parents=True, exist_ok=True)
     runs = []
     with tempfile.TemporaryDirectory(prefix="tracing-calibration-", dir=base) as tmp:
@@ -602,8 +609,18 @@ def calibrate(base: Path, *, untraced_runs: int = FULL_CALIBRATION_RUNS[0], trac
                      f"{middle.outside_ns_at(rule, runs[-1].lean_ns) / 1e6:.1f} ms, "
                      f"a gap {rule / 1e3:.1f} us over its calls ({100 * runs[-1].error_at(rule):+.0f}%; "
                      f"without -T {100 * (runs[-1].untimed_error_at(measured.untimed_cap_ns) or 0):+.0f}%)")
+        cold_start = None
+        if cold_start_runs:
+            def tell(log: Path) -> float:
+                told = untraced_outside(calibration_trace_timeline(log, progress), measured)
+                return told.seconds * 1e9 if told else 0.0
+
+            cold_start = measure_cold_start(cold_start_runs, run=lambda command: _run(command, work),
+                                            trace=lambda command, log: _run(["strace", *STRACE_FLAGS, "-o", str(log),
+                                                                             *command], work),
+                                            tell=tell, logs=work, progress=progress)
     calibration = replace(measured, runs=runs, measured_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                          cores=usable_cores())
+                          cores=usable_cores(), cold_start=cold_start)
     progress(f"each process more at once makes a traced gap {calibration.contention_ns / 1e3:.1f} us longer "
              "(a trace's own median holds that already; taken off only where a profile has no such median)")
     return calibration

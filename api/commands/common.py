@@ -219,18 +219,23 @@ def candidate_names(candidates: str) -> list[str]:
     return names
 
 
-def calibrate_tracing_here(settings: Settings, quick: bool = False) -> None:
+def calibrate_tracing_here(settings: Settings, quick: bool = False, cold_start: bool = False) -> None:
     from fsbm.pipeline import calibrate_tracing
 
     console.print("[bold]calibrating[/] how well traces tell their untraced time here (strace -f -tt -T -y; "
-                  f"{'about a quarter of a minute, quick' if quick else 'about half a minute'})")
+                  f"{'about a quarter of a minute, quick' if quick else 'about half a minute'}"
+                  f"{', and cold starts, dropping the caches' if cold_start else ''})")
     with settings.store() as store:
         document_id, calibration = calibrate_tracing(store, progress=lambda line: console.print(f"  {escape(line)}"),
-                                                     quick=quick)
+                                                     quick=quick, cold_start=cold_start)
     (low, high), (untimed_low, untimed_high) = calibration.error_band, calibration.untimed_error_band
     console.print(f"tracing calibration {document_id} stored: 90% of the programs told within "
                   f"{100 * low:+.0f}% to {100 * high:+.0f}%, and from logs without -T within "
                   f"{100 * untimed_low:+.0f}% to {100 * untimed_high:+.0f}%")
+    if calibration.cold_start:
+        start_low, start_high = calibration.cold_start.band
+        console.print(f"a cold prediction from a plain trace adds {1e3 * calibration.cold_start.seconds:.1f} ms "
+                      f"({1e3 * start_low:.1f}-{1e3 * start_high:.1f}) of cold start no trace holds")
 
 
 NFS_PORT_OPTION = typer.Option(None, "--nfs-port", min=1, max=65535,

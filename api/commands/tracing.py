@@ -89,12 +89,17 @@ def trace_record(
 def trace_calibrate_command(ctx: typer.Context,
                             quick: bool = typer.Option(False, "--quick", help="Fewer runs of each program (3 untraced, "
                                                        "1 traced, where 5 and 3 is the default): about half the "
-                                                       "time, from noisier runs.")) -> None:
+                                                       "time, from noisier runs."),
+                            cold_start: bool = typer.Option(False, "--cold-start", help="Also measure the part of a "
+                                                            "cold job's start that no plain trace holds (strace loads "
+                                                            "the program before the trace begins), which cold "
+                                                            "predictions from plain traces add.  Drops every cache of "
+                                                            "the machine between runs: root only.")) -> None:
     """Check how well a plain trace tells its untraced time on this machine (about half a
     minute): small programs run untraced and traced.  Until `fsbm validate --plain --set dev`
     has measured the model's own errors, these give a plain trace's intervals; `fsbm predict`
     runs this on first need."""
-    calibrate_tracing_here(settings_of(ctx), quick=quick)
+    calibrate_tracing_here(settings_of(ctx), quick=quick, cold_start=cold_start)
 
 
 @trace_app.command("parse")
