@@ -547,6 +547,23 @@ def test_a_traces_own_bare_calls_lean_is_taken_off_its_gaps_and_calls(tmp_path: 
     assert calibration.gap_over_call_told(few).ns == pytest.approx(timeline.gap_over_call_median_ns)
 
 
+def test_bare_calls_slower_than_the_cap_under_tracing_lean_nothing(tmp_path: Path) -> None:
+    """300 getpid calls of 85 us each under tracing (slower than the 70 us a bare call was
+    once seen at its slowest), each gap 100 us, and 2 ms of work in five gaps: the calls have no
+    tail, so they lean nothing above their median, and the rule tells the 10 ms of work.  A
+    median capped at 70 us would have made every call lean 15 us and taken that off every gap
+    too (4.5 ms of the 10)."""
+    lines, at = [], 0
+    for k in range(300):
+        lines.append(f"7 00:00:{at // 1_000_000:02d}.{at % 1_000_000:06d} getpid() = 7 <0.000085>")
+        at += 85 + 100 + (2000 if k % 50 == 0 and k else 0)
+    (log := tmp_path / "slow.strace").write_text("\n".join(lines) + "\n")
+    timeline = calibration_trace_timeline(log, lambda line: None)
+    assert timeline.bare_calls == 300 and timeline.bare_call_lean_ns == pytest.approx(0, abs=100)
+    outside = untraced_outside(timeline, TracingCalibration(measured_gap_over_call_ns=40_000.0))
+    assert outside is not None and outside.seconds == pytest.approx(0.010, rel=0.05), outside
+
+
 def test_the_calibration_judges_each_trace_without_call_durations_too(calibrated: Calibrated) -> None:
     """Each calibration program's trace is also read as strace without -T writes it, and the
     untimed rule's own errors, not the timed rule's, are the band a log without -T is given."""

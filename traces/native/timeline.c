@@ -11,7 +11,10 @@
  * Where every gap holds work (gzip compressing between its reads), the median is that work,
  * not tracing's: so the median counts for no more than BARE_GAP_CAP_NS, the slowest speed
  * a bare gap was seen at here (the calibration programs' back-to-back calls: 45-63 us), and
- * a bare call's duration no more than that either (43-51 us for a getppid under -f).
+ * a bare call's duration no more than that either (43-51 us for a getppid under -f), or than
+ * the median of the process's last bare calls where tracing runs slower than that (80 us a
+ * close on some hosts): a median capped below the bare calls' own speed would count their
+ * tracing cost as work (call_cap).
  *
  * Both sums are kept: the excess above the median, and the signed distance from it.  The
  * first counts the upper half of tracing's own scatter as work; in the second the scatter
@@ -127,6 +130,16 @@ static int64_t capped_median(const struct window *w, int64_t cap)
 static int64_t call_median(const struct window *w)
 {
 	return w->n < 3 ? capped_median(w, BARE_GAP_CAP_NS) : window_median(w);
+}
+
+/* The most a process's median call counts for when a call is measured against it: a bare
+ * call at its slowest, BARE_GAP_CAP_NS, or the median of the process's last bare calls where
+ * those take longer under tracing just then. */
+static int64_t call_cap(const struct lifetime *l)
+{
+	int64_t bare = l->bare.n >= 3 ? window_median(&l->bare) : 0;
+
+	return bare > BARE_GAP_CAP_NS ? bare : BARE_GAP_CAP_NS;
 }
 
 /* Push `value` into a window; how far it stands from the window's median (counted for no
@@ -279,9 +292,13 @@ void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct cal
 		}
 	}
 	if (!blocking && c->dur_ns >= 0) {
-		int64_t excess, signed_excess = from_median(&l->durs, c->dur_ns, BARE_GAP_CAP_NS, &excess);
+		int bare = is_bare(c);
+		int64_t excess, signed_excess;
 
-		if (is_bare(c)) {
+		if (bare)
+			window_push(&l->bare, c->dur_ns);
+		signed_excess = from_median(&l->durs, c->dur_ns, call_cap(l), &excess);
+		if (bare) {
 			t->bare_calls++;
 			t->bare_calls_signed_ns += signed_excess;
 		}

@@ -28,13 +28,14 @@ struct window {
 };
 
 /* A process's lifetime, and its last TIMELINE_WINDOW gaps and call durations: their median is
- * what tracing costs a gap or a call of this process just then (timeline.c says why). */
+ * what tracing costs a gap or a call of this process just then (timeline.c says why); and its
+ * last bare calls' durations, whose median is how slow a bare call of it is just then. */
 struct lifetime {
 	long pid;       /* 0: empty slot */
 	int64_t first_ns, last_ns, prev_end_ns;
 	int prev_timed; /* whether the previous call's duration was known (prev_end_ns is its end) */
 	int prev_mapped; /* whether the previous call mapped a file of a filesystem (an mmap event) */
-	struct window gaps, durs;
+	struct window gaps, durs, bare;
 };
 
 struct timeline {
