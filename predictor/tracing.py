@@ -368,12 +368,22 @@ def _band(errors: list[float]) -> tuple[float, float]:
 
 
 def newest_current(bodies: Iterable[dict[str, Any] | None]) -> TracingCalibration | None:
-    """The first current calibration among stored ones (`bodies`, newest first), read by its
-    schema version alone; the rest are not read."""
+    """The first current calibration among stored ones (`bodies`, newest first), told apart by
+    its schema version; where it measured no cold start (cold_start.py), with the newest one
+    measured, so that a later calibration without `--cold-start` does not undo one with it.
+    Nothing is read beyond what that needs."""
+    found = None
     for body in bodies:
-        if body and int(body.get("schema_version", 1)) == SCHEMA_VERSION:
-            return TracingCalibration.from_json(body)
-    return None
+        if not body or int(body.get("schema_version", 1)) != SCHEMA_VERSION:
+            continue
+        calibration = TracingCalibration.from_json(body)
+        if found is None:
+            found = calibration
+        elif calibration.cold_start is not None:
+            return replace(found, cold_start=calibration.cold_start)
+        if found.cold_start is not None:
+            return found
+    return found
 
 
 UNTIMED = "trace-untimed"

@@ -12,7 +12,8 @@ from fsbm.errors import UsageError
 from fsbm.predictor import cold_start as cold_start_module
 from fsbm.predictor.cold_start import COLD_START_PROGRAMS, ColdStart, ColdStartRun, measure_cold_start
 from fsbm.predictor.predict import outside_from_trace
-from fsbm.predictor.tracing import STRACE_FLAGS, TracingCalibration, _run, calibration_trace_timeline, untraced_outside
+from fsbm.predictor.tracing import (STRACE_FLAGS, TracingCalibration, _run, calibration_trace_timeline, newest_current,
+                                    untraced_outside)
 from tests.conftest import require_root
 
 MS = 1_000_000
@@ -45,6 +46,18 @@ def test_it_is_kept_with_the_tracing_calibration() -> None:
     assert again.cold_start is not None and again.cold_start.seconds == pytest.approx(0.0055)
     assert [r.name for r in again.cold_start.runs] == ["p0", "p1"]
     assert TracingCalibration.from_json(TracingCalibration().to_json()).cold_start is None
+
+
+@pytest.mark.cores_shared
+def test_a_later_calibration_without_it_keeps_the_newest_one_measured() -> None:
+    measured = TracingCalibration(cold_start=_measured(5.0), measured_at="then").to_json()
+    newer = TracingCalibration(cold_start=_measured(7.0), measured_at="later").to_json()
+    plain = TracingCalibration(measured_at="now").to_json()
+    kept = newest_current([plain, {**plain, "schema_version": 1}, newer, measured])
+    assert kept is not None and kept.measured_at == "now" and kept.cold_start is not None
+    assert kept.cold_start.seconds == pytest.approx(0.007)  # the newest measured, not the older
+    assert newest_current([newer, plain]).cold_start.seconds == pytest.approx(0.007)
+    assert newest_current([plain]).cold_start is None and newest_current([]) is None
 
 
 @pytest.mark.cores_shared
