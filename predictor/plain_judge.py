@@ -400,7 +400,7 @@ def _cold_start_sentence(tracing: TracingCalibration) -> str:
     low, high = start.band
     return (f"Each cold prediction adds the cold start no trace holds, {1e3 * start.seconds:.1f} ms "
             f"({1e3 * low:.1f}-{1e3 * high:.1f} ms in its band), measured on small programs run cold untraced and "
-            "traced: " + ", ".join(f"{r.name} {r.missing_ns / 1e6:.1f} ms" for r in start.runs) + ".")
+            f"traced: {start.each_program()}.")
 
 
 def workload_cases_section(doc: dict[str, Any]) -> list[str]:

@@ -376,13 +376,12 @@ def newest_current(bodies: Iterable[dict[str, Any] | None]) -> TracingCalibratio
     for body in bodies:
         if not body or int(body.get("schema_version", 1)) != SCHEMA_VERSION:
             continue
-        calibration = TracingCalibration.from_json(body)
         if found is None:
-            found = calibration
-        elif calibration.cold_start is not None:
-            return replace(found, cold_start=calibration.cold_start)
-        if found.cold_start is not None:
-            return found
+            found = TracingCalibration.from_json(body)
+            if found.cold_start is not None:
+                return found
+        elif body.get("cold_start"):
+            return replace(found, cold_start=ColdStart.from_json(body["cold_start"]))
     return found
 
 
@@ -522,7 +521,9 @@ def calibration_trace_timeline(log: Path, progress: Callable[[str], None]) -> Ti
     return Timeline.of(stats.timeline)
 
 
-def _run(command: list[str], cwd: Path) -> int:
+def run_timed(command: list[str], cwd: Path) -> int:
+    """Nanoseconds `command` took, run in `cwd` with no input and its output dropped; a
+    failure is an error saying what it wrote."""
     started = time.perf_counter_ns()
     done = subprocess.run(command, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                           stderr=subprocess.PIPE)
@@ -531,6 +532,11 @@ def _run(command: list[str], cwd: Path) -> int:
         raise FsbmError(f"tracing calibration: {' '.join(command[:3])} failed (exit {done.returncode}): "
                         f"{done.stderr.decode(errors='replace').strip()[:200]}")
     return elapsed
+
+
+def trace_timed(command: list[str], log: Path, cwd: Path) -> int:
+    """`command` run in `cwd` under strace with the calibration's flags into `log` (run_timed)."""
+    return run_timed(["strace", *STRACE_FLAGS, "-o", str(log), *command], cwd)
 
 
 @dataclass(frozen=True)
@@ -549,14 +555,14 @@ def measure_bare_loop(work: Path, untraced_runs: int, traced_runs: int,
     untraced (the loop's runtime less dd's own start, per call); and its span per call, what
     a gap from one call's start to the next holds where the log has no -T."""
     loop = ["dd", "if=/dev/zero", "of=/dev/null", "bs=1", f"count={BARE_LOOP_CALLS}"]
-    _run(loop, work)
-    untraced = statistics.median(_run(loop, work) for _ in range(untraced_runs))
-    start = statistics.median(_run([*loop[:-1], "count=0"], work) for _ in range(untraced_runs))
+    run_timed(loop, work)
+    untraced = statistics.median(run_timed(loop, work) for _ in range(untraced_runs))
+    start = statistics.median(run_timed([*loop[:-1], "count=0"], work) for _ in range(untraced_runs))
     untraced_gap = max(untraced - start, 0) / (2 * BARE_LOOP_CALLS)
     over_call, start_to_start, lean = [], [], []
     for k in range(traced_runs):
         log = work / f"bare-calls-{k}.strace"
-        _run(["strace", *STRACE_FLAGS, "-o", str(log), *loop], work)
+        trace_timed(loop, log, work)
         timeline = calibration_trace_timeline(log, progress)
         log.unlink()
         if timeline.timed_gaps:
@@ -576,7 +582,7 @@ def _traced_both_ways(command: list[str], log: Path, progress: Callable[[str], N
     log's with its call durations taken out, as strace without -T would have written it."""
     from fsbm.traces.strace import without_call_durations
 
-    _run(["strace", *STRACE_FLAGS, "-o", str(log), *command], log.parent)
+    trace_timed(command, log, log.parent)
     try:
         timed = calibration_trace_timeline(log, progress)
         log.write_bytes(without_call_durations(log.read_bytes()))
@@ -608,8 +614,8 @@ def calibrate(base: Path, *, untraced_runs: int = FULL_CALIBRATION_RUNS[0], trac
                  f"more than {measured.untimed_cap_ns / 1e3:.0f} us)")
         _make_files(work)
         for name, command in _calibration_programs(work):
-            _run(command, work)  # warm every cache the program uses
-            untraced = [_run(command, work) for _ in range(untraced_runs)]
+            run_timed(command, work)  # warm every cache the program uses
+            untraced = [run_timed(command, work) for _ in range(untraced_runs)]
             traces = [_traced_both_ways(command, work / f"{name}-{k}.strace", progress) for k in range(traced_runs)]
             middle, untimed = sorted(traces, key=lambda both: both[0].span_ns)[len(traces) // 2]
             runs.append(CalibrationRun(name, untraced, middle, bare.call_lean_ns, untimed))
@@ -625,9 +631,8 @@ def calibrate(base: Path, *, untraced_runs: int = FULL_CALIBRATION_RUNS[0], trac
                 told = untraced_outside(calibration_trace_timeline(log, progress), measured)
                 return told.seconds * 1e9 if told else 0.0
 
-            cold_start = measure_cold_start(cold_start_runs, run=lambda command: _run(command, work),
-                                            trace=lambda command, log: _run(["strace", *STRACE_FLAGS, "-o", str(log),
-                                                                             *command], work),
+            cold_start = measure_cold_start(cold_start_runs, run=lambda command: run_timed(command, work),
+                                            trace=lambda command, log: trace_timed(command, log, work),
                                             tell=tell, logs=work, progress=progress)
     calibration = replace(measured, runs=runs, measured_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                           cores=usable_cores(), cold_start=cold_start)

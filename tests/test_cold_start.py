@@ -12,8 +12,8 @@ from fsbm.errors import UsageError
 from fsbm.predictor import cold_start as cold_start_module
 from fsbm.predictor.cold_start import COLD_START_PROGRAMS, ColdStart, ColdStartRun, measure_cold_start
 from fsbm.predictor.predict import outside_from_trace
-from fsbm.predictor.tracing import (STRACE_FLAGS, TracingCalibration, _run, calibration_trace_timeline, newest_current,
-                                    untraced_outside)
+from fsbm.predictor.tracing import (TracingCalibration, calibration_trace_timeline, newest_current, run_timed,
+                                    trace_timed, untraced_outside)
 from tests.conftest import require_root
 
 MS = 1_000_000
@@ -97,9 +97,8 @@ def test_it_is_measured_for_real_on_programs_run_cold(tmp_path: Path) -> None:
         assert told is not None
         return told.seconds * 1e9
 
-    start = measure_cold_start(1, run=lambda command: _run(command, tmp_path),
-                               trace=lambda command, log: _run(["strace", *STRACE_FLAGS, "-o", str(log), *command],
-                                                               tmp_path),
+    start = measure_cold_start(1, run=lambda command: run_timed(command, tmp_path),
+                               trace=lambda command, log: trace_timed(command, log, tmp_path),
                                tell=tell, logs=tmp_path, progress=lines.append)
     assert [r.name for r in start.runs] == [name for name, _ in COLD_START_PROGRAMS]
     for run in start.runs:
