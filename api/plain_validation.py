@@ -10,7 +10,10 @@ Measured here, on direct-I/O loop images of each candidate type, made anew for t
 - each program traced twice, cold, on the traced candidate, with plain strace (no `fsbm
   trace record`: no untraced CPU time, no replays): the first trace is the one judged, the
   second says how far a prediction moves from one trace to the next; the first log with
-  the call durations taken out, as strace without -T writes it, is characterized too;
+  the call durations taken out, as strace without -T writes it, is characterized too; an
+  untraced cold run just before the first trace and one just after the second take the
+  program's runtime at the host's speed of that minute (not the verdict: how far the host
+  moved between the traces and the rounds);
 - each table grown by the cases the traced programs are priced from beyond it, at their own
   sizes (as `fsbm bench --for` does), unless `workload_cases` is off;
 - every program run for real, cold, on every candidate, in interleaved rounds (shuffled,
@@ -119,6 +122,12 @@ def trace_plainly(program: Any, target: Target, inputs: Inputs, directory: Path,
             "split": program.split, "traced_wall_s": traced_s, **profiles}
 
 
+def _beside(program: Any, target: Target, inputs: Inputs) -> dict[str, float]:
+    """One untraced cold run of the program on the traced candidate, beside its traces: what it
+    took at the host's speed of the minute it was traced in (plain_judge.host_between)."""
+    return {**time_run(program, target, inputs), "at": time.time()}
+
+
 def measure_plain(settings: Any, options: PlainOptions, console: Console) -> dict[str, Any]:
     """Everything measured (module docstring): the document plain_judge reads."""
     if options.keep_traces is not None:
@@ -159,10 +168,12 @@ def measure_plain(settings: Any, options: PlainOptions, console: Console) -> dic
     with _trace_directory(options.keep_traces) as logs:
         traced = []
         for program in suite:
+            before = _beside(program, baseline, inputs)
             traced.append(trace_plainly(program, baseline, inputs, logs))
             # Traced again, as it was: how far one trace's prediction moves from the next's.
             again = trace_plainly(program, baseline, inputs, logs, again=True)
-            traced[-1].update(profile_again=again["profile"], traced_wall_again_s=again["traced_wall_s"])
+            traced[-1].update(profile_again=again["profile"], traced_wall_again_s=again["traced_wall_s"],
+                              beside_runs=[before, _beside(program, baseline, inputs)])
             console.print(f"  {program.name}: traced in {traced[-1]['traced_wall_s']:.1f} s, again in "
                           f"{again['traced_wall_s']:.1f} s")
     profiles = [t[key] for t in traced for key in ("profile", "profile_again", "profile_untimed")]

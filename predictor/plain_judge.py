@@ -7,7 +7,9 @@ model), with the cost tables and the tracing calibration measured in the same ru
 development set is judged leave-one-program-out and fits the runtime model for plain traces
 (its error bands, no factors); any other set is judged by that stored model alone.  Each
 form is judged again against the runs with the host's processor held steady
-(cpu_speed.steadied): not the verdict, but how much of each error was the processor's.
+(cpu_speed.steadied): not the verdict, but how much of each error was the processor's; and
+on the traced filesystem against the untraced runs made beside the traces, which say how far
+the host moved between the minutes of the traces and the rounds (_host_between).
 """
 
 from __future__ import annotations
@@ -214,6 +216,9 @@ def judge_plain(doc: dict[str, Any], model: RuntimeEstimator | None = None) -> P
     steady = _cpu_steadied(frame, doc["records"], forms, traced_label)
     if steady:
         summary["cpu_steadied"] = steady
+    between = _host_between(frame, doc, forms)
+    if between:
+        summary["host_between"] = between
     judged_by = plain_model(suite) if model is None else model
     verdicts = _verdicts(suite, parts, by_round, labels, judged_by)
     for form in forms:
@@ -260,6 +265,49 @@ def _cpu_steadied(frame: pd.DataFrame, records: list[dict], forms: list[str], tr
     frame = _with_errors(frame, forms)
     summary = _summary(frame, _pairs(frame, by_round, forms), pd.DataFrame(), forms)
     return {**summary, "user_cpu_spread": steady.spread.to_json()}
+
+
+def _host_between(frame: pd.DataFrame, doc: dict[str, Any], forms: list[str]) -> dict[str, Any] | None:
+    """How far the host moved between the traces and the rounds: per program, its rounds'
+    median on the traced target against its untraced runs beside its traces (measure_plain),
+    and each absolute form's errors on the traced target against those runs, beside its
+    errors against the rounds.  A trace tells the work at the speed of the minute it was made
+    in, and a shared host's speed moves from minute to minute; this is not the verdict, but how
+    much of the errors that move was.  None where the measurements have no runs beside the
+    traces (those before them)."""
+    beside = {p["name"]: statistics.median(r["seconds"] for r in p["beside_runs"])
+              for p in doc["programs"] if p.get("beside_runs")}
+    traced = frame[frame["traced"].astype(bool) & frame["program"].isin(beside)]
+    if not len(traced):
+        return None
+    at_trace = traced["program"].map(beside)
+    moved = traced["real_s"] / at_trace - 1
+    out: dict[str, Any] = {"programs": int(len(traced)), "moved": {
+        "median": float(moved.median()), "low": float(moved.min()), "high": float(moved.max())}}
+    for form in (form for form in forms if form != "relative"):  # the relative form is the measured runtime there
+        out[form] = {"rounds": _stats(traced[f"{form}_error"]), "beside": _stats(traced[f"{form}_s"] / at_trace - 1)}
+    return out
+
+
+def _host_between_lines(summary: dict[str, Any], traced_on: str) -> list[str]:
+    """The host between the traces and the rounds, in words and a table (_host_between)."""
+    between = summary.get("host_between")
+    if not between:
+        return []
+    moved = between["moved"]
+    lines = ["", "## The host between the traces and the rounds", "",
+             f"Each program was also run untraced, cold, on {traced_on} just before its first trace and just after its "
+             f"second. Over the {between['programs']} programs, the rounds' median there stood "
+             f"{percent(moved['median'], signed=True)} from those runs (from {percent(moved['low'], signed=True)} to "
+             f"{percent(moved['high'], signed=True)}): how far the host's speed in the minutes of the traces differed "
+             "from the rounds'. A trace tells the work at the speed of its own minute. The absolute forms' errors on "
+             f"{traced_on} against the runs beside the traces, and against the rounds (the verdict):", "",
+             "| form | against the rounds: median / largest | against the runs beside the traces |", "|---|---|---|"]
+    for form in (form for form in FORMS if form in between):
+        f = between[form]
+        lines.append(f"| {form} | {percents(f['rounds']['median'], f['rounds']['largest'])} | "
+                     f"{percents(f['beside']['median'], f['beside']['largest'])} |")
+    return lines
 
 
 def _verdicts(suite: _Suite, parts: dict[str, dict[str, np.ndarray]], by_round: dict, labels: dict[str, str],
@@ -492,6 +540,7 @@ def markdown(doc: dict[str, Any], judged: PlainJudged, judged_again: bool = Fals
               "forms median <= 20%, largest <= 50%; intervals covering >= 85%. The relative form is judged on the "
               "targets other than the traced one (there it is the measured runtime)."]
     lines += _cpu_speed_lines(s)
+    lines += _host_between_lines(s, doc["traced_on"])
     rep = s.get("reproducibility")
     if rep:
         lines += ["", "## Cost-table reproducibility", "",

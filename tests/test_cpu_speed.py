@@ -89,3 +89,29 @@ def test_the_plain_judge_says_what_each_forms_errors_would_be_with_the_processor
     for form in ("relative", "absolute"):
         assert steady[form]["runtime"]["largest"] == pytest.approx(0.0, abs=1e-9)
         assert steady[form]["ratio"]["largest"] == pytest.approx(0.0, abs=1e-9)
+
+
+def test_the_plain_judge_says_how_far_the_host_moved_between_the_traces_and_the_rounds() -> None:
+    from fsbm.predictor.plain_judge import _host_between, _host_between_lines, _with_errors
+
+    # Traced in a fast minute (the runs beside the traces took 0.8 s), timed in slow ones (1.0 s):
+    # a prediction that told the traced minute exactly is 20% short of the rounds.
+    frame = pd.DataFrame({"program": ["python", "python", "tar"], "target": ["ext4 fresh", "xfs fresh", "ext4 fresh"],
+                          "traced": [True, False, True], "real_s": [1.0, 1.1, 2.0]})
+    for form in ("absolute", "untimed"):
+        frame[f"{form}_s"], frame[f"{form}_low_s"], frame[f"{form}_high_s"] = [0.8, 0.9, 2.2], [0.7] * 3, [2.5] * 3
+        frame[f"{form}_ratio"], frame["measured_ratio"] = [1.0, 1.1, 1.0], [1.0, 1.1, 1.0]
+    frame = _with_errors(frame, ["absolute", "untimed"])
+    doc = {"traced_on": "ext4 fresh", "programs": [
+        {"name": "python", "beside_runs": [{"seconds": 0.79}, {"seconds": 0.81}]},
+        {"name": "tar", "beside_runs": [{"seconds": 2.0}, {"seconds": 2.0}]}]}
+    between = _host_between(frame, doc, ["relative", "absolute", "untimed"])
+    assert between is not None and between["programs"] == 2 and "relative" not in between
+    assert between["moved"]["high"] == pytest.approx(0.25) and between["moved"]["low"] == pytest.approx(0.0)
+    assert between["absolute"]["rounds"]["largest"] == pytest.approx(0.2)
+    assert between["absolute"]["beside"]["median"] == pytest.approx(0.05)
+    assert between["absolute"]["beside"]["largest"] == pytest.approx(0.1)
+    text = "\n".join(_host_between_lines({"host_between": between}, "ext4 fresh"))
+    assert "| absolute | 15.0% / 20.0% | 5.0% / 10.0% |" in text
+    # Measurements made before the runs beside the traces: nothing to say.
+    assert _host_between(frame, {"programs": [{"name": "python"}]}, ["absolute"]) is None
