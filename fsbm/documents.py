@@ -304,6 +304,12 @@ class Timeline(_Open):
     # each less its process's median call, summed (timeline.h); 0 from older parsers.
     mapped_gaps: NonNegativeInt = 0
     mapped_gaps_over_call_ns: int = 0
+    # Gaps after a call of unknown duration (no -T): how many; of those, the ones right after a
+    # bare call, and their signed distances from their own median, summed (timeline.h); 0 from
+    # older parsers.
+    untimed_gaps: NonNegativeInt = 0
+    untimed_bare_gaps: NonNegativeInt = 0
+    untimed_bare_gaps_signed_ns: int = 0
 
     @classmethod
     def of(cls, counts: "Timeline | dict[str, Any] | None") -> "Timeline":
@@ -402,17 +408,31 @@ class Timeline(_Open):
         """The calls' not on files signed distances from their medians, less each call's lean."""
         return self.calls_signed_ns - call_lean_ns * self.other_calls
 
+    @property
+    def untimed_lean_ns(self) -> float | None:
+        """How far a gap of a log without -T lay above its process's median gap, on average,
+        beyond its work: the mean signed distance of the gaps right after a bare call from
+        their own median (untimed_bare_gaps_signed_ns over untimed_bare_gaps), each such gap a
+        bare call and tracing's two stops, never below 0; None where fewer than MIN_BARE_CALLS
+        such gaps say it (and from older parsers)."""
+        if self.untimed_bare_gaps < MIN_BARE_CALLS:
+            return None
+        return max(self.untimed_bare_gaps_signed_ns / self.untimed_bare_gaps, 0.0)
+
     def untimed_outside_ns(self, cap_ns: float) -> float:
         """A log without -T's time outside its calls' bare cost (outside_ns_at, whose gaps'
         medians count for no more than 140 us), where a gap's median counts for no more than
         `cap_ns` instead: the sums the parser kept at the caps either side, taken in
-        proportion (at the end of UNTIMED_CAPS_NS beyond it).  As outside_ns_at where the
-        parser kept none."""
+        proportion (at the end of UNTIMED_CAPS_NS beyond it), less the trace's own lean
+        (untimed_lean_ns) off each gap: tracing's cost of a gap scatters above its median, so
+        each gap's distance from its median holds that lean as well as its work.  As
+        outside_ns_at where the parser kept none."""
         sums = self.untimed_signed_by_cap_ns
         if len(sums) != len(UNTIMED_CAPS_NS) or self.timed_gaps:
             return self.outside_ns_at(GAP_OVER_CALL_NS)
         at_cap = _interpolated(cap_ns, UNTIMED_CAPS_NS, sums)
-        return self._told(self.user_signed_ns - sums[UNTIMED_CAPS_NS.index(PARSER_UNTIMED_CAP_NS)] + at_cap)
+        lean = (self.untimed_lean_ns or 0.0) * self.untimed_gaps
+        return self._told(self.user_signed_ns - sums[UNTIMED_CAPS_NS.index(PARSER_UNTIMED_CAP_NS)] + at_cap - lean)
 
     def gap_over_call_for(self, outside_ns: float, call_lean_ns: float = 0.0) -> float | None:
         """The constant `gap_over_call_ns` at which outside_ns_at tells `outside_ns`: what a

@@ -27,7 +27,11 @@ shows that slowdown yet (docs/model-evidence.md, "The trace's own yardstick").
 
 Gaps with no timed call before them (each process's first, and every gap of a log without
 -T) are measured against the median of the process's last 32 gaps (at most a bare gap's
-slowest speed), each gap's signed distance from it summed.  The time a job spends outside
+slowest speed), each gap's signed distance from it summed.  Such a gap leans above its median
+as a timed one does, and a log without -T shows no call's duration to tell by how much; so
+the parser measures the gaps from one bare call to the next (fstat then lseek: a call, its
+two stops and next to no work) against their own median, and their mean distance from it, the
+untimed trace's own lean, is taken off each of its gaps (Timeline.untimed_lean_ns).  The time a job spends outside
 the filesystem is then the gaps' work and its calls that are not on files (exec, mmap,
 pipes), never below 0, over the number of its processes that worked at once (`concurrency`:
 their lifetimes less the time they were blocked waiting for one another, over the span).
@@ -117,11 +121,13 @@ OWN_MEDIAN_CAP_SHARE = 2.0
 # start-to-start measured here: tracing's cost of a bare call and gap at its slowest, not work
 # (fitted on the development set's plain validation, docs/model-evidence.md).
 UNTIMED_CAP_SHARE = 2.0
-# 6: each calibration trace is judged without -T too (untimed_error_band); 5 took a trace's own
+# 7: a log without -T takes its own lean off each gap (Timeline.untimed_lean_ns), so the untimed
+# band comes from calibration traces that count it; 6: each calibration trace is judged without
+# -T too (untimed_error_band); 5 took a trace's own
 # bare calls' lean off its gaps and its calls not on files; 4 the calibration's bare loop's lean
 # (call_lean_ns) off each call not on a file; 3 measured the gaps after a timed call against the
 # process's calls, 2 against their own median, and 1 whole runtimes: none is read.
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 BARE_LOOP_CALLS = 20_000  # dd's 1-byte reads and writes, a loop of bare calls
 
 
@@ -419,9 +425,12 @@ def untraced_outside(timeline: Timeline, calibration: TracingCalibration | None)
               f"their work up to {stretch:.2f} times, so the band reaches that much lower" if stretch > 1 else "")
     if not timeline.timed:
         seconds = timeline.untimed_outside_ns(calibration.untimed_cap_ns) / 1e9
+        lean = timeline.untimed_lean_ns
+        leaned = (f", and {lean / 1e3:.1f} us, how far the gaps from one of its {timeline.untimed_bare_gaps:,} bare "
+                  "calls to the next lay above their median on average" if lean is not None else "")
         evidence = (f"the trace has no call durations (no strace -T): the time from each call's start to the next's, "
                     f"less what tracing cost it then (the median of its process's last 32, at most "
-                    f"{calibration.untimed_cap_ns / 1e3:.0f} us), {at_once}: "
+                    f"{calibration.untimed_cap_ns / 1e3:.0f} us{leaned}), {at_once}: "
                     f"{seconds:.3f} s from a traced span of {timeline.span_ns / 1e9:.3f} s{shared}")
         return Outside.within(seconds, calibration.untimed_error_band, UNTIMED, evidence, stretch)
     constant = calibration.gap_over_call_told(timeline)

@@ -564,6 +564,35 @@ def test_bare_calls_slower_than_the_cap_under_tracing_lean_nothing(tmp_path: Pat
     assert outside is not None and outside.seconds == pytest.approx(0.010, rel=0.05), outside
 
 
+def test_a_log_without_call_durations_takes_its_own_lean_off_each_gap(tmp_path: Path) -> None:
+    """A loop of 300 calls without -T, 40 us from one call's start to the next and every tenth
+    240 us (tracing's stalls), and 2 ms of work before each of five opens: the gaps from one
+    bare call to the next (getpid) lean 21 us above their median, and with that taken off every
+    gap as well as the median the rule tells the 10 ms of work, where the median alone tells 6
+    ms more.  The gaps into and out of an open are left out of the lean (the work before an open
+    is no tracing's), not out of the gaps it is taken off."""
+    lines, at = [], 0
+    for k in range(300):
+        call = 'openat(AT_FDCWD, "x", O_RDONLY) = -1 ENOENT (No such file or directory)' if k % 50 == 1 else "getpid() = 7"
+        lines.append(f"7 00:00:{at // 1_000_000:02d}.{at % 1_000_000:06d} {call}")
+        at += (240 if k % 10 == 4 else 40) + (2000 if k % 50 == 0 and k else 0)
+    (log := tmp_path / "untimed.strace").write_text("\n".join(lines) + "\n")
+    timeline = calibration_trace_timeline(log, lambda line: None)
+    assert not timeline.timed and timeline.untimed_gaps == 299 and timeline.untimed_bare_gaps == 299 - 2 * 6
+    assert timeline.untimed_lean_ns == pytest.approx(6e6 / (299 - 2 * 6), rel=0.05)
+    assert timeline.untimed_outside_ns(140_000) == pytest.approx(10e6, rel=0.05)
+    leanless = timeline.model_copy(update={"untimed_bare_gaps": 0})
+    assert leanless.untimed_lean_ns is None
+    assert leanless.untimed_outside_ns(140_000) == pytest.approx(16e6, rel=0.05)
+    told = untraced_outside(timeline, TracingCalibration())
+    assert told is not None and told.seconds == pytest.approx(0.010, rel=0.05) and "287 bare calls to the next" in told.evidence
+    # Opens between every other pair: no gap from one bare call to the next, no lean.
+    mixed = [line.replace("getpid() = 7", 'openat(AT_FDCWD, "x", O_RDONLY) = -1 ENOENT (No such file or directory)')
+             if k % 2 else line for k, line in enumerate(lines)]
+    (mixed_log := tmp_path / "mixed.strace").write_text("\n".join(mixed) + "\n")
+    assert calibration_trace_timeline(mixed_log, lambda line: None).untimed_bare_gaps == 0
+
+
 def test_the_calibration_judges_each_trace_without_call_durations_too(calibrated: Calibrated) -> None:
     """Each calibration program's trace is also read as strace without -T writes it, and the
     untimed rule's own errors, not the timed rule's, are the band a log without -T is given."""

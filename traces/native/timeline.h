@@ -35,7 +35,8 @@ struct lifetime {
 	int64_t first_ns, last_ns, prev_end_ns;
 	int prev_timed; /* whether the previous call's duration was known (prev_end_ns is its end) */
 	int prev_mapped; /* whether the previous call mapped a file of a filesystem (an mmap event) */
-	struct window gaps, durs, bare;
+	int prev_bare;   /* whether the previous call was a bare one (timeline.c's is_bare) */
+	struct window gaps, durs, bare, bare_gaps;
 };
 
 struct timeline {
@@ -82,6 +83,14 @@ struct timeline {
 	 * machine and the day, so the rule picks the cap from the tracing calibration
 	 * (predictor/tracing.py) rather than the parser fixing one. */
 	int64_t untimed_signed_ns[TIMELINE_UNTIMED_CAPS];
+	/* How many gaps after a call of unknown duration there were; and of those, the ones from
+	 * one bare call to the next (fstat then lseek), each one's signed distance from the median
+	 * of the process's last TIMELINE_WINDOW such gaps, summed.  Such a gap is a bare call and
+	 * its return to the program, tracing's two stops and little work, so their mean distance
+	 * from their median is how far tracing's cost leans above its median in a log without -T,
+	 * as bare_calls_signed_ns tells it in a log with it (predictor/tracing.py). */
+	long untimed_gaps, untimed_bare_gaps;
+	int64_t untimed_bare_gaps_signed_ns;
 	int64_t first_ns, last_ns;
 };
 
