@@ -31,7 +31,8 @@ from fsbm.predictor.model import price_workload
 from fsbm.predictor.predict import Workload, relative_rows
 from fsbm.predictor.pricing import Pricer
 from fsbm.documents import MIN_BARE_CALLS, Profile, Timeline
-from fsbm.predictor.tracing import OWN_MEDIAN_CAP_SHARE, UNTIMED_CAP_SHARE, TracingCalibration
+from fsbm.predictor.tracing import (OWN_MEDIAN_CAP_SHARE, START_TO_START_PROGRAMS, UNTIMED_CAP_SHARE,
+                                    TracingCalibration)
 from fsbm.units import percent, percents
 
 # A page cache every program of the suite fits in: the runs start cold, and none rereads more
@@ -582,7 +583,8 @@ def markdown(doc: dict[str, Any], judged: PlainJudged, judged_again: bool = Fals
                  "bare call of the loop lay above its median on average"
                  if tracing.measured_call_lean_ns is not None else "")
               + (f". Without -T a gap runs from one call's start to the next's; a bare loop's took "
-                 f"{tracing.measured_start_to_start_ns / 1e3:.1f} us, and a gap's median counts for no more than "
+                 f"{tracing.measured_start_to_start_ns / 1e3:.1f} us, and with {' and '.join(START_TO_START_PROGRAMS)}"
+                 f" the median {tracing.start_to_start_ns / 1e3:.1f} us; a gap's median counts for no more than "
                  f"{UNTIMED_CAP_SHARE:g} times that, {tracing.untimed_cap_ns / 1e3:.0f} us; a log with "
                  f"{MIN_BARE_CALLS} or more gaps from one bare call to the next takes how far those lay above their "
                  "median, on average, off each of its gaps as well"

@@ -128,6 +128,11 @@ UNTIMED_CAP_SHARE = 2.0
 # (call_lean_ns) off each call not on a file; 3 measured the gaps after a timed call against the
 # process's calls, 2 against their own median, and 1 whole runtimes: none is read.
 SCHEMA_VERSION = 7
+# Calibration programs whose traces are almost all tracing's cost (getppid calls with a
+# microsecond of Python between them; gzip's small reads and writes), timed beside the bare
+# loop for start_to_start_ns: a loop once took 16 us a call for a moment where the others of
+# the day took 150-230 us, and another 32 us (docs/model-evidence.md).
+START_TO_START_PROGRAMS = ("python-calls", "compress")
 BARE_LOOP_CALLS = 20_000  # dd's 1-byte reads and writes, a loop of bare calls
 
 
@@ -240,13 +245,23 @@ class TracingCalibration:
         return self.measured_call_lean_ns or 0.0
 
     @property
+    def start_to_start_ns(self) -> float | None:
+        """From one call's start to the next's in a loop that is almost all tracing: the median
+        of the bare loop's and of START_TO_START_PROGRAMS' traces (span over calls), so that no
+        one loop timed fast for a moment sets it; None where no bare loop was measured."""
+        if self.measured_start_to_start_ns is None:
+            return None
+        loops = [r.timeline.span_ns / r.timeline.calls for r in self.runs
+                 if r.name in START_TO_START_PROGRAMS and r.timeline.calls]
+        return float(statistics.median([self.measured_start_to_start_ns, *loops]))
+
+    @property
     def untimed_cap_ns(self) -> float:
         """The most a gap's median counts for in a log without -T (Timeline.untimed_outside_ns):
-        UNTIMED_CAP_SHARE of a bare loop's start-to-start here, or the parser's own cap
-        where none was measured."""
-        if self.measured_start_to_start_ns is None:
-            return float(PARSER_UNTIMED_CAP_NS)
-        return UNTIMED_CAP_SHARE * self.measured_start_to_start_ns
+        UNTIMED_CAP_SHARE of a loop's start-to-start here (start_to_start_ns), or the parser's
+        own cap where none was measured."""
+        loop = self.start_to_start_ns
+        return float(PARSER_UNTIMED_CAP_NS) if loop is None else UNTIMED_CAP_SHARE * loop
 
     def gap_over_call_of(self, timeline: Timeline) -> float:
         """What the rule takes off each gap of `timeline`'s trace over its process's median
@@ -619,8 +634,7 @@ def calibrate(base: Path, *, untraced_runs: int = FULL_CALIBRATION_RUNS[0], trac
                                       measured_call_lean_ns=bare.call_lean_ns)
         progress(f"a bare gap traced takes {bare.gap_over_call_ns / 1e3:.1f} us longer than its process's median "
                  f"call, a bare call lies {bare.call_lean_ns / 1e3:.1f} us above its median on average, and a bare "
-                 f"call and gap take {bare.start_to_start_ns / 1e3:.1f} us (without -T, a gap's median counts for no "
-                 f"more than {measured.untimed_cap_ns / 1e3:.0f} us)")
+                 f"call and gap take {bare.start_to_start_ns / 1e3:.1f} us")
         _make_files(work)
         for name, command in _calibration_programs(work):
             run_timed(command, work)  # warm every cache the program uses
@@ -628,12 +642,13 @@ def calibrate(base: Path, *, untraced_runs: int = FULL_CALIBRATION_RUNS[0], trac
             traces = [_traced_both_ways(command, work / f"{name}-{k}.strace", progress) for k in range(traced_runs)]
             middle, untimed = sorted(traces, key=lambda both: both[0].span_ns)[len(traces) // 2]
             runs.append(CalibrationRun(name, untraced, middle, bare.call_lean_ns, untimed))
+            so_far = replace(measured, runs=runs)
             rule = measured.gap_over_call_of(middle)
             progress(f"{name}: {statistics.median(untraced) / 1e6:.1f} ms untraced, {middle.span_ns / 1e6:.1f} ms "
                      f"traced, {middle.calls} calls; told from the trace "
                      f"{middle.outside_ns_at(rule, runs[-1].lean_ns) / 1e6:.1f} ms, "
                      f"a gap {rule / 1e3:.1f} us over its calls ({100 * runs[-1].error_at(rule):+.0f}%; "
-                     f"without -T {100 * (runs[-1].untimed_error_at(measured.untimed_cap_ns) or 0):+.0f}%)")
+                     f"without -T {100 * (runs[-1].untimed_error_at(so_far.untimed_cap_ns) or 0):+.0f}%)")
         cold_start = None
         if cold_start_runs:
             def tell(log: Path) -> float:
@@ -645,6 +660,9 @@ def calibrate(base: Path, *, untraced_runs: int = FULL_CALIBRATION_RUNS[0], trac
                                             tell=tell, logs=work, progress=progress)
     calibration = replace(measured, runs=runs, measured_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                           cores=usable_cores(), cold_start=cold_start)
+    progress(f"without -T, a gap's median counts for no more than {calibration.untimed_cap_ns / 1e3:.0f} us, "
+             f"{UNTIMED_CAP_SHARE:g} times a call's start to the next's in the bare loop and "
+             f"{' and '.join(START_TO_START_PROGRAMS)} (their median, {calibration.start_to_start_ns / 1e3:.1f} us)")
     progress(f"each process more at once makes a traced gap {calibration.contention_ns / 1e3:.1f} us longer "
              "(a trace's own median holds that already; taken off only where a profile has no such median)")
     return calibration

@@ -613,3 +613,18 @@ def test_the_calibration_judges_each_trace_without_call_durations_too(calibrated
     # A calibration from before the untimed traces were kept gives them the timed rule's band.
     older = TracingCalibration.from_json({**body, "runs": [{**r, "untimed_timeline": None} for r in body["runs"]]})
     assert older.untimed_errors == [] and older.untimed_error_band == older.error_band
+
+
+def test_a_loop_timed_fast_for_a_moment_does_not_set_the_untimed_cap_alone() -> None:
+    """The cap of a log without -T's gaps is twice the median start-to-start of three loops that
+    are almost all tracing: the bare loop and two calibration programs.  One loop timed at 16
+    us a call, where the others took 165 and 184, moves it no more than the middle one."""
+    def run(name: str, span_us: int) -> CalibrationRun:
+        return CalibrationRun(name, [1], Timeline(processes=1, calls=1000, span_ns=span_us * 1000 * 1000))
+
+    calibration = TracingCalibration(runs=[run("python-calls", 165), run("compress", 184), run("sort", 900)],
+                                      measured_start_to_start_ns=16_000)
+    assert calibration.start_to_start_ns == pytest.approx(165_000)
+    assert calibration.untimed_cap_ns == pytest.approx(UNTIMED_CAP_SHARE * 165_000)
+    assert TracingCalibration(measured_start_to_start_ns=16_000).untimed_cap_ns == pytest.approx(32_000)
+    assert TracingCalibration().untimed_cap_ns == PARSER_UNTIMED_CAP_NS
