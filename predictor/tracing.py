@@ -27,13 +27,15 @@ shows that slowdown yet (docs/model-evidence.md, "The trace's own yardstick").
 
 Gaps with no timed call before them (each process's first, and every gap of a log without
 -T) are measured against the median of the process's last 32 gaps (at most a bare gap's
-slowest speed), each gap's signed distance from it summed.  Such a gap leans above its median
-as a timed one does, and a log without -T shows no call's duration to tell by how much; so
-the parser measures the gaps from one bare call to the next (fstat then lseek: a call, its
-two stops and next to no work) against their own median, and their mean distance from it, the
-untimed trace's own lean, is taken off each of its gaps (Timeline.untimed_lean_ns).  The time a job spends outside
-the filesystem is then the gaps' work and its calls that are not on files (exec, mmap,
-pipes), never below 0, over the number of its processes that worked at once (`concurrency`:
+slowest speed; in a log without -T, twice a call's start to the next's in a loop that is
+almost all tracing, the median of three such loops the calibration times), each gap's signed
+distance from it summed.  Such a gap leans above its median as a timed one does, and a log
+without -T shows no call's duration to tell by how much; so the parser measures the gaps from
+one bare call to the next (fstat then lseek: a call, its two stops and next to no work)
+against their own median, and their mean distance from it, the untimed trace's own lean, is
+taken off each of its gaps (Timeline.untimed_lean_ns).  The time a job spends outside the
+filesystem is then the gaps' work and its calls that are not on files (exec, mmap, pipes),
+never below 0, over the number of its processes that worked at once (`concurrency`:
 their lifetimes less the time they were blocked waiting for one another, over the span).
 Its file calls are what the cost model prices, on every candidate.  So is what it reads
 through a file it mapped (characterizer/mapped.py), which no call shows: those page faults
@@ -123,10 +125,10 @@ OWN_MEDIAN_CAP_SHARE = 2.0
 UNTIMED_CAP_SHARE = 2.0
 # 7: a log without -T takes its own lean off each gap (Timeline.untimed_lean_ns), so the untimed
 # band comes from calibration traces that count it; 6: each calibration trace is judged without
-# -T too (untimed_error_band); 5 took a trace's own
-# bare calls' lean off its gaps and its calls not on files; 4 the calibration's bare loop's lean
-# (call_lean_ns) off each call not on a file; 3 measured the gaps after a timed call against the
-# process's calls, 2 against their own median, and 1 whole runtimes: none is read.
+# -T too (untimed_error_band); 5 took a trace's own bare calls' lean off its gaps and its calls
+# not on files; 4 the calibration's bare loop's lean (call_lean_ns) off each call not on a
+# file; 3 measured the gaps after a timed call against the process's calls, 2 against their
+# own median, and 1 whole runtimes: none is read.
 SCHEMA_VERSION = 7
 # Calibration programs whose traces are almost all tracing's cost (getppid calls with a
 # microsecond of Python between them; gzip's small reads and writes), timed beside the bare

@@ -220,6 +220,7 @@ void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct cal
 {
 	struct lifetime *l;
 	int64_t end, dur = c->dur_ns >= 0 ? c->dur_ns : resumed_ns;
+	int bare;
 
 	t->calls++;
 	if (span_eq(c->name, "execve") || span_eq(c->name, "execveat"))
@@ -247,6 +248,7 @@ void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct cal
 	if ((t->count + 1) * 2 > t->cap)
 		grow(t);
 	l = find(t->slot, t->cap, pid);
+	bare = is_bare(c);
 	if (!l->pid) {
 		l->pid = pid;
 		l->first_ns = ts_ns;
@@ -285,7 +287,7 @@ void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct cal
 			int64_t median = window_median(&l->gaps), lean_above;
 
 			t->untimed_gaps++;
-			if (l->prev_bare && is_bare(c)) {
+			if (l->prev_bare && bare) {
 				t->untimed_bare_gaps++;
 				t->untimed_bare_gaps_signed_ns += from_median(&l->bare_gaps, gap, INT64_MAX, &lean_above);
 			}
@@ -298,7 +300,6 @@ void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct cal
 		}
 	}
 	if (!blocking && c->dur_ns >= 0) {
-		int bare = is_bare(c);
 		int64_t excess, signed_excess;
 
 		if (bare)
@@ -319,7 +320,7 @@ void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct cal
 	}
 	l->prev_end_ns = end;
 	l->prev_timed = dur >= 0;
-	l->prev_bare = is_bare(c);
+	l->prev_bare = bare;
 	l->prev_mapped = file_op && strcmp(file_op, "mmap") == 0 && c->ret_known && !c->err[0];
 }
 
