@@ -65,6 +65,12 @@ class FormVerdict:
     # of runtimes, and how far the user CPU time moved (the median and largest over programs).
     steady: tuple[float, float] | None = None
     user_cpu_moved: tuple[float, float] | None = None
+    # Plain traces' absolute forms: how far the rounds stood from the untraced runs beside the
+    # traces (median, least, most), and the errors on the traced target against the rounds and
+    # against those runs (median and largest each; plain_judge._host_between).
+    host_moved: tuple[float, float, float] | None = None
+    against_rounds: tuple[float, float] | None = None
+    against_beside: tuple[float, float] | None = None
 
     @property
     def met(self) -> bool:
@@ -138,7 +144,9 @@ def plain_verdicts(doc: dict[str, Any], model: RuntimeEstimator | None
     when, page = utc(doc["finished"]), f"validation-plain-{split}.md"
     verdicts = []
     steady = s.get("cpu_steadied")
+    between = s.get("host_between") or {}
     for form in (f for f in ("relative", "absolute", "untimed") if f in s):
+        moved, there = between.get("moved"), between.get(form)
         f, target = s[form], PLAIN_TARGETS["relative" if form == "relative" else "absolute"]
         held = steady[form]["runtime"] if steady else None
         judged_rows = rows[~rows["traced"]] if form == "relative" else rows
@@ -149,7 +157,10 @@ def plain_verdicts(doc: dict[str, Any], model: RuntimeEstimator | None
             target_median=target["median"], target_largest=target["largest"],
             misses=_largest(judged_rows, f"{form}_error", "target"),
             verdicts=reliability_of(judged.verdicts, form),
-            steady=(held["median"], held["largest"]) if held else None, user_cpu_moved=_moved(steady)))
+            steady=(held["median"], held["largest"]) if held else None, user_cpu_moved=_moved(steady),
+            host_moved=(moved["median"], moved["low"], moved["high"]) if moved and there else None,
+            against_rounds=(there["rounds"]["median"], there["rounds"]["largest"]) if there else None,
+            against_beside=(there["beside"]["median"], there["beside"]["largest"]) if there else None))
     spreads = []
     if "reproducibility" in s:
         r = s["reproducibility"]
@@ -184,6 +195,28 @@ def _processor_section(verdicts: list[FormVerdict]) -> list[str]:
         assert v.steady is not None and v.user_cpu_moved is not None
         lines.append(f"| {v.split} | {FORM_NAMES[(v.trace, v.form)]} | {percents(*v.user_cpu_moved, digits=0)} | "
                      f"{percents(v.median, v.largest)} | {percents(*v.steady)} |")
+    return lines
+
+
+def _host_between_section(verdicts: list[FormVerdict]) -> list[str]:
+    """Each plain absolute form's errors on the traced target against the rounds and against
+    the untraced runs beside the traces: how much of them was the host's move in between."""
+    found = [v for v in verdicts if v.host_moved and v.against_rounds and v.against_beside]
+    if not found:
+        return []
+    lines = ["", "## The host between the traces and the rounds", "",
+             "A trace tells a program's work at the speed of the minute it was traced in; the rounds ran minutes "
+             "later. Each program was also run untraced beside its traces: how far the rounds stood from those runs "
+             "on the traced target, and each absolute form's errors there against the rounds (the verdict) and "
+             "against those runs (a diagnosis, not the verdict).", "",
+             "| set | trace and form | rounds against the runs beside: median (least to most) | against the rounds: "
+             "median / largest | against the runs beside |", "|---|---|---|---|---|"]
+    for v in sorted(found, key=lambda v: (SPLITS.index(v.split) if v.split in SPLITS else 9, v.trace, v.form)):
+        assert v.host_moved and v.against_rounds and v.against_beside
+        middle, least, most = v.host_moved
+        lines.append(f"| {v.split} | {FORM_NAMES[(v.trace, v.form)]} | {percent(middle, signed=True)} "
+                     f"({percent(least, signed=True)} to {percent(most, signed=True)}) | "
+                     f"{percents(*v.against_rounds)} | {percents(*v.against_beside)} |")
     return lines
 
 
@@ -264,6 +297,7 @@ def markdown(verdicts: list[FormVerdict], spreads: list[Reproducibility], missin
                      f"{within} | {rounds} |")
     lines += _verdicts_section(verdicts)
     lines += _processor_section(verdicts)
+    lines += _host_between_section(verdicts)
     lines += ["", "## Where the test set misses most", ""]
     for v in (v for v in verdicts if v.split == "test"):
         worst = "; ".join(f"{program} on {target} {100 * error:+.0f}%" for program, target, error in v.misses)
