@@ -173,6 +173,11 @@ def plain_verdicts(doc: dict[str, Any], model: RuntimeEstimator | None
     return verdicts, spreads, _as_kept(judged.model, doc)
 
 
+def _in_order(verdicts: list[FormVerdict]) -> list[FormVerdict]:
+    """Verdicts as every table of the page lists them: by set (SPLITS), trace, then form."""
+    return sorted(verdicts, key=lambda v: (SPLITS.index(v.split) if v.split in SPLITS else 9, v.trace, v.form))
+
+
 def _moved(steady: dict[str, Any] | None) -> tuple[float, float] | None:
     """How far the user CPU time moved, from a judged summary's cpu_steadied."""
     return (steady["user_cpu_spread"]["median"], steady["user_cpu_spread"]["largest"]) if steady else None
@@ -191,7 +196,7 @@ def _processor_section(verdicts: list[FormVerdict]) -> list[str]:
              "page has the ratios and pairs too).", "",
              "| set | trace and form | user CPU moved: median / largest | as measured: median / largest | "
              "processor held steady |", "|---|---|---|---|---|"]
-    for v in sorted(held, key=lambda v: (SPLITS.index(v.split) if v.split in SPLITS else 9, v.trace, v.form)):
+    for v in _in_order(held):
         assert v.steady is not None and v.user_cpu_moved is not None
         lines.append(f"| {v.split} | {FORM_NAMES[(v.trace, v.form)]} | {percents(*v.user_cpu_moved, digits=0)} | "
                      f"{percents(v.median, v.largest)} | {percents(*v.steady)} |")
@@ -211,7 +216,7 @@ def _host_between_section(verdicts: list[FormVerdict]) -> list[str]:
              "against those runs (a diagnosis, not the verdict).", "",
              "| set | trace and form | rounds against the runs beside: median (least to most) | against the rounds: "
              "median / largest | against the runs beside |", "|---|---|---|---|---|"]
-    for v in sorted(found, key=lambda v: (SPLITS.index(v.split) if v.split in SPLITS else 9, v.trace, v.form)):
+    for v in _in_order(found):
         assert v.host_moved and v.against_rounds and v.against_beside
         middle, least, most = v.host_moved
         lines.append(f"| {v.split} | {FORM_NAMES[(v.trace, v.form)]} | {percent(middle, signed=True)} "
@@ -233,7 +238,7 @@ def _verdicts_section(verdicts: list[FormVerdict]) -> list[str]:
              "*Brier*: the mean squared distance of confidence from outcome (0.25 for coin flips).", "",
              "| set | trace and form | pairs | right | the confidences expect | at 90% or more: right (mean confidence) "
              "| Brier |", "|---|---|---|---|---|---|---|"]
-    for v in sorted(judged, key=lambda v: (SPLITS.index(v.split) if v.split in SPLITS else 9, v.trace, v.form)):
+    for v in _in_order(judged):
         r = v.verdicts
         sure = r.sure
         sure_text = "-" if sure is None else f"{sure.right} of {sure.pairs} ({percent(sure.mean_confidence)})"
@@ -275,7 +280,7 @@ def markdown(verdicts: list[FormVerdict], spreads: list[Reproducibility], missin
         "covering | pairs ranked right | targets | detail |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
-    for v in sorted(verdicts, key=lambda v: (SPLITS.index(v.split) if v.split in SPLITS else 9, v.trace, v.form)):
+    for v in _in_order(verdicts):
         pairs = f"{v.pairs_right} of {v.pairs}" if v.pairs else "-"
         lines.append(f"| {v.split} | {FORM_NAMES[(v.trace, v.form)]} | {v.measured_at} | "
                      f"{percents(v.median, v.largest)} | {percents(v.ratio_median, v.ratio_largest)} | {_cover(v)} | {pairs} | "

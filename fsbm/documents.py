@@ -304,9 +304,9 @@ class Timeline(_Open):
     # each less its process's median call, summed (timeline.h); 0 from older parsers.
     mapped_gaps: NonNegativeInt = 0
     mapped_gaps_over_call_ns: int = 0
-    # Gaps after a call of unknown duration (no -T): how many; of those, the ones right after a
-    # bare call, and their signed distances from their own median, summed (timeline.h); 0 from
-    # older parsers.
+    # Gaps after a call of unknown duration (no -T): how many; of those, the ones from one bare
+    # call to the next, and their signed distances from their own median, summed (timeline.h);
+    # 0 from older parsers.
     untimed_gaps: NonNegativeInt = 0
     untimed_bare_gaps: NonNegativeInt = 0
     untimed_bare_gaps_signed_ns: int = 0
@@ -411,10 +411,10 @@ class Timeline(_Open):
     @property
     def untimed_lean_ns(self) -> float | None:
         """How far a gap of a log without -T lay above its process's median gap, on average,
-        beyond its work: the mean signed distance of the gaps right after a bare call from
-        their own median (untimed_bare_gaps_signed_ns over untimed_bare_gaps), each such gap a
-        bare call and tracing's two stops, never below 0; None where fewer than MIN_BARE_CALLS
-        such gaps say it (and from older parsers)."""
+        beyond its work: the mean signed distance of the gaps from one bare call to the next
+        from their own median (untimed_bare_gaps_signed_ns over untimed_bare_gaps), each such
+        gap a bare call and tracing's two stops, never below 0; None where fewer than
+        MIN_BARE_CALLS such gaps say it (and from older parsers)."""
         if self.untimed_bare_gaps < MIN_BARE_CALLS:
             return None
         return max(self.untimed_bare_gaps_signed_ns / self.untimed_bare_gaps, 0.0)

@@ -119,9 +119,9 @@ GAP_SHARE_OF_BARE_LOOP = 0.6
 # the development programs' own medians stood at 0.7-1.2x the day's bare loop, and a calibration
 # program whose every gap holds 20 us of work (python-work) at 3.3x.
 OWN_MEDIAN_CAP_SHARE = 2.0
-# The most a gap's median counts for in a log without -T, as a share of a bare loop's
-# start-to-start measured here: tracing's cost of a bare call and gap at its slowest, not work
-# (fitted on the development set's plain validation, docs/model-evidence.md).
+# The most a gap's median counts for in a log without -T, as a share of a loop's start-to-start
+# measured here (TracingCalibration.start_to_start_ns): tracing's cost of a bare call and gap at
+# its slowest, not work (fitted on the development set's plain validation, docs/model-evidence.md).
 UNTIMED_CAP_SHARE = 2.0
 # 7: a log without -T takes its own lean off each gap (Timeline.untimed_lean_ns), so the untimed
 # band comes from calibration traces that count it; 6: each calibration trace is judged without
