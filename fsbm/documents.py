@@ -310,6 +310,13 @@ class Timeline(_Open):
     untimed_gaps: NonNegativeInt = 0
     untimed_bare_gaps: NonNegativeInt = 0
     untimed_bare_gaps_signed_ns: int = 0
+    # Of those gaps, the ones after a call that flushed a file (fsync, fdatasync,
+    # sync_file_range): how many, their length, and their signed distance from their median,
+    # as user_signed_ns sums it; untimed_signed_by_cap_ns leaves them out (timeline.h); 0 from
+    # older parsers.
+    untimed_sync_gaps: NonNegativeInt = 0
+    untimed_sync_gaps_ns: NonNegativeInt = 0
+    untimed_sync_gaps_signed_ns: int = 0
 
     @classmethod
     def of(cls, counts: "Timeline | dict[str, Any] | None") -> "Timeline":
@@ -425,14 +432,18 @@ class Timeline(_Open):
         `cap_ns` instead: the sums the parser kept at the caps either side, taken in
         proportion (at the end of UNTIMED_CAPS_NS beyond it), less the trace's own lean
         (untimed_lean_ns) off each gap: tracing's cost of a gap scatters above its median, so
-        each gap's distance from its median holds that lean as well as its work.  As
-        outside_ns_at where the parser kept none."""
+        each gap's distance from its median holds that lean as well as its work.  The gaps
+        after a flush (untimed_sync_gaps) are left out: each holds the flush's wait for the
+        device as the traced device did it that moment, where the prediction takes the
+        flushes' time from the cost model alone (predict._less_file_calls keeps it).  As
+        outside_ns_at where the parser kept no sums."""
         sums = self.untimed_signed_by_cap_ns
         if len(sums) != len(UNTIMED_CAPS_NS) or self.timed_gaps:
             return self.outside_ns_at(GAP_OVER_CALL_NS)
         at_cap = _interpolated(cap_ns, UNTIMED_CAPS_NS, sums)
-        lean = (self.untimed_lean_ns or 0.0) * self.untimed_gaps
-        return self._told(self.user_signed_ns - sums[UNTIMED_CAPS_NS.index(PARSER_UNTIMED_CAP_NS)] + at_cap - lean)
+        lean = (self.untimed_lean_ns or 0.0) * (self.untimed_gaps - self.untimed_sync_gaps)
+        other_gaps = self.user_signed_ns - self.untimed_sync_gaps_signed_ns - sums[UNTIMED_CAPS_NS.index(PARSER_UNTIMED_CAP_NS)]
+        return self._told(other_gaps + at_cap - lean)
 
     def gap_over_call_for(self, outside_ns: float, call_lean_ns: float = 0.0) -> float | None:
         """The constant `gap_over_call_ns` at which outside_ns_at tells `outside_ns`: what a

@@ -164,7 +164,8 @@ class Workload:
                  for pricer in pricers]
         at_once = concurrency(profile)
         if outside.kind == UNTIMED:
-            outside = _less_file_calls(outside, names, times, traced_on, at_once)
+            syncs_apart = Timeline.of(profile.timeline).untimed_sync_gaps > 0
+            outside = _less_file_calls(outside, names, times, traced_on, at_once, syncs_apart)
         elif outside.mapped_s > 0:
             outside = _less_mapped_reads(outside, names, times, traced_on, at_once)
         rows = [feature_row(pricer.table, fs, outside, at_once) for pricer, fs in zip(pricers, times)]
@@ -187,12 +188,15 @@ def _traced_anchor(names: list[str], times: list[FsTime], traced_on: str | None)
 
 
 def _less_file_calls(outside: Outside, names: list[str], times: list[FsTime], traced_on: str | None,
-                     at_once: float) -> Outside:
+                     at_once: float, syncs_apart: bool = False) -> Outside:
     """A time outside that holds the file calls' time too (a trace without -T), less their
     modelled time where the workload was traced (_traced_anchor), over the processes working
-    at once, as the time outside is."""
+    at once, as the time outside is.  Where the parser left the gaps after syncs out of it
+    (Timeline.untimed_sync_gaps), the syncs' modelled time stays in: the trace does not hold it."""
     anchor, where = _traced_anchor(names, times, traced_on)
-    return outside.less(times[anchor].total_ns / 1e9 / at_once, f"less its file calls' modelled time {where}")
+    lines = [line for line in times[anchor].lines if not (syncs_apart and line.op == "fsync")]
+    held = "file calls' but its syncs'" if syncs_apart else "file calls'"
+    return outside.less(sum(line.total_ns for line in lines) / 1e9 / at_once, f"less its {held} modelled time {where}")
 
 
 def _less_mapped_reads(outside: Outside, names: list[str], times: list[FsTime], traced_on: str | None,

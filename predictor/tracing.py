@@ -445,9 +445,11 @@ def untraced_outside(timeline: Timeline, calibration: TracingCalibration | None)
         lean = timeline.untimed_lean_ns
         leaned = (f", and {lean / 1e3:.1f} us, how far the gaps from one of its {timeline.untimed_bare_gaps:,} bare "
                   "calls to the next lay above their median on average" if lean is not None else "")
+        synced = (f"; the {timeline.untimed_sync_gaps:,} gaps after a flush ({timeline.untimed_sync_gaps_ns / 1e9:.3f} s) "
+                  "left out, as the flushes' time is the cost model's" if timeline.untimed_sync_gaps else "")
         evidence = (f"the trace has no call durations (no strace -T): the time from each call's start to the next's, "
                     f"less what tracing cost it then (the median of its process's last 32, at most "
-                    f"{calibration.untimed_cap_ns / 1e3:.0f} us{leaned}), {at_once}: "
+                    f"{calibration.untimed_cap_ns / 1e3:.0f} us{leaned}){synced}, {at_once}: "
                     f"{seconds:.3f} s from a traced span of {timeline.span_ns / 1e9:.3f} s{shared}")
         return Outside.within(seconds, calibration.untimed_error_band, UNTIMED, evidence, stretch)
     constant = calibration.gap_over_call_told(timeline)

@@ -566,3 +566,23 @@ def test_validate_measures_programs_judges_them_and_calibrates(tmp_path: Path, f
     finally:
         for name in ("val-ext4", "val-tmpfs"):
             run_fsbm("fs", "destroy", name)
+
+
+def test_a_log_without_call_durations_keeps_its_syncs_modelled_time() -> None:
+    """A log without -T's time outside holds its file calls' time, so their modelled time on the
+    traced candidate comes off it; where the parser left the gaps after syncs out of it, the
+    syncs' modelled time stays in, or they would come off twice."""
+    from fsbm.predictor.model import FsTime, Line
+    from fsbm.predictor.outside import Outside
+    from fsbm.predictor.predict import _less_file_calls
+    from fsbm.predictor.pricing import Price
+
+    def line(op: str, count: int, ns: float) -> Line:
+        return Line(op, "sync" if op == "fsync" else "write", op, count, Price(ns, ns, ns, "test"))
+
+    times = [FsTime("ext4", (line("write", 100, 50_000), line("fsync", 10, 2_000_000)))]
+    outside = Outside.exactly(0.5, "untimed", "the gaps")
+    apart = _less_file_calls(outside, ["ext4"], times, "ext4", 1.0, syncs_apart=True)
+    assert apart.seconds == pytest.approx(0.5 - 0.005) and "but its syncs'" in apart.evidence
+    together = _less_file_calls(outside, ["ext4"], times, "ext4", 1.0)
+    assert together.seconds == pytest.approx(0.5 - 0.025)

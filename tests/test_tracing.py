@@ -628,3 +628,28 @@ def test_a_loop_timed_fast_for_a_moment_does_not_set_the_untimed_cap_alone() -> 
     assert calibration.untimed_cap_ns == pytest.approx(UNTIMED_CAP_SHARE * 165_000)
     assert TracingCalibration(measured_start_to_start_ns=16_000).untimed_cap_ns == pytest.approx(32_000)
     assert TracingCalibration().untimed_cap_ns == PARSER_UNTIMED_CAP_NS
+
+
+def test_a_log_without_call_durations_counts_a_gap_after_a_sync_as_no_work(tmp_path: Path) -> None:
+    """A log without -T of 300 writes 40 us apart, five of them after 2 ms of work, and five
+    fdatasyncs each 3 ms from the next call: the gap after a sync holds the flush's wait for the
+    device, which the cost model prices on every candidate, so the rule tells the 10 ms of work,
+    where with those gaps it would tell 15 ms more.  The parser keeps what it left out."""
+    lines, at = ['7 00:00:00.000000 openat(AT_FDCWD, "db", O_RDWR|O_CREAT, 0644) = 3'], 40
+    for k in range(300):
+        sync = k % 60 == 30
+        call = "fdatasync(3) = 0" if sync else f'pwrite64(3, "x", 4096, {4096 * k}) = 4096'
+        lines.append(f"7 00:00:{at // 1_000_000:02d}.{at % 1_000_000:06d} {call}")
+        at += 40 + (3000 if sync else 0) + (2000 if k % 60 == 10 else 0)
+    (log := tmp_path / "syncs.strace").write_text("\n".join(lines) + "\n")
+    timeline = calibration_trace_timeline(log, lambda line: None)
+    assert not timeline.timed and timeline.untimed_gaps == 300 and timeline.untimed_sync_gaps == 5
+    assert timeline.untimed_sync_gaps_ns == 5 * 3040_000
+    assert timeline.untimed_outside_ns(140_000) == pytest.approx(10e6, rel=0.05)
+    # A parser that kept the gaps after syncs in: their 15 ms as work.
+    with_syncs = timeline.model_copy(update={"untimed_sync_gaps": 0, "untimed_sync_gaps_signed_ns": 0,
+                                             "untimed_signed_by_cap_ns": [s + timeline.untimed_sync_gaps_signed_ns
+                                                                          for s in timeline.untimed_signed_by_cap_ns]})
+    assert with_syncs.untimed_outside_ns(140_000) == pytest.approx(25e6, rel=0.05)
+    told = untraced_outside(timeline, TracingCalibration())
+    assert told is not None and "the 5 gaps after a flush (0.015 s) left out" in told.evidence

@@ -291,11 +291,16 @@ void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct cal
 				t->untimed_bare_gaps++;
 				t->untimed_bare_gaps_signed_ns += from_median(&l->bare_gaps, gap, INT64_MAX, &lean_above);
 			}
+			if (l->prev_synced) { /* the flush's time: the cost model's (timeline.h) */
+				t->untimed_sync_gaps++;
+				t->untimed_sync_gaps_ns += gap;
+				t->untimed_sync_gaps_signed_ns += signed_gap;
+			} else {
+				for (int k = 0; k < TIMELINE_UNTIMED_CAPS; k++) {
+					int64_t cap = UNTIMED_CAPS_US[k] * 1000;
 
-			for (int k = 0; k < TIMELINE_UNTIMED_CAPS; k++) {
-				int64_t cap = UNTIMED_CAPS_US[k] * 1000;
-
-				t->untimed_signed_ns[k] += gap - (median < cap ? median : cap);
+					t->untimed_signed_ns[k] += gap - (median < cap ? median : cap);
+				}
 			}
 		}
 	}
@@ -322,6 +327,7 @@ void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct cal
 	l->prev_timed = dur >= 0;
 	l->prev_bare = bare;
 	l->prev_mapped = file_op && strcmp(file_op, "mmap") == 0 && c->ret_known && !c->err[0];
+	l->prev_synced = file_op && strcmp(file_op, "fsync") == 0;
 }
 
 void timeline_json(const struct timeline *t, FILE *f)
@@ -338,7 +344,8 @@ void timeline_json(const struct timeline *t, FILE *f)
 		"\"timed_gaps\":%ld,\"timed_gaps_ns\":%lld,\"timed_gaps_call_median_ns\":%lld,"
 		"\"other_gaps_signed_ns\":%lld,\"bare_calls\":%ld,\"bare_calls_signed_ns\":%lld,\"mapped_gaps\":%ld,"
 		"\"mapped_gaps_over_call_ns\":%lld,\"untimed_gaps\":%ld,\"untimed_bare_gaps\":%ld,"
-		"\"untimed_bare_gaps_signed_ns\":%lld,\"first_ns\":%lld,\"last_ns\":%lld,\"untimed_signed_by_cap_ns\":[",
+		"\"untimed_bare_gaps_signed_ns\":%lld,\"untimed_sync_gaps\":%ld,\"untimed_sync_gaps_ns\":%lld,"
+		"\"untimed_sync_gaps_signed_ns\":%lld,\"first_ns\":%lld,\"last_ns\":%lld,\"untimed_signed_by_cap_ns\":[",
 		t->count, t->calls, t->timed_calls, t->blocking_calls, t->execs, t->forks,
 		(long long)t->blocked_ns, (long long)lifetimes,
 		(long long)(t->first_ns == NO_VALUE ? 0 : t->last_ns - t->first_ns), (long long)t->user_ns,
@@ -347,7 +354,8 @@ void timeline_json(const struct timeline *t, FILE *f)
 		t->other_calls, t->timed_gaps, (long long)t->timed_gaps_ns, (long long)t->timed_gaps_call_median_ns,
 		(long long)t->other_gaps_signed_ns, t->bare_calls, (long long)t->bare_calls_signed_ns, t->mapped_gaps,
 		(long long)t->mapped_gaps_over_call_ns, t->untimed_gaps, t->untimed_bare_gaps,
-		(long long)t->untimed_bare_gaps_signed_ns,
+		(long long)t->untimed_bare_gaps_signed_ns, t->untimed_sync_gaps, (long long)t->untimed_sync_gaps_ns,
+		(long long)t->untimed_sync_gaps_signed_ns,
 		(long long)(t->first_ns == NO_VALUE ? 0 : t->first_ns), (long long)(t->first_ns == NO_VALUE ? 0 : t->last_ns));
 	for (int k = 0; k < TIMELINE_UNTIMED_CAPS; k++)
 		fprintf(f, "%s%lld", k ? "," : "", (long long)t->untimed_signed_ns[k]);

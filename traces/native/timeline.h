@@ -36,6 +36,7 @@ struct lifetime {
 	int prev_timed; /* whether the previous call's duration was known (prev_end_ns is its end) */
 	int prev_mapped; /* whether the previous call mapped a file of a filesystem (an mmap event) */
 	int prev_bare;   /* whether the previous call was a bare one (timeline.c's is_bare) */
+	int prev_synced; /* whether the previous call flushed a file to the device (an fsync event) */
 	struct window gaps, durs, bare, bare_gaps;
 };
 
@@ -91,6 +92,15 @@ struct timeline {
 	 * as bare_calls_signed_ns tells it in a log with it (predictor/tracing.py). */
 	long untimed_gaps, untimed_bare_gaps;
 	int64_t untimed_bare_gaps_signed_ns;
+	/* Of the gaps after a call of unknown duration, those after an fsync, fdatasync or
+	 * sync_file_range: how many, their length, and their signed distance from their median as
+	 * user_signed_ns sums it.  Such a gap holds the flush's wait for the device as the traced
+	 * device did it just then, and the little the program does before its next call:
+	 * untimed_signed_ns leaves it out, the rule takes the signed sum off user_signed_ns
+	 * likewise, and the flushes' time is the cost model's alone (fsbm/documents.py's
+	 * Timeline.untimed_outside_ns, predictor/predict.py). */
+	long untimed_sync_gaps;
+	int64_t untimed_sync_gaps_ns, untimed_sync_gaps_signed_ns;
 	int64_t first_ns, last_ns;
 };
 
