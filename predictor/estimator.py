@@ -53,6 +53,14 @@ y: measured runtimes, in seconds.  What `fit` learns from it:
   place of the tracing calibration's band (programs whose gaps are not a new program's);
   its low end is divided by column `outside_stretch` where X has it (how far sharing the
   cores with the tracer may have slowed the trace's work, tracing.shared_cores_stretch);
+- `host_drift_`: for recordings (column `outside_then_s`, the time outside as the recording
+  made before the runs told it, where `outside_s` is the runs' own), how far that moved each
+  program's runtime (log of the runtime with the one over the runtime with the other, a
+  program's median over its candidates), as a root mean square over the programs about 0:
+  a user's recording is made once, at one minute of a shared host, and the host may be faster
+  or slower when the program runs, whichever way it moved in the runs this was measured on.
+  The errors above are then learnt from rows whose time outside came from the runs
+  themselves, and a recording's interval is widened by this spread, in quadrature;
 - `ratio_errors_`: per evidence, how far the ratio of two of one workload's predictions
   (two candidates) strays from the measured ratio, as a standard deviation of its log:
   what a ranking's confidence rests on.  Errors a workload makes on every candidate alike
@@ -88,6 +96,9 @@ TABLE_COLUMN = "fs_table_log_diff"  # optional: log of one table's filesystem ti
 GAP_COLUMN = "outside_per_gap_s"
 # Optional: the most a plain trace's work may have been slowed beside its tracer (Outside.stretch).
 STRETCH_COLUMN = "outside_stretch"
+# Optional: a recording's time outside as the recording made before the runs told it, where
+# outside_s is the runs' own (host_drift_).
+THEN_COLUMN = "outside_then_s"
 # A program tells how far the per-gap constant strays only where a microsecond more of it moves
 # its runtime by at least this share (on the development set's afternoon runs, checkpoint's 455
 # calls moved it 0.3% and said -99 us; every program of thousands of calls moved it 1-13%).
@@ -160,6 +171,24 @@ def _table_spread(X: pd.DataFrame) -> dict[str, float] | None:
     return {"log_sd": float(np.sqrt(np.mean(np.square(diffs)) / 2)), "n": int(len(diffs))}
 
 
+def _host_drift(X: pd.DataFrame, groups: np.ndarray) -> dict[str, float] | None:
+    """How far the host moved a recording's runtime between the recording and the runs: per
+    row, the log of the runtime with the time outside the recording told (THEN_COLUMN) over the
+    runtime with the runs' own; a program's median over its rows; their root mean square about
+    0 over the programs, since the host's next move may go either way.  None where X has no
+    such column."""
+    column = _Columns(X)
+    then = column(THEN_COLUMN, dtype=float)
+    fs = column("fs_s", dtype=float)
+    now = runtime_seconds(column("outside_s", dtype=float), fs)
+    pick = np.isfinite(then) & (now > 0) & (column("evidence", "none") == "recording")
+    if not pick.any():
+        return None
+    logs = pd.Series(np.log(runtime_seconds(then[pick], fs[pick]) / now[pick])).groupby(groups[pick]).median()
+    return {"log_sd": float(np.sqrt(np.mean(np.square(logs)))), "programs": int(len(logs)),
+            "log_mean": float(np.mean(logs))}
+
+
 def _gap_shift(X: pd.DataFrame, y: np.ndarray, over: np.ndarray, groups: np.ndarray,
                alpha: float) -> dict[str, float] | None:
     """The 1 - alpha prediction interval of the shift of a plain trace's per-gap constant
@@ -230,6 +259,7 @@ class RuntimeEstimator(BaseEstimator, RegressorMixin):
         self.errors_: dict[str, dict[str, float]] = {}
         self.ratio_errors_: dict[str, dict[str, float]] = {}
         self.gap_shift_: dict[str, float] | None = None
+        self.host_drift_: dict[str, float] | None = None
         if len(X) == 0:
             return self
         if groups is None:
@@ -243,6 +273,7 @@ class RuntimeEstimator(BaseEstimator, RegressorMixin):
         evidence = _Columns(X)("evidence", "none")
         groups = np.asarray(groups) if groups is not None else np.arange(len(X))
         self.gap_shift_ = _gap_shift(X, y, predicted - y, groups, self.alpha)
+        self.host_drift_ = _host_drift(X, groups)
         for kind in sorted(set(evidence)):
             pick = (evidence == kind) & np.isfinite(errors) & (errors > -1)
             if pick.any():
@@ -335,6 +366,11 @@ class RuntimeEstimator(BaseEstimator, RegressorMixin):
             moved = np.where(relative & traced_row, 0.0, np.hypot(fs, other_fs))
             share = moved / np.where(runtime > 0, runtime, 1.0)
             low, high = _widened(runtime, low, high, Z90 * spread["log_sd"] * share)
+        drift = getattr(self, "host_drift_", None)
+        if drift:
+            # A recording's time outside was measured at one minute of the host, the run at another.
+            extra = np.where(evidence == "recording", Z90 * drift["log_sd"], 0.0)
+            low, high = _widened(runtime, low, high, extra)
         return {"runtime": runtime, "low": low, "high": high, "fs": fs, "outside": outside}
 
     def _outside_band(self, column: "_Columns", evidence: np.ndarray, outside: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -365,7 +401,7 @@ class RuntimeEstimator(BaseEstimator, RegressorMixin):
         return {"kind": "runtime_model", "schema_version": SCHEMA_VERSION, "calibrate": self.calibrate,
                 "alpha": self.alpha, "factors": getattr(self, "factors_", {}), "errors": getattr(self, "errors_", {}),
                 "ratio_errors": getattr(self, "ratio_errors_", {}), "table_spread": getattr(self, "table_spread_", None),
-                "gap_shift": getattr(self, "gap_shift_", None),
+                "gap_shift": getattr(self, "gap_shift_", None), "host_drift": getattr(self, "host_drift_", None),
                 "fitted_on": fitted_on}
 
     @classmethod
@@ -376,6 +412,7 @@ class RuntimeEstimator(BaseEstimator, RegressorMixin):
         model.ratio_errors_ = dict(body.get("ratio_errors") or {})
         model.table_spread_ = body.get("table_spread")
         model.gap_shift_ = body.get("gap_shift")
+        model.host_drift_ = body.get("host_drift")
         model.fitted_on_ = body.get("fitted_on")
         return model
 

@@ -27,7 +27,7 @@ import pandas as pd
 from fsbm.documents import Profile
 from fsbm.predictor.cost_table import CostTable
 from fsbm.predictor.cpu_speed import UserCpuSpread, steadied, user_cpu_spread
-from fsbm.predictor.estimator import RuntimeEstimator, predict_left_out
+from fsbm.predictor.estimator import THEN_COLUMN, RuntimeEstimator, predict_left_out
 from fsbm.predictor.model import GROUPS, price_workload
 from fsbm.predictor.outside import Outside, calls_cpu_seconds, cpu_scales, outside_features, outside_seconds
 from fsbm.predictor.predict import concurrency, feature_row, relative_rows
@@ -416,10 +416,11 @@ def judge(doc: dict[str, Any], cache_bytes: int, model: RuntimeEstimator | None 
     it is fitted on every program (`Judged.model`).  Every other (source, form) is judged too
     and kept in the summary.
 
-    The model kept (`Judged.model`, fitted on every program) is fitted on the rows whose CPU
-    time came from the recording made before the rounds, whatever the verdict's source: that is
-    the recording a user has, made once, before any run it predicts, and its 90% band must hold
-    how far the host's processor moves between the two (docs/model-evidence.md).
+    The model kept (`Judged.model`, fitted on every program) learns its errors from the rows of
+    the verdict's source, and beside them the time outside the recording made before the rounds
+    told (_with_then): that is the recording a user has, made once, before any run it predicts,
+    and its 90% band must hold how far the host's processor moves between the two, either way
+    (estimator.host_drift_; docs/model-evidence.md).
 
     With `model` (a test set): every program is predicted by that model, fitted on the
     development set; nothing is fitted or chosen here, and `Judged.model` is `model`."""
@@ -456,7 +457,7 @@ def judge(doc: dict[str, Any], cache_bytes: int, model: RuntimeEstimator | None 
     if model is None:
         # The model `fsbm predict` keeps for recordings: its band holds what a user's recording
         # has, CPU time measured once, before the runs it predicts.
-        kept = rows_by_source[CPU_BEFORE]
+        kept = _with_then(rows_by_source[sources[0]], rows_by_source[CPU_BEFORE])
         fit_rows = _fit_rows(kept, _relative(kept, traced_on))
         model = RuntimeEstimator(calibrate=adopted == "calibrated").fit(*fit_rows)
         summary["calibration_factors"] = RuntimeEstimator(calibrate=True).fit(*fit_rows).factors_
@@ -465,6 +466,15 @@ def judge(doc: dict[str, Any], cache_bytes: int, model: RuntimeEstimator | None 
         summary["calibration_factors"] = getattr(model, "factors_", {})
         summary["intervals_from"] = f"the runtime model fitted on {getattr(model, 'fitted_on_', None) or 'nothing'}"
     return Judged(judged_rows, pairs, summary, model, operation_ratios(rows))
+
+
+def _with_then(rows: pd.DataFrame, before: pd.DataFrame) -> pd.DataFrame:
+    """`rows` (the time outside from the CPU time of the runs) with the time outside the
+    recording made before the runs told (`before`'s, THEN_COLUMN) beside it: the model kept
+    for recordings learns its errors from the first and how far the host moved from the two
+    (estimator.host_drift_)."""
+    then = before.set_index(["program", "candidate"])["outside_s"]
+    return rows.assign(**{THEN_COLUMN: [then.get((p, c), np.nan) for p, c in zip(rows["program"], rows["candidate"])]})
 
 
 def _cpu_steadied(rows: pd.DataFrame, records: list[dict], traced_on: str) -> dict[str, Any] | None:

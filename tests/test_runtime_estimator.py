@@ -181,6 +181,29 @@ def test_a_second_tables_spread_widens_the_interval_by_the_filesystems_share() -
     assert parts["low"][0] == parts["high"][0] == pytest.approx(2.0)
 
 
+def test_a_recordings_band_holds_the_hosts_move_either_way() -> None:
+    """Where each recording's time outside is known as the recording made before the runs told
+    it (THEN_COLUMN) beside the runs' own, the model learns how far that moved each program's
+    runtime as a root mean square about 0: a host that was 20% slower in every run than at its
+    recording widens a recording's interval on both sides alike, not only upward, since the
+    next user's host may move the other way.  Other evidence is not widened."""
+    from fsbm.predictor.estimator import THEN_COLUMN
+    X, y, programs = suite(np.random.default_rng(23))
+    plain = RuntimeEstimator().fit(X, y, groups=programs)
+    then = runtime_seconds(X["outside_s"], X["fs_s"]) / 1.2 - X["fs_s"]  # each runtime 1/1.2 of the runs'
+    drifted = RuntimeEstimator().fit(X.assign(**{THEN_COLUMN: then}), y, groups=programs)
+    assert plain.host_drift_ is None
+    assert drifted.host_drift_["log_sd"] == pytest.approx(np.log(1.2)) and drifted.host_drift_["programs"] == 6
+    before, after = plain.predict_parts(X), drifted.predict_parts(X)
+    assert after["runtime"] == pytest.approx(before["runtime"])
+    expected = np.hypot(np.log(before["runtime"] / before["low"]), 1.6449 * np.log(1.2))
+    assert np.log(after["runtime"] / after["low"]) == pytest.approx(expected, rel=1e-3)
+    assert np.all(after["high"] > before["high"])
+    assert RuntimeEstimator.from_json(drifted.to_json("a test")).predict_parts(X)["low"] == pytest.approx(after["low"])
+    traced = X.assign(evidence="trace")
+    assert drifted.predict_parts(traced)["low"] == pytest.approx(plain.predict_parts(traced)["low"])
+
+
 def test_a_plain_traces_band_is_the_per_gap_constant_learnt_from_programs_and_scales_with_its_gaps() -> None:
     """Programs whose traces' gaps each cost a constant that varies between them (sd 3 us): the
     fit learns how far that constant strays, and a trace of many gaps gets a wider band of
