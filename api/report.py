@@ -271,6 +271,12 @@ def _aging(entry: dict[str, Any]) -> str:
     return "aged" if state.startswith("aged") or state.startswith("partly") else "fresh"
 
 
+def _warnings(prediction: dict[str, Any]) -> str:
+    """The prediction's warnings (a trace made while tracing ran unevenly), where it has any."""
+    return "".join(f'<p class="warning" role="note"><strong>Warning:</strong> {escape(w)}.</p>'
+                   for w in prediction.get("warnings") or [])
+
+
 def _runtime_section(prediction: dict[str, Any]) -> str:
     entries, _, field = _ranked(prediction)
     low, high = ("low_s", "high_s") if field == "runtime_s" else ("relative_low_s", "relative_high_s")
@@ -580,7 +586,7 @@ svg.chart{width:100%;max-width:30rem;height:auto;display:block}svg.chart text{fo
 table{border-collapse:collapse;width:100%;font-size:.9rem}th,td{text-align:left;padding:.3rem .5rem;
 border-bottom:1px solid var(--line);vertical-align:top}th{background:#f6f8fa}table.narrow{width:auto}
 .scroll{overflow-x:auto}.two{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,2fr);gap:1rem}.two>div{min-width:0}
-code{background:#f6f8fa;padding:0 .2rem}
+code{background:#f6f8fa;padding:0 .2rem}.warning{background:#fdf3e1;border-left:5px solid #E69F00;padding:.5rem 1rem;margin-top:1rem}
 @media (max-width:40rem){.two{grid-template-columns:1fr}body{font-size:15px}}
 @media print{main{max-width:none}section,figure,table{break-inside:avoid}.verdict{background:none}
 a{color:inherit;text-decoration:none}}
@@ -598,6 +604,7 @@ def render(data: dict[str, Any]) -> str:
         f'<p class="meta">Prediction {prediction["id"]} of {escape(data["created"])} on {escape(names)}; '
         f"report made {made} by fsbm {__version__} on {escape(platform.node())}.</p></header>",
         _verdict(prediction, data["validation"], data["observations"]),
+        _warnings(prediction),
         _runtime_section(prediction),
         _breakdown_section(prediction),
         _profile_section(data["profile"]),

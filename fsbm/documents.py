@@ -445,6 +445,20 @@ class Timeline(_Open):
         other_gaps = self.user_signed_ns - self.untimed_sync_gaps_signed_ns - sums[UNTIMED_CAPS_NS.index(PARSER_UNTIMED_CAP_NS)]
         return self._told(other_gaps + at_cap - lean)
 
+    @property
+    def lean_off_ns(self) -> float:
+        """What the rule took off this trace's time outside for tracing's lean, over the
+        processes working at once: its own bare calls' lean (never below 0) off each gap after
+        a timed call and each call not on a file, or in a log without -T its own untimed lean
+        off each gap not after a flush; 0 where the trace tells no lean of its own.  How far a
+        trace leans is how unevenly tracing ran while it was made (predictor/tracing.py), and
+        what the rule took off for it is uncertain by as much again."""
+        if self.timed_gaps:
+            lean = max(self.bare_call_lean_ns or 0.0, 0.0)
+            return lean * (self.timed_gaps + self.other_calls) / self.concurrency
+        lean = self.untimed_lean_ns or 0.0
+        return lean * max(self.untimed_gaps - self.untimed_sync_gaps, 0) / self.concurrency
+
     def gap_over_call_for(self, outside_ns: float, call_lean_ns: float = 0.0) -> float | None:
         """The constant `gap_over_call_ns` at which outside_ns_at tells `outside_ns`: what a
         bare gap took over its process's calls in this trace, where the job's time outside is
@@ -602,6 +616,9 @@ class Prediction(_Closed):
                                                               "recording's CPU time, a plain trace's span less what "
                                                               "tracing added, or nothing (then only the filesystem's "
                                                               "time is predicted).")
+    warnings: list[str] = Field([], description="What to know before trusting the numbers, one sentence each: a "
+                                                 "trace made while tracing ran unevenly, whose time outside is less "
+                                                 "certain than usual, says so here.")
     concurrency: float = Field(1.0, ge=1.0, description="The workload's processes working at once, on average, as "
                                                        "its trace tells (1: one at a time, or not known). Each "
                                                        "candidate's fs_s and breakdown_s are its calls' summed cost "

@@ -96,6 +96,8 @@ TABLE_COLUMN = "fs_table_log_diff"  # optional: log of one table's filesystem ti
 GAP_COLUMN = "outside_per_gap_s"
 # Optional: the most a plain trace's work may have been slowed beside its tracer (Outside.stretch).
 STRETCH_COLUMN = "outside_stretch"
+# Optional: what a plain trace's time outside took off for tracing's lean (Outside.lean_s).
+LEAN_COLUMN = "outside_lean_s"
 # Optional: a recording's time outside as the recording made before the runs told it, where
 # outside_s is the runs' own (host_drift_).
 THEN_COLUMN = "outside_then_s"
@@ -207,6 +209,14 @@ def _gap_shift(X: pd.DataFrame, y: np.ndarray, over: np.ndarray, groups: np.ndar
         return None
     centre, spread, half = _t_interval(np.asarray(shifts), len(shifts), alpha)
     return {"low": centre - half, "high": centre + half, "programs": len(shifts), "sd": spread}
+
+
+def spread_by(centre: Any, low: Any, high: Any, extra: Any) -> tuple[Any, Any]:
+    """The band `low`..`high` about `centre` with `extra` seconds more either side, in
+    quadrature (never below 0), for scalars or arrays alike: an uncertainty independent of
+    the one the band holds."""
+    return (np.maximum(centre - np.hypot(np.maximum(centre - low, 0.0), extra), 0.0),
+            centre + np.hypot(np.maximum(high - centre, 0.0), extra))
 
 
 def _widened(runtime: np.ndarray, low: np.ndarray, high: np.ndarray, extra: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -385,8 +395,10 @@ class RuntimeEstimator(BaseEstimator, RegressorMixin):
         slope = column(GAP_COLUMN, 0.0, dtype=float)
         stretch = np.maximum(column(STRETCH_COLUMN, 1.0, dtype=float), 1.0)
         rows = (evidence == "trace") & (slope > 0)
-        return (np.where(rows, np.maximum(outside - shift["high"] * slope, 0.0) / stretch, low),
-                np.where(rows, np.maximum(outside - shift["low"] * slope, 0.0), high))
+        shifted_low, shifted_high = spread_by(outside, outside - shift["high"] * slope, outside - shift["low"] * slope,
+                                              column(LEAN_COLUMN, 0.0, dtype=float))
+        return (np.where(rows, np.maximum(shifted_low, 0.0) / stretch, low),
+                np.where(rows, np.maximum(shifted_high, 0.0), high))
 
     def ratio_log_sd(self, evidence: str) -> float:
         """One standard deviation of the log of a ratio of two predictions with this evidence:

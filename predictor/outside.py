@@ -37,6 +37,7 @@ from typing import Any
 
 from fsbm.documents import Profile
 from fsbm.errors import UsageError
+from fsbm.predictor.estimator import spread_by
 from fsbm.predictor.model import CpuScales, FsTime, price_workload
 from fsbm.predictor.pricing import Pricer
 from fsbm.traces.record import (CALLS_CPU_FIELDS, OUTSIDE_WAIT_FIELD, UNTRACED_CALLS_CPU_SYNCS_SKIPPED,
@@ -70,6 +71,12 @@ class Outside:
     # modelled read of the mapped regions off the estimate, up to this, as the cost model
     # prices that read already.
     mapped_s: float = 0.0
+    # A plain trace's: what the estimate took off for tracing's lean in it (Timeline.lean_off_ns),
+    # which is uncertain by as much again: the band is wider by it either side, in quadrature.
+    lean_s: float = 0.0
+    # What the user should know before trusting the estimate ("" where nothing), as
+    # tracing.stall_warning says it.
+    warning: str = ""
 
     @classmethod
     def exactly(cls, seconds: float, kind: str, evidence: str) -> "Outside":
@@ -77,13 +84,14 @@ class Outside:
 
     @classmethod
     def within(cls, seconds: float, band: tuple[float, float], kind: str, evidence: str,
-               stretch: float = 1.0) -> "Outside":
+               stretch: float = 1.0, lean_s: float = 0.0) -> "Outside":
         """An estimate whose relative error (estimate / truth - 1) lies in `band`, or whose
         truth may be as little as a `stretch`-th of the band's low end: the truth lies between
-        seconds / (1 + high) / stretch and seconds / (1 + low)."""
+        seconds / (1 + high) / stretch and seconds / (1 + low), each end further by `lean_s`
+        in quadrature (estimator.spread_by)."""
         low_error, high_error = band
-        return cls(seconds, seconds / (1 + high_error) / stretch, seconds / (1 + low_error), kind, evidence,
-                   stretch=stretch)
+        low, high = spread_by(seconds, seconds / (1 + high_error), seconds / (1 + low_error), lean_s)
+        return cls(seconds, float(low) / stretch, float(high), kind, evidence, stretch=stretch, lean_s=lean_s)
 
     def more(self, seconds: float, band: tuple[float, float], why: str) -> "Outside":
         """This time and `seconds` more, its band widened by `band` (the least and the most

@@ -82,6 +82,7 @@ class _Suite:
     real_s: np.ndarray
     programs: np.ndarray
     evidence: dict[str, str]  # per program, what its time outside rests on
+    warnings: dict[str, str]  # per program whose trace was made while tracing ran unevenly, the warning
     fs_by_table: dict[tuple[str, str], list[float]]  # per (program, candidate): raw filesystem seconds by each table
     ops_by_table: dict[tuple[str, str], list[dict[str, float]]]  # the same, per operation
     again: pd.DataFrame
@@ -90,7 +91,8 @@ class _Suite:
     def without(self, program: str) -> "_Suite":
         keep = self.programs != program
         return _Suite({form: rows[keep].reset_index(drop=True) for form, rows in self.forms.items()},
-                      self.real_s[keep], self.programs[keep], self.evidence, self.fs_by_table, self.ops_by_table,
+                      self.real_s[keep], self.programs[keep], self.evidence, self.warnings, self.fs_by_table,
+                      self.ops_by_table,
                       self.again[keep[self.traced_twice]].reset_index(drop=True), self.traced_twice[keep])
 
 
@@ -107,7 +109,7 @@ def _suite(doc: dict[str, Any], pricers: dict[str, Pricer], each_pricers: dict[s
     names = list(labels)
     untimed = all("profile_untimed" in program for program in doc["programs"])
     forms: dict[str, list[pd.DataFrame]] = {form: [] for form in FORMS if form != "untimed" or untimed}
-    real, programs, evidence, fs_by_table, ops_by_table = [], [], {}, {}, {}
+    real, programs, evidence, warnings, fs_by_table, ops_by_table = [], [], {}, {}, {}, {}
     again: list[pd.DataFrame] = []
     traced_twice: list[bool] = []
     for program in doc["programs"]:
@@ -133,11 +135,13 @@ def _suite(doc: dict[str, Any], pricers: dict[str, Pricer], each_pricers: dict[s
         real += [statistics.median(runs[(name, labels[c])]) for c in names]
         programs += [name] * len(names)
         evidence[name] = workload.outside.evidence
+        if workload.outside.warning:
+            warnings[name] = workload.outside.warning
         traced_twice += ["profile_again" in program] * len(names)
         if "profile_again" in program:
             again.append(priced("profile_again").rows.assign(**{TABLE_COLUMN: diffs}))
     return _Suite({form: pd.concat(rows, ignore_index=True) for form, rows in forms.items()}, np.array(real),
-                  np.array(programs), evidence, fs_by_table, ops_by_table,
+                  np.array(programs), evidence, warnings, fs_by_table, ops_by_table,
                   pd.concat(again, ignore_index=True) if again else pd.DataFrame(), np.array(traced_twice, bool))
 
 
@@ -220,6 +224,12 @@ def judge_plain(doc: dict[str, Any], model: RuntimeEstimator | None = None) -> P
     between = _host_between(frame, doc, forms)
     if between:
         summary["host_between"] = between
+    if suite.warnings:
+        traced_rows = frame[frame["traced"]].set_index("program")
+        summary["warned"] = [{"program": name, "warning": warning,
+                              "absolute_error": float(traced_rows.loc[name, "absolute_error"]),
+                              "absolute_covered": bool(traced_rows.loc[name, "absolute_covered"])}
+                             for name, warning in suite.warnings.items()]
     judged_by = plain_model(suite) if model is None else model
     verdicts = _verdicts(suite, parts, by_round, labels, judged_by)
     for form in forms:
@@ -466,6 +476,19 @@ def workload_cases_section(doc: dict[str, Any]) -> list[str]:
     return []
 
 
+def _warned_lines(summary: dict[str, Any]) -> list[str]:
+    """The traces whose prediction warned that tracing ran unevenly (tracing.stall_warning),
+    each with the absolute form's error where it was traced: whether the warning was earned."""
+    warned = summary.get("warned")
+    if not warned:
+        return []
+    return ["", "## Traces made while tracing ran unevenly", "",
+            "`fsbm predict` warns of these traces: their bare calls leaned far above the tracing calibration's.",
+            ""] + [
+        f"- {w['program']}: absolute form {percent(w['absolute_error'], signed=True)} where it was traced, "
+        f"{'inside' if w['absolute_covered'] else 'outside'} its interval; {w['warning']}." for w in warned]
+
+
 def _verdicts_lines(judged: PlainJudged) -> list[str]:
     """How well each form's verdicts' confidences held on every pair of targets (_verdicts)."""
     lines = []
@@ -558,6 +581,7 @@ def markdown(doc: dict[str, Any], judged: PlainJudged, judged_again: bool = Fals
                       f"its cold runs {100 * r.rounds_spread:.0f}% apart); "
                       f"{r.moved_most[0]} {r.moved_most[1]:.4f} s and {r.moved_most[2]:.4f} s"
                       for r in beyond.sort_values("spread", ascending=False).itertuples()]
+    lines += _warned_lines(s)
     lines += _verdicts_lines(judged)
     lines += workload_cases_section(doc)
     traces = s.get("trace_reproducibility")
@@ -596,7 +620,9 @@ def markdown(doc: dict[str, Any], judged: PlainJudged, judged_again: bool = Fals
                              zip([r for r in tracing.runs if r.untimed], tracing.untimed_errors))
                  + " ({} to {})".format(*(percent(e, signed=True) for e in tracing.untimed_error_band))
                  if tracing.untimed_errors else "")
-              + ". " + _gap_shift_sentence(judged.model) + " " + _cold_start_sentence(tracing),
+              + ". " + _gap_shift_sentence(judged.model) + " Either way, a trace's band is wider, each side in "
+              "quadrature, by what its estimate took off for its own lean (the lean times the gaps and calls it came "
+              "off): how unevenly tracing ran while that trace was made. " + _cold_start_sentence(tracing),
               "", "## Per program and target", "",
               "Seconds. *real*: median of the cold runs (min-max); *fs*: modelled filesystem time; *outside*: the "
               "time outside the filesystem the absolute form adds; ratios are to the traced target, measured as the "

@@ -28,7 +28,7 @@ from fsbm.documents import Prediction, Profile, Timeline
 from fsbm.errors import UsageError
 from fsbm.predictor.confidence import cost_log_sds, order_confidence
 from fsbm.predictor.cost_table import MEMORY_ONLY_FILESYSTEMS, CostTable
-from fsbm.predictor.estimator import GAP_COLUMN, STRETCH_COLUMN, RuntimeEstimator
+from fsbm.predictor.estimator import GAP_COLUMN, LEAN_COLUMN, STRETCH_COLUMN, RuntimeEstimator
 from fsbm.predictor.model import CpuScales, FsTime, price_workload
 from fsbm.predictor.outside import Outside, calls_cpu_seconds, cpu_scales, outside_features, outside_seconds
 from fsbm.predictor.pricing import Pricer
@@ -56,7 +56,7 @@ def feature_row(table: CostTable, fs: FsTime, outside: Outside, at_once: float =
     return {"key": calibration_key(table), "fs_s": fs.total_ns / 1e9 / at_once, "fs_low_s": fs.low_ns / 1e9 / at_once,
             "fs_high_s": fs.high_ns / 1e9 / at_once, "outside_s": outside.seconds, "outside_low_s": outside.low,
             "outside_high_s": outside.high, "evidence": outside.kind, GAP_COLUMN: outside.per_gap_s,
-            STRETCH_COLUMN: outside.stretch}
+            STRETCH_COLUMN: outside.stretch, LEAN_COLUMN: outside.lean_s}
 
 
 def relative_rows(rows: pd.DataFrame, traced: int, measured: float) -> pd.DataFrame:
@@ -256,7 +256,8 @@ def predict(profile: Profile | dict[str, Any], tables: list[tuple[int | None, Pr
         "scope": profile.scope, "cache_bytes": cache_bytes, "start": start, "cpu_scales": scales.factors,
         "traced_cpu_ns": scales.traced_ns, "model_id": model_id, "model_fitted_on": getattr(model, "fitted_on_", None),
         "model_errors": model.errors_, "validated": model.validated, "calibrated": bool(model.factors_),
-        "outside_features": features, "outside_evidence": outside.evidence, "concurrency": workload.at_once,
+        "outside_features": features, "outside_evidence": outside.evidence,
+        "warnings": [outside.warning] if outside.warning else [], "concurrency": workload.at_once,
         "observed_s": {op: ns / 1e9 for op, (_, ns) in sorted(profile.classes.observed_ns().items(),
                                                               key=lambda kv: -kv[1][1])},
         "traced_on": traced_on,

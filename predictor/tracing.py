@@ -135,6 +135,12 @@ SCHEMA_VERSION = 7
 # loop for start_to_start_ns: a loop once took 16 us a call for a moment where the others of
 # the day took 150-230 us, and another 32 us (docs/model-evidence.md).
 START_TO_START_PROGRAMS = ("python-calls", "compress")
+# A trace whose own bare calls lean at least this far above their median, and this many times
+# as far as the calibration's traces did, was made while tracing ran unevenly (the host busy),
+# and its prediction says so (stall_warning): in the development set's plain runs whose
+# calibration traces leaned 1-5 us, two traces leaned 23 and 164 us, the others 0-18 us.
+STALLED_LEAN_NS = 20_000
+STALLED_LEAN_OVER_CALIBRATION = 4.0
 BARE_LOOP_CALLS = 20_000  # dd's 1-byte reads and writes, a loop of bare calls
 
 
@@ -347,6 +353,14 @@ class TracingCalibration:
         return max((twice[0] - once[0]) / (twice[1] - once[1]), 0.0)
 
     @property
+    def traces_lean_ns(self) -> float | None:
+        """How far the calibration's own traces' bare calls lay above their median, the median
+        over its programs (Timeline.bare_call_lean_ns): how evenly tracing ran when it was
+        measured; None where no program had enough bare calls to tell."""
+        leans = [r.timeline.bare_call_lean_ns for r in self.runs if r.timeline.bare_call_lean_ns is not None]
+        return float(statistics.median(leans)) if leans else None
+
+    @property
     def cores_traced_on(self) -> int:
         """The cores a trace is taken to have run on: the calibration's, else this machine's."""
         return self.cores or usable_cores()
@@ -451,7 +465,9 @@ def untraced_outside(timeline: Timeline, calibration: TracingCalibration | None)
                     f"less what tracing cost it then (the median of its process's last 32, at most "
                     f"{calibration.untimed_cap_ns / 1e3:.0f} us{leaned}){synced}, {at_once}: "
                     f"{seconds:.3f} s from a traced span of {timeline.span_ns / 1e9:.3f} s{shared}")
-        return Outside.within(seconds, calibration.untimed_error_band, UNTIMED, evidence, stretch)
+        lean_s = timeline.lean_off_ns / 1e9
+        return replace(Outside.within(seconds, calibration.untimed_error_band, UNTIMED, evidence, stretch, lean_s),
+                       warning=stall_warning(timeline, calibration, lean_s))
     constant = calibration.gap_over_call_told(timeline)
     lean_ns = call_lean(timeline, calibration.call_lean_ns)
     outside_ns = timeline.outside_ns_at(constant.ns, lean_ns)
@@ -463,8 +479,26 @@ def untraced_outside(timeline: Timeline, calibration: TracingCalibration | None)
                 f"the last 32{lean}), {at_once}: {seconds:.3f} s from a traced span of {timeline.span_ns / 1e9:.3f} s{shared}")
     # Each ns more a gap takes off moves the estimate by this many seconds, until it is 0.
     per_gap_s = timeline.timed_gaps / timeline.concurrency / 1e9 if outside_ns > 0 else 0.0
-    return replace(Outside.within(seconds, calibration.error_band, "trace", evidence, stretch), per_gap_s=per_gap_s,
-                   mapped_s=timeline.mapped_gaps_work_ns(constant.ns) / 1e9)
+    lean_s = timeline.lean_off_ns / 1e9
+    return replace(Outside.within(seconds, calibration.error_band, "trace", evidence, stretch, lean_s),
+                   per_gap_s=per_gap_s, mapped_s=timeline.mapped_gaps_work_ns(constant.ns) / 1e9,
+                   warning=stall_warning(timeline, calibration, lean_s))
+
+
+def stall_warning(timeline: Timeline, calibration: TracingCalibration, lean_s: float) -> str:
+    """A warning where `timeline`'s trace was made while tracing ran unevenly: its own bare
+    calls' lean (Timeline.bare_call_lean_ns) at least STALLED_LEAN_NS and
+    STALLED_LEAN_OVER_CALIBRATION times the calibration's traces'; "" where it was not, or
+    nothing tells.  A log without -T is not told: the gaps from one bare call to the next it
+    leans by hold the program's own work too (a Python import's 36-81 us in calm hours)."""
+    lean = timeline.bare_call_lean_ns if timeline.timed else None
+    usual = calibration.traces_lean_ns
+    if lean is None or lean < STALLED_LEAN_NS or (usual is not None and lean < STALLED_LEAN_OVER_CALIBRATION * usual):
+        return ""
+    against = f" (the tracing calibration's traces: {usual / 1e3:.1f} us)" if usual is not None else ""
+    return (f"tracing ran unevenly while this trace was made: its {timeline.bare_calls:,} bare calls lay "
+            f"{lean / 1e3:.1f} us above their median on average{against}, so its time outside is uncertain by "
+            f"{lean_s:.3f} s more either way; a trace made at a quieter moment narrows the interval")
 
 
 CAPTURE = "capture"

@@ -331,6 +331,26 @@ def test_predict_ranks_candidates_from_real_cost_tables(tmp_path: Path, ext4_fs,
     assert done.returncode == 0, done.stderr
     page = report.read_text()
     assert "time inside the filesystem only" in page and "Time outside the filesystem: not known" in page
+    # A trace made while tracing ran unevenly (bare calls 61.5 us above their median on average)
+    # is predicted with a warning, on the terminal, in the document and in its report.
+    uneven, uneven_out = tmp_path / "uneven.strace", tmp_path / "uneven.json"
+    lines, at = [], 0
+    for k in range(400):
+        call = ('openat(AT_FDCWD</w>, "f", O_RDONLY) = -1 ENOENT (No such file or directory)' if k % 40 == 0
+                else "getpid() = 7")
+        duration = 250 if k % 4 == 3 else 10
+        lines.append(f"7 00:00:{at // 1_000_000:02d}.{at % 1_000_000:06d} {call} <0.{duration:06d}>")
+        at += duration + 30 + (500 if k % 20 == 0 else 0)
+    uneven.write_text("\n".join(lines) + "\n")
+    done = run_fsbm("predict", str(uneven), "--candidates", f"{ext4_fs.name},{tmpfs_fs.name}", "--json",
+                    str(uneven_out))
+    assert done.returncode == 0, done.stderr
+    assert "warning: tracing ran unevenly while this trace was made" in " ".join(done.stdout.split())
+    doc = json.loads(uneven_out.read_text())
+    assert len(doc["warnings"]) == 1 and "390 bare calls lay 61.5 us above their median" in doc["warnings"][0]
+    report = tmp_path / "uneven.html"
+    assert run_fsbm("report", str(doc["id"]), "-o", str(report)).returncode == 0
+    assert '<p class="warning" role="note"><strong>Warning:</strong> tracing ran unevenly' in report.read_text()
     missing = run_fsbm("predict", str(log), "--candidates", "nosuch")
     assert missing.returncode == 2 and "no cost table for 'nosuch'" in missing.stderr
     assert ext4_fs.name in missing.stderr and "Traceback" not in missing.stderr

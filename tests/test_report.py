@@ -155,6 +155,14 @@ def test_the_verdict_says_time_saved_never_chooses_a_reference_and_marks_mixed_s
     assert "x aged" in html and "e fresh" in html and "compare like with like" in html
 
 
+def test_a_predictions_warnings_stand_under_the_verdict_escaped() -> None:
+    from fsbm.api.report import _warnings
+
+    assert _warnings({"warnings": []}) == "" and _warnings({}) == ""
+    html = _warnings({"warnings": ["tracing ran unevenly <here>", "another"]})
+    assert html.count('<p class="warning" role="note">') == 2 and "unevenly &lt;here&gt;." in html
+
+
 def test_the_charts_are_inline_svg_with_titled_marks_one_colour_per_candidate() -> None:
     from fsbm.api.charts import IntervalBar, colours_for, interval_bars, log_lines, stacked_bars
     from fsbm.api.render import format_seconds

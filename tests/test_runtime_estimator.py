@@ -9,7 +9,7 @@ import pytest
 from sklearn.base import clone
 from sklearn.model_selection import LeaveOneGroupOut, cross_val_predict
 
-from fsbm.predictor.estimator import RuntimeEstimator, predict_left_out, runtime_seconds
+from fsbm.predictor.estimator import RuntimeEstimator, predict_left_out, runtime_seconds, spread_by
 from fsbm.predictor.predict import relative_rows
 
 # Times nothing and needs no loop device: may share the cores with another such test.
@@ -242,3 +242,18 @@ def test_a_plain_traces_band_is_the_per_gap_constant_learnt_from_programs_and_sc
     shared = model.predict_parts(new.assign(outside_stretch=1.5))
     assert shared["low"][1] == pytest.approx(max(1.0 - shift["high"] * 80_000 / 1e9, 0.0) / 1.5 + rows[0]["fs_low_s"])
     assert shared["high"][1] == pytest.approx(parts["high"][1]) and shared["runtime"] == pytest.approx(parts["runtime"])
+    # What the estimate took off for the trace's lean (Outside.lean_s) widens each side in quadrature.
+    leaned = model.predict_parts(new.assign(outside_lean_s=0.3))
+    below, above = max(shift["high"], 0.0) * 80_000 / 1e9, max(-shift["low"], 0.0) * 80_000 / 1e9
+    assert leaned["low"][1] == pytest.approx(max(1.0 - np.hypot(below, 0.3), 0.0) + rows[0]["fs_low_s"])
+    assert leaned["high"][1] == pytest.approx(1.0 + np.hypot(above, 0.3) + rows[0]["fs_high_s"])
+    assert leaned["runtime"] == pytest.approx(parts["runtime"])
+
+
+def test_a_band_spread_by_an_independent_uncertainty_grows_in_quadrature_and_stays_above_0() -> None:
+    low, high = spread_by(1.0, 0.7, 1.2, 0.4)
+    assert low == pytest.approx(0.5) and high == pytest.approx(1.0 + np.hypot(0.2, 0.4))
+    assert spread_by(1.0, 0.7, 1.2, 0.0) == pytest.approx((0.7, 1.2))
+    assert spread_by(0.1, 0.05, 0.2, 1.0)[0] == 0.0
+    lows, highs = spread_by(np.array([1.0, 2.0]), np.array([0.5, 1.0]), np.array([2.0, 3.0]), np.array([0.0, 1.0]))
+    assert lows == pytest.approx([0.5, 2.0 - np.hypot(1.0, 1.0)]) and highs == pytest.approx([2.0, 2.0 + np.hypot(1.0, 1.0)])

@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from fsbm.predictor.predict import outside_from_trace
@@ -17,8 +18,8 @@ from fsbm.predictor.suite import programs
 from fsbm.documents import GAP_OVER_CALL_BINS, GAP_OVER_CALL_NS, PARSER_UNTIMED_CAP_NS, Timeline
 from fsbm.errors import FsbmError
 from fsbm.predictor.tracing import (GAP_SHARE_OF_BARE_LOOP, OWN_MEDIAN_CAP_SHARE, STRACE_FLAGS, UNTIMED_CAP_SHARE, CalibrationRun,
-                                    TracingCalibration, calibration_trace_timeline, measure_bare_loop,
-                                    shared_cores_stretch, untraced_outside)
+                                    STALLED_LEAN_NS, TracingCalibration, calibration_trace_timeline,
+                                    measure_bare_loop, shared_cores_stretch, untraced_outside)
 from fsbm.traces.strace import StraceReader
 from tests.conftest import Calibrated, Served, give_calibration, run_fsbm
 
@@ -551,6 +552,42 @@ def test_a_traces_own_bare_calls_lean_is_taken_off_its_gaps_and_calls(tmp_path: 
     assert calibration.gap_over_call_told(few).ns == pytest.approx(timeline.gap_over_call_median_ns)
 
 
+def test_a_trace_that_leans_far_is_less_certain_by_what_its_lean_took_off_and_says_so() -> None:
+    """The same trace made calmly (bare calls 2 us above their median) and while tracing ran
+    unevenly (60 us): each band is wider, either side in quadrature, by the lean times the
+    1,000 gaps and 500 calls not on files it came off; only the uneven one warns, and not
+    where the calibration's own traces leaned nearly as far."""
+    ms = 1_000_000
+    calm = Timeline(processes=1, calls=1501, timed_calls=1501, span_ns=2000 * ms, lifetimes_ns=2000 * ms,
+                    user_signed_ns=1, timed_gaps=1000, timed_gaps_ns=600 * ms, timed_gaps_call_median_ns=50 * ms,
+                    other_calls=500, calls_signed_ns=40 * ms, bare_calls=500, bare_calls_signed_ns=500 * 2_000)
+    stalled = calm.model_copy(update={"bare_calls_signed_ns": 500 * 60_000})
+    assert calm.lean_off_ns == pytest.approx(2_000 * 1_500) and stalled.lean_off_ns == pytest.approx(60_000 * 1_500)
+    calibration = TracingCalibration()
+    quiet, uneven = untraced_outside(calm, calibration), untraced_outside(stalled, calibration)
+    assert quiet is not None and uneven is not None
+    assert quiet.lean_s == pytest.approx(0.003) and uneven.lean_s == pytest.approx(0.090)
+    low_error, high_error = calibration.error_band
+    s = uneven.seconds
+    assert uneven.low == pytest.approx(s - np.hypot(s - s / (1 + high_error), 0.090))
+    assert uneven.high == pytest.approx(s + np.hypot(s / (1 + low_error) - s, 0.090))
+    assert quiet.warning == "" and "500 bare calls lay 60.0 us above" in uneven.warning
+    assert "0.090 s more either way" in uneven.warning and STALLED_LEAN_NS <= 60_000
+    # A calibration whose own traces leaned 20 us: 60 us is not four times as far.
+    leaning = CalibrationRun("python-work", [10**8] * 3, calm.model_copy(update={"bare_calls_signed_ns": 500 * 20_000}))
+    assert TracingCalibration([leaning]).traces_lean_ns == pytest.approx(20_000)
+    told = untraced_outside(stalled, TracingCalibration([leaning]))
+    assert told is not None and told.warning == ""
+    # A log without -T: its own lean off each gap not after a flush, and no warning (its gaps
+    # from one bare call to the next hold the program's work too).
+    untimed = Timeline(processes=1, calls=1001, span_ns=2000 * ms, lifetimes_ns=2000 * ms, user_signed_ns=400 * ms,
+                       untimed_gaps=1000, untimed_bare_gaps=400, untimed_bare_gaps_signed_ns=400 * 70_000,
+                       untimed_sync_gaps=100)
+    assert untimed.lean_off_ns == pytest.approx(70_000 * 900)
+    told = untraced_outside(untimed, calibration)
+    assert told is not None and told.lean_s == pytest.approx(0.063) and told.warning == ""
+
+
 def test_bare_calls_slower_than_the_cap_under_tracing_lean_nothing(tmp_path: Path) -> None:
     """300 getpid calls of 85 us each under tracing (slower than the 70 us a bare call was
     once seen at its slowest), each gap 100 us, and 2 ms of work in five gaps: the calls have no
@@ -613,7 +650,8 @@ def test_the_calibration_judges_each_trace_without_call_durations_too(calibrated
     seconds = untimed.untimed_outside_ns(calibration.untimed_cap_ns) / 1e9
     told = untraced_outside(untimed, calibration)
     low, high = calibration.untimed_error_band
-    assert told.kind == "trace-untimed" and told.high == pytest.approx(seconds / (1 + low))
+    assert told.kind == "trace-untimed" and told.lean_s == pytest.approx(untimed.lean_off_ns / 1e9)
+    assert told.high == pytest.approx(seconds + np.hypot(seconds / (1 + low) - seconds, told.lean_s))
     # A calibration from before the untimed traces were kept gives them the timed rule's band.
     older = TracingCalibration.from_json({**body, "runs": [{**r, "untimed_timeline": None} for r in body["runs"]]})
     assert older.untimed_errors == [] and older.untimed_error_band == older.error_band

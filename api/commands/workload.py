@@ -129,6 +129,7 @@ def predict_command(
                       scope=scope, cache_bytes=page_cache_bytes(cache_size), start=start, uncalibrated=uncalibrated,
                       measured=measured, traced_on=traced_on)
     show(render.prediction_table(doc), doc.model_dump(mode="json"), output_format)
+    _tell_warnings(doc)
     if output_format == "table":
         _print_outside_note(doc)
         observed = render.observed_table(doc)
@@ -145,6 +146,12 @@ def _print_outside_note(doc: "Prediction") -> None:
     note = render.outside_note(doc)
     if note:
         console.print(escape(note))
+
+
+def _tell_warnings(prediction: "Prediction") -> None:
+    """The prediction's warnings (Prediction.warnings), each on a line of its own."""
+    for warning in prediction.warnings:
+        console.print(f"[yellow]warning: {escape(warning)}[/]")
 
 
 # A cost table older than this is named beside a prediction: one from another part of the
@@ -246,6 +253,7 @@ def report_command(
                           keep_going=keep_going, scope=scope,
                           cache_bytes=page_cache_bytes(cache_size), start=start, uncalibrated=uncalibrated)
         console.print(render.prediction_table(doc))
+        _tell_warnings(doc)
         _print_outside_note(doc)
         prediction_id = doc.id
     with settings.store() as store:
