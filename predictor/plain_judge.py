@@ -31,7 +31,7 @@ from fsbm.predictor.model import price_workload
 from fsbm.predictor.predict import Workload, relative_rows
 from fsbm.predictor.pricing import Pricer
 from fsbm.documents import MIN_BARE_CALLS, Profile, Timeline
-from fsbm.predictor.tracing import (OWN_MEDIAN_CAP_SHARE, START_TO_START_PROGRAMS, UNTIMED_CAP_SHARE,
+from fsbm.predictor.tracing import (OWN_MEDIAN_CAP_SHARE, STALLED_LEAN_NS, START_TO_START_PROGRAMS, UNTIMED_CAP_SHARE,
                                     TracingCalibration)
 from fsbm.units import percent, percents
 
@@ -483,8 +483,8 @@ def _warned_lines(summary: dict[str, Any]) -> list[str]:
     if not warned:
         return []
     return ["", "## Traces made while tracing ran unevenly", "",
-            "`fsbm predict` warns of these traces: their bare calls leaned far above the tracing calibration's.",
-            ""] + [
+            f"`fsbm predict` warns of these traces: their bare calls lay {STALLED_LEAN_NS / 1e3:.0f} us or more "
+            "above their median on average.", ""] + [
         f"- {w['program']}: absolute form {percent(w['absolute_error'], signed=True)} where it was traced, "
         f"{'inside' if w['absolute_covered'] else 'outside'} its interval; {w['warning']}." for w in warned]
 
