@@ -14,10 +14,12 @@ Measured here, on direct-I/O loop images of each candidate type, made anew for t
   untraced cold run just before the first trace and one just after the second take the
   program's runtime at the host's speed of that minute (not the verdict: how far the host
   moved between the traces and the rounds);
-- each table grown by the cases the traced programs are priced from beyond it, at their own
-  sizes (as `fsbm bench --for` does), unless `workload_cases` is off;
 - every program run for real, cold, on every candidate, in interleaved rounds (shuffled,
-  blocked by program, as validate.round_order does).
+  blocked by program, as validate.round_order does), the traces made amid them (after half
+  the rounds, rounded down): a shared host's speed moves from minute to minute, and a trace
+  tells the work at the speed of its own;
+- each table grown by the cases the traced programs are priced from beyond it, at their own
+  sizes (as `fsbm bench --for` does), unless `workload_cases` is off.
 The logs go to a temporary directory, or stay in the one `keep_traces` names, where a rule
 for logs can be tried against the runs it has to tell.  The measurements are one JSON
 document; predictor/plain_judge.py judges them, and can judge them again (`--from`) after a
@@ -163,6 +165,23 @@ def measure_plain(settings: Any, options: PlainOptions, console: Console) -> dic
         _, calibration = calibrate_tracing(store, progress=lambda line: console.print(f"  {escape(line)}"),
                                            cold_start=True)
     baseline = next(t for t in targets if t.label == f"{options.traced_on} fresh")
+    rng = random.Random(options.seed)
+    records: list[dict[str, Any]] = []
+
+    def run_rounds(first: int, last: int) -> None:
+        for r in range(first, last):
+            began = time.monotonic()
+            for program, target in round_order(suite, targets, {}, rng):
+                assert target is not None
+                records.append({"round": r, "program": program.name, "target": target.label, "kind": "real",
+                                **time_run(program, target, inputs), "at": time.time()})
+            console.print(f"  round {r + 1} of {options.rounds}: {len(suite) * len(targets)} cold runs in "
+                          f"{time.monotonic() - began:.0f} s")
+
+    # The traces are made amid the rounds, so that the host's speed of their minutes sits among
+    # the rounds' and not minutes before them all.
+    traced_after = options.rounds // 2
+    run_rounds(0, traced_after)
     console.print(f"[bold]tracing[/] {len(suite)} programs ({options.split} set) on {escape(baseline.label)} with "
                   f"plain strace {' '.join(STRACE_FLAGS)}")
     with _trace_directory(options.keep_traces) as logs:
@@ -176,18 +195,9 @@ def measure_plain(settings: Any, options: PlainOptions, console: Console) -> dic
                               beside_runs=[before, _beside(program, baseline, inputs)])
             console.print(f"  {program.name}: traced in {traced[-1]['traced_wall_s']:.1f} s, again in "
                           f"{again['traced_wall_s']:.1f} s")
+    run_rounds(traced_after, options.rounds)
     profiles = [t[key] for t in traced for key in ("profile", "profile_again", "profile_untimed")]
     added = add_programs_cases(settings, filesystems, tables, profiles, console) if options.workload_cases else {}
-    rng = random.Random(options.seed)
-    records = []
-    for r in range(options.rounds):
-        began = time.monotonic()
-        for program, target in round_order(suite, targets, {}, rng):
-            assert target is not None
-            records.append({"round": r, "program": program.name, "target": target.label, "kind": "real",
-                            **time_run(program, target, inputs), "at": time.time()})
-        console.print(f"  round {r + 1} of {options.rounds}: {len(suite) * len(targets)} cold runs in "
-                      f"{time.monotonic() - began:.0f} s")
     return {
         "schema_version": 1, "kind": "plain_validation_measurements", "started": started, "finished": time.time(),
         "machine": machine(), "traced_on": baseline.label,
@@ -196,6 +206,7 @@ def measure_plain(settings: Any, options: PlainOptions, console: Console) -> dic
         "cost_table_runs": {name: [t.to_json() for t in found] for name, found in tables.items()},
         "workload_cases": added,
         "tracing_calibration": calibration.to_json(), "programs": traced, "records": records,
+        "traced_after_round": traced_after,
     }
 
 

@@ -537,8 +537,10 @@ def markdown(doc: dict[str, Any], judged: PlainJudged, judged_again: bool = Fals
         provenance(f"fsbm validate --plain --set {options['split']}", doc, judged_again) + " Each program was traced "
         + ("twice (the first trace is judged)" if all("profile_again" in p for p in doc["programs"]) else "once")
         + f", cold, on **{doc['traced_on']}** with plain "
-        "`strace -f -tt -T -y -s 64` (not `fsbm trace record`), then run for real, cold, on every target in "
-        f"{options['rounds']} interleaved rounds; scale {options['scale']:g}. Targets: fresh direct-I/O loop images. "
+        "`strace -f -tt -T -y -s 64` (not `fsbm trace record`), and run for real, cold, on every target in "
+        f"{options['rounds']} interleaved rounds"
+        + (f" (the traces made after round {doc['traced_after_round']})" if "traced_after_round" in doc else "")
+        + f"; scale {options['scale']:g}. Targets: fresh direct-I/O loop images. "
         + ("The same log with its call durations taken out (as `strace` without `-T` writes it) gives the *untimed* "
            "form. " if "untimed" in s else "")
         + ("This development set fits the runtime model's error bands, and each program here is judged by a model "
