@@ -282,6 +282,9 @@ def programs(scale: float = 1.0, split: Split | None = None) -> list[Program]:
         Program("parallel-gzip", "compress a tree's Python files two gzip processes at a time (xargs -P 2)",
                 _unpack_tree, ["sh", "-c", "find tree -name '*.py' -print0 | xargs -0 -P 2 -n 40 gzip -kf"],
                 ("tree/**/*.py.gz",)),
+        Program("parallel-xz", "compress a tree's Python files two xz processes at a time (xargs -P 2, xz -6): "
+                "processes computing at once between few calls", _unpack_tree,
+                ["sh", "-c", "find tree -name '*.py' -print0 | xargs -0 -P 2 -n 40 xz -6 -kf"], ("tree/**/*.py.xz",)),
         Program("checkpoint", f"save three {ckpt_mib} MiB checkpoint files, each fsynced (Python, 1 MiB writes)",
                 _nothing, [*python, "-c", "import os\nbuf = os.urandom(1 << 20)\nfor f in range(3):\n"
                                           f"    with open(f'ckpt{{f}}.bin', 'wb') as out:\n"
