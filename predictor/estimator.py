@@ -52,7 +52,9 @@ y: measured runtimes, in seconds.  What `fit` learns from it:
   constants span, which for a trace of 80,000 calls is wide and for one of 2,000 narrow, in
   place of the tracing calibration's band (programs whose gaps are not a new program's);
   its low end is divided by column `outside_stretch` where X has it (how far sharing the
-  cores with the tracer may have slowed the trace's work, tracing.shared_cores_stretch);
+  cores with the tracer may have slowed the trace's work, tracing.shared_cores_stretch), and
+  each end lies further, in quadrature, by column `outside_lean_s` where X has it (what the
+  estimate took off for the trace's own lean, uncertain by as much again: spread_by);
 - `host_drift_`: for recordings (column `outside_then_s`, the time outside as the recording
   made before the runs told it, where `outside_s` is the runs' own), how far that moved each
   program's runtime (log of the runtime with the one over the runtime with the other, a
