@@ -215,10 +215,13 @@ def _gap_shift(X: pd.DataFrame, y: np.ndarray, over: np.ndarray, groups: np.ndar
 
 def spread_by(centre: Any, low: Any, high: Any, extra: Any) -> tuple[Any, Any]:
     """The band `low`..`high` about `centre` with `extra` seconds more either side, in
-    quadrature (never below 0), for scalars or arrays alike: an uncertainty independent of
-    the one the band holds."""
-    return (np.maximum(centre - np.hypot(np.maximum(centre - low, 0.0), extra), 0.0),
-            centre + np.hypot(np.maximum(high - centre, 0.0), extra))
+    quadrature (the low end never below 0), for scalars or arrays alike: an uncertainty
+    independent of the one the band holds.  Each end moves out by what `extra` adds to its
+    distance from the centre, so a band that lies off its centre (a per-gap shift that did
+    not straddle 0) keeps its place, and no `extra` leaves it as it was."""
+    below, above = np.abs(centre - low), np.abs(high - centre)
+    return (np.maximum(low - (np.hypot(below, extra) - below), 0.0),
+            high + (np.hypot(above, extra) - above))
 
 
 def _widened(runtime: np.ndarray, low: np.ndarray, high: np.ndarray, extra: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -255,5 +255,8 @@ def test_a_band_spread_by_an_independent_uncertainty_grows_in_quadrature_and_sta
     assert low == pytest.approx(0.5) and high == pytest.approx(1.0 + np.hypot(0.2, 0.4))
     assert spread_by(1.0, 0.7, 1.2, 0.0) == pytest.approx((0.7, 1.2))
     assert spread_by(0.1, 0.05, 0.2, 1.0)[0] == 0.0
+    # A band off its centre keeps its place, and moves out by what the extra adds to its ends.
+    assert spread_by(1.0, 1.1, 1.4, 0.0) == pytest.approx((1.1, 1.4))
+    assert spread_by(1.0, 1.1, 1.4, 0.3) == pytest.approx((1.1 - (np.hypot(0.1, 0.3) - 0.1), 1.4 + (0.5 - 0.4)))
     lows, highs = spread_by(np.array([1.0, 2.0]), np.array([0.5, 1.0]), np.array([2.0, 3.0]), np.array([0.0, 1.0]))
     assert lows == pytest.approx([0.5, 2.0 - np.hypot(1.0, 1.0)]) and highs == pytest.approx([2.0, 2.0 + np.hypot(1.0, 1.0)])
