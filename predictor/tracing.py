@@ -454,6 +454,8 @@ def untraced_outside(timeline: Timeline, calibration: TracingCalibration | None)
     stretch = shared_cores_stretch(timeline.concurrency, calibration.cores_traced_on)
     shared = (f"; the processes shared {calibration.cores_traced_on} cores with the tracer, which may have slowed "
               f"their work up to {stretch:.2f} times, so the band reaches that much lower" if stretch > 1 else "")
+    lean_s = timeline.lean_off_ns / 1e9
+    warning = stall_warning(timeline, calibration, lean_s)
     if not timeline.timed:
         seconds = timeline.untimed_outside_ns(calibration.untimed_cap_ns) / 1e9
         lean = timeline.untimed_lean_ns
@@ -465,9 +467,8 @@ def untraced_outside(timeline: Timeline, calibration: TracingCalibration | None)
                     f"less what tracing cost it then (the median of its process's last 32, at most "
                     f"{calibration.untimed_cap_ns / 1e3:.0f} us{leaned}){synced}, {at_once}: "
                     f"{seconds:.3f} s from a traced span of {timeline.span_ns / 1e9:.3f} s{shared}")
-        lean_s = timeline.lean_off_ns / 1e9
         return replace(Outside.within(seconds, calibration.untimed_error_band, UNTIMED, evidence, stretch, lean_s),
-                       warning=stall_warning(timeline, calibration, lean_s))
+                       warning=warning)
     constant = calibration.gap_over_call_told(timeline)
     lean_ns = call_lean(timeline, calibration.call_lean_ns)
     outside_ns = timeline.outside_ns_at(constant.ns, lean_ns)
@@ -479,10 +480,8 @@ def untraced_outside(timeline: Timeline, calibration: TracingCalibration | None)
                 f"the last 32{lean}), {at_once}: {seconds:.3f} s from a traced span of {timeline.span_ns / 1e9:.3f} s{shared}")
     # Each ns more a gap takes off moves the estimate by this many seconds, until it is 0.
     per_gap_s = timeline.timed_gaps / timeline.concurrency / 1e9 if outside_ns > 0 else 0.0
-    lean_s = timeline.lean_off_ns / 1e9
     return replace(Outside.within(seconds, calibration.error_band, "trace", evidence, stretch, lean_s),
-                   per_gap_s=per_gap_s, mapped_s=timeline.mapped_gaps_work_ns(constant.ns) / 1e9,
-                   warning=stall_warning(timeline, calibration, lean_s))
+                   per_gap_s=per_gap_s, mapped_s=timeline.mapped_gaps_work_ns(constant.ns) / 1e9, warning=warning)
 
 
 def stall_warning(timeline: Timeline, calibration: TracingCalibration, lean_s: float) -> str:
