@@ -100,6 +100,11 @@ def scheduler_apart(tmp_path: Path) -> Iterator[str]:
         yield address
 
 
+def strace_tt(at_us: int) -> str:
+    """`at_us` microseconds into a trace, as strace -tt writes a line's time (from midnight)."""
+    return f"00:00:{at_us // 1_000_000:02d}.{at_us % 1_000_000:06d}"
+
+
 def run_fsbm(*args: str, env: dict[str, str] | None = None, timeout: float = 600) -> subprocess.CompletedProcess[str]:
     """Run the installed `fsbm` command as a user would."""
     command = [str(Path(sys.executable).parent / "fsbm"), *args]

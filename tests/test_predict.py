@@ -27,7 +27,8 @@ from fsbm.traces.outside_files import UsedFiles, bounded_wait_ns
 from fsbm.store import ResultsStore
 from fsbm.traces.ingest import ingest, read_events
 from fsbm.traces.record import median_cpu, outside_wait_pair, record
-from tests.conftest import QUICK_BENCH_FLAGS, QUICK_TABLE_EFFORT, QUICK_TABLE_FLAGS, quick_table_efforts, run_fsbm
+from tests.conftest import (QUICK_BENCH_FLAGS, QUICK_TABLE_EFFORT, QUICK_TABLE_FLAGS, quick_table_efforts, run_fsbm,
+                            strace_tt)
 
 
 def _tree(root: Path, files: int = 40) -> int:
@@ -339,7 +340,7 @@ def test_predict_ranks_candidates_from_real_cost_tables(tmp_path: Path, ext4_fs,
         call = ('openat(AT_FDCWD</w>, "f", O_RDONLY) = -1 ENOENT (No such file or directory)' if k % 40 == 0
                 else "getpid() = 7")
         duration = 250 if k % 4 == 3 else 10
-        lines.append(f"7 00:00:{at // 1_000_000:02d}.{at % 1_000_000:06d} {call} <0.{duration:06d}>")
+        lines.append(f"7 {strace_tt(at)} {call} <0.{duration:06d}>")
         at += duration + 30 + (500 if k % 20 == 0 else 0)
     uneven.write_text("\n".join(lines) + "\n")
     done = run_fsbm("predict", str(uneven), "--candidates", f"{ext4_fs.name},{tmpfs_fs.name}", "--json",

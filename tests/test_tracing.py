@@ -21,7 +21,7 @@ from fsbm.predictor.tracing import (GAP_SHARE_OF_BARE_LOOP, OWN_MEDIAN_CAP_SHARE
                                     STALLED_LEAN_NS, TracingCalibration, calibration_trace_timeline,
                                     measure_bare_loop, shared_cores_stretch, untraced_outside)
 from fsbm.traces.strace import StraceReader
-from tests.conftest import Calibrated, Served, give_calibration, run_fsbm
+from tests.conftest import Calibrated, Served, give_calibration, run_fsbm, strace_tt
 
 
 def _traced(tmp_path: Path, script: str) -> Timeline:
@@ -37,11 +37,6 @@ def _timeline_of(log: Path) -> Timeline:
         pass
     assert reader.stats is not None
     return Timeline.of(reader.stats.timeline)
-
-
-def _tt(at_us: int) -> str:
-    """`at_us` microseconds into a trace, as strace -tt writes a line's time (from midnight)."""
-    return f"00:00:{at_us // 1_000_000:02d}.{at_us % 1_000_000:06d}"
 
 
 def _timeline_of_lines(tmp_path: Path, lines: list[str]) -> Timeline:
@@ -120,7 +115,7 @@ def test_the_parser_counts_each_gap_after_a_timed_call_by_how_much_it_outlasts_t
     # (-5 us), and one of a second, which the last bin holds.
     lines, at = [], 0
     for gap in [25] * 40 + [5, 5, 1_000_000, 0]:
-        lines.append(f"4242 {_tt(at)} getppid() = 1 <0.000010>")
+        lines.append(f"4242 {strace_tt(at)} getppid() = 1 <0.000010>")
         at += 10 + gap
     timeline = _timeline_of_lines(tmp_path, lines)
     counts = timeline.timed_gaps_over_call
@@ -137,7 +132,7 @@ def test_the_parser_counts_the_gaps_right_after_a_file_was_mapped(tmp_path: Path
 
     def call(text: str, gap: int) -> None:
         nonlocal at
-        lines.append(f"4242 {_tt(at)} {text} <0.000010>")
+        lines.append(f"4242 {strace_tt(at)} {text} <0.000010>")
         at += 10 + gap
 
     for _ in range(40):
@@ -535,7 +530,7 @@ def test_a_traces_own_bare_calls_lean_is_taken_off_its_gaps_and_calls(tmp_path: 
     lines, at = [], 0
     for k in range(300):
         duration = 110 if k % 10 == 9 else 10
-        lines.append(f"7 {_tt(at)} getpid() = 7 <0.{duration:06d}>")
+        lines.append(f"7 {strace_tt(at)} getpid() = 7 <0.{duration:06d}>")
         at += duration + (130 if k % 10 == 4 else 30) + (2000 if k % 50 == 0 and k else 0)
     (log := tmp_path / "stalls.strace").write_text("\n".join(lines) + "\n")
     timeline = calibration_trace_timeline(log, lambda line: None)
@@ -597,7 +592,7 @@ def test_bare_calls_slower_than_the_cap_under_tracing_lean_nothing(tmp_path: Pat
     too (4.5 ms of the 10)."""
     lines, at = [], 0
     for k in range(300):
-        lines.append(f"7 {_tt(at)} getpid() = 7 <0.000085>")
+        lines.append(f"7 {strace_tt(at)} getpid() = 7 <0.000085>")
         at += 85 + 100 + (2000 if k % 50 == 0 and k else 0)
     (log := tmp_path / "slow.strace").write_text("\n".join(lines) + "\n")
     timeline = calibration_trace_timeline(log, lambda line: None)
@@ -616,7 +611,7 @@ def test_a_log_without_call_durations_takes_its_own_lean_off_each_gap(tmp_path: 
     lines, at = [], 0
     for k in range(300):
         call = 'openat(AT_FDCWD, "x", O_RDONLY) = -1 ENOENT (No such file or directory)' if k % 50 == 1 else "getpid() = 7"
-        lines.append(f"7 {_tt(at)} {call}")
+        lines.append(f"7 {strace_tt(at)} {call}")
         at += (240 if k % 10 == 4 else 40) + (2000 if k % 50 == 0 and k else 0)
     (log := tmp_path / "untimed.strace").write_text("\n".join(lines) + "\n")
     timeline = calibration_trace_timeline(log, lambda line: None)
@@ -682,7 +677,7 @@ def test_a_log_without_call_durations_counts_a_gap_after_a_sync_as_no_work(tmp_p
     for k in range(300):
         sync = k % 60 == 30
         call = "fdatasync(3) = 0" if sync else f'pwrite64(3, "x", 4096, {4096 * k}) = 4096'
-        lines.append(f"7 {_tt(at)} {call}")
+        lines.append(f"7 {strace_tt(at)} {call}")
         at += 40 + (3000 if sync else 0) + (2000 if k % 60 == 10 else 0)
     (log := tmp_path / "syncs.strace").write_text("\n".join(lines) + "\n")
     timeline = calibration_trace_timeline(log, lambda line: None)
