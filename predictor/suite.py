@@ -15,7 +15,9 @@ Every program belongs to one of two sets (DESIGN.md: Validation):
   judges, and a program never moves from test to dev: a program that has been looked at to
   change the model is no longer unseen.  A program may join the development set later,
   where it lacks a kind of work (python-source-import: an interpreter loading and compiling
-  modules, which checkpoint's few lines of Python hardly do); none joins the test set.
+  modules, which checkpoint's few lines of Python hardly do; ninja-j2: compilers working at
+  once, each between many calls, where parallel-xz's processes make few); none joins the test
+  set.
 """
 
 from __future__ import annotations
@@ -55,11 +57,13 @@ class Program:
 
 @dataclass(frozen=True)
 class Inputs:
-    """What the programs read: the corpus tar file, its size budget, and the C sources."""
+    """What the programs read: the corpus tar file, its size budget, and two C projects
+    (fsbm's benchmark and its trace parser, each a directory of .c and .h files)."""
 
     corpus: Path
     c_sources: Path
     scale: float
+    parser_sources: Path = Path(__file__).resolve().parents[1] / "traces" / "native"
 
 
 def build_corpus(path: Path, budget_bytes: int) -> Path:
@@ -101,13 +105,29 @@ def _unpack_tree(work: Path, inputs: Inputs) -> None:
         tar.extractall(work, filter="data")
 
 
-def _c_project(work: Path, inputs: Inputs) -> None:
-    sources = sorted(inputs.c_sources.glob("*.c"))
-    keep = sources[:max(2, round(len(sources) * inputs.scale))]
-    for file in keep + sorted(inputs.c_sources.glob("*.h")):
+def _copy_c_sources(work: Path, sources: Path, scale: float) -> list[str]:
+    """A C project's headers and its first `scale` of .c files (at least two) copied into
+    `work`; the .c files' names, sorted."""
+    units = sorted(sources.glob("*.c"))
+    keep = units[:max(2, round(len(units) * scale))]
+    for file in keep + sorted(sources.glob("*.h")):
         shutil.copyfile(file, work / file.name)
+    return [file.name for file in keep]
+
+
+def _c_project(work: Path, inputs: Inputs) -> None:
+    """The benchmark's C sources and a Makefile that compiles each at -O1."""
+    _copy_c_sources(work, inputs.c_sources, inputs.scale)
     (work / "Makefile").write_text("OBJS := $(patsubst %.c,%.o,$(sort $(wildcard *.c)))\n"
                                    "all: $(OBJS)\n%.o: %.c\n\t$(CC) -std=c11 -D_GNU_SOURCE -O1 -c -o $@ $<\n")
+
+
+def _ninja_project(work: Path, inputs: Inputs) -> None:
+    """The trace parser's C sources and a build.ninja that compiles each at -O2."""
+    units = _copy_c_sources(work, inputs.parser_sources, inputs.scale)
+    lines = ["rule cc", "  command = gcc -std=c11 -D_GNU_SOURCE -O2 -c -o $out $in"]
+    lines += [f"build {Path(unit).stem}.o: cc {unit}" for unit in units]
+    (work / "build.ninja").write_text("\n".join(lines) + "\n")
 
 
 def _write_script(work: Path, setup: list[str], transactions: Iterator[list[str]]) -> None:
@@ -285,6 +305,9 @@ def programs(scale: float = 1.0, split: Split | None = None) -> list[Program]:
         Program("parallel-xz", "compress a tree's Python files two xz processes at a time (xargs -P 2, xz -6): "
                 "processes computing at once between few calls", _unpack_tree,
                 ["sh", "-c", "find tree -name '*.py' -print0 | xargs -0 -P 2 -n 40 xz -6 -kf"], ("tree/**/*.py.xz",)),
+        Program("ninja-j2", "compile fsbm's trace parser two jobs at a time (ninja -j2, "
+                "gcc -O2): compilers working at once, each between many calls", _ninja_project, ["ninja", "-j2"],
+                ("*.o", ".ninja_log", ".ninja_deps")),
         Program("checkpoint", f"save three {ckpt_mib} MiB checkpoint files, each fsynced (Python, 1 MiB writes)",
                 _nothing, [*python, "-c", "import os\nbuf = os.urandom(1 << 20)\nfor f in range(3):\n"
                                           f"    with open(f'ckpt{{f}}.bin', 'wb') as out:\n"

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from fsbm.predictor.predict import outside_from_trace
-from fsbm.predictor.suite import programs
+from fsbm.predictor.suite import Inputs, clean, programs, run_command
 from fsbm.documents import GAP_OVER_CALL_BINS, GAP_OVER_CALL_NS, PARSER_UNTIMED_CAP_NS, Timeline
 from fsbm.errors import FsbmError
 from fsbm.predictor.tracing import (GAP_SHARE_OF_BARE_LOOP, OWN_MEDIAN_CAP_SHARE, STRACE_FLAGS, UNTIMED_CAP_SHARE, CalibrationRun,
@@ -373,6 +373,20 @@ def test_the_suite_has_a_fixed_test_set_held_apart_from_the_development_set() ->
     assert {p.name for p in test} == {"rsync", "pip-install", "make-j2", "sqlite-wal", "find-stat", "write-fsync",
                                       "python-import"}
     assert not {p.name for p in dev} & {p.name for p in test}
+
+
+@pytest.mark.parametrize("name", ["compile", "ninja-j2"])
+def test_the_suites_c_builds_stage_run_and_leave_nothing_behind(tmp_path: Path, name: str) -> None:
+    program = next(p for p in programs() if p.name == name)
+    inputs = Inputs(tmp_path / "unused.tar", Path(__file__).resolve().parents[1] / "microbench" / "src", 0.1)
+    program.stage(tmp_path, inputs)
+    staged = set(tmp_path.iterdir())
+    units = sorted(tmp_path.glob("*.c"))
+    assert len(units) == 2  # at least two units at any scale
+    run_command(program, tmp_path)
+    assert sorted(p.stem for p in tmp_path.glob("*.o")) == [u.stem for u in units]
+    clean(tmp_path, program)
+    assert set(tmp_path.iterdir()) == staged  # each run starts from the same inputs
 
 
 def test_a_plain_strace_log_is_predicted_in_both_forms_from_a_real_calibration(served: Served, calibrated: Calibrated,
