@@ -387,6 +387,14 @@ class Timeline(_Open):
         return self.bare_calls_signed_ns / self.bare_calls
 
     @property
+    def bare_call_lean_taken_ns(self) -> float | None:
+        """The trace's own bare calls' lean as the rule takes it off its gaps and calls
+        (predictor/tracing.py): never below 0, for a scatter that leans below its median is
+        none the rule can take; None where too few bare calls tell it (bare_call_lean_ns)."""
+        own = self.bare_call_lean_ns
+        return None if own is None else max(own, 0.0)
+
+    @property
     def gap_over_call_median_ns(self) -> float | None:
         """The median of how much longer a gap after a timed call took than its process's
         median call (timed_gaps_over_call, straight within its bin): what tracing cost a gap
@@ -454,7 +462,7 @@ class Timeline(_Open):
         trace leans is how unevenly tracing ran while it was made (predictor/tracing.py), and
         what the rule took off for it is uncertain by as much again."""
         if self.timed_gaps:
-            lean = max(self.bare_call_lean_ns or 0.0, 0.0)
+            lean = self.bare_call_lean_taken_ns or 0.0
             return lean * (self.timed_gaps + self.other_calls) / self.concurrency
         lean = self.untimed_lean_ns or 0.0
         return lean * max(self.untimed_gaps - self.untimed_sync_gaps, 0) / self.concurrency

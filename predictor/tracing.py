@@ -188,19 +188,12 @@ class CalibrationRun:
         return self.timeline.gap_over_call_for(self.runtime_ns, self.lean_ns)
 
 
-def trace_lean(timeline: Timeline) -> float | None:
-    """The trace's own bare calls' lean as the rule takes it off its gaps and calls: never
-    below 0 (a scatter that leans below its median is none the rule can take); None where
-    the trace has too few bare calls to tell (Timeline.bare_call_lean_ns)."""
-    own = timeline.bare_call_lean_ns
-    return None if own is None else max(own, 0.0)
-
-
 def call_lean(timeline: Timeline, bare_loop_lean_ns: float) -> float:
     """What the rule takes off each call not on a file of `timeline`'s trace beyond its
-    process's median call: the trace's own lean (trace_lean), or `bare_loop_lean_ns`, the
-    calibration's, where the trace has too few bare calls to tell (module docstring)."""
-    own = trace_lean(timeline)
+    process's median call: the trace's own lean (Timeline.bare_call_lean_taken_ns), or
+    `bare_loop_lean_ns`, the calibration's, where the trace has too few bare calls to tell
+    (module docstring)."""
+    own = timeline.bare_call_lean_taken_ns
     return bare_loop_lean_ns if own is None else own
 
 
@@ -292,7 +285,7 @@ class TracingCalibration:
             counted = min(own, self.own_median_cap_ns)
             words = f"the trace's own median of that excess, {own / 1e3:.1f} us" + (
                 f", counted for no more than {counted / 1e3:.1f} us" if own > counted else "")
-            lean = trace_lean(timeline)
+            lean = timeline.bare_call_lean_taken_ns
             if lean:
                 return GapConstant(counted + lean, True, f"{words}, and {lean / 1e3:.1f} us, how far its "
                                    f"{timeline.bare_calls:,} bare calls lay above their median on average")

@@ -572,6 +572,9 @@ def test_a_trace_that_leans_far_is_less_certain_by_what_its_lean_took_off_and_sa
                     other_calls=500, calls_signed_ns=40 * ms, bare_calls=500, bare_calls_signed_ns=500 * 2_000)
     stalled = calm.model_copy(update={"bare_calls_signed_ns": 500 * 60_000})
     assert calm.lean_off_ns == pytest.approx(2_000 * 1_500) and stalled.lean_off_ns == pytest.approx(60_000 * 1_500)
+    below = calm.model_copy(update={"bare_calls_signed_ns": -500 * 3_000})  # leaning below: nothing to take
+    assert below.bare_call_lean_ns == pytest.approx(-3_000) and below.bare_call_lean_taken_ns == 0.0
+    assert below.lean_off_ns == 0.0
     calibration = TracingCalibration()
     quiet, uneven = untraced_outside(calm, calibration), untraced_outside(stalled, calibration)
     assert quiet is not None and uneven is not None
