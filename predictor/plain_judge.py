@@ -610,7 +610,7 @@ def markdown(doc: dict[str, Any], judged: PlainJudged, judged_again: bool = Fals
                  if tracing.measured_call_lean_ns is not None else "")
               + (f". Without -T a gap runs from one call's start to the next's; a bare loop's took "
                  f"{tracing.measured_start_to_start_ns / 1e3:.1f} us, and with {' and '.join(START_TO_START_PROGRAMS)}"
-                 f" the median {tracing.start_to_start_ns / 1e3:.1f} us; a gap's median counts for no more than "
+                 f" the slowest {tracing.start_to_start_ns / 1e3:.1f} us; a gap's median counts for no more than "
                  f"{UNTIMED_CAP_SHARE:g} times that, {tracing.untimed_cap_ns / 1e3:.0f} us; a log with "
                  f"{MIN_BARE_CALLS} or more gaps from one bare call to the next takes how far those lay above their "
                  "median, on average, off each of its gaps as well"
