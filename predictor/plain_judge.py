@@ -598,8 +598,8 @@ def markdown(doc: dict[str, Any], judged: PlainJudged, judged_again: bool = Fals
               "runtime: " + ", ".join(f"{r.name} {percent(e, signed=True)}" for r, e in zip(tracing.runs, tracing.errors))
               + ". Each trace's gaps take off the trace's own median of how much longer a gap took than its "
               f"process's median call, counted for no more than {tracing.own_median_cap_ns / 1e3:.1f} us"
-              + (f" ({OWN_MEDIAN_CAP_SHARE:g} times what a loop of bare calls' gaps took over its calls here, "
-                 f"{tracing.measured_gap_over_call_ns / 1e3:.1f} us)"
+              + (f" ({OWN_MEDIAN_CAP_SHARE:g} times the most a gap took over its calls here in a loop of bare "
+                 f"calls, {tracing.measured_gap_over_call_ns / 1e3:.1f} us, or in {' or '.join(START_TO_START_PROGRAMS)})"
                  if tracing.measured_gap_over_call_ns is not None else " (no bare loop was measured)")
               + ", or the calibration's constant where the trace has no such median above 0: "
               + _gap_constants(doc, tracing)

@@ -303,12 +303,15 @@ class TracingCalibration:
     def own_median_cap_ns(self) -> float:
         """The most a trace's own median counts for (gap_over_call_of): OWN_MEDIAN_CAP_SHARE of
         what a bare loop's gaps took over their calls here (of a typical bare loop's,
-        GAP_OVER_CALL_NS / GAP_SHARE_OF_BARE_LOOP, where none was measured).  Where most of a
-        program's gaps hold work, their median is that work, not tracing's constant."""
+        GAP_OVER_CALL_NS / GAP_SHARE_OF_BARE_LOOP, where none was measured), or of
+        START_TO_START_PROGRAMS' constants where one took more: the bound is tracing at its
+        slowest, and a bare loop timed in one of tracing's fast whiles would lower it.  Where
+        most of a program's gaps hold work, their median is that work, not tracing's constant."""
         bare = self.measured_gap_over_call_ns
         if bare is None:
             bare = GAP_OVER_CALL_NS / GAP_SHARE_OF_BARE_LOOP
-        return OWN_MEDIAN_CAP_SHARE * bare
+        loops = [g for name in START_TO_START_PROGRAMS if (g := self._gap_over_call(name)) is not None]
+        return OWN_MEDIAN_CAP_SHARE * max([bare, *(g for g, _ in loops)])
 
     @property
     def errors(self) -> list[float]:
