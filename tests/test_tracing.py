@@ -275,6 +275,16 @@ def test_the_rule_takes_the_traces_own_median_gap_over_its_calls_off_each_gap() 
     assert fast.own_median_cap_ns == pytest.approx(OWN_MEDIAN_CAP_SHARE * 4_000)
     assert fast.gap_over_call_of(timeline) == pytest.approx(8_000)
     assert "counted for no more than 8.0 us" in fast.gap_over_call_told(timeline).evidence
+    # A bare loop timed in one of tracing's fast whiles does not lower the bound below what
+    # compress, a program almost all tracing, took a gap: 15 us (10 ms of gaps' work, 25 ms
+    # over its calls' medians, 1,000 gaps).
+    compress = CalibrationRun("compress", [10 * ms], Timeline(
+        processes=1, calls=1001, timed_calls=1001, span_ns=100 * ms, lifetimes_ns=100 * ms, user_signed_ns=1,
+        timed_gaps=1000, timed_gaps_ns=75 * ms, timed_gaps_call_median_ns=50 * ms))
+    assert compress.gap_over_call_ns == pytest.approx(15_000)
+    guarded = TracingCalibration(runs=[compress], measured_gap_over_call_ns=4_000)
+    assert guarded.own_median_cap_ns == pytest.approx(OWN_MEDIAN_CAP_SHARE * 15_000)
+    assert guarded.gap_over_call_of(timeline) == pytest.approx(own)
     assert Timeline().gap_over_call_median_ns is None
     # A median below 0 (most calls long file calls, so a gap is shorter than its process's
     # median call) says nothing of tracing's cost: the calibration's constant instead.
@@ -503,11 +513,14 @@ def test_the_parser_counts_the_calls_not_on_files_whose_distances_it_sums(tmp_pa
 
 def test_calls_on_devices_are_the_programs_own_time_and_calls_on_files_are_not(tmp_path: Path) -> None:
     # The predictor never prices a read of /dev/urandom (the characterizer leaves devices
-    # out), so its time is the program's own, like any call that is not on a file.
+    # out), so its time is the program's own, like any call that is not on a file: the same
+    # dd reading a regular file has its 64 reads (and its open, close and the like of the input)
+    # fewer that are not on files.  Counted, not timed:
+    # one stall of the shared host in dd's start would outweigh any share of the time.
     device = _traced(tmp_path, "dd if=/dev/urandom of=/dev/null bs=1M count=64 status=none")
-    assert device.calls_excess_ns > 10 * device.file_calls_excess_ns, device
     (tmp_path / "data").write_bytes(b"x" * (64 << 20))
     regular = _traced(tmp_path, "dd if=data of=/dev/null bs=1M count=64 status=none")
+    assert 64 <= device.other_calls - regular.other_calls <= 72, (device, regular)
     assert regular.file_calls_excess_ns > 0
 
 
