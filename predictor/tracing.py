@@ -310,8 +310,8 @@ class TracingCalibration:
         bare = self.measured_gap_over_call_ns
         if bare is None:
             bare = GAP_OVER_CALL_NS / GAP_SHARE_OF_BARE_LOOP
-        loops = [g for name in START_TO_START_PROGRAMS if (g := self._gap_over_call(name)) is not None]
-        return OWN_MEDIAN_CAP_SHARE * max([bare, *(g for g, _ in loops)])
+        programs = [found[0] for name in START_TO_START_PROGRAMS if (found := self._gap_over_call(name))]
+        return OWN_MEDIAN_CAP_SHARE * max([bare, *programs])
 
     @property
     def errors(self) -> list[float]:
