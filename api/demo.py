@@ -176,8 +176,7 @@ def run_demo(settings: Any, console: Console, filesystems: tuple[str, ...], size
     console.print(_comparison(tables))
 
     headline(f"recording the workload on {targets[0].label}: {PROGRAM.description}")
-    inputs = Inputs(build_corpus(data_dir() / "demo" / f"corpus-{corpus_bytes}.tar", corpus_bytes),
-                    Path(__file__).resolve().parents[1] / "microbench" / "src", corpus_bytes / 24e6)
+    inputs = Inputs(build_corpus(data_dir() / "demo" / f"corpus-{corpus_bytes}.tar", corpus_bytes), corpus_bytes / 24e6)
     with tempfile.TemporaryDirectory(prefix="fsbm-demo-") as tmp:
         traced = trace_program(PROGRAM, targets[0], inputs, Path(tmp))
         console.print(profile_table(traced.profile))

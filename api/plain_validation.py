@@ -137,8 +137,7 @@ def measure_plain(settings: Any, options: PlainOptions, console: Console) -> dic
     started = time.time()
     suite = programs(options.scale, split=options.split)
     home = data_dir() / "validation"
-    inputs = Inputs(build_corpus(home / f"corpus-{options.scale:g}.tar", int(24e6 * options.scale)),
-                    Path(__file__).resolve().parents[1] / "microbench" / "src", options.scale)
+    inputs = Inputs(build_corpus(home / f"corpus-{options.scale:g}.tar", int(24e6 * options.scale)), options.scale)
     targets, filesystems = [], {}
     for fstype in options.candidates:
         # Made anew unless stored tables are reused: the tables and the runs see one freshly made

@@ -78,8 +78,7 @@ def measure_suite(settings: Any, options: ValidationOptions, console: Console) -
     started = time.time()
     suite = [p for p in programs(options.scale, split=options.split) if not options.only or p.name in options.only]
     home = data_dir() / "validation"
-    inputs = Inputs(build_corpus(home / f"corpus-{options.scale:g}.tar", int(24e6 * options.scale)),
-                    Path(__file__).resolve().parents[1] / "microbench" / "src", options.scale)
+    inputs = Inputs(build_corpus(home / f"corpus-{options.scale:g}.tar", int(24e6 * options.scale)), options.scale)
     targets: list[Target] = []
     filesystems = {}
     for fstype in options.candidates:

@@ -55,15 +55,19 @@ class Program:
     ok_exits: tuple[int, ...] = (0,)  # grep exits 1 where a file has no match
 
 
+# fsbm's own source tree: the C projects the builds compile are in it.
+SOURCE_ROOT = Path(__file__).resolve().parents[1]
+
+
 @dataclass(frozen=True)
 class Inputs:
     """What the programs read: the corpus tar file, its size budget, and two C projects
     (fsbm's benchmark and its trace parser, each a directory of .c and .h files)."""
 
     corpus: Path
-    c_sources: Path
     scale: float
-    parser_sources: Path = Path(__file__).resolve().parents[1] / "traces" / "native"
+    c_sources: Path = SOURCE_ROOT / "microbench" / "src"
+    parser_sources: Path = SOURCE_ROOT / "traces" / "native"
 
 
 def build_corpus(path: Path, budget_bytes: int) -> Path:
