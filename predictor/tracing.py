@@ -256,9 +256,8 @@ class TracingCalibration:
         was measured."""
         if self.measured_start_to_start_ns is None:
             return None
-        loops = [r.timeline.span_ns / r.timeline.calls for r in self.runs
-                 if r.name in START_TO_START_PROGRAMS and r.timeline.calls]
-        return float(max([self.measured_start_to_start_ns, *loops]))
+        return self._slowest_loop(self.measured_start_to_start_ns,
+                                  lambda run: run.timeline.span_ns / run.timeline.calls if run.timeline.calls else None)
 
     @property
     def untimed_cap_ns(self) -> float:
@@ -310,8 +309,14 @@ class TracingCalibration:
         bare = self.measured_gap_over_call_ns
         if bare is None:
             bare = GAP_OVER_CALL_NS / GAP_SHARE_OF_BARE_LOOP
-        programs = [found[0] for name in START_TO_START_PROGRAMS if (found := self._gap_over_call(name))]
-        return OWN_MEDIAN_CAP_SHARE * max([bare, *programs])
+        return OWN_MEDIAN_CAP_SHARE * self._slowest_loop(bare, lambda run: run.gap_over_call_ns)
+
+    def _slowest_loop(self, bare: float, measure: Callable[[CalibrationRun], float | None]) -> float:
+        """The most of the bare loop's `bare` and of what `measure` tells of each of
+        START_TO_START_PROGRAMS' runs (None: it tells nothing): tracing at its slowest here, the
+        bound of what it costs, which a loop timed in one of tracing's fast whiles cannot lower."""
+        told = (measure(run) for run in self.runs if run.name in START_TO_START_PROGRAMS)
+        return float(max([bare, *(value for value in told if value is not None)]))
 
     @property
     def errors(self) -> list[float]:
