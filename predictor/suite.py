@@ -312,6 +312,9 @@ def programs(scale: float = 1.0, split: Split | None = None) -> list[Program]:
         Program("ninja-j2", "compile fsbm's trace parser two jobs at a time (ninja -j2, "
                 "gcc -O2): compilers working at once, each between many calls", _ninja_project, ["ninja", "-j2"],
                 ("*.o", ".ninja_log", ".ninja_deps")),
+        Program("tar-pipe", "mirror a source tree through a pipe (tar -c | tar -x, owners and times kept): "
+                "a reader and a writer at once", _unpack_tree,
+                ["sh", "-c", "mkdir mirror && tar -cf - -C tree . | tar -xpf - -C mirror"], ("mirror",)),
         Program("checkpoint", f"save three {ckpt_mib} MiB checkpoint files, each fsynced (Python, 1 MiB writes)",
                 _nothing, [*python, "-c", "import os\nbuf = os.urandom(1 << 20)\nfor f in range(3):\n"
                                           f"    with open(f'ckpt{{f}}.bin', 'wb') as out:\n"

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from fsbm.predictor.predict import outside_from_trace
-from fsbm.predictor.suite import Inputs, clean, programs, run_command
+from fsbm.predictor.suite import Inputs, build_corpus, clean, programs, run_command
 from fsbm.documents import GAP_OVER_CALL_BINS, GAP_OVER_CALL_NS, PARSER_UNTIMED_CAP_NS, Timeline
 from fsbm.errors import FsbmError
 from fsbm.predictor.tracing import (GAP_SHARE_OF_BARE_LOOP, OWN_MEDIAN_CAP_SHARE, STRACE_FLAGS, UNTIMED_CAP_SHARE, CalibrationRun,
@@ -397,6 +397,22 @@ def test_the_suites_c_builds_stage_run_and_leave_nothing_behind(tmp_path: Path, 
     assert sorted(p.stem for p in tmp_path.glob("*.o")) == [u.stem for u in units]
     clean(tmp_path, program)
     assert set(tmp_path.iterdir()) == staged  # each run starts from the same inputs
+
+
+def test_tar_pipe_mirrors_the_tree_with_its_times_and_leaves_nothing_behind(tmp_path: Path) -> None:
+    program = next(p for p in programs() if p.name == "tar-pipe")
+    inputs = Inputs(build_corpus(tmp_path / "corpus" / "corpus.tar", 2 << 20), 0.1)
+    work = tmp_path / "work"
+    work.mkdir()
+    program.stage(work, inputs)
+    staged = set(work.iterdir())
+    run_command(program, work)
+    tree = {f.relative_to(work / "tree"): f.stat().st_mtime_ns for f in (work / "tree").rglob("*")}
+    mirror = {f.relative_to(work / "mirror"): f.stat().st_mtime_ns for f in (work / "mirror").rglob("*")
+              if f.is_file()}
+    assert len(mirror) > 10 and all(tree[name] // 10**9 == when // 10**9 for name, when in mirror.items())
+    clean(work, program)
+    assert set(work.iterdir()) == staged
 
 
 def test_a_plain_strace_log_is_predicted_in_both_forms_from_a_real_calibration(served: Served, calibrated: Calibrated,
