@@ -89,6 +89,7 @@ SCHEMA_VERSION = 1
 POOLED = "*"
 # What the time outside the filesystem rests on.
 EVIDENCE = ("recording", "trace", "trace-untimed", "capture", "measured", "none")
+UNTIMED_EVIDENCE = "trace-untimed"  # a plain trace without call durations (strace without -T)
 ABSOLUTE_COLUMNS = ("key", "fs_s", "fs_low_s", "fs_high_s", "outside_s", "outside_low_s", "outside_high_s",
                     "evidence")
 RELATIVE_COLUMNS = ("measured_s", "traced", "traced_key", "traced_fs_s", "traced_fs_low_s", "traced_fs_high_s")

@@ -622,6 +622,7 @@ def markdown(doc: dict[str, Any], judged: PlainJudged, judged_again: bool = Fals
                              zip([r for r in tracing.runs if r.untimed], tracing.untimed_errors))
                  + " ({} to {})".format(*(percent(e, signed=True) for e in tracing.untimed_error_band))
                  if tracing.untimed_errors else "")
+              + (f". Warned: {tracing.uneven_warning}" if tracing.uneven_warning else "")
               + ". " + _gap_shift_sentence(judged.model) + " Either way, a trace's band is wider, each side in "
               "quadrature, by what its estimate took off for its own lean (the lean times the gaps and calls it came "
               "off): how unevenly tracing ran while that trace was made. " + _cold_start_sentence(tracing),

@@ -28,11 +28,11 @@ from fsbm.documents import Prediction, Profile, Timeline
 from fsbm.errors import UsageError
 from fsbm.predictor.confidence import cost_log_sds, order_confidence
 from fsbm.predictor.cost_table import MEMORY_ONLY_FILESYSTEMS, CostTable
-from fsbm.predictor.estimator import GAP_COLUMN, LEAN_COLUMN, STRETCH_COLUMN, RuntimeEstimator
+from fsbm.predictor.estimator import GAP_COLUMN, LEAN_COLUMN, STRETCH_COLUMN, UNTIMED_EVIDENCE, RuntimeEstimator
 from fsbm.predictor.model import CpuScales, FsTime, price_workload
 from fsbm.predictor.outside import Outside, calls_cpu_seconds, cpu_scales, outside_features, outside_seconds
 from fsbm.predictor.pricing import Pricer
-from fsbm.predictor.tracing import UNTIMED, TracingCalibration, capture_outside, untraced_outside
+from fsbm.predictor.tracing import TracingCalibration, capture_outside, untraced_outside
 
 SCHEMA_VERSION = 2
 
@@ -163,7 +163,7 @@ class Workload:
         times = [price_workload(profile, pricer, cache_bytes=cache_bytes, start=start, cpu_scales=scales)
                  for pricer in pricers]
         at_once = concurrency(profile)
-        if outside.kind == UNTIMED:
+        if outside.kind == UNTIMED_EVIDENCE:
             syncs_apart = Timeline.of(profile.timeline).untimed_sync_gaps > 0
             outside = _less_file_calls(outside, names, times, traced_on, at_once, syncs_apart)
         elif outside.mapped_s > 0:

@@ -97,6 +97,7 @@ from fsbm.documents import GAP_OVER_CALL_NS, PARSER_UNTIMED_CAP_NS, Timeline
 from fsbm.errors import FsbmError
 from fsbm.host import usable_cores
 from fsbm.predictor.cold_start import ColdStart, check_can_measure, measure_cold_start
+from fsbm.predictor.estimator import UNTIMED_EVIDENCE
 from fsbm.predictor.outside import Outside
 
 STRACE_FLAGS = ("-f", "-tt", "-T", "-y", "-s", "64")
@@ -142,6 +143,11 @@ START_TO_START_PROGRAMS = ("python-calls", "compress")
 # other traces stalled too (four of them among their run's three largest misses); every other
 # trace 0-18 us.
 STALLED_LEAN_NS = 20_000
+# A calibration whose loops of almost all tracing took this many times as long a call as one
+# another, or more, was made partly in one of tracing's fast whiles (uneven_warning): of fifteen
+# calibrations here on 2026-12-02 and 03, thirteen lay within 1.4x of one another, two at 7.5x and
+# 10.6x.
+UNEVEN_LOOPS = 3.0
 BARE_LOOP_CALLS = 20_000  # dd's 1-byte reads and writes, a loop of bare calls
 
 
@@ -187,6 +193,12 @@ class CalibrationRun:
         """The constant a gap would have to take off for the rule to tell this program's
         runtime exactly (its file calls are a few warm ones); None where it has no timed gap."""
         return self.timeline.gap_over_call_for(self.runtime_ns, self.lean_ns)
+
+
+def _start_to_start(run: CalibrationRun) -> float | None:
+    """A calibration program's mean time from one call's start to the next's (span over calls);
+    None where its trace has no call."""
+    return run.timeline.span_ns / run.timeline.calls if run.timeline.calls else None
 
 
 def call_lean(timeline: Timeline, bare_loop_lean_ns: float) -> float:
@@ -256,8 +268,7 @@ class TracingCalibration:
         was measured."""
         if self.measured_start_to_start_ns is None:
             return None
-        return self._slowest_loop(self.measured_start_to_start_ns,
-                                  lambda run: run.timeline.span_ns / run.timeline.calls if run.timeline.calls else None)
+        return self._slowest_loop(self.measured_start_to_start_ns, _start_to_start)
 
     @property
     def untimed_cap_ns(self) -> float:
@@ -312,11 +323,31 @@ class TracingCalibration:
         return OWN_MEDIAN_CAP_SHARE * self._slowest_loop(bare, lambda run: run.gap_over_call_ns)
 
     def _slowest_loop(self, bare: float, measure: Callable[[CalibrationRun], float | None]) -> float:
-        """The most of the bare loop's `bare` and of what `measure` tells of each of
-        START_TO_START_PROGRAMS' runs (None: it tells nothing): tracing at its slowest here, the
-        bound of what it costs, which a loop timed in one of tracing's fast whiles cannot lower."""
+        """The most of _loops: tracing at its slowest here, the bound of what it costs, which a
+        loop timed in one of tracing's fast whiles cannot lower."""
+        return max(self._loops(bare, measure))
+
+    def _loops(self, bare: float, measure: Callable[[CalibrationRun], float | None]) -> list[float]:
+        """The bare loop's `bare` and what `measure` tells of each of START_TO_START_PROGRAMS'
+        runs (None: it tells nothing)."""
         told = (measure(run) for run in self.runs if run.name in START_TO_START_PROGRAMS)
-        return float(max([bare, *(value for value in told if value is not None)]))
+        return [float(bare), *(float(value) for value in told if value is not None)]
+
+    @property
+    def uneven_warning(self) -> str:
+        """A warning where the loops a start-to-start is timed on (start_to_start_ns) took
+        UNEVEN_LOOPS times as long a call as one another or more: part of the calibration ran in
+        one of tracing's fast whiles, so its programs' errors, and the bands taken from them, are
+        of two speeds; "" where they agree, or no bare loop was measured."""
+        if self.measured_start_to_start_ns is None:
+            return ""
+        loops = self._loops(self.measured_start_to_start_ns, _start_to_start)
+        if max(loops) < UNEVEN_LOOPS * min(loops):
+            return ""
+        names = ("the bare loop", *(run.name for run in self.runs if run.name in START_TO_START_PROGRAMS))
+        told = ", ".join(f"{name} {ns / 1e3:.1f} us" for name, ns in zip(names, loops))
+        return (f"tracing ran at two speeds while this calibration was made (a call's start to the next's: {told}); "
+                "the bounds take the slowest, but its bands mix both speeds: calibrate again in a few minutes")
 
     @property
     def errors(self) -> list[float]:
@@ -427,9 +458,6 @@ def newest_current(bodies: Iterable[dict[str, Any] | None]) -> TracingCalibratio
     return found
 
 
-UNTIMED = "trace-untimed"
-
-
 def shared_cores_stretch(concurrency: float, cores: int) -> float:
     """The most a traced job's work may have been slowed by sharing `cores` with its tracer,
     where `concurrency` of its processes worked at once.  strace serves every tracee from one
@@ -446,7 +474,7 @@ def shared_cores_stretch(concurrency: float, cores: int) -> float:
 def untraced_outside(timeline: Timeline, calibration: TracingCalibration | None) -> Outside | None:
     """The job's time outside its file calls without tracing (module docstring); None where
     the trace has no timestamps (strace without -tt).  Without call durations (no -T) a gap
-    runs from one call's start to the next's, so the estimate (kind UNTIMED) holds the
+    runs from one call's start to the next's, so the estimate (kind UNTIMED_EVIDENCE) holds the
     file calls' time too, and the caller takes their modelled time on the traced filesystem
     off it (predict.Workload).  Its band is the calibration's (error_band; untimed_error_band
     for a log without -T); a fitted runtime model narrows or widens a timed trace's by how far
@@ -472,7 +500,7 @@ def untraced_outside(timeline: Timeline, calibration: TracingCalibration | None)
                     f"less what tracing cost it then (the median of its process's last 32, at most "
                     f"{calibration.untimed_cap_ns / 1e3:.0f} us{leaned}){synced}, {at_once}: "
                     f"{seconds:.3f} s from a traced span of {timeline.span_ns / 1e9:.3f} s{shared}")
-        return replace(Outside.within(seconds, calibration.untimed_error_band, UNTIMED, evidence, stretch, lean_s),
+        return replace(Outside.within(seconds, calibration.untimed_error_band, UNTIMED_EVIDENCE, evidence, stretch, lean_s),
                        warning=warning)
     constant = calibration.gap_over_call_told(timeline)
     lean_ns = call_lean(timeline, calibration.call_lean_ns)

@@ -716,6 +716,13 @@ def test_loops_timed_fast_for_a_while_do_not_lower_the_untimed_cap() -> None:
     assert slow_programs.untimed_cap_ns == pytest.approx(UNTIMED_CAP_SHARE * 184_000)
     assert TracingCalibration(measured_start_to_start_ns=16_000).untimed_cap_ns == pytest.approx(32_000)
     assert TracingCalibration().untimed_cap_ns == PARSER_UNTIMED_CAP_NS
+    # The fast while is said: the loops disagree tenfold; calibrations whose loops agree say nothing.
+    assert "calibrate again" in calibration.uneven_warning
+    assert "the bare loop 135.0 us, python-calls 13.0 us, compress 36.0 us" in calibration.uneven_warning
+    assert slow_programs.uneven_warning.startswith("tracing ran at two speeds")  # 16 us against 184 too
+    assert TracingCalibration(runs=[run("python-calls", 165), run("compress", 184)],
+                              measured_start_to_start_ns=150_000).uneven_warning == ""
+    assert TracingCalibration().uneven_warning == ""
 
 
 def test_a_log_without_call_durations_counts_a_gap_after_a_sync_as_no_work(tmp_path: Path) -> None:

@@ -232,6 +232,8 @@ def calibrate_tracing_here(settings: Settings, quick: bool = False, cold_start: 
     console.print(f"tracing calibration {document_id} stored: 90% of the programs told within "
                   f"{100 * low:+.0f}% to {100 * high:+.0f}%, and from logs without -T within "
                   f"{100 * untimed_low:+.0f}% to {100 * untimed_high:+.0f}%")
+    if calibration.uneven_warning:
+        console.print(f"[yellow]warning: {escape(calibration.uneven_warning)}[/]")
     if calibration.cold_start:
         start_low, start_high = calibration.cold_start.band
         console.print(f"a cold prediction from a plain trace adds {1e3 * calibration.cold_start.seconds:.1f} ms "
