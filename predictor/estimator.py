@@ -36,7 +36,10 @@ y: measured runtimes, in seconds.  What `fit` learns from it:
   `groups` (the programs), each row's error is that of a model fitted without its group.
   Where the time outside came with a band of its own (a plain trace's, from the tracing
   calibration: programs neither set holds), the interval spans both: a dozen programs'
-  errors do not show that a new program's time outside is told better than that;
+  errors do not show that a new program's time outside is told better than that.  A log
+  without -T (evidence "trace-untimed") is the exception: its calibration band is that of
+  small warm loops almost all tracing, which its rule tells from -90% to +600%, and the
+  errors learnt on whole programs left out replace it;
 - `table_spread_`: how far one cost table's filesystem time strays from another's of the
   same candidate, measured independently (a standard deviation of its log, from the column
   `fs_table_log_diff`, log of one table's time over the other's, where X has it).  The
@@ -368,7 +371,12 @@ class RuntimeEstimator(BaseEstimator, RegressorMixin):
         # A time outside told with a band of its own (a trace's, from the tracing calibration)
         # keeps it: the programs the errors were learnt from are a few, and their band is no
         # evidence that a new program's time outside is told better than the calibration's.
+        # But a log without -T's: the calibration's untimed band is its small warm loops' (almost
+        # all tracing, which its rule mistakes by -90% to +600%), and the errors learnt from
+        # whole programs left out of the fit replace it, as gap_shift_ does a timed trace's.
         own_band = (outside_high > outside_low) & ~relative
+        if UNTIMED_EVIDENCE in getattr(self, "errors_", {}):
+            own_band &= evidence != UNTIMED_EVIDENCE
         for kind, band in getattr(self, "errors_", {}).items():
             rows = evidence == kind
             if kind == "measured":

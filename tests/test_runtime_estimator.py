@@ -85,6 +85,20 @@ def test_a_time_outside_with_a_band_of_its_own_keeps_it_beside_the_learnt_errors
     assert (parts["high"] > learnt["high"]).any() and (parts["low"] < learnt["low"]).any()
 
 
+def test_a_log_without_call_durations_takes_the_learnt_band_in_place_of_its_calibrations() -> None:
+    X, y, programs = suite(np.random.default_rng(19))
+    X["evidence"] = "trace-untimed"
+    wide = X.assign(outside_low_s=0.1 * X["outside_s"], outside_high_s=6 * X["outside_s"])
+    unfitted = RuntimeEstimator().predict_parts(wide)  # nothing learnt: the calibration's band
+    assert unfitted["high"] == pytest.approx(wide["outside_high_s"] + wide["fs_high_s"])
+    model = RuntimeEstimator().fit(wide, y, groups=programs)
+    parts, band = model.predict_parts(wide), model.errors_["trace-untimed"]
+    assert parts["low"] == pytest.approx(parts["runtime"] / (1 + band["p95"]))
+    assert parts["high"] == pytest.approx(parts["runtime"] / (1 + band["p5"]))
+    timed = model.predict_parts(wide.assign(evidence="trace"))  # a timed trace's own band still counts
+    assert (timed["high"] >= wide["outside_high_s"] + wide["fs_high_s"] - 1e-9).all()
+
+
 def test_before_any_fit_the_interval_is_the_costs_and_the_time_outside() -> None:
     X, _, _ = suite(np.random.default_rng(13))
     X["outside_low_s"], X["outside_high_s"] = 0.5 * X["outside_s"], 2 * X["outside_s"]
