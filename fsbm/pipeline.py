@@ -140,7 +140,7 @@ def calibrate_tracing(store: ResultsStore, progress: Callable[[str], None] = lam
     drops every cache of the machine (root)."""
     from fsbm.locations import data_dir
     from fsbm.predictor.cold_start import FULL_COLD_START_RUNS, QUICK_COLD_START_RUNS
-    from fsbm.predictor.tracing import FULL_CALIBRATION_RUNS, QUICK_CALIBRATION_RUNS, calibrate
+    from fsbm.predictor.tracing_runs import FULL_CALIBRATION_RUNS, QUICK_CALIBRATION_RUNS, calibrate
 
     untraced, traced = QUICK_CALIBRATION_RUNS if quick else FULL_CALIBRATION_RUNS
     cold_runs = (QUICK_COLD_START_RUNS if quick else FULL_COLD_START_RUNS) if cold_start else 0

@@ -12,8 +12,8 @@ from fsbm.errors import UsageError
 from fsbm.predictor import cold_start as cold_start_module
 from fsbm.predictor.cold_start import COLD_START_PROGRAMS, ColdStart, ColdStartRun, measure_cold_start
 from fsbm.predictor.predict import outside_from_trace
-from fsbm.predictor.tracing import (TracingCalibration, calibration_trace_timeline, newest_current, run_timed,
-                                    trace_timed, untraced_outside)
+from fsbm.predictor.tracing import TracingCalibration, newest_current, untraced_outside
+from fsbm.predictor.tracing_runs import calibration_trace_timeline, run_timed, trace_timed
 from tests.conftest import require_root
 
 MS = 1_000_000

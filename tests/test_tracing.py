@@ -1,5 +1,6 @@
-"""What tracing adds to a job, and a plain trace's untraced runtime (predictor/tracing.py),
-from real strace runs; and the fixed development and test sets of the suite."""
+"""What tracing adds to a job, and a plain trace's untraced runtime (predictor/tracing.py, its
+calibration measured by tracing_runs.py), from real strace runs; and the fixed development and
+test sets of the suite."""
 
 from __future__ import annotations
 
@@ -17,9 +18,10 @@ from fsbm.predictor.predict import outside_from_trace
 from fsbm.predictor.suite import Inputs, build_corpus, clean, programs, run_command
 from fsbm.documents import GAP_OVER_CALL_BINS, GAP_OVER_CALL_NS, PARSER_UNTIMED_CAP_NS, Timeline
 from fsbm.errors import FsbmError
-from fsbm.predictor.tracing import (GAP_SHARE_OF_BARE_LOOP, OWN_MEDIAN_CAP_SHARE, STRACE_FLAGS, UNTIMED_CAP_SHARE, CalibrationRun,
-                                    STALLED_LEAN_NS, TracingCalibration, calibration_trace_timeline,
-                                    measure_bare_loop, shared_cores_stretch, untraced_outside)
+from fsbm.predictor.tracing import (GAP_SHARE_OF_BARE_LOOP, OWN_MEDIAN_CAP_SHARE, STALLED_LEAN_NS, STRACE_FLAGS,
+                                    UNTIMED_CAP_SHARE, CalibrationRun, TracingCalibration, shared_cores_stretch,
+                                    untraced_outside)
+from fsbm.predictor.tracing_runs import calibration_trace_timeline, measure_bare_loop
 from fsbm.traces.strace import StraceReader
 from tests.conftest import Calibrated, Served, give_calibration, run_fsbm, strace_tt
 
