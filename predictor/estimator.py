@@ -39,7 +39,8 @@ y: measured runtimes, in seconds.  What `fit` learns from it:
   errors do not show that a new program's time outside is told better than that.  A log
   without -T (evidence "trace-untimed") is the exception: its calibration band is that of
   small warm loops almost all tracing, which its rule tells from -90% to +600%, and the
-  errors learnt on whole programs left out replace it;
+  errors learnt on whole programs left out replace it, wider either side, in quadrature, by
+  column `outside_lean_s` where X has it (what the estimate took off for the trace's lean);
 - `table_spread_`: how far one cost table's filesystem time strays from another's of the
   same candidate, measured independently (a standard deviation of its log, from the column
   `fs_table_log_diff`, log of one table's time over the other's, where X has it).  The
@@ -375,8 +376,8 @@ class RuntimeEstimator(BaseEstimator, RegressorMixin):
         # all tracing, which its rule mistakes by -90% to +600%), and the errors learnt from
         # whole programs left out of the fit replace it, as gap_shift_ does a timed trace's.
         own_band = (outside_high > outside_low) & ~relative
-        if UNTIMED_EVIDENCE in getattr(self, "errors_", {}):
-            own_band &= evidence != UNTIMED_EVIDENCE
+        learnt_untimed = (evidence == UNTIMED_EVIDENCE) & (UNTIMED_EVIDENCE in getattr(self, "errors_", {}))
+        own_band &= ~learnt_untimed
         for kind, band in getattr(self, "errors_", {}).items():
             rows = evidence == kind
             if kind == "measured":
@@ -384,6 +385,11 @@ class RuntimeEstimator(BaseEstimator, RegressorMixin):
             learnt_low, learnt_high = runtime / (1 + band["p95"]), runtime / (1 + band["p5"])
             low = np.where(rows, np.where(own_band, np.minimum(learnt_low, low), learnt_low), low)
             high = np.where(rows, np.where(own_band, np.maximum(learnt_high, high), learnt_high), high)
+        if learnt_untimed.any():
+            # What the estimate took off for the trace's own lean is uncertain by as much again,
+            # either side, as a timed trace's is (_outside_band).
+            lean_low, lean_high = spread_by(runtime, low, high, column(LEAN_COLUMN, 0.0, dtype=float))
+            low, high = np.where(learnt_untimed, lean_low, low), np.where(learnt_untimed, lean_high, high)
         spread = getattr(self, "table_spread_", None)
         if spread:
             # A second table moves the filesystem's part; in the relative form, both candidates'.

@@ -95,6 +95,12 @@ def test_a_log_without_call_durations_takes_the_learnt_band_in_place_of_its_cali
     parts, band = model.predict_parts(wide), model.errors_["trace-untimed"]
     assert parts["low"] == pytest.approx(parts["runtime"] / (1 + band["p95"]))
     assert parts["high"] == pytest.approx(parts["runtime"] / (1 + band["p5"]))
+    # What the estimate took off for the trace's own lean widens the learnt band, in quadrature.
+    leaning = model.predict_parts(wide.assign(outside_lean_s=0.5))
+    assert leaning["runtime"] == pytest.approx(parts["runtime"])
+    assert leaning["high"] == pytest.approx(parts["high"] + np.hypot(parts["high"] - parts["runtime"], 0.5)
+                                            - (parts["high"] - parts["runtime"]))
+    assert (leaning["low"] < parts["low"]).all()
     timed = model.predict_parts(wide.assign(evidence="trace"))  # a timed trace's own band still counts
     assert (timed["high"] >= wide["outside_high_s"] + wide["fs_high_s"] - 1e-9).all()
 
