@@ -415,8 +415,11 @@ def observed_table(prediction: Prediction, top: int = 6) -> Optional[Table]:
 def validation_table(rows: Any, summary: dict[str, Any]) -> Table:
     """Measured against predicted, per program and target (leave-one-program-out)."""
     met = "targets met" if summary["targets_met"] else "targets NOT met"
+    relative = (f"; relative form {100 * summary['median_relative_error']:.1f}% / "
+                f"{100 * (summary['max_relative_error'] or 0):.1f}%" if summary.get("median_relative_error") is not None else "")
     caption = (f"median error {100 * summary['median_abs_error']:.1f}% (ratios "
-               f"{100 * (summary['median_ratio_error'] or 0):.1f}%), largest {100 * summary['max_abs_error']:.1f}%; "
+               f"{100 * (summary['median_ratio_error'] or 0):.1f}%), largest {100 * summary['max_abs_error']:.1f}%"
+               f"{relative}; intervals {summary['covered']}/{summary['intervals']}; "
                f"{summary['pairs_ranked_right']}/{summary['pairs_compared']} pairs ranked right: {met}")
     table = Table(title="validation: real runs against predictions", caption=caption)
     for name in ("program", "target", "measured", "replayed", "predicted", "error", "ratio error"):

@@ -39,7 +39,10 @@ from fsbm.traces.record import (CALLS_CPU_BRACKETED, CALLS_CPU_FIELDS, CALLS_CPU
                                 WARM_CPU_FIELDS, WARM_IDLE, WARM_IDLE_FIELD, WARM_SYNCS_SKIPPED, as_bracketed,
                                 clean_replays, median_cpu, untraced_medians)
 
-TARGETS = {"median_abs_error": 0.10, "median_ratio_error": 0.10, "max_error": 0.25, "rank_gap": 0.15}
+# Issue 35's for recordings: runtimes, ratios to the traced target and the relative form alike; 90%
+# intervals covering at least `coverage` of the measured runtimes, in both forms.
+TARGETS = {"median_abs_error": 0.10, "median_ratio_error": 0.10, "max_error": 0.25, "rank_gap": 0.15,
+           "coverage": 0.85}
 
 
 def provenance(command: str, doc: dict[str, Any], judged_again: bool = False) -> str:
@@ -381,6 +384,10 @@ def _summary(rows: pd.DataFrame, pairs: pd.DataFrame, traced_on: str) -> dict[st
         summary["median_abs_error"] <= TARGETS["median_abs_error"]
         and (summary["median_ratio_error"] or 0) <= TARGETS["median_ratio_error"]
         and summary["max_abs_error"] <= TARGETS["max_error"] and (summary["max_ratio_error"] or 0) <= TARGETS["max_error"]
+        and (summary["median_relative_error"] or 0) <= TARGETS["median_abs_error"]
+        and (summary["max_relative_error"] or 0) <= TARGETS["max_error"]
+        and summary["covered"] >= TARGETS["coverage"] * summary["intervals"]
+        and summary["relative_covered"] >= TARGETS["coverage"] * summary["relative_intervals"]
         and summary["pairs_ranked_right"] == summary["pairs_compared"])
     return summary
 

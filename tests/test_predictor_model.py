@@ -1116,3 +1116,20 @@ def test_a_traces_gaps_after_it_mapped_files_give_up_the_modelled_read_of_what_i
     # Gaps after mmaps that held less work than the modelled read give up only what they held.
     little = priced(30 * 20_000 + 1_000_000).outside
     assert little.mapped_s == pytest.approx(0.001) and little.seconds == pytest.approx(0.3 - 0.001, rel=0.01)
+
+
+def test_a_recorded_validations_verdict_holds_the_relative_form_and_the_intervals_to_their_targets() -> None:
+    """Runtimes and ratios within their targets, but the relative form's median 12% (target 10%)
+    or an interval that misses too many runs: the targets are not met."""
+    from fsbm.predictor.judge import _summary
+
+    def rows(relative_miss: float, low: float) -> pd.DataFrame:
+        return pd.DataFrame([{"program": f"p{k}", "candidate": c, "real_s": 1.0, "abs_error": 0.05, "ratio_error": 0.02,
+                              "relative_error": 0.0 if c == "ext4" else relative_miss, "low_s": low, "high_s": 1.2,
+                              "relative_low_s": 0.8, "relative_high_s": 1.2}
+                             for k in range(5) for c in ("ext4", "xfs")])
+
+    no_pairs = pd.DataFrame({"right": pd.Series([], dtype=bool)})
+    assert _summary(rows(0.05, 0.8), no_pairs, "ext4")["targets_met"]
+    assert not _summary(rows(0.12, 0.8), no_pairs, "ext4")["targets_met"]  # the relative form's median
+    assert not _summary(rows(0.05, 1.1), no_pairs, "ext4")["targets_met"]  # every interval above its run
