@@ -29,7 +29,7 @@ from fsbm.predictor.suite import SPLITS, programs
 from fsbm.predictor.cpu_speed import STEADY_MIN_USER_S
 from fsbm.units import percent, percents
 
-INTERVAL_TARGET = 0.85
+INTERVAL_TARGET = PLAIN_TARGETS["coverage"]  # the same for recordings (judge.TARGETS)
 FORM_NAMES = {
     ("recorded", "absolute"): "recording (`fsbm trace record`), absolute",
     ("recorded", "relative"): "recording, relative (runtime measured on the traced filesystem)",

@@ -26,6 +26,7 @@ from fsbm.predictor.confidence import Reliability, cost_log_sds, order_confidenc
 from fsbm.predictor.cost_table import CostTable
 from fsbm.predictor.cpu_speed import moved_sentence
 from fsbm.predictor.estimator import TABLE_COLUMN, RuntimeEstimator, predict_left_out
+from fsbm.predictor.judge import TARGETS as RECORDED_TARGETS
 from fsbm.predictor.judge import against_steady_runs, provenance, real_by_round, real_runs, same_round_ratio
 from fsbm.predictor.model import price_workload
 from fsbm.predictor.predict import Workload, relative_rows
@@ -40,7 +41,7 @@ from fsbm.units import percent, percents
 CACHE_BYTES = 8 << 30
 RANK_GAP = 0.15
 TARGETS = {"relative": {"median": 0.10, "largest": 0.25}, "absolute": {"median": 0.20, "largest": 0.50},
-           "coverage": 0.85}
+           "coverage": RECORDED_TARGETS["coverage"]}
 
 
 @dataclass
