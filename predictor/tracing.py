@@ -131,9 +131,9 @@ START_TO_START_PROGRAMS = ("python-calls", "compress")
 # trace 0-18 us.
 STALLED_LEAN_NS = 20_000
 # A calibration whose loops of almost all tracing took this many times as long a call as one
-# another, or more, was made partly in one of tracing's fast whiles (uneven_warning): of fifteen
-# calibrations here on 2026-12-02 and 03, thirteen lay within 1.4x of one another, two at 7.5x and
-# 10.6x.
+# another, or more, was made partly in one of tracing's fast whiles (uneven_warning): calibrations
+# at one speed lie within 1.4x, those made partly in a fast while 7.5x and more apart
+# (docs/model-evidence.md, "A calibration made at two speeds is said").
 UNEVEN_LOOPS = 3.0
 
 
@@ -311,13 +311,13 @@ class TracingCalibration:
     def _slowest_loop(self, bare: float, measure: Callable[[CalibrationRun], float | None]) -> float:
         """The most of _loops: tracing at its slowest here, the bound of what it costs, which a
         loop timed in one of tracing's fast whiles cannot lower."""
-        return max(self._loops(bare, measure))
+        return max(value for _, value in self._loops(bare, measure))
 
-    def _loops(self, bare: float, measure: Callable[[CalibrationRun], float | None]) -> list[float]:
-        """The bare loop's `bare` and what `measure` tells of each of START_TO_START_PROGRAMS'
-        runs (None: it tells nothing)."""
-        told = (measure(run) for run in self.runs if run.name in START_TO_START_PROGRAMS)
-        return [float(bare), *(float(value) for value in told if value is not None)]
+    def _loops(self, bare: float, measure: Callable[[CalibrationRun], float | None]) -> list[tuple[str, float]]:
+        """Each loop by name: the bare loop's `bare`, and what `measure` tells of each of
+        START_TO_START_PROGRAMS' runs (None: it tells nothing, and the run is left out)."""
+        told = ((run.name, measure(run)) for run in self.runs if run.name in START_TO_START_PROGRAMS)
+        return [("the bare loop", float(bare)), *((name, float(value)) for name, value in told if value is not None)]
 
     @property
     def uneven_warning(self) -> str:
@@ -328,10 +328,10 @@ class TracingCalibration:
         if self.measured_start_to_start_ns is None:
             return ""
         loops = self._loops(self.measured_start_to_start_ns, _start_to_start)
-        if max(loops) < UNEVEN_LOOPS * min(loops):
+        values = [ns for _, ns in loops]
+        if max(values) < UNEVEN_LOOPS * min(values):
             return ""
-        names = ("the bare loop", *(run.name for run in self.runs if run.name in START_TO_START_PROGRAMS))
-        told = ", ".join(f"{name} {ns / 1e3:.1f} us" for name, ns in zip(names, loops))
+        told = ", ".join(f"{name} {ns / 1e3:.1f} us" for name, ns in loops)
         return (f"tracing ran at two speeds while this calibration was made (a call's start to the next's: {told}); "
                 "the bounds take the slowest, but its bands mix both speeds: calibrate again in a few minutes")
 

@@ -725,6 +725,10 @@ def test_loops_timed_fast_for_a_while_do_not_lower_the_untimed_cap() -> None:
     assert TracingCalibration(runs=[run("python-calls", 165), run("compress", 184)],
                               measured_start_to_start_ns=150_000).uneven_warning == ""
     assert TracingCalibration().uneven_warning == ""
+    # A loop whose trace holds no call tells nothing, and every other loop keeps its own name.
+    silent = CalibrationRun("python-calls", [1], Timeline(processes=1, calls=0, span_ns=0))
+    named = TracingCalibration(runs=[silent, run("compress", 36)], measured_start_to_start_ns=135_000).uneven_warning
+    assert "the bare loop 135.0 us, compress 36.0 us)" in named and "python-calls" not in named
 
 
 def test_a_log_without_call_durations_counts_a_gap_after_a_sync_as_no_work(tmp_path: Path) -> None:
