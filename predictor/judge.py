@@ -77,7 +77,7 @@ def _seconds_by_pair(records: list[dict], kind: str) -> dict[tuple[str, str], li
     return out
 
 
-def _replayed_ops(records: list[dict]) -> dict[tuple[str, str], dict[str, float]]:
+def replayed_operations(records: list[dict]) -> dict[tuple[str, str], dict[str, float]]:
     """Per (program, target), the median over replays of the seconds inside each operation."""
     samples: dict[tuple[str, str], dict[str, list[float]]] = {}
     for r in records:
@@ -167,7 +167,7 @@ def features(doc: dict[str, Any], cache_bytes: int, cpu: str = CPU_BEFORE) -> pd
     where the measurements have them."""
     real = _seconds_by_pair(doc["records"], "real")
     replay = _seconds_by_pair(doc["records"], "replay")
-    replayed_ops = _replayed_ops(doc["records"])
+    replayed_ops = replayed_operations(doc["records"])
     records = doc["records"]
     if cpu == CPU_IN_ROUNDS_BRACKETED:
         records = [as_bracketed(r) if r["kind"] == "recording" else r for r in records]

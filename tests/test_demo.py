@@ -97,3 +97,26 @@ def test_the_demo_judges_ratios_against_same_round_ratios_as_the_validations_do(
     judged = verdict_summary(Prediction.model_construct(candidates=candidates), records, "ext4")
     assert "ratios to ext4: median error 0%, largest 0%" in judged, judged
     assert "2 of 2 real runs inside" in judged
+
+
+def test_the_demo_says_which_operation_a_filesystem_part_misses_in() -> None:
+    from fsbm.api.demo import PROGRAM, filesystem_misses
+    from fsbm.documents import CandidatePrediction, PriceLine, Prediction
+
+    def line(op: str, ms: float) -> PriceLine:
+        return PriceLine(op=op, group="metadata", detail="", count=1, ns_each=ms * 1e6, total_ns=ms * 1e6, source="t")
+
+    # xfs: modelled 60 ms against replays of 40-50 ms (median 45: +33%), its unlinks 20 ms over;
+    # ext4: 41 ms against 40 ms, within the replays' spread, so not broken down.
+    replays = {"xfs": [({"unlink": 10e6, "open": 20e6, "read": 15e6}, 0.045), ({"unlink": 9e6}, 0.040),
+                       ({"unlink": 11e6}, 0.050)],
+               "ext4": [({"read": 40e6}, 0.040)]}
+    records = [{"round": r, "program": PROGRAM.name, "target": target, "kind": "replay", "seconds": seconds,
+                "ops_ns": ops} for target, runs in replays.items() for r, (ops, seconds) in enumerate(runs)]
+    candidates = [CandidatePrediction.model_construct(candidate="xfs", fs_s=0.060,
+                                                      lines=[line("unlink", 30), line("create", 18), line("read", 12)]),
+                  CandidatePrediction.model_construct(candidate="ext4", fs_s=0.041, lines=[line("read", 41)])]
+    said = filesystem_misses(Prediction.model_construct(candidates=candidates), records)
+    assert len(said) == 1, said
+    assert said[0].startswith("xfs: filesystem part +33% against its replays; the operation furthest off, unlink"), said
+    assert "modelled 30 ms, replayed 10 ms" in said[0], said
