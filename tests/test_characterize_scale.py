@@ -77,7 +77,7 @@ def test_one_process_gives_the_same_profile_a_bucket_at_a_time(name: str, tables
     assert json.dumps(bucketed, sort_keys=True) == json.dumps(whole, sort_keys=True)
 
 
-def _shared_files(path: Path, n: int = 20_000) -> Path:
+def _shared_files(path: Path, n: int = 20_000, row_group_rows: int | None = None) -> Path:
     """Events of 64 actors reading, writing and syncing 300 files they share: a file one
     actor wrote is often synced by another."""
     rng = np.random.default_rng(7)
@@ -93,8 +93,21 @@ def _shared_files(path: Path, n: int = 20_000) -> Path:
         "path": pa.nulls(n, pa.string()), "path2": pa.nulls(n, pa.string()),
         "offset": pa.array(rng.integers(0, 64, n) * 4096, mask=~data), "size": pa.array(size, mask=~data),
         "ret": pa.array(size), "errno": pa.nulls(n, pa.string()), "record": np.arange(n, dtype=np.int64)})
-    pq.write_table(table.cast(EVENT_SCHEMA).replace_schema_metadata(metadata(format="synthetic")), path)
+    pq.write_table(table.cast(EVENT_SCHEMA).replace_schema_metadata(metadata(format="synthetic")), path,
+                   row_group_size=row_group_rows)
     return path
+
+
+def test_pieces_of_several_row_groups_give_the_same_profile(
+        tmp_path: Path, client: object) -> None:
+    path = _shared_files(tmp_path / "groups.parquet", row_group_rows=1_000)
+    work = scale.pieces(path, rows_per_piece=4_000)
+    assert {len(piece.row_groups) for piece in work} == {4}
+    whole = characterize_file(path).body
+    bucketed = finalize(partial_in_buckets(path, events_per_bucket=2_000, rows_per_piece=4_000))
+    distributed = characterize_dask(path, client, rows_per_piece=4_000, buckets=5).body
+    for body in (bucketed, distributed):
+        assert json.dumps(body, sort_keys=True) == json.dumps(whole, sort_keys=True)
 
 
 def test_syncs_of_files_other_actors_wrote_are_told_alike_in_buckets_and_whole(
