@@ -241,7 +241,7 @@ def _verdict(prediction: dict[str, Any], validation: Optional[dict[str, Any]],
     if references:
         notes.append(f"{', '.join(escape(r) for r in sorted(references))} keeps nothing across a reboot: it is "
                      "shown as a yardstick, never as the choice.")
-    states = {e["candidate"]: _aging(e) for e in entries}
+    states = {e["candidate"]: _aging(e) for e in choices}  # a yardstick in memory has no layout to age
     if len(set(states.values())) > 1:
         notes.append("The candidates are not in the same state (" +
                      ", ".join(f"{escape(name)} {state}" for name, state in states.items()) +
@@ -377,13 +377,18 @@ def _sweep_section(prediction: dict[str, Any], sweep: dict[str, list[tuple[float
     if not sweep:
         return ""
     sizes = [size for size, _ in next(iter(sweep.values()))]
-    winners = [min(sweep, key=lambda c: sweep[c][i][1]) for i in range(len(sizes))]
+    # The choice is among the candidates that keep their data; a yardstick (tmpfs) is drawn, not chosen.
+    references = [c for c in ((prediction.get("ranking") or {}).get("references") or []) if c in sweep]
+    choices = [c for c in sweep if c not in references] or list(sweep)
+    winners = [min(choices, key=lambda c: sweep[c][i][1]) for i in range(len(sizes))]
     changes = [(sizes[i], winners[i - 1], winners[i]) for i in range(1, len(sizes)) if winners[i] != winners[i - 1]]
+    apart = (f" ({', '.join(escape(r) for r in references)}, a yardstick that keeps nothing across a reboot, left "
+             "out)" if references and len(choices) < len(sweep) else "")
     if not changes:
-        said = (f"{escape(winners[0])} is predicted fastest at every page-cache size from {_bytes(sizes[0])} to "
-                f"{_bytes(sizes[-1])}: the choice does not depend on how much memory the machine has.")
+        said = (f"{escape(winners[0])} is predicted fastest{apart} at every page-cache size from {_bytes(sizes[0])} "
+                f"to {_bytes(sizes[-1])}: the choice does not depend on how much memory the machine has.")
     else:
-        said = "The ranking changes with the page cache: " + "; ".join(
+        said = f"The ranking{apart} changes with the page cache: " + "; ".join(
             f"from {_bytes(size)}, {escape(new)} overtakes {escape(old)}" for size, old, new in changes) + "."
     chart = log_lines("cache-sweep", list(sweep.items()), _bytes, format_seconds,
                       "predicted runtime against page-cache size per candidate", marker_x=prediction["cache_bytes"],

@@ -225,3 +225,23 @@ def test_a_workload_alone_gets_a_report_of_its_own(served: Served, tmp_path: Pat
             browser.close()
     missing = run_fsbm("report", str(tmp_path / "nothing.strace"), "-o", str(tmp_path / "x.html"), env=served.env)
     assert missing.returncode == 2 and "neither a prediction id nor a file" in missing.stderr
+
+
+def test_a_yardstick_neither_mixes_the_states_nor_wins_the_memory_sweep() -> None:
+    from fsbm.api.report import _sweep_section, _verdict
+    from fsbm.predictor.predict import _ranking
+
+    # The demo's candidates: tmpfs as it is, the others aged alike.
+    entries = [_candidate("ram", "tmpfs", 1.0), _candidate("x", "xfs", 6.0, "aged (8 rounds)"),
+               _candidate("e", "ext4", 4.0, "aged (8 rounds)")]
+    prediction = {"candidates": entries, "cache_bytes": 1 << 30,
+                  "ranking": _ranking(entries, "runtime_s", {e["candidate"]: 0.02 for e in entries}, 0.10)}
+    assert "compare like with like" not in _verdict(prediction, None)
+    sizes = [1 << 20, 1 << 25, 1 << 30]
+    sweep = {"ram": [(s, 1.0) for s in sizes], "x": [(s, 6.0) for s in sizes],
+             "e": [(s, t) for s, t in zip(sizes, (7.0, 5.0, 4.0))]}
+    said = _sweep_section(prediction, sweep)
+    assert "The ranking (ram, a yardstick that keeps nothing across a reboot, left out) changes" in said, said
+    assert "from 32 MiB, e overtakes x" in said, said
+    steady = _sweep_section(prediction, {**sweep, "e": [(s, 4.0) for s in sizes]})
+    assert "e is predicted fastest (ram, a yardstick" in steady and "ram is predicted" not in steady, steady
