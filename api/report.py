@@ -397,9 +397,11 @@ def _sweep_section(prediction: dict[str, Any], sweep: dict[str, list[tuple[float
 
 
 def _microbench_section(prediction: dict[str, Any], headline: dict[str, list[tuple[str, Any]]]) -> str:
-    entries, _, _ = _ranked(prediction)
+    entries, ranking, _ = _ranked(prediction)
+    # The two the verdict weighs against each other (never a yardstick), else the two fastest.
+    named = [e for name in (ranking.get("best"), ranking.get("runner_up")) for e in entries if e["candidate"] == name]
     drivers = []
-    for e in entries[:2]:
+    for e in named or entries[:2]:
         lines = sorted(e["lines"], key=lambda line: -line["total_ns"])[:TOP_LINES]
         rows = "".join(f"<tr><td>{escape(line['op'])}</td><td>{escape(line['detail'])}</td>"
                        f"<td>{line['count']:,.0f}</td><td>{format_ns(line['ns_each'])}</td>"

@@ -444,7 +444,7 @@ def readahead_overlap(lines: list[Line]) -> list[Line]:
         each = hidden * line.overlap_share * _wait_ns(line.price)
         if each > 0:
             line = replace(line, detail=f"{line.detail}, {100 * line.overlap_share * hidden:.0f}% of its wait "
-                                        "behind the calls between",
+                                        "hidden behind the calls between its reads",
                            price=line.price.minus(Price(each, each, each, "readahead overlap", 0.0),
                                                   f"{line.price.source} less the wait readahead overlaps"))
         out.append(line)

@@ -245,3 +245,17 @@ def test_a_yardstick_neither_mixes_the_states_nor_wins_the_memory_sweep() -> Non
     assert "from 32 MiB, e overtakes x" in said, said
     steady = _sweep_section(prediction, {**sweep, "e": [(s, 4.0) for s in sizes]})
     assert "e is predicted fastest (ram, a yardstick" in steady and "ram is predicted" not in steady, steady
+
+
+def test_the_costliest_calls_shown_are_those_of_the_two_the_verdict_weighs() -> None:
+    from fsbm.api.report import _microbench_section
+    from fsbm.predictor.predict import _ranking
+
+    line = {"op": "read", "detail": "cold", "count": 1, "ns_each": 1.0, "total_ns": 1.0, "source": "fsbench"}
+    entries = [{**_candidate(name, fs, t), "lines": [line]}
+               for name, fs, t in (("ram", "tmpfs", 1.0), ("x", "xfs", 6.0), ("e", "ext4", 4.0), ("b", "btrfs", 9.0))]
+    prediction = {"candidates": entries,
+                  "ranking": _ranking(entries, "runtime_s", {e["candidate"]: 0.02 for e in entries}, 0.10)}
+    html = _microbench_section(prediction, {})
+    shown = re.findall(r"<h3>(\w+): the costliest classes of calls</h3>", html)
+    assert shown == ["e", "x"], shown
