@@ -46,6 +46,15 @@ class Profile:
 
     @classmethod
     def from_json(cls, body: dict[str, Any], source: str = "profile") -> "Profile":
+        """A profile from its JSON: as `fsbm characterize --json` writes it, or as `fsbm store
+        export` wraps a stored one (its body is the profile)."""
+        from fsbm.store import EXPORT_FORMAT
+
+        if body.get("format") == EXPORT_FORMAT:
+            if body.get("kind") != "profile":
+                raise UsageError(f"{source} is an exported {body.get('kind')}, not a workload profile",
+                                 hint="export a profile (`fsbm store list profiles` names them)")
+            body = body.get("body") or {}
         if body.get("kind") != "profile":
             raise UsageError(f"{source} is not an fsbm workload profile (kind={body.get('kind')!r})")
         if body.get("schema_version") != SCHEMA_VERSION:

@@ -194,3 +194,19 @@ def test_a_handle_without_checkpoints_leaves_them_to_the_checkpointer(tmp_path: 
         # Once a checkpoint has copied every frame, the next commit starts the WAL over.
         assert wal.stat().st_size < grown * 1.5
         assert _in_the_database_file(path, tmp_path) == 3500
+
+
+def test_an_exported_profile_reads_as_the_profile_it_wraps(tmp_path: Path) -> None:
+    from fsbm.characterizer.profile import SCHEMA_VERSION as PROFILE_SCHEMA, Profile
+    from fsbm.errors import UsageError
+
+    body = {"schema_version": PROFILE_SCHEMA, "kind": "profile", "source": "a job", "tang": {"read_pct": 50.0}}
+    with ResultsStore(tmp_path / "s.sqlite") as store:
+        exported = store.export_document(store.save_document("profile", body, name="a job"))
+        table = store.export_document(store.save_document("cost_table", {"kind": "cost_table"}, name="ext4"))
+    path = tmp_path / "profile.json"
+    path.write_text(json.dumps(exported))
+    assert Profile.load(path).body == body  # `fsbm store export` then `fsbm predict` or `characterize`
+    path.write_text(json.dumps(table))
+    with pytest.raises(UsageError, match="is an exported cost_table, not a workload profile"):
+        Profile.load(path)
