@@ -97,7 +97,8 @@ def verdict_summary(prediction: Prediction, records: list[dict[str, Any]], trace
     their ratios to the candidate it was recorded on (measured as the validations measure
     them, the median of same-round ratios), the real runs inside their 90% intervals, and the
     pairs more than 15% apart ranked right."""
-    from fsbm.predictor.judge import TARGETS, real_by_round, real_medians, same_round_ratio
+    from fsbm.predictor.judge import real_by_round, real_medians, same_round_ratio
+    from fsbm.predictor.targets import TARGETS
 
     real = {target: seconds for (_, target), seconds in real_medians(records).items()}
     entries = {c.candidate: c for c in prediction.candidates if c.candidate in real}
@@ -106,7 +107,7 @@ def verdict_summary(prediction: Prediction, records: list[dict[str, Any]], trace
     errors = [abs(e.runtime_s / real[name] - 1) for name, e in entries.items()]
     inside = sum(e.low_s <= real[name] <= e.high_s for name, e in entries.items())
     parts = [f"runtimes: median error {100 * statistics.median(errors):.0f}%, largest {100 * max(errors):.0f}% "
-             f"(targets {100 * TARGETS['median_abs_error']:.0f}% / {100 * TARGETS['max_error']:.0f}%)",
+             f"(targets {100 * TARGETS.relative.median:.0f}% / {100 * TARGETS.relative.largest:.0f}%)",
              f"{inside} of {len(entries)} real runs inside their 90% interval"]
     base = entries.get(traced_on)
     others = [name for name in entries if name != traced_on]
@@ -118,9 +119,9 @@ def verdict_summary(prediction: Prediction, records: list[dict[str, Any]], trace
                         f"{100 * max(ratio_errors):.0f}%")
     names = list(entries)
     pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1:]
-             if max(real[a], real[b]) / min(real[a], real[b]) - 1 > TARGETS["rank_gap"]]
+             if max(real[a], real[b]) / min(real[a], real[b]) - 1 > TARGETS.rank_gap]
     right = sum((real[a] < real[b]) == (entries[a].runtime_s < entries[b].runtime_s) for a, b in pairs)
-    parts.append(f"{right} of {len(pairs)} pairs more than {100 * TARGETS['rank_gap']:.0f}% apart ranked right")
+    parts.append(f"{right} of {len(pairs)} pairs more than {100 * TARGETS.rank_gap:.0f}% apart ranked right")
     return "; ".join(parts)
 
 

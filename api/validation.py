@@ -465,7 +465,8 @@ def _with_interval(row: Any) -> str:
 def markdown(doc: dict[str, Any], judged: Any, judged_again: bool = False) -> str:
     """docs/validation-recorded-SET.md: what was measured, how close the predictions came,
     where they miss; `judged_again`: stored measurements judged by today's code."""
-    from fsbm.predictor.judge import TARGETS, provenance
+    from fsbm.predictor.judge import provenance
+    from fsbm.predictor.targets import TARGETS
 
     s = judged.summary
     verdict = "met" if s["targets_met"] else "NOT met"
@@ -486,15 +487,15 @@ def markdown(doc: dict[str, Any], judged: Any, judged_again: bool = False) -> st
         "",
         "| measure | value | target |",
         "|---|---|---|",
-        f"| median absolute error, runtimes | {100 * s['median_abs_error']:.1f}% | <= {100 * TARGETS['median_abs_error']:.0f}% |",
-        f"| largest absolute error, runtimes | {100 * s['max_abs_error']:.1f}% | <= {100 * TARGETS['max_error']:.0f}% |",
+        f"| median absolute error, runtimes | {100 * s['median_abs_error']:.1f}% | <= {100 * TARGETS.relative.median:.0f}% |",
+        f"| largest absolute error, runtimes | {100 * s['max_abs_error']:.1f}% | <= {100 * TARGETS.relative.largest:.0f}% |",
         f"| median error of ratios to {doc['traced_on']} | {percent(s['median_ratio_error'], digits=1)} | "
-        f"<= {100 * TARGETS['median_ratio_error']:.0f}% |",
-        f"| largest error of ratios | {percent(s['max_ratio_error'], digits=1)} | <= {100 * TARGETS['max_error']:.0f}% |",
+        f"<= {100 * TARGETS.relative.median:.0f}% |",
+        f"| largest error of ratios | {percent(s['max_ratio_error'], digits=1)} | <= {100 * TARGETS.relative.largest:.0f}% |",
         f"| relative form (the runtime measured on {doc['traced_on']}, its filesystem part replaced): median / "
         f"largest error | {percents(s.get('median_relative_error'), s.get('max_relative_error'))} | "
-        f"<= {100 * TARGETS['median_abs_error']:.0f}% / {100 * TARGETS['max_error']:.0f}% |",
-        f"| pairs (> {100 * TARGETS['rank_gap']:.0f}% apart, same rounds) ranked right | {s['pairs_ranked_right']} of "
+        f"<= {100 * TARGETS.relative.median:.0f}% / {100 * TARGETS.relative.largest:.0f}% |",
+        f"| pairs (> {100 * TARGETS.rank_gap:.0f}% apart, same rounds) ranked right | {s['pairs_ranked_right']} of "
         f"{s['pairs_compared']} | all |",
         f"| 90% intervals covering the measured runtime: absolute form | {_coverage(s, 'covered', 'intervals')} | "
         ">= 85% |",
@@ -532,7 +533,7 @@ def markdown(doc: dict[str, Any], judged: Any, judged_again: bool = False) -> st
     wrong = judged.pairs[~judged.pairs["right"]] if len(judged.pairs) else judged.pairs
     lines += ["", "## Rankings", "",
               f"{s['pairs_ranked_right']} of {s['pairs_compared']} pairs whose measured runtimes differ by more than "
-              f"{100 * TARGETS['rank_gap']:.0f}% are predicted in the right order. How far apart a pair measured is "
+              f"{100 * TARGETS.rank_gap:.0f}% are predicted in the right order. How far apart a pair measured is "
               "the median over rounds of the slower one's runtime over the faster one's in the same round, as for "
               "the ratios above: the rounds are interleaved so that the disk's drift falls on both alike."
               + _by_medians_part(s.get("pairs_by_medians"))]

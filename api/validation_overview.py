@@ -21,15 +21,13 @@ from fsbm.api.prediction_service import PLAIN_MODEL, RECORDED_MODEL
 from fsbm.api.validation import split_of, stored_runtime_model, utc
 from fsbm.predictor.confidence import Reliability
 from fsbm.predictor.estimator import RuntimeEstimator
-from fsbm.predictor.judge import TARGETS as RECORDED_TARGETS
 from fsbm.predictor.judge import judge
-from fsbm.predictor.plain_judge import TARGETS as PLAIN_TARGETS
 from fsbm.predictor.plain_judge import judge_plain, reliability_of
 from fsbm.predictor.suite import SPLITS, programs
 from fsbm.predictor.cpu_speed import STEADY_MIN_USER_S
+from fsbm.predictor.targets import TARGETS, ErrorBound, form_bound
 from fsbm.units import percent, percents
 
-INTERVAL_TARGET = PLAIN_TARGETS["coverage"]  # the same for recordings (judge.TARGETS)
 FORM_NAMES = {
     ("recorded", "absolute"): "recording (`fsbm trace record`), absolute",
     ("recorded", "relative"): "recording, relative (runtime measured on the traced filesystem)",
@@ -56,8 +54,7 @@ class FormVerdict:
     intervals: int | None
     pairs_right: int
     pairs: int
-    target_median: float
-    target_largest: float
+    bound: ErrorBound  # the errors this form is held to
     misses: tuple[tuple[str, str, float], ...]  # the largest errors: (program, target, error)
     # Every pair of targets' verdict, how sure and whether right (plain traces' judge only).
     verdicts: Reliability | None = None
@@ -74,10 +71,9 @@ class FormVerdict:
 
     @property
     def met(self) -> bool:
-        errors_met = self.median <= self.target_median and self.largest <= self.target_largest
-        ratios_met = (self.ratio_median is None or self.ratio_median <= RECORDED_TARGETS["median_ratio_error"]) and \
-                     (self.ratio_largest is None or self.ratio_largest <= RECORDED_TARGETS["max_error"])
-        covered = self.intervals is None or self.covered is None or self.covered >= INTERVAL_TARGET * self.intervals
+        errors_met = self.bound.met(self.median, self.largest)
+        ratios_met = TARGETS.relative.met(self.ratio_median, self.ratio_largest)
+        covered = self.intervals is None or self.covered is None or self.covered >= TARGETS.coverage * self.intervals
         return errors_met and ratios_met and covered and self.pairs_right == self.pairs
 
 
@@ -115,7 +111,7 @@ def recorded_verdicts(doc: dict[str, Any], model: RuntimeEstimator | None,
     untraced = rows[rows["candidate"] != doc["traced_on"]]
     when, page = utc(doc["finished"]), f"validation-recorded-{split}.md"
     common = {"split": split, "trace": "recorded", "measured_at": when, "doc": page,
-              "target_median": RECORDED_TARGETS["median_abs_error"], "target_largest": RECORDED_TARGETS["max_error"]}
+              "bound": TARGETS.relative}
     steady = s.get("cpu_steadied")
     moved = _moved(steady)
     return [
@@ -147,14 +143,14 @@ def plain_verdicts(doc: dict[str, Any], model: RuntimeEstimator | None
     between = s.get("host_between") or {}
     for form in (f for f in ("relative", "absolute", "untimed") if f in s):
         moved, there = between.get("moved"), between.get(form)
-        f, target = s[form], PLAIN_TARGETS["relative" if form == "relative" else "absolute"]
+        f = s[form]
         held = steady[form]["runtime"] if steady else None
         judged_rows = rows[~rows["traced"]] if form == "relative" else rows
         verdicts.append(FormVerdict(
             split=split, trace="plain", form=form, measured_at=when, doc=page, median=f["runtime"]["median"],
             largest=f["runtime"]["largest"], ratio_median=f["ratio"]["median"], ratio_largest=f["ratio"]["largest"],
             covered=f["covered"], intervals=f["intervals"], pairs_right=f["pairs_right"], pairs=f["pairs"],
-            target_median=target["median"], target_largest=target["largest"],
+            bound=form_bound(form),
             misses=_largest(judged_rows, f"{form}_error", "target"),
             verdicts=reliability_of(judged.verdicts, form),
             steady=(held["median"], held["largest"]) if held else None, user_cpu_moved=_moved(steady),
@@ -269,10 +265,12 @@ def markdown(verdicts: list[FormVerdict], spreads: list[Reproducibility], missin
         "judged by the model the development set fitted, and every run of it is listed in "
         "[test-set-runs.md](test-set-runs.md).",
         "",
-        "Targets (issue 35): recordings and the relative form: median error <= 10%, largest <= 25%, for runtimes "
-        "and ratios to the traced filesystem; absolute forms from a plain trace: median <= 20%, largest <= 50% "
-        f"(ratios <= 10% / 25%); 90% intervals covering >= {100 * INTERVAL_TARGET:.0f}% of measured runtimes; every "
-        "pair of candidates more than 15% apart ranked right.",
+        f"Targets (issue 35): recordings and the relative form: median error <= {percent(TARGETS.relative.median)}, "
+        f"largest <= {percent(TARGETS.relative.largest)}, for runtimes and ratios to the traced filesystem; absolute "
+        f"forms from a plain trace: median <= {percent(TARGETS.absolute.median)}, largest <= "
+        f"{percent(TARGETS.absolute.largest)} (ratios <= {percent(TARGETS.relative.median)} / "
+        f"{percent(TARGETS.relative.largest)}); 90% intervals covering >= {percent(TARGETS.coverage)} of measured runtimes; "
+        f"every pair of candidates more than {percent(TARGETS.rank_gap)} apart ranked right.",
         "",
         "## Every form on both sets",
         "",

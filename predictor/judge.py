@@ -32,6 +32,7 @@ from fsbm.predictor.model import GROUPS, price_workload
 from fsbm.predictor.outside import Outside, calls_cpu_seconds, cpu_scales, outside_features, outside_seconds
 from fsbm.predictor.predict import concurrency, feature_row, relative_rows
 from fsbm.predictor.pricing import Pricer
+from fsbm.predictor.targets import TARGETS
 from fsbm.traces.outside_files import bounded_wait_ns
 from fsbm.traces.record import (CALLS_CPU_BRACKETED, CALLS_CPU_FIELDS, CALLS_CPU_NAMES, CALLS_CPU_SYNCS_SKIPPED,
                                 NOSYNC_CPU_FIELDS, OUTSIDE_WAIT_FIELD, UNTRACED_CALLS_CPU_SYNCS_SKIPPED,
@@ -41,8 +42,6 @@ from fsbm.traces.record import (CALLS_CPU_BRACKETED, CALLS_CPU_FIELDS, CALLS_CPU
 
 # Issue 35's for recordings: runtimes, ratios to the traced target and the relative form alike; 90%
 # intervals covering at least `coverage` of the measured runtimes, in both forms.
-TARGETS = {"median_abs_error": 0.10, "median_ratio_error": 0.10, "max_error": 0.25, "rank_gap": 0.15,
-           "coverage": 0.85}
 
 
 def provenance(command: str, doc: dict[str, Any], judged_again: bool = False) -> str:
@@ -380,14 +379,13 @@ def _summary(rows: pd.DataFrame, pairs: pd.DataFrame, traced_on: str) -> dict[st
         "intervals": int(len(rows)), "covered": _covered(rows, "low_s", "high_s"),
         "relative_intervals": int(len(others)), "relative_covered": _covered(others, "relative_low_s", "relative_high_s"),
     }
+    bound = TARGETS.relative  # a recording's forms are all held to it
     summary["targets_met"] = bool(
-        summary["median_abs_error"] <= TARGETS["median_abs_error"]
-        and (summary["median_ratio_error"] or 0) <= TARGETS["median_ratio_error"]
-        and summary["max_abs_error"] <= TARGETS["max_error"] and (summary["max_ratio_error"] or 0) <= TARGETS["max_error"]
-        and (summary["median_relative_error"] or 0) <= TARGETS["median_abs_error"]
-        and (summary["max_relative_error"] or 0) <= TARGETS["max_error"]
-        and summary["covered"] >= TARGETS["coverage"] * summary["intervals"]
-        and summary["relative_covered"] >= TARGETS["coverage"] * summary["relative_intervals"]
+        bound.met(summary["median_abs_error"], summary["max_abs_error"])
+        and bound.met(summary["median_ratio_error"], summary["max_ratio_error"])
+        and bound.met(summary["median_relative_error"], summary["max_relative_error"])
+        and summary["covered"] >= TARGETS.coverage * summary["intervals"]
+        and summary["relative_covered"] >= TARGETS.coverage * summary["relative_intervals"]
         and summary["pairs_ranked_right"] == summary["pairs_compared"])
     return summary
 
@@ -545,7 +543,7 @@ def _worse_median(summary: dict[str, Any]) -> float:
 
 def _pairs(rows: pd.DataFrame, by_round: dict[tuple[str, int], dict[str, float]],
            same_round: bool = True) -> pd.DataFrame:
-    """Every pair of targets whose measured runtimes differ by more than TARGETS['rank_gap']:
+    """Every pair of targets whose measured runtimes differ by more than TARGETS.rank_gap:
     was the faster one predicted faster?
 
     How far apart a pair measured is the median over rounds of slow / fast in the same
@@ -566,7 +564,7 @@ def _pairs(rows: pd.DataFrame, by_round: dict[tuple[str, int], dict[str, float]]
                             if both and same_round else of_medians)
                 fast, slow = (a, b) if b_over_a >= 1 else (b, a)
                 gap = max(b_over_a, 1 / b_over_a) - 1
-                if gap <= TARGETS["rank_gap"]:
+                if gap <= TARGETS.rank_gap:
                     continue
                 out.append({"program": program, "faster": fast.candidate, "slower": slow.candidate,
                             "measured_gap": gap, "gap_of_medians": slow.real_s / fast.real_s - 1,

@@ -26,11 +26,11 @@ from fsbm.predictor.confidence import Reliability, cost_log_sds, order_confidenc
 from fsbm.predictor.cost_table import CostTable
 from fsbm.predictor.cpu_speed import moved_sentence
 from fsbm.predictor.estimator import TABLE_COLUMN, RuntimeEstimator, predict_left_out
-from fsbm.predictor.judge import TARGETS as RECORDED_TARGETS
 from fsbm.predictor.judge import against_steady_runs, provenance, real_by_round, real_runs, same_round_ratio
 from fsbm.predictor.model import price_workload
 from fsbm.predictor.predict import Workload, relative_rows
 from fsbm.predictor.pricing import Pricer
+from fsbm.predictor.targets import TARGETS, form_bound, targets_sentence
 from fsbm.documents import MIN_BARE_CALLS, Profile, Timeline
 from fsbm.predictor.tracing import (OWN_MEDIAN_CAP_SHARE, STALLED_LEAN_NS, START_TO_START_PROGRAMS, UNTIMED_CAP_SHARE,
                                     TracingCalibration)
@@ -39,9 +39,6 @@ from fsbm.units import percent, percents
 # A page cache every program of the suite fits in: the runs start cold, and none rereads more
 # than this machine's memory.
 CACHE_BYTES = 8 << 30
-RANK_GAP = 0.15
-TARGETS = {"relative": {"median": 0.10, "largest": 0.25}, "absolute": {"median": 0.20, "largest": 0.50},
-           "coverage": RECORDED_TARGETS["coverage"]}
 
 
 @dataclass
@@ -359,7 +356,7 @@ def reliability_of(verdicts: pd.DataFrame, form: str) -> Reliability:
 
 def _pairs(rows: pd.DataFrame, by_round: dict, forms: list[str]) -> pd.DataFrame:
     """Every pair of targets of a program whose same-round runtimes differ by more than
-    RANK_GAP, and whether each form orders it right."""
+    TARGETS.rank_gap, and whether each form orders it right."""
     out = []
     for program, group in rows.groupby("program", sort=False):
         g = group.set_index("target")
@@ -367,7 +364,7 @@ def _pairs(rows: pd.DataFrame, by_round: dict, forms: list[str]) -> pd.DataFrame
         for i, a in enumerate(targets):
             for b in targets[i + 1:]:
                 gap = same_round_ratio(by_round, program, b, a)  # b over a
-                if not np.isfinite(gap) or abs(gap - 1) <= RANK_GAP:
+                if not np.isfinite(gap) or abs(gap - 1) <= TARGETS.rank_gap:
                     continue
                 faster, slower = (a, b) if gap > 1 else (b, a)
                 out.append({"program": program, "faster": faster, "slower": slower, "gap": max(gap, 1 / gap) - 1,
@@ -551,20 +548,19 @@ def markdown(doc: dict[str, Any], judged: PlainJudged, judged_again: bool = Fals
         "## Summary",
         "",
         "| form | median error | largest error | median ratio error | largest ratio error | 90% intervals covering | "
-        "pairs > 15% apart ranked right |",
+        f"pairs > {100 * TARGETS.rank_gap:.0f}% apart ranked right |",
         "|---|---|---|---|---|---|---|",
     ]
     for form in (form for form in FORMS if form in s):
-        f, target = s[form], TARGETS["relative" if form == "relative" else "absolute"]
-        ratio_target = TARGETS["relative"]
-        lines.append(f"| {form} | {_met(f['runtime']['median'], target['median'])} | "
-                     f"{_met(f['runtime']['largest'], target['largest'])} | "
-                     f"{_met(f['ratio']['median'], ratio_target['median'])} | "
-                     f"{_met(f['ratio']['largest'], ratio_target['largest'])} | {f['covered']} of {f['intervals']} | "
+        f, target = s[form], form_bound(form)
+        ratios = TARGETS.relative
+        lines.append(f"| {form} | {_met(f['runtime']['median'], target.median)} | "
+                     f"{_met(f['runtime']['largest'], target.largest)} | "
+                     f"{_met(f['ratio']['median'], ratios.median)} | "
+                     f"{_met(f['ratio']['largest'], ratios.largest)} | {f['covered']} of {f['intervals']} | "
                      f"{f['pairs_right']} of {f['pairs']} |")
     lines += ["", f"The 90% intervals come from {s['intervals_from']}.", "",
-              "Targets (issue 35): relative form median <= 10%, largest <= 25%, for runtimes and ratios; absolute "
-              "forms median <= 20%, largest <= 50%; intervals covering >= 85%. The relative form is judged on the "
+              f"Targets (issue 35): {targets_sentence(TARGETS)}. The relative form is judged on the "
               "targets other than the traced one (there it is the measured runtime)."]
     lines += _cpu_speed_lines(s)
     lines += _host_between_lines(s, doc["traced_on"])

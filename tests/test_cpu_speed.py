@@ -119,10 +119,11 @@ def test_the_plain_judge_says_how_far_the_host_moved_between_the_traces_and_the_
 
 def test_the_overview_sets_each_plain_forms_errors_against_the_runs_beside_the_traces() -> None:
     from fsbm.api.validation_overview import FormVerdict, _host_between_section
+    from fsbm.predictor.targets import TARGETS
 
     common = dict(trace="plain", measured_at="2026-12-02 18:55", doc="validation-plain-test.md", median=0.114,
                   largest=0.347, ratio_median=0.06, ratio_largest=0.18, covered=21, intervals=21, pairs_right=6,
-                  pairs=6, target_median=0.2, target_largest=0.5, misses=())
+                  pairs=6, bound=TARGETS.absolute, misses=())
     judged = FormVerdict(split="test", form="absolute", host_moved=(0.08, 0.0, 0.16), against_rounds=(0.114, 0.347),
                          against_beside=(0.093, 0.326), **common)
     before = FormVerdict(split="dev", form="absolute", **common)  # measured before the runs beside the traces
