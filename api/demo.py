@@ -96,8 +96,8 @@ def verdict_summary(prediction: Prediction, records: list[dict[str, Any]], trace
     `records` (validate.measure_rounds): the median and largest error of the runtimes and of
     their ratios to the candidate it was recorded on (measured as the validations measure
     them, the median of same-round ratios), the real runs inside their 90% intervals, and the
-    pairs more than 15% apart ranked right."""
-    from fsbm.predictor.judge import real_by_round, real_medians, same_round_ratio
+    pairs measured apart (judge.measured_pairs, as the validations count them) ranked right."""
+    from fsbm.predictor.judge import measured_pairs, real_by_round, real_medians, same_round_ratio
     from fsbm.predictor.targets import TARGETS
 
     real = {target: seconds for (_, target), seconds in real_medians(records).items()}
@@ -117,10 +117,8 @@ def verdict_summary(prediction: Prediction, records: list[dict[str, Any]], trace
                             / same_round_ratio(by_round, PROGRAM.name, n, traced_on) - 1) for n in others]
         parts.insert(1, f"ratios to {traced_on}: median error {100 * statistics.median(ratio_errors):.0f}%, largest "
                         f"{100 * max(ratio_errors):.0f}%")
-    names = list(entries)
-    pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1:]
-             if max(real[a], real[b]) / min(real[a], real[b]) - 1 > TARGETS.rank_gap]
-    right = sum((real[a] < real[b]) == (entries[a].runtime_s < entries[b].runtime_s) for a, b in pairs)
+    pairs = measured_pairs(real_by_round(records), PROGRAM.name, {name: real[name] for name in entries})
+    right = sum(entries[pair.faster].runtime_s < entries[pair.slower].runtime_s for pair in pairs)
     parts.append(f"{right} of {len(pairs)} pairs more than {100 * TARGETS.rank_gap:.0f}% apart ranked right")
     return "; ".join(parts)
 

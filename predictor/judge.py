@@ -541,35 +541,56 @@ def _worse_median(summary: dict[str, Any]) -> float:
     return max(summary["median_abs_error"], summary["median_ratio_error"] or 0.0)
 
 
+@dataclass(frozen=True)
+class MeasuredPair:
+    """Two targets a program's real runs set more than TARGETS.rank_gap apart, and which ran
+    faster."""
+
+    program: str
+    faster: str
+    slower: str
+    gap: float             # slower over faster, less 1
+    gap_of_medians: float  # the same, of the two medians
+    rounds_faster: int     # of the rounds that ran both, those in which the faster ran faster
+    rounds: int
+
+
+def measured_pairs(by_round: dict[tuple[str, int], dict[str, float]], program: str, medians: dict[str, float],
+                   same_round: bool = True) -> list[MeasuredPair]:
+    """Every pair of a program's targets (`medians`: each one's median real runtime) whose
+    runs differ by more than TARGETS.rank_gap, by the same measure every verdict of a pair
+    takes.
+
+    How far apart a pair measured is the median over rounds of slow / fast in the same round,
+    as the ratios to the traced filesystem are: the rounds are interleaved so that the disk's
+    drift falls on both targets of a round alike, where the ratio of the two medians can take
+    each from a different round.  Where no round ran both, the medians decide, and they alone
+    decide with `same_round` False."""
+    out = []
+    targets = list(medians)
+    for i, a in enumerate(targets):
+        for b in targets[i + 1:]:
+            both = [s for (p, _), s in by_round.items() if p == program and a in s and b in s]
+            b_over_a = (statistics.median(s[b] / s[a] for s in both) if both and same_round
+                        else medians[b] / medians[a])
+            fast, slow = (a, b) if b_over_a >= 1 else (b, a)
+            gap = max(b_over_a, 1 / b_over_a) - 1
+            if gap > TARGETS.rank_gap:
+                out.append(MeasuredPair(program, fast, slow, gap, medians[slow] / medians[fast] - 1,
+                                        sum(s[fast] < s[slow] for s in both), len(both)))
+    return out
+
+
 def _pairs(rows: pd.DataFrame, by_round: dict[tuple[str, int], dict[str, float]],
            same_round: bool = True) -> pd.DataFrame:
-    """Every pair of targets whose measured runtimes differ by more than TARGETS.rank_gap:
-    was the faster one predicted faster?
-
-    How far apart a pair measured is the median over rounds of slow / fast in the same
-    round (`measured_gap`), as the ratios to the traced filesystem are: the rounds are
-    interleaved so that the disk's drift falls on both targets of a round alike, where the
-    ratio of the two medians (`gap_of_medians`) can take each from a different round.  Where
-    no round ran both, the medians decide, and they alone decide with `same_round` False
-    (the doc's second count).  With it, the rounds in which the faster was the faster run
-    (`rounds_faster` of `rounds`)."""
+    """Every pair measured apart (measured_pairs): was the faster one predicted faster?  With
+    the pair's gap as `measured_gap`."""
     out = []
     for program, group in rows.groupby("program"):
-        items = list(group.itertuples())
-        for i, a in enumerate(items):
-            for b in items[i + 1:]:
-                both = [s for (p, _), s in by_round.items() if p == program and a.candidate in s and b.candidate in s]
-                of_medians = b.real_s / a.real_s
-                b_over_a = (statistics.median(s[b.candidate] / s[a.candidate] for s in both)
-                            if both and same_round else of_medians)
-                fast, slow = (a, b) if b_over_a >= 1 else (b, a)
-                gap = max(b_over_a, 1 / b_over_a) - 1
-                if gap <= TARGETS.rank_gap:
-                    continue
-                out.append({"program": program, "faster": fast.candidate, "slower": slow.candidate,
-                            "measured_gap": gap, "gap_of_medians": slow.real_s / fast.real_s - 1,
-                            "right": bool(fast.predicted_s < slow.predicted_s),
-                            "rounds_faster": sum(s[fast.candidate] < s[slow.candidate] for s in both),
-                            "rounds": len(both)})
+        predicted = dict(zip(group["candidate"], group["predicted_s"]))
+        for pair in measured_pairs(by_round, program, dict(zip(group["candidate"], group["real_s"])), same_round):
+            out.append({"program": program, "faster": pair.faster, "slower": pair.slower, "measured_gap": pair.gap,
+                        "gap_of_medians": pair.gap_of_medians, "right": bool(predicted[pair.faster] < predicted[pair.slower]),
+                        "rounds_faster": pair.rounds_faster, "rounds": pair.rounds})
     return pd.DataFrame(out, columns=["program", "faster", "slower", "measured_gap", "gap_of_medians", "right",
                                       "rounds_faster", "rounds"])

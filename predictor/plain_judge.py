@@ -26,7 +26,8 @@ from fsbm.predictor.confidence import Reliability, cost_log_sds, order_confidenc
 from fsbm.predictor.cost_table import CostTable
 from fsbm.predictor.cpu_speed import moved_sentence
 from fsbm.predictor.estimator import TABLE_COLUMN, RuntimeEstimator, predict_left_out
-from fsbm.predictor.judge import against_steady_runs, provenance, real_by_round, real_runs, same_round_ratio
+from fsbm.predictor.judge import (against_steady_runs, measured_pairs, provenance, real_by_round, real_runs,
+                                  same_round_ratio)
 from fsbm.predictor.model import price_workload
 from fsbm.predictor.predict import Workload, relative_rows
 from fsbm.predictor.pricing import Pricer
@@ -355,21 +356,15 @@ def reliability_of(verdicts: pd.DataFrame, form: str) -> Reliability:
 
 
 def _pairs(rows: pd.DataFrame, by_round: dict, forms: list[str]) -> pd.DataFrame:
-    """Every pair of targets of a program whose same-round runtimes differ by more than
-    TARGETS.rank_gap, and whether each form orders it right."""
+    """Every pair of targets of a program measured apart (judge.measured_pairs), and whether
+    each form orders it right."""
     out = []
     for program, group in rows.groupby("program", sort=False):
         g = group.set_index("target")
-        targets = list(g.index)
-        for i, a in enumerate(targets):
-            for b in targets[i + 1:]:
-                gap = same_round_ratio(by_round, program, b, a)  # b over a
-                if not np.isfinite(gap) or abs(gap - 1) <= TARGETS.rank_gap:
-                    continue
-                faster, slower = (a, b) if gap > 1 else (b, a)
-                out.append({"program": program, "faster": faster, "slower": slower, "gap": max(gap, 1 / gap) - 1,
-                            **{f"{form}_right": bool(g.loc[faster, f"{form}_s"] < g.loc[slower, f"{form}_s"])
-                               for form in forms}})
+        for pair in measured_pairs(by_round, program, dict(zip(group["target"], group["real_s"]))):
+            out.append({"program": program, "faster": pair.faster, "slower": pair.slower, "gap": pair.gap,
+                        **{f"{form}_right": bool(g.loc[pair.faster, f"{form}_s"] < g.loc[pair.slower, f"{form}_s"])
+                           for form in forms}})
     return pd.DataFrame(out, columns=["program", "faster", "slower", "gap", *(f"{form}_right" for form in forms)])
 
 

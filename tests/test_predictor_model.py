@@ -821,6 +821,19 @@ def test_a_ranked_pair_counts_the_rounds_in_which_the_faster_was_faster() -> Non
     assert (pair.rounds_faster, pair.rounds) == (3, 5)
 
 
+def test_a_pair_is_as_far_apart_whichever_target_is_named_first() -> None:
+    """xfs ran 0.86 times ext4's time in every round: ext4 is 16% slower, a pair to rank,
+    whether ext4 or xfs comes first (the plain judge once measured it as 1 - 0.86 = 14% when
+    the faster came second, and left it out)."""
+    from fsbm.predictor.judge import measured_pairs, real_by_round
+
+    by_round = real_by_round(_real("grep", "ext4", [1.0] * 5) + _real("grep", "xfs", [0.86] * 5))
+    for medians in ({"ext4": 1.0, "xfs": 0.86}, {"xfs": 0.86, "ext4": 1.0}):
+        (pair,) = measured_pairs(by_round, "grep", medians)
+        assert (pair.faster, pair.slower, pair.rounds_faster) == ("xfs", "ext4", 5)
+        assert pair.gap == pytest.approx(1 / 0.86 - 1)
+
+
 def test_a_pair_is_as_far_apart_as_its_rounds_ratios_say_not_its_medians() -> None:
     """The disk slows after the first round: each target's median comes from a different
     speed, but in three rounds of five the two ran alike, so they are no pair to rank.  And
