@@ -337,8 +337,10 @@ def _profile_words(profile: dict[str, Any]) -> str:
     if tang.get("write_pct"):
         sentences.append(f"Writes are {tang.get('writes_sequential_pct', 0):.0f}% sequential.")
     if ns:
-        sentences.append(f"It touches {ns.get('files_touched', 0):,} files in {ns.get('directories_touched', 0):,} "
-                         f"directories, {_bytes(ns.get('file_bytes_total') or 0)} of file data.")
+        directories = ns.get("directories_touched", 0)  # none known from a capture's file handles
+        where = f" in {directories:,} directories" if directories else ""
+        sentences.append(f"It touches {ns.get('files_touched', 0):,} files{where}, "
+                         f"{_bytes(ns.get('file_bytes_total') or 0)} of file data.")
     fsync = profile.get("fsync") or {}
     if fsync.get("count"):
         sentences.append(f"It calls fsync {fsync['count']:,} times, every {_bytes(fsync.get('bytes_written_per_fsync') or 0)} "
@@ -361,6 +363,8 @@ def _profile_section(profile: Optional[dict[str, Any]]) -> str:
         rows += f"<tr><td>open files, mean ± sd</td><td>{tang['open_files_mean']:.2f} ± {tang['open_files_std']:.2f}</td></tr>"
     reuse = profile.get("reuse") or {}
     points = [(p["cache_bytes"], 100 * p["hit_fraction"]) for p in reuse.get("points", []) if p["cache_bytes"] > 0]
+    if not any(hit for _, hit in points):
+        points = []  # no cache holds a block it reads again: a flat line at 0 says less than the sentence
     curve = (f"<figure>{log_lines('reuse', [('block-read hit ratio', points)], _bytes, lambda v: f'{v:.0f}%', 'reuse curve: hit ratio against page-cache size')}"
              "<figcaption>Reuse curve: the share of block reads a page cache of each size would hold (LRU)."
              + (f" Estimated from {percent(reuse['sampling']['rate'], digits=1)} of the blocks (SHARDS): each hit "

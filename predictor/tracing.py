@@ -530,7 +530,8 @@ def capture_outside(timeline: Timeline) -> Outside | None:
     if not timeline.known or not timeline.timed:
         return None
     seconds = timeline.outside_ns / 1e9
-    evidence = (f"the capture's clients' own time: {timeline.processes} clients' time with no NFS call outstanding, "
+    clients = f"{timeline.processes} client's" if timeline.processes == 1 else f"{timeline.processes} clients'"
+    evidence = (f"the capture's clients' own time: {clients} time with no NFS call outstanding, "
                 f"and a round trip (their shortest reply) per stretch of waiting, over {timeline.concurrency:.2f} "
                 f"clients at once: {seconds:.3f} s of a captured span of {timeline.span_ns / 1e9:.3f} s, where "
                 f"its calls were outstanding {timeline.file_calls_signed_ns / 1e9:.3f} s on the captured server "

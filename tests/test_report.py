@@ -259,3 +259,14 @@ def test_the_costliest_calls_shown_are_those_of_the_two_the_verdict_weighs() -> 
     html = _microbench_section(prediction, {})
     shown = re.findall(r"<h3>(\w+): the costliest classes of calls</h3>", html)
     assert shown == ["e", "x"], shown
+
+
+def test_a_capture_that_reads_nothing_twice_gets_words_not_a_flat_curve() -> None:
+    from fsbm.api.report import _profile_section
+
+    profile = {"source": "capture", "tang": {"write_pct": 99.7, "writes_sequential_pct": 100.0},
+               "namespace": {"files_touched": 2, "directories_touched": 0, "file_bytes_total": 100 << 20},
+               "reuse": {"points": [{"cache_bytes": size, "hit_fraction": 0.0} for size in (4096, 1 << 20, 1 << 30)]}}
+    html = _profile_section(profile)
+    assert "reads no file data twice: no reuse curve" in html and "<svg" not in html
+    assert "It touches 2 files, 100 MiB of file data." in html  # a capture names no directories
