@@ -370,7 +370,8 @@ def prediction_table(prediction: Prediction) -> Table:
     if prediction.absolute:
         table.add_column("runtime (90%)", justify="right")
         table.add_column("outside", justify="right")
-    table.add_column("in the filesystem", justify="right")
+    # Without the time outside, the filesystem's part is the prediction, with its interval.
+    table.add_column("in the filesystem" if prediction.absolute else "in the filesystem (90%)", justify="right")
     if prediction.measured:
         table.add_column(f"relative to {prediction.measured.on}", justify="right")
     table.add_column("where the filesystem time goes")
@@ -383,7 +384,8 @@ def prediction_table(prediction: Prediction) -> Table:
         if prediction.absolute:
             cells += [f"{format_seconds(entry.runtime_s)} ({format_seconds(entry.low_s)}-{format_seconds(entry.high_s)})",
                       format_seconds(entry.outside_s)]
-        cells.append(format_seconds(entry.fs_s))
+        cells.append(format_seconds(entry.fs_s) if prediction.absolute else
+                     f"{format_seconds(entry.fs_s)} ({format_seconds(entry.low_s)}-{format_seconds(entry.high_s)})")
         if prediction.measured:
             cells.append(f"{format_seconds(entry.relative_s)} ({format_seconds(entry.relative_low_s)} - "
                          f"{format_seconds(entry.relative_high_s)})")

@@ -279,9 +279,8 @@ def _warnings(prediction: dict[str, Any]) -> str:
 
 def _runtime_section(prediction: dict[str, Any]) -> str:
     entries, _, field = _ranked(prediction)
-    low, high = ("low_s", "high_s") if field == "runtime_s" else ("relative_low_s", "relative_high_s")
-    if field == "fs_s":
-        low = high = "fs_s"
+    # Where the time outside is not known the runtime is the filesystem's part, and so is its interval.
+    low, high = ("relative_low_s", "relative_high_s") if field == "relative_s" else ("low_s", "high_s")
     colours = _colours(prediction)
     bars = [IntervalBar(e["candidate"], e[field], e.get(low) or e[field], e.get(high) or e[field], i == 0,
                         colours[e["candidate"]]) for i, e in enumerate(entries)]

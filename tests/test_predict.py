@@ -14,6 +14,7 @@ import pyarrow.compute as pc
 
 import pytest
 
+from fsbm.api.render import format_seconds
 from fsbm.characterizer.characterize import characterize_files
 from fsbm.errors import FsbmError
 from fsbm.predictor.cost_table import CostTable
@@ -323,7 +324,7 @@ def test_predict_ranks_candidates_from_real_cost_tables(tmp_path: Path, ext4_fs,
     done = run_fsbm("predict", str(untimed), "--candidates", f"{ext4_fs.name},{tmpfs_fs.name}", "--json",
                     str(untimed_out))
     assert done.returncode == 0, done.stderr
-    assert "runtime (90%)" not in done.stdout and "in the filesystem" in done.stdout
+    assert "runtime (90%)" not in done.stdout and "in the filesystem (90%)" in done.stdout
     assert "time outside the filesystem: not known, as the trace has no timestamps" in " ".join(done.stdout.split())
     doc = json.loads(untimed_out.read_text())
     assert not doc["absolute"] and all(c["outside_s"] == 0 for c in doc["candidates"])
@@ -332,6 +333,9 @@ def test_predict_ranks_candidates_from_real_cost_tables(tmp_path: Path, ext4_fs,
     assert done.returncode == 0, done.stderr
     page = report.read_text()
     assert "time inside the filesystem only" in page and "Time outside the filesystem: not known" in page
+    ext4 = next(c for c in doc["candidates"] if c["candidate"] == ext4_fs.name)
+    assert ext4["low_s"] < ext4["fs_s"] < ext4["high_s"]  # the filesystem's part has its interval, and the page shows it
+    assert f"{format_seconds(ext4['low_s'])} to {format_seconds(ext4['high_s'])}" in page
     # A trace made while tracing ran unevenly (bare calls 61.5 us above their median on average)
     # is predicted with a warning, on the terminal, in the document and in its report.
     uneven, uneven_out = tmp_path / "uneven.strace", tmp_path / "uneven.json"
