@@ -13,7 +13,7 @@ from fsbm.microbench.scratch import ScratchFs
 from fsbm.predictor.cost_table import Case, CostTable
 from fsbm.predictor.park_lipton import ParkLiptonFit
 from fsbm.store import RunRecord
-from fsbm.units import percent
+from fsbm.units import percent, readable_bytes
 
 if TYPE_CHECKING:
     from fsbm.documents import Prediction
@@ -186,7 +186,7 @@ def profile_rows(body: dict[str, Any]) -> list[tuple[str, str]]:
     rows.append(("open files (mean ± std)", f"{tang['open_files_mean']:.2f} ± {tang['open_files_std']:.2f}"))
     ns = body["namespace"]
     rows.append(("files / directories touched", f"{ns['files_touched']:,} / {ns['directories_touched']:,}"))
-    rows.append(("working set", format_bytes(body["working_set_bytes"]) if body["working_set_bytes"] else "0"))
+    rows.append(("working set", readable_bytes(body["working_set_bytes"])))
     runs = body["runs"]
     if runs.get("count"):
         rows.append(("runs entire / sequential / random",
@@ -197,7 +197,7 @@ def profile_rows(body: dict[str, Any]) -> list[tuple[str, str]]:
     points = body["reuse"]["points"]
     if points and body["reuse"]["block_reads"]:
         half = next((p for p in points if p["hit_fraction"] >= 0.5 * points[-1]["hit_fraction"]), points[-1])
-        rows.append(("page cache for half the best hit ratio", format_bytes(half["cache_bytes"])))
+        rows.append(("page cache for half the best hit ratio", readable_bytes(half["cache_bytes"])))
         rows.append(("best block-read hit ratio", percent(points[-1]["hit_fraction"], digits=1)))
         sampling = body["reuse"].get("sampling")
         if sampling:

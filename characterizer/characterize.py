@@ -32,14 +32,15 @@ def fits_in_memory(events: int) -> bool:
     return events * WHOLE_BYTES_PER_EVENT <= memory_available_bytes() // 2
 
 
-def how_profiled(path: Path, events: int, whole: bool) -> str:
-    """One line saying which way a table of `events` events is profiled, and why: the user
-    sees why a large table takes twice as long."""
-    needs = f"{events * WHOLE_BYTES_PER_EVENT / 2**30:.1f} GiB"
+def how_profiled(name: str, events: int, whole: bool) -> str:
+    """One line saying which way the table of trace `name` (`events` events) is profiled, and
+    why: the user sees why a large table takes twice as long."""
+    size = events * WHOLE_BYTES_PER_EVENT
+    needs = f"{size / 2**30:.1f} GiB" if size >= 2**30 else f"{max(size / 2**20, 0.1):.1f} MiB"
     half = f"half of the {memory_available_bytes() / 2**30:.1f} GiB available"
     if whole:
-        return f"{path.name}: {events:,} events, profiled whole in memory (about {needs}, within {half})"
-    return (f"{path.name}: {events:,} events, profiled a bucket of processes at a time (whole, it would take "
+        return f"{name}: {events:,} events, profiled whole in memory (about {needs}, within {half})"
+    return (f"{name}: {events:,} events, profiled a bucket of processes at a time (whole, it would take "
             f"about {needs}, beyond {half})")
 
 
@@ -65,7 +66,8 @@ def characterize_file(path: Path, *, every: int | None = None, scope: str | None
 
 
 def characterize_files(paths: list[Path], *, every: int | None = None, client: object | None = None,
-                       scope: str | None = None, progress: Callable[[str], None] | None = None) -> Profile:
+                       scope: str | None = None, progress: Callable[[str], None] | None = None,
+                       names: list[str] | None = None) -> Profile:
     """One profile of one or more event tables; several are taken as run together, each from
     its own start, their actors kept apart, files of the same name taken as the same file.
     With a Dask client, each table is summarized on the cluster (scale.py).
@@ -76,7 +78,8 @@ def characterize_files(paths: list[Path], *, every: int | None = None, client: o
     Where two traces' clocks tie (traces without timestamps count calls, so every step ties),
     the one whose path sorts first goes first: the order the tables are given in changes
     nothing, even where the traces share files and so share the page cache.  `progress`, if
-    given, is told which way each table is profiled (how_profiled)."""
+    given, is told which way each table is profiled (how_profiled), each named as in `names`
+    (the traces the user gave, where the tables were parsed from them), else by its file."""
     from fsbm.characterizer.scale import of_table_file, partial_dask, partial_in_buckets, pieces, read_arrays
     from fsbm.traces.ingest import recordings_of
 
@@ -95,7 +98,7 @@ def characterize_files(paths: list[Path], *, every: int | None = None, client: o
             events = sum(piece.rows for piece in work)
             whole = fits_in_memory(events)
             if progress is not None:
-                progress(how_profiled(Path(path), events, whole))
+                progress(how_profiled(names[i] if names else Path(path).name, events, whole))
             if whole:
                 part = of_table_file(whole_trace(read_arrays(work), every=every, trace=rank[str(path)], scope=scope,
                                                  recording=recording), path)

@@ -16,3 +16,12 @@ def percent(fraction: float | None, *, signed: bool = False, digits: int = 0) ->
 def percents(*fractions: float | None, digits: int = 1) -> str:
     """Fractions as percentages joined by " / ": a median and a largest error, "4.9% / 19.1%"."""
     return " / ".join(percent(fraction, digits=digits) for fraction in fractions)
+
+
+def readable_bytes(size: float) -> str:
+    """A byte count as a person reads it: 37 KiB, 1.5 MiB, 120 B."""
+    if size >= 1 << 20:
+        return f"{size / (1 << 20):.3g} MiB"
+    if size >= 1024:
+        return f"{size / 1024:.3g} KiB"
+    return f"{size:.0f} B"

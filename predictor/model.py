@@ -63,7 +63,8 @@ from typing import Any
 
 from fsbm.characterizer.classes import MAPPED_CLASS
 from fsbm.documents import ClassCount, Fsync, PriceLine, Profile, Reuse, ReusePoint, SizeBucket, SyncKind, size_mix
-from fsbm.predictor.pricing import Price, Pricer, readable_bytes
+from fsbm.predictor.pricing import Price, Pricer
+from fsbm.units import readable_bytes
 from fsbm.traces.vocabulary import GROUPS
 
 STARTS = ("cold", "warm")

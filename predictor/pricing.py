@@ -25,6 +25,7 @@ from fsbm.errors import UsageError
 from fsbm.lru import LruCache
 from fsbm.predictor.cost_table import Case, CostTable, GapCost
 from fsbm.predictor.park_lipton import evaluate, nonnegative_fit, order_label
+from fsbm.units import readable_bytes
 
 # fsbench's largest request size: a case beyond it is measured at this size and extrapolated.
 MAX_REQUEST_BYTES = 64 << 20
@@ -108,15 +109,6 @@ class Unmeasured:
     size: int
     file_sizes: tuple[int, ...] = ()
     request_sizes: tuple[int, ...] = ()
-
-
-def readable_bytes(size: float) -> str:
-    """A byte count as a line of a breakdown says it: 37 KiB, 1.5 MiB, 120 B."""
-    if size >= 1 << 20:
-        return f"{size / (1 << 20):.3g} MiB"
-    if size >= 1024:
-        return f"{size / 1024:.3g} KiB"
-    return f"{size:.0f} B"
 
 
 def _measured(entry: Case, label: str) -> Price:

@@ -487,7 +487,9 @@ def test_the_cli_prints_tangs_table_stores_and_writes_json(tmp_path: Path, fsbm_
     done = run_fsbm("characterize", str(log), "--json", str(out))
     assert done.returncode == 0, done.stderr
     assert "read calls" in done.stdout and "profile 1 stored" in done.stdout
-    assert "events, profiled whole in memory" in done.stdout  # which way, and why
+    told = " ".join(done.stdout.split())
+    assert "events, profiled whole in memory (about 0.2 MiB" in told  # which way, and why
+    assert f"{log}: 1," in told and "events.parquet" not in told  # named as given, not by its parsed table
     body = json.loads(out.read_text())
     assert body["kind"] == "profile" and body["schema_version"] == 3
     assert Profile.load(out).tang["calls"] > 0

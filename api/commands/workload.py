@@ -72,7 +72,8 @@ def characterize_command(
         tables = [events_table(run, stack, keep_going=keep_going, capture=capture_options(nfs_ports, display_filter),
                                workers=client) for run in runs]
         profile = characterize_files(tables, every=every, client=client, scope=absolute_scope(scope),
-                                     progress=lambda line: console.print(escape(line)))
+                                     progress=lambda line: console.print(escape(line)),
+                                     names=[run_name(run) for run in runs])
         profile.body["source"] = ", ".join(run_name(run) for run in runs)
     with settings_of(ctx).store() as store:
         profile_id = store.save_document("profile", profile.to_json(), name=profile.body["source"])
