@@ -165,7 +165,7 @@ def log_lines(name: str, series: Sequence[tuple[str, Sequence[tuple[float, float
     if points:
         lo, hi = min(p[0] for p in points), max(p[0] for p in points)
         exponents = range(math.ceil(math.log2(lo)), math.floor(math.log2(hi)) + 1)
-        step = max(1, math.ceil(len(exponents) / 6))
+        step = max(1, math.ceil(len(exponents) / 5))  # at most five labels: "512 MiB" is wide beside "64 MiB"
         axes.xaxis.set_major_locator(FixedLocator([2.0 ** k for k in exponents[::step]]))
         axes.xaxis.set_minor_locator(FixedLocator([]))
         if marker_x and lo <= marker_x <= hi:
