@@ -26,6 +26,7 @@ from fsbm.errors import FsbmError, UsageError, raise_terminated
 from fsbm.locations import default_scratch_root
 from fsbm.microbench.mounts import loop_devices_for, mount_at
 from fsbm.microbench.system import require_program, run
+from fsbm.units import readable_bytes
 
 STATE_FILE = "state.json"
 IMAGE_FILE = "image.img"
@@ -171,7 +172,8 @@ class _Undo:
 def _format_image(fs: ScratchFs) -> None:
     program, package, minimum = _FORMATTERS[fs.fstype]
     if fs.size_bytes < minimum:
-        raise UsageError(f"{fs.fstype} needs at least {minimum >> 20} MiB; --size {fs.size_bytes >> 20}M is too small")
+        raise UsageError(f"{fs.fstype} needs at least {minimum >> 20} MiB; --size {readable_bytes(fs.size_bytes)} is too "
+                         "small")
     mkfs = require_program(program, package)
     force = {"xfs": ["-f"], "btrfs": ["-f"]}.get(fs.fstype, ["-F"])
     quiet = ["-q"]

@@ -129,6 +129,8 @@ def test_unknown_filesystem_and_tiny_size_are_usage_errors(fsbm_home: Path) -> N
     require_root()
     with pytest.raises(UsageError, match="xfs needs at least 300 MiB"):
         scratch.create("xfs", 100 << 20, root=fsbm_home / "scratch")
+    with pytest.raises(UsageError, match="--size 1 KiB is too small"):  # said as given, not as 0M
+        scratch.create("ext4", 1024, root=fsbm_home / "scratch")
     assert leftovers(fsbm_home / "scratch") == []
 
 
