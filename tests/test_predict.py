@@ -16,7 +16,7 @@ import pytest
 
 from fsbm.api.render import format_seconds
 from fsbm.characterizer.characterize import characterize_files
-from fsbm.errors import FsbmError
+from fsbm.errors import FsbmError, UsageError
 from fsbm.predictor.cost_table import CostTable
 from fsbm.predictor.estimator import RuntimeEstimator
 from fsbm.predictor.judge import (CPU_BEFORE, CPU_IN_ROUNDS, CPU_IN_ROUNDS_BRACKETED, CPU_IN_ROUNDS_PRICED,
@@ -64,6 +64,19 @@ def test_a_recording_keeps_cpu_time_and_scope_and_the_profile_holds_only_the_sco
     assert "write" not in profile["classes"]["data"] and set(copies) == {"sequential"}
     everything = characterize_files([tmp_path / "e.parquet"], scope="/").to_json()
     assert everything["events"] > profile["events"]
+
+
+def test_a_program_that_cannot_run_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    log = tmp_path / "t.strace"
+    for command, said in ((["/nonexistent/prog"], "cannot run /nonexistent/prog: no such file"),
+                          (["no-such-program-here"], "cannot run no-such-program-here: no such program on PATH"),
+                          (["./script"], "cannot run ./script: not executable")):
+        (tmp_path / "script").write_text("#!/bin/sh\n")
+        with pytest.raises(UsageError, match=said):
+            record(command, log, cwd=tmp_path)
+        assert not log.exists()
+    (tmp_path / "script").chmod(0o755)  # a path is taken from the directory the command runs in
+    assert record(["./script"], log, cwd=tmp_path).returncode == 0
 
 
 def test_untraced_runs_measure_the_cpu_time_tracing_bends_and_the_predictor_takes_it(tmp_path: Path) -> None:

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import tempfile
@@ -380,6 +381,18 @@ def _size(path: Path) -> int:
         return 0
 
 
+def _check_runnable(program: str, cwd: Path | None) -> None:
+    """Refuse, before anything is written or run, a program that cannot be run: a path (taken
+    from `cwd`) that is not an executable file, or a name not on PATH."""
+    if os.sep in program:
+        path = Path(cwd or ".") / program
+        if not (path.is_file() and os.access(path, os.X_OK)):
+            raise UsageError(f"cannot run {program}: {'not executable' if path.is_file() else 'no such file'}")
+    elif shutil.which(program) is None:
+        raise UsageError(f"cannot run {program}: no such program on PATH",
+                         hint="a shell's own commands run through one: -- sh -c '...'")
+
+
 def record(command: list[str], log: Path, *, force: bool = False, cwd: Path | None = None,
            scope: Path | None = None, quiet: bool = False, untraced_runs: int = 0,
            before_each: Callable[[], None] | None = None, cold: bool = False,
@@ -397,6 +410,7 @@ def record(command: list[str], log: Path, *, force: bool = False, cwd: Path | No
     (measure_calls_cpu)."""
     if not command:
         raise UsageError("give the command to trace after --, e.g. fsbm trace record -o t.log -- make")
+    _check_runnable(command[0], cwd)
     log = Path(log)
     facts_path = recording_path(log)
     for path in (log, facts_path):
