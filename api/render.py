@@ -363,7 +363,7 @@ def prediction_table(prediction: Prediction) -> Table:
         calibrated = "not validated here: intervals from the cost measurements alone; run `fsbm validate`"
     else:
         calibrated = "calibrated" if prediction.calibrated else "raw model, which validated better than calibrated"
-    ranking = prediction.ranking or prediction.relative_ranking
+    ranking = prediction.verdict_ranking
     caption = ranking_sentence(ranking)
     table = Table(title=f"predicted runtime, {prediction.start} start ({calibrated})", caption=escape(caption) or None)
     table.add_column("candidate")

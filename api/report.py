@@ -20,6 +20,7 @@ from fsbm import __version__
 from fsbm.api.charts import IntervalBar, colours_for, interval_bars, log_lines, stacked_bars
 from fsbm.api.render import format_ns, format_seconds, headline_costs
 from fsbm.api.prediction_service import PredictionService
+from fsbm.documents import verdict_field
 from fsbm.predictor.estimator import RATIO_LOG_SD_PRIOR, runtime_seconds
 from fsbm.predictor.model import CpuScales, price_workload
 from fsbm.store import ResultsStore
@@ -175,12 +176,9 @@ def report_for_prediction(predictor: PredictionService, store: ResultsStore, pre
 
 def _ranked(prediction: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any], str]:
     """Candidates in predicted order, the ranking used, and the runtime field it ranks by."""
-    if prediction.get("ranking") and prediction.get("absolute", True):
-        field, ranking = "runtime_s", prediction["ranking"]
-    elif prediction.get("relative_ranking"):
-        field, ranking = "relative_s", prediction["relative_ranking"]
-    else:  # the filesystem's time alone, ranked as the prediction ranked it
-        field, ranking = "fs_s", prediction.get("ranking") or {}
+    field = verdict_field(prediction.get("absolute", True), bool(prediction.get("ranking")),
+                          bool(prediction.get("relative_ranking")))
+    ranking = (prediction.get("relative_ranking") if field == "relative_s" else prediction.get("ranking")) or {}
     entries = sorted(prediction["candidates"], key=lambda e: e.get(field) or 0.0)
     return entries, ranking, field
 

@@ -588,6 +588,16 @@ class Measured(_Closed):
     on: str
 
 
+def verdict_field(absolute: bool, ranked: bool, relative_ranked: bool) -> str:
+    """The runtime a prediction's verdict ranks the candidates by: the whole runtime where the
+    time outside the filesystem is known (`absolute`, with a `ranked` order); else the relative
+    form's, where a runtime was measured (`relative_ranked`), which holds the time outside as
+    measured; else the filesystem's time alone.  The terminal and the report state the same."""
+    if absolute and ranked:
+        return "runtime_s"
+    return "relative_s" if relative_ranked else "fs_s"
+
+
 class Prediction(_Closed):
     """`fsbm predict --json`, and the body of POST /v1/predictions."""
 
@@ -645,6 +655,12 @@ class Prediction(_Closed):
     ranking: Optional[Ranking] = None
     measured: Optional[Measured] = None
     relative_ranking: Optional[Ranking] = None
+
+    @property
+    def verdict_ranking(self) -> Optional[Ranking]:
+        """The order the verdict states (verdict_field)."""
+        field = verdict_field(self.absolute, self.ranking is not None, self.relative_ranking is not None)
+        return self.relative_ranking if field == "relative_s" else self.ranking
 
     def to_frame(self) -> Any:
         """One row per candidate, fastest first: the runtime, its 90% interval, the time in and

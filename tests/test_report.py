@@ -270,3 +270,26 @@ def test_a_capture_that_reads_nothing_twice_gets_words_not_a_flat_curve() -> Non
     html = _profile_section(profile)
     assert "reads no file data twice: no reuse curve" in html and "<svg" not in html
     assert "It touches 2 files, 100 MiB of file data." in html  # a capture names no directories
+
+
+def test_the_terminal_and_the_report_state_the_same_ranking() -> None:
+    """A plain log without timestamps and a runtime measured on ext4: the filesystem's time
+    alone ranks xfs 13% faster, the measured runtime (the time outside included) 1%; both
+    faces state the relative form's order."""
+    from fsbm.api.render import ranking_sentence
+    from fsbm.api.report import _ranked
+    from fsbm.documents import Prediction, Ranking, verdict_field
+
+    assert verdict_field(True, True, True) == "runtime_s" and verdict_field(False, True, True) == "relative_s"
+    assert verdict_field(False, True, False) == "fs_s" and verdict_field(True, False, True) == "relative_s"
+    by_fs = Ranking(order=["xfs", "ext4"], by="fs_s", best="xfs", runner_up="ext4", faster_by=0.15, saves=0.13,
+                    confidence=0.62)
+    by_relative = Ranking(order=["xfs", "ext4"], by="relative_s", best="xfs", runner_up="ext4", faster_by=0.008,
+                          saves=0.008, confidence=0.52)
+    prediction = Prediction.model_construct(absolute=False, ranking=by_fs, relative_ranking=by_relative,
+                                            candidates=[])
+    assert prediction.verdict_ranking is by_relative
+    assert "1% less time" in ranking_sentence(prediction.verdict_ranking)
+    _, ranking, field = _ranked({"absolute": False, "ranking": by_fs.model_dump(),
+                                 "relative_ranking": by_relative.model_dump(), "candidates": []})
+    assert field == "relative_s" and ranking["by"] == "relative_s"
