@@ -24,19 +24,12 @@ from fsbm.documents import verdict_field
 from fsbm.predictor.estimator import RATIO_LOG_SD_PRIOR, runtime_seconds
 from fsbm.predictor.model import CpuScales, price_workload
 from fsbm.store import ResultsStore
-from fsbm.units import percent
+from fsbm.units import percent, readable_bytes
 
 CLOSE_CALL = 0.05       # predicted gaps under 5% are called too close
 TOP_OPERATIONS = 6      # the stacked chart shows these, the rest as "other"
 TOP_LINES = 8           # priced classes shown per candidate
 LATENCY_CHARTS = 4      # headline cases whose latency distributions are drawn
-
-
-def _bytes(value: float) -> str:
-    for scale, unit in ((1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")):
-        if value >= scale:
-            return f"{value / scale:.3g} {unit}"
-    return f"{value:.0f} B"
 
 
 # -- what goes into a report ------------------------------------------------------------------
@@ -138,7 +131,7 @@ def _sizes_section(profile: dict[str, Any]) -> str:
             if (timing.get(key) or {}).get("histogram_log2")]
     figures = []
     if sizes:
-        figures.append(_counts_figure("Request sizes", "request-sizes", sizes, _bytes,
+        figures.append(_counts_figure("Request sizes", "request-sizes", sizes, readable_bytes,
                                       "calls by request size (log2 buckets)",
                                       "Calls per request size, by the power of two it is at least (calls that "
                                       "moved nothing, as reads at the end of a file do, at 1 B)."))
@@ -295,7 +288,7 @@ def _runtime_section(prediction: dict[str, Any]) -> str:
     evidence = prediction.get("outside_evidence")
     outside = f"<p>Time outside the filesystem: {escape(evidence)}.</p>" if evidence else ""
     return (f'<section><h2>Predicted runtime</h2><p>{form}; bars are the prediction, whiskers its 90% interval, '
-            f'{escape(prediction["start"])} start, page cache {_bytes(prediction["cache_bytes"])}.</p>{outside}'
+            f'{escape(prediction["start"])} start, page cache {readable_bytes(prediction["cache_bytes"])}.</p>{outside}'
             f'<figure>{chart}</figure><div class="scroll"><table><thead><tr><th>candidate</th><th>predicted</th>'
             f'<th>90% interval</th><th>outside the fs</th><th>in the fs</th><th>aging</th></tr></thead>'
             f'<tbody>{rows}</tbody></table></div></section>')
@@ -337,13 +330,13 @@ def _profile_words(profile: dict[str, Any]) -> str:
         directories = ns.get("directories_touched", 0)  # none known from a capture's file handles
         where = f" in {directories:,} directories" if directories else ""
         sentences.append(f"It touches {ns.get('files_touched', 0):,} files{where}, "
-                         f"{_bytes(ns.get('file_bytes_total') or 0)} of file data.")
+                         f"{readable_bytes(ns.get('file_bytes_total') or 0)} of file data.")
     fsync = profile.get("fsync") or {}
     if fsync.get("count"):
-        sentences.append(f"It calls fsync {fsync['count']:,} times, every {_bytes(fsync.get('bytes_written_per_fsync') or 0)} "
+        sentences.append(f"It calls fsync {fsync['count']:,} times, every {readable_bytes(fsync.get('bytes_written_per_fsync') or 0)} "
                          "written: durability is part of its cost.")
     if profile.get("working_set_bytes"):
-        sentences.append(f"Its working set is {_bytes(profile['working_set_bytes'])}.")
+        sentences.append(f"Its working set is {readable_bytes(profile['working_set_bytes'])}.")
     return " ".join(sentences)
 
 
@@ -362,7 +355,7 @@ def _profile_section(profile: Optional[dict[str, Any]]) -> str:
     points = [(p["cache_bytes"], 100 * p["hit_fraction"]) for p in reuse.get("points", []) if p["cache_bytes"] > 0]
     if not any(hit for _, hit in points):
         points = []  # no cache holds a block it reads again: a flat line at 0 says less than the sentence
-    curve = (f"<figure>{log_lines('reuse', [('block-read hit ratio', points)], _bytes, lambda v: f'{v:.0f}%', 'reuse curve: hit ratio against page-cache size')}"
+    curve = (f"<figure>{log_lines('reuse', [('block-read hit ratio', points)], readable_bytes, lambda v: f'{v:.0f}%', 'reuse curve: hit ratio against page-cache size')}"
              "<figcaption>Reuse curve: the share of block reads a page cache of each size would hold (LRU)."
              + (f" Estimated from {percent(reuse['sampling']['rate'], digits=1)} of the blocks (SHARDS): each hit "
                 f"ratio within about {100 * reuse['sampling']['hit_fraction_error']:.1f} points."
@@ -386,12 +379,12 @@ def _sweep_section(prediction: dict[str, Any], sweep: dict[str, list[tuple[float
     apart = (f" ({', '.join(escape(r) for r in references)}, a yardstick that keeps nothing across a reboot, left "
              "out)" if references and len(choices) < len(sweep) else "")
     if not changes:
-        said = (f"{escape(winners[0])} is predicted fastest{apart} at every page-cache size from {_bytes(sizes[0])} "
-                f"to {_bytes(sizes[-1])}: the choice does not depend on how much memory the machine has.")
+        said = (f"{escape(winners[0])} is predicted fastest{apart} at every page-cache size from {readable_bytes(sizes[0])} "
+                f"to {readable_bytes(sizes[-1])}: the choice does not depend on how much memory the machine has.")
     else:
         said = f"The ranking{apart} changes with the page cache: " + "; ".join(
-            f"from {_bytes(size)}, {escape(new)} overtakes {escape(old)}" for size, old, new in changes) + "."
-    chart = log_lines("cache-sweep", list(sweep.items()), _bytes, format_seconds,
+            f"from {readable_bytes(size)}, {escape(new)} overtakes {escape(old)}" for size, old, new in changes) + "."
+    chart = log_lines("cache-sweep", list(sweep.items()), readable_bytes, format_seconds,
                       "predicted runtime against page-cache size per candidate", marker_x=prediction["cache_bytes"],
                       colours=_colours(prediction))
     return (f'<section><h2>If the machine had more or less memory</h2><p>{said}</p><figure>{chart}</figure></section>')
@@ -498,7 +491,7 @@ def _machine_section(environments: dict[str, dict[str, Any]]) -> str:
     def machine(env: dict[str, Any]) -> str:
         memory = env.get("memory_bytes")
         return (f"{env.get('hostname') or '?'} (Linux {env.get('kernel') or '?'}; {env.get('cpu_model') or '?'}, "
-                f"{env.get('cpus_online') or '?'} CPUs; {_bytes(memory) if memory else '?'} of memory)")
+                f"{env.get('cpus_online') or '?'} CPUs; {readable_bytes(memory) if memory else '?'} of memory)")
 
     machines = {machine(env) for env in environments.values()}
     if len(machines) == 1:
@@ -511,7 +504,7 @@ def _machine_section(environments: dict[str, dict[str, Any]]) -> str:
         f"<tr><td>{escape(n)}</td><td>{escape(str(env.get('fs_type') or '-'))}</td>"
         f"<td>{escape(str(env.get('mount_source') or env.get('device') or '-'))}</td>"
         f"<td>{escape(str(env.get('mount_options') or '-'))}</td>"
-        f"<td>{_bytes(env['fs_size_bytes']) if env.get('fs_size_bytes') else '-'}</td>"
+        f"<td>{readable_bytes(env['fs_size_bytes']) if env.get('fs_size_bytes') else '-'}</td>"
         f"<td>{escape(str(env.get('aging_state') or '-'))}</td>"
         f"<td>{escape(str(env.get('measured_at') or '-'))}</td></tr>"
         for n, env in environments.items())

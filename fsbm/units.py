@@ -19,9 +19,8 @@ def percents(*fractions: float | None, digits: int = 1) -> str:
 
 
 def readable_bytes(size: float) -> str:
-    """A byte count as a person reads it: 37 KiB, 1.5 MiB, 120 B."""
-    if size >= 1 << 20:
-        return f"{size / (1 << 20):.3g} MiB"
-    if size >= 1024:
-        return f"{size / 1024:.3g} KiB"
+    """A byte count as a person reads it: 37 KiB, 1.5 MiB, 2 GiB, 120 B."""
+    for scale, unit in ((1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")):
+        if size >= scale:
+            return f"{size / scale:.3g} {unit}"
     return f"{size:.0f} B"
