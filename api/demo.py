@@ -134,24 +134,16 @@ def filesystem_misses(prediction: Prediction, records: list[dict[str, Any]]) -> 
     from its replayed seconds (judge.largest_departure, one vocabulary for both).  What the
     verdict table's filesystem error cannot say, and what a cost table that prices one kind
     of call wrong shows first."""
-    from fsbm.predictor.judge import largest_departure, replayed_operations
+    from fsbm.predictor.judge import largest_departure, replay_medians, replayed_operations
 
     replayed = {target: ops for (_, target), ops in replayed_operations(records).items()}
-    replays: dict[str, list[float]] = {}
-    for r in records:
-        if r["kind"] == "replay":
-            replays.setdefault(r["target"], []).append(r["seconds"])
+    replays = {target: seconds for (_, target), seconds in replay_medians(records).items()}
     out = []
     for entry in prediction.candidates:
-        if not replays.get(entry.candidate) or entry.candidate not in replayed:
+        replay = replays.get(entry.candidate)
+        if not replay or entry.candidate not in replayed or abs(entry.fs_s / replay - 1) <= FS_MISS_SAID:
             continue
-        replay = statistics.median(replays[entry.candidate])
-        if not replay or abs(entry.fs_s / replay - 1) <= FS_MISS_SAID:
-            continue
-        modelled: dict[str, float] = {}
-        for line in entry.lines:
-            modelled[line.op] = modelled.get(line.op, 0.0) + line.total_ns / 1e9
-        departure = largest_departure(modelled, replayed[entry.candidate])
+        departure = largest_departure(entry.modelled_by_op(), replayed[entry.candidate])
         if departure is None:
             continue
         op, model_s, replay_s = departure

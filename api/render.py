@@ -401,9 +401,7 @@ def observed_table(prediction: Prediction, top: int = 6) -> Optional[Table]:
     traced = next((c for c in prediction.candidates if c.candidate == prediction.traced_on), None)
     if not prediction.observed_s or traced is None:
         return None
-    modelled: dict[str, float] = {}
-    for line in traced.lines:
-        modelled[line.op] = modelled.get(line.op, 0.0) + line.total_ns / 1e9
+    modelled = traced.modelled_by_op()
     table = Table(title=f"the trace's own call durations on {traced.candidate}, against its cost table",
                   caption="as traced: strace -T or NFS reply times, tracing's share included (under strace, "
                           "15-100 us a call here)")

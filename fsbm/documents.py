@@ -569,6 +569,14 @@ class CandidatePrediction(_Closed):
     relative_low_s: Optional[float] = None
     relative_high_s: Optional[float] = None
 
+    def modelled_by_op(self) -> dict[str, float]:
+        """Seconds per operation, count x cost summed over its lines, before any factor or the
+        processes working at once: what a trace's own durations or a replay's are set beside."""
+        out: dict[str, float] = {}
+        for line in self.lines:
+            out[line.op] = out.get(line.op, 0.0) + line.total_ns / 1e9
+        return out
+
 
 class Ranking(_Closed):
     order: list[str] = Field(description="Every candidate, fastest first.")

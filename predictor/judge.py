@@ -256,6 +256,11 @@ def real_medians(records: list[dict]) -> dict[tuple[str, str], float]:
     return {pair: statistics.median(runs) for pair, runs in real_runs(records).items()}
 
 
+def replay_medians(records: list[dict]) -> dict[tuple[str, str], float]:
+    """The median replay's seconds of each (program, target)."""
+    return {pair: statistics.median(runs) for pair, runs in _seconds_by_pair(records, "replay").items()}
+
+
 def real_by_round(records: list[dict]) -> dict[tuple[str, int], dict[str, float]]:
     """Per (program, round), each target's real runtime in that round."""
     by_round: dict[tuple[str, int], dict[str, float]] = {}
