@@ -71,10 +71,10 @@ def characterize_command(
         runs = trace_runs(sources)
         tables = [events_table(run, stack, keep_going=keep_going, capture=capture_options(nfs_ports, display_filter),
                                workers=client) for run in runs]
+        names = [run_name(run) for run in runs]
         profile = characterize_files(tables, every=every, client=client, scope=absolute_scope(scope),
-                                     progress=lambda line: console.print(escape(line)),
-                                     names=[run_name(run) for run in runs])
-        profile.body["source"] = ", ".join(run_name(run) for run in runs)
+                                     progress=lambda line: console.print(escape(line)), names=names)
+        profile.body["source"] = ", ".join(names)
     with settings_of(ctx).store() as store:
         profile_id = store.save_document("profile", profile.to_json(), name=profile.body["source"])
     show(render.profile_table(profile.to_json()), profile.to_json(), output_format)
