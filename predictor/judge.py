@@ -40,9 +40,6 @@ from fsbm.traces.record import (CALLS_CPU_BRACKETED, CALLS_CPU_FIELDS, CALLS_CPU
                                 WARM_CPU_FIELDS, WARM_IDLE, WARM_IDLE_FIELD, WARM_SYNCS_SKIPPED, as_bracketed,
                                 clean_replays, median_cpu, untraced_medians)
 
-# Issue 35's for recordings: runtimes, ratios to the traced target and the relative form alike; 90%
-# intervals covering at least `coverage` of the measured runtimes, in both forms.
-
 
 def provenance(command: str, doc: dict[str, Any], judged_again: bool = False) -> str:
     """The validation document's first line: which command measured it, when and where; and,
