@@ -36,6 +36,7 @@ from fsbm.predictor.estimator import RuntimeEstimator
 from fsbm.predictor.judge import Judged, judge, largest_departure
 from fsbm.predictor.plain_judge import workload_cases_section
 from fsbm.predictor.suite import Inputs, Split, build_corpus, programs
+from fsbm.predictor.targets import TARGETS
 from fsbm.predictor.validate import Target, measure_rounds, table_boundaries, targets_json, trace_program
 from fsbm.traces.record import (CALLS_CPU_BRACKETED, CALLS_CPU_MISMATCHES, CALLS_CPU_SYNCS_SKIPPED,
                                 CALLS_CPU_UNBRACKETED, MISMATCHED_SHARE_KEPT, NOSYNC_CPU_FIELDS, clean_replays)
@@ -205,7 +206,7 @@ def _before_coverage(summary: dict[str, Any]) -> list[str]:
     if summary.get("cpu") == CPU_BEFORE or not before or "intervals" not in before:
         return []
     return [f"| 90% intervals covering, the CPU time from the recording before the rounds (a user's recording): "
-            f"absolute form | {_coverage(before, 'covered', 'intervals')} | >= 85% |"]
+            f"absolute form | {_coverage(before, 'covered', 'intervals')} | >= {percent(TARGETS.coverage)} |"]
 
 
 def _operations_section(operations: Any) -> list[str]:
@@ -466,7 +467,6 @@ def markdown(doc: dict[str, Any], judged: Any, judged_again: bool = False) -> st
     """docs/validation-recorded-SET.md: what was measured, how close the predictions came,
     where they miss; `judged_again`: stored measurements judged by today's code."""
     from fsbm.predictor.judge import provenance
-    from fsbm.predictor.targets import TARGETS
 
     s = judged.summary
     verdict = "met" if s["targets_met"] else "NOT met"
@@ -498,9 +498,9 @@ def markdown(doc: dict[str, Any], judged: Any, judged_again: bool = False) -> st
         f"| pairs (> {100 * TARGETS.rank_gap:.0f}% apart, same rounds) ranked right | {s['pairs_ranked_right']} of "
         f"{s['pairs_compared']} | all |",
         f"| 90% intervals covering the measured runtime: absolute form | {_coverage(s, 'covered', 'intervals')} | "
-        ">= 85% |",
+        f">= {percent(TARGETS.coverage)} |",
         f"| 90% intervals covering the measured runtime: relative form | "
-        f"{_coverage(s, 'relative_covered', 'relative_intervals')} | >= 85% |",
+        f"{_coverage(s, 'relative_covered', 'relative_intervals')} | >= {percent(TARGETS.coverage)} |",
         *_before_coverage(s),
         "",
         f"Targets **{verdict}** (form {'of the development set' if s.get('held_out') else 'adopted'}: "
