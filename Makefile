@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 FSBM := $(VENV)/bin/fsbm
 STAMP := $(VENV)/.installed
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-DEBIAN_PACKAGES := e2fsprogs xfsprogs btrfs-progs util-linux mount fio strace tshark zlib1g-dev git sqlite3 make gcc chromium fonts-dejavu-core eatmydata rsync xz-utils ninja-build
+DEBIAN_PACKAGES := e2fsprogs xfsprogs btrfs-progs util-linux mount fio strace tshark zlib1g-dev git sqlite3 make gcc chromium fonts-dejavu-core eatmydata rsync xz-utils ninja-build nfs-ganesha nfs-ganesha-vfs libnfs-utils rpcbind
 
 .PHONY: all deps venv build test test-c test-py demo bench clean
 
