@@ -348,6 +348,20 @@ def programs(scale: float = 1.0, split: Split | None = None) -> list[Program]:
     return [p for p in suite if split is None or p.split == split]
 
 
+def staged_once(directory: Path, key: str, fill: Callable[[Path], None]) -> Path:
+    """`directory` filled by `fill` once for `key` (what the inputs were made from): a
+    directory staged for another key, or half-staged, is emptied and filled again."""
+    done = directory / ".staged"
+    if done.exists() and done.read_text() == key:
+        return directory
+    if directory.exists():
+        shutil.rmtree(directory)
+    directory.mkdir(parents=True)
+    fill(directory)
+    done.write_text(key)
+    return directory
+
+
 def clean(work: Path, program: Program) -> None:
     """Remove what a run of `program` made in `work`."""
     for pattern in program.leaves:

@@ -27,7 +27,7 @@ from fsbm.characterizer.characterize import characterize_files
 from fsbm.errors import FsbmError
 from fsbm.microbench import cache
 from fsbm.microbench.replay import cold_replay_beneath, mismatches
-from fsbm.predictor.suite import Inputs, Program, clean, run_command
+from fsbm.predictor.suite import Inputs, Program, clean, run_command, staged_once
 from fsbm.traces.ingest import ingest, read_events
 from fsbm.traces.outside_files import UsedFiles
 from fsbm.traces.record import (NOSYNC_CPU_FIELDS, UNTRACED_FIELDS, UNTRACED_NOSYNC_FIELDS, measure_untraced,
@@ -65,17 +65,8 @@ class Traced:
 
 def stage(program: Program, target: Target, inputs: Inputs) -> Path:
     """The program's inputs on the target, staged once; a half-staged directory is redone."""
-    work = target.work(program)
-    done = work / ".staged"
-    key = f"{inputs.corpus.name} scale {inputs.scale:g}\n"
-    if done.exists() and done.read_text() == key:
-        return work
-    if work.exists():
-        shutil.rmtree(work)
-    work.mkdir(parents=True)
-    program.stage(work, inputs)
-    done.write_text(key)
-    return work
+    return staged_once(target.work(program), f"{inputs.corpus.name} scale {inputs.scale:g}\n",
+                       lambda work: program.stage(work, inputs))
 
 
 def start_cold(work: Path, program: Program) -> None:
