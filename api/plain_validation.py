@@ -33,7 +33,7 @@ import random
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -130,6 +130,52 @@ def _beside(program: Any, target: Target, inputs: Inputs) -> dict[str, float]:
     return {**time_run(program, target, inputs), "at": time.time()}
 
 
+def interleaved_rounds(suite: list[Any], targets: list[Target], rng: random.Random, rounds: range, of: int,
+                       run: Callable[[Any, Target], dict[str, Any]], console: Console) -> list[dict[str, Any]]:
+    """Rounds `rounds` (of `of`) of cold runs of every program on every target, in
+    validate.round_order: each run's record, `run`'s measurements in it."""
+    records = []
+    for r in rounds:
+        began = time.monotonic()
+        for program, target in round_order(suite, targets, {}, rng):
+            assert target is not None
+            records.append({"round": r, "program": program.name, "target": target.label, "kind": "real",
+                            **run(program, target), "at": time.time()})
+        console.print(f"  round {r + 1} of {of}: {len(suite) * len(targets)} cold runs in "
+                      f"{time.monotonic() - began:.0f} s")
+    return records
+
+
+def provision_targets(settings: Any, candidates: tuple[str, ...], reuse_tables: bool, effort: TableEffort,
+                      console: Console) -> tuple[list[Target], dict[str, Any], dict[str, list[CostTable]]]:
+    """A fresh direct-I/O loop image of each candidate type (val-TYPE), made anew unless the
+    stored tables are reused (then kept as they were measured), and its TABLE_SEEDS quick cost
+    tables, measured or the newest stored: the targets, their filesystems by name, and their
+    tables by name."""
+    targets, filesystems = [], {}
+    for fstype in candidates:
+        # Made anew unless stored tables are reused: the tables and the runs see one freshly made
+        # filesystem (a kept btrfs drifts with its history: docs/model-evidence.md).
+        fs = provision(settings, f"val-{fstype}", fstype, IMAGE_BYTES, None, console, fresh=not reuse_tables)
+        targets.append(Target(f"{fstype} fresh", fs.name, fs.mount_point, "fresh"))
+        filesystems[fs.name] = fs
+    tables: dict[str, list[CostTable]] = {t.candidate: [] for t in targets}
+    with settings.store() as store:
+        if reuse_tables:
+            for name in filesystems:
+                kept = store.documents("cost_table", name=name)[:len(TABLE_SEEDS)]
+                if len(kept) < len(TABLE_SEEDS):
+                    raise FsbmError(f"the store has {len(kept)} cost tables of {name}; --reuse-tables needs "
+                                    f"{len(TABLE_SEEDS)}")
+                tables[name] = [CostTable.from_json(body, f"cost table {i}") for i, _, body in kept]
+                console.print(f"[dim]{escape(name)}: cost tables {', '.join(str(i) for i, _, _ in kept)} from the store[/]")
+        for seed in () if reuse_tables else TABLE_SEEDS:
+            console.print(f"[bold]cost tables[/] (fsbench seed {seed})")
+            for name, fs in filesystems.items():
+                tables[name].append(measure_cost_table(settings, fs, store, seed=seed, effort=effort))
+    return targets, filesystems, tables
+
+
 def measure_plain(settings: Any, options: PlainOptions, console: Console) -> dict[str, Any]:
     """Everything measured (module docstring): the document plain_judge reads."""
     if options.keep_traces is not None:
@@ -138,27 +184,8 @@ def measure_plain(settings: Any, options: PlainOptions, console: Console) -> dic
     suite = programs(options.scale, split=options.split)
     home = data_dir() / "validation"
     inputs = Inputs(build_corpus(home / f"corpus-{options.scale:g}.tar", int(24e6 * options.scale)), options.scale)
-    targets, filesystems = [], {}
-    for fstype in options.candidates:
-        # Made anew unless stored tables are reused: the tables and the runs see one freshly made
-        # filesystem (a kept btrfs drifts with its history: docs/model-evidence.md).
-        fs = provision(settings, f"val-{fstype}", fstype, IMAGE_BYTES, None, console, fresh=not options.reuse_tables)
-        targets.append(Target(f"{fstype} fresh", fs.name, fs.mount_point, "fresh"))
-        filesystems[fs.name] = fs
-    tables: dict[str, list[CostTable]] = {t.candidate: [] for t in targets}
-    with settings.store() as store:
-        if options.reuse_tables:
-            for name in filesystems:
-                kept = store.documents("cost_table", name=name)[:len(TABLE_SEEDS)]
-                if len(kept) < len(TABLE_SEEDS):
-                    raise FsbmError(f"the store has {len(kept)} cost tables of {name}; --reuse-tables needs "
-                                    f"{len(TABLE_SEEDS)}")
-                tables[name] = [CostTable.from_json(body, f"cost table {i}") for i, _, body in kept]
-                console.print(f"[dim]{escape(name)}: cost tables {', '.join(str(i) for i, _, _ in kept)} from the store[/]")
-        for seed in () if options.reuse_tables else TABLE_SEEDS:
-            console.print(f"[bold]cost tables[/] (fsbench seed {seed})")
-            for name, fs in filesystems.items():
-                tables[name].append(measure_cost_table(settings, fs, store, seed=seed, effort=options.table_effort))
+    targets, filesystems, tables = provision_targets(settings, options.candidates, options.reuse_tables,
+                                                     options.table_effort, console)
     console.print("[bold]tracing calibration[/]")
     with settings.store() as store:  # kept: plain traces predicted later take their band from it
         _, calibration = calibrate_tracing(store, progress=lambda line: console.print(f"  {escape(line)}"),
@@ -168,14 +195,8 @@ def measure_plain(settings: Any, options: PlainOptions, console: Console) -> dic
     records: list[dict[str, Any]] = []
 
     def run_rounds(first: int, last: int) -> None:
-        for r in range(first, last):
-            began = time.monotonic()
-            for program, target in round_order(suite, targets, {}, rng):
-                assert target is not None
-                records.append({"round": r, "program": program.name, "target": target.label, "kind": "real",
-                                **time_run(program, target, inputs), "at": time.time()})
-            console.print(f"  round {r + 1} of {options.rounds}: {len(suite) * len(targets)} cold runs in "
-                          f"{time.monotonic() - began:.0f} s")
+        records.extend(interleaved_rounds(suite, targets, rng, range(first, last), options.rounds,
+                                          lambda program, target: time_run(program, target, inputs), console))
 
     # The traces are made amid the rounds, so that the host's speed of their minutes sits among
     # the rounds' and not minutes before them all.

@@ -52,7 +52,7 @@ class PlainJudged:
     verdicts: pd.DataFrame  # every pair of targets of a program, per form: how sure, and right or not
 
 
-def _pricers(doc: dict[str, Any]) -> tuple[dict[str, Pricer], dict[str, list[Pricer]]]:
+def table_pricers(doc: dict[str, Any]) -> tuple[dict[str, Pricer], dict[str, list[Pricer]]]:
     """Per candidate: the per-case median table's pricer, and each measured table's."""
     median, each = {}, {}
     for name, bodies in doc["cost_table_runs"].items():
@@ -182,7 +182,7 @@ def judge_plain(doc: dict[str, Any], model: RuntimeEstimator | None = None) -> P
     traced_label = doc["traced_on"]
     traced_name = next(name for name, label in labels.items() if label == traced_label)
     runs, by_round = real_runs(doc["records"]), real_by_round(doc["records"])
-    median_pricers, each_pricers = _pricers(doc)
+    median_pricers, each_pricers = table_pricers(doc)
     suite = _suite(doc, median_pricers, each_pricers, runs, labels, traced_name)
     parts = _parts(suite, model)
     forms = list(suite.forms)
@@ -214,7 +214,7 @@ def judge_plain(doc: dict[str, Any], model: RuntimeEstimator | None = None) -> P
                           "rounds_spread": max(real) / min(real) - 1,
                           "moved_most": (moved, first.get(moved, 0.0), second.get(moved, 0.0))})
     frame = _with_errors(pd.DataFrame(rows), forms)
-    pairs = _pairs(frame, by_round, forms)
+    pairs = pairs_by_form(frame, by_round, forms)
     reproducibility = pd.DataFrame(repro)
     summary = _summary(frame, pairs, reproducibility, forms)
     steady = _cpu_steadied(frame, doc["records"], forms, traced_label)
@@ -273,7 +273,7 @@ def _cpu_steadied(frame: pd.DataFrame, records: list[dict], forms: list[str], tr
     frame["measured_ratio"] = [same_round_ratio(by_round, p, t, traced_label)
                                for p, t in zip(frame["program"], frame["target"])]
     frame = _with_errors(frame, forms)
-    summary = _summary(frame, _pairs(frame, by_round, forms), pd.DataFrame(), forms)
+    summary = _summary(frame, pairs_by_form(frame, by_round, forms), pd.DataFrame(), forms)
     return {**summary, "user_cpu_spread": steady.spread.to_json()}
 
 
@@ -295,7 +295,7 @@ def _host_between(frame: pd.DataFrame, doc: dict[str, Any], forms: list[str]) ->
     out: dict[str, Any] = {"programs": int(len(traced)), "moved": {
         "median": float(moved.median()), "low": float(moved.min()), "high": float(moved.max())}}
     for form in (form for form in forms if form != "relative"):  # the relative form is the measured runtime there
-        out[form] = {"rounds": _stats(traced[f"{form}_error"]), "beside": _stats(traced[f"{form}_s"] / at_trace - 1)}
+        out[form] = {"rounds": error_stats(traced[f"{form}_error"]), "beside": error_stats(traced[f"{form}_s"] / at_trace - 1)}
     return out
 
 
@@ -355,7 +355,7 @@ def reliability_of(verdicts: pd.DataFrame, form: str) -> Reliability:
     return reliability(list(mine["confidence"]), list(mine["right"]))
 
 
-def _pairs(rows: pd.DataFrame, by_round: dict, forms: list[str]) -> pd.DataFrame:
+def pairs_by_form(rows: pd.DataFrame, by_round: dict, forms: list[str] | tuple[str, ...]) -> pd.DataFrame:
     """Every pair of targets of a program measured apart (judge.measured_pairs), and whether
     each form orders it right."""
     out = []
@@ -368,7 +368,8 @@ def _pairs(rows: pd.DataFrame, by_round: dict, forms: list[str]) -> pd.DataFrame
     return pd.DataFrame(out, columns=["program", "faster", "slower", "gap", *(f"{form}_right" for form in forms)])
 
 
-def _stats(errors: pd.Series) -> dict[str, float]:
+def error_stats(errors: pd.Series) -> dict[str, float]:
+    """The median and the largest of the errors' sizes, and how many there are."""
     size = errors.abs().dropna()
     return {"median": float(size.median()) if len(size) else float("nan"),
             "largest": float(size.max()) if len(size) else float("nan"), "n": int(len(size))}
@@ -403,8 +404,8 @@ def _summary(rows: pd.DataFrame, pairs: pd.DataFrame, repro: pd.DataFrame, forms
     summary: dict[str, Any] = {}
     for form in forms:
         judged_rows = untraced if form == "relative" else rows
-        summary[form] = {"runtime": _stats(judged_rows[f"{form}_error"]),
-                         "ratio": _stats(untraced[f"{form}_ratio_error"]),
+        summary[form] = {"runtime": error_stats(judged_rows[f"{form}_error"]),
+                         "ratio": error_stats(untraced[f"{form}_ratio_error"]),
                          "covered": int(judged_rows[f"{form}_covered"].sum()), "intervals": int(len(judged_rows)),
                          "pairs_right": int(pairs[f"{form}_right"].sum()) if len(pairs) else 0,
                          "pairs": int(len(pairs))}
@@ -417,7 +418,8 @@ def _summary(rows: pd.DataFrame, pairs: pd.DataFrame, repro: pd.DataFrame, forms
     return summary
 
 
-def _met(value: float, target: float) -> str:
+def met_text(value: float, target: float) -> str:
+    """An error as a validation table shows it: a percentage, marked where it misses `target`."""
     return f"{100 * value:.1f}%" + ("" if value <= target else " (missed)")
 
 
@@ -549,10 +551,10 @@ def markdown(doc: dict[str, Any], judged: PlainJudged, judged_again: bool = Fals
     for form in (form for form in FORMS if form in s):
         f, target = s[form], form_bound(form)
         ratios = TARGETS.relative
-        lines.append(f"| {form} | {_met(f['runtime']['median'], target.median)} | "
-                     f"{_met(f['runtime']['largest'], target.largest)} | "
-                     f"{_met(f['ratio']['median'], ratios.median)} | "
-                     f"{_met(f['ratio']['largest'], ratios.largest)} | {f['covered']} of {f['intervals']} | "
+        lines.append(f"| {form} | {met_text(f['runtime']['median'], target.median)} | "
+                     f"{met_text(f['runtime']['largest'], target.largest)} | "
+                     f"{met_text(f['ratio']['median'], ratios.median)} | "
+                     f"{met_text(f['ratio']['largest'], ratios.largest)} | {f['covered']} of {f['intervals']} | "
                      f"{f['pairs_right']} of {f['pairs']} |")
     lines += ["", f"The 90% intervals come from {s['intervals_from']}.", "",
               f"Targets (issue 35): {targets_sentence(TARGETS)}. The relative form is judged on the "

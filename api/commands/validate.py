@@ -18,6 +18,7 @@ from fsbm.microbench import scratch
 from fsbm.microbench.fsbench import TableEffort
 
 if TYPE_CHECKING:
+    from fsbm.api.capture_validation import CaptureOptions
     from fsbm.api.plain_validation import PlainOptions
 
 
@@ -33,22 +34,45 @@ def _validate_plain(settings: Settings, doc: Optional[dict[str, Any]], options: 
     from fsbm.predictor.plain_judge import markdown
 
     done = validate_plain(settings, doc, options, console)
-    if done.measurements_id is not None:
-        console.print(f"measurements stored as document {done.measurements_id}")
-    if json_out is not None:
-        write_json(json_out, done.doc)
+    _kept(done.measurements_id, done.doc, json_out)
     if done.model_id is not None:
         console.print(f"the runtime model for plain traces stored as document {done.model_id}: `fsbm predict` gives "
                       "plain traces their intervals from its errors")
     out = doc_out or Path(f"docs/validation-plain-{done.doc['options']['split']}.md")
     write_text(out, markdown(done.doc, done.judged, judged_again=doc is not None))
-    s = done.judged.summary
-    for form in (form for form in ("relative", "absolute", "untimed") if form in s):
-        f = s[form]
+    _print_forms(done.judged.summary, ("relative", "absolute", "untimed"), out)
+
+
+def _kept(measurements_id: Optional[int], doc: dict[str, Any], json_out: Optional[Path]) -> None:
+    """Where the measurements went: the store (None: judged from a file, not stored again),
+    and --json."""
+    if measurements_id is not None:
+        console.print(f"measurements stored as document {measurements_id}")
+    if json_out is not None:
+        write_json(json_out, doc)
+
+
+def _print_forms(summary: dict[str, Any], forms: tuple[str, ...], out: Path) -> None:
+    """Each judged form's errors, intervals and pairs in a line, and where the document went."""
+    for form in (form for form in forms if form in summary):
+        f = summary[form]
         console.print(f"{form}: median {100 * f['runtime']['median']:.1f}%, largest {100 * f['runtime']['largest']:.1f}%,"
                       f" ratios {100 * f['ratio']['median']:.1f}% / {100 * f['ratio']['largest']:.1f}%, intervals "
                       f"{f['covered']} of {f['intervals']}, pairs {f['pairs_right']} of {f['pairs']}")
     console.print(f"written to {escape(str(out))}")
+
+
+def _validate_capture(settings: Settings, doc: Optional[dict[str, Any]], options: "CaptureOptions",
+                       doc_out: Optional[Path], json_out: Optional[Path]) -> None:
+    """`fsbm validate --capture` (capture_validation.validate_capture), written and printed."""
+    from fsbm.api.capture_validation import validate_capture
+    from fsbm.predictor.capture_judge import FORMS, markdown
+
+    done = validate_capture(settings, doc, options, console)
+    _kept(done.measurements_id, done.doc, json_out)
+    out = doc_out or Path(f"docs/validation-capture-{done.doc['options']['split']}.md")
+    write_text(out, markdown(done.doc, done.judged, judged_again=doc is not None))
+    _print_forms(done.judged.summary, FORMS, out)
 
 
 def validate_command(
@@ -72,19 +96,22 @@ def validate_command(
     force: bool = typer.Option(False, "--force", help="Allow --json to replace an existing file."),
     plain: bool = typer.Option(False, "--plain", help="Trace with plain strace (no `fsbm trace record`), on fresh "
                                "filesystems, and judge both forms as a new user meets them."),
+    capture: bool = typer.Option(False, "--capture", help="Validate predictions from NFS captures: real NFS "
+                                 "client jobs against a real NFS server (NFS-Ganesha) on each candidate, captured "
+                                 "with tshark on the traced one."),
     split: str = typer.Option("dev", "--set", help="The suite's dev or test set. The test set is held out: nothing "
                               "is tuned on it, and every run of it is reported."),
     overview: bool = typer.Option(False, "--overview", help="Measure nothing: judge the newest stored measurements "
                                   "of every validation (recorded and plain, both sets) and write them side by side."),
-    reuse_tables: bool = typer.Option(False, "--reuse-tables", help="With --plain: the two newest stored cost tables "
+    reuse_tables: bool = typer.Option(False, "--reuse-tables", help="With --plain or --capture: the two newest stored cost tables "
                                       "of each val-* filesystem, on the filesystems as they are, instead of making "
                                       "them anew and measuring them again."),
     workload_cases: bool = typer.Option(True, "--workload-cases/--no-workload-cases", help="Grow each cost table "
                                         "by the cases the traced programs need at their own sizes, as `fsbm bench "
                                         "--for` does."),
-    keep_traces: Optional[Path] = typer.Option(None, "--keep-traces", help="With --plain: leave the strace logs "
-                                               "(with and without -T) and their event tables in this new or empty "
-                                               "directory instead of removing them."),
+    keep_traces: Optional[Path] = typer.Option(None, "--keep-traces", help="With --plain or --capture: leave the "
+                                               "strace logs (with and without -T) or the captures, and their event "
+                                               "tables, in this new or empty directory instead of removing them."),
     table_reps: Optional[int] = table_reps_option(),
     table_case_seconds: Optional[float] = table_case_seconds_option(),
     hold_freed_memory: bool = hold_freed_memory_option(),
@@ -99,6 +126,8 @@ def validate_command(
     effort = TableEffort(table_reps, table_case_seconds)
     if split not in SPLITS:
         raise UsageError(f"--set takes {' or '.join(SPLITS)}, not {split!r}")
+    if plain and capture:
+        raise UsageError("--plain and --capture are two validations: give one of them")
     if overview:
         from fsbm.api.validation_overview import overview as write_overview
 
@@ -115,6 +144,18 @@ def validate_command(
         except (OSError, ValueError) as exc:
             raise UsageError(f"cannot read measurements {measurements}: {exc}") from None
     memory = measuring_memory(hold_freed_memory, timed=loaded is None)  # stored measurements: nothing timed
+    if capture or (loaded or {}).get("kind") == "capture_validation_measurements":
+        from fsbm.api.capture_validation import CaptureOptions
+
+        with memory:
+            _validate_capture(settings, loaded, CaptureOptions(split=split,  # type: ignore[arg-type]
+                                                               candidates=_plain_candidates(candidates),
+                                                               traced_on=traced_on, rounds=rounds, scale=scale,
+                                                               seed=seed, reuse_tables=reuse_tables,
+                                                               workload_cases=workload_cases, table_effort=effort,
+                                                               keep_traces=keep_traces),
+                              doc_out, json_out)
+        return
     if plain or (loaded or {}).get("kind") == "plain_validation_measurements":
         with memory:
             _validate_plain(settings, loaded, PlainOptions(split=split, candidates=_plain_candidates(candidates),  # type: ignore[arg-type]

@@ -1,0 +1,133 @@
+"""A real NFS server (NFS-Ganesha) on the loopback, real NFS clients (libnfs's tools), real
+captures (tshark): what `fsbm validate --capture` measures and judges.  Each test holds port
+2049, so none runs beside another (no cores_shared mark)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import QUICK_TABLE_FLAGS, require_root, run_fsbm
+from fsbm.api.capture_validation import cold_job
+from fsbm.errors import FsbmError
+from fsbm.microbench.nfs_server import NFS_PORT, capturing, serving
+from fsbm.predictor.nfs_suite import nfs_programs
+from fsbm.predictor.validate import Target
+from fsbm.traces.ingest import ingest, read_events
+
+pytestmark = pytest.mark.root
+
+
+def _port_open(port: int) -> bool:
+    with socket.socket() as probe:
+        probe.settimeout(0.5)
+        return probe.connect_ex(("127.0.0.1", port)) == 0
+
+
+def test_the_server_exports_a_directory_and_a_real_client_writes_and_reads_it(tmp_path: Path) -> None:
+    require_root()
+    share, home = tmp_path / "share", tmp_path / "server"
+    share.mkdir()
+    payload = bytes(range(256)) * 4096  # 1 MiB
+    (tmp_path / "local.bin").write_bytes(payload)
+    with serving([share], home) as server:
+        url = server.url(share / "copy.bin")
+        subprocess.run(["nfs-cp", str(tmp_path / "local.bin"), url], check=True, capture_output=True)
+        read = subprocess.run(["nfs-cat", url], check=True, capture_output=True).stdout
+        with pytest.raises(FsbmError, match="not under any directory this NFS server exports"):
+            server.url(tmp_path / "local.bin")
+    assert (share / "copy.bin").read_bytes() == payload and read == payload
+    assert not _port_open(NFS_PORT)  # stopped with the block
+    # Its configuration, log and state stay where it was told.
+    assert {p.name for p in home.iterdir()} >= {"ganesha.conf", "ganesha.log"}
+
+
+def test_a_second_server_is_refused_while_one_holds_the_port(tmp_path: Path) -> None:
+    require_root()
+    (tmp_path / "share").mkdir()
+    with serving([tmp_path / "share"], tmp_path / "one"):
+        with pytest.raises(FsbmError, match=f"port {NFS_PORT} is taken"):
+            with serving([tmp_path / "share"], tmp_path / "two"):
+                pass
+    with pytest.raises(FsbmError, match="not a directory"):
+        with serving([tmp_path / "missing"], tmp_path / "three"):
+            pass
+
+
+def test_a_capture_holds_the_client_job_from_its_first_call(tmp_path: Path) -> None:
+    """tshark says it captures before it does; the capture begins only once it holds packets,
+    so the job's first calls (the lookup and create of the file) are in it, and every byte
+    written: a 24 MiB copy, whose 64 KiB segments overflow tshark's default buffer."""
+    require_root()
+    share = tmp_path / "share"
+    share.mkdir()
+    (tmp_path / "big.bin").write_bytes(b"\x5a" * (24 << 20))
+    capture_path = tmp_path / "copy.pcapng"
+    with serving([share], tmp_path / "server") as server, capturing(capture_path) as capture:
+        subprocess.run(["nfs-cp", str(tmp_path / "big.bin"), server.url(share / "big.bin")], check=True,
+                       capture_output=True)
+    assert capture.dropped == 0
+    events = read_events(ingest([capture_path], tmp_path / "copy.parquet").output).to_pandas()
+    ops = set(events["op"].astype(str))
+    assert {"create", "write"} <= ops, ops
+    # Nearly every byte: tshark (as the parser runs it) cannot cut the RPC records out of a
+    # segment the loopback capture recorded out of order, and loses the call in it (one or two
+    # 1 MiB writes in some runs); told to reorder them, it stalls a stream with a segment truly
+    # lost instead (docs/model-evidence.md).
+    written = int(events.loc[events["op"].astype(str) == "write", "size"].sum())
+    assert (24 << 20) - (3 << 20) <= written <= 24 << 20, written
+
+
+def test_every_job_of_the_nfs_suite_runs_cold_and_leaves_nothing_behind(tmp_path: Path, monkeypatch) -> None:
+    """Both sets' jobs, small: each runs against a server started for it, and what it wrote on
+    the share or beside its client is gone after it."""
+    require_root()
+    monkeypatch.setenv("FSBM_HOME", str(tmp_path / "home"))
+    target = Target("here", "here", tmp_path / "mount", "fresh")
+    target.mount.mkdir()
+    for program in nfs_programs():
+        run = cold_job(program, target, scale=0.05)
+        assert run["seconds"] > 0, program.name
+        share = target.mount / "fsbm-validate-nfs" / program.name
+        for pattern in program.server_leaves:
+            assert not list(share.glob(pattern)), program.name
+    assert {p.split for p in nfs_programs()} == {"dev", "test"}
+    assert not set(p.name for p in nfs_programs("dev")) & set(p.name for p in nfs_programs("test"))
+
+
+@pytest.mark.slow
+def test_validate_capture_measures_captures_and_judges_them(tmp_path: Path, fsbm_home: Path) -> None:
+    """`fsbm validate --capture` end to end on two small filesystems: every job run on each in
+    rounds, captured whole on the traced one, predicted in both forms, written, and judged again
+    from its stored measurements to the same document."""
+    require_root()
+    doc, measured = tmp_path / "capture.md", tmp_path / "capture.json"
+    done = run_fsbm("validate", "--capture", "--set", "dev", "--candidates", "ext4,xfs", "--rounds", "2",
+                    "--scale", "0.05", *QUICK_TABLE_FLAGS, "--no-workload-cases",
+                    "--doc", str(doc), "--json", str(measured), timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    body = json.loads(measured.read_text())
+    assert body["kind"] == "capture_validation_measurements"
+    assert [p["name"] for p in body["programs"]] == [p.name for p in nfs_programs("dev")]
+    for program in body["programs"]:
+        assert program["capture_dropped"] == 0 and program["profile"]["events"] > 0, program["name"]
+    real = [r for r in body["records"] if r["kind"] == "real"]
+    assert len(real) == 2 * 2 * len(body["programs"])
+    text = doc.read_text()
+    assert "# Validation from NFS captures: the dev set" in text
+    for program in body["programs"]:
+        assert f"| {program['name']} | xfs fresh |" in text
+    again = tmp_path / "again.md"
+    redone = run_fsbm("validate", "--from", str(measured), "--doc", str(again), timeout=300)
+    assert redone.returncode == 0, redone.stderr[-2000:]
+    assert again.read_text().splitlines()[3:] == text.splitlines()[3:]
+
+
+def test_plain_and_capture_are_refused_together(fsbm_home: Path) -> None:
+    done = run_fsbm("validate", "--plain", "--capture", timeout=60)
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert "--plain and --capture are two validations" in done.stderr
