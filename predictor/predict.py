@@ -32,7 +32,7 @@ from fsbm.predictor.estimator import GAP_COLUMN, LEAN_COLUMN, STRETCH_COLUMN, UN
 from fsbm.predictor.model import CpuScales, FsTime, price_workload
 from fsbm.predictor.outside import Outside, calls_cpu_seconds, cpu_scales, outside_features, outside_seconds
 from fsbm.predictor.pricing import Pricer
-from fsbm.predictor.tracing import TracingCalibration, capture_outside, untraced_outside
+from fsbm.predictor.tracing import CAPTURE, TracingCalibration, capture_outside, untraced_outside
 
 SCHEMA_VERSION = 2
 
@@ -166,6 +166,8 @@ class Workload:
         if outside.kind == UNTIMED_EVIDENCE:
             syncs_apart = Timeline.of(profile.timeline).untimed_sync_gaps > 0
             outside = _less_file_calls(outside, names, times, traced_on, at_once, syncs_apart)
+        elif outside.kind == CAPTURE:
+            outside = _with_server_handling(outside, Timeline.of(profile.timeline), names, times, traced_on, at_once)
         elif outside.mapped_s > 0:
             outside = _less_mapped_reads(outside, names, times, traced_on, at_once)
         rows = [feature_row(pricer.table, fs, outside, at_once) for pricer, fs in zip(pricers, times)]
@@ -197,6 +199,24 @@ def _less_file_calls(outside: Outside, names: list[str], times: list[FsTime], tr
     lines = [line for line in times[anchor].lines if not (syncs_apart and line.op == "fsync")]
     held = "file calls' but its syncs'" if syncs_apart else "file calls'"
     return outside.less(sum(line.total_ns for line in lines) / 1e9 / at_once, f"less its {held} modelled time {where}")
+
+
+def _with_server_handling(outside: Outside, timeline: Timeline, names: list[str], times: list[FsTime],
+                          traced_on: str | None, at_once: float) -> Outside:
+    """A capture's time outside the server, and the server's time in its calls that the cost
+    model does not price: how long the calls were outstanding on the captured server beyond
+    its floor (Timeline.file_calls_signed_ns) less their modelled time where the capture was
+    taken (_traced_anchor), over the clients working at once.  That is the NFS server's own
+    handling of each call (decoding, its caches, replying), the same whichever filesystem it
+    exports; where the model prices the calls above what the capture saw, the difference is
+    taken off instead (never below 0)."""
+    anchor, where = _traced_anchor(names, times, traced_on)
+    handling = (timeline.file_calls_signed_ns - times[anchor].total_ns) / 1e9 / at_once
+    said = (f"the server's own handling of the calls, {abs(handling):.3f} s: their {timeline.file_calls_signed_ns / 1e9:.3f} "
+            f"s outstanding in the capture less their modelled time {where}")
+    if handling >= 0:
+        return outside.more(handling, (handling, handling), f"{said}")
+    return outside.less(-handling, f"less {said} (the model prices them above what the capture saw)")
 
 
 def _less_mapped_reads(outside: Outside, names: list[str], times: list[FsTime], traced_on: str | None,

@@ -535,6 +535,6 @@ def capture_outside(timeline: Timeline) -> Outside | None:
                 f"and a round trip (their shortest reply) per stretch of waiting, over {timeline.concurrency:.2f} "
                 f"clients at once: {seconds:.3f} s of a captured span of {timeline.span_ns / 1e9:.3f} s, where "
                 f"its calls were outstanding {timeline.file_calls_signed_ns / 1e9:.3f} s on the captured server "
-                "(not yet validated: the band is +-50%)")
-    # Validated against nothing yet (no NFS server runs here): as wide as an uncalibrated trace's.
+                "(its band a fixed +-50%, fitted on nothing: `fsbm validate --capture` measures how it holds)")
+    # Nothing is fitted on captures: as wide as an uncalibrated trace's.
     return Outside.within(seconds, UNCALIBRATED_BAND, CAPTURE, evidence)

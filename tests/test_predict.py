@@ -624,3 +624,30 @@ def test_a_log_without_call_durations_keeps_its_syncs_modelled_time() -> None:
     assert apart.seconds == pytest.approx(0.5 - 0.005) and "but its syncs'" in apart.evidence
     together = _less_file_calls(outside, ["ext4"], times, "ext4", 1.0)
     assert together.seconds == pytest.approx(0.5 - 0.025)
+
+
+def test_a_captures_server_handling_beyond_the_modelled_calls_stays_on_every_candidate() -> None:
+    """A capture's calls were outstanding 0.30 s beyond the server's floor where it was taken,
+    and the cost model prices them at 0.10 s there: the other 0.20 s is the NFS server's own
+    handling, the same whichever filesystem it exports, so it joins the time outside; a model
+    that prices them above what the capture saw takes the difference off, never below 0."""
+    from fsbm.documents import Timeline
+    from fsbm.predictor.model import FsTime, Line
+    from fsbm.predictor.outside import Outside
+    from fsbm.predictor.predict import _with_server_handling
+    from fsbm.predictor.pricing import Price
+
+    def fs(candidate: str, seconds: float) -> FsTime:
+        return FsTime(candidate, (Line("write", "write", "write", 100, Price(seconds * 1e7, seconds * 1e7,
+                                                                           seconds * 1e7, "test")),))
+
+    timeline = Timeline(processes=1, calls=100, timed_calls=100, span_ns=10**9, file_calls_signed_ns=300_000_000)
+    outside = Outside.within(0.5, (-0.5, 0.5), "capture", "the clients' time")
+    times = [fs("ext4", 0.10), fs("xfs", 0.40)]
+    more = _with_server_handling(outside, timeline, ["ext4", "xfs"], times, "ext4", 1.0)
+    assert more.seconds == pytest.approx(0.70) and more.low == pytest.approx(outside.low + 0.20)
+    assert "the server's own handling of the calls, 0.200 s" in more.evidence and "val" not in more.evidence
+    less = _with_server_handling(outside, timeline, ["ext4", "xfs"], times, "xfs", 1.0)
+    assert less.seconds == pytest.approx(0.40) and "above what the capture saw" in less.evidence
+    over = _with_server_handling(Outside.exactly(0.05, "capture", "x"), timeline, ["xfs"], [times[1]], "xfs", 1.0)
+    assert over.seconds == 0.0
