@@ -18,6 +18,7 @@ import re
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import time
 from collections.abc import Iterator
@@ -171,39 +172,45 @@ class Capture:
     dropped: int | None = None
 
 
-def _probe() -> None:
+def _probe() -> bytes:
     """A connection to the server's port and its close: packets the capture filter takes, and
-    the NFS parser leaves (no RPC in them)."""
+    the NFS parser leaves (no RPC in them).  Its mark: the ports of its TCP header, as the
+    capture holds them."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.settimeout(0.1)
         probe.connect_ex((HOST, NFS_PORT))
+        return struct.pack("!HH", probe.getsockname()[1], NFS_PORT)
 
 
-def _wait_until_capturing(process: subprocess.Popen, path: Path) -> None:
-    """Until the capture holds packets: tshark says it is capturing before dumpcap has opened
-    the interface, so probes (_probe) are sent until the file grows past its header."""
+def _wait_for_probes(process: subprocess.Popen, path: Path, since: int, why: str) -> None:
+    """Probes (_probe) until the capture file holds one of them past byte `since`.
+
+    tshark says it is capturing before dumpcap has opened the interface, and dumpcap takes
+    packets from the kernel a block at a time, a block once it is full or a while old: a
+    probe in the file past `since` means that every packet before it is there too."""
     deadline = time.monotonic() + START_TIMEOUT_S
-    header = None
+    marks: list[bytes] = []
     while True:
-        _probe()
+        marks.append(_probe())
         time.sleep(PROBE_EVERY_S)
-        size = path.stat().st_size if path.exists() else None
-        if header is None:
-            header = size
-        elif size is not None and size > header:
-            return
+        if path.exists():
+            with path.open("rb") as f:
+                f.seek(since)
+                written = f.read()
+            if any(mark in written for mark in marks):
+                return
         if process.poll() is not None:
-            raise FsbmError(f"tshark exited ({process.returncode}) before capturing on the loopback")
+            raise FsbmError(f"tshark exited ({process.returncode}) {why}")
         if time.monotonic() > deadline:
-            raise FsbmError(f"tshark captured nothing on the loopback within {START_TIMEOUT_S:.0f} s")
+            raise FsbmError(f"tshark captured nothing on the loopback within {START_TIMEOUT_S:.0f} s {why}")
 
 
 @contextmanager
 def capturing(path: Path) -> Iterator[Capture]:
     """tshark capturing the server's traffic on the loopback (TCP port 2049) into `path`
-    (pcapng) for the length of the block: capturing before it begins (_wait_until_capturing),
-    and stopped after it (SIGINT, which has tshark write out what it holds), saying how many
-    packets the kernel dropped."""
+    (pcapng) for the length of the block: capturing before it begins, and stopped only once
+    everything the block sent is in the file (_wait_for_probes), saying how many packets the
+    kernel dropped."""
     if shutil.which("tshark") is None:
         raise FsbmError("capturing NFS traffic needs tshark", hint="`make deps` installs it")
     path.unlink(missing_ok=True)
@@ -212,10 +219,10 @@ def capturing(path: Path) -> Iterator[Capture]:
                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     capture = Capture(path)
     try:
-        _wait_until_capturing(process, path)
+        _wait_for_probes(process, path, 0, "before capturing on the loopback")
         yield capture
+        _wait_for_probes(process, path, path.stat().st_size, "after the block's last packets")
     finally:
-        time.sleep(0.2)  # the last replies reach the capture
         process.send_signal(signal.SIGINT)
         try:
             _, said = process.communicate(timeout=STOP_TIMEOUT_S)

@@ -148,9 +148,14 @@ def nfs_programs(split: Split | None = None) -> list[NfsProgram]:
     return [p for p in suite if split is None or p.split == split]
 
 
+# What the staged inputs are made of: a side staged with other sizes is staged again.
+INPUTS = (f"{SMALL_FILES} files around {SMALL_MEDIAN_BYTES} B up to {SMALL_LARGEST_BYTES} B; {LARGE_BYTES} B; "
+          f"{LIST_DIRECTORIES} x {LIST_FILES_EACH} listed")
+
+
 def stage_side(directory: Path, stager: Stager, scale: float) -> Path:
-    """`stager`'s inputs in `directory`, staged once per scale (suite.staged_once)."""
-    return staged_once(directory, f"scale {scale:g}\n", lambda where: stager(where, scale))
+    """`stager`'s inputs in `directory`, staged once per scale and INPUTS (suite.staged_once)."""
+    return staged_once(directory, f"scale {scale:g}; {INPUTS}\n", lambda where: stager(where, scale))
 
 
 def clean_sides(program: NfsProgram, server: Path, client: Path) -> None:

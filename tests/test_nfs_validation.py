@@ -82,6 +82,23 @@ def test_a_capture_holds_the_client_job_from_its_first_call(tmp_path: Path) -> N
     assert (24 << 20) - (3 << 20) <= written <= 24 << 20, written
 
 
+def test_a_capture_of_a_job_of_milliseconds_holds_it_to_its_last_reply(tmp_path: Path) -> None:
+    """dumpcap takes packets from the kernel a block at a time; stopped as soon as a short job
+    ends, it wrote none of the job's.  The capture stops only once a probe sent after the job
+    is in the file."""
+    require_root()
+    share = tmp_path / "share"
+    (share / "d").mkdir(parents=True)
+    for i in range(20):
+        (share / "d" / f"f{i}").write_text("x")
+    capture_path = tmp_path / "list.pcapng"
+    with serving([share], tmp_path / "server") as server, capturing(capture_path):
+        listed = subprocess.run(["nfs-ls", server.url(share / "d")], check=True, capture_output=True, text=True)
+    assert len(listed.stdout.splitlines()) == 20
+    events = read_events(ingest([capture_path], tmp_path / "list.parquet").output).to_pandas()
+    assert "readdir" in set(events["op"].astype(str)), set(events["op"].astype(str))
+
+
 def test_every_job_of_the_nfs_suite_runs_cold_and_leaves_nothing_behind(tmp_path: Path, monkeypatch) -> None:
     """Both sets' jobs, small: each runs against a server started for it, and what it wrote on
     the share or beside its client is gone after it."""
