@@ -1,10 +1,10 @@
 """docs/validation.md: every form of the prediction on both sets of the suite, in one page.
 
-`fsbm validate --overview` judges the newest stored measurements of each validation (recorded
-and plain, development and test set) again, as `fsbm validate --from` would, and sets their
+`fsbm validate --overview` judges the newest stored measurements of each validation (recorded,
+plain and NFS captures, development and test set) again, as `fsbm validate --from` would, and sets their
 verdicts side by side: errors of runtimes and of ratios, interval coverage, rankings, and the
 reproducibility of cost tables and of traces.  Each row names the page with its detail
-(docs/validation-recorded-SET.md, docs/validation-plain-SET.md).  Nothing is measured or
+(docs/validation-recorded-SET.md, docs/validation-plain-SET.md, docs/validation-capture-SET.md).  Nothing is measured or
 fitted here, and nothing is stored: the test sets are judged by the models their
 development sets fitted, as when they were measured.
 """
@@ -19,10 +19,13 @@ import pandas as pd
 
 from fsbm.api.prediction_service import PLAIN_MODEL, RECORDED_MODEL
 from fsbm.api.validation import split_of, stored_runtime_model, utc
+from fsbm.predictor.capture_judge import FORMS as CAPTURE_FORMS
+from fsbm.predictor.capture_judge import judge_capture
 from fsbm.predictor.confidence import Reliability
 from fsbm.predictor.estimator import RuntimeEstimator
 from fsbm.predictor.judge import judge
 from fsbm.predictor.plain_judge import judge_plain, reliability_of
+from fsbm.predictor.nfs_suite import nfs_programs
 from fsbm.predictor.suite import SPLITS, programs
 from fsbm.predictor.cpu_speed import STEADY_MIN_USER_S
 from fsbm.predictor.targets import TARGETS, ErrorBound, form_bound
@@ -34,6 +37,8 @@ FORM_NAMES = {
     ("plain", "relative"): "plain strace log, relative (runtime measured on the traced filesystem)",
     ("plain", "absolute"): "plain strace log (`-f -tt -T -y`), absolute",
     ("plain", "untimed"): "plain strace log without `-T`, absolute",
+    ("capture", "absolute"): "NFS capture (tshark), absolute",
+    ("capture", "relative"): "NFS capture, relative (runtime measured on the traced filesystem)",
 }
 
 
@@ -169,6 +174,25 @@ def plain_verdicts(doc: dict[str, Any], model: RuntimeEstimator | None
     return verdicts, spreads, _as_kept(judged.model, doc)
 
 
+def capture_verdicts(doc: dict[str, Any], model: RuntimeEstimator) -> list[FormVerdict]:
+    """An NFS capture validation's forms, judged by `model` (the one `fsbm predict` takes for a
+    capture): nothing is fitted on either set."""
+    split = split_of(doc)
+    judged = judge_capture(doc, model)
+    s, rows = judged.summary, judged.rows
+    verdicts = []
+    for form in CAPTURE_FORMS:
+        f = s[form]
+        judged_rows = rows[~rows["traced"]] if form == "relative" else rows
+        verdicts.append(FormVerdict(
+            split=split, trace="capture", form=form, measured_at=utc(doc["finished"]),
+            doc=f"validation-capture-{split}.md", median=f["runtime"]["median"], largest=f["runtime"]["largest"],
+            ratio_median=f["ratio"]["median"], ratio_largest=f["ratio"]["largest"], covered=f["covered"],
+            intervals=f["intervals"], pairs_right=f["pairs_right"], pairs=f["pairs"], bound=form_bound(form),
+            misses=_largest(judged_rows, f"{form}_error", "target")))
+    return verdicts
+
+
 def _in_order(verdicts: list[FormVerdict]) -> list[FormVerdict]:
     """Verdicts as every table of the page lists them: by set (SPLITS), trace, then form."""
     return sorted(verdicts, key=lambda v: (SPLITS.index(v.split) if v.split in SPLITS else 9, v.trace, v.form))
@@ -249,7 +273,7 @@ def _cover(v: FormVerdict) -> str:
 
 def markdown(verdicts: list[FormVerdict], spreads: list[Reproducibility], missing: list[str]) -> str:
     """The page (module docstring)."""
-    sets = {split: [p.name for p in programs(split=split)] for split in SPLITS}
+    sets = {split: [p.name for p in programs(split=split)] + [p.name for p in nfs_programs(split)] for split in SPLITS}
     lines = [
         "# Validation of the runtime predictor",
         "",
@@ -264,6 +288,9 @@ def markdown(verdicts: list[FormVerdict], spreads: list[Reproducibility], missin
         f"- **Test set** ({', '.join(sets['test'])}): held out. Nothing is fitted, chosen or tuned on it; it is "
         "judged by the model the development set fitted, and every run of it is listed in "
         "[test-set-runs.md](test-set-runs.md).",
+        "- The NFS jobs (the names beginning nfs-) are real NFS clients against a real NFS server on each candidate, "
+        "predicted from their captures by the plain traces' model; nothing is fitted on either of their sets, and "
+        "their test set is held out from choosing the rules as the programs' is.",
         "",
         f"Targets (issue 35): recordings and the relative form: median error <= {percent(TARGETS.relative.median)}, "
         f"largest <= {percent(TARGETS.relative.largest)}, for runtimes and ratios to the traced filesystem; absolute "
@@ -340,4 +367,9 @@ def overview(store: Any, cache_bytes: int) -> str:
             verdicts += found
             spreads += spread
             plain_model = fitted if split == "dev" else plain_model
+        doc = _newest(store, "capture_validation_measurements", split)
+        if doc is None:
+            missing.append(f"NFS captures of the {split} set (`fsbm validate --capture --set {split}`)")
+        else:
+            verdicts += capture_verdicts(doc, plain_model)
     return markdown(verdicts, spreads, missing)
