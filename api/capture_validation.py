@@ -30,7 +30,8 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from fsbm.api.plain_validation import PlainOptions, interleaved_rounds, provision_targets, ready_to_keep
+from fsbm.api.plain_validation import (TABLE_SEEDS, PlainOptions, interleaved_rounds, provision_targets,
+                                      ready_to_keep)
 from fsbm.api.prediction_service import PLAIN_MODEL
 from fsbm.api.provision import add_programs_cases
 from fsbm.api.validation import machine, stored_runtime_model
@@ -48,9 +49,13 @@ SHARE_DIRECTORY = "fsbm-validate-nfs"
 CAPTURE_SCRATCH = Path("/dev/shm")  # where a capture is written while its job runs (_captured)
 
 
+@dataclass
 class CaptureOptions(PlainOptions):
-    """A capture validation's choices are a plain validation's; `keep_traces` keeps the
-    captures and their event tables."""
+    """A capture validation's choices are a plain validation's, `keep_traces` keeping the
+    captures and their event tables; and how many quick cost tables of each target its
+    predictions take the per-case median of (fsbench seeds 1 and 2, or 1 alone)."""
+
+    tables: int = len(TABLE_SEEDS)
 
 
 @dataclass(frozen=True)
@@ -126,7 +131,7 @@ def measure_capture(settings: Any, options: CaptureOptions, console: Console) ->
     started = time.time()
     suite = nfs_programs(options.split)
     targets, filesystems, tables = provision_targets(settings, options.candidates, options.reuse_tables,
-                                                     options.table_effort, console)
+                                                     options.table_effort, console, TABLE_SEEDS[:options.tables])
     baseline = next(t for t in targets if t.label == f"{options.traced_on} fresh")
     rng = random.Random(options.seed)
     records: list[dict[str, Any]] = []

@@ -147,11 +147,12 @@ def interleaved_rounds(suite: list[Any], targets: list[Target], rng: random.Rand
 
 
 def provision_targets(settings: Any, candidates: tuple[str, ...], reuse_tables: bool, effort: TableEffort,
-                      console: Console) -> tuple[list[Target], dict[str, Any], dict[str, list[CostTable]]]:
+                      console: Console, seeds: tuple[int, ...] = TABLE_SEEDS,
+                      ) -> tuple[list[Target], dict[str, Any], dict[str, list[CostTable]]]:
     """A fresh direct-I/O loop image of each candidate type (val-TYPE), made anew unless the
-    stored tables are reused (then kept as they were measured), and its TABLE_SEEDS quick cost
-    tables, measured or the newest stored: the targets, their filesystems by name, and their
-    tables by name."""
+    stored tables are reused (then kept as they were measured), and a quick cost table of it
+    for each fsbench seed of `seeds`, measured, or the newest as many stored: the targets,
+    their filesystems by name, and their tables by name."""
     targets, filesystems = [], {}
     for fstype in candidates:
         # Made anew unless stored tables are reused: the tables and the runs see one freshly made
@@ -163,13 +164,13 @@ def provision_targets(settings: Any, candidates: tuple[str, ...], reuse_tables: 
     with settings.store() as store:
         if reuse_tables:
             for name in filesystems:
-                kept = store.documents("cost_table", name=name)[:len(TABLE_SEEDS)]
-                if len(kept) < len(TABLE_SEEDS):
+                kept = store.documents("cost_table", name=name)[:len(seeds)]
+                if len(kept) < len(seeds):
                     raise FsbmError(f"the store has {len(kept)} cost tables of {name}; --reuse-tables needs "
-                                    f"{len(TABLE_SEEDS)}")
+                                    f"{len(seeds)}")
                 tables[name] = [CostTable.from_json(body, f"cost table {i}") for i, _, body in kept]
                 console.print(f"[dim]{escape(name)}: cost tables {', '.join(str(i) for i, _, _ in kept)} from the store[/]")
-        for seed in () if reuse_tables else TABLE_SEEDS:
+        for seed in () if reuse_tables else seeds:
             console.print(f"[bold]cost tables[/] (fsbench seed {seed})")
             for name, fs in filesystems.items():
                 tables[name].append(measure_cost_table(settings, fs, store, seed=seed, effort=effort))

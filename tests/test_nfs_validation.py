@@ -124,24 +124,27 @@ def test_validate_capture_measures_captures_and_judges_them(tmp_path: Path, fsbm
     require_root()
     doc, measured = tmp_path / "capture.md", tmp_path / "capture.json"
     done = run_fsbm("validate", "--capture", "--set", "dev", "--candidates", "ext4,xfs", "--rounds", "2",
-                    "--scale", "0.05", *QUICK_TABLE_FLAGS, "--no-workload-cases",
+                    "--scale", "0.05", *QUICK_TABLE_FLAGS, "--table-repeats", "1", "--no-workload-cases",
                     "--doc", str(doc), "--json", str(measured), timeout=900)
-    assert done.returncode == 0, done.stderr[-2000:]
-    body = json.loads(measured.read_text())
-    assert body["kind"] == "capture_validation_measurements"
-    assert [p["name"] for p in body["programs"]] == [p.name for p in nfs_programs("dev")]
-    for program in body["programs"]:
-        assert program["capture_dropped"] == 0 and program["profile"]["events"] > 0, program["name"]
-    real = [r for r in body["records"] if r["kind"] == "real"]
-    assert len(real) == 2 * 2 * len(body["programs"])
-    text = doc.read_text()
-    assert "# Validation from NFS captures: the dev set" in text
-    for program in body["programs"]:
-        assert f"| {program['name']} | xfs fresh |" in text
-    again = tmp_path / "again.md"
-    redone = run_fsbm("validate", "--from", str(measured), "--doc", str(again), timeout=300)
-    assert redone.returncode == 0, redone.stderr[-2000:]
-    assert again.read_text().splitlines()[3:] == text.splitlines()[3:]
+    try:
+        assert done.returncode == 0, done.stderr[-2000:]
+        body = json.loads(measured.read_text())
+        assert body["kind"] == "capture_validation_measurements"
+        assert [p["name"] for p in body["programs"]] == [p.name for p in nfs_programs("dev")]
+        for program in body["programs"]:
+            assert program["capture_dropped"] == 0 and program["profile"]["events"] > 0, program["name"]
+        real = [r for r in body["records"] if r["kind"] == "real"]
+        assert len(real) == 2 * 2 * len(body["programs"])
+        text = doc.read_text()
+        assert "# Validation from NFS captures: the dev set" in text
+        for program in body["programs"]:
+            assert f"| {program['name']} | xfs fresh |" in text
+        again = tmp_path / "again.md"
+        redone = run_fsbm("validate", "--from", str(measured), "--doc", str(again), timeout=300)
+        assert redone.returncode == 0, redone.stderr[-2000:]
+        assert again.read_text().splitlines()[3:] == text.splitlines()[3:]
+    finally:  # the filesystems it made, unmounted and detached before the test's directory goes
+        run_fsbm("fs", "destroy", "val-ext4", "val-xfs")
 
 
 def test_plain_and_capture_are_refused_together(fsbm_home: Path) -> None:

@@ -86,7 +86,8 @@ def validate_command(
     seed: int = typer.Option(1, "--seed", min=0, help="Seed of the shuffled order."),
     fresh: bool = typer.Option(False, "--fresh", help="Remake the val-* filesystems (provisioned and aged)."),
     table_repeats: int = typer.Option(3, "--table-repeats", min=1, help="Cost-table measurements per target, spread "
-                                      "over the rounds; each case is judged at their median."),
+                                      "over the rounds; each case is judged at their median. With --capture, at "
+                                      "most 2 (fsbench seeds 1 and 2)."),
     measurements: Optional[Path] = typer.Option(None, "--from", help="Judge these stored measurements (JSON) "
                                                 "instead of measuring."),
     doc_out: Optional[Path] = typer.Option(None, "--doc", help="Where the validation table goes (default: "
@@ -153,7 +154,8 @@ def validate_command(
                                                                traced_on=traced_on, rounds=rounds, scale=scale,
                                                                seed=seed, reuse_tables=reuse_tables,
                                                                workload_cases=workload_cases, table_effort=effort,
-                                                               keep_traces=keep_traces),
+                                                               keep_traces=keep_traces,
+                                                               tables=min(table_repeats, 2)),
                               doc_out, json_out)
         return
     if plain or (loaded or {}).get("kind") == "plain_validation_measurements":
