@@ -441,3 +441,22 @@ def test_served_by_several_processes_connections_are_spread_over_them(served: Se
         _, said = server.communicate(timeout=30)
     assert server.returncode == 0 and "Traceback" not in said, said
     assert not any(Path(f"/proc/{pid}").exists() for pid in workers)
+
+
+def test_a_prediction_as_csv_is_the_numbers_a_program_reads(served: Served) -> None:
+    """CSV carries seconds, one row per candidate, as the JSON does: not the table's cells
+    ("41.1 ms (19.0 ms-85.2 ms)"), which a spreadsheet cannot add up."""
+    import csv
+    import io
+
+    args = ("predict", str(served.log), "--candidates", ",".join(served.candidates))
+    as_csv = run_fsbm(*args, "--output-format", "csv", env=served.env)
+    as_json = run_fsbm(*args, "--output-format", "json", env=served.env)
+    assert as_csv.returncode == 0 and as_json.returncode == 0, as_csv.stderr + as_json.stderr
+    rows = {row["candidate"]: row for row in csv.DictReader(io.StringIO(as_csv.stdout))}
+    assert set(rows) == set(served.candidates)
+    for entry in json.loads(as_json.stdout)["candidates"]:
+        row = rows[entry["candidate"]]
+        for column in ("runtime_s", "low_s", "high_s", "fs_s", "outside_s"):
+            assert float(row[column]) == pytest.approx(entry[column], rel=1e-9), column
+        assert float(row["low_s"]) <= float(row["runtime_s"]) <= float(row["high_s"])

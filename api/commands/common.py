@@ -122,10 +122,14 @@ def output_format_option() -> Any:
                              "programs; everything else then goes to standard error).")
 
 
-def show(table: Any, document: Any, output_format: str) -> None:
-    """The results in the format asked for: the table, the JSON document, or the table as CSV."""
+def show(table: Any, document: Any, output_format: str, frame: Any = None) -> None:
+    """The results in the format asked for: the table, the JSON document, or CSV: of `frame`
+    (a pandas DataFrame of numbers in SI units, for a program to read) where the command has
+    one, else of the table's cells as they are printed."""
     if output_format == "json":
         write_json(STDOUT, document)
+    elif output_format == "csv" and frame is not None:
+        frame.to_csv(sys.stdout)
     elif output_format == "csv":
         import csv
 

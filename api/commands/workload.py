@@ -129,7 +129,7 @@ def predict_command(
     doc = _prediction(settings_of(ctx), one_workload(sources), candidate_names(candidates), keep_going=keep_going,
                       scope=scope, cache_bytes=page_cache_bytes(cache_size), start=start, uncalibrated=uncalibrated,
                       measured=measured, traced_on=traced_on)
-    show(render.prediction_table(doc), doc.model_dump(mode="json"), output_format)
+    show(render.prediction_table(doc), doc.model_dump(mode="json"), output_format, frame=doc.to_frame())
     _tell_warnings(doc)
     if output_format == "table":
         _print_outside_note(doc)
