@@ -28,7 +28,7 @@ from fsbm.predictor.plain_judge import judge_plain, reliability_of
 from fsbm.predictor.nfs_suite import nfs_programs
 from fsbm.predictor.suite import SPLITS, programs
 from fsbm.predictor.cpu_speed import STEADY_MIN_USER_S
-from fsbm.predictor.targets import TARGETS, ErrorBound, form_bound
+from fsbm.predictor.targets import TARGETS, ErrorBound, form_bound, form_met
 from fsbm.units import percent, percents
 
 FORM_NAMES = {
@@ -76,10 +76,8 @@ class FormVerdict:
 
     @property
     def met(self) -> bool:
-        errors_met = self.bound.met(self.median, self.largest)
-        ratios_met = TARGETS.relative.met(self.ratio_median, self.ratio_largest)
-        covered = self.intervals is None or self.covered is None or self.covered >= TARGETS.coverage * self.intervals
-        return errors_met and ratios_met and covered and self.pairs_right == self.pairs
+        return form_met(self.bound, (self.median, self.largest), (self.ratio_median, self.ratio_largest),
+                        self.covered, self.intervals, self.pairs_right, self.pairs)
 
 
 @dataclass(frozen=True)

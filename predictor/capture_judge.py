@@ -25,7 +25,7 @@ from fsbm.predictor.estimator import RuntimeEstimator
 from fsbm.predictor.judge import provenance, real_by_round, real_runs, same_round_ratio
 from fsbm.predictor.plain_judge import CACHE_BYTES, error_stats, met_text, pairs_by_form, table_pricers
 from fsbm.predictor.predict import predict
-from fsbm.predictor.targets import TARGETS, form_bound, targets_sentence
+from fsbm.predictor.targets import TARGETS, form_bound, form_met, targets_sentence
 from fsbm.units import percent
 
 FORMS = ("absolute", "relative")
@@ -91,9 +91,8 @@ def _summary(rows: pd.DataFrame, pairs: pd.DataFrame) -> dict[str, Any]:
         summary[form] = {
             "runtime": runtime, "ratio": ratio, "covered": covered, "intervals": intervals,
             "pairs_right": right, "pairs": int(len(pairs)),
-            "met": (form_bound(form).met(runtime["median"], runtime["largest"])
-                    and TARGETS.relative.met(ratio["median"], ratio["largest"])
-                    and covered >= TARGETS.coverage * intervals and right == len(pairs)),
+            "met": form_met(form_bound(form), (runtime["median"], runtime["largest"]), (ratio["median"], ratio["largest"]),
+                            covered, intervals, right, len(pairs)),
         }
     return summary
 
@@ -151,7 +150,8 @@ def markdown(doc: dict[str, Any], judged: CaptureJudged, judged_again: bool = Fa
         "(NFS-Ganesha, NFSv3 over TCP on the loopback) exporting a directory of the target, started for every run. "
         f"Each was captured once with tshark on **{doc['traced_on']}**, cold, after round "
         f"{doc['captured_after_round']}, and run for real, cold, on every target in {options['rounds']} "
-        f"interleaved rounds; scale {options['scale']:g}. Targets: fresh direct-I/O loop images. Nothing is fitted "
+        f"interleaved rounds; scale {options['scale']:g}. Targets: fresh direct-I/O loop images"
+        + (" (tmpfs: memory)" if "tmpfs" in options["candidates"] else "") + ". Nothing is fitted "
         "on these measurements.",
         "",
         "## Summary",

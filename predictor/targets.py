@@ -43,6 +43,16 @@ def targets_sentence(targets: "Targets") -> str:
             f"{percent(targets.absolute.largest)}; intervals covering >= {percent(targets.coverage)}")
 
 
+def form_met(bound: ErrorBound, runtimes: tuple[float | None, float | None], ratios: tuple[float | None, float | None],
+             covered: int | None, intervals: int | None, pairs_right: int, pairs: int) -> bool:
+    """Whether a form judged on one set meets every target: its runtimes' median and largest
+    errors `bound`, its ratios' TARGETS.relative, its intervals covering at least
+    TARGETS.coverage of the runtimes (where counted), and every pair measured apart ranked
+    right."""
+    covering = intervals is None or covered is None or covered >= TARGETS.coverage * intervals
+    return bound.met(*runtimes) and TARGETS.relative.met(*ratios) and covering and pairs_right == pairs
+
+
 def form_bound(form: str) -> ErrorBound:
     """The bound a form of a plain trace's prediction is held to: the relative form's own;
     the absolute and untimed forms', the absolute one."""
