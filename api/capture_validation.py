@@ -21,8 +21,7 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -30,8 +29,8 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from fsbm.api.plain_validation import (TABLE_SEEDS, PlainOptions, interleaved_rounds, provision_targets,
-                                      ready_to_keep)
+from fsbm.api.plain_validation import (TABLE_SEEDS, PlainOptions, interleaved_rounds, kept_or_temporary,
+                                      provision_targets, ready_to_keep)
 from fsbm.api.prediction_service import PLAIN_MODEL
 from fsbm.api.provision import add_programs_cases
 from fsbm.api.validation import machine, stored_runtime_model
@@ -94,17 +93,6 @@ def cold_job(program: NfsProgram, target: Target, scale: float, capture: Path | 
     return {"seconds": seconds} if captured is None else {"seconds": seconds, "dropped": captured.dropped}
 
 
-@contextmanager
-def _capture_directory(keep: Path | None) -> Iterator[Path]:
-    """Where the captures and their event tables go: `keep`, left in place, or a temporary
-    directory removed afterwards."""
-    if keep is not None:
-        yield keep
-        return
-    with tempfile.TemporaryDirectory(prefix="fsbm-validate-capture-") as tmp:
-        yield Path(tmp)
-
-
 def _captured(program: NfsProgram, target: Target, scale: float, directory: Path) -> dict[str, Any]:
     """The job captured cold on `target`, and the capture characterized as `fsbm predict`
     characterizes one.  The capture is written to memory (CAPTURE_SCRATCH) while the job runs,
@@ -144,7 +132,7 @@ def measure_capture(settings: Any, options: CaptureOptions, console: Console) ->
     captured_after = options.rounds // 2
     run_rounds(0, captured_after)
     console.print(f"[bold]capturing[/] each job on {escape(baseline.label)} (tshark, loopback, port 2049)")
-    with _capture_directory(options.keep_traces) as directory:
+    with kept_or_temporary(options.keep_traces, "fsbm-validate-capture-") as directory:
         captured = []
         for program in suite:
             captured.append(_captured(program, baseline, options.scale, directory))

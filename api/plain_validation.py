@@ -87,13 +87,13 @@ def ready_to_keep(keep: Path) -> None:
 
 
 @contextmanager
-def _trace_directory(keep: Path | None) -> Iterator[Path]:
-    """Where the strace logs and their event tables go: `keep` (ready_to_keep), left in place,
-    or a temporary directory removed afterwards."""
+def kept_or_temporary(keep: Path | None, prefix: str) -> Iterator[Path]:
+    """Where the traces and their event tables go: `keep` (ready_to_keep), left in place, or a
+    temporary directory named from `prefix`, removed afterwards."""
     if keep is not None:
         yield keep
         return
-    with tempfile.TemporaryDirectory(prefix="fsbm-validate-plain-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
         yield Path(tmp)
 
 
@@ -205,7 +205,7 @@ def measure_plain(settings: Any, options: PlainOptions, console: Console) -> dic
     run_rounds(0, traced_after)
     console.print(f"[bold]tracing[/] {len(suite)} programs ({options.split} set) on {escape(baseline.label)} with "
                   f"plain strace {' '.join(STRACE_FLAGS)}")
-    with _trace_directory(options.keep_traces) as logs:
+    with kept_or_temporary(options.keep_traces, "fsbm-validate-plain-") as logs:
         traced = []
         for program in suite:
             before = _beside(program, baseline, inputs)

@@ -546,7 +546,7 @@ def test_the_plain_validation_keeps_its_logs_only_in_a_new_or_empty_directory(tm
                                                                                fsbm_home: Path) -> None:
     # The logs behind a plain validation can stay for study; a directory that holds anything is
     # refused before anything is measured, and what it held is left as it was.
-    from fsbm.api.plain_validation import _trace_directory, ready_to_keep
+    from fsbm.api.plain_validation import kept_or_temporary, ready_to_keep
 
     kept = tmp_path / "logs"
     theirs = kept / "notes.txt"
@@ -559,10 +559,10 @@ def test_the_plain_validation_keeps_its_logs_only_in_a_new_or_empty_directory(tm
     assert theirs.read_text() == "mine" and sorted(kept.iterdir()) == [theirs]
     new = tmp_path / "new" / "logs"
     ready_to_keep(new)
-    with _trace_directory(new) as where:
+    with kept_or_temporary(new, "fsbm-test-") as where:
         (where / "job.strace").write_text("1 00:00:00.000001 getpid() = 1\n")
     assert where == new and (new / "job.strace").exists()
-    with _trace_directory(None) as passing:
+    with kept_or_temporary(None, "fsbm-test-") as passing:
         assert passing.is_dir() and passing != new
     assert not passing.exists()
 
