@@ -1,6 +1,7 @@
 """A real NFS server (NFS-Ganesha) on the loopback, real NFS clients (libnfs's tools), real
 captures (tshark): what `fsbm validate --capture` measures and judges.  Each test holds port
-2049, so none runs beside another (no cores_shared mark)."""
+2049, and a file's tests run on one worker (`--dist loadfile`), so those that time nothing and
+need no loop device share the cores with another file's."""
 
 from __future__ import annotations
 
@@ -19,7 +20,6 @@ from fsbm.predictor.nfs_suite import nfs_programs
 from fsbm.predictor.validate import Target
 from fsbm.traces.ingest import ingest, read_events
 
-pytestmark = pytest.mark.root
 
 
 def _port_open(port: int) -> bool:
@@ -28,6 +28,7 @@ def _port_open(port: int) -> bool:
         return probe.connect_ex(("127.0.0.1", port)) == 0
 
 
+@pytest.mark.cores_shared
 def test_the_server_exports_a_directory_and_a_real_client_writes_and_reads_it(tmp_path: Path) -> None:
     require_root()
     share, home = tmp_path / "share", tmp_path / "server"
@@ -46,6 +47,7 @@ def test_the_server_exports_a_directory_and_a_real_client_writes_and_reads_it(tm
     assert {p.name for p in home.iterdir()} >= {"ganesha.conf", "ganesha.log"}
 
 
+@pytest.mark.cores_shared
 def test_a_second_server_is_refused_while_one_holds_the_port(tmp_path: Path) -> None:
     require_root()
     (tmp_path / "share").mkdir()
@@ -58,6 +60,7 @@ def test_a_second_server_is_refused_while_one_holds_the_port(tmp_path: Path) -> 
             pass
 
 
+@pytest.mark.cores_shared
 def test_a_capture_holds_the_client_job_from_its_first_call(tmp_path: Path) -> None:
     """tshark says it captures before it does; the capture begins only once it holds packets,
     so the job's first calls (the lookup and create of the file) are in it, and every byte
@@ -82,6 +85,7 @@ def test_a_capture_holds_the_client_job_from_its_first_call(tmp_path: Path) -> N
     assert (24 << 20) - (3 << 20) <= written <= 24 << 20, written
 
 
+@pytest.mark.cores_shared
 def test_a_capture_of_a_job_of_milliseconds_holds_it_to_its_last_reply(tmp_path: Path) -> None:
     """dumpcap takes packets from the kernel a block at a time; stopped as soon as a short job
     ends, it wrote none of the job's.  The capture stops only once a probe sent after the job
@@ -99,6 +103,7 @@ def test_a_capture_of_a_job_of_milliseconds_holds_it_to_its_last_reply(tmp_path:
     assert "readdir" in set(events["op"].astype(str)), set(events["op"].astype(str))
 
 
+@pytest.mark.cores_shared
 def test_every_job_of_the_nfs_suite_runs_cold_and_leaves_nothing_behind(tmp_path: Path, monkeypatch) -> None:
     """Both sets' jobs, small: each runs against a server started for it, and what it wrote on
     the share or beside its client is gone after it."""
@@ -116,14 +121,15 @@ def test_every_job_of_the_nfs_suite_runs_cold_and_leaves_nothing_behind(tmp_path
     assert not set(p.name for p in nfs_programs("dev")) & set(p.name for p in nfs_programs("test"))
 
 
+@pytest.mark.root
 @pytest.mark.slow
 def test_validate_capture_measures_captures_and_judges_them(tmp_path: Path, fsbm_home: Path) -> None:
-    """`fsbm validate --capture` end to end on two small filesystems: every job run on each in
+    """`fsbm validate --capture` end to end on ext4 and tmpfs: every job run on each in
     rounds, captured whole on the traced one, predicted in both forms, written, and judged again
     from its stored measurements to the same document."""
     require_root()
     doc, measured = tmp_path / "capture.md", tmp_path / "capture.json"
-    done = run_fsbm("validate", "--capture", "--set", "dev", "--candidates", "ext4,xfs", "--rounds", "2",
+    done = run_fsbm("validate", "--capture", "--set", "dev", "--candidates", "ext4,tmpfs", "--rounds", "2",
                     "--scale", "0.05", *QUICK_TABLE_FLAGS, "--table-repeats", "1", "--no-workload-cases",
                     "--doc", str(doc), "--json", str(measured), timeout=900)
     try:
@@ -138,15 +144,16 @@ def test_validate_capture_measures_captures_and_judges_them(tmp_path: Path, fsbm
         text = doc.read_text()
         assert "# Validation from NFS captures: the dev set" in text
         for program in body["programs"]:
-            assert f"| {program['name']} | xfs fresh |" in text
+            assert f"| {program['name']} | tmpfs fresh |" in text
         again = tmp_path / "again.md"
         redone = run_fsbm("validate", "--from", str(measured), "--doc", str(again), timeout=300)
         assert redone.returncode == 0, redone.stderr[-2000:]
         assert again.read_text().splitlines()[3:] == text.splitlines()[3:]
     finally:  # the filesystems it made, unmounted and detached before the test's directory goes
-        run_fsbm("fs", "destroy", "val-ext4", "val-xfs")
+        run_fsbm("fs", "destroy", "val-ext4", "val-tmpfs")
 
 
+@pytest.mark.cores_shared
 def test_plain_and_capture_are_refused_together(fsbm_home: Path) -> None:
     done = run_fsbm("validate", "--plain", "--capture", timeout=60)
     assert done.returncode != 0 and "Traceback" not in done.stderr

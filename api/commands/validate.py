@@ -22,9 +22,21 @@ if TYPE_CHECKING:
     from fsbm.api.plain_validation import PlainOptions
 
 
+DISK_CANDIDATES = "ext4,xfs,btrfs"  # a plain or capture validation's targets unless --candidates names others
+
+
+def _types(candidates: str) -> tuple[str, ...]:
+    """The filesystem types --candidates names, each one fsbm makes scratch filesystems of."""
+    types = tuple(c.strip() for c in candidates.split(",") if c.strip())
+    bad = sorted(set(types) - set(scratch.FILESYSTEMS))
+    if bad:
+        raise UsageError(f"unknown filesystem {', '.join(bad)}; choose from {', '.join(scratch.FILESYSTEMS)}")
+    return types
+
+
 def _plain_candidates(candidates: str) -> tuple[str, ...]:
     """The disk filesystems of --candidates: a plain validation's targets are direct-I/O loop images."""
-    return tuple(c.strip() for c in candidates.split(",") if c.strip() and c.strip() != "tmpfs")
+    return tuple(c for c in _types(candidates) if c != "tmpfs")
 
 
 def _validate_plain(settings: Settings, doc: Optional[dict[str, Any]], options: "PlainOptions",
@@ -77,7 +89,9 @@ def _validate_capture(settings: Settings, doc: Optional[dict[str, Any]], options
 
 def validate_command(
     ctx: typer.Context,
-    candidates: str = typer.Option("ext4,xfs,btrfs,tmpfs", "--candidates", help="Filesystem types to run on."),
+    candidates: Optional[str] = typer.Option(None, "--candidates", help="Filesystem types to run on (default: "
+                                             "ext4,xfs,btrfs,tmpfs; with --plain or --capture, ext4,xfs,btrfs: a plain "
+                                             "validation leaves tmpfs out, a capture validation takes it where named)."),
     states: str = typer.Option("fresh,aged", "--states", help="fresh, aged or both (tmpfs is never aged)."),
     traced_on: str = typer.Option("ext4", "--traced-on", help="The filesystem type the programs are traced on (fresh)."),
     rounds: int = typer.Option(5, "--rounds", min=1, help="Interleaved rounds of real runs and replays."),
@@ -150,7 +164,7 @@ def validate_command(
 
         with memory:
             _validate_capture(settings, loaded, CaptureOptions(split=split,  # type: ignore[arg-type]
-                                                               candidates=_plain_candidates(candidates),
+                                                               candidates=_types(candidates or DISK_CANDIDATES),
                                                                traced_on=traced_on, rounds=rounds, scale=scale,
                                                                seed=seed, reuse_tables=reuse_tables,
                                                                workload_cases=workload_cases, table_effort=effort,
@@ -160,7 +174,8 @@ def validate_command(
         return
     if plain or (loaded or {}).get("kind") == "plain_validation_measurements":
         with memory:
-            _validate_plain(settings, loaded, PlainOptions(split=split, candidates=_plain_candidates(candidates),  # type: ignore[arg-type]
+            plain_types = _plain_candidates(candidates or DISK_CANDIDATES)
+            _validate_plain(settings, loaded, PlainOptions(split=split, candidates=plain_types,  # type: ignore[arg-type]
                                                            traced_on=traced_on, rounds=rounds, scale=scale, seed=seed,
                                                            reuse_tables=reuse_tables, workload_cases=workload_cases,
                                                            table_effort=effort, keep_traces=keep_traces),
@@ -178,10 +193,7 @@ def validate_command(
             raise UsageError(f"unknown program {', '.join(unknown)}; choose from {', '.join(sorted(known))}")
         if len(chosen or known) < 2:
             raise UsageError("leave-one-program-out needs at least two programs")
-        types = tuple(c.strip() for c in candidates.split(",") if c.strip())
-        bad = sorted(set(types) - set(scratch.FILESYSTEMS))
-        if bad:
-            raise UsageError(f"unknown filesystem {', '.join(bad)}; choose from {', '.join(scratch.FILESYSTEMS)}")
+        types = _types(candidates or "ext4,xfs,btrfs,tmpfs")
         wanted_states = tuple(x.strip() for x in states.split(",") if x.strip())
         if not wanted_states or set(wanted_states) - {"fresh", "aged"}:
             raise UsageError("--states takes fresh, aged or fresh,aged")
