@@ -29,6 +29,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from fsbm.api import track_record
 from fsbm.api.plain_validation import (TABLE_SEEDS, PlainOptions, interleaved_rounds, kept_or_temporary,
                                       provision_targets, ready_to_keep)
 from fsbm.api.prediction_service import PLAIN_MODEL
@@ -39,7 +40,7 @@ from fsbm.errors import FsbmError
 from fsbm.locations import data_dir
 from fsbm.microbench import cache
 from fsbm.microbench.nfs_server import capturing, missing_tools, serving
-from fsbm.predictor.capture_judge import CaptureJudged, judge_capture
+from fsbm.predictor.capture_judge import FORMS, CaptureJudged, judge_capture
 from fsbm.predictor.nfs_suite import NfsProgram, clean_sides, nfs_programs, run_job, stage_side
 from fsbm.predictor.validate import Target, targets_json
 from fsbm.traces.ingest import ingest
@@ -173,5 +174,7 @@ def validate_capture(settings: Any, doc: dict[str, Any] | None, options: Capture
         with settings.store() as store:
             measurements_id = store.save_document("capture_validation_measurements", doc, name=options.split)
     with settings.store() as store:
-        model = stored_runtime_model(store, PLAIN_MODEL)
-    return CaptureValidation(doc, judge_capture(doc, model), measurements_id)
+        judged = judge_capture(doc, stored_runtime_model(store, PLAIN_MODEL))
+        track_record.save(store, "capture", doc["options"]["split"], doc["finished"],
+                          track_record.forms_of(judged.summary, FORMS))
+    return CaptureValidation(doc, judged, measurements_id)

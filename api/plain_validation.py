@@ -42,6 +42,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from fsbm.api import track_record
 from fsbm.api.provision import add_programs_cases, measure_cost_table, provision
 from fsbm.api.prediction_service import PLAIN_MODEL
 from fsbm.api.validation import IMAGE_BYTES, machine, stored_runtime_model, utc
@@ -256,8 +257,10 @@ def validate_plain(settings: Any, doc: dict[str, Any] | None, options: PlainOpti
         stored = stored_runtime_model(store, PLAIN_MODEL)
     judged = judge_plain(doc, model=None if dev else stored)
     model_id = None
-    if dev:
-        body = judged.model.to_json(f"the development set measured {utc(doc['finished'])} UTC")
-        with settings.store() as store:
+    with settings.store() as store:
+        if dev:
+            body = judged.model.to_json(f"the development set measured {utc(doc['finished'])} UTC")
             model_id = store.save_document("runtime_model", body, name=PLAIN_MODEL)
+        track_record.save(store, "plain", doc["options"]["split"], doc["finished"],
+                          track_record.forms_of(judged.summary, ("absolute", "untimed", "relative")))
     return PlainValidation(doc, judged, measurements_id, model_id)

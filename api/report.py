@@ -17,9 +17,11 @@ from collections.abc import Sequence
 from typing import Any, Optional
 
 from fsbm import __version__
+from fsbm.api import track_record
 from fsbm.api.charts import IntervalBar, colours_for, interval_bars, log_lines, stacked_bars
 from fsbm.api.render import format_ns, format_seconds, headline_costs
 from fsbm.api.prediction_service import PredictionService
+from fsbm.api.track_record import TrackRecord
 from fsbm.documents import verdict_field
 from fsbm.predictor.estimator import RATIO_LOG_SD_PRIOR, runtime_seconds
 from fsbm.predictor.model import CpuScales, price_workload
@@ -73,13 +75,12 @@ def report_data(predictor: PredictionService, store: ResultsStore, prediction_id
             table = predictor.pricer(store, entry["cost_table_id"]).table
             headlines[entry["candidate"]] = headline_costs(table)
             environments[entry["candidate"]] = {**table.environment, "measured_at": table.measured_at}
-    validation = store.documents("validation")
     observations = [body for _, _, body in store.documents("observation", name=str(prediction_id))]
     return {
         "prediction": prediction, "created": found[1], "profile": profile, "headline": headlines,
         "environments": environments,
         "sweep": cache_sweep(predictor, store, prediction, profile) if profile and prediction["absolute"] else {},
-        "validation": validation[0][2]["summary"] if validation and prediction.get("validated") else None,
+        "track_record": track_record.of_prediction(store, prediction),
         "observations": observations,
     }
 
@@ -199,7 +200,7 @@ def _measured_sentence(measured: dict[str, float], best: str, runner_up: Optiona
     return sentence
 
 
-def _verdict(prediction: dict[str, Any], validation: Optional[dict[str, Any]],
+def _verdict(prediction: dict[str, Any], record: Optional[TrackRecord],
              observations: Sequence[dict[str, Any]] = ()) -> str:
     entries, ranking, field = _ranked(prediction)
     by_name = {e["candidate"]: e for e in entries}
@@ -239,13 +240,10 @@ def _verdict(prediction: dict[str, Any], validation: Optional[dict[str, Any]],
                      "): an aged filesystem is slower than a fresh one of the same kind, so compare like with like.")
     if notes:
         headline += "</p><p>" + " ".join(notes)
-    if validation:
-        trust = (f"On this machine the model's median error against real runs is "
-                 f"{percent(validation['median_abs_error'])} (largest {percent(validation['max_abs_error'])}), and it "
-                 f"ranked {validation['pairs_ranked_right']} of {validation['pairs_compared']} pairs of filesystems "
-                 "right (fsbm validate, docs/validation.md).")
+    if record is not None:
+        trust = record.sentence()
     else:
-        trust = ("This model has not been validated on this machine: the intervals cover only the spread of the "
+        trust = ("Predictions of this form have not been validated on this machine: the intervals cover only the spread of the "
                  "measured costs, and the confidence in the order assumes the predicted ratio of two runtimes is off "
                  f"by {percent(RATIO_LOG_SD_PRIOR)} (one standard deviation), not a figure measured here. Run "
                  "<code>fsbm validate</code> for measured error bars.")
@@ -604,7 +602,7 @@ def render(data: dict[str, Any]) -> str:
         f"<header><h1>Which filesystem for {escape(str(workload))}?</h1>"
         f'<p class="meta">Prediction {prediction["id"]} of {escape(data["created"])} on {escape(names)}; '
         f"report made {made} by fsbm {__version__} on {escape(platform.node())}.</p></header>",
-        _verdict(prediction, data["validation"], data["observations"]),
+        _verdict(prediction, data["track_record"], data["observations"]),
         _warnings(prediction),
         _runtime_section(prediction),
         _breakdown_section(prediction),

@@ -27,6 +27,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from fsbm.locations import data_dir
+from fsbm.api import track_record
 from fsbm.api.prediction_service import RECORDED_MODEL
 from fsbm.api.provision import AGING, add_programs_cases, measure_cost_table, provision
 from fsbm.microbench import freed_memory
@@ -184,6 +185,11 @@ def validate_recorded(settings: Any, doc: dict[str, Any] | None, options: Valida
             model_id = store.save_document("runtime_model", judged.model.to_json(
                 f"fsbm validate's recordings of {len(doc['programs'])} programs, measured {measured_at} UTC"),
                 name=RECORDED_MODEL)
+        s = judged.summary
+        track_record.save(store, "recorded", split_of(doc), doc.get("finished") or time.time(), {
+            "absolute": track_record.FormRecord(s["median_abs_error"], s["max_abs_error"], s["pairs_ranked_right"],
+                                                s["pairs_compared"]),
+            "relative": track_record.FormRecord(s["median_relative_error"], s["max_relative_error"], 0, 0)})
         store.save_document("validation", {"kind": "validation", "summary": judged.summary,
                                            "rows": judged.rows.to_dict(orient="records"),
                                            "pairs": judged.pairs.to_dict(orient="records"),

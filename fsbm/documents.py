@@ -642,6 +642,9 @@ class Prediction(_Closed):
                                                               "recording's CPU time, a plain trace's span less what "
                                                               "tracing added, or nothing (then only the filesystem's "
                                                               "time is predicted).")
+    evidence: Optional[str] = Field(None, description="The kind of evidence the time outside the filesystem rests on "
+                                                      "(recording, trace, trace-untimed, capture, none): which "
+                                                      "validation's measured errors speak for this prediction.")
     warnings: list[str] = Field([], description="What to know before trusting the numbers, one sentence each: a "
                                                  "trace made while tracing ran unevenly, whose time outside is less "
                                                  "certain than usual, says so here.")

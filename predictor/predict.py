@@ -276,7 +276,7 @@ def predict(profile: Profile | dict[str, Any], tables: list[tuple[int | None, Pr
         "scope": profile.scope, "cache_bytes": cache_bytes, "start": start, "cpu_scales": scales.factors,
         "traced_cpu_ns": scales.traced_ns, "model_id": model_id, "model_fitted_on": getattr(model, "fitted_on_", None),
         "model_errors": model.errors_, "validated": model.validated, "calibrated": bool(model.factors_),
-        "outside_features": features, "outside_evidence": outside.evidence,
+        "outside_features": features, "outside_evidence": outside.evidence, "evidence": outside.kind,
         "warnings": [outside.warning] if outside.warning else [], "concurrency": workload.at_once,
         "observed_s": {op: ns / 1e9 for op, (_, ns) in sorted(profile.classes.observed_ns().items(),
                                                               key=lambda kv: -kv[1][1])},

@@ -293,3 +293,29 @@ def test_the_terminal_and_the_report_state_the_same_ranking() -> None:
     _, ranking, field = _ranked({"absolute": False, "ranking": by_fs.model_dump(),
                                  "relative_ranking": by_relative.model_dump(), "candidates": []})
     assert field == "relative_s" and ranking["by"] == "relative_s"
+
+
+def test_the_verdict_quotes_the_validation_of_the_predictions_own_form(tmp_path: Path) -> None:
+    """A capture's report quotes what `fsbm validate --capture` measured, a plain log's what
+    `--plain` measured, the held-out test set's where there is one, and says so where only the
+    development set was judged; a form no validation judged says it was not validated."""
+    from fsbm.api import track_record
+    from fsbm.api.report import _verdict
+    from fsbm.api.track_record import FormRecord
+
+    with ResultsStore(tmp_path / "store.sqlite") as store:
+        track_record.save(store, "capture", "dev", 0.0, {"absolute": FormRecord(0.06, 0.24, 2, 2)})
+        track_record.save(store, "capture", "test", 60.0, {"absolute": FormRecord(0.158, 0.459, 1, 4)})
+        track_record.save(store, "plain", "dev", 0.0, {"absolute": FormRecord(0.178, 0.504, 16, 16)})
+        capture = track_record.of_prediction(store, {"evidence": "capture"})
+        plain = track_record.of_prediction(store, {"evidence": "trace"})
+        relative = track_record.of_prediction(store, {"evidence": "trace", "relative_ranking": {"best": "e"}})
+        recorded = track_record.of_prediction(store, {"evidence": "recording"})
+    assert capture is not None and capture.split == "test" and capture.page == "docs/validation-capture-test.md"
+    assert plain is not None and plain.split == "dev" and relative is None and recorded is None
+    prediction = {"candidates": [_candidate("e", "ext4", 4.0), _candidate("x", "xfs", 6.0)]}
+    said = _verdict(prediction, capture)
+    assert "Predictions from NFS captures (absolute form)" in said and "held-out test set" in said
+    assert "median error 16% (largest 46%), and it ranked 1 of 4 pairs" in said
+    assert "the development set (what the rules were chosen on" in _verdict(prediction, plain)
+    assert "have not been validated on this machine" in _verdict(prediction, None)
