@@ -20,7 +20,7 @@ import pandas as pd
 from fsbm.api.prediction_service import PLAIN_MODEL, RECORDED_MODEL
 from fsbm.api.validation import split_of, stored_runtime_model, utc
 from fsbm.predictor.capture_judge import FORMS as CAPTURE_FORMS
-from fsbm.predictor.capture_judge import judge_capture
+from fsbm.predictor.capture_judge import host_between, judge_capture
 from fsbm.predictor.confidence import Reliability
 from fsbm.predictor.estimator import RuntimeEstimator
 from fsbm.predictor.judge import judge
@@ -178,17 +178,27 @@ def capture_verdicts(doc: dict[str, Any], model: RuntimeEstimator) -> list[FormV
     split = split_of(doc)
     judged = judge_capture(doc, model)
     s, rows = judged.summary, judged.rows
+    between = host_between(doc, rows)
+    moved = between["real_s"] / between["captured_s"] - 1
     verdicts = []
     for form in CAPTURE_FORMS:
         f = s[form]
         judged_rows = rows[~rows["traced"]] if form == "relative" else rows
-        verdicts.append(FormVerdict(
+        there = {} if form != "absolute" else {
+            "host_moved": (float(moved.median()), float(moved.min()), float(moved.max())),
+            "against_rounds": _sizes(between["against_rounds"]), "against_beside": _sizes(between["against_captured"])}
+        verdicts.append(FormVerdict(**there,
             split=split, trace="capture", form=form, measured_at=utc(doc["finished"]),
             doc=f"validation-capture-{split}.md", median=f["runtime"]["median"], largest=f["runtime"]["largest"],
             ratio_median=f["ratio"]["median"], ratio_largest=f["ratio"]["largest"], covered=f["covered"],
             intervals=f["intervals"], pairs_right=f["pairs_right"], pairs=f["pairs"], bound=form_bound(form),
             misses=_largest(judged_rows, f"{form}_error", "target")))
     return verdicts
+
+
+def _sizes(errors: pd.Series) -> tuple[float, float]:
+    """The median and the largest of the errors' sizes."""
+    return float(errors.abs().median()), float(errors.abs().max())
 
 
 def _in_order(verdicts: list[FormVerdict]) -> list[FormVerdict]:
@@ -229,9 +239,10 @@ def _host_between_section(verdicts: list[FormVerdict]) -> list[str]:
         return []
     lines = ["", "## The host between the traces and the rounds", "",
              "A trace tells a program's work at the speed of the minute it was traced in; the rounds ran minutes "
-             "later. Each program was also run untraced beside its traces: how far the rounds stood from those runs "
-             "on the traced target, and each absolute form's errors there against the rounds (the verdict) and "
-             "against those runs (a diagnosis, not the verdict).", "",
+             "later. Each program was also run untraced beside its traces (an NFS job: the run its capture "
+             "recorded): how far the rounds stood from those runs on the traced target, and "
+             "each absolute form's errors there against the rounds (the verdict) and against those runs (a "
+             "diagnosis, not the verdict).", "",
              "| set | trace and form | rounds against the runs beside: median (least to most) | against the rounds: "
              "median / largest | against the runs beside |", "|---|---|---|---|---|"]
     for v in _in_order(found):

@@ -149,6 +149,12 @@ def test_validate_capture_measures_captures_and_judges_them(tmp_path: Path, fsbm
         redone = run_fsbm("validate", "--from", str(measured), "--doc", str(again), timeout=300)
         assert redone.returncode == 0, redone.stderr[-2000:]
         assert again.read_text().splitlines()[3:] == text.splitlines()[3:]
+        # The overview sets both forms beside the others, and the captured runs in its host table.
+        overview = tmp_path / "validation.md"
+        assert run_fsbm("validate", "--overview", "--doc", str(overview), timeout=300).returncode == 0
+        page = overview.read_text()
+        assert "| dev | NFS capture (tshark), absolute | " in page and "| dev | NFS capture, relative" in page
+        assert "NFS captures of the test set (`fsbm validate --capture --set test`)" in page
     finally:  # the filesystems it made, unmounted and detached before the test's directory goes
         run_fsbm("fs", "destroy", "val-ext4", "val-tmpfs")
 
