@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import os
 import random
-import shutil
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from fsbm.errors import FsbmError
-from fsbm.predictor.suite import SPLITS, Split, staged_once
+from fsbm.predictor.suite import SPLITS, Split, remove_matching, staged_once
 
 SMALL_FILES = 120  # at scale 1
 SMALL_MEDIAN_BYTES = 8 << 10
@@ -160,13 +159,8 @@ def stage_side(directory: Path, stager: Stager, scale: float) -> Path:
 
 def clean_sides(program: NfsProgram, server: Path, client: Path) -> None:
     """Remove what a run of `program` left on the share and beside the client."""
-    for directory, patterns in ((server, program.server_leaves), (client, program.client_leaves)):
-        for pattern in patterns:
-            for path in directory.glob(pattern):
-                if path.is_dir() and not path.is_symlink():
-                    shutil.rmtree(path)
-                else:
-                    path.unlink()
+    remove_matching(server, program.server_leaves)
+    remove_matching(client, program.client_leaves)
 
 
 def run_job(program: NfsProgram, client: Path, share_url: str) -> None:

@@ -362,14 +362,19 @@ def staged_once(directory: Path, key: str, fill: Callable[[Path], None]) -> Path
     return directory
 
 
-def clean(work: Path, program: Program) -> None:
-    """Remove what a run of `program` made in `work`."""
-    for pattern in program.leaves:
-        for path in work.glob(pattern):
+def remove_matching(directory: Path, patterns: tuple[str, ...]) -> None:
+    """Remove what in `directory` matches any of the glob `patterns`, directories whole."""
+    for pattern in patterns:
+        for path in directory.glob(pattern):
             if path.is_dir() and not path.is_symlink():
                 shutil.rmtree(path)
             else:
                 path.unlink()
+
+
+def clean(work: Path, program: Program) -> None:
+    """Remove what a run of `program` made in `work`."""
+    remove_matching(work, program.leaves)
 
 
 def run_command(program: Program, work: Path) -> None:
