@@ -14,6 +14,7 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from fsbm.documents import verdict_field
 from fsbm.store import ResultsStore
 
 KIND = "track_record"
@@ -77,13 +78,14 @@ def forms_of(summary: dict[str, Any], forms: tuple[str, ...]) -> dict[str, FormR
 
 def of_prediction(store: ResultsStore, prediction: dict[str, Any]) -> TrackRecord | None:
     """The figures that speak for `prediction`: those of its own evidence and form (relative
-    where its verdict ranks by the relative form), of the test set where one was judged, else
+    where its verdict ranks by the relative form, documents.verdict_field), of the test set where one was judged, else
     of the development set; None where no validation of that form is kept."""
     evidence = prediction.get("evidence") or ("recording" if prediction.get("outside_features") else "trace")
     if evidence not in TRACES:
         return None
     trace, form = TRACES[evidence]
-    if prediction.get("relative_ranking"):
+    if verdict_field(prediction.get("absolute", True), bool(prediction.get("ranking")),
+                     bool(prediction.get("relative_ranking"))) == "relative_s":
         form = "relative"
     for split in ("test", "dev"):
         found = store.newest_document_id(KIND, f"{trace}-{split}")

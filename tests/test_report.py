@@ -310,8 +310,12 @@ def test_the_verdict_quotes_the_validation_of_the_predictions_own_form(tmp_path:
         capture = track_record.of_prediction(store, {"evidence": "capture"})
         plain = track_record.of_prediction(store, {"evidence": "trace"})
         relative = track_record.of_prediction(store, {"evidence": "trace", "relative_ranking": {"best": "e"}})
+        # Both forms ranked, the verdict states the absolute order: its figures are the absolute form's.
+        both = track_record.of_prediction(store, {"evidence": "capture", "absolute": True, "ranking": {"best": "e"},
+                                                  "relative_ranking": {"best": "x"}})
         recorded = track_record.of_prediction(store, {"evidence": "recording"})
     assert capture is not None and capture.split == "test" and capture.page == "docs/validation-capture-test.md"
+    assert both is not None and both.form == "absolute" and both.split == "test"
     assert plain is not None and plain.split == "dev" and relative is None and recorded is None
     prediction = {"candidates": [_candidate("e", "ext4", 4.0), _candidate("x", "xfs", 6.0)]}
     said = _verdict(prediction, capture)
