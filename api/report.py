@@ -21,7 +21,6 @@ from fsbm.api import track_record
 from fsbm.api.charts import IntervalBar, colours_for, interval_bars, log_lines, stacked_bars
 from fsbm.api.render import format_ns, format_seconds, headline_costs
 from fsbm.api.prediction_service import PredictionService
-from fsbm.api.track_record import TrackRecord
 from fsbm.documents import verdict_field
 from fsbm.predictor.estimator import RATIO_LOG_SD_PRIOR, runtime_seconds
 from fsbm.predictor.model import CpuScales, price_workload
@@ -200,7 +199,7 @@ def _measured_sentence(measured: dict[str, float], best: str, runner_up: Optiona
     return sentence
 
 
-def _verdict(prediction: dict[str, Any], record: Optional[TrackRecord],
+def _verdict(prediction: dict[str, Any], record: Optional[track_record.TrackRecord],
              observations: Sequence[dict[str, Any]] = ()) -> str:
     entries, ranking, field = _ranked(prediction)
     by_name = {e["candidate"]: e for e in entries}
@@ -243,8 +242,8 @@ def _verdict(prediction: dict[str, Any], record: Optional[TrackRecord],
     if record is not None:
         trust = record.sentence()
     else:
-        trust = ("Predictions of this form have not been validated on this machine: the intervals cover only the spread of the "
-                 "measured costs, and the confidence in the order assumes the predicted ratio of two runtimes is off "
+        trust = ("Predictions of this form have not been validated on this machine: the intervals cover only the "
+                 "spread of the measured costs, and the confidence in the order assumes the predicted ratio of two runtimes is off "
                  f"by {percent(RATIO_LOG_SD_PRIOR)} (one standard deviation), not a figure measured here. Run "
                  "<code>fsbm validate</code> for measured error bars.")
     return f'<section class="verdict"><h2>Verdict</h2><p class="headline">{headline}</p><p>{trust}</p></section>'

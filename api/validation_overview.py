@@ -24,7 +24,7 @@ from fsbm.predictor.capture_judge import host_between, judge_capture
 from fsbm.predictor.confidence import Reliability
 from fsbm.predictor.estimator import RuntimeEstimator
 from fsbm.predictor.judge import judge
-from fsbm.predictor.plain_judge import judge_plain, reliability_of
+from fsbm.predictor.plain_judge import error_stats, judge_plain, reliability_of
 from fsbm.predictor.nfs_suite import nfs_programs
 from fsbm.predictor.suite import SPLITS, programs
 from fsbm.predictor.cpu_speed import STEADY_MIN_USER_S
@@ -179,14 +179,15 @@ def capture_verdicts(doc: dict[str, Any], model: RuntimeEstimator) -> list[FormV
     judged = judge_capture(doc, model)
     s, rows = judged.summary, judged.rows
     between = host_between(doc, rows)
-    moved = between["real_s"] / between["captured_s"] - 1
+    moved = between["rounds_moved"]
     verdicts = []
     for form in CAPTURE_FORMS:
         f = s[form]
         judged_rows = rows[~rows["traced"]] if form == "relative" else rows
         there = {} if form != "absolute" else {
             "host_moved": (float(moved.median()), float(moved.min()), float(moved.max())),
-            "against_rounds": _sizes(between["against_rounds"]), "against_beside": _sizes(between["against_captured"])}
+            "against_rounds": _median_largest(between["against_rounds"]),
+            "against_beside": _median_largest(between["against_captured"])}
         verdicts.append(FormVerdict(**there,
             split=split, trace="capture", form=form, measured_at=utc(doc["finished"]),
             doc=f"validation-capture-{split}.md", median=f["runtime"]["median"], largest=f["runtime"]["largest"],
@@ -196,9 +197,10 @@ def capture_verdicts(doc: dict[str, Any], model: RuntimeEstimator) -> list[FormV
     return verdicts
 
 
-def _sizes(errors: pd.Series) -> tuple[float, float]:
-    """The median and the largest of the errors' sizes."""
-    return float(errors.abs().median()), float(errors.abs().max())
+def _median_largest(errors: pd.Series) -> tuple[float, float]:
+    """The median and the largest of the errors' sizes (plain_judge.error_stats)."""
+    stats = error_stats(errors)
+    return stats["median"], stats["largest"]
 
 
 def _in_order(verdicts: list[FormVerdict]) -> list[FormVerdict]:

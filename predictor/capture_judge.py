@@ -107,14 +107,15 @@ def judge_capture(doc: dict[str, Any], model: RuntimeEstimator | None = None) ->
 
 def host_between(doc: dict[str, Any], rows: pd.DataFrame) -> pd.DataFrame:
     """Per job, on the traced target: the captured run's seconds (a capture tells the work at
-    the speed of its own minute) beside the rounds' median, and the absolute form's error
-    against each: how much of its error is the host's between the capture and the rounds (a
+    the speed of its own minute) beside the rounds' median (how far they moved from it), and the
+    absolute form's error against each: how much of its error is the host's between the capture and the rounds (a
     diagnosis, not the verdict)."""
     traced = rows[rows["traced"]].set_index("program")
     out = []
     for job in doc["programs"]:
         row = traced.loc[job["name"]]
         out.append({"program": job["name"], "captured_s": job["captured_run_s"], "real_s": row["real_s"],
+                    "rounds_moved": row["real_s"] / job["captured_run_s"] - 1,
                     "absolute_s": row["absolute_s"], "against_rounds": row["absolute_error"],
                     "against_captured": row["absolute_s"] / job["captured_run_s"] - 1})
     return pd.DataFrame(out)

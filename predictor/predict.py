@@ -215,7 +215,7 @@ def _with_server_handling(outside: Outside, timeline: Timeline, names: list[str]
     said = (f"the server's own handling of the calls, {abs(handling):.3f} s: their {timeline.file_calls_signed_ns / 1e9:.3f} "
             f"s outstanding in the capture less their modelled time {where}")
     if handling >= 0:
-        return outside.more(handling, (handling, handling), f"{said}")
+        return outside.more(handling, (handling, handling), said)
     return outside.less(-handling, f"less {said} (the model prices them above what the capture saw)")
 
 

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 
 DISK_CANDIDATES = "ext4,xfs,btrfs"  # a plain or capture validation's targets unless --candidates names others
+ALL_CANDIDATES = f"{DISK_CANDIDATES},tmpfs"  # a recorded validation's
 
 
 def _types(candidates: str) -> tuple[str, ...]:
@@ -193,7 +194,7 @@ def validate_command(
             raise UsageError(f"unknown program {', '.join(unknown)}; choose from {', '.join(sorted(known))}")
         if len(chosen or known) < 2:
             raise UsageError("leave-one-program-out needs at least two programs")
-        types = _types(candidates or "ext4,xfs,btrfs,tmpfs")
+        types = _types(candidates or ALL_CANDIDATES)
         wanted_states = tuple(x.strip() for x in states.split(",") if x.strip())
         if not wanted_states or set(wanted_states) - {"fresh", "aged"}:
             raise UsageError("--states takes fresh, aged or fresh,aged")
