@@ -29,6 +29,7 @@ SMALL_MEDIAN_BYTES = 8 << 10
 SMALL_LARGEST_BYTES = 512 << 10
 LARGE_BYTES = 256 << 20
 LIST_DIRECTORIES, LIST_FILES_EACH = 40, 100
+FLAT_FILES = 4000  # one directory's, at scale 1
 
 Stager = Callable[[Path, float], None]
 
@@ -121,6 +122,17 @@ def _server_tree(server: Path, scale: float) -> None:
             (directory / f"f{f:03d}.txt").write_bytes(b"x" * (100 + 37 * f))
 
 
+def _server_flat(server: Path, scale: float) -> None:
+    """One directory of FLAT_FILES small files (scaled), names in no order a listing keeps."""
+    directory = server / "flat"
+    directory.mkdir(parents=True, exist_ok=True)
+    rng = random.Random(5)
+    numbers = list(range(max(64, round(FLAT_FILES * scale))))
+    rng.shuffle(numbers)
+    for n in numbers:
+        (directory / f"entry-{n:05d}.log").write_bytes(b"y" * rng.randrange(1, 3000))
+
+
 def nfs_programs(split: Split | None = None) -> list[NfsProgram]:
     """The NFS suite, or one set of it."""
     suite = [
@@ -133,11 +145,14 @@ def nfs_programs(split: Split | None = None) -> list[NfsProgram]:
         NfsProgram("nfs-large-write", "copy a large file to the share (nfs-cp)",
                    'nfs-cp big.bin "$SERVER/big-in.bin" > /dev/null', _client_large, _nothing,
                    server_leaves=("big-in.bin",)),
+        # Judged once as a test job before it joined this set (docs/test-set-runs.md).
+        NfsProgram("nfs-list", "list a tree on the share recursively (nfs-ls -R)",
+                   'nfs-ls -R "$SERVER/tree" > /dev/null', _nothing, _server_tree),
         # The test set: held out.
         NfsProgram("nfs-large-read", "read a large file from the share (nfs-cat)",
                    'nfs-cat "$SERVER/big.bin" > /dev/null', _nothing, _server_large, split="test"),
-        NfsProgram("nfs-list", "list a tree on the share recursively (nfs-ls -R)",
-                   'nfs-ls -R "$SERVER/tree" > /dev/null', _nothing, _server_tree, split="test"),
+        NfsProgram("nfs-list-flat", "list one large directory on the share (nfs-ls)",
+                   'nfs-ls "$SERVER/flat" > /dev/null', _nothing, _server_flat, split="test"),
         NfsProgram("nfs-copy-out", "copy small files from the share, one nfs-cp each",
                    'mkdir -p out && for f in $(cat names.txt); do nfs-cp "$SERVER/$f" "out/$f" > /dev/null; done',
                    _client_names, _server_small, client_leaves=("out",), split="test"),
@@ -149,7 +164,7 @@ def nfs_programs(split: Split | None = None) -> list[NfsProgram]:
 
 # What the staged inputs are made of: a side staged with other sizes is staged again.
 INPUTS = (f"{SMALL_FILES} files around {SMALL_MEDIAN_BYTES} B up to {SMALL_LARGEST_BYTES} B; {LARGE_BYTES} B; "
-          f"{LIST_DIRECTORIES} x {LIST_FILES_EACH} listed")
+          f"{LIST_DIRECTORIES} x {LIST_FILES_EACH} listed; {FLAT_FILES} in one directory")
 
 
 def stage_side(directory: Path, stager: Stager, scale: float) -> Path:
