@@ -10,7 +10,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fsbm.traces.vocabulary import NFS4_PLUMBING, OPERATIONS, PSEUDO_FILES
+from fsbm.traces.vocabulary import LISTED_ENTRY_ORIG, NFS4_PLUMBING, OPERATIONS, PSEUDO_FILES
 
 MISSING = np.iinfo(np.int64).min
 OP_INDEX = {name: i for i, name in enumerate(OPERATIONS)}
@@ -30,7 +30,7 @@ class EventArrays:
     size: np.ndarray
     ret: np.ndarray
     failed: np.ndarray      # bool: errno set
-    plumbing: np.ndarray    # bool: an NFSv4 op that only carries state
+    plumbing: np.ndarray    # bool: no call of its own (plumbing_origs)
     actors: list[str]
     files: list[str]
     origs: list[str]
@@ -120,8 +120,11 @@ def operation_index(op_names: list[str]) -> np.ndarray:
 
 
 def plumbing_origs(origs: list[str]) -> np.ndarray:
-    """Per call as traced, whether it is an NFSv4 operation that only carries state."""
-    return np.array([o.startswith("NFS4.") and o[5:] in NFS4_PLUMBING for o in origs] or [False])
+    """Per call as traced, whether its events are no calls of their own, so Tang's table and
+    the open files leave them out: an NFSv4 operation that only carries state, or an entry a
+    READDIRPLUS returned with its attributes (a stat the server made, priced as one)."""
+    return np.array([(o.startswith("NFS4.") and o[5:] in NFS4_PLUMBING) or o == LISTED_ENTRY_ORIG for o in origs]
+                    or [False])
 
 
 def to_arrays(table: pa.Table) -> EventArrays:

@@ -34,7 +34,11 @@ operation with its outcome: done, failed (a failed lookup still walks the path),
 readdir, the empty call that ends a listing (a getdents that returned no bytes; an NFS
 READDIR is a listing, never its end).  Listings keep the bytes of entries they returned
 (listed_bytes; for NFS, what a getdents64 would return for the names the reply lists): a
-listing costs by its entries.  Creates also keep how many of the files they
+listing costs by its entries.  Stats keep how many were of entries a listing returned
+with their attributes (listed: an NFS READDIRPLUS's, one event each), and those files by
+power of two of their bytes (listed_log2): a server reads each entry's inode in the
+listing's order, and what that costs depends on what lies beside the inodes (on btrfs a
+small file's data does).  Creates also keep how many of the files they
 made were then written (not copied into) and the bytes written into them: on btrfs a
 create among files holding unwritten data waits for some of it to be written out (fsbench's
 create_written), so it costs several times an empty create.  What it waits for depends on
@@ -61,12 +65,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from fsbm.characterizer.arrays import COSTED_OPERATIONS, OP_INDEX, EventArrays, access_lengths, present
+from fsbm.characterizer.arrays import MISSING, COSTED_OPERATIONS, OP_INDEX, EventArrays, access_lengths, present
 from fsbm.characterizer.histograms import bit_lengths
 from fsbm.characterizer.kernels import library
 from fsbm.characterizer.mapped import Regions
 from fsbm.characterizer.sequentiality import Access
-from fsbm.traces.vocabulary import COPY_CALLS
+from fsbm.traces.vocabulary import COPY_CALLS, LISTED_ENTRY_ORIG
 
 if TYPE_CHECKING:
     from fsbm.characterizer.partial import OpStats
@@ -280,7 +284,20 @@ def metadata_classes(ev: EventArrays, ops: dict[str, OpStats]) -> dict[str, dict
         listed = (ev.op == OP_INDEX["readdir"]) & (ev.ret > 0)
         if listed.any():
             out["readdir"]["listed_bytes"] = int(ev.ret[listed].sum())
+    entries = _listed_entries(ev)
+    if "stat" in out and entries.any():
+        sizes = ev.size[entries]
+        out["stat"].update(listed=int(entries.sum()), listed_log2=size_buckets(sizes[sizes != MISSING]))
     return out
+
+
+def _listed_entries(ev: EventArrays) -> np.ndarray:
+    """Which events are the stat of an entry a listing returned with its attributes (an NFS
+    READDIRPLUS's entries, traces/nfs.py): its size is the file's bytes, where known."""
+    ids = [i for i, name in enumerate(ev.origs) if name == LISTED_ENTRY_ORIG]
+    if not ids:
+        return np.zeros(ev.n, bool)
+    return (ev.op == OP_INDEX["stat"]) & np.isin(ev.orig, ids)
 
 
 def with_written_creates(classes: dict[str, dict], written: dict[str, dict[str, int]]) -> dict[str, dict]:

@@ -231,7 +231,7 @@ def core_of(ev: EventArrays, clock: np.ndarray, nfs: bool, window: int = WHOLE) 
     """Tang's statistics of a stretch of events, its classified accesses for the rest, and
     the changes its opens and closes make to the number of open files, as `window`'s."""
     acc = classify(ev, nfs)
-    plumbing = ev.plumbing.any()  # NFSv4's state-carrying operations are no calls of their own
+    plumbing = ev.plumbing.any()  # no calls of their own (arrays.plumbing_origs)
     calls = ~ev.plumbing if plumbing else slice(None)
     lookup_origs = np.array([o.endswith(".LOOKUP") or o.endswith(".LOOKUPP") for o in ev.origs] or [False])
     lookups = int((lookup_origs[ev.orig] & ~ev.plumbing).sum()) if lookup_origs.any() else 0

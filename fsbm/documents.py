@@ -116,6 +116,8 @@ class MetadataCount(_Open):
     data_bytes: NonNegativeInt = 0      # ... and the bytes they held,
     data_log2: Optional[dict[str, SizeBucket]] = None     # ... by power of two of a file's
     listed_bytes: Optional[NonNegativeInt] = None  # listings: the bytes of entries returned
+    listed: NonNegativeInt = 0          # stats of entries a listing returned with attributes ...
+    listed_log2: Optional[dict[str, SizeBucket]] = None   # ... by power of two of a file's bytes
     timed: NonNegativeInt = 0           # calls the trace timed (strace -T, an NFS reply) ...
     dur_ns: NonNegativeInt = 0          # ... and their durations, summed
 

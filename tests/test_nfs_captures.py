@@ -19,6 +19,7 @@ import pytest
 from fsbm.traces.errors import TraceParseError
 from fsbm.traces.ingest import ingest, read_events
 from fsbm.traces.replay_plan import build_plan
+from fsbm.traces.vocabulary import LISTED_ENTRY_ORIG
 from tests.conftest import SHARED_DATA
 
 # Times nothing and needs no loop device: may share the cores with another such test.
@@ -181,8 +182,14 @@ def test_procedure_counts_equal_tshark_rpc_statistics(capture: str, tmp_path: Pa
     assert expected, out
     ingest([path], tmp_path / "e.parquet")
     ours = Counter(read_events(tmp_path / "e.parquet").to_pandas()["orig"])
+    # Each entry a READDIRPLUS reply returned with its attributes is an event of its own, not a call.
+    entries = ours.pop(LISTED_ENTRY_ORIG, 0)
     assert {k: v for k, v in ours.items() if k != "NFS3.NULL" and k != "NFS2.NULL"} == \
         {k: v for k, v in expected.items() if not k.endswith(".NULL")}
+    listed = subprocess.run(["tshark", "-r", str(path), "-n", "-Y", "nfs.procedure_v3 == 17 && rpc.msgtyp == 1",
+                             "-T", "fields", "-e", "nfs.readdirplus.entry.name"],
+                            capture_output=True, text=True, check=True).stdout
+    assert entries == sum(name not in (".", "..") for line in listed.split() for name in line.split(","))
 
 
 def test_udp_retransmissions_are_counted_once_and_unanswered_calls_reported(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ from fsbm.microbench.nfs_server import NFS_PORT, capturing, serving
 from fsbm.predictor.nfs_suite import nfs_programs
 from fsbm.predictor.validate import Target
 from fsbm.traces.ingest import ingest, read_events
+from fsbm.traces.vocabulary import LISTED_ENTRY_ORIG
 
 
 
@@ -83,6 +84,34 @@ def test_a_capture_holds_the_client_job_from_its_first_call(tmp_path: Path) -> N
     # lost instead (docs/model-evidence.md).
     written = int(events.loc[events["op"].astype(str) == "write", "size"].sum())
     assert (24 << 20) - (3 << 20) <= written <= 24 << 20, written
+
+
+@pytest.mark.cores_shared
+def test_a_listings_entries_are_stats_of_their_files_at_their_sizes(tmp_path: Path) -> None:
+    """The server reads every entry's attributes to answer a READDIRPLUS: each entry (not "."
+    or "..") is a stat event of the handle the reply gave it, carrying the file's bytes, and
+    the profile counts them apart from the other stats, by power of two of their bytes."""
+    require_root()
+    share = tmp_path / "share"
+    (share / "d" / "sub").mkdir(parents=True)
+    sizes = {f"f{i:02d}": 100 * i + 1 for i in range(30)}
+    for name, size in sizes.items():
+        (share / "d" / name).write_bytes(b"x" * size)
+    capture_path = tmp_path / "list.pcapng"
+    with serving([share], tmp_path / "server") as server, capturing(capture_path):
+        subprocess.run(["nfs-ls", server.url(share / "d")], check=True, capture_output=True)
+    events = read_events(ingest([capture_path], tmp_path / "list.parquet").output).to_pandas()
+    entries = events[events["orig"] == LISTED_ENTRY_ORIG]
+    assert sorted(entries["path"]) == sorted([*sizes, "sub"])
+    assert (entries["op"].astype(str) == "stat").all() and entries["dur"].isna().all()
+    assert {row.path: row.size for row in entries.itertuples() if row.path != "sub"} == sizes
+    assert not entries["file"].str.contains("/").any() and entries["file"].nunique() == 31  # handles
+    profile = tmp_path / "list.json"
+    done = run_fsbm("characterize", str(tmp_path / "list.parquet"), "--json", str(profile))
+    assert done.returncode == 0, done.stderr
+    stat = json.loads(profile.read_text())["classes"]["metadata"]["stat"]
+    assert stat["listed"] == 31 and stat["done"] > 31
+    assert sum(b["files"] for b in stat["listed_log2"].values()) == 31
 
 
 @pytest.mark.cores_shared

@@ -16,6 +16,14 @@ A successful call's `ret` is 0, except READ and WRITE (the bytes moved) and READ
 READDIRPLUS: the bytes a local getdents64 would return for the entries the reply names
 (each a 19-byte record head, the name and its NUL, in 8-byte steps), which is what a
 listing is priced by.  A name holding a comma reads as two (tshark's field aggregator).
+
+A v3 READDIRPLUS reply carries each entry's attributes and handle, so the server looked up
+and read the inode of every file it lists: after the listing's event, each entry but "."
+and ".." is a stat of its own (orig NFS3.READDIRPLUS_ENTRY, untimed, ret 0, size the
+file's bytes its attributes say), of the handle the reply gave it, and the name is
+remembered as a LOOKUP's is.  Without them a
+listing of 4,000 files was priced by its bytes alone, where its cost on a cold server is
+mostly those 4,000 inodes.
 """
 
 from __future__ import annotations
@@ -37,7 +45,7 @@ from fsbm.microbench.system import require_program
 from fsbm.traces.errors import TraceParseError
 from fsbm.traces.nfs_timeline import NfsTimeline
 from fsbm.traces.schema import EVENT_SCHEMA
-from fsbm.traces.vocabulary import NFS_OPERATIONS
+from fsbm.traces.vocabulary import LISTED_ENTRY_ORIG, NFS_OPERATIONS
 
 NFS_PROGRAM = "100003"
 # The names a READDIR reply lists: v2, v3, v3's READDIRPLUS, v4.
@@ -48,9 +56,14 @@ FIELDS = (
     "tcp.dstport", "udp.dstport", "rpc.xid", "rpc.msgtyp", "rpc.programversion", "rpc.procedure", "nfs.opcode",
     "nfs.fh.hash", "nfs.name", "nfs.offset3", "nfs.count3", "nfs.offset4", "nfs.count4", "nfs.read.offset",
     "nfs.write.offset", "nfs.read.count", "nfs.write.data_length", "nfs.read.data_length", "nfs.status",
-    "nfs.status2", "nfs.pathname.component", "nfs.open.claim_type", *LISTED_NAMES, "_ws.malformed",
+    "nfs.status2", "nfs.pathname.component", "nfs.open.claim_type", "nfs.readdirplus.entry.fileid",
+    "nfs.fattr3.fileid", "nfs.fattr3.size", *LISTED_NAMES, "_ws.malformed",
 )
 _IDX = {name: i for i, name in enumerate(FIELDS)}
+# Fields read only to pair a READDIRPLUS entry with its size (listed_entries, which pairs by
+# file id): every reply's attributes carry them, so in a frame of several messages they
+# often do not divide evenly, and that alone does not make the frame ambiguous.
+PAIRED_BY_ID = frozenset(("nfs.readdirplus.entry.fileid", "nfs.fattr3.fileid", "nfs.fattr3.size"))
 # FIELDS before this one have one value a frame; from it to the last but one, one or more a
 # message, aggregated over the frame's messages; the last says whether the frame was malformed.
 MESSAGE_FIELDS_FROM = _IDX["rpc.xid"]
@@ -411,7 +424,7 @@ def _split_messages(cols: list[str], stats: NfsStats) -> Iterator[RpcMessage]:
                 values[name] = items[k * chunk:(k + 1) * chunk]
             else:
                 values[name] = items if k == 0 else []
-                ambiguous = True
+                ambiguous = ambiguous or name not in PAIRED_BY_ID
         msgtyp = (values["rpc.msgtyp"] or ["0"])[0]
         version = (values["rpc.programversion"] or [""])[-1]
         procedure = int((values["rpc.procedure"] or ["0"])[0])
@@ -520,6 +533,13 @@ class CallReplyMatcher:
             ret = 0 if succeeded else -1
         self._add(rows, call, dur, f"NFS{call.version}.{name}", NFS_OPERATIONS.get(name, "other"), file, path,
                   path2, offset, size, ret, _errno(status))
+        if name == "READDIRPLUS" and reply and succeeded and file:
+            for entry, handle, entry_size in listed_entries(rv):
+                entry_file = handle or f"{file}/{entry}"
+                if handle:
+                    self._remember(file, entry, handle)
+                self._add(rows, call, None, LISTED_ENTRY_ORIG, "stat", entry_file, entry, None, None, entry_size, 0,
+                          None)
 
     def _remember(self, directory: str, name: str, handle: str) -> None:
         self.children[(directory, name)] = handle
@@ -642,6 +662,21 @@ def _handle_got(ops: list[int], handles: dict[int, str], named: int) -> str | No
         if V4_OPERATIONS.get(ops[i]) in V4_MOVING_OPS:
             return None
     return None
+
+
+def listed_entries(reply: dict[str, list[str]]) -> list[tuple[str, str | None, int | None]]:
+    """(name, handle, size) of each entry a v3 READDIRPLUS reply returned, but "." and "..".
+    The handle is None where the reply's handles do not pair one to one with its names (an
+    entry sent without one).  The size is the one in the attributes of the entry's file id
+    (the directory's own attributes come first, and an entry may be sent without any), or
+    None."""
+    names = reply.get("nfs.readdirplus.entry.name") or []
+    handles = reply.get("nfs.fh.hash") or []
+    paired = [_hex(h) for h in handles] if len(handles) == len(names) else [None] * len(names)
+    ids = reply.get("nfs.readdirplus.entry.fileid") or []
+    size_of = dict(zip(reply.get("nfs.fattr3.fileid") or [], reply.get("nfs.fattr3.size") or []))
+    sizes = [int(size_of[i]) if i in size_of else None for i in ids] if len(ids) == len(names) else [None] * len(names)
+    return [(name, handle, size) for name, handle, size in zip(names, paired, sizes) if name not in (".", "..")]
 
 
 def listed_bytes(reply: dict[str, list[str]]) -> int:

@@ -36,7 +36,8 @@ NFS_ERRORS = {"NOENT": "ENOENT", "EXIST": "EEXIST", "NOTDIR": "ENOTDIR", "ISDIR"
               "ACCES": "EACCES", "PERM": "EPERM", "NOSPC": "ENOSPC", "NAMETOOLONG": "ENAMETOOLONG",
               "STALE": "ESTALE", "ROFS": "EROFS", "FBIG": "EFBIG", "DQUOT": "EDQUOT", "XDEV": "EXDEV"}
 NAMESPACE_OPS = {"create", "unlink", "mkdir", "rmdir", "rename", "link", "symlink"}
-LSTAT_CALLS = {"lstat", "lstat64"}
+# An NFS READDIRPLUS entry's attributes are its own, not a link's target's (traces/nfs.py).
+LSTAT_CALLS = {"lstat", "lstat64", "readdirplus_entry"}
 FD_STAT_CALLS = {"fstat", "fstat64", "fstatfs"}
 
 

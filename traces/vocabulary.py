@@ -77,3 +77,6 @@ PSEUDO_FILES = (("devices (/dev)", ("/dev/",)), ("/proc", ("/proc/",)), ("/sys",
 PSEUDO_DIRECTORIES = tuple(prefix for name, prefixes in PSEUDO_FILES if name != "pipes and sockets"
                            for prefix in prefixes)
 PIPE_PREFIXES = dict(PSEUDO_FILES)["pipes and sockets"]
+
+# An entry a READDIRPLUS reply returned with its attributes: a stat of its own (traces/nfs.py).
+LISTED_ENTRY_ORIG = "NFS3.READDIRPLUS_ENTRY"
