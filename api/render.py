@@ -251,6 +251,7 @@ def cost_table_comparison(rows: list[Any], a_label: str, b_label: str, overall: 
         if ratio is not None and not 0.8 <= ratio <= 1.25:
             shown = f"[bold]{shown}[/]"
         mix = f", {file_sizes_text(row.file_sizes, row.request_sizes)}" if row.file_sizes else ""
+        mix += f", among {row.files} files" if row.files else ""
         table.add_row(escape(f"{row.bench} ({row.op}{mix})"), format_bytes(row.size) if row.size else "",
                       escape(row.order), row.cache, format_ns(row.a_ns) if row.a_ns is not None else "-",
                       format_ns(row.b_ns) if row.b_ns is not None else "-", shown)

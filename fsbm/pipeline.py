@@ -223,7 +223,7 @@ def add_workload_cases(target: PathLike, table: "CostTable", profiles: Sequence[
     documents = [ProfileDocument.of(p if isinstance(p, (dict, ProfileDocument)) else p.to_json()) for p in profiles]
     cases = sorted({case for profile in documents for case in unmeasured_cases(profile, table, cache_bytes)})
     runs = []
-    for options in options_measuring([(c.bench, c.order, c.cache, c.size, c.file_sizes, c.request_sizes)
+    for options in options_measuring([(c.bench, c.order, c.cache, c.size, c.file_sizes, c.request_sizes, c.files)
                                       for c in cases],
                                      seed=table.seed,
                                      aging_state=table.environment.get("aging_state")):

@@ -105,21 +105,23 @@ REGIME_REPS = 10
 REGIME_CASE_SECONDS = 5.0
 
 
-def options_measuring(cases: Iterable[tuple[str, str, str, int, tuple[int, ...], tuple[int, ...]]], *,
+def options_measuring(cases: Iterable[tuple[str, str, str, int, tuple[int, ...], tuple[int, ...], int | None]], *,
                       seed: int | None = None, aging_state: str | None = None) -> list[FsbenchOptions]:
     """fsbench runs that measure exactly these (benchmark, order, cache, request size, mix of
-    file sizes, mix of request sizes) cases: one per benchmark, order, cache and mixes, three
+    file sizes, mix of request sizes, files among which: None for fsbench's own count) cases:
+    one per benchmark, order, cache, mixes and count of files, three
     sizes at most a run (fsbench times its syncs after the first three sizes only), each on a
     data file of REGIME_REQUESTS_PER_FILE requests of its largest size (at least quick's 64
     MiB).  A case with a mix (a *_mix benchmark's) is measured at that mix (and write_new_mix
     at its mix of request sizes), its size being the mean, in quick's repetitions: each makes
     a thousand files, which on btrfs hold some fifteen of the waits the case is there to
     measure."""
-    groups: dict[tuple[str, str, str, tuple[int, ...], tuple[int, ...]], set[int]] = {}
-    for bench, order, cache, size, file_sizes, request_sizes in cases:
-        groups.setdefault((bench, order, cache, tuple(file_sizes), tuple(request_sizes)), set()).add(int(size))
+    groups: dict[tuple[str, str, str, tuple[int, ...], tuple[int, ...], int], set[int]] = {}
+    for bench, order, cache, size, file_sizes, request_sizes, files in cases:
+        key = (bench, order, cache, tuple(file_sizes), tuple(request_sizes), files or 0)
+        groups.setdefault(key, set()).add(int(size))
     runs = []
-    for (bench, order, cache, file_sizes, request_sizes), sizes in sorted(groups.items()):
+    for (bench, order, cache, file_sizes, request_sizes, files), sizes in sorted(groups.items()):
         ordered = sorted(sizes)
         mix = ",".join(map(str, file_sizes)) or None
         for start in range(0, len(ordered), 3):
@@ -128,6 +130,7 @@ def options_measuring(cases: Iterable[tuple[str, str, str, int, tuple[int, ...],
                                        orders=order, caches=cache, reps=None if mix else REGIME_REPS,
                                        file_size=str(max(REGIME_REQUESTS_PER_FILE * chunk[-1], 64 << 20)),
                                        case_seconds=REGIME_CASE_SECONDS, seed=seed, aging_state=aging_state,
+                                       files=files or None,
                                        file_sizes=mix, request_sizes=",".join(map(str, request_sizes)) or None))
     return runs
 

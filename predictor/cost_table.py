@@ -79,6 +79,12 @@ class LatencyBucket(_Part):
     count: int
 
 
+# The benchmarks whose cost depends on how many files lie around the ones they time, and
+# which are measured at a workload's count (fsbench --files): on btrfs a listed file's
+# attributes cost 8 us among a thousand files of a mix and 14 among four thousand.
+FILE_COUNT_BENCHES = frozenset({"stat_listed_mix"})
+
+
 class Case(_Part):
     """One measured case of fsbench: a benchmark at one request size, order (with the gap of
     a forward stream) and cache state, and what a call of it cost."""
@@ -90,6 +96,8 @@ class Case(_Part):
     file_sizes: Optional[list[int]] = None
     # write_new_mix's: the workload's request sizes, cycled (size is their mean).
     request_sizes: Optional[list[int]] = None
+    # A case measured among a workload's count of files (FILE_COUNT_BENCHES): the files.
+    files: Optional[int] = None
     order: str
     gap: Optional[int] = None
     cache: str
@@ -108,11 +116,12 @@ class Case(_Part):
         return self.model_dump(exclude_none=True)
 
     @property
-    def key(self) -> tuple[str, str, int | None, str, str, tuple[int, ...], tuple[int, ...]]:
+    def key(self) -> tuple[str, str, int | None, str, str, tuple[int, ...], tuple[int, ...], int | None]:
         """What makes two measurements the same case: benchmark, operation, size, order (with
-        a forward stream's gap), cache, and mixes of file and request sizes."""
+        a forward stream's gap), cache, mixes of file and request sizes, and the files it was
+        measured among (FILE_COUNT_BENCHES)."""
         return (self.bench, self.op, self.size, order_label(self.as_result()), self.cache, tuple(self.file_sizes or ()),
-                tuple(self.request_sizes or ()))
+                tuple(self.request_sizes or ()), self.files)
 
 
 @dataclass
@@ -148,6 +157,7 @@ class CostTable:
                 **({"gap_costs": r["gap_costs"]} if r.get("gap_costs") else {}),
                 **{key: r[key] for key in ("entries_per_op", "listed_bytes_per_op", "file_sizes", "request_sizes")
                    if r.get(key)},
+                **({"files": r["objects"]} if r["bench"] in FILE_COUNT_BENCHES and r.get("objects") else {}),
             }
             for r in doc.get("results", [])
         ]

@@ -404,6 +404,13 @@ def _metadata_lines(profile: Profile, pricer: Pricer, start: str) -> list[Line]:
                             pricer.metadata(op, "warm"))
             lines += _split(op, "metadata", f"{detail}, {readable_bytes(per_file)} a file", with_data, cold_share,
                             price(pricer, per_file, "cold", mix), price(pricer, per_file, "warm", mix))
+        elif op == "stat" and counts.listed:
+            listed = min(counts.listed, counts.done)
+            mix = size_mix(counts.listed_log2 or {})
+            lines += _split(op, "metadata", "", counts.done - listed, cold_share, pricer.metadata(op, "cold"),
+                            pricer.metadata(op, "warm"))
+            lines += _split(op, "metadata", "of an entry listed with its attributes", listed, cold_share,
+                            pricer.listed_stat("cold", mix, listed), pricer.listed_stat("warm", mix, listed))
         elif op == "readdir" and counts.done:
             per_call = counts.listed_bytes / counts.done if counts.listed_bytes else None
             lines += _split(op, "metadata", f"{readable_bytes(per_call)} listed a call" if per_call else "", counts.done,

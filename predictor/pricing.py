@@ -101,7 +101,9 @@ class Unmeasured:
     """A case fsbench would measure to price the workload in its own regime: a data case a
     price reached beyond its curve's largest measured size (at most MAX_REQUEST_BYTES), or a
     *_mix case at the workload's mix of file sizes (`file_sizes`; `size` is their mean), and
-    for write_new_mix its mix of request sizes too (`request_sizes`; `size` is their mean)."""
+    for write_new_mix its mix of request sizes too (`request_sizes`; `size` is their mean),
+    and for a case of cost_table.FILE_COUNT_BENCHES among the workload's count of files
+    (`files`; None: fsbench's own count)."""
 
     bench: str
     order: str
@@ -109,6 +111,7 @@ class Unmeasured:
     size: int
     file_sizes: tuple[int, ...] = ()
     request_sizes: tuple[int, ...] = ()
+    files: int | None = None
 
 
 def _measured(entry: Case, label: str) -> Price:
@@ -155,6 +158,18 @@ def _cost_at_gap(costs: list[tuple[int, float]], gap: int) -> float:
         return c0
     w = math.log(gap / g0) / math.log(g1 / g0)
     return (1 - w) * c0 + w * c1
+
+
+# The fewest and most files fsbench's stat_listed_mix is asked to make (listed_files).
+LISTED_FILES_RANGE = (1000, 100_000)
+
+
+def listed_files(count: int) -> int:
+    """The files a listing workload's stat_listed_mix is measured among: its count of listed
+    entries to two significant figures (so workloads of nearly as many share a case), within
+    LISTED_FILES_RANGE (fewer would time too few calls; more would take minutes to make)."""
+    low, high = LISTED_FILES_RANGE
+    return int(float(f"{min(max(count, low), high):.2g}"))
 
 
 class Pricer:
@@ -274,26 +289,41 @@ class Pricer:
                                         f"{label}, {bytes_per_file:.0f} B a file: between {s0} and {s1} B")
 
     def _at_mix(self, bench: str, order: str, cache: str, mix: tuple[int, ...], sizes: str,
-                requests: tuple[int, ...] = ()) -> Price | None:
+                requests: tuple[int, ...] = (), files: int | None = None) -> Price | None:
         """A *_mix case `bench` measured at exactly this mix (`sizes` says of what), and at
-        this mix of request sizes where it has one (`requests`, write_new_mix's): its price,
-        or None where the mix is one size or of a mean above MIX_MEAN_LIMIT (nothing to ask
-        for), or where the table did not measure it (then kept as unmeasured: `fsbm bench
-        --for` measures it)."""
+        this mix of request sizes where it has one (`requests`, write_new_mix's), and among
+        this many files where it is given (`files`): its price, or None where the mix is one
+        size or of a mean above MIX_MEAN_LIMIT (nothing to ask for), or where the table did
+        not measure it (then kept as unmeasured: `fsbm bench --for` measures it)."""
         if len(set(mix)) < 2 or sum(mix) / len(mix) > MIX_MEAN_LIMIT:
             return None
         measured_cache = self.table.measured_cache(cache)
         entry = next((e for e in self.table.entries
                       if e.bench == bench and e.cache == measured_cache and tuple(e.file_sizes or ()) == mix
-                      and tuple(e.request_sizes or ()) == requests), None) if self._has(bench) else None
+                      and tuple(e.request_sizes or ()) == requests and e.files == files), None) \
+            if self._has(bench) else None
         if entry is None:
             size = round(sum(requests) / len(requests)) if requests else round(sum(mix) / len(mix))
-            self.unmeasured.add(Unmeasured(bench, order, measured_cache, size, mix, requests))
+            self.unmeasured.add(Unmeasured(bench, order, measured_cache, size, mix, requests, files))
             return None
         said = f" in requests of {readable_bytes(min(requests))} to {readable_bytes(max(requests))}" if requests else ""
+        among = f", among {files} files" if files else ""
         return _measured(entry, f"fsbench {bench} {measured_cache}: the workload's {len(mix)} {sizes}, "
                                 f"{readable_bytes(min(mix))} to {readable_bytes(max(mix))}, "
-                                f"mean {readable_bytes(sum(mix) / len(mix))}{said}")
+                                f"mean {readable_bytes(sum(mix) / len(mix))}{said}{among}")
+
+    def listed_stat(self, cache: str, mix: tuple[int, ...], files: int) -> Price:
+        """The attributes of an entry a listing returned with them (an NFS READDIRPLUS's),
+        among `files` files of `mix` sizes (documents.size_mix): fsbench's stat_listed_mix
+        at that mix among that many files (listed_files), which reads a directory's inodes
+        in its listing's order.  Where the table has no such case (it is kept as
+        unmeasured: `fsbm bench --for` measures it) or the files are all of one size,
+        stat_file, said so."""
+        mixed = self._at_mix("stat_listed_mix", METADATA_ORDER, cache, mix, "file sizes", files=listed_files(files))
+        if mixed is not None:
+            return mixed
+        return self.metadata("stat", cache).labelled(f"fsbench stat_file {cache} (not measured among the "
+                                                     f"listed files' sizes: stat_listed_mix)")
 
     def failed_lookup(self, cache: str) -> Price:
         return self.metadata("stat", cache).labelled(f"fsbench stat_file {cache} (a failed call walks the path)")

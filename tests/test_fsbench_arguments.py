@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -218,3 +219,34 @@ def test_a_scattered_rewrite_is_made_durable_as_single_blocks_across_the_file(fs
         offsets = sorted(offset for _, offset in rewrite)
         assert all(offset % 4096 == 0 for offset in offsets)
         assert sum(b - a == 4096 for a, b in zip(offsets, offsets[1:])) <= 1  # apart, not one run
+
+
+def test_stat_listed_mix_reads_each_directorys_files_in_the_order_its_listing_gave(fsbench: Path,
+                                                                                   tmp_path: Path) -> None:
+    """stat_listed_mix is planned only with --file-sizes; it lists each directory, then stats
+    its files by name in the order the listing returned them (seen in the getdents64 and
+    newfstatat calls strace shows), every file once a repetition, and its result carries the
+    mix and the files it ran among."""
+    plain = run(fsbench, "--target", str(tmp_path), "--only", "meta", "--dry-run")
+    assert "stat_listed_mix" not in plain.stdout
+    out, log, target = tmp_path / "listed.json", tmp_path / "listed.strace", tmp_path / "target"
+    target.mkdir()
+    done = subprocess.run(["strace", "-f", "-qq", "-v", "--seccomp-bpf", "-e", "trace=getdents64,newfstatat",
+                           "-e", "signal=none", "-o", str(log), str(fsbench), "--target", str(target), "--quick",
+                           "--only", "stat_listed_mix", "--file-sizes", "100,3000", "--caches", "warm", "--files",
+                           "250", "--reps", "1", "--min-rep-seconds", "0", "--json", str(out)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    [result] = json.loads(out.read_text())["results"]
+    assert result["bench"] == "stat_listed_mix" and result["file_sizes"] == [100, 3000] and result["objects"] == 250
+    listed, stated = [], []
+    for line in log.read_text().splitlines():
+        if " getdents64(" in line:
+            listed += re.findall(r'd_type=DT_REG, d_name="([^"]+)"', line)
+        elif " newfstatat(" in line and "AT_SYMLINK_NOFOLLOW" in line:
+            name = re.search(r'newfstatat\(\d+, "([^"]*)"', line)
+            if name and "/" not in name.group(1):
+                stated.append(name.group(1))
+    # The run's own listings and stats come first; then fsbench removes its tree, which lists
+    # and stats again.
+    assert len(stated) >= 250 and stated[:250] == listed[:250] and len(set(stated[:250])) == 100

@@ -1146,3 +1146,37 @@ def test_a_recorded_validations_verdict_holds_the_relative_form_and_the_interval
     assert _summary(rows(0.05, 0.8), no_pairs, "ext4")["targets_met"]
     assert not _summary(rows(0.12, 0.8), no_pairs, "ext4")["targets_met"]  # the relative form's median
     assert not _summary(rows(0.05, 1.1), no_pairs, "ext4")["targets_met"]  # every interval above its run
+
+
+def test_a_listings_entries_are_priced_among_as_many_files_of_their_sizes_where_measured() -> None:
+    """The stats of entries a listing returned with their attributes (an NFS READDIRPLUS's)
+    are priced by fsbench's stat_listed_mix at their mix of sizes among their count of files
+    (to two figures); where the table has no such case, as stat_file, and the case is kept
+    for `fsbm bench --for`.  The workload's other stats keep stat_file's price."""
+    buckets = {"512": {"files": 3000, "bytes": 3000 * 700}, "2048": {"files": 1040, "bytes": 1040 * 3000}}
+    mix = size_mix({k: SizeBucket(**v) for k, v in buckets.items()})
+    listing = profile(reads=0)
+    listing["classes"]["metadata"]["stat"] = {"done": 4100, "failed": 0, "empty": 0, "listed": 4040,
+                                              "listed_log2": buckets}
+    listing["namespace"] = {"files_touched": 4100, "directories_touched": 10}  # every call a first look: cold
+    plain = Pricer(table("btrfs"))
+    fs = price_workload(listing, plain, cache_bytes=1 << 30)
+    stats = [line for line in fs.lines if line.op == "stat"]
+    assert sum(line.total_ns for line in stats) == pytest.approx(4100 * 10_000)
+    assert all("stat_file" in line.price.source for line in stats)
+    assert plain.unmeasured == {Unmeasured("stat_listed_mix", "creation", c, round(sum(mix) / len(mix)), mix, (), 4000)
+                                for c in ("cold", "warm")}
+
+    measured = table("btrfs")
+    measured.entries += [entry("stat_listed_mix", "creation", c, round(sum(mix) / len(mix)), 14_000,
+                               file_sizes=list(mix), files=files) for c in ("cold", "warm") for files in (1000, 4000)]
+    measured.entries[-1] = entry("stat_listed_mix", "creation", "warm", round(sum(mix) / len(mix)), 900,
+                                 file_sizes=list(mix), files=4000)
+    pricer = Pricer(measured)
+    fs = price_workload(listing, pricer, cache_bytes=1 << 30)
+    listed = [line for line in fs.lines if line.op == "stat" and "listed" in line.detail]
+    assert sum(line.count for line in listed) == pytest.approx(4040)
+    assert sum(line.total_ns for line in listed) == pytest.approx(4040 * 14_000)
+    assert all("among 4000 files" in line.price.source for line in listed) and not pricer.unmeasured
+    others = [line for line in fs.lines if line.op == "stat" and "listed" not in line.detail]
+    assert sum(line.total_ns for line in others) == pytest.approx(60 * 10_000)

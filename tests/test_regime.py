@@ -60,10 +60,11 @@ def test_the_workloads_cases_come_from_pricing_its_profile() -> None:
 
 
 def test_fsbench_runs_measure_exactly_the_cases_three_sizes_at_most_a_run() -> None:
-    runs = options_measuring([("fsync", "sequential", "warm", 48 * MIB, (), ()),
-                              ("read", "random", "cold", 2 * MIB, (), ()), ("read", "random", "cold", 6 * MIB, (), ()),
-                              ("mmap_read", "random", "cold", 2 * MIB, (), ()),
-                              *(("write", "sequential", "warm", n * MIB, (), ()) for n in (2, 3, 4, 5))], seed=3)
+    runs = options_measuring([("fsync", "sequential", "warm", 48 * MIB, (), (), None),
+                              ("read", "random", "cold", 2 * MIB, (), (), None),
+                              ("read", "random", "cold", 6 * MIB, (), (), None),
+                              ("mmap_read", "random", "cold", 2 * MIB, (), (), None),
+                              *(("write", "sequential", "warm", n * MIB, (), (), None) for n in (2, 3, 4, 5))], seed=3)
     by_cases = {(r.only, r.orders, r.caches, r.sizes) for r in runs}
     assert by_cases == {("fsync", "sequential", "warm", f"{48 * MIB}"),
                         ("mmap_read", "random", "cold", f"{2 * MIB}"),
@@ -75,21 +76,26 @@ def test_fsbench_runs_measure_exactly_the_cases_three_sizes_at_most_a_run() -> N
 
 
 def test_a_mix_of_file_sizes_is_one_fsbench_run_at_that_mix() -> None:
-    """A *_mix case runs at its mix (--file-sizes), and write_new_mix at its mix of request
-    sizes too (--request-sizes), with fsbench's own sizes and quick's repetitions; two mixes
-    are two runs."""
-    runs = options_measuring([("create_written_mix", "creation", "cold", 20_000, (500, 9000, 50_500), ()),
-                              ("create_written_mix", "creation", "cold", 20_000, (20_000, 20_000, 20_000, 19_999), ()),
-                              ("unlink_written_mix", "creation", "warm", 20_000, (500, 9000, 50_500), ()),
-                              ("append_mix", "sequential", "warm", 1368, (4, 4096, 4), ()),
-                              ("write_new_mix", "sequential", "warm", 7000, (500, 9000), (4000, 10_000))])
+    """A *_mix case runs at its mix (--file-sizes), write_new_mix at its mix of request
+    sizes too (--request-sizes), and stat_listed_mix among its count of files (--files),
+    with fsbench's own sizes and quick's repetitions; two mixes are two runs."""
+    runs = options_measuring([("create_written_mix", "creation", "cold", 20_000, (500, 9000, 50_500), (), None),
+                              ("create_written_mix", "creation", "cold", 20_000, (20_000, 20_000, 20_000, 19_999), (),
+                               None),
+                              ("unlink_written_mix", "creation", "warm", 20_000, (500, 9000, 50_500), (), None),
+                              ("append_mix", "sequential", "warm", 1368, (4, 4096, 4), (), None),
+                              ("write_new_mix", "sequential", "warm", 7000, (500, 9000), (4000, 10_000), None),
+                              ("stat_listed_mix", "creation", "cold", 1952, (326, 3010), (), 4000)])
     assert {(r.only, r.caches, r.file_sizes, r.request_sizes, r.sizes, r.reps) for r in runs} == {
         ("create_written_mix", "cold", "500,9000,50500", None, None, None),
         ("create_written_mix", "cold", "20000,20000,20000,19999", None, None, None),
         ("unlink_written_mix", "warm", "500,9000,50500", None, None, None),
         ("append_mix", "warm", "4,4096,4", None, None, None),
-        ("write_new_mix", "warm", "500,9000", "4000,10000", None, None)}
+        ("write_new_mix", "warm", "500,9000", "4000,10000", None, None),
+        ("stat_listed_mix", "cold", "326,3010", None, None, None)}
     assert next(r for r in runs if r.only == "append_mix").orders == "sequential"
+    assert next(r for r in runs if r.only == "stat_listed_mix").files == 4000
+    assert all(r.files is None for r in runs if r.only != "stat_listed_mix")
     assert "--file-sizes" in runs[0].arguments()
 
 

@@ -115,6 +115,9 @@ struct bench_ctx {
 	int pending_fd;        /* open/close: the descriptor between before_one and after_one */
 	size_t file_index;     /* write_new_mix: the file being written, */
 	uint64_t file_done;    /* and the bytes written into it so far */
+	int listed_fd;         /* stat_listed_mix: the directory being walked (-1: none), */
+	char *names;           /* its files' names in listing order, each ending in NUL, */
+	size_t names_len, names_cap, next_name; /* their bytes, room, and the next one's offset */
 };
 
 /* The offset of operation i of the current pass: consecutive for sequential, a permuted

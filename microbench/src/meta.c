@@ -429,6 +429,110 @@ static int run_readdir(struct bench_ctx *ctx, size_t i)
 	return list_directory(ctx->dirfd, path, &listed);
 }
 
+/*
+ * stat_listed_mix: the attributes of every file of a directory, read in the order a listing
+ * returned them, as `ls -l` reads them and as an NFS server answering a READDIRPLUS does
+ * (it returns each entry's attributes and handle).  The files hold a workload's mix of
+ * bytes (--file-sizes, cycled), which matters where small files keep their data beside
+ * their inodes: on btrfs a file of up to 2 KiB is inline in the metadata leaves, so its
+ * inode's neighbours are fewer to a leaf read.  Each directory is listed untimed before its
+ * first stat; each stat, by name relative to the listed directory, is timed alone.
+ */
+static int stat_listed_reset(struct bench_ctx *ctx)
+{
+	if (ctx->listed_fd >= 0)
+		close(ctx->listed_fd);
+	ctx->listed_fd = -1;
+	ctx->names_len = ctx->next_name = 0;
+	return 0;
+}
+
+static int keep_name(struct bench_ctx *ctx, const char *name)
+{
+	size_t len = strlen(name) + 1;
+
+	if (ctx->names_len + len > ctx->names_cap) {
+		size_t cap = ctx->names_cap ? ctx->names_cap * 2 : 16384;
+		char *grown;
+
+		while (cap < ctx->names_len + len)
+			cap *= 2;
+		grown = realloc(ctx->names, cap);
+		if (!grown)
+			return fail_msg("stat_listed_mix: out of memory for a listing's names");
+		ctx->names = grown;
+		ctx->names_cap = cap;
+	}
+	memcpy(ctx->names + ctx->names_len, name, len);
+	ctx->names_len += len;
+	return 0;
+}
+
+/* Untimed: once the names listed so far are all stat'ed, list leaf i's directory. */
+static int list_next_directory(struct bench_ctx *ctx, size_t i)
+{
+	char path[TREE_PATH_MAX], buf[32768];
+	char *slash;
+	long got;
+
+	if (ctx->next_name < ctx->names_len)
+		return 0;
+	stat_listed_reset(ctx);
+	leaf(ctx, i, "f", path);
+	slash = strrchr(path, '/');
+	if (slash)
+		*slash = '\0';
+	else
+		strcpy(path, ".");
+	ctx->listed_fd = openat(ctx->dirfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (ctx->listed_fd < 0)
+		return fail_errno("openat(O_DIRECTORY)", path);
+	while ((got = syscall(SYS_getdents64, ctx->listed_fd, buf, sizeof(buf))) > 0) {
+		for (long at = 0; at < got;) {
+			const struct dirent64_head {
+				uint64_t ino;
+				int64_t off;
+				unsigned short reclen;
+				unsigned char type;
+				char name[];
+			} *d = (const void *)(buf + at);
+
+			if ((d->type == DT_REG || d->type == DT_UNKNOWN) && keep_name(ctx, d->name) != 0)
+				return -1;
+			at += d->reclen;
+		}
+	}
+	if (got < 0)
+		return fail_errno("getdents64", path);
+	return ctx->names_len ? 0 : fail_msg("stat_listed_mix: %s lists no files", path);
+}
+
+static int run_stat_listed(struct bench_ctx *ctx, size_t i)
+{
+	const char *name = ctx->names + ctx->next_name;
+	struct stat st;
+
+	(void)i;
+	ctx->next_name += strlen(name) + 1;
+	return fstatat(ctx->listed_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : fail_errno("fstatat", name);
+}
+
+/* Every repetition walks the directories from the first, with caches as the case says. */
+static int prepare_stat_listed(struct bench_ctx *ctx)
+{
+	stat_listed_reset(ctx);
+	return prepare_cache_files(ctx);
+}
+
+static void teardown_stat_listed(struct bench_ctx *ctx)
+{
+	stat_listed_reset(ctx);
+	free(ctx->names);
+	ctx->names = NULL;
+	ctx->names_cap = 0;
+	free_buffer(ctx);
+}
+
 static int run_rename(struct bench_ctx *ctx, size_t i)
 {
 	char from[TREE_PATH_MAX], to[TREE_PATH_MAX];
@@ -519,6 +623,12 @@ const struct bench meta_benches[] = {
 	{ "stat_file", FAMILY_META, "stat", "name lookup plus attribute read of a file",
 	  BOTH_ORDERS, META_CACHES, SWEEP_NONE, 1, 0,
 	  setup_files, prepare_cache_files, NULL, run_stat, NULL, NULL },
+	{ "stat_listed_mix", FAMILY_META, "stat",
+	  "a file's attributes read in its directory's listing order (ls -l, an NFS READDIRPLUS), among files "
+	  "holding a workload's mix of bytes (--file-sizes, cycled)",
+	  ORDER_SEQ, META_CACHES, SWEEP_MIX, 1, 0,
+	  setup_files_with_data, prepare_stat_listed, list_next_directory, run_stat_listed, NULL,
+	  teardown_stat_listed },
 	{ "stat_dir", FAMILY_META, "stat", "name lookup plus attribute read of a directory",
 	  BOTH_ORDERS, META_CACHES, SWEEP_NONE, 1, 1,
 	  setup_leaf_dirs, prepare_cache_leaf_dirs, NULL, run_stat, NULL, NULL },

@@ -359,7 +359,7 @@ static int run_repetitions(struct bench_ctx *ctx, const char *dirname, const str
 int run_case(const struct suite_config *cfg, const struct bench_case *c, const struct clock_costs *clock,
 	     struct json *j)
 {
-	struct bench_ctx ctx = { .cfg = cfg, .c = c, .fd = -1, .pending_fd = -1 };
+	struct bench_ctx ctx = { .cfg = cfg, .c = c, .fd = -1, .pending_fd = -1, .listed_fd = -1 };
 	struct case_samples s;
 	char dirname[256];
 	uint64_t started = now_ns();
