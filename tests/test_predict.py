@@ -28,8 +28,8 @@ from fsbm.traces.outside_files import UsedFiles, bounded_wait_ns
 from fsbm.store import ResultsStore
 from fsbm.traces.ingest import ingest, read_events
 from fsbm.traces.record import median_cpu, outside_wait_pair, record
-from tests.conftest import (QUICK_BENCH_FLAGS, QUICK_TABLE_EFFORT, QUICK_TABLE_FLAGS, quick_table_efforts, run_fsbm,
-                            strace_tt)
+from tests.conftest import (QUICK_BENCH_FLAGS, QUICK_TABLE_EFFORT, QUICK_TABLE_FLAGS, Calibrated, give_calibration,
+                            quick_table_efforts, run_fsbm, strace_tt)
 
 
 def _tree(root: Path, files: int = 40) -> int:
@@ -264,7 +264,8 @@ def test_the_wait_pairs_refuse_runs_that_exited_otherwise_than_the_cold_runs(tmp
     assert pair["outside_read_ns"] >= 0
 
 
-def test_predict_ranks_candidates_from_real_cost_tables(tmp_path: Path, ext4_fs, tmpfs_fs) -> None:
+def test_predict_ranks_candidates_from_real_cost_tables(tmp_path: Path, fsbm_home: Path, calibrated: Calibrated,
+                                                       ext4_fs, tmpfs_fs) -> None:
     for fs in (ext4_fs, tmpfs_fs):
         done = run_fsbm("bench", "--fs", fs.name, *QUICK_BENCH_FLAGS, "--only",
                         "meta,read,write,overwrite,fsync,fdatasync_overwrite,fsync_clean,fsync_dir,copy")
@@ -360,6 +361,9 @@ def test_predict_ranks_candidates_from_real_cost_tables(tmp_path: Path, ext4_fs,
         lines.append(f"7 {strace_tt(at)} {call} <0.{duration:06d}>")
         at += duration + 30 + (500 if k % 20 == 0 else 0)
     uneven.write_text("\n".join(lines) + "\n")
+    # A plain trace's band needs a tracing calibration: the session's, where predict would
+    # measure a full one on first need (a minute; test_tracing checks when it is needed).
+    give_calibration(calibrated, fsbm_home / "fsbm.sqlite")
     done = run_fsbm("predict", str(uneven), "--candidates", f"{ext4_fs.name},{tmpfs_fs.name}", "--json",
                     str(uneven_out))
     assert done.returncode == 0, done.stderr
