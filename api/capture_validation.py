@@ -39,7 +39,10 @@ from fsbm.characterizer.characterize import characterize_files
 from fsbm.errors import FsbmError
 from fsbm.locations import data_dir
 from fsbm.microbench import cache
+from fsbm.microbench.capture_cost import PAIRS
 from fsbm.microbench.nfs_server import capturing, missing_tools, serving
+from fsbm.pipeline import calibrate_capture
+from fsbm.predictor.capture_cost import CaptureCost
 from fsbm.predictor.capture_judge import FORMS, CaptureJudged, judge_capture
 from fsbm.predictor.nfs_suite import NfsProgram, clean_sides, nfs_programs, run_job, stage_side
 from fsbm.predictor.validate import Target, targets_json
@@ -52,10 +55,14 @@ CAPTURE_SCRATCH = Path("/dev/shm")  # where a capture is written while its job r
 @dataclass
 class CaptureOptions(PlainOptions):
     """A capture validation's choices are a plain validation's, `keep_traces` keeping the
-    captures and their event tables; and how many quick cost tables of each target its
-    predictions take the per-case median of (fsbench seeds 1 and 2, or 1 alone)."""
+    captures and their event tables; how many quick cost tables of each target its
+    predictions take the per-case median of (fsbench seeds 1 and 2, or 1 alone); and how
+    many pairs calibrate what capturing costs."""
 
     tables: int = len(TABLE_SEEDS)
+    # Pairs of transfers, captured and not, that measure what capturing costs a job here
+    # (pipeline.calibrate_capture) before the rounds; 0: not measured, nothing taken off.
+    capture_cost_pairs: int = PAIRS
 
 
 @dataclass(frozen=True)
@@ -111,6 +118,17 @@ def _captured(program: NfsProgram, target: Target, scale: float, directory: Path
             "profile": profile}
 
 
+def _calibrated(settings: Any, pairs: int, console: Console) -> CaptureCost:
+    """What capturing costs a job here, measured in `pairs` of each direction and stored
+    (pipeline.calibrate_capture)."""
+    console.print(f"[bold]calibrating[/] what capturing costs a job here: {pairs} reads and writes, captured and not")
+    with settings.store() as store:
+        _, cost = calibrate_capture(store, pairs, progress=lambda line: console.print(f"  [dim]{escape(line)}[/]"))
+    low, high = cost.band_per_mib
+    console.print(f"  {1e3 * cost.seconds_per_mib:.2f} ms a MiB moved ({1e3 * low:.2f}-{1e3 * high:.2f})")
+    return cost
+
+
 def measure_capture(settings: Any, options: CaptureOptions, console: Console) -> dict[str, Any]:
     """Everything measured (module docstring): the document capture_judge reads."""
     if missing := missing_tools():
@@ -122,6 +140,7 @@ def measure_capture(settings: Any, options: CaptureOptions, console: Console) ->
     targets, filesystems, tables = provision_targets(settings, options.candidates, options.reuse_tables,
                                                      options.table_effort, console, TABLE_SEEDS[:options.tables])
     baseline = next(t for t in targets if t.label == f"{options.traced_on} fresh")
+    capture_cost = _calibrated(settings, options.capture_cost_pairs, console) if options.capture_cost_pairs else None
     rng = random.Random(options.seed)
     records: list[dict[str, Any]] = []
 
@@ -152,6 +171,7 @@ def measure_capture(settings: Any, options: CaptureOptions, console: Console) ->
         "targets": targets_json(targets),
         "cost_table_runs": {name: [t.to_json() for t in found] for name, found in tables.items()},
         "workload_cases": added, "programs": captured, "records": records, "captured_after_round": captured_after,
+        "capture_calibration": capture_cost.to_json() if capture_cost else None,
     }
 
 

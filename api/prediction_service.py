@@ -22,6 +22,7 @@ from fsbm.documents import Prediction, Profile
 from fsbm.predictor.estimator import RuntimeEstimator
 from fsbm.predictor.predict import predict
 from fsbm.predictor.pricing import Pricer
+from fsbm.predictor.capture_cost import CALIBRATED_ON, CAPTURE_CALIBRATION, CaptureCost
 from fsbm.predictor.tracing import TracingCalibration, newest_current
 from fsbm.store import Checkpointer, ResultsStore
 
@@ -124,6 +125,13 @@ class PredictionService:
         return newest_current(self._document(store, document_id, "tracing_calibration")
                               for document_id, _, _ in store.document_names("tracing_calibration"))
 
+    def capture_cost(self, store: ResultsStore) -> Optional[CaptureCost]:
+        """The newest calibration of what capturing costs here (`fsbm trace calibrate
+        --capture`, or a capture validation's), or None."""
+        document_id = store.newest_document_id(CAPTURE_CALIBRATION, CALIBRATED_ON)
+        return CaptureCost.from_json(self._document(store, document_id, CAPTURE_CALIBRATION)) \
+            if document_id is not None else None
+
     def predict(self, store: ResultsStore, profile: Profile | dict[str, Any], names: list[str], *,
                 cache_bytes: Optional[int] = None, start: str = "cold", uncalibrated: bool = False,
                 measured: Optional[float] = None, traced_on: Optional[str] = None,
@@ -135,7 +143,8 @@ class PredictionService:
         try:
             prediction = predict(profile, tables, start=start, model=model, model_id=model_id, measured=measured,
                                  cache_bytes=memory_available_bytes() if cache_bytes is None else cache_bytes,
-                                 traced_on=traced_on, tracing=self.tracing(store))
+                                 traced_on=traced_on, tracing=self.tracing(store),
+                                 capture_cost=self.capture_cost(store) if profile.protocol == "nfs" else None)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
         prediction.profile_id = profile_id

@@ -267,6 +267,9 @@ class Timeline(_Open):
     capture's clients and their time with calls outstanding (traces/nfs_timeline.py)."""
 
     processes: NonNegativeInt = 0
+    # NFS: the clients that called a server at their own address, on the host the capture
+    # was taken on (traces/nfs_timeline.py); 0 from older parsers.
+    same_host_clients: NonNegativeInt = 0
     calls: NonNegativeInt = 0
     timed_calls: NonNegativeInt = 0
     blocking_calls: NonNegativeInt = 0

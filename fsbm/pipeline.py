@@ -132,6 +132,21 @@ def needs_tracing_calibration(store: ResultsStore, profile: dict[str, Any]) -> b
     return newest_current(found[2] if found else None for found in stored) is None
 
 
+def calibrate_capture(store: ResultsStore, pairs: int, progress: Callable[[str], None] = lambda line: None,
+                      mib: int | None = None) -> tuple[int, Any]:
+    """Measure what capturing NFS traffic costs a job on this machine's loopback (root: an NFS
+    server and tshark), keep it; its id and the calibration (predictor/capture_cost.py)."""
+    from dataclasses import asdict
+    from datetime import datetime, timezone
+
+    from fsbm.microbench.capture_cost import TRANSFER_MIB, measure_capture_pairs
+    from fsbm.predictor.capture_cost import CALIBRATED_ON, CAPTURE_CALIBRATION, CaptureCost
+
+    measured = measure_capture_pairs(pairs, mib or TRANSFER_MIB, progress)
+    cost = CaptureCost([asdict(pair) for pair in measured], datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
+    return store.save_document(CAPTURE_CALIBRATION, cost.to_json(), name=CALIBRATED_ON), cost
+
+
 def calibrate_tracing(store: ResultsStore, progress: Callable[[str], None] = lambda line: None,
                       quick: bool = False, cold_start: bool = False) -> tuple[int, Any]:
     """Measure what strace adds to a job on this machine, keep it; its id and the calibration.

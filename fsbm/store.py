@@ -44,7 +44,7 @@ RESTART_WAL_ABOVE = 4096  # frames (pages): a WAL this long is started over (16 
 DOCUMENT_KINDS = {
     "tables": "cost_table", "profiles": "profile", "predictions": "prediction", "models": "runtime_model",
     "validations": "validation", "replays": "replay", "agings": "aging", "probes": "probe",
-    "calibrations": "tracing_calibration",
+    "calibrations": "tracing_calibration", "capture-calibrations": "capture_calibration",
 }
 # The kinds of run the store records (one per fsbench measurement).
 RUN_KINDS = ("fsbench",)

@@ -21,6 +21,7 @@ from typing import Any
 
 import pandas as pd
 
+from fsbm.predictor.capture_cost import CaptureCost
 from fsbm.predictor.estimator import RuntimeEstimator
 from fsbm.predictor.judge import provenance, real_by_round, real_runs, same_round_ratio
 from fsbm.predictor.plain_judge import CACHE_BYTES, error_stats, met_text, pairs_by_form, table_pricers
@@ -46,12 +47,13 @@ def _rows(doc: dict[str, Any], model: RuntimeEstimator) -> tuple[pd.DataFrame, d
     traced = next(t["candidate"] for t in doc["targets"] if t["label"] == doc["traced_on"])
     runs, by_round = real_runs(doc["records"]), real_by_round(doc["records"])
     names = list(labels)
+    capture_cost = CaptureCost.from_json(doc.get("capture_calibration"))
     rows, evidence = [], {}
     for job in doc["programs"]:
         name = job["name"]
         measured = statistics.median(runs[(name, doc["traced_on"])])
         prediction = predict(job["profile"], [(None, pricers[c]) for c in names], cache_bytes=CACHE_BYTES,
-                             model=model, measured=measured, traced_on=traced)
+                             model=model, measured=measured, traced_on=traced, capture_cost=capture_cost)
         evidence[name] = prediction.outside_evidence
         base = next(e for e in prediction.candidates if e.candidate == traced)
         for entry in prediction.candidates:
@@ -139,6 +141,18 @@ def _seconds(value: float) -> str:
     return f"{value:.3f}"
 
 
+def _calibration_sentence(doc: dict[str, Any]) -> str:
+    """What capturing cost a job here, as the validation measured it before its rounds, and
+    taken off every prediction (the clients and the server share the host); or that it was not."""
+    cost = CaptureCost.from_json(doc.get("capture_calibration"))
+    if cost is None or not cost.pairs:
+        return "What capturing costs the captured job was not calibrated, and nothing is taken off for it."
+    low, high = cost.band_per_mib
+    return (f"Capturing's own cost, calibrated before the rounds ({len(cost.pairs)} transfers of "
+            f"{cost.pairs[0]['mib']:.0f} MiB captured and not): {1e3 * cost.seconds_per_mib:.2f} ms a MiB moved "
+            f"({1e3 * low:.2f}-{1e3 * high:.2f}), taken off each capture's time outside.")
+
+
 def markdown(doc: dict[str, Any], judged: CaptureJudged, judged_again: bool = False) -> str:
     """The validation document of one set of the NFS suite; `judged_again`: stored
     measurements judged by today's code."""
@@ -153,7 +167,7 @@ def markdown(doc: dict[str, Any], judged: CaptureJudged, judged_again: bool = Fa
         f"{doc['captured_after_round']}, and run for real, cold, on every target in {options['rounds']} "
         f"interleaved rounds; scale {options['scale']:g}. Targets: fresh direct-I/O loop images"
         + (" (tmpfs: memory)" if "tmpfs" in options["candidates"] else "") + ". Nothing is fitted "
-        "on these measurements.",
+        "on these measurements. " + _calibration_sentence(doc),
         "",
         "## Summary",
         "",

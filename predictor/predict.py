@@ -32,6 +32,7 @@ from fsbm.predictor.estimator import GAP_COLUMN, LEAN_COLUMN, STRETCH_COLUMN, UN
 from fsbm.predictor.model import CpuScales, FsTime, price_workload
 from fsbm.predictor.outside import Outside, calls_cpu_seconds, cpu_scales, outside_features, outside_seconds
 from fsbm.predictor.pricing import Pricer
+from fsbm.predictor.capture_cost import CaptureCost
 from fsbm.predictor.tracing import CAPTURE, TracingCalibration, capture_outside, untraced_outside
 
 SCHEMA_VERSION = 2
@@ -137,10 +138,13 @@ class Workload:
 
     @classmethod
     def priced(cls, profile: Profile | dict[str, Any], pricers: list[Pricer], *, cache_bytes: int, start: str = "cold",
-               traced_on: str | None = None, tracing: TracingCalibration | None = None) -> "Workload":
+               traced_on: str | None = None, tracing: TracingCalibration | None = None,
+               capture_cost: CaptureCost | None = None) -> "Workload":
         """`traced_on`: the candidate the workload was traced on, whose costs tell the system
         time outside the filesystem (outside.py); `tracing`: how well this machine's traces
-        tell their untraced time (the band of a plain trace's time outside)."""
+        tell their untraced time (the band of a plain trace's time outside); `capture_cost`:
+        what capturing costs a job here (capture_cost.py), taken off a capture's time outside
+        where its clients shared the server's host."""
         profile = Profile.of(profile)
         names = [pricer.table.candidate for pricer in pricers]
         on_traced = None  # the modelled CPU seconds of its filesystem calls where it was traced
@@ -168,6 +172,7 @@ class Workload:
             outside = _less_file_calls(outside, names, times, traced_on, at_once, syncs_apart)
         elif outside.kind == CAPTURE:
             outside = _with_server_handling(outside, Timeline.of(profile.timeline), names, times, traced_on, at_once)
+            outside = _less_capturing(outside, profile, capture_cost, at_once)
         elif outside.mapped_s > 0:
             outside = _less_mapped_reads(outside, names, times, traced_on, at_once)
         rows = [feature_row(pricer.table, fs, outside, at_once) for pricer, fs in zip(pricers, times)]
@@ -219,6 +224,26 @@ def _with_server_handling(outside: Outside, timeline: Timeline, names: list[str]
     return outside.less(-handling, f"less {said} (the model prices them above what the capture saw)")
 
 
+def _less_capturing(outside: Outside, profile: Profile, cost: CaptureCost | None, at_once: float) -> Outside:
+    """A capture's time outside less what capturing cost the job it holds, where its clients
+    called a server at their own address (the capturer shared their host): the calibrated
+    seconds per MiB moved (capture_cost.py), over the clients working at once, its band
+    widening the time's; never below 0.  Where nothing was calibrated, said so."""
+    if not Timeline.of(profile.timeline).same_host_clients:
+        return outside
+    found = cost.of_capture(profile) if cost is not None else None
+    if found is None:
+        return replace(outside, evidence=f"{outside.evidence}; its clients shared the server's host, and what "
+                                         "capturing there cost them is not taken off (`fsbm trace calibrate "
+                                         "--capture`, as root, measures it)")
+    seconds, (low, high), mib = found
+    seconds, low, high = seconds / at_once, low / at_once, high / at_once
+    less = outside.more(-seconds, (-high, -low), f"less capturing's own cost, {seconds:.3f} s ({low:.3f}-{high:.3f}): "
+                                                 f"{mib:.1f} MiB moved on the host the clients shared with the server, "
+                                                 f"at {1e3 * cost.seconds_per_mib:.2f} ms a MiB as calibrated here")
+    return replace(less, seconds=max(less.seconds, 0.0), low=max(less.low, 0.0), high=max(less.high, 0.0))
+
+
 def _less_mapped_reads(outside: Outside, names: list[str], times: list[FsTime], traced_on: str | None,
                        at_once: float) -> Outside:
     """A time outside whose gaps after the program mapped files hold its reads of them
@@ -237,12 +262,12 @@ def _less_mapped_reads(outside: Outside, names: list[str], times: list[FsTime], 
 def predict(profile: Profile | dict[str, Any], tables: list[tuple[int | None, Pricer]], *, cache_bytes: int,
             start: str = "cold", model: RuntimeEstimator | None = None, model_id: int | None = None,
             measured: float | None = None, traced_on: str | None = None,
-            tracing: TracingCalibration | None = None) -> Prediction:
+            tracing: TracingCalibration | None = None, capture_cost: CaptureCost | None = None) -> Prediction:
     """The prediction document for a profile on each candidate's cost table (its Pricer).
 
     `model`: the fitted runtime model (unfitted: factor 1, the costs' intervals), stored as
     document `model_id`; `measured`: a real runtime on `traced_on`, for the relative form;
-    `traced_on` and `tracing`: as Workload.priced."""
+    `traced_on`, `tracing` and `capture_cost`: as Workload.priced."""
     if not tables:
         raise UsageError("give at least one candidate")
     if measured is not None and traced_on is None:
@@ -251,7 +276,7 @@ def predict(profile: Profile | dict[str, Any], tables: list[tuple[int | None, Pr
     profile = Profile.of(profile)
     names = [pricer.table.candidate for _, pricer in tables]
     workload = Workload.priced(profile, [pricer for _, pricer in tables], cache_bytes=cache_bytes, start=start,
-                               traced_on=traced_on, tracing=tracing)
+                               traced_on=traced_on, tracing=tracing, capture_cost=capture_cost)
     times, outside, scales = workload.times, workload.outside, workload.scales
     features = workload.outside_features
     row_of = workload.features

@@ -416,6 +416,7 @@ def test_the_nfsv3_capture_gives_the_counts_sources_lists(tmp_path: Path) -> Non
     assert body["tang"]["create_pct"] == pytest.approx(100 * 10 / 3331)
     assert body["tang"]["lookup_pct"] == pytest.approx(100 * 20 / 3331)
     assert body["open_files"]["definition"].startswith("NFS has no open")
+    assert body["timeline"]["processes"] > 0 and body["timeline"]["same_host_clients"] == 0  # clients apart
     # Each READDIRPLUS is a listing to price, not the empty getdents that ends one (all 30
     # were once counted empty and priced at nothing), and it lists what its reply names, as
     # getdents64 records: tshark shows "." and ".." (24 bytes each) in all 30 replies and

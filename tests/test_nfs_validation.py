@@ -90,7 +90,8 @@ def test_a_capture_holds_the_client_job_from_its_first_call(tmp_path: Path) -> N
 def test_a_listings_entries_are_stats_of_their_files_at_their_sizes(tmp_path: Path) -> None:
     """The server reads every entry's attributes to answer a READDIRPLUS: each entry (not "."
     or "..") is a stat event of the handle the reply gave it, carrying the file's bytes, and
-    the profile counts them apart from the other stats, by power of two of their bytes."""
+    the profile counts them apart from the other stats, by power of two of their bytes.  The
+    client called a server at its own address, and the timeline says so."""
     require_root()
     share = tmp_path / "share"
     (share / "d" / "sub").mkdir(parents=True)
@@ -109,8 +110,11 @@ def test_a_listings_entries_are_stats_of_their_files_at_their_sizes(tmp_path: Pa
     profile = tmp_path / "list.json"
     done = run_fsbm("characterize", str(tmp_path / "list.parquet"), "--json", str(profile))
     assert done.returncode == 0, done.stderr
-    stat = json.loads(profile.read_text())["classes"]["metadata"]["stat"]
+    body = json.loads(profile.read_text())
+    stat = body["classes"]["metadata"]["stat"]
     assert stat["listed"] == 31 and stat["done"] > 31
+    # Client and server on one host: what captured them shared it (predictor/capture_cost.py).
+    assert body["timeline"]["processes"] == body["timeline"]["same_host_clients"] == 1
     assert sum(b["files"] for b in stat["listed_log2"].values()) == 31
 
 
@@ -160,7 +164,7 @@ def test_validate_capture_measures_captures_and_judges_them(tmp_path: Path, fsbm
     doc, measured = tmp_path / "capture.md", tmp_path / "capture.json"
     done = run_fsbm("validate", "--capture", "--set", "dev", "--candidates", "ext4,tmpfs", "--rounds", "2",
                     "--scale", "0.05", *QUICK_TABLE_FLAGS, "--table-repeats", "1", "--no-workload-cases",
-                    "--doc", str(doc), "--json", str(measured), timeout=900)
+                    "--capture-cost-pairs", "1", "--doc", str(doc), "--json", str(measured), timeout=900)
     try:
         assert done.returncode == 0, done.stderr[-2000:]
         body = json.loads(measured.read_text())
@@ -170,8 +174,17 @@ def test_validate_capture_measures_captures_and_judges_them(tmp_path: Path, fsbm
             assert program["capture_dropped"] == 0 and program["profile"]["events"] > 0, program["name"]
         real = [r for r in body["records"] if r["kind"] == "real"]
         assert len(real) == 2 * 2 * len(body["programs"])
+        # What capturing costs, calibrated first (a read and a write, each captured and not),
+        # stored, and taken off each capture's time outside (client and server share the host).
+        pairs = body["capture_calibration"]["pairs"]
+        assert sorted(p["direction"] for p in pairs) == ["read", "write"]
+        assert all(p["captured_s"] > 0 and p["plain_s"] > 0 for p in pairs)
+        listed = run_fsbm("store", "list", "capture-calibrations")
+        assert listed.returncode == 0 and "loopback" in listed.stdout, listed.stderr
         text = doc.read_text()
         assert "# Validation from NFS captures: the dev set" in text
+        assert "Capturing's own cost, calibrated before the rounds (2 transfers" in text
+        assert "less capturing's own cost" in text
         for program in body["programs"]:
             assert f"| {program['name']} | tmpfs fresh |" in text
         again = tmp_path / "again.md"

@@ -9,7 +9,7 @@ import statistics
 import pandas as pd
 import pytest
 
-from fsbm.documents import Reuse, SizeBucket, size_mix
+from fsbm.documents import Profile, Reuse, SizeBucket, size_mix
 from fsbm.errors import UsageError
 from fsbm.predictor.cost_table import Case, CostTable, CpuTime, GapCost, Latency
 from fsbm.predictor.model import CpuScales, hit_fraction, price_workload
@@ -1180,3 +1180,38 @@ def test_a_listings_entries_are_priced_among_as_many_files_of_their_sizes_where_
     assert all("among 4000 files" in line.price.source for line in listed) and not pricer.unmeasured
     others = [line for line in fs.lines if line.op == "stat" and "listed" not in line.detail]
     assert sum(line.total_ns for line in others) == pytest.approx(60 * 10_000)
+
+
+def test_a_captures_time_outside_loses_what_capturing_cost_where_its_clients_shared_the_servers_host() -> None:
+    """Where a capture's clients called a server at their own address, the capturer shared
+    their host and slowed the job it holds: the calibrated seconds per MiB moved, times the
+    MiB the job's reads and writes moved, come off its time outside (its band widened by the
+    pairs' spread).  A capture of clients elsewhere keeps its time; an uncalibrated machine
+    says what is not taken off."""
+    from fsbm.predictor.capture_cost import CaptureCost, moved_bytes
+    from fsbm.predictor.predict import predict
+
+    pairs = [{"direction": d, "mib": 64.0, "captured_s": c, "plain_s": 0.1}
+             for d, c in (("read", 0.2), ("write", 0.3), ("read", 0.15))]
+    cost = CaptureCost(pairs, "now")
+    assert cost.seconds_per_mib == pytest.approx(0.1 / 64)
+    timeline = {"processes": 1, "same_host_clients": 1, "calls": 1000, "timed_calls": 1000, "span_ns": 10**9,
+                "lifetimes_ns": 10**9, "user_ns": 5 * 10**8, "user_signed_ns": 5 * 10**8,
+                "file_calls_excess_ns": 4 * 10**8, "file_calls_signed_ns": 4 * 10**8}
+    captured = {**profile(), "protocol": "nfs", "timeline": timeline}
+    elsewhere = {**captured, "timeline": {**timeline, "same_host_clients": 0}}
+    tables = [(None, Pricer(table("ext4")))]
+
+    def outside(body: dict, calibration: CaptureCost | None) -> tuple[float, str]:
+        done = predict(body, tables, cache_bytes=1 << 30, traced_on="ext4", capture_cost=calibration)
+        return done.candidates[0].outside_s, done.outside_evidence
+
+    mib = moved_bytes(Profile.of(captured)) / (1 << 20)
+    assert mib == pytest.approx((1000 * 4096 + 10 * 65536) / (1 << 20))
+    kept, said = outside(captured, None)
+    less, told = outside(captured, cost)
+    assert kept - less == pytest.approx(mib * 0.1 / 64, rel=1e-6)
+    assert "less capturing's own cost" in told and "calibrated here" in told
+    assert "is not taken off (`fsbm trace calibrate --capture`" in said
+    apart, why = outside(elsewhere, cost)
+    assert apart == pytest.approx(kept) and "capturing" not in why

@@ -465,7 +465,7 @@ class CallReplyMatcher:
                 self.stats.retransmissions += 1  # the same xid again: one operation, counted once
                 return
             self.pending[key] = m
-            self.timeline.call(_host(m.client), m.ts)
+            self.timeline.call(_host(m.client), m.ts, _host(m.client) == _host(key[1]))
             return
         self.stats.replies += 1
         call = self.pending.pop(key, None)

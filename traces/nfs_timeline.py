@@ -13,7 +13,9 @@ The counts are the strace timeline's (fsbm.documents.Timeline), read the same wa
 are its processes, each client's span its lifetime, and its time outside the server
 (`user_signed_ns`) is its idle time plus one floor per busy episode (the network and the
 server's RPC handling, which no candidate filesystem changes).  The time in calls
-(`file_calls_signed_ns`) is the busy time less those floors.  A call with no reply ends
+(`file_calls_signed_ns`) is the busy time less those floors.  A client that called a server
+at its own address (`same_host_clients`) shared its host with the server, and so with
+whatever captured their traffic (predictor/capture_cost.py).  A call with no reply ends
 nothing: its client is busy until its last message.
 """
 
@@ -31,6 +33,7 @@ class _Client:
     busy_ns: int = 0
     episodes: int = 0
     floor_ns: int | None = None
+    same_host: bool = False  # it called a server at its own address (the loopback)
 
 
 class NfsTimeline:
@@ -41,12 +44,14 @@ class NfsTimeline:
         self.calls = 0
         self.replies = 0
 
-    def call(self, client: str, ts: int) -> None:
-        """A new call (not a retransmission) from `client` at `ts` (ns)."""
+    def call(self, client: str, ts: int, same_host: bool = False) -> None:
+        """A new call (not a retransmission) from `client` at `ts` (ns); `same_host`: to a
+        server at the client's own address."""
         self.calls += 1
         c = self._clients.get(client)
         if c is None:
             c = self._clients[client] = _Client(ts, ts)
+        c.same_host = c.same_host or same_host
         c.last_ns = max(c.last_ns, ts)
         if c.outstanding == 0:
             c.busy_since_ns = ts
@@ -79,6 +84,7 @@ class NfsTimeline:
             lifetimes += life
             outside += life - busy + network
             inside += busy - network
-        return {"processes": len(self._clients), "calls": self.calls, "timed_calls": self.replies,
+        return {"processes": len(self._clients), "same_host_clients": sum(c.same_host for c in self._clients.values()),
+                "calls": self.calls, "timed_calls": self.replies,
                 "lifetimes_ns": lifetimes, "span_ns": span, "user_ns": outside, "user_signed_ns": outside,
                 "file_calls_excess_ns": inside, "file_calls_signed_ns": inside}

@@ -8,7 +8,8 @@ from typing import Optional
 import typer
 from rich.markup import escape
 
-from fsbm.api.commands.common import (DISPLAY_FILTER_OPTION, NFS_PORT_OPTION, calibrate_tracing_here, capture_options,
+from fsbm.api.commands.common import (DISPLAY_FILTER_OPTION, NFS_PORT_OPTION, calibrate_capture_here,
+                                      calibrate_tracing_here, capture_options,
                                       console, errors, hold_freed_memory_option, measuring_memory, settings_of)
 from fsbm.errors import UsageError
 
@@ -94,11 +95,19 @@ def trace_calibrate_command(ctx: typer.Context,
                                                             "cold job's start that no plain trace holds (strace loads "
                                                             "the program before the trace begins), which cold "
                                                             "predictions from plain traces add.  Drops every cache of "
-                                                            "the machine between runs: root only.")) -> None:
+                                                            "the machine between runs: root only."),
+                            capture: bool = typer.Option(False, "--capture", help="Instead, measure what capturing "
+                                                         "NFS traffic (tshark) costs a job whose client and server "
+                                                         "share this host: transfers over the loopback, captured and "
+                                                         "not, in pairs (about half a minute; root, NFS-Ganesha). "
+                                                         "Predictions from such captures take it off.")) -> None:
     """Check how well a plain trace tells its untraced time on this machine (about half a
     minute): small programs run untraced and traced.  Until `fsbm validate --plain --set dev`
     has measured the model's own errors, these give a plain trace's intervals; `fsbm predict`
-    runs this on first need."""
+    runs this on first need.  With --capture, what capturing NFS traffic costs here instead."""
+    if capture:
+        calibrate_capture_here(settings_of(ctx))
+        return
     calibrate_tracing_here(settings_of(ctx), quick=quick, cold_start=cold_start)
 
 

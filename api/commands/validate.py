@@ -15,6 +15,7 @@ from fsbm.api.commands.common import (Settings, console, hold_freed_memory_optio
                                       table_reps_option, write_json, write_text)
 from fsbm.errors import UsageError
 from fsbm.microbench import scratch
+from fsbm.microbench.capture_cost import PAIRS as CAPTURE_COST_PAIRS
 from fsbm.microbench.fsbench import TableEffort
 
 if TYPE_CHECKING:
@@ -125,6 +126,9 @@ def validate_command(
     workload_cases: bool = typer.Option(True, "--workload-cases/--no-workload-cases", help="Grow each cost table "
                                         "by the cases the traced programs need at their own sizes, as `fsbm bench "
                                         "--for` does."),
+    capture_cost_pairs: int = typer.Option(CAPTURE_COST_PAIRS, "--capture-cost-pairs", min=0, max=50, help="With --capture: pairs "
+                                           "of loopback transfers (each way), captured and not, that calibrate what "
+                                           "capturing costs a job here before the rounds; 0: not calibrated."),
     keep_traces: Optional[Path] = typer.Option(None, "--keep-traces", help="With --plain or --capture: leave the "
                                                "strace logs (with and without -T) or the captures, and their event "
                                                "tables, in this new or empty directory instead of removing them."),
@@ -170,7 +174,8 @@ def validate_command(
                                                                seed=seed, reuse_tables=reuse_tables,
                                                                workload_cases=workload_cases, table_effort=effort,
                                                                keep_traces=keep_traces,
-                                                               tables=min(table_repeats, 2)),
+                                                               tables=min(table_repeats, 2),
+                                                               capture_cost_pairs=capture_cost_pairs),
                               doc_out, json_out)
         return
     if plain or (loaded or {}).get("kind") == "plain_validation_measurements":

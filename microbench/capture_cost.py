@@ -1,0 +1,90 @@
+"""What capturing an NFS job's traffic costs the job on this machine.
+
+Where the clients, the server and tshark share one host (every capture of the loopback
+does), the capturer takes CPU time from the job it captures: dumpcap copies each packet out
+of the kernel and writes it, and on this machine's two cores a 256 MiB copy took 1.6 times as
+long captured as not.  A capture then holds a slower job than the one it stands for, and
+what it tells of the time outside the server is too long by about the capturing's cost.
+
+`measure_capture_pairs` times transfers of TRANSFER_MIB over the loopback against a server
+exporting a directory in memory, a read (nfs-cat) and a write (nfs-cp), each captured into
+memory and not, in interleaved pairs whose order alternates; predictor/capture_cost.py reads
+the pairs as a cost per MiB moved.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from fsbm.errors import FsbmError
+from fsbm.microbench.nfs_server import capturing, serving
+
+TRANSFER_MIB = 64
+PAIRS = 6  # of each direction
+MEMORY = Path("/dev/shm")
+
+
+@dataclass(frozen=True)
+class CapturePair:
+    """One transfer of `mib` (direction "read" or "write") timed captured and not."""
+
+    direction: str
+    mib: float
+    captured_s: float
+    plain_s: float
+
+
+def _timed(command: list[str]) -> float:
+    started = time.perf_counter()
+    done = subprocess.run(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                          text=True)
+    seconds = time.perf_counter() - started
+    if done.returncode != 0:
+        raise FsbmError(f"{command[0]} failed while measuring what capturing costs (exit {done.returncode}): "
+                        f"{done.stderr.strip()[:300]}")
+    return seconds
+
+
+def measure_capture_pairs(pairs: int = PAIRS, mib: int = TRANSFER_MIB,
+                          progress: Callable[[str], None] = lambda line: None) -> list[CapturePair]:
+    """`pairs` reads and as many writes of `mib` MiB over the loopback, each timed captured
+    and not (the order alternating from pair to pair), against an NFS server exporting a
+    directory in memory, so that no disk is in what they time (root: the server and the
+    capture need it)."""
+    where = MEMORY if MEMORY.is_dir() else None
+    with tempfile.TemporaryDirectory(prefix="fsbm-capture-cost-", dir=where) as tmp:
+        work = Path(tmp)
+        share, local = work / "share", work / "local"
+        share.mkdir()
+        local.mkdir()
+        block = bytes(range(256)) * 4096
+        for path in (share / "source.bin", local / "source.bin"):
+            with path.open("wb") as out:
+                for _ in range(mib):
+                    out.write(block)
+        with serving([share], work / "server") as server:
+            measured = []
+            for k in range(pairs):
+                for direction in ("read", "write"):
+                    seconds = {}
+                    for captured in ((True, False) if k % 2 == 0 else (False, True)):
+                        # Each write makes a file of a new name: one removed behind the
+                        # server's back is still there to it (its cache), and a create fails.
+                        written = share / f"written-{k}-{int(captured)}.bin"
+                        command = (["nfs-cat", server.url(share / "source.bin")] if direction == "read"
+                                   else ["nfs-cp", str(local / "source.bin"), server.url(written)])
+                        if captured:
+                            with capturing(work / "capture.pcapng"):
+                                seconds[True] = _timed(command)
+                            (work / "capture.pcapng").unlink(missing_ok=True)
+                        else:
+                            seconds[False] = _timed(command)
+                        written.unlink(missing_ok=True)
+                    measured.append(CapturePair(direction, float(mib), seconds[True], seconds[False]))
+                    progress(f"{direction} of {mib} MiB: {seconds[True]:.3f} s captured, {seconds[False]:.3f} s not")
+    return measured
