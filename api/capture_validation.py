@@ -118,12 +118,15 @@ def _captured(program: NfsProgram, target: Target, scale: float, directory: Path
             "profile": profile}
 
 
-def _calibrated(settings: Any, pairs: int, console: Console) -> CaptureCost:
-    """What capturing costs a job here, measured in `pairs` of each direction and stored
+def _calibrated(settings: Any, pairs: int, target: Target, console: Console) -> CaptureCost:
+    """What capturing costs a job here, measured in `pairs` of each direction, cold, against
+    a share on `target` (the filesystem the captures are taken on), and stored
     (pipeline.calibrate_capture)."""
-    console.print(f"[bold]calibrating[/] what capturing costs a job here: {pairs} reads and writes, captured and not")
+    console.print(f"[bold]calibrating[/] what capturing costs a job here: {pairs} reads and writes on "
+                  f"{escape(target.label)}, cold, captured and not")
     with settings.store() as store:
-        _, cost = calibrate_capture(store, pairs, progress=lambda line: console.print(f"  [dim]{escape(line)}[/]"))
+        _, cost = calibrate_capture(store, pairs, progress=lambda line: console.print(f"  [dim]{escape(line)}[/]"),
+                                    share_in=target.mount)
     low, high = cost.band_per_mib
     console.print(f"  {1e3 * cost.seconds_per_mib:.2f} ms a MiB moved ({1e3 * low:.2f}-{1e3 * high:.2f})")
     return cost
@@ -140,7 +143,8 @@ def measure_capture(settings: Any, options: CaptureOptions, console: Console) ->
     targets, filesystems, tables = provision_targets(settings, options.candidates, options.reuse_tables,
                                                      options.table_effort, console, TABLE_SEEDS[:options.tables])
     baseline = next(t for t in targets if t.label == f"{options.traced_on} fresh")
-    capture_cost = _calibrated(settings, options.capture_cost_pairs, console) if options.capture_cost_pairs else None
+    capture_cost = _calibrated(settings, options.capture_cost_pairs, baseline, console) \
+        if options.capture_cost_pairs else None
     rng = random.Random(options.seed)
     records: list[dict[str, Any]] = []
 

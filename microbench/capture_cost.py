@@ -6,10 +6,14 @@ of the kernel and writes it, and on this machine's two cores a 256 MiB copy took
 long captured as not.  A capture then holds a slower job than the one it stands for, and
 what it tells of the time outside the server is too long by about the capturing's cost.
 
-`measure_capture_pairs` times transfers of TRANSFER_MIB over the loopback against a server
-exporting a directory in memory, a read (nfs-cat) and a write (nfs-cp), each captured into
-memory and not, in interleaved pairs whose order alternates; predictor/capture_cost.py reads
-the pairs as a cost per MiB moved.
+`measure_capture_pairs` times transfers of TRANSFER_MIB over the loopback, a read (nfs-cat)
+and a write (nfs-cp), each captured into memory and not, in interleaved pairs whose order
+alternates; predictor/capture_cost.py reads the pairs as a cost per MiB moved.  How much the
+capturer takes depends on how busy the job keeps the cores: served from memory, a transfer
+is all CPU and the capturer contends with it throughout; read cold from a disk, it waits,
+and the capturer runs in the waits.  So the share is best where the captured server's was:
+`share_in`, a directory on that filesystem, each run cold (every cache dropped first, root),
+as the jobs it stands for ran; without it, a directory in memory.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fsbm.errors import FsbmError
+from fsbm.microbench.cache import drop_all
 from fsbm.microbench.nfs_server import capturing, serving
 
 TRANSFER_MIB = 64
@@ -50,41 +55,52 @@ def _timed(command: list[str]) -> float:
     return seconds
 
 
+def _one_run(direction: str, share: Path, local: Path, work: Path, captured: bool, cold: bool) -> float:
+    """One transfer's seconds, against a server started for it (as a validation's cold job
+    has: no handle or attribute cache from the run before, and no file it holds open, so
+    what the write made can be removed after it), every cache dropped first where `cold`."""
+    written = share / "written.bin"
+    if cold:
+        subprocess.run(["sync"], check=True)
+        drop_all()
+    try:
+        with serving([share], work / "server") as server:
+            command = (["nfs-cat", server.url(share / "source.bin")] if direction == "read"
+                       else ["nfs-cp", str(local / "source.bin"), server.url(written)])
+            if not captured:
+                return _timed(command)
+            with capturing(work / "capture.pcapng"):
+                return _timed(command)
+    finally:  # once the server is gone
+        (work / "capture.pcapng").unlink(missing_ok=True)
+        written.unlink(missing_ok=True)
+
+
 def measure_capture_pairs(pairs: int = PAIRS, mib: int = TRANSFER_MIB,
-                          progress: Callable[[str], None] = lambda line: None) -> list[CapturePair]:
+                          progress: Callable[[str], None] = lambda line: None,
+                          share_in: Path | None = None) -> list[CapturePair]:
     """`pairs` reads and as many writes of `mib` MiB over the loopback, each timed captured
-    and not (the order alternating from pair to pair), against an NFS server exporting a
-    directory in memory, so that no disk is in what they time (root: the server and the
-    capture need it)."""
+    and not (the order alternating from pair to pair), against an NFS server exporting a new
+    directory in `share_in`, every run cold, or one in memory, warm (root: the server, the
+    capture and the cache drops need it).  The client's files and the captures are in
+    memory; nothing is left in `share_in`."""
     where = MEMORY if MEMORY.is_dir() else None
-    with tempfile.TemporaryDirectory(prefix="fsbm-capture-cost-", dir=where) as tmp:
-        work = Path(tmp)
-        share, local = work / "share", work / "local"
-        share.mkdir()
+    with tempfile.TemporaryDirectory(prefix="fsbm-capture-cost-", dir=where) as tmp, \
+            tempfile.TemporaryDirectory(prefix="fsbm-capture-cost-", dir=share_in or tmp) as shared:
+        work, share = Path(tmp), Path(shared)
+        local = work / "local"
         local.mkdir()
         block = bytes(range(256)) * 4096
         for path in (share / "source.bin", local / "source.bin"):
             with path.open("wb") as out:
                 for _ in range(mib):
                     out.write(block)
-        with serving([share], work / "server") as server:
-            measured = []
-            for k in range(pairs):
-                for direction in ("read", "write"):
-                    seconds = {}
-                    for captured in ((True, False) if k % 2 == 0 else (False, True)):
-                        # Each write makes a file of a new name: one removed behind the
-                        # server's back is still there to it (its cache), and a create fails.
-                        written = share / f"written-{k}-{int(captured)}.bin"
-                        command = (["nfs-cat", server.url(share / "source.bin")] if direction == "read"
-                                   else ["nfs-cp", str(local / "source.bin"), server.url(written)])
-                        if captured:
-                            with capturing(work / "capture.pcapng"):
-                                seconds[True] = _timed(command)
-                            (work / "capture.pcapng").unlink(missing_ok=True)
-                        else:
-                            seconds[False] = _timed(command)
-                        written.unlink(missing_ok=True)
-                    measured.append(CapturePair(direction, float(mib), seconds[True], seconds[False]))
-                    progress(f"{direction} of {mib} MiB: {seconds[True]:.3f} s captured, {seconds[False]:.3f} s not")
+        measured = []
+        for k in range(pairs):
+            for direction in ("read", "write"):
+                seconds = {}
+                for captured in ((True, False) if k % 2 == 0 else (False, True)):
+                    seconds[captured] = _one_run(direction, share, local, work, captured, cold=share_in is not None)
+                measured.append(CapturePair(direction, float(mib), seconds[True], seconds[False]))
+                progress(f"{direction} of {mib} MiB: {seconds[True]:.3f} s captured, {seconds[False]:.3f} s not")
     return measured

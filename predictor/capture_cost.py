@@ -6,8 +6,9 @@ and what it tells of the time outside the server is too long by about what captu
 the job.  Measured in pairs of the same transfer captured and not, that cost grows with the
 bytes the packets carry: it is told here as seconds per MiB the job's reads and writes moved,
 the median of the pairs, with a 90% band from their spread.  A prediction from such a
-capture takes it off the time outside (predict._less_capturing); one from a capture whose
-clients called a server elsewhere does not (its capturer need not have shared their cores).
+capture lets its time outside's band reach lower by it (predict._with_capturing_cost); one
+from a capture whose clients called a server elsewhere does not (its capturer need not have
+shared their cores).
 """
 
 from __future__ import annotations
@@ -27,10 +28,11 @@ CALIBRATED_ON = "loopback"  # and the name
 @dataclass(frozen=True)
 class CaptureCost:
     """Pairs of transfers timed captured and not (microbench.capture_cost.CapturePair, as
-    dicts), and when."""
+    dicts), when, and where their share was."""
 
     pairs: list[dict[str, Any]] = field(default_factory=list)
     measured_at: str = ""
+    share_in: str | None = None  # where the share was (cold runs there); None: in memory
 
     def _per_mib(self) -> np.ndarray:
         return np.array([(p["captured_s"] - p["plain_s"]) / p["mib"] for p in self.pairs if p["mib"] > 0])
@@ -63,14 +65,15 @@ class CaptureCost:
         return mib * self.seconds_per_mib, (mib * low, mib * high), mib
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": CAPTURE_CALIBRATION, "measured_at": self.measured_at, "pairs": self.pairs,
+        return {"kind": CAPTURE_CALIBRATION, "measured_at": self.measured_at, "share_in": self.share_in,
+                "pairs": self.pairs,
                 "seconds_per_mib": self.seconds_per_mib, "band_per_mib": list(self.band_per_mib)}
 
     @classmethod
     def from_json(cls, body: dict[str, Any] | None) -> "CaptureCost | None":
         if not body:
             return None
-        return cls(list(body.get("pairs", [])), body.get("measured_at", ""))
+        return cls(list(body.get("pairs", [])), body.get("measured_at", ""), body.get("share_in"))
 
 
 def moved_bytes(profile: Profile) -> int:

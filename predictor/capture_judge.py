@@ -142,15 +142,17 @@ def _seconds(value: float) -> str:
 
 
 def _calibration_sentence(doc: dict[str, Any]) -> str:
-    """What capturing cost a job here, as the validation measured it before its rounds, and
-    taken off every prediction (the clients and the server share the host); or that it was not."""
+    """What capturing cost a job here, as the validation measured it before its rounds, which
+    widens every prediction's band (the clients and the server share the host); or that it
+    was not measured."""
     cost = CaptureCost.from_json(doc.get("capture_calibration"))
     if cost is None or not cost.pairs:
-        return "What capturing costs the captured job was not calibrated, and nothing is taken off for it."
+        return "What capturing costs the captured job was not calibrated, and no band allows for it."
     low, high = cost.band_per_mib
+    where = f"cold, a share on {doc['traced_on']}" if cost.share_in else "a share in memory"
     return (f"Capturing's own cost, calibrated before the rounds ({len(cost.pairs)} transfers of "
-            f"{cost.pairs[0]['mib']:.0f} MiB captured and not): {1e3 * cost.seconds_per_mib:.2f} ms a MiB moved "
-            f"({1e3 * low:.2f}-{1e3 * high:.2f}), taken off each capture's time outside.")
+            f"{cost.pairs[0]['mib']:.0f} MiB captured and not, {where}): {1e3 * cost.seconds_per_mib:.2f} ms a MiB "
+            f"moved ({1e3 * low:.2f}-{1e3 * high:.2f}); each capture's band reaches lower by it.")
 
 
 def markdown(doc: dict[str, Any], judged: CaptureJudged, judged_again: bool = False) -> str:

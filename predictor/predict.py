@@ -143,7 +143,7 @@ class Workload:
         """`traced_on`: the candidate the workload was traced on, whose costs tell the system
         time outside the filesystem (outside.py); `tracing`: how well this machine's traces
         tell their untraced time (the band of a plain trace's time outside); `capture_cost`:
-        what capturing costs a job here (capture_cost.py), taken off a capture's time outside
+        what capturing costs a job here (capture_cost.py), which widens a capture's band
         where its clients shared the server's host."""
         profile = Profile.of(profile)
         names = [pricer.table.candidate for pricer in pricers]
@@ -172,7 +172,7 @@ class Workload:
             outside = _less_file_calls(outside, names, times, traced_on, at_once, syncs_apart)
         elif outside.kind == CAPTURE:
             outside = _with_server_handling(outside, Timeline.of(profile.timeline), names, times, traced_on, at_once)
-            outside = _less_capturing(outside, profile, capture_cost, at_once)
+            outside = _with_capturing_cost(outside, profile, capture_cost, at_once)
         elif outside.mapped_s > 0:
             outside = _less_mapped_reads(outside, names, times, traced_on, at_once)
         rows = [feature_row(pricer.table, fs, outside, at_once) for pricer, fs in zip(pricers, times)]
@@ -224,24 +224,28 @@ def _with_server_handling(outside: Outside, timeline: Timeline, names: list[str]
     return outside.less(-handling, f"less {said} (the model prices them above what the capture saw)")
 
 
-def _less_capturing(outside: Outside, profile: Profile, cost: CaptureCost | None, at_once: float) -> Outside:
-    """A capture's time outside less what capturing cost the job it holds, where its clients
-    called a server at their own address (the capturer shared their host): the calibrated
-    seconds per MiB moved (capture_cost.py), over the clients working at once, its band
-    widening the time's; never below 0.  Where nothing was calibrated, said so."""
+def _with_capturing_cost(outside: Outside, profile: Profile, cost: CaptureCost | None, at_once: float) -> Outside:
+    """A capture's time outside whose band reaches lower by what capturing may have cost the
+    job it holds, where its clients called a server at their own address (the capturer
+    shared their host): up to the calibrated seconds per MiB moved at the high end of their
+    spread (capture_cost.py), over the clients working at once; the time itself is the
+    capture's.  What a job bears depends on how busy it keeps the cores, more than the
+    calibration's transfers tell (docs/model-evidence.md), so the cost widens the band and
+    moves nothing.  Where nothing was calibrated, said so."""
     if not Timeline.of(profile.timeline).same_host_clients:
         return outside
     found = cost.of_capture(profile) if cost is not None else None
     if found is None:
         return replace(outside, evidence=f"{outside.evidence}; its clients shared the server's host, and what "
-                                         "capturing there cost them is not taken off (`fsbm trace calibrate "
-                                         "--capture`, as root, measures it)")
-    seconds, (low, high), mib = found
-    seconds, low, high = seconds / at_once, low / at_once, high / at_once
-    less = outside.more(-seconds, (-high, -low), f"less capturing's own cost, {seconds:.3f} s ({low:.3f}-{high:.3f}): "
-                                                 f"{mib:.1f} MiB moved on the host the clients shared with the server, "
-                                                 f"at {1e3 * cost.seconds_per_mib:.2f} ms a MiB as calibrated here")
-    return replace(less, seconds=max(less.seconds, 0.0), low=max(less.low, 0.0), high=max(less.high, 0.0))
+                                         "capturing there may have cost them is not in its band (`fsbm trace "
+                                         "calibrate --capture`, as root, measures it)")
+    seconds, (_, high), mib = found
+    seconds, high = seconds / at_once, high / at_once
+    lower = outside.more(0.0, (-high, 0.0), f"its band reaching {high:.3f} s lower for what capturing may have cost "
+                                             f"the job ({mib:.1f} MiB moved on the host the clients shared with the "
+                                             f"server; {seconds:.3f} s at the {1e3 * cost.seconds_per_mib:.2f} ms a "
+                                             "MiB calibrated here)")
+    return replace(lower, low=max(lower.low, 0.0))
 
 
 def _less_mapped_reads(outside: Outside, names: list[str], times: list[FsTime], traced_on: str | None,

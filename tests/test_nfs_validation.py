@@ -175,7 +175,7 @@ def test_validate_capture_measures_captures_and_judges_them(tmp_path: Path, fsbm
         real = [r for r in body["records"] if r["kind"] == "real"]
         assert len(real) == 2 * 2 * len(body["programs"])
         # What capturing costs, calibrated first (a read and a write, each captured and not),
-        # stored, and taken off each capture's time outside (client and server share the host).
+        # stored, and in each capture's band (client and server share the host).
         pairs = body["capture_calibration"]["pairs"]
         assert sorted(p["direction"] for p in pairs) == ["read", "write"]
         assert all(p["captured_s"] > 0 and p["plain_s"] > 0 for p in pairs)
@@ -184,7 +184,7 @@ def test_validate_capture_measures_captures_and_judges_them(tmp_path: Path, fsbm
         text = doc.read_text()
         assert "# Validation from NFS captures: the dev set" in text
         assert "Capturing's own cost, calibrated before the rounds (2 transfers" in text
-        assert "less capturing's own cost" in text
+        assert "may have cost the job" in text
         for program in body["programs"]:
             assert f"| {program['name']} | tmpfs fresh |" in text
         again = tmp_path / "again.md"

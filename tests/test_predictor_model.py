@@ -1182,12 +1182,12 @@ def test_a_listings_entries_are_priced_among_as_many_files_of_their_sizes_where_
     assert sum(line.total_ns for line in others) == pytest.approx(60 * 10_000)
 
 
-def test_a_captures_time_outside_loses_what_capturing_cost_where_its_clients_shared_the_servers_host() -> None:
+def test_a_captures_band_reaches_lower_by_what_capturing_may_have_cost_where_its_clients_shared_the_host() -> None:
     """Where a capture's clients called a server at their own address, the capturer shared
-    their host and slowed the job it holds: the calibrated seconds per MiB moved, times the
-    MiB the job's reads and writes moved, come off its time outside (its band widened by the
-    pairs' spread).  A capture of clients elsewhere keeps its time; an uncalibrated machine
-    says what is not taken off."""
+    their host and may have slowed the job it holds: the band of its time outside reaches
+    lower by the calibrated cost per MiB (at the high end of the pairs' spread) times the
+    MiB the job's reads and writes moved; the time itself stays the capture's.  A capture of
+    clients elsewhere keeps its band; an uncalibrated machine says what is not allowed for."""
     from fsbm.predictor.capture_cost import CaptureCost, moved_bytes
     from fsbm.predictor.predict import predict
 
@@ -1202,16 +1202,18 @@ def test_a_captures_time_outside_loses_what_capturing_cost_where_its_clients_sha
     elsewhere = {**captured, "timeline": {**timeline, "same_host_clients": 0}}
     tables = [(None, Pricer(table("ext4")))]
 
-    def outside(body: dict, calibration: CaptureCost | None) -> tuple[float, str]:
+    def outside(body: dict, calibration: CaptureCost | None) -> tuple[float, float, float, str]:
         done = predict(body, tables, cache_bytes=1 << 30, traced_on="ext4", capture_cost=calibration)
-        return done.candidates[0].outside_s, done.outside_evidence
+        entry = done.candidates[0]
+        return entry.outside_s, entry.low_s, entry.high_s, done.outside_evidence
 
     mib = moved_bytes(Profile.of(captured)) / (1 << 20)
     assert mib == pytest.approx((1000 * 4096 + 10 * 65536) / (1 << 20))
-    kept, said = outside(captured, None)
-    less, told = outside(captured, cost)
-    assert kept - less == pytest.approx(mib * 0.1 / 64, rel=1e-6)
-    assert "less capturing's own cost" in told and "calibrated here" in told
-    assert "is not taken off (`fsbm trace calibrate --capture`" in said
-    apart, why = outside(elsewhere, cost)
-    assert apart == pytest.approx(kept) and "capturing" not in why
+    kept, kept_low, kept_high, said = outside(captured, None)
+    wider, low, high, told = outside(captured, cost)
+    assert wider == pytest.approx(kept) and high == pytest.approx(kept_high)
+    assert kept_low - low == pytest.approx(mib * cost.band_per_mib[1], rel=1e-6) and low < kept_low
+    assert "may have cost the job" in told and "calibrated here" in told
+    assert "is not in its band (`fsbm trace calibrate --capture`" in said
+    apart, apart_low, _, why = outside(elsewhere, cost)
+    assert apart == pytest.approx(kept) and apart_low == pytest.approx(kept_low) and "capturing" not in why

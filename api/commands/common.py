@@ -223,7 +223,7 @@ def candidate_names(candidates: str) -> list[str]:
     return names
 
 
-def calibrate_capture_here(settings: Settings, pairs: int | None = None) -> Any:
+def calibrate_capture_here(settings: Settings, pairs: int | None = None, share_in: Path | None = None) -> Any:
     """Measure what capturing costs a job here and keep it (pipeline.calibrate_capture),
     saying so; the calibration."""
     from fsbm.microbench.capture_cost import PAIRS, TRANSFER_MIB
@@ -233,10 +233,12 @@ def calibrate_capture_here(settings: Settings, pairs: int | None = None) -> Any:
     if missing := missing_tools():
         raise UsageError(f"measuring what capturing costs needs {', '.join(missing)}", hint="`make deps` installs them")
     pairs = PAIRS if pairs is None else pairs
+    where = f"a share in {share_in}, cold" if share_in else "a share in memory"
     console.print(f"[bold]calibrating[/] what capturing NFS traffic costs a job here: {pairs} reads and {pairs} "
-                  f"writes of {TRANSFER_MIB} MiB over the loopback, each captured (tshark) and not")
+                  f"writes of {TRANSFER_MIB} MiB over the loopback ({escape(where)}), each captured (tshark) and not")
     with settings.store() as store:
-        document_id, cost = calibrate_capture(store, pairs, progress=lambda line: console.print(f"  {escape(line)}"))
+        document_id, cost = calibrate_capture(store, pairs, progress=lambda line: console.print(f"  {escape(line)}"),
+                                              share_in=share_in)
     low, high = cost.band_per_mib
     console.print(f"capture calibration {document_id} stored: capturing costs a job here {1e3 * cost.seconds_per_mib:.2f} "
                   f"ms a MiB moved ({1e3 * low:.2f}-{1e3 * high:.2f}), where its client and server share the host")

@@ -100,13 +100,20 @@ def trace_calibrate_command(ctx: typer.Context,
                                                          "NFS traffic (tshark) costs a job whose client and server "
                                                          "share this host: transfers over the loopback, captured and "
                                                          "not, in pairs (about half a minute; root, NFS-Ganesha). "
-                                                         "Predictions from such captures take it off.")) -> None:
+                                                         "Predictions from such captures take it off."),
+                            share_in: Optional[Path] = typer.Option(None, "--share-in", metavar="DIR",
+                                                                    help="With --capture: the share goes in a new "
+                                                                    "directory here, on the filesystem the captured "
+                                                                    "server exported, and every transfer runs cold "
+                                                                    "(default: in memory, warm).")) -> None:
     """Check how well a plain trace tells its untraced time on this machine (about half a
     minute): small programs run untraced and traced.  Until `fsbm validate --plain --set dev`
     has measured the model's own errors, these give a plain trace's intervals; `fsbm predict`
     runs this on first need.  With --capture, what capturing NFS traffic costs here instead."""
+    if share_in is not None and not (capture and share_in.is_dir()):
+        raise UsageError("--share-in takes an existing directory, with --capture")
     if capture:
-        calibrate_capture_here(settings_of(ctx))
+        calibrate_capture_here(settings_of(ctx), share_in=share_in)
         return
     calibrate_tracing_here(settings_of(ctx), quick=quick, cold_start=cold_start)
 
