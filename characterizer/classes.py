@@ -65,7 +65,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from fsbm.characterizer.arrays import MISSING, COSTED_OPERATIONS, OP_INDEX, EventArrays, access_lengths, present
+from fsbm.characterizer.arrays import COSTED_OPERATIONS, MISSING, OP_INDEX, EventArrays, access_lengths, present
 from fsbm.characterizer.histograms import bit_lengths
 from fsbm.characterizer.kernels import library
 from fsbm.characterizer.mapped import Regions
@@ -248,15 +248,20 @@ def with_unlinked_data(classes: dict, sizes: np.ndarray) -> dict:
 LISTING_CALLS = ("getdents", "getdents64")
 
 
+def _of_calls(ev: EventArrays, op: str, calls: tuple[str, ...]) -> np.ndarray:
+    """Which events are of operation `op` and were traced as one of `calls` (their orig)."""
+    ids = [i for i, name in enumerate(ev.origs) if name in calls]
+    if not ids:
+        return np.zeros(ev.n, bool)
+    return (ev.op == OP_INDEX[op]) & np.isin(ev.orig, ids)
+
+
 def _ended_listings(ev: EventArrays) -> np.ndarray:
     """Which events are the empty getdents that ends a listing.  Only a system call's result
     is the bytes listed with nothing more to list: an NFS READDIR's is the bytes its reply's
     names come to (traces/nfs.py; 0 for every one in captures parsed before that), and it is
     a listing, never its end."""
-    ids = [i for i, name in enumerate(ev.origs) if name in LISTING_CALLS]
-    if not ids:
-        return np.zeros(ev.n, bool)
-    return (ev.op == OP_INDEX["readdir"]) & (ev.ret == 0) & np.isin(ev.orig, ids)
+    return _of_calls(ev, "readdir", LISTING_CALLS) & (ev.ret == 0)
 
 
 def metadata_classes(ev: EventArrays, ops: dict[str, OpStats]) -> dict[str, dict[str, int]]:
@@ -284,20 +289,11 @@ def metadata_classes(ev: EventArrays, ops: dict[str, OpStats]) -> dict[str, dict
         listed = (ev.op == OP_INDEX["readdir"]) & (ev.ret > 0)
         if listed.any():
             out["readdir"]["listed_bytes"] = int(ev.ret[listed].sum())
-    entries = _listed_entries(ev)
+    entries = _of_calls(ev, "stat", (LISTED_ENTRY_ORIG,))  # sized by the file's bytes, where known
     if "stat" in out and entries.any():
         sizes = ev.size[entries]
         out["stat"].update(listed=int(entries.sum()), listed_log2=size_buckets(sizes[sizes != MISSING]))
     return out
-
-
-def _listed_entries(ev: EventArrays) -> np.ndarray:
-    """Which events are the stat of an entry a listing returned with its attributes (an NFS
-    READDIRPLUS's entries, traces/nfs.py): its size is the file's bytes, where known."""
-    ids = [i for i, name in enumerate(ev.origs) if name == LISTED_ENTRY_ORIG]
-    if not ids:
-        return np.zeros(ev.n, bool)
-    return (ev.op == OP_INDEX["stat"]) & np.isin(ev.orig, ids)
 
 
 def with_written_creates(classes: dict[str, dict], written: dict[str, dict[str, int]]) -> dict[str, dict]:

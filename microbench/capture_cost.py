@@ -9,11 +9,12 @@ what it tells of the time outside the server is too long by about the capturing'
 `measure_capture_pairs` times transfers of TRANSFER_MIB over the loopback, a read (nfs-cat)
 and a write (nfs-cp), each captured into memory and not, in interleaved pairs whose order
 alternates; predictor/capture_cost.py reads the pairs as a cost per MiB moved.  How much the
-capturer takes depends on how busy the job keeps the cores: served from memory, a transfer
-is all CPU and the capturer contends with it throughout; read cold from a disk, it waits,
-and the capturer runs in the waits.  So the share is best where the captured server's was:
-`share_in`, a directory on that filesystem, each run cold (every cache dropped first, root),
-as the jobs it stands for ran; without it, a directory in memory.
+capturer takes depends on how busy the job keeps the cores, and a job that waits for a disk
+leaves it room that one served from memory does not; so the share is best where the captured
+server's was: `share_in`, a directory on that filesystem, each run cold (every cache dropped
+first, root), as the jobs it stands for ran; without it, a directory in memory.  The figure
+moves from one minute to the next by as much as 2x here (docs/model-evidence.md), which is
+why predictions take it as a band.
 """
 
 from __future__ import annotations

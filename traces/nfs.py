@@ -21,9 +21,8 @@ A v3 READDIRPLUS reply carries each entry's attributes and handle, so the server
 and read the inode of every file it lists: after the listing's event, each entry but "."
 and ".." is a stat of its own (orig NFS3.READDIRPLUS_ENTRY, untimed, ret 0, size the
 file's bytes its attributes say), of the handle the reply gave it, and the name is
-remembered as a LOOKUP's is.  Without them a
-listing of 4,000 files was priced by its bytes alone, where its cost on a cold server is
-mostly those 4,000 inodes.
+remembered as a LOOKUP's is: a listing of 4,000 files costs a cold server those 4,000
+inodes, not its names' bytes alone.
 """
 
 from __future__ import annotations
@@ -675,7 +674,8 @@ def listed_entries(reply: dict[str, list[str]]) -> list[tuple[str, str | None, i
     paired = [_hex(h) for h in handles] if len(handles) == len(names) else [None] * len(names)
     ids = reply.get("nfs.readdirplus.entry.fileid") or []
     size_of = dict(zip(reply.get("nfs.fattr3.fileid") or [], reply.get("nfs.fattr3.size") or []))
-    sizes = [int(size_of[i]) if i in size_of else None for i in ids] if len(ids) == len(names) else [None] * len(names)
+    sizes = [int(size_of[i]) if size_of.get(i, "").isdigit() else None for i in ids] if len(ids) == len(names) \
+        else [None] * len(names)
     return [(name, handle, size) for name, handle, size in zip(names, paired, sizes) if name not in (".", "..")]
 
 

@@ -18,6 +18,15 @@
 
 #include "bench.h"
 
+/* One record of what getdents64 returns (the kernel's struct linux_dirent64). */
+struct dirent64_record {
+	uint64_t ino;
+	int64_t off;
+	unsigned short reclen;
+	unsigned char type;
+	char name[];
+};
+
 /* Entries in each directory readdir lists (Tang's cap of 100), and readdir_small's: most
  * directories a program lists hold tens of entries, and a listing's cost grows with them. */
 enum { READDIR_ENTRIES = TREE_FANOUT, SMALL_LISTING_ENTRIES = 10 };
@@ -471,7 +480,8 @@ static int keep_name(struct bench_ctx *ctx, const char *name)
 /* Untimed: once the names listed so far are all stat'ed, list leaf i's directory. */
 static int list_next_directory(struct bench_ctx *ctx, size_t i)
 {
-	char path[TREE_PATH_MAX], buf[32768];
+	_Alignas(struct dirent64_record) char buf[32768];
+	char path[TREE_PATH_MAX];
 	char *slash;
 	long got;
 
@@ -489,13 +499,7 @@ static int list_next_directory(struct bench_ctx *ctx, size_t i)
 		return fail_errno("openat(O_DIRECTORY)", path);
 	while ((got = syscall(SYS_getdents64, ctx->listed_fd, buf, sizeof(buf))) > 0) {
 		for (long at = 0; at < got;) {
-			const struct dirent64_head {
-				uint64_t ino;
-				int64_t off;
-				unsigned short reclen;
-				unsigned char type;
-				char name[];
-			} *d = (const void *)(buf + at);
+			const struct dirent64_record *d = (const void *)(buf + at);
 
 			if ((d->type == DT_REG || d->type == DT_UNKNOWN) && keep_name(ctx, d->name) != 0)
 				return -1;
