@@ -224,6 +224,10 @@ def _with_server_handling(outside: Outside, timeline: Timeline, names: list[str]
     return outside.less(-handling, f"less {said} (the model prices them above what the capture saw)")
 
 
+# Less than this, a band's reach is no part of any figure a prediction shows.
+NEGLIGIBLE_S = 0.5e-3
+
+
 def _with_capturing_cost(outside: Outside, profile: Profile, cost: CaptureCost | None, at_once: float) -> Outside:
     """A capture's time outside whose band reaches lower by what capturing may have cost the
     job it holds, where its clients called a server at their own address (the capturer
@@ -241,6 +245,8 @@ def _with_capturing_cost(outside: Outside, profile: Profile, cost: CaptureCost |
                                          "calibrate --capture`, as root, measures it)")
     seconds, (_, high), mib = found
     seconds, high = seconds / at_once, high / at_once
+    if high < NEGLIGIBLE_S:  # a job that moved next to no bytes: nothing to allow for, nor to say
+        return outside
     lower = outside.more(0.0, (-high, 0.0), f"its band reaching {high:.3f} s lower for what capturing may have cost "
                                              f"the job ({mib:.1f} MiB moved on the host the clients shared with the "
                                              f"server; {seconds:.3f} s at the {1e3 * cost.seconds_per_mib:.2f} ms a "

@@ -1217,3 +1217,6 @@ def test_a_captures_band_reaches_lower_by_what_capturing_may_have_cost_where_its
     assert "is not in its band (`fsbm trace calibrate --capture`" in said
     apart, apart_low, _, why = outside(elsewhere, cost)
     assert apart == pytest.approx(kept) and apart_low == pytest.approx(kept_low) and "capturing" not in why
+    # A job that moved next to no bytes (a listing) has nothing to allow for, and says nothing of it.
+    listing = {**captured, "classes": {**captured["classes"], "data": {}}}
+    assert "capturing" not in outside(listing, cost)[3]
