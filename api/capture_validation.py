@@ -39,7 +39,7 @@ from fsbm.characterizer.characterize import characterize_files
 from fsbm.errors import FsbmError
 from fsbm.locations import data_dir
 from fsbm.microbench import cache
-from fsbm.microbench.capture_cost import PAIRS
+from fsbm.microbench.capture_cost import PAIRS, TRANSFER_MIB
 from fsbm.microbench.nfs_server import capturing, missing_tools, serving
 from fsbm.pipeline import calibrate_capture
 from fsbm.predictor.capture_cost import CaptureCost
@@ -61,7 +61,7 @@ class CaptureOptions(PlainOptions):
 
     tables: int = len(TABLE_SEEDS)
     # Pairs of transfers, captured and not, that measure what capturing costs a job here
-    # (pipeline.calibrate_capture) before the rounds; 0: not measured, nothing taken off.
+    # (pipeline.calibrate_capture) before the rounds; 0: not measured, no band allows for it.
     capture_cost_pairs: int = PAIRS
 
 
@@ -118,17 +118,17 @@ def _captured(program: NfsProgram, target: Target, scale: float, directory: Path
             "profile": profile}
 
 
-def _calibrated(settings: Any, pairs: int, target: Target, console: Console) -> CaptureCost:
-    """What capturing costs a job here, measured in `pairs` of each direction, cold, against
-    a share on `target` (the filesystem the captures are taken on), and stored
-    (pipeline.calibrate_capture)."""
-    console.print(f"[bold]calibrating[/] what capturing costs a job here: {pairs} reads and writes on "
-                  f"{escape(target.label)}, cold, captured and not")
+def calibrated(settings: Any, pairs: int, share_in: Path | None, console: Console) -> CaptureCost:
+    """What capturing costs a job here (pipeline.calibrate_capture), measured in `pairs` of
+    each direction against a share in `share_in`, cold, or in memory; stored, and said."""
+    where = f"a share in {share_in}, cold" if share_in else "a share in memory"
+    console.print(f"[bold]calibrating[/] what capturing NFS traffic costs a job here: {pairs} reads and {pairs} "
+                  f"writes of {TRANSFER_MIB} MiB over the loopback ({escape(where)}), each captured (tshark) and not")
     with settings.store() as store:
-        _, cost = calibrate_capture(store, pairs, progress=lambda line: console.print(f"  [dim]{escape(line)}[/]"),
-                                    share_in=target.mount)
-    low, high = cost.band_per_mib
-    console.print(f"  {1e3 * cost.seconds_per_mib:.2f} ms a MiB moved ({1e3 * low:.2f}-{1e3 * high:.2f})")
+        document_id, cost = calibrate_capture(store, pairs, progress=lambda line: console.print(f"  {escape(line)}"),
+                                              share_in=share_in)
+    console.print(f"capture calibration {document_id} stored: capturing costs a job here {cost.words()}, where its "
+                  "client and server share the host")
     return cost
 
 
@@ -143,7 +143,7 @@ def measure_capture(settings: Any, options: CaptureOptions, console: Console) ->
     targets, filesystems, tables = provision_targets(settings, options.candidates, options.reuse_tables,
                                                      options.table_effort, console, TABLE_SEEDS[:options.tables])
     baseline = next(t for t in targets if t.label == f"{options.traced_on} fresh")
-    capture_cost = _calibrated(settings, options.capture_cost_pairs, baseline, console) \
+    capture_cost = calibrated(settings, options.capture_cost_pairs, baseline.mount, console) \
         if options.capture_cost_pairs else None
     rng = random.Random(options.seed)
     records: list[dict[str, Any]] = []

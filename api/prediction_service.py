@@ -19,10 +19,10 @@ from fsbm.host import memory_available_bytes
 from fsbm.lru import LruCache
 from fsbm.predictor.cost_table import CostTable
 from fsbm.documents import Prediction, Profile
+from fsbm.predictor.capture_cost import CALIBRATED_ON, CAPTURE_CALIBRATION, CaptureCost
 from fsbm.predictor.estimator import RuntimeEstimator
 from fsbm.predictor.predict import predict
 from fsbm.predictor.pricing import Pricer
-from fsbm.predictor.capture_cost import CALIBRATED_ON, CAPTURE_CALIBRATION, CaptureCost
 from fsbm.predictor.tracing import TracingCalibration, newest_current
 from fsbm.store import Checkpointer, ResultsStore
 

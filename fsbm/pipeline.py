@@ -133,7 +133,7 @@ def needs_tracing_calibration(store: ResultsStore, profile: dict[str, Any]) -> b
 
 
 def calibrate_capture(store: ResultsStore, pairs: int, progress: Callable[[str], None] = lambda line: None,
-                      mib: int | None = None, share_in: Path | None = None) -> tuple[int, Any]:
+                      share_in: Path | None = None) -> tuple[int, Any]:
     """Measure what capturing NFS traffic costs a job on this machine's loopback (root: an NFS
     server and tshark), its share in `share_in` (cold runs) or in memory, keep it; its id and
     the calibration (predictor/capture_cost.py)."""
@@ -143,7 +143,7 @@ def calibrate_capture(store: ResultsStore, pairs: int, progress: Callable[[str],
     from fsbm.microbench.capture_cost import TRANSFER_MIB, measure_capture_pairs
     from fsbm.predictor.capture_cost import CALIBRATED_ON, CAPTURE_CALIBRATION, CaptureCost
 
-    measured = measure_capture_pairs(pairs, mib or TRANSFER_MIB, progress, share_in)
+    measured = measure_capture_pairs(pairs, TRANSFER_MIB, progress, share_in)
     cost = CaptureCost([asdict(pair) for pair in measured], datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                        str(share_in) if share_in else None)
     return store.save_document(CAPTURE_CALIBRATION, cost.to_json(), name=CALIBRATED_ON), cost

@@ -52,6 +52,11 @@ class CaptureCost:
         low, high = np.percentile(per_mib, [5, 95])
         return max(float(low), 0.0), max(float(high), 0.0)
 
+    def words(self) -> str:
+        """The rate and its band, as a person reads them: "0.27 ms a MiB moved (0.06-0.55)"."""
+        low, high = self.band_per_mib
+        return f"{1e3 * self.seconds_per_mib:.2f} ms a MiB moved ({1e3 * low:.2f}-{1e3 * high:.2f})"
+
     def of_capture(self, profile: Profile) -> tuple[float, tuple[float, float], float] | None:
         """What capturing cost the job a capture holds: seconds, their band, and the MiB its
         reads and writes moved; None where none of its clients called a server at their own

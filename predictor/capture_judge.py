@@ -93,8 +93,8 @@ def _summary(rows: pd.DataFrame, pairs: pd.DataFrame) -> dict[str, Any]:
         summary[form] = {
             "runtime": runtime, "ratio": ratio, "covered": covered, "intervals": intervals,
             "pairs_right": right, "pairs": int(len(pairs)),
-            "met": form_met(form_bound(form), (runtime["median"], runtime["largest"]), (ratio["median"], ratio["largest"]),
-                            covered, intervals, right, len(pairs)),
+            "met": form_met(form_bound(form), (runtime["median"], runtime["largest"]),
+                            (ratio["median"], ratio["largest"]), covered, intervals, right, len(pairs)),
         }
     return summary
 
@@ -109,9 +109,9 @@ def judge_capture(doc: dict[str, Any], model: RuntimeEstimator | None = None) ->
 
 def host_between(doc: dict[str, Any], rows: pd.DataFrame) -> pd.DataFrame:
     """Per job, on the traced target: the captured run's seconds (a capture tells the work at
-    the speed of its own minute) beside the rounds' median (how far they moved from it), and the
-    absolute form's error against each: how much of its error is the host's between the capture and the rounds (a
-    diagnosis, not the verdict)."""
+    the speed of its own minute) beside the rounds' median (how far they moved from it), and
+    the absolute form's error against each: how much of its error is the host's between the
+    capture and the rounds (a diagnosis, not the verdict)."""
     traced = rows[rows["traced"]].set_index("program")
     out = []
     for job in doc["programs"]:
@@ -148,11 +148,10 @@ def _calibration_sentence(doc: dict[str, Any]) -> str:
     cost = CaptureCost.from_json(doc.get("capture_calibration"))
     if cost is None or not cost.pairs:
         return "What capturing costs the captured job was not calibrated, and no band allows for it."
-    low, high = cost.band_per_mib
     where = f"cold, a share on {doc['traced_on']}" if cost.share_in else "a share in memory"
     return (f"Capturing's own cost, calibrated before the rounds ({len(cost.pairs)} transfers of "
-            f"{cost.pairs[0]['mib']:.0f} MiB captured and not, {where}): {1e3 * cost.seconds_per_mib:.2f} ms a MiB "
-            f"moved ({1e3 * low:.2f}-{1e3 * high:.2f}); each capture's band reaches lower by it.")
+            f"{cost.pairs[0]['mib']:.0f} MiB captured and not, {where}): {cost.words()}; each capture's band "
+            "reaches lower by it.")
 
 
 def markdown(doc: dict[str, Any], judged: CaptureJudged, judged_again: bool = False) -> str:

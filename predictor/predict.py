@@ -26,13 +26,13 @@ import pandas as pd
 from fsbm.characterizer.classes import MAPPED_CLASS
 from fsbm.documents import Prediction, Profile, Timeline
 from fsbm.errors import UsageError
+from fsbm.predictor.capture_cost import CaptureCost
 from fsbm.predictor.confidence import cost_log_sds, order_confidence
 from fsbm.predictor.cost_table import MEMORY_ONLY_FILESYSTEMS, CostTable
 from fsbm.predictor.estimator import GAP_COLUMN, LEAN_COLUMN, STRETCH_COLUMN, UNTIMED_EVIDENCE, RuntimeEstimator
 from fsbm.predictor.model import CpuScales, FsTime, price_workload
 from fsbm.predictor.outside import Outside, calls_cpu_seconds, cpu_scales, outside_features, outside_seconds
 from fsbm.predictor.pricing import Pricer
-from fsbm.predictor.capture_cost import CaptureCost
 from fsbm.predictor.tracing import CAPTURE, TracingCalibration, capture_outside, untraced_outside
 
 SCHEMA_VERSION = 2

@@ -223,26 +223,15 @@ def candidate_names(candidates: str) -> list[str]:
     return names
 
 
-def calibrate_capture_here(settings: Settings, pairs: int | None = None, share_in: Path | None = None) -> Any:
-    """Measure what capturing costs a job here and keep it (pipeline.calibrate_capture),
-    saying so; the calibration."""
-    from fsbm.microbench.capture_cost import PAIRS, TRANSFER_MIB
+def calibrate_capture_here(settings: Settings, share_in: Path | None = None) -> None:
+    """Measure what capturing costs a job here and keep it, saying so (capture_validation.calibrated)."""
+    from fsbm.api.capture_validation import calibrated
+    from fsbm.microbench.capture_cost import PAIRS
     from fsbm.microbench.nfs_server import missing_tools
-    from fsbm.pipeline import calibrate_capture
 
     if missing := missing_tools():
         raise UsageError(f"measuring what capturing costs needs {', '.join(missing)}", hint="`make deps` installs them")
-    pairs = PAIRS if pairs is None else pairs
-    where = f"a share in {share_in}, cold" if share_in else "a share in memory"
-    console.print(f"[bold]calibrating[/] what capturing NFS traffic costs a job here: {pairs} reads and {pairs} "
-                  f"writes of {TRANSFER_MIB} MiB over the loopback ({escape(where)}), each captured (tshark) and not")
-    with settings.store() as store:
-        document_id, cost = calibrate_capture(store, pairs, progress=lambda line: console.print(f"  {escape(line)}"),
-                                              share_in=share_in)
-    low, high = cost.band_per_mib
-    console.print(f"capture calibration {document_id} stored: capturing costs a job here {1e3 * cost.seconds_per_mib:.2f} "
-                  f"ms a MiB moved ({1e3 * low:.2f}-{1e3 * high:.2f}), where its client and server share the host")
-    return cost
+    calibrated(settings, PAIRS, share_in, console)
 
 
 def calibrate_tracing_here(settings: Settings, quick: bool = False, cold_start: bool = False) -> None:

@@ -100,7 +100,7 @@ def trace_calibrate_command(ctx: typer.Context,
                                                          "NFS traffic (tshark) costs a job whose client and server "
                                                          "share this host: transfers over the loopback, captured and "
                                                          "not, in pairs (about half a minute; root, NFS-Ganesha). "
-                                                         "Predictions from such captures take it off."),
+                                                         "The band of a prediction from such a capture allows for it."),
                             share_in: Optional[Path] = typer.Option(None, "--share-in", metavar="DIR",
                                                                     help="With --capture: the share goes in a new "
                                                                     "directory here, on the filesystem the captured "
