@@ -123,12 +123,13 @@ def calibrated(settings: Any, pairs: int, share_in: Path | None, console: Consol
     each direction against a share in `share_in`, cold, or in memory; stored, and said."""
     where = f"a share in {share_in}, cold" if share_in else "a share in memory"
     console.print(f"[bold]calibrating[/] what capturing NFS traffic costs a job here: {pairs} reads and {pairs} "
-                  f"writes of {TRANSFER_MIB} MiB over the loopback ({escape(where)}), each captured (tshark) and not")
+                  f"writes of {TRANSFER_MIB} MiB over the loopback ({escape(where)}), each captured (tshark) and not, "
+                  "then small client jobs run cold and captured")
     with settings.store() as store:
         document_id, cost = calibrate_capture(store, pairs, progress=lambda line: console.print(f"  {escape(line)}"),
                                               share_in=share_in)
     console.print(f"capture calibration {document_id} stored: capturing costs a job here {cost.words()}, where its "
-                  "client and server share the host")
+                  f"client and server share the host; {escape(cost.start_words())}")
     return cost
 
 

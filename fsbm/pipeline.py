@@ -135,17 +135,23 @@ def needs_tracing_calibration(store: ResultsStore, profile: dict[str, Any]) -> b
 def calibrate_capture(store: ResultsStore, pairs: int, progress: Callable[[str], None] = lambda line: None,
                       share_in: Path | None = None) -> tuple[int, Any]:
     """Measure what capturing NFS traffic costs a job on this machine's loopback (root: an NFS
-    server and tshark), its share in `share_in` (cold runs) or in memory, keep it; its id and
-    the calibration (predictor/capture_cost.py)."""
+    server and tshark), its share in `share_in` (cold runs) or in memory, and the client's own
+    start no capture holds (up to CLIENT_START_RUNS cold runs of each small job, never more
+    than `pairs`), keep it; its id and the calibration (predictor/capture_cost.py)."""
     from dataclasses import asdict
     from datetime import datetime, timezone
 
-    from fsbm.microbench.capture_cost import TRANSFER_MIB, measure_capture_pairs
+    from fsbm.documents import Timeline
+    from fsbm.microbench.capture_cost import CLIENT_START_RUNS, TRANSFER_MIB, measure_capture_pairs, measure_client_starts
     from fsbm.predictor.capture_cost import CALIBRATED_ON, CAPTURE_CALIBRATION, CaptureCost
 
+    def span_of(capture: Path) -> float:
+        return Timeline.of(characterize(capture).to_json()["timeline"]).span_ns / 1e9
+
     measured = measure_capture_pairs(pairs, TRANSFER_MIB, progress, share_in)
+    starts = measure_client_starts(span_of, min(pairs, CLIENT_START_RUNS), progress, share_in)
     cost = CaptureCost([asdict(pair) for pair in measured], datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-                       str(share_in) if share_in else None)
+                       str(share_in) if share_in else None, [asdict(start) for start in starts])
     return store.save_document(CAPTURE_CALIBRATION, cost.to_json(), name=CALIBRATED_ON), cost
 
 

@@ -15,10 +15,17 @@ server's was: `share_in`, a directory on that filesystem, each run cold (every c
 first, root), as the jobs it stands for ran; without it, a directory in memory.  The figure
 moves from one minute to the next by as much as 2x here (docs/model-evidence.md), which is
 why predictions take it as a band.
+
+A capture also begins at a job's first packet and ends at its last: the client program's own
+start (its exec, its libraries read in, its connection made) and its exit lie outside it.
+`measure_client_starts` times small client jobs cold, captured, and keeps each run's seconds
+beside its capture's span (the caller reads the span: `span_of`), whose difference is that
+start; predictor/capture_cost.py reads them.
 """
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 import tempfile
 import time
@@ -33,6 +40,10 @@ from fsbm.microbench.nfs_server import capturing, serving
 TRANSFER_MIB = 64
 PAIRS = 6  # of each direction
 MEMORY = Path("/dev/shm")
+# Small jobs of the clients the NFS suite runs, each doing next to nothing on the server: what
+# one takes beyond its capture's span is the client's own start and end.
+CLIENT_START_JOBS = (("nfs-ls", "an empty directory"), ("nfs-cat", "a file of 1 KiB"))
+CLIENT_START_RUNS = 3  # cold runs of each
 
 
 @dataclass(frozen=True)
@@ -54,6 +65,16 @@ def _timed(command: list[str]) -> float:
         raise FsbmError(f"{command[0]} failed while measuring what capturing costs (exit {done.returncode}): "
                         f"{done.stderr.strip()[:300]}")
     return seconds
+
+
+@dataclass(frozen=True)
+class ClientStart:
+    """One small client job (`job`: its program) run cold and captured: its seconds, and the
+    span of its capture (first packet to last)."""
+
+    job: str
+    seconds: float
+    span_s: float
 
 
 def _one_run(direction: str, share: Path, local: Path, work: Path, captured: bool, cold: bool) -> float:
@@ -104,4 +125,35 @@ def measure_capture_pairs(pairs: int = PAIRS, mib: int = TRANSFER_MIB,
                     seconds[captured] = _one_run(direction, share, local, work, captured, cold=share_in is not None)
                 measured.append(CapturePair(direction, float(mib), seconds[True], seconds[False]))
                 progress(f"{direction} of {mib} MiB: {seconds[True]:.3f} s captured, {seconds[False]:.3f} s not")
+    return measured
+
+
+def measure_client_starts(span_of: Callable[[Path], float], runs: int = CLIENT_START_RUNS,
+                          progress: Callable[[str], None] = lambda line: None,
+                          share_in: Path | None = None) -> list[ClientStart]:
+    """Each of CLIENT_START_JOBS `runs` times (the jobs taking turns), every cache dropped
+    first (root: the client's program and libraries are read from disk, as a cold job's are),
+    against an NFS server started for the run exporting a new directory in `share_in` or in
+    memory, started by sh as a job is, captured; `span_of` reads a capture's span in seconds.
+    Nothing is left in `share_in`."""
+    where = MEMORY if MEMORY.is_dir() else None
+    with tempfile.TemporaryDirectory(prefix="fsbm-client-start-", dir=where) as tmp, \
+            tempfile.TemporaryDirectory(prefix="fsbm-client-start-", dir=share_in or tmp) as shared:
+        work, share = Path(tmp), Path(shared)
+        (share / "empty").mkdir()
+        (share / "small.txt").write_bytes(b"x" * 1024)
+        targets = {"nfs-ls": share / "empty", "nfs-cat": share / "small.txt"}
+        capture = work / "capture.pcapng"
+        measured = []
+        for _ in range(runs):
+            for program, _ in CLIENT_START_JOBS:
+                subprocess.run(["sync"], check=True)
+                drop_all()
+                with serving([share], work / "server") as server:
+                    with capturing(capture):
+                        seconds = _timed(["sh", "-c", f"{program} {shlex.quote(server.url(targets[program]))} > /dev/null"])
+                span = span_of(capture)
+                capture.unlink(missing_ok=True)
+                measured.append(ClientStart(program, seconds, span))
+                progress(f"{program} cold: {seconds * 1e3:.1f} ms, its capture's span {span * 1e3:.1f} ms")
     return measured

@@ -33,6 +33,31 @@ class CaptureCost:
     pairs: list[dict[str, Any]] = field(default_factory=list)
     measured_at: str = ""
     share_in: str | None = None  # where the share was (cold runs there); None: in memory
+    starts: list[dict[str, Any]] = field(default_factory=list)  # microbench.capture_cost.ClientStart, as dicts
+
+    def _starts(self) -> list[float]:
+        return [s["seconds"] - s["span_s"] for s in self.starts]
+
+    @property
+    def client_start_s(self) -> float:
+        """The client's own start and end no capture holds: the median of the small jobs'
+        seconds beyond their captures' spans (never below 0)."""
+        starts = self._starts()
+        return max(float(np.median(starts)), 0.0) if starts else 0.0
+
+    @property
+    def client_start_band(self) -> tuple[float, float]:
+        """The least and the most any run's was (never below 0)."""
+        starts = self._starts()
+        return (max(min(starts), 0.0), max(max(starts), 0.0)) if starts else (0.0, 0.0)
+
+    def start_words(self) -> str:
+        """The client's start, as a person reads it, with what it rests on."""
+        low, high = self.client_start_band
+        jobs = ", ".join(sorted({s["job"] for s in self.starts}))
+        return (f"the client's own start and end no capture holds, {1e3 * self.client_start_s:.1f} ms "
+                f"({1e3 * low:.1f}-{1e3 * high:.1f}), measured here on small client jobs ({jobs}) run cold and "
+                "captured, beyond their captures' spans")
 
     def _per_mib(self) -> np.ndarray:
         return np.array([(p["captured_s"] - p["plain_s"]) / p["mib"] for p in self.pairs if p["mib"] > 0])
@@ -72,13 +97,16 @@ class CaptureCost:
     def to_json(self) -> dict[str, Any]:
         return {"kind": CAPTURE_CALIBRATION, "measured_at": self.measured_at, "share_in": self.share_in,
                 "pairs": self.pairs,
-                "seconds_per_mib": self.seconds_per_mib, "band_per_mib": list(self.band_per_mib)}
+                "seconds_per_mib": self.seconds_per_mib, "band_per_mib": list(self.band_per_mib),
+                "client_starts": self.starts, "client_start_s": self.client_start_s,
+                "client_start_band": list(self.client_start_band)}
 
     @classmethod
     def from_json(cls, body: dict[str, Any] | None) -> "CaptureCost | None":
         if not body:
             return None
-        return cls(list(body.get("pairs", [])), body.get("measured_at", ""), body.get("share_in"))
+        return cls(list(body.get("pairs", [])), body.get("measured_at", ""), body.get("share_in"),
+                   list(body.get("client_starts", [])))
 
 
 def moved_bytes(profile: Profile) -> int:

@@ -143,15 +143,18 @@ def _seconds(value: float) -> str:
 
 def _calibration_sentence(doc: dict[str, Any]) -> str:
     """What capturing cost a job here, as the validation measured it before its rounds, which
-    widens every prediction's band (the clients and the server share the host); or that it
-    was not measured."""
+    widens every prediction's band (the clients and the server share the host), and the
+    client's start the absolute form adds; or that they were not measured."""
     cost = CaptureCost.from_json(doc.get("capture_calibration"))
     if cost is None or not cost.pairs:
         return "What capturing costs the captured job was not calibrated, and no band allows for it."
     where = f"cold, a share on {doc['traced_on']}" if cost.share_in else "a share in memory"
-    return (f"Capturing's own cost, calibrated before the rounds ({len(cost.pairs)} transfers of "
+    said = (f"Capturing's own cost, calibrated before the rounds ({len(cost.pairs)} transfers of "
             f"{cost.pairs[0]['mib']:.0f} MiB captured and not, {where}): {cost.words()}; each capture's band "
             "reaches lower by it.")
+    if not cost.starts:
+        return f"{said} The client's own start and end, outside every capture, were not measured."
+    return f"{said} Each absolute prediction adds {cost.start_words()} ({len(cost.starts)} runs)."
 
 
 def markdown(doc: dict[str, Any], judged: CaptureJudged, judged_again: bool = False) -> str:

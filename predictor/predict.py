@@ -173,6 +173,7 @@ class Workload:
         elif outside.kind == CAPTURE:
             outside = _with_server_handling(outside, Timeline.of(profile.timeline), names, times, traced_on, at_once)
             outside = _with_capturing_cost(outside, profile, capture_cost, at_once)
+            outside = _with_client_start(outside, profile, capture_cost, start)
         elif outside.mapped_s > 0:
             outside = _less_mapped_reads(outside, names, times, traced_on, at_once)
         rows = [feature_row(pricer.table, fs, outside, at_once) for pricer, fs in zip(pricers, times)]
@@ -252,6 +253,21 @@ def _with_capturing_cost(outside: Outside, profile: Profile, cost: CaptureCost |
                                              f"server; {seconds:.3f} s at the {1e3 * cost.seconds_per_mib:.2f} ms a "
                                              "MiB calibrated here)")
     return replace(lower, low=max(lower.low, 0.0))
+
+
+def _with_client_start(outside: Outside, profile: Profile, cost: CaptureCost | None, start: str) -> Outside:
+    """A capture's time outside and, for a cold prediction whose clients called a server at
+    their own address (a job started on this host), the client's own start and end, which
+    lie before its first packet and after its last (capture_cost.py): its median, its band
+    the calibration's range.  Where nothing was calibrated, said so; a warm prediction, or
+    clients elsewhere, take nothing."""
+    if start != "cold" or not Timeline.of(profile.timeline).same_host_clients:
+        return outside
+    if cost is None or not cost.starts:
+        return replace(outside, evidence=f"{outside.evidence}; the client's own start and end, before its first "
+                                         "packet and after its last, are not in it (`fsbm trace calibrate "
+                                         "--capture`, as root, measures them)")
+    return outside.more(cost.client_start_s, cost.client_start_band, cost.start_words())
 
 
 def _less_mapped_reads(outside: Outside, names: list[str], times: list[FsTime], traced_on: str | None,

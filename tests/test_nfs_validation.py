@@ -179,12 +179,18 @@ def test_validate_capture_measures_captures_and_judges_them(tmp_path: Path, fsbm
         pairs = body["capture_calibration"]["pairs"]
         assert sorted(p["direction"] for p in pairs) == ["read", "write"]
         assert all(p["captured_s"] > 0 and p["plain_s"] > 0 for p in pairs)
+        # And the client's own start no capture holds: each small job run cold, captured, took
+        # longer than its capture's span, which saw its packets.
+        starts = body["capture_calibration"]["client_starts"]
+        assert sorted(s["job"] for s in starts) == ["nfs-cat", "nfs-ls"]
+        assert all(s["seconds"] > s["span_s"] > 0 for s in starts), starts
         listed = run_fsbm("store", "list", "capture-calibrations")
         assert listed.returncode == 0 and "loopback" in listed.stdout, listed.stderr
         text = doc.read_text()
         assert "# Validation from NFS captures: the dev set" in text
         assert "Capturing's own cost, calibrated before the rounds (2 transfers" in text
         assert "may have cost the job" in text
+        assert "Each absolute prediction adds the client's own start and end no capture holds" in text
         for program in body["programs"]:
             assert f"| {program['name']} | tmpfs fresh |" in text
         again = tmp_path / "again.md"

@@ -1182,6 +1182,16 @@ def test_a_listings_entries_are_priced_among_as_many_files_of_their_sizes_where_
     assert sum(line.total_ns for line in others) == pytest.approx(60 * 10_000)
 
 
+def _captures_here_and_elsewhere() -> tuple[dict, dict]:
+    """A capture's profile whose one client called a server at its own address (the capturer
+    shared its host), and the same capture of a client elsewhere."""
+    timeline = {"processes": 1, "same_host_clients": 1, "calls": 1000, "timed_calls": 1000, "span_ns": 10**9,
+                "lifetimes_ns": 10**9, "user_ns": 5 * 10**8, "user_signed_ns": 5 * 10**8,
+                "file_calls_excess_ns": 4 * 10**8, "file_calls_signed_ns": 4 * 10**8}
+    captured = {**profile(), "protocol": "nfs", "timeline": timeline}
+    return captured, {**captured, "timeline": {**timeline, "same_host_clients": 0}}
+
+
 def test_a_captures_band_reaches_lower_by_what_capturing_may_have_cost_where_its_clients_shared_the_host() -> None:
     """Where a capture's clients called a server at their own address, the capturer shared
     their host and may have slowed the job it holds: the band of its time outside reaches
@@ -1195,11 +1205,7 @@ def test_a_captures_band_reaches_lower_by_what_capturing_may_have_cost_where_its
              for d, c in (("read", 0.2), ("write", 0.3), ("read", 0.15))]
     cost = CaptureCost(pairs, "now")
     assert cost.seconds_per_mib == pytest.approx(0.1 / 64)
-    timeline = {"processes": 1, "same_host_clients": 1, "calls": 1000, "timed_calls": 1000, "span_ns": 10**9,
-                "lifetimes_ns": 10**9, "user_ns": 5 * 10**8, "user_signed_ns": 5 * 10**8,
-                "file_calls_excess_ns": 4 * 10**8, "file_calls_signed_ns": 4 * 10**8}
-    captured = {**profile(), "protocol": "nfs", "timeline": timeline}
-    elsewhere = {**captured, "timeline": {**timeline, "same_host_clients": 0}}
+    captured, elsewhere = _captures_here_and_elsewhere()
     tables = [(None, Pricer(table("ext4")))]
 
     def outside(body: dict, calibration: CaptureCost | None) -> tuple[float, float, float, str]:
@@ -1220,3 +1226,35 @@ def test_a_captures_band_reaches_lower_by_what_capturing_may_have_cost_where_its
     # A job that moved next to no bytes (a listing) has nothing to allow for, and says nothing of it.
     listing = {**captured, "classes": {**captured["classes"], "data": {}}}
     assert "capturing" not in outside(listing, cost)[3]
+
+
+def test_a_cold_prediction_from_a_capture_adds_the_clients_start_no_capture_holds() -> None:
+    """A capture runs from a job's first packet to its last; the client program's start and
+    end lie outside it.  A cold prediction of a capture whose clients ran on this host adds
+    the calibrated start (the median of small jobs' seconds beyond their captures' spans, its
+    band their range); a warm one, or one of clients elsewhere, adds nothing, and a machine
+    that measured none says so."""
+    from fsbm.predictor.capture_cost import CaptureCost
+    from fsbm.predictor.predict import predict
+
+    starts = [{"job": job, "seconds": seconds, "span_s": 0.001}
+              for job, seconds in (("nfs-ls", 0.008), ("nfs-cat", 0.010), ("nfs-ls", 0.007))]
+    cost = CaptureCost([], "now", None, starts)
+    assert cost.client_start_s == pytest.approx(0.007) and cost.client_start_band == pytest.approx((0.006, 0.009))
+    assert CaptureCost.from_json(cost.to_json()) == cost
+    captured, elsewhere = _captures_here_and_elsewhere()
+    tables = [(None, Pricer(table("ext4")))]
+
+    def told(body: dict, calibration: CaptureCost | None, start: str = "cold") -> tuple[float, float, float, str]:
+        done = predict(body, tables, cache_bytes=1 << 30, start=start, traced_on="ext4", capture_cost=calibration)
+        entry = done.candidates[0]
+        return entry.outside_s, entry.low_s, entry.high_s, done.outside_evidence
+
+    bare, bare_low, bare_high, said = told(captured, CaptureCost([], "now"))
+    started, low, high, evidence = told(captured, cost)
+    assert started - bare == pytest.approx(0.007)
+    assert low - bare_low == pytest.approx(0.006) and high - bare_high == pytest.approx(0.009)
+    assert "the client's own start and end no capture holds, 7.0 ms (6.0-9.0)" in evidence
+    assert "are not in it (`fsbm trace calibrate --capture`" in said
+    assert told(captured, cost, start="warm")[0] == pytest.approx(told(captured, None, start="warm")[0])
+    assert told(elsewhere, cost)[0] == pytest.approx(bare)

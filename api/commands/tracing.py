@@ -99,8 +99,10 @@ def trace_calibrate_command(ctx: typer.Context,
                             capture: bool = typer.Option(False, "--capture", help="Instead, measure what capturing "
                                                          "NFS traffic (tshark) costs a job whose client and server "
                                                          "share this host: transfers over the loopback, captured and "
-                                                         "not, in pairs (about half a minute; root, NFS-Ganesha). "
-                                                         "The band of a prediction from such a capture allows for it."),
+                                                         "not, in pairs, and small client jobs run cold and "
+                                                         "captured (about half a minute; root, NFS-Ganesha). The "
+                                                         "band of a prediction from such a capture allows for the "
+                                                         "cost; a cold one adds the client's start no capture holds."),
                             share_in: Optional[Path] = typer.Option(None, "--share-in", metavar="DIR",
                                                                     help="With --capture: the share goes in a new "
                                                                     "directory here, on the filesystem the captured "

@@ -128,8 +128,9 @@ def validate_command(
                                         "--for` does."),
     capture_cost_pairs: int = typer.Option(CAPTURE_COST_PAIRS, "--capture-cost-pairs", min=0, max=50,
                                            help="With --capture: pairs of loopback transfers (each way), captured and "
-                                           "not, that calibrate what capturing costs a job here before the rounds; 0: "
-                                           "not calibrated."),
+                                           "not, that calibrate what capturing costs a job here before the rounds, "
+                                           "and as many cold runs (at most 3) of each small client job that tell the "
+                                           "client's start no capture holds; 0: not calibrated."),
     keep_traces: Optional[Path] = typer.Option(None, "--keep-traces", help="With --plain or --capture: leave the "
                                                "strace logs (with and without -T) or the captures, and their event "
                                                "tables, in this new or empty directory instead of removing them."),
