@@ -29,7 +29,8 @@ import shlex
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -77,13 +78,22 @@ class ClientStart:
     span_s: float
 
 
+@contextmanager
+def _scratch(prefix: str, share_in: Path | None) -> Iterator[tuple[Path, Path]]:
+    """A working directory in memory (the server's state, the captures, the client's files)
+    and a new directory to share, in `share_in` or in the working one; both removed after."""
+    where = MEMORY if MEMORY.is_dir() else None
+    with tempfile.TemporaryDirectory(prefix=prefix, dir=where) as work, \
+            tempfile.TemporaryDirectory(prefix=prefix, dir=share_in or work) as share:
+        yield Path(work), Path(share)
+
+
 def _one_run(direction: str, share: Path, local: Path, work: Path, captured: bool, cold: bool) -> float:
     """One transfer's seconds, against a server started for it (as a validation's cold job
     has: no handle or attribute cache from the run before, and no file it holds open, so
     what the write made can be removed after it), every cache dropped first where `cold`."""
     written = share / "written.bin"
     if cold:
-        subprocess.run(["sync"], check=True)
         drop_all()
     try:
         with serving([share], work / "server") as server:
@@ -106,10 +116,7 @@ def measure_capture_pairs(pairs: int = PAIRS, mib: int = TRANSFER_MIB,
     directory in `share_in`, every run cold, or one in memory, warm (root: the server, the
     capture and the cache drops need it).  The client's files and the captures are in
     memory; nothing is left in `share_in`."""
-    where = MEMORY if MEMORY.is_dir() else None
-    with tempfile.TemporaryDirectory(prefix="fsbm-capture-cost-", dir=where) as tmp, \
-            tempfile.TemporaryDirectory(prefix="fsbm-capture-cost-", dir=share_in or tmp) as shared:
-        work, share = Path(tmp), Path(shared)
+    with _scratch("fsbm-capture-cost-", share_in) as (work, share):
         local = work / "local"
         local.mkdir()
         block = bytes(range(256)) * 4096
@@ -136,10 +143,7 @@ def measure_client_starts(span_of: Callable[[Path], float], runs: int = CLIENT_S
     against an NFS server started for the run exporting a new directory in `share_in` or in
     memory, started by sh as a job is, captured; `span_of` reads a capture's span in seconds.
     Nothing is left in `share_in`."""
-    where = MEMORY if MEMORY.is_dir() else None
-    with tempfile.TemporaryDirectory(prefix="fsbm-client-start-", dir=where) as tmp, \
-            tempfile.TemporaryDirectory(prefix="fsbm-client-start-", dir=share_in or tmp) as shared:
-        work, share = Path(tmp), Path(shared)
+    with _scratch("fsbm-client-start-", share_in) as (work, share):
         (share / "empty").mkdir()
         (share / "small.txt").write_bytes(b"x" * 1024)
         targets = {"nfs-ls": share / "empty", "nfs-cat": share / "small.txt"}
@@ -147,7 +151,6 @@ def measure_client_starts(span_of: Callable[[Path], float], runs: int = CLIENT_S
         measured = []
         for _ in range(runs):
             for program, _ in CLIENT_START_JOBS:
-                subprocess.run(["sync"], check=True)
                 drop_all()
                 with serving([share], work / "server") as server:
                     with capturing(capture):
