@@ -288,7 +288,7 @@ class Timeline(_Open):
     file_calls_signed_ns: int = 0
     # How many calls not on files calls_signed_ns sums (timeline.h); 0 from older parsers.
     other_calls: NonNegativeInt = 0
-    # Calls of the kinds that do little and never wait (timeline.c's is_bare), and their signed
+    # Calls of the kinds that do little and never wait (timeline.c's bare_kind), and their signed
     # distances from their process's median call, summed; 0 from older parsers.
     bare_calls: NonNegativeInt = 0
     bare_calls_signed_ns: int = 0
@@ -310,8 +310,8 @@ class Timeline(_Open):
     mapped_gaps: NonNegativeInt = 0
     mapped_gaps_over_call_ns: int = 0
     # Gaps after a call of unknown duration (no -T): how many; of those, the ones from one bare
-    # call to the next, and their signed distances from their own median, summed (timeline.h);
-    # 0 from older parsers.
+    # call to the next, and their signed distances from the median of the same pair of calls'
+    # gaps, summed (timeline.h); 0 from older parsers.
     untimed_gaps: NonNegativeInt = 0
     untimed_bare_gaps: NonNegativeInt = 0
     untimed_bare_gaps_signed_ns: int = 0
@@ -431,10 +431,11 @@ class Timeline(_Open):
     @property
     def untimed_lean_ns(self) -> float | None:
         """How far a gap of a log without -T lay above its process's median gap, on average,
-        beyond its work: the mean signed distance of the gaps from one bare call to the next
-        from their own median (untimed_bare_gaps_signed_ns over untimed_bare_gaps), each such
-        gap a bare call and tracing's two stops, never below 0; None where fewer than
-        MIN_BARE_CALLS such gaps say it (and from older parsers)."""
+        beyond its work: the mean signed distance of the gaps from one bare call to the next,
+        each from the median of its process's last gaps between the same two kinds of call
+        (untimed_bare_gaps_signed_ns over untimed_bare_gaps), each such gap a bare call and
+        tracing's two stops, never below 0; None where fewer than MIN_BARE_CALLS such gaps say
+        it (and from older parsers)."""
         if self.untimed_bare_gaps < MIN_BARE_CALLS:
             return None
         return max(self.untimed_bare_gaps_signed_ns / self.untimed_bare_gaps, 0.0)

@@ -690,6 +690,32 @@ def test_a_log_without_call_durations_takes_its_own_lean_off_each_gap(tmp_path: 
     assert calibration_trace_timeline(mixed_log, lambda line: None).untimed_bare_gaps == 0
 
 
+def test_work_between_the_same_two_bare_calls_is_no_lean(tmp_path: Path) -> None:
+    """A loop without -T of getpid pairs, 40 us from one call's start to the next and every
+    tenth 240 us (tracing's stalls), and 500 us of work every time between a sigprocmask that
+    unblocks and the next that blocks (xz around each encoder): the work falls on one pair of
+    calls, whose own median holds it, so only the stalls lean (about 20 us a getpid gap), and
+    the rule tells the work.  Measured against the process's bare gaps at large, the work
+    would have leant about 170 us over every gap, and that taken off every gap leaves none."""
+    lines, at = [], 0
+    for k in range(600):
+        if k % 3 == 0:
+            call, step = "rt_sigprocmask(SIG_UNBLOCK, [CHLD], NULL, 8) = 0", 40 + 500
+        elif k % 3 == 1:
+            call, step = "rt_sigprocmask(SIG_BLOCK, [CHLD], NULL, 8) = 0", 40
+        else:
+            call, step = "getpid() = 7", 240 if k % 30 == 2 else 40
+        lines.append(f"7 {strace_tt(at)} {call}")
+        at += step
+    (log := tmp_path / "paired.strace").write_text("\n".join(lines) + "\n")
+    timeline = calibration_trace_timeline(log, lambda line: None)
+    assert timeline.untimed_bare_gaps == 599
+    lean = timeline.untimed_lean_ns
+    assert lean is not None and 3_000 < lean < 15_000, lean  # the stalls': 20 of 599 gaps 200 us long
+    work = 200 * 500e3
+    assert timeline.untimed_outside_ns(140_000) == pytest.approx(work, rel=0.1)
+
+
 def test_the_calibration_judges_each_trace_without_call_durations_too(calibrated: Calibrated) -> None:
     """Each calibration program's trace is also read as strace without -T writes it, and the
     untimed rule's own errors, not the timed rule's, are the band a log without -T is given."""

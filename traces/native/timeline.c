@@ -55,7 +55,7 @@ static const struct name BARE[] = {
 	NAME("getrandom"), NAME("getrusage"), NAME("times"),
 };
 
-/* fcntl, bare where its command does not wait (is_bare). */
+/* fcntl, bare where its command does not wait (bare_kind). */
 static const struct name FCNTL[] = { NAME("fcntl"), NAME("fcntl64") };
 
 enum { BARE_GAP_CAP_NS = 70000 };
@@ -70,6 +70,8 @@ void timeline_init(struct timeline *t)
 
 void timeline_free(struct timeline *t)
 {
+	for (size_t i = 0; i < t->cap; i++)
+		free(t->slot[i].pairs);
 	free(t->slot);
 	t->slot = NULL;
 }
@@ -174,15 +176,19 @@ static struct lifetime *find(struct lifetime *slot, size_t cap, long pid)
 	return &slot[i];
 }
 
+static void out_of_memory(void)
+{
+	fputs("strace2events: out of memory\n", stderr);
+	exit(1);
+}
+
 static void grow(struct timeline *t)
 {
 	size_t cap = t->cap ? t->cap * 2 : 256;
 	struct lifetime *slot = calloc(cap, sizeof(*slot));
 
-	if (!slot) {
-		fputs("strace2events: out of memory\n", stderr);
-		exit(1);
-	}
+	if (!slot)
+		out_of_memory();
 	for (size_t i = 0; i < t->cap; i++)
 		if (t->slot[i].pid)
 			*find(slot, cap, t->slot[i].pid) = t->slot[i];
@@ -191,23 +197,56 @@ static void grow(struct timeline *t)
 	t->cap = cap;
 }
 
-/* Is `name` one of the `n` names of `table`? */
-static int named_in(struct span name, const struct name *table, size_t n)
+/* Where `name` is among the `n` names of `table`: its place from 1, or 0 for none. */
+static int place_in(struct span name, const struct name *table, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		if (name.len == table[i].len && memcmp(name.p, table[i].text, name.len) == 0)
-			return 1;
+			return (int)i + 1;
 	return 0;
 }
 
-/* A bare call (BARE), or an fcntl that does not wait: a lock taken or tested without waiting
- * for it (F_SETLK, F_GETLK), flags read or set.  F_SETLKW, F_SETLKW64 and F_OFD_SETLKW, which
- * wait for another process's lock, are not bare. */
-static int is_bare(const struct call *c)
+/* Is `name` one of the `n` names of `table`? */
+static int named_in(struct span name, const struct name *table, size_t n)
 {
+	return place_in(name, table, n) != 0;
+}
+
+/* Which kind of bare call `c` is, from 1: one of BARE, or an fcntl that does not wait (a lock
+ * taken or tested without waiting for it, F_SETLK, F_GETLK; flags read or set), after them;
+ * 0 for a call that is not bare.  F_SETLKW, F_SETLKW64 and F_OFD_SETLKW, which wait for
+ * another process's lock, are not bare. */
+static int bare_kind(const struct call *c)
+{
+	enum { NBARE = sizeof(BARE) / sizeof(BARE[0]) };
+
 	if (named_in(c->name, FCNTL, sizeof(FCNTL) / sizeof(FCNTL[0])))
-		return c->nargs > 1 && c->arg[1].len > 0 && !span_has(c->arg[1], "LKW");
-	return named_in(c->name, BARE, sizeof(BARE) / sizeof(BARE[0]));
+		return c->nargs > 1 && c->arg[1].len > 0 && !span_has(c->arg[1], "LKW") ? NBARE + 1 : 0;
+	return place_in(c->name, BARE, NBARE);
+}
+
+/* The window of a process's gaps from a bare call of kind `from` to one of kind `to`, made
+ * empty the first time that pair is seen.  A process makes few such pairs (a dozen in a
+ * compile), so they are searched in turn. */
+static struct window *pair_gaps(struct lifetime *l, int from, int to)
+{
+	int key = from * 64 + to;
+
+	for (int i = 0; i < l->npairs; i++)
+		if (l->pairs[i].key == key)
+			return &l->pairs[i].gaps;
+	if (l->npairs == l->pairs_cap) {
+		int cap = l->pairs_cap ? 2 * l->pairs_cap : 8;
+		struct pair_window *pairs = realloc(l->pairs, (size_t)cap * sizeof(*pairs));
+
+		if (!pairs)
+			out_of_memory();
+		l->pairs = pairs;
+		l->pairs_cap = cap;
+	}
+	memset(&l->pairs[l->npairs], 0, sizeof(l->pairs[0]));
+	l->pairs[l->npairs].key = key;
+	return &l->pairs[l->npairs++].gaps;
 }
 
 int timeline_waits(const struct call *c)
@@ -248,7 +287,7 @@ void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct cal
 	if ((t->count + 1) * 2 > t->cap)
 		grow(t);
 	l = find(t->slot, t->cap, pid);
-	bare = is_bare(c);
+	bare = bare_kind(c);
 	if (!l->pid) {
 		l->pid = pid;
 		l->first_ns = ts_ns;
@@ -289,7 +328,8 @@ void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct cal
 			t->untimed_gaps++;
 			if (l->prev_bare && bare) {
 				t->untimed_bare_gaps++;
-				t->untimed_bare_gaps_signed_ns += from_median(&l->bare_gaps, gap, INT64_MAX, &lean_above);
+				t->untimed_bare_gaps_signed_ns += from_median(pair_gaps(l, l->prev_bare, bare), gap, INT64_MAX,
+									      &lean_above);
 			}
 			if (l->prev_synced) { /* the flush's time: the cost model's (timeline.h) */
 				t->untimed_sync_gaps++;

@@ -27,17 +27,28 @@ struct window {
 	long n; /* values pushed so far */
 };
 
+/* The last gaps from one kind of bare call to another (close then close, fstat then lseek) in
+ * a process: `key` names the pair (timeline.c's pair_key). */
+struct pair_window {
+	int key;
+	struct window gaps;
+};
+
 /* A process's lifetime, and its last TIMELINE_WINDOW gaps and call durations: their median is
- * what tracing costs a gap or a call of this process just then (timeline.c says why); and its
- * last bare calls' durations, whose median is how slow a bare call of it is just then. */
+ * what tracing costs a gap or a call of this process just then (timeline.c says why); its last
+ * bare calls' durations, whose median is how slow a bare call of it is just then; and, for a
+ * log without -T, its last gaps from each pair of bare calls to the next (`pairs`, `npairs` of
+ * them in an array of `pairs_cap`). */
 struct lifetime {
 	long pid;       /* 0: empty slot */
 	int64_t first_ns, last_ns, prev_end_ns;
 	int prev_timed; /* whether the previous call's duration was known (prev_end_ns is its end) */
 	int prev_mapped; /* whether the previous call mapped a file of a filesystem (an mmap event) */
-	int prev_bare;   /* whether the previous call was a bare one (timeline.c's is_bare) */
+	int prev_bare;   /* the previous call's bare kind (timeline.c's bare_kind), 0 for none */
 	int prev_synced; /* whether the previous call flushed a file to the device (an fsync event) */
-	struct window gaps, durs, bare, bare_gaps;
+	struct window gaps, durs, bare;
+	struct pair_window *pairs;
+	int npairs, pairs_cap;
 };
 
 struct timeline {
@@ -56,7 +67,7 @@ struct timeline {
 	 * rule takes off per call (other_calls: how many calls_signed_ns sums). */
 	int64_t user_signed_ns, calls_signed_ns, file_calls_signed_ns;
 	long other_calls;
-	/* Calls of the kinds that do little and never wait (timeline.c's is_bare), and their signed
+	/* Calls of the kinds that do little and never wait (timeline.c's bare_kind), and their signed
 	 * distances from their process's median call summed: how far tracing's cost leans above
 	 * its median in this trace, the same for a gap's stop as for a call's (predictor/tracing.py). */
 	long bare_calls;
@@ -86,10 +97,13 @@ struct timeline {
 	int64_t untimed_signed_ns[TIMELINE_UNTIMED_CAPS];
 	/* How many gaps after a call of unknown duration there were; and of those, the ones from
 	 * one bare call to the next (fstat then lseek), each one's signed distance from the median
-	 * of the process's last TIMELINE_WINDOW such gaps, summed.  Such a gap is a bare call and
-	 * its return to the program, tracing's two stops and little work, so their mean distance
-	 * from their median is how far tracing's cost leans above its median in a log without -T,
-	 * as bare_calls_signed_ns tells it in a log with it (predictor/tracing.py). */
+	 * of the process's last TIMELINE_WINDOW gaps between the same two kinds of call, summed.
+	 * Such a gap is a bare call and its return to the program, tracing's two stops and little
+	 * work, so their mean distance from their median is how far tracing's cost leans above
+	 * its median in a log without -T, as bare_calls_signed_ns tells it in a log with it
+	 * (predictor/tracing.py).  Where a program works between two bare calls, it does so
+	 * between the same two every time (xz between two sigprocmasks), and that pair's median
+	 * holds the work; a stall of tracing strikes whichever pair it falls on. */
 	long untimed_gaps, untimed_bare_gaps;
 	int64_t untimed_bare_gaps_signed_ns;
 	/* Of the gaps after a call of unknown duration, those after an fsync, fdatasync or
