@@ -16,7 +16,7 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat, NonNegativeInt, field_validator, model_validator
 
-from fsbm.characterizer.classes import COSTED_OPERATIONS, DATA_CLASSES
+from fsbm.characterizer.classes import COSTED_OPERATIONS, DATA_CLASSES, MAPPED_CLASS
 
 ORDERS = ("sequential", "forward", "random")
 PROFILE_SCHEMA = 3
@@ -248,6 +248,9 @@ GAP_OVER_CALL_BIN_NS = 500
 # The fewest bare calls whose mean lean a trace's own is read from (Timeline.bare_call_lean_ns):
 # a few dozen are one process's start, whose scatter is not the trace's.
 MIN_BARE_CALLS = 200
+# The operation a priced class's calls are counted under by the parser (Timeline.file_calls_by_op):
+# an in-kernel copy is its destination's write event.
+COPY_OPERATION = {"copy": "write"}
 GAP_OVER_CALL_BINS = tuple(-32_000 + GAP_OVER_CALL_BIN_NS * k for k in range(256))
 
 
@@ -322,6 +325,9 @@ class Timeline(_Open):
     untimed_sync_gaps: NonNegativeInt = 0
     untimed_sync_gaps_ns: NonNegativeInt = 0
     untimed_sync_gaps_signed_ns: int = 0
+    # Per operation (traces/vocabulary.py's OPERATIONS), its file calls and, of those, the ones
+    # whose duration the log did not give (timeline.h); empty from older parsers.
+    file_calls_by_op: dict[str, tuple[NonNegativeInt, NonNegativeInt]] = {}
 
     @classmethod
     def of(cls, counts: "Timeline | dict[str, Any] | None") -> "Timeline":
@@ -458,6 +464,18 @@ class Timeline(_Open):
         lean = (self.untimed_lean_ns or 0.0) * (self.untimed_gaps - self.untimed_sync_gaps)
         other_gaps = self.user_signed_ns - self.untimed_sync_gaps_signed_ns - sums[UNTIMED_CAPS_NS.index(PARSER_UNTIMED_CAP_NS)]
         return self._told(other_gaps + at_cap - lean)
+
+    def share_in_gaps(self, op: str) -> float:
+        """The share of a log without -T's `op` calls whose time lies in its gaps: those the log
+        did not time (file_calls_by_op).  A call the log split in two, because another process
+        wrote a line before it returned, shows its duration, and the gap after it starts at its
+        end; so in a job of processes at once, many calls' time is in no gap.  An in-kernel copy
+        is counted among the writes (its event's operation); what a program reads through a
+        mapping, and any operation the parser kept no counts of, lies in the gaps whole."""
+        if op == MAPPED_CLASS:
+            return 1.0
+        calls, untimed = self.file_calls_by_op.get(COPY_OPERATION.get(op, op), (0, 0))
+        return untimed / calls if calls else 1.0
 
     @property
     def lean_off_ns(self) -> float:

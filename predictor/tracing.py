@@ -467,7 +467,8 @@ def untraced_outside(timeline: Timeline, calibration: TracingCalibration | None)
     the trace has no timestamps (strace without -tt).  Without call durations (no -T) a gap
     runs from one call's start to the next's, so the estimate (kind UNTIMED_EVIDENCE) holds the
     file calls' time too, and the caller takes their modelled time on the traced filesystem
-    off it (predict.Workload).  Its band is the calibration's (error_band; untimed_error_band
+    off it (predict.Workload), of the calls the log did not split in two: those show their
+    duration, and the gap after them starts at their end.  Its band is the calibration's (error_band; untimed_error_band
     for a log without -T); a fitted runtime model narrows or widens a timed trace's by how far
     the constant a gap takes off strayed between the programs it was fitted on
     (Outside.per_gap_s, estimator.RuntimeEstimator)."""

@@ -614,6 +614,7 @@ def test_a_log_without_call_durations_keeps_its_syncs_modelled_time() -> None:
     """A log without -T's time outside holds its file calls' time, so their modelled time on the
     traced candidate comes off it; where the parser left the gaps after syncs out of it, the
     syncs' modelled time stays in, or they would come off twice."""
+    from fsbm.documents import Timeline
     from fsbm.predictor.model import FsTime, Line
     from fsbm.predictor.outside import Outside
     from fsbm.predictor.predict import _less_file_calls
@@ -624,10 +625,31 @@ def test_a_log_without_call_durations_keeps_its_syncs_modelled_time() -> None:
 
     times = [FsTime("ext4", (line("write", 100, 50_000), line("fsync", 10, 2_000_000)))]
     outside = Outside.exactly(0.5, "untimed", "the gaps")
-    apart = _less_file_calls(outside, ["ext4"], times, "ext4", 1.0, syncs_apart=True)
+    apart = _less_file_calls(outside, ["ext4"], times, "ext4", 1.0, Timeline(untimed_sync_gaps=10))
     assert apart.seconds == pytest.approx(0.5 - 0.005) and "but its syncs'" in apart.evidence
-    together = _less_file_calls(outside, ["ext4"], times, "ext4", 1.0)
+    together = _less_file_calls(outside, ["ext4"], times, "ext4", 1.0, Timeline())
     assert together.seconds == pytest.approx(0.5 - 0.025)
+
+
+def test_a_log_without_call_durations_takes_off_only_the_calls_its_gaps_hold() -> None:
+    """Two processes at once without -T: the log split 60 of 100 writes in two, so their
+    durations are shown and no gap holds them, and only the other 40 writes' modelled time comes
+    off the gaps; an in-kernel copy is counted among the writes, and what was read through a
+    mapping lies in the gaps whole.  Taking all of it off took the split calls' time twice."""
+    from fsbm.documents import Timeline
+    from fsbm.predictor.model import FsTime, Line
+    from fsbm.predictor.outside import Outside
+    from fsbm.predictor.predict import _less_file_calls
+    from fsbm.predictor.pricing import Price
+
+    def line(op: str, count: int, ns: float) -> Line:
+        return Line(op, "write", op, count, Price(ns, ns, ns, "test"))
+
+    timeline = Timeline(file_calls_by_op={"write": (100, 40)})
+    times = [FsTime("ext4", (line("write", 100, 100_000), line("copy", 10, 1_000_000), line("mmap", 1, 2_000_000)))]
+    told = _less_file_calls(Outside.exactly(0.5, "untimed", "the gaps"), ["ext4"], times, "ext4", 1.0, timeline)
+    assert told.seconds == pytest.approx(0.5 - 0.4 * 0.010 - 0.4 * 0.010 - 0.002)
+    assert "of it: the log split the other calls in two" in told.evidence
 
 
 def test_a_captures_server_handling_beyond_the_modelled_calls_stays_on_every_candidate() -> None:

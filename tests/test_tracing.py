@@ -716,6 +716,27 @@ def test_work_between_the_same_two_bare_calls_is_no_lean(tmp_path: Path) -> None
     assert timeline.untimed_outside_ns(140_000) == pytest.approx(work, rel=0.1)
 
 
+def test_a_log_without_call_durations_counts_the_file_calls_it_split_apart(tmp_path: Path) -> None:
+    """Two processes reading at once without -T: 50 of process 7's reads are split in two by a
+    line of process 8 (their durations shown), the other 50 reads of each are whole lines.  The
+    parser counts 200 reads, 150 of them untimed, and so 3 in 4 reads' time lies in the gaps."""
+    lines, at = [], 0
+    for k in range(100):
+        if k % 2:
+            lines += [f"7 {strace_tt(at)} read(3</data/a>,  <unfinished ...>",
+                      f"8 {strace_tt(at + 10)} read(4</data/b>, \"x\", 1) = 1",
+                      f"7 {strace_tt(at + 50)} <... read resumed>\"x\", 1) = 1"]
+        else:
+            lines += [f"7 {strace_tt(at)} read(3</data/a>, \"x\", 1) = 1",
+                      f"8 {strace_tt(at + 10)} read(4</data/b>, \"x\", 1) = 1"]
+        at += 100
+    (log := tmp_path / "two.strace").write_text("\n".join(lines) + "\n")
+    timeline = calibration_trace_timeline(log, lambda line: None)
+    assert timeline.file_calls_by_op == {"read": (200, 150)}
+    assert timeline.share_in_gaps("read") == pytest.approx(0.75)
+    assert timeline.share_in_gaps("copy") == 1.0 and timeline.share_in_gaps("mmap") == 1.0
+
+
 def test_the_calibration_judges_each_trace_without_call_durations_too(calibrated: Calibrated) -> None:
     """Each calibration program's trace is also read as strace without -T writes it, and the
     untimed rule's own errors, not the timed rule's, are the band a log without -T is given."""

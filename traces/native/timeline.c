@@ -60,6 +60,16 @@ static const struct name FCNTL[] = { NAME("fcntl"), NAME("fcntl64") };
 
 enum { BARE_GAP_CAP_NS = 70000 };
 static const int64_t UNTIMED_CAPS_US[TIMELINE_UNTIMED_CAPS] = { TIMELINE_UNTIMED_CAPS_US };
+static const char *const OPERATIONS[TIMELINE_FILE_OPS] = { TIMELINE_OPERATIONS };
+
+/* The place of a file call's operation in OPERATIONS; "other" for a name not among them. */
+static int operation_index(const char *op)
+{
+	for (int k = 0; k < TIMELINE_FILE_OPS; k++)
+		if (strcmp(op, OPERATIONS[k]) == 0)
+			return k;
+	return TIMELINE_FILE_OPS - 1;
+}
 
 void timeline_init(struct timeline *t)
 {
@@ -277,6 +287,12 @@ void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct cal
 		if (c->dur_ns < 0)
 			t->untimed_blocked_ns += dur;
 	}
+	if (file_op) {
+		int k = operation_index(file_op);
+
+		t->file_calls_by_op[k]++;
+		t->untimed_file_calls_by_op[k] += dur < 0;
+	}
 	if (ts_ns == NO_VALUE)
 		return;
 	end = ts_ns + (dur > 0 ? dur : 0);
@@ -402,5 +418,10 @@ void timeline_json(const struct timeline *t, FILE *f)
 	fputs("],\"timed_gaps_over_call\":[", f);
 	for (int k = 0; k < TIMELINE_OVER_BINS; k++)
 		fprintf(f, "%s%ld", k ? "," : "", t->timed_gaps_over_call[k]);
-	fputs("]}", f);
+	fputs("],\"file_calls_by_op\":{", f);
+	for (int k = 0, n = 0; k < TIMELINE_FILE_OPS; k++)
+		if (t->file_calls_by_op[k])
+			fprintf(f, "%s\"%s\":[%ld,%ld]", n++ ? "," : "", OPERATIONS[k], t->file_calls_by_op[k],
+				t->untimed_file_calls_by_op[k]);
+	fputs("}}", f);
 }

@@ -15,6 +15,10 @@
 #include "args.h"
 
 enum { TIMELINE_WINDOW = 32, TIMELINE_UNTIMED_CAPS = 8 };
+/* The operations of DESIGN.md's vocabulary (traces/vocabulary.py's OPERATIONS), in its order. */
+#define TIMELINE_OPERATIONS "open", "close", "create", "read", "write", "stat", "setattr", "readdir", "mkdir", \
+	"rmdir", "unlink", "rename", "link", "symlink", "readlink", "fsync", "seek", "mmap", "other"
+enum { TIMELINE_FILE_OPS = 19 };
 /* The histogram of how much longer a gap after a timed call took than its process's median
  * call: TIMELINE_OVER_BINS bins of TIMELINE_OVER_BIN_NS from TIMELINE_OVER_LOW_NS, the first
  * and last holding everything beyond them (fsbm/documents.py's GAP_OVER_CALL_BINS). */
@@ -115,6 +119,12 @@ struct timeline {
 	 * Timeline.untimed_outside_ns, predictor/predict.py). */
 	long untimed_sync_gaps;
 	int64_t untimed_sync_gaps_ns, untimed_sync_gaps_signed_ns;
+	/* The file calls of each operation (TIMELINE_FILE_OPS), and of those the ones whose
+	 * duration the log did not give: in a log without -T, a call the log split in two (another
+	 * process wrote a line before it returned) shows its duration, and the gap after it starts
+	 * at its end; every other call's time lies in the gap that follows its start.  The
+	 * prediction takes the modelled time of only those off the gaps (predictor/predict.py). */
+	long file_calls_by_op[TIMELINE_FILE_OPS], untimed_file_calls_by_op[TIMELINE_FILE_OPS];
 	int64_t first_ns, last_ns;
 };
 
