@@ -197,7 +197,17 @@ def timeline_of(path: Path) -> dict[str, Any]:
     """The traced job's calls and process lifetimes an event table's footer carries (strace
     logs parsed since the parser counted them; empty otherwise): counts, and sums by cap."""
     raw = (check_event_table(path).metadata or {}).get(b"fsbm.timeline")
-    return {k: [int(x) for x in v] if isinstance(v, list) else int(v) for k, v in json.loads(raw).items()} if raw else {}
+    return _counts(json.loads(raw)) if raw else {}
+
+
+def _counts(value: Any) -> Any:
+    """Timeline counts read back from JSON as integers: numbers, lists of them (sums by cap)
+    and objects of them (counts by operation)."""
+    if isinstance(value, dict):
+        return {k: _counts(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_counts(x) for x in value]
+    return int(value)
 
 
 def recordings_of(path: Path) -> list[dict]:
