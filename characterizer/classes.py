@@ -170,7 +170,7 @@ def data_classes(ev: EventArrays, acc: Access, mapped: Regions) -> dict[str, dic
 
 def size_buckets(sizes: np.ndarray) -> dict[str, dict[str, int]]:
     """Files by power of two of their bytes: {lowest bytes of the bucket (0 for empty files):
-    {"files", "bytes"}}.  Counts add, so buckets of parts merge (partial.add_counts)."""
+    {"files", "bytes"}}.  Counts add, so buckets of parts merge (fsbm/counts.py)."""
     sizes = np.asarray(sizes, np.int64)
     if not len(sizes):
         return {}

@@ -44,6 +44,7 @@ from fsbm.characterizer.syncs import sync_kinds
 from fsbm.characterizer.open_levels import WHOLE, LevelLog, OpenLevels, checkpoint_window
 from fsbm.characterizer.timing import (TraceTime, Windows, actor_times, inside_outside, open_changes,
                                        open_files_definition)
+from fsbm.counts import added_counts
 from fsbm.errors import UsageError
 from fsbm.traces.record import (CALLS_CPU_FIELDS, OUTSIDE_WAIT_FIELD, UNTRACED_CALLS_CPU_SYNCS_SKIPPED,
                                 UNTRACED_NOSYNC_FIELDS, UNTRACED_WARM_FIELDS, UNTRACED_WARM_SYNCS_SKIPPED,
@@ -55,20 +56,6 @@ from fsbm.traces.vocabulary import OPERATIONS, PSEUDO_FILES
 TANG_ROWS = ("read", "write", "create", "delete", "mkdir", "rmdir", "readdir", "getattr", "lookup")
 SEQUENTIAL_DEFINITION = ("consecutive: offset equals the end of the previous read (or write) by the same actor "
                          "on the same file; a new open starts at 0")
-
-
-def add_counts(a: dict, b: dict) -> dict:
-    """Nested dicts of ints added key by key; a flag (a recording's syncs skipped) holds
-    where both say so, not counted."""
-    out = dict(a)
-    for key, value in b.items():
-        if isinstance(value, dict):
-            out[key] = add_counts(out.get(key, {}), value)
-        elif isinstance(value, bool):
-            out[key] = value and bool(out.get(key, True))
-        else:
-            out[key] = out.get(key, 0) + value
-    return out
 
 
 def _union(a: pa.Array, b: pa.Array) -> pa.Array:
@@ -88,8 +75,8 @@ class Core:
 
     def merge(self, other: "Core") -> "Core":
         return Core(self.events + other.events, min(self.clock_min, other.clock_min),
-                    max(self.clock_max, other.clock_max), add_counts(self.calls, other.calls),
-                    add_counts(self.directions, other.directions), self.open_changes + other.open_changes)
+                    max(self.clock_max, other.clock_max), added_counts(self.calls, other.calls),
+                    added_counts(self.directions, other.directions), self.open_changes + other.open_changes)
 
     def finalize(self, nfs: bool, has_time: bool, open_files: dict[str, float]) -> dict[str, object]:
         """Tang's table and the sequentiality; `open_files`: the level's statistics over this
@@ -189,9 +176,9 @@ class Partial:
     def merge(self, other: "Partial") -> "Partial":
         if not self.core.events or not other.core.events:  # e.g. a bucket no actor was packed into, or none in scope
             return replace(self if self.core.events else other, trace_time=self.trace_time.merge(other.trace_time),
-                           recording=add_counts(self.recording, other.recording),
-                           sources=self.sources + other.sources, timeline=add_counts(self.timeline, other.timeline),
-                           left_out=add_counts(self.left_out, other.left_out), seen=self.seen + other.seen)
+                           recording=added_counts(self.recording, other.recording),
+                           sources=self.sources + other.sources, timeline=added_counts(self.timeline, other.timeline),
+                           left_out=added_counts(self.left_out, other.left_out), seen=self.seen + other.seen)
         if self.nfs != other.nfs:
             raise UsageError("cannot merge an NFS workload with a system-call workload: their operations differ")
         if self.has_time != other.has_time:
@@ -214,16 +201,16 @@ class Partial:
         levels = None if self.levels is None or other.levels is None else self.levels.merge(other.levels)
         return Partial(
             self.nfs, self.has_time, self.every, self.actors + other.actors, self.core.merge(other.core),
-            checkpoints, add_counts(self.run_counts, other.run_counts), self.files.merge(other.files),
+            checkpoints, added_counts(self.run_counts, other.run_counts), self.files.merge(other.files),
             _union(self.touched, other.touched), _union(self.directories, other.directories), ops,
-            add_counts(self.origs, other.origs), self.fsyncs + other.fsyncs, self.written + other.written,
-            add_counts(self.syncs, other.syncs), self.inter_arrival.merge(other.inter_arrival),
+            added_counts(self.origs, other.origs), self.fsyncs + other.fsyncs, self.written + other.written,
+            added_counts(self.syncs, other.syncs), self.inter_arrival.merge(other.inter_arrival),
             self.think.merge(other.think), inside,
             self.windows.merge(other.windows),
             references, levels,
-            add_counts(self.classes, other.classes), self.trace_time.merge(other.trace_time), self.scope,
-            add_counts(self.recording, other.recording), self.sources + other.sources,
-            add_counts(self.timeline, other.timeline), add_counts(self.left_out, other.left_out),
+            added_counts(self.classes, other.classes), self.trace_time.merge(other.trace_time), self.scope,
+            added_counts(self.recording, other.recording), self.sources + other.sources,
+            added_counts(self.timeline, other.timeline), added_counts(self.left_out, other.left_out),
             self.seen + other.seen)
 
 
@@ -366,9 +353,9 @@ class FileStatistics:
         return cls({kind: {"count": 0, "bytes": 0} for kind in SYNC_KINDS}, {})
 
     def merge(self, other: "FileStatistics") -> "FileStatistics":
-        return FileStatistics(add_counts(self.syncs, other.syncs),
-                              add_counts(self.written_creates, other.written_creates),
-                              add_counts(self.created_writes, other.created_writes))
+        return FileStatistics(added_counts(self.syncs, other.syncs),
+                              added_counts(self.written_creates, other.written_creates),
+                              added_counts(self.created_writes, other.created_writes))
 
     def into(self, part: "Partial") -> "Partial":
         """`part`, whose syncs, creates' "written" and writes' "into_created" summarize left

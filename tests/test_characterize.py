@@ -640,9 +640,9 @@ def test_a_profiles_recording_adds_its_logs_times_and_keeps_a_flag_only_where_ev
     partial = recording_totals([first, base])
     assert "untraced_nosync_user_cpu_ns" not in partial and "untraced_calls_cpu_syncs_skipped" not in partial
     # Traces characterized together: times add up, a flag holds where each trace's holds.
-    from fsbm.characterizer.partial import add_counts
+    from fsbm.counts import added_counts
 
-    merged = add_counts(recording_totals([first]), recording_totals([second]))
+    merged = added_counts(recording_totals([first]), recording_totals([second]))
     assert merged["untraced_nosync_user_cpu_ns"] == 6 and merged["untraced_calls_cpu_syncs_skipped"] is True
     assert merged["untraced_warm_syncs_skipped"] is False
 

@@ -324,6 +324,13 @@ def test_two_traces_merge_into_one_profile_of_both(tables: dict[str, Path]) -> N
         <= merged["namespace"]["files_touched"] <= a["namespace"]["files_touched"] + b["namespace"]["files_touched"]
     assert merged["timing"]["concurrency"]["actors"] == a["timing"]["concurrency"]["actors"] + \
         b["timing"]["concurrency"]["actors"]
+    # The parser's counts add up: sums kept by cap and bin place by place, counts by operation
+    # operation by operation.
+    timelines = a["timeline"], b["timeline"], merged["timeline"]
+    for key in ("untimed_signed_by_cap_ns", "timed_gaps_over_call"):
+        assert timelines[2][key] == [x + y for x, y in zip(timelines[0][key], timelines[1][key])]
+    for op, (calls, untimed) in timelines[2]["file_calls_by_op"].items():
+        assert calls == sum(t["file_calls_by_op"].get(op, [0, 0])[0] for t in timelines[:2]) > 0
     # The order traces are given in changes nothing but the listed sources.
     merged.pop("source"), swapped.pop("source")
     assert json.dumps(merged, sort_keys=True) == json.dumps(swapped, sort_keys=True)

@@ -737,12 +737,12 @@ def test_a_log_without_call_durations_counts_the_file_calls_it_split_apart(tmp_p
     assert timeline.share_in_gaps("copy") == 1.0 and timeline.share_in_gaps("mmap") == 1.0
     # Parsed as a user's log is, and two parses' counts added up operation by operation.
     from fsbm.traces.ingest import ingest, timeline_of
-    from fsbm.traces.strace import added_timelines
+    from fsbm.counts import added_counts
 
     parsed = Timeline.of(ingest([log], tmp_path / "two.parquet").stats.timeline)  # type: ignore[union-attr]
     assert parsed.file_calls_by_op == {"read": (200, 150)}
     assert Timeline.of(timeline_of(tmp_path / "two.parquet")).file_calls_by_op == {"read": (200, 150)}
-    twice = Timeline.of(added_timelines(parsed.model_dump(), {"file_calls_by_op": {"read": [2, 1], "write": [4, 4]}}))
+    twice = Timeline.of(added_counts(parsed.model_dump(), {"file_calls_by_op": {"read": [2, 1], "write": [4, 4]}}))
     assert twice.file_calls_by_op == {"read": (202, 151), "write": (4, 4)} and twice.untimed_gaps == parsed.untimed_gaps
 
 

@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from fsbm.counts import added_counts
 from fsbm.errors import UsageError
 from fsbm.traces.errors import TraceParseError
 from fsbm.traces.files import DAMAGED_INPUT, open_decompressed
@@ -27,7 +28,7 @@ from fsbm.traces.ellard import EllardReader
 from fsbm.traces.nfs import CaptureOptions, NfsReader, NfsStats
 from fsbm.traces.nfs_parts import CUTS
 from fsbm.traces.record import read_recording
-from fsbm.traces.strace import ParseStats, StraceReader, added_timelines, per_pid_suffix
+from fsbm.traces.strace import ParseStats, StraceReader, per_pid_suffix
 
 Format = Literal["strace", "pcap", "ellard"]
 _PCAP_MAGICS = (b"\xd4\xc3\xb2\xa1", b"\xa1\xb2\xc3\xd4", b"\x4d\x3c\xb2\xa1", b"\xa1\xb2\x3c\x4d", b"\x0a\x0d\x0d\x0a")
@@ -53,7 +54,7 @@ def _merge_stats(kind: str, parts: list) -> ParseStats | NfsStats:
             elif isinstance(value, list):
                 setattr(total, name, (getattr(total, name) + value)[:5])
             elif isinstance(value, dict):  # counts and times of traces taken one after another
-                setattr(total, name, added_timelines(getattr(total, name), value))
+                setattr(total, name, added_counts(getattr(total, name), value))
             elif isinstance(value, str) and value != "none":
                 setattr(total, name, value)
     return total

@@ -42,9 +42,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
+from fsbm.counts import added_counts
 from fsbm.traces.errors import TraceParseError
 from fsbm.traces.schema import EVENT_SCHEMA
-from fsbm.traces.strace import ParseStats, ParserRun, added_timelines, per_pid_suffix, run_name, write_log_list
+from fsbm.traces.strace import ParseStats, ParserRun, per_pid_suffix, run_name, write_log_list
 
 KEY_COLUMNS = ["key_ns", "key_line", "key_pid"]  # the key of the line that completed the event
 KEYED_SCHEMA = pa.schema([*EVENT_SCHEMA, *(pa.field(name, pa.int64()) for name in KEY_COLUMNS)])
@@ -359,7 +360,7 @@ def joined_stats(parses: list[TaskParse]) -> ParseStats:
         s = parse.stats
         for name, value in vars(s).items():
             if name == "timeline":
-                timeline = added_timelines(timeline, value)
+                timeline = added_counts(timeline, value)
             elif isinstance(value, int):
                 setattr(total, name, getattr(total, name) + value)
             elif isinstance(value, list):

@@ -51,24 +51,6 @@ class ParseStats:
     timeline: dict[str, Any] = field(default_factory=dict)
 
 
-def added_timelines(one: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:
-    """Two parses' timeline counts added up, key by key (native/timeline.h): numbers summed,
-    sums kept by cap (lists) summed cap by cap, and counts kept by operation (objects) summed
-    operation by operation."""
-    return {key: _added(one.get(key), other.get(key)) for key in {*one, *other}}
-
-
-def _added(a: Any, b: Any) -> Any:
-    """Two counts of one timeline key added up, as added_timelines says; a key one parse
-    lacks counts as nothing there."""
-    if isinstance(a, dict) or isinstance(b, dict):
-        return added_timelines(a or {}, b or {})
-    if isinstance(a, list) or isinstance(b, list):
-        a, b = a or [0] * len(b or []), b or [0] * len(a or [])
-        return [_added(x, y) for x, y in zip(a, b)]
-    return (a or 0) + (b or 0)
-
-
 # strace -T's call duration at the end of a line.
 CALL_DURATION = re.compile(rb" <\d+\.\d+>$", re.MULTILINE)
 

@@ -1,0 +1,24 @@
+"""Counts kept as nested documents, added up: what merging two parses, or two partial
+profiles, of one job does to the counts each kept."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def added_counts(one: Any, other: Any) -> Any:
+    """Two counts added up: numbers summed; lists (sums kept by cap, counts by bin) summed
+    place by place; objects (counts by operation, by class) key by key, a key one side lacks
+    counting as nothing there; and a flag (a recording's syncs skipped) holds where both say
+    so, not counted."""
+    if isinstance(one, dict) or isinstance(other, dict):
+        one, other = one or {}, other or {}
+        return {key: added_counts(one.get(key), other.get(key)) for key in {*one, *other}}
+    if isinstance(one, (list, tuple)) or isinstance(other, (list, tuple)):
+        one, other = list(one or []), list(other or [])
+        longer = max(len(one), len(other))
+        return [added_counts(x, y) for x, y in zip(one + [None] * (longer - len(one)),
+                                                     other + [None] * (longer - len(other)))]
+    if isinstance(one, bool) or isinstance(other, bool):
+        return all(flag for flag in (one, other) if flag is not None)
+    return (one or 0) + (other or 0)
