@@ -3,6 +3,7 @@ profiles, of one job does to the counts each kept."""
 
 from __future__ import annotations
 
+from itertools import zip_longest
 from typing import Any
 
 
@@ -15,10 +16,7 @@ def added_counts(one: Any, other: Any) -> Any:
         one, other = one or {}, other or {}
         return {key: added_counts(one.get(key), other.get(key)) for key in {*one, *other}}
     if isinstance(one, (list, tuple)) or isinstance(other, (list, tuple)):
-        one, other = list(one or []), list(other or [])
-        longer = max(len(one), len(other))
-        return [added_counts(x, y) for x, y in zip(one + [None] * (longer - len(one)),
-                                                     other + [None] * (longer - len(other)))]
+        return [added_counts(x, y) for x, y in zip_longest(one or (), other or ())]
     if isinstance(one, bool) or isinstance(other, bool):
         return all(flag for flag in (one, other) if flag is not None)
     return (one or 0) + (other or 0)

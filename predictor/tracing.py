@@ -37,10 +37,10 @@ mean distance from it, the untimed trace's own lean, is taken off each of its ga
 (Timeline.untimed_lean_ns).  Against the same pair's, because a program that works between
 two bare calls does so between the same two every time (xz compresses between two
 sigprocmasks), and that pair's median holds the work, where a stall of tracing strikes
-whichever pair it falls on.  The time a job spends outside the
-filesystem is then the gaps' work and its calls that are not on files (exec, mmap, pipes),
-never below 0, over the number of its processes that worked at once (`concurrency`:
-their lifetimes less the time they were blocked waiting for one another, over the span).
+whichever pair it falls on.  The time a job spends outside the filesystem is then the gaps'
+work and its calls that are not on files (exec, mmap, pipes), never below 0, over the number
+of its processes that worked at once (`concurrency`: their lifetimes less the time they were
+blocked waiting for one another, over the span).
 Its file calls are what the cost model prices, on every candidate.  So is what it reads
 through a file it mapped (characterizer/mapped.py), which no call shows: those page faults
 fall in the gaps after the mmap, so the parser counts the gaps right after a file was mapped
@@ -468,10 +468,10 @@ def untraced_outside(timeline: Timeline, calibration: TracingCalibration | None)
     runs from one call's start to the next's, so the estimate (kind UNTIMED_EVIDENCE) holds the
     file calls' time too, and the caller takes their modelled time on the traced filesystem
     off it (predict.Workload), of the calls the log did not split in two: those show their
-    duration, and the gap after them starts at their end.  Its band is the calibration's (error_band; untimed_error_band
-    for a log without -T); a fitted runtime model narrows or widens a timed trace's by how far
-    the constant a gap takes off strayed between the programs it was fitted on
-    (Outside.per_gap_s, estimator.RuntimeEstimator)."""
+    duration, and the gap after them starts at their end.  Its band is the calibration's
+    (error_band; untimed_error_band for a log without -T); a fitted runtime model narrows or
+    widens a timed trace's by how far the constant a gap takes off strayed between the
+    programs it was fitted on (Outside.per_gap_s, estimator.RuntimeEstimator)."""
     if not timeline.known:
         return None
     calibration = calibration or TracingCalibration()
