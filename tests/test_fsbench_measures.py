@@ -249,7 +249,8 @@ def test_copy_is_a_read_and_write_on_ext4_and_a_clone_on_xfs(fsbench: Path, ext4
         doc = fsbench_json(fsbench, fs.mount_point, "--only", "copy", "--sizes", "4k,1M", "--caches", "cold",
                            "--reps", "3", "--ops", "64", "--file-size", "64M")
         assert not doc["errors"] and not list((fs.mount_point).rglob("c*"))  # copies are removed
-        return {size: result(doc, "copy", size, "sequential", "cold")["latency_ns"]["mean"] for size in (4096, 1 << 20)}
+        # Medians: one stall of the shared host's disk in 192 clones doubled their mean once.
+        return {size: result(doc, "copy", size, "sequential", "cold")["latency_ns"]["p50"] for size in (4096, 1 << 20)}
 
     ext4, xfs = costs(ext4_fs), costs(xfs_fs)
     assert ext4[1 << 20] > 4 * ext4[4096], ext4
