@@ -251,6 +251,10 @@ MIN_BARE_CALLS = 200
 # The operation a priced class's calls are counted under by the parser (Timeline.file_calls_by_op):
 # an in-kernel copy is its destination's write event.
 COPY_OPERATION = {"copy": "write"}
+# The bins of Timeline.untimed_bare_gap_us (timeline.h's TIMELINE_BARE_BINS), and the fewest
+# gaps whose median tells what tracing cost a gap while a trace was made.
+BARE_GAP_BIN_NS = 1_000
+MIN_BARE_GAPS = 8
 GAP_OVER_CALL_BINS = tuple(-32_000 + GAP_OVER_CALL_BIN_NS * k for k in range(256))
 
 
@@ -328,6 +332,13 @@ class Timeline(_Open):
     # Per operation (traces/vocabulary.py's OPERATIONS), its file calls and, of those, the ones
     # whose duration the log did not give (timeline.h); empty from older parsers.
     file_calls_by_op: dict[str, tuple[NonNegativeInt, NonNegativeInt]] = {}
+    # Per operation, of a log without -T's gaps after its file calls (not after a flush): how
+    # many, then their process's median gap capped at each of UNTIMED_CAPS_NS, summed (timeline.h);
+    # empty from older parsers.
+    untimed_held_by_op: dict[str, list[NonNegativeInt]] = {}
+    # A log without -T's gaps from one bare call to the next, by length: BARE_GAP_BIN_NS bins
+    # from 0, the last holding everything beyond (timeline.h); empty from older parsers.
+    untimed_bare_gap_us: list[NonNegativeInt] = []
 
     @classmethod
     def of(cls, counts: "Timeline | dict[str, Any] | None") -> "Timeline":
@@ -476,6 +487,38 @@ class Timeline(_Open):
             return 1.0
         calls, untimed = self.file_calls_by_op.get(COPY_OPERATION.get(op, op), (0, 0))
         return untimed / calls if calls else 1.0
+
+    @property
+    def untimed_bare_gap_ns(self) -> float | None:
+        """What tracing cost a gap from one call's start to the next's while a log without -T
+        was made: the median of its gaps from one bare call to the next (the middle of its
+        bin), each a bare call and tracing's two stops.  None where fewer than MIN_BARE_GAPS
+        say it, and from older parsers."""
+        counts = self.untimed_bare_gap_us
+        total = sum(counts)
+        if total < MIN_BARE_GAPS:
+            return None
+        seen = 0
+        for k, n in enumerate(counts):
+            seen += n
+            if 2 * seen >= total:
+                return (k + 0.5) * BARE_GAP_BIN_NS
+        return None  # not reached: the counts add up to total
+
+    def held_in_medians_ns(self, op: str, cap_ns: float, bare_gap_ns: float) -> float:
+        """How much of a log without -T's `op` calls' own time its gaps' medians already took
+        off (untimed_outside_ns): at each gap after such a call, its process's median gap
+        (counted for no more than `cap_ns`) above `bare_gap_ns`, what tracing costs a gap from
+        one bare call to the next; summed over the gaps, never below 0.  A process whose gaps
+        are mostly such calls (a database's reads and writes) has a median that holds a typical
+        call; one whose calls wait on the device longer than the cap (cold random reads) has a
+        median that holds the cap's worth of each.  An in-kernel copy is counted among the
+        writes; 0 for an operation the parser kept no sums of, and for a mapping's reads."""
+        held = self.untimed_held_by_op.get(COPY_OPERATION.get(op, op))
+        if not held or len(held) != len(UNTIMED_CAPS_NS) + 1:
+            return 0.0
+        gaps, sums = held[0], held[1:]
+        return max(_interpolated(cap_ns, UNTIMED_CAPS_NS, sums) - gaps * bare_gap_ns, 0.0)
 
     @property
     def lean_off_ns(self) -> float:

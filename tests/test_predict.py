@@ -625,9 +625,9 @@ def test_a_log_without_call_durations_keeps_its_syncs_modelled_time() -> None:
 
     times = [FsTime("ext4", (line("write", 100, 50_000), line("fsync", 10, 2_000_000)))]
     outside = Outside.exactly(0.5, "untimed", "the gaps")
-    apart = _less_file_calls(outside, ["ext4"], times, "ext4", 1.0, Timeline(untimed_sync_gaps=10))
+    apart = _less_file_calls(outside, ["ext4"], times, "ext4", 1.0, Timeline(untimed_sync_gaps=10), None)
     assert apart.seconds == pytest.approx(0.5 - 0.005) and "but its syncs'" in apart.evidence
-    together = _less_file_calls(outside, ["ext4"], times, "ext4", 1.0, Timeline())
+    together = _less_file_calls(outside, ["ext4"], times, "ext4", 1.0, Timeline(), None)
     assert together.seconds == pytest.approx(0.5 - 0.025)
 
 
@@ -647,9 +647,34 @@ def test_a_log_without_call_durations_takes_off_only_the_calls_its_gaps_hold() -
 
     timeline = Timeline(file_calls_by_op={"write": (100, 40)})
     times = [FsTime("ext4", (line("write", 100, 100_000), line("copy", 10, 1_000_000), line("mmap", 1, 2_000_000)))]
-    told = _less_file_calls(Outside.exactly(0.5, "untimed", "the gaps"), ["ext4"], times, "ext4", 1.0, timeline)
+    told = _less_file_calls(Outside.exactly(0.5, "untimed", "the gaps"), ["ext4"], times, "ext4", 1.0, timeline, None)
     assert told.seconds == pytest.approx(0.5 - 0.4 * 0.010 - 0.4 * 0.010 - 0.002)
     assert "of it: the log split the other calls in two" in told.evidence
+
+
+def test_a_log_without_call_durations_takes_off_only_what_its_gaps_medians_did_not() -> None:
+    """1,000 preads without -T, each gap's median 80 us where a bare gap took 60 us: 20 us of
+    each read is in the median already.  Priced at 30 us a read, 10 us each comes off the gaps;
+    at 10 us, nothing (the median held more than the model prices).  Cold reads of 500 us sat
+    over a median capped at 140 us, which held 80 us of each: 420 us each comes off."""
+    from fsbm.documents import UNTIMED_CAPS_NS, Timeline
+    from fsbm.predictor.model import FsTime, Line
+    from fsbm.predictor.outside import Outside
+    from fsbm.predictor.predict import _less_file_calls
+    from fsbm.predictor.pricing import Price
+
+    def told(median_us: int, priced_us: float) -> Outside:
+        timeline = Timeline(file_calls_by_op={"read": (1000, 1000)}, untimed_bare_gap_us=[0] * 60 + [100] + [0] * 195,
+                            untimed_held_by_op={"read": [1000, *(1000 * min(median_us * 1000, cap) for cap in UNTIMED_CAPS_NS)]})
+        times = [FsTime("ext4", (Line("read", "read", "read", 1000, Price(priced_us * 1e3, priced_us * 1e3,
+                                                                        priced_us * 1e3, "test")),))]
+        return _less_file_calls(Outside.exactly(1.0, "untimed", "the gaps"), ["ext4"], times, "ext4", 1.0, timeline,
+                                None)  # no calibration: the parser's own cap, 140 us
+
+    assert told(80, 30).seconds == pytest.approx(1.0 - 1000 * (30 - 19.5) * 1e-6)  # the bare gap's bin: 60.5 us
+    assert "0.019 s of it its gaps' medians took off already" in told(80, 30).evidence
+    assert told(80, 10).seconds == pytest.approx(1.0)
+    assert told(500, 500).seconds == pytest.approx(1.0 - 1000 * (500 - 79.5) * 1e-6)
 
 
 def test_a_captures_server_handling_beyond_the_modelled_calls_stays_on_every_candidate() -> None:

@@ -746,6 +746,33 @@ def test_a_log_without_call_durations_counts_the_file_calls_it_split_apart(tmp_p
     assert twice.file_calls_by_op == {"read": (202, 151), "write": (4, 4)} and twice.untimed_gaps == parsed.untimed_gaps
 
 
+def test_a_log_without_call_durations_keeps_what_its_file_calls_gaps_medians_held(tmp_path: Path) -> None:
+    """A database's loop without -T: 100 bare pairs (fstat then lseek) 50 us apart, then 300
+    preads whose gaps take 90 us, their process's median soon one of theirs.  The parser counts
+    the 300 gaps after a pread with their medians at each cap, and the bare gaps by length, whose
+    median (50 us) is what tracing cost a gap then: so 40 us of each pread's time is in the
+    median already."""
+    lines, at = [], 0
+    for k in range(200):
+        lines.append(f"7 {strace_tt(at)} " + ("fstat(3</db/x>, {st_mode=S_IFREG|0644, st_size=8192, ...}) = 0"
+                                             if k % 2 == 0 else "lseek(3</db/x>, 0, SEEK_SET) = 0"))
+        at += 50
+    for k in range(301):
+        lines.append(f'7 {strace_tt(at)} pread64(3</db/x>, "x", 1, {k}) = 1')
+        at += 90
+    lines.append(f"7 {strace_tt(at)} getpid() = 7")
+    (log := tmp_path / "db.strace").write_text("\n".join(lines) + "\n")
+    timeline = calibration_trace_timeline(log, lambda line: None)
+    assert timeline.untimed_bare_gap_ns == pytest.approx(50_500)  # the middle of its microsecond
+    gaps, *held = timeline.untimed_held_by_op["read"]
+    assert gaps == 301
+    # The first 15 preads' gaps are measured against a median of the last 32 gaps that is still
+    # a bare one's (50 us); the other 286 against 90 us, at the caps from 100 us, or 70 us.
+    assert held == [(15 * 50 + 286 * min(90, cap)) * 1000 for cap in (70, 100, 140, 200, 280, 400, 560, 800)]
+    assert timeline.held_in_medians_ns("read", 140_000, 50_500) == pytest.approx(held[2] - 301 * 50_500)
+    assert timeline.held_in_medians_ns("write", 140_000, 50_500) == 0.0
+
+
 def test_the_calibration_judges_each_trace_without_call_durations_too(calibrated: Calibrated) -> None:
     """Each calibration program's trace is also read as strace without -T writes it, and the
     untimed rule's own errors, not the timed rule's, are the band a log without -T is given."""

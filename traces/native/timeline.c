@@ -344,6 +344,7 @@ void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct cal
 			t->untimed_gaps++;
 			if (l->prev_bare && bare) {
 				t->untimed_bare_gaps++;
+				t->untimed_bare_gap_us[gap / 1000 < TIMELINE_BARE_BINS - 1 ? gap / 1000 : TIMELINE_BARE_BINS - 1]++;
 				t->untimed_bare_gaps_signed_ns += from_median(pair_gaps(l, l->prev_bare, bare), gap, INT64_MAX,
 									      &lean_above);
 			}
@@ -352,10 +353,16 @@ void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct cal
 				t->untimed_sync_gaps_ns += gap;
 				t->untimed_sync_gaps_signed_ns += signed_gap;
 			} else {
-				for (int k = 0; k < TIMELINE_UNTIMED_CAPS; k++) {
-					int64_t cap = UNTIMED_CAPS_US[k] * 1000;
+				int op = l->prev_op - 1;
 
-					t->untimed_signed_ns[k] += gap - (median < cap ? median : cap);
+				if (op >= 0)
+					t->untimed_op_gaps[op]++;
+				for (int k = 0; k < TIMELINE_UNTIMED_CAPS; k++) {
+					int64_t cap = UNTIMED_CAPS_US[k] * 1000, held = median < cap ? median : cap;
+
+					t->untimed_signed_ns[k] += gap - held;
+					if (op >= 0)
+						t->untimed_held_ns[op][k] += held;
 				}
 			}
 		}
@@ -384,6 +391,7 @@ void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct cal
 	l->prev_bare = bare;
 	l->prev_mapped = file_op && strcmp(file_op, "mmap") == 0 && c->ret_known && !c->err[0];
 	l->prev_synced = file_op && strcmp(file_op, "fsync") == 0;
+	l->prev_op = file_op ? operation_index(file_op) + 1 : 0;
 }
 
 void timeline_json(const struct timeline *t, FILE *f)
@@ -418,10 +426,22 @@ void timeline_json(const struct timeline *t, FILE *f)
 	fputs("],\"timed_gaps_over_call\":[", f);
 	for (int k = 0; k < TIMELINE_OVER_BINS; k++)
 		fprintf(f, "%s%ld", k ? "," : "", t->timed_gaps_over_call[k]);
+	fputs("],\"untimed_bare_gap_us\":[", f);
+	for (int k = 0; k < TIMELINE_BARE_BINS; k++)
+		fprintf(f, "%s%ld", k ? "," : "", t->untimed_bare_gap_us[k]);
 	fputs("],\"file_calls_by_op\":{", f);
 	for (int k = 0, n = 0; k < TIMELINE_FILE_OPS; k++)
 		if (t->file_calls_by_op[k])
 			fprintf(f, "%s\"%s\":[%ld,%ld]", n++ ? "," : "", OPERATIONS[k], t->file_calls_by_op[k],
 				t->untimed_file_calls_by_op[k]);
+	fputs("},\"untimed_held_by_op\":{", f);
+	for (int k = 0, n = 0; k < TIMELINE_FILE_OPS; k++) {
+		if (!t->untimed_op_gaps[k])
+			continue;
+		fprintf(f, "%s\"%s\":[%ld", n++ ? "," : "", OPERATIONS[k], t->untimed_op_gaps[k]);
+		for (int c = 0; c < TIMELINE_UNTIMED_CAPS; c++)
+			fprintf(f, ",%lld", (long long)t->untimed_held_ns[k][c]);
+		fputc(']', f);
+	}
 	fputs("}}", f);
 }

@@ -23,6 +23,10 @@ enum { TIMELINE_FILE_OPS = 19 };
  * call: TIMELINE_OVER_BINS bins of TIMELINE_OVER_BIN_NS from TIMELINE_OVER_LOW_NS, the first
  * and last holding everything beyond them (fsbm/documents.py's GAP_OVER_CALL_BINS). */
 enum { TIMELINE_OVER_BINS = 256, TIMELINE_OVER_BIN_NS = 500, TIMELINE_OVER_LOW_NS = -32000 };
+/* The histogram of a log without -T's gaps from one bare call to the next: TIMELINE_BARE_BINS
+ * bins of a microsecond from 0, the last holding everything beyond (fsbm/documents.py's
+ * BARE_GAP_BIN_NS). */
+enum { TIMELINE_BARE_BINS = 256 };
 
 /* The last TIMELINE_WINDOW values of a series, as they came and in order (for their median). */
 struct window {
@@ -50,6 +54,7 @@ struct lifetime {
 	int prev_mapped; /* whether the previous call mapped a file of a filesystem (an mmap event) */
 	int prev_bare;   /* the previous call's bare kind (timeline.c's bare_kind), 0 for none */
 	int prev_synced; /* whether the previous call flushed a file to the device (an fsync event) */
+	int prev_op;     /* the previous call's file operation, its place in OPERATIONS + 1; 0: none */
 	struct window gaps, durs, bare;
 	struct pair_window *pairs;
 	int npairs, pairs_cap;
@@ -110,6 +115,10 @@ struct timeline {
 	 * holds the work; a stall of tracing strikes whichever pair it falls on. */
 	long untimed_gaps, untimed_bare_gaps;
 	int64_t untimed_bare_gaps_signed_ns;
+	/* The same gaps by length: their median is what tracing cost a gap from one call's start to
+	 * the next's while this trace was made, a call's own time and work aside, where a
+	 * calibration's loop tells it of another hour (Timeline.untimed_bare_gap_ns). */
+	long untimed_bare_gap_us[TIMELINE_BARE_BINS];
 	/* Of the gaps after a call of unknown duration, those after an fsync, fdatasync or
 	 * sync_file_range: how many, their length, and their signed distance from their median as
 	 * user_signed_ns sums it.  Such a gap holds the flush's wait for the device as the traced
@@ -125,6 +134,14 @@ struct timeline {
 	 * at its end; every other call's time lies in the gap that follows its start.  The
 	 * prediction takes the modelled time of only those off the gaps (predictor/predict.py). */
 	long file_calls_by_op[TIMELINE_FILE_OPS], untimed_file_calls_by_op[TIMELINE_FILE_OPS];
+	/* Of the gaps after a call of unknown duration, not after a flush, those after a file call
+	 * of each operation: how many, and their process's median gap at each, capped at each of
+	 * UNTIMED_CAPS_NS, summed.  What a gap's median holds above tracing's cost of a bare gap
+	 * is a typical call's own time, which untimed_signed_ns has taken off already; the
+	 * prediction takes off only the modelled time of the calls beyond it (Timeline.
+	 * held_in_medians_ns, predictor/predict.py), or it would count their time twice. */
+	long untimed_op_gaps[TIMELINE_FILE_OPS];
+	int64_t untimed_held_ns[TIMELINE_FILE_OPS][TIMELINE_UNTIMED_CAPS];
 	int64_t first_ns, last_ns;
 };
 
