@@ -4,7 +4,9 @@ profiles, of one job does to the counts each kept."""
 from __future__ import annotations
 
 from itertools import zip_longest
-from typing import Any
+from typing import Any, Iterable, TypeVar
+
+Stats = TypeVar("Stats")
 
 
 def added_counts(one: Any, other: Any) -> Any:
@@ -20,3 +22,22 @@ def added_counts(one: Any, other: Any) -> Any:
     if isinstance(one, bool) or isinstance(other, bool):
         return all(flag for flag in (one, other) if flag is not None)
     return (one or 0) + (other or 0)
+
+
+def added_stats(total: Stats, parts: Iterable[object]) -> Stats:
+    """Several parses' statistics added up into `total`, an empty statistics object of their
+    kind: numbers summed, flags or-ed, the first five errors kept, nested counts (a timeline)
+    added as added_counts does, and a named setting (the time origin) kept where one says it."""
+    for part in parts:
+        for name, value in vars(part).items():
+            if isinstance(value, bool):
+                setattr(total, name, getattr(total, name) or value)
+            elif isinstance(value, int):
+                setattr(total, name, getattr(total, name) + value)
+            elif isinstance(value, list):
+                setattr(total, name, (getattr(total, name) + value)[:5])
+            elif isinstance(value, dict):
+                setattr(total, name, added_counts(getattr(total, name), value))
+            elif isinstance(value, str) and value != "none":
+                setattr(total, name, value)
+    return total

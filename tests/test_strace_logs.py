@@ -92,3 +92,16 @@ def test_every_write_strace_left_unfinished_keeps_its_size(tmp_path: Path) -> No
     writes = events[events["orig"] == "write"]
     assert unfinished > 300
     assert writes["size"].notna().all()
+
+
+def test_the_parsers_operations_are_the_vocabularys_in_its_order() -> None:
+    """The parser counts file calls by operation (timeline.h's TIMELINE_OPERATIONS, indexed by
+    place), and the predictor reads the counts by DESIGN.md's names (traces/vocabulary.py): the
+    two lists must be one."""
+    from fsbm.traces.vocabulary import OPERATIONS
+
+    header = (Path(__file__).resolve().parent.parent / "traces" / "native" / "timeline.h").read_text()
+    macro = re.search(r"#define TIMELINE_OPERATIONS ((?:.*\\\n)*.*)", header)
+    assert macro is not None
+    assert tuple(re.findall(r'"(\w+)"', macro.group(1))) == OPERATIONS
+    assert f"TIMELINE_FILE_OPS = {len(OPERATIONS)} " in header

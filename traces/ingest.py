@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from fsbm.counts import added_counts
+from fsbm.counts import added_stats
 from fsbm.errors import UsageError
 from fsbm.traces.errors import TraceParseError
 from fsbm.traces.files import DAMAGED_INPUT, open_decompressed
@@ -40,24 +40,6 @@ class IngestResult:
     format: str
     events: int
     stats: ParseStats | NfsStats
-
-
-def _merge_stats(kind: str, parts: list) -> ParseStats | NfsStats:
-    """Counts of several inputs added up: numbers summed, flags or-ed, the first errors kept."""
-    total = ParseStats() if kind == "strace" else NfsStats()
-    for part in parts:
-        for name, value in vars(part).items():
-            if isinstance(value, bool):
-                setattr(total, name, getattr(total, name) or value)
-            elif isinstance(value, int):
-                setattr(total, name, getattr(total, name) + value)
-            elif isinstance(value, list):
-                setattr(total, name, (getattr(total, name) + value)[:5])
-            elif isinstance(value, dict):  # counts and times of traces taken one after another
-                setattr(total, name, added_counts(getattr(total, name), value))
-            elif isinstance(value, str) and value != "none":
-                setattr(total, name, value)
-    return total
 
 
 def _head(path: Path, n: int = 4096) -> bytes:
@@ -145,7 +127,8 @@ def ingest(inputs: list[Path], output: Path, *, keep_going: bool = False, force:
                     if batch.num_rows:
                         last_seq = batch.column("seq")[-1].as_py()
                 seq_base = last_seq + 1 if last_seq >= 0 else seq_base
-            stats = _merge_stats(kind, [r.stats for r in readers if r.stats is not None])
+            stats = added_stats(ParseStats() if kind == "strace" else NfsStats(),
+                                [r.stats for r in readers if r.stats is not None])
             # Written into the footer at close: where the events came from and what was skipped.
             extra = {}
             if recordings:

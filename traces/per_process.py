@@ -42,7 +42,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from fsbm.counts import added_counts
+from fsbm.counts import added_stats
 from fsbm.traces.errors import TraceParseError
 from fsbm.traces.schema import EVENT_SCHEMA
 from fsbm.traces.strace import ParseStats, ParserRun, per_pid_suffix, run_name, write_log_list
@@ -354,23 +354,10 @@ def _with_offsets(chunk: pa.Table, rows: np.ndarray, patched_rows: np.ndarray,
 
 def joined_stats(parses: list[TaskParse]) -> ParseStats:
     """The counts of every group's parse added up; the timeline's span is the run's."""
-    total = ParseStats()
-    timeline: dict[str, Any] = {}
-    for parse in parses:
-        s = parse.stats
-        for name, value in vars(s).items():
-            if name == "timeline":
-                timeline = added_counts(timeline, value)
-            elif isinstance(value, int):
-                setattr(total, name, getattr(total, name) + value)
-            elif isinstance(value, list):
-                total.first_errors = (total.first_errors + value)[:5]
-            elif isinstance(value, str) and value != "none":
-                total.ts_origin = value
+    total = added_stats(ParseStats(), [parse.stats for parse in parses])
     timed = [p for p in parses if p.stats.timeline.get("calls")]
-    if timeline and timed:
-        timeline["span_ns"] = max(p.last_ns for p in timed) - min(p.first_ns for p in timed)
-    total.timeline = timeline
+    if total.timeline and timed:
+        total.timeline["span_ns"] = max(p.last_ns for p in timed) - min(p.first_ns for p in timed)
     return total
 
 
