@@ -47,8 +47,10 @@ test-c: build
 
 PY_SOURCES := fsbm microbench traces characterizer predictor api tests bench
 
-# Tests that time nothing and touch no loop device run two at once, a file to a worker; the
-# rest, which time filesystems and the tracer, run one at a time on an otherwise idle machine.
+# Tests that assert nothing on a time they measure run two at once, a file to a worker (scratch
+# filesystems included: each test's are its own); the rest, whose assertions weigh times of
+# filesystems and of the tracer, or look at the whole machine's page cache and loop devices,
+# run one at a time on an otherwise idle machine.
 test-py: build
 	$(PY) -m pyflakes $(PY_SOURCES)
 	$(PY) -m pytest -m cores_shared -n 2 --dist loadfile

@@ -25,6 +25,8 @@ from fsbm.api.models import Prediction
 from fsbm.api.server_process import free_port, wait_until_healthy
 from fsbm.api.http_api import create_app
 from fsbm.errors import FsbmError
+
+pytestmark = pytest.mark.cores_shared  # asserts nothing on a time it measures
 from fsbm.traces.record import recording_path
 from tests.conftest import SHARED_DATA, Served, chromium_path, run_fsbm
 

@@ -15,6 +15,8 @@ from fsbm.microbench.scratch import ScratchFs
 from fsbm.store import SCHEMA_VERSION, ResultsStore
 from tests.conftest import require_root, run_fsbm, three_call_log
 
+pytestmark = pytest.mark.cores_shared  # asserts nothing on a time it measures
+
 
 def test_a_missing_target_is_one_line_and_exit_2(fsbm_home: Path) -> None:
     done = run_fsbm("bench", "--target", "/nonexistent/place")

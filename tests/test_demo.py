@@ -8,9 +8,13 @@ import sqlite3
 from datetime import datetime, timezone
 from pathlib import Path
 
+import pytest
+
 from fsbm.api.provision import hours_since, stale_table_notes
 from fsbm.store import ResultsStore
 from tests.conftest import QUICK_TABLE_EFFORT, QUICK_TABLE_FLAGS, quick_table_efforts, require_root, run_fsbm
+
+pytestmark = pytest.mark.cores_shared  # asserts nothing on a time it measures
 
 
 def test_the_demo_runs_the_whole_job_and_a_second_run_reuses_the_stores_recent_tables(fsbm_home: Path) -> None:

@@ -11,6 +11,8 @@ import pytest
 
 from fsbm.microbench.fsbench import QUICK_CASE_SECONDS, QUICK_REPS
 
+pytestmark = pytest.mark.cores_shared  # asserts nothing on a time it measures
+
 
 def run(fsbench: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(fsbench), *args], capture_output=True, text=True, timeout=120)

@@ -1,7 +1,7 @@
 """A real NFS server (NFS-Ganesha) on the loopback, real NFS clients (libnfs's tools), real
 captures (tshark): what `fsbm validate --capture` measures and judges.  Each test holds port
-2049, and a file's tests run on one worker (`--dist loadfile`), so those that time nothing and
-need no loop device share the cores with another file's."""
+2049, and a file's tests run on one worker (`--dist loadfile`), so none of them waits for the
+port while they share the cores with another file's: none asserts on a time it measures."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from fsbm.predictor.validate import Target
 from fsbm.traces.ingest import ingest, read_events
 from fsbm.traces.vocabulary import LISTED_ENTRY_ORIG
 
+pytestmark = pytest.mark.cores_shared
 
 
 def _port_open(port: int) -> bool:
@@ -29,7 +30,6 @@ def _port_open(port: int) -> bool:
         return probe.connect_ex(("127.0.0.1", port)) == 0
 
 
-@pytest.mark.cores_shared
 def test_the_server_exports_a_directory_and_a_real_client_writes_and_reads_it(tmp_path: Path) -> None:
     require_root()
     share, home = tmp_path / "share", tmp_path / "server"
@@ -48,7 +48,6 @@ def test_the_server_exports_a_directory_and_a_real_client_writes_and_reads_it(tm
     assert {p.name for p in home.iterdir()} >= {"ganesha.conf", "ganesha.log"}
 
 
-@pytest.mark.cores_shared
 def test_a_second_server_is_refused_while_one_holds_the_port(tmp_path: Path) -> None:
     require_root()
     (tmp_path / "share").mkdir()
@@ -61,7 +60,6 @@ def test_a_second_server_is_refused_while_one_holds_the_port(tmp_path: Path) -> 
             pass
 
 
-@pytest.mark.cores_shared
 def test_a_capture_holds_the_client_job_from_its_first_call(tmp_path: Path) -> None:
     """tshark says it captures before it does; the capture begins only once it holds packets,
     so the job's first calls (the lookup and create of the file) are in it, and every byte
@@ -86,7 +84,6 @@ def test_a_capture_holds_the_client_job_from_its_first_call(tmp_path: Path) -> N
     assert (24 << 20) - (3 << 20) <= written <= 24 << 20, written
 
 
-@pytest.mark.cores_shared
 def test_a_listings_entries_are_stats_of_their_files_at_their_sizes(tmp_path: Path) -> None:
     """The server reads every entry's attributes to answer a READDIRPLUS: each entry (not "."
     or "..") is a stat event of the handle the reply gave it, carrying the file's bytes, and
@@ -118,7 +115,6 @@ def test_a_listings_entries_are_stats_of_their_files_at_their_sizes(tmp_path: Pa
     assert sum(b["files"] for b in stat["listed_log2"].values()) == 31
 
 
-@pytest.mark.cores_shared
 def test_a_capture_of_a_job_of_milliseconds_holds_it_to_its_last_reply(tmp_path: Path) -> None:
     """dumpcap takes packets from the kernel a block at a time; stopped as soon as a short job
     ends, it wrote none of the job's.  The capture stops only once a probe sent after the job
@@ -136,7 +132,6 @@ def test_a_capture_of_a_job_of_milliseconds_holds_it_to_its_last_reply(tmp_path:
     assert "readdir" in set(events["op"].astype(str)), set(events["op"].astype(str))
 
 
-@pytest.mark.cores_shared
 def test_every_job_of_the_nfs_suite_runs_cold_and_leaves_nothing_behind(tmp_path: Path, monkeypatch) -> None:
     """Both sets' jobs, small: each runs against a server started for it, and what it wrote on
     the share or beside its client is gone after it."""
@@ -207,7 +202,6 @@ def test_validate_capture_measures_captures_and_judges_them(tmp_path: Path, fsbm
         run_fsbm("fs", "destroy", "val-ext4", "val-tmpfs")
 
 
-@pytest.mark.cores_shared
 def test_plain_and_capture_are_refused_together(fsbm_home: Path) -> None:
     done = run_fsbm("validate", "--plain", "--capture", timeout=60)
     assert done.returncode != 0 and "Traceback" not in done.stderr

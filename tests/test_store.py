@@ -13,6 +13,8 @@ import pytest
 from fsbm.errors import FsbmError
 from fsbm.store import COMPRESS_ABOVE, SCHEMA_VERSION, Checkpointer, ResultsStore
 
+pytestmark = pytest.mark.cores_shared  # asserts nothing on a time it measures
+
 FSBENCH_DOC = {
     "schema_version": 1, "started": "2026-01-01T00:00:00Z", "finished": "2026-01-01T00:01:00Z",
     "config": {"quick": True}, "environment": {"fs_type": "ext4", "kernel": "Linux x"},

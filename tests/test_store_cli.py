@@ -6,8 +6,12 @@ import json
 import socket
 from pathlib import Path
 
+import pytest
+
 from fsbm.microbench.scratch import ScratchFs
 from tests.conftest import run_fsbm, three_call_log
+
+pytestmark = pytest.mark.cores_shared  # asserts nothing on a time it measures
 
 
 def _bench(fs: ScratchFs) -> None:
