@@ -213,22 +213,22 @@ def _less_file_calls(outside: Outside, names: list[str], times: list[FsTime], tr
     anchor, where = _traced_anchor(names, times, traced_on)
     syncs_apart = timeline.untimed_sync_gaps > 0
     lines = [line for line in times[anchor].lines if not (syncs_apart and line.op == "fsync")]
-    in_gaps: dict[str, float] = {}
+    in_gaps: dict[str, float] = {}  # by the operation the parser counts a class's calls under
     for line in lines:
-        op = COPY_OPERATION.get(line.op, line.op) if line.op != MAPPED_CLASS else line.op
+        op = COPY_OPERATION.get(line.op, line.op)
         in_gaps[op] = in_gaps.get(op, 0.0) + line.total_ns * timeline.share_in_gaps(line.op)
     calibration = tracing or TracingCalibration()
     loop = max(filter(None, (timeline.untimed_bare_gap_ns, calibration.start_to_start_ns)), default=None)
     held = {op: min(ns, timeline.held_in_medians_ns(op, calibration.untimed_cap_ns, loop)) if loop else 0.0
             for op, ns in in_gaps.items()}
-    taken_ns = sum(in_gaps.values()) - sum(held.values())
-    all_ns = sum(line.total_ns for line in lines)
+    in_gaps_ns, held_ns, all_ns = sum(in_gaps.values()), sum(held.values()), sum(line.total_ns for line in lines)
     which = "file calls' but its syncs'" if syncs_apart else "file calls'"
-    split = (f" ({sum(in_gaps.values()) / all_ns:.0%} of it: the log split the other calls in two, and showed their "
-             "time apart from the gaps)" if all_ns and sum(in_gaps.values()) < 0.995 * all_ns else "")
-    medians = (f", but the {sum(held.values()) / 1e9:.3f} s of it its gaps' medians took off already (above a "
-               f"bare gap's {loop / 1e3:.0f} us)" if sum(held.values()) > 0 else "")
-    return outside.less(taken_ns / 1e9 / at_once, f"less its {which} modelled time {where}{split}{medians}")
+    split = (f" ({in_gaps_ns / all_ns:.0%} of it: the log split the other calls in two, and showed their time apart "
+             "from the gaps)" if all_ns and in_gaps_ns < 0.995 * all_ns else "")
+    medians = (f", but the {held_ns / 1e9:.3f} s of it its gaps' medians took off already (above a bare gap's "
+               f"{loop / 1e3:.0f} us)" if held_ns > 0 and loop else "")
+    said = f"less its {which} modelled time {where}{split}{medians}"
+    return outside.less((in_gaps_ns - held_ns) / 1e9 / at_once, said)
 
 
 def _with_server_handling(outside: Outside, timeline: Timeline, names: list[str], times: list[FsTime],
