@@ -258,6 +258,15 @@ MIN_BARE_GAPS = 8
 GAP_OVER_CALL_BINS = tuple(-32_000 + GAP_OVER_CALL_BIN_NS * k for k in range(256))
 
 
+def _median_bin(counts: list[int]) -> tuple[int, int, float]:
+    """Of a histogram with at least one count: the first bin whose running count reaches half
+    the total (it holds a count), the count of the bins below it, and that half."""
+    running = list(accumulate(counts))
+    half = running[-1] / 2
+    k = bisect_left(running, half)
+    return k, running[k - 1] if k else 0, half
+
+
 def _interpolated(x: float, xs: tuple[int, ...], ys: list[int]) -> float:
     """ys at x, straight between the points either side (xs ascending); the end's beyond them."""
     if x <= xs[0]:
@@ -422,13 +431,10 @@ class Timeline(_Open):
         median call (timed_gaps_over_call, straight within its bin): what tracing cost a gap
         in this trace, where most gaps hold little work; None where the parser kept no counts."""
         counts = self.timed_gaps_over_call
-        total = sum(counts)
-        if len(counts) != len(GAP_OVER_CALL_BINS) or not total:
+        if len(counts) != len(GAP_OVER_CALL_BINS) or not sum(counts):
             return None
-        running = list(accumulate(counts))
-        k = bisect_left(running, total / 2)  # the first bin reaching half: it holds a count
-        below = running[k - 1] if k else 0
-        return GAP_OVER_CALL_BINS[k] + GAP_OVER_CALL_BIN_NS * (total / 2 - below) / counts[k]
+        k, below, half = _median_bin(counts)
+        return GAP_OVER_CALL_BINS[k] + GAP_OVER_CALL_BIN_NS * (half - below) / counts[k]
 
     @property
     def _gaps_over_calls_ns(self) -> float:
@@ -495,15 +501,10 @@ class Timeline(_Open):
         bin), each a bare call and tracing's two stops.  None where fewer than MIN_BARE_GAPS
         say it, and from older parsers."""
         counts = self.untimed_bare_gap_us
-        total = sum(counts)
-        if total < MIN_BARE_GAPS:
+        if sum(counts) < MIN_BARE_GAPS:
             return None
-        seen = 0
-        for k, n in enumerate(counts):
-            seen += n
-            if 2 * seen >= total:
-                return (k + 0.5) * BARE_GAP_BIN_NS
-        return None  # not reached: the counts add up to total
+        k, _, _ = _median_bin(counts)
+        return (k + 0.5) * BARE_GAP_BIN_NS
 
     def held_in_medians_ns(self, op: str, cap_ns: float, bare_gap_ns: float) -> float:
         """How much of a log without -T's `op` calls' own time its gaps' medians already took

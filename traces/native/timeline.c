@@ -167,6 +167,14 @@ static int64_t from_median(struct window *w, int64_t value, int64_t cap, int64_t
 	return value - median;
 }
 
+/* The bin of untimed_bare_gap_us that a gap of `gap` ns falls in. */
+static int bare_gap_bin(int64_t gap)
+{
+	int64_t bin = gap / 1000;
+
+	return bin < TIMELINE_BARE_BINS ? (int)bin : TIMELINE_BARE_BINS - 1;
+}
+
 /* The bin of timed_gaps_over_call that a gap `over` longer than its median call falls in. */
 static int over_call_bin(int64_t over)
 {
@@ -344,7 +352,7 @@ void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct cal
 			t->untimed_gaps++;
 			if (l->prev_bare && bare) {
 				t->untimed_bare_gaps++;
-				t->untimed_bare_gap_us[gap / 1000 < TIMELINE_BARE_BINS - 1 ? gap / 1000 : TIMELINE_BARE_BINS - 1]++;
+				t->untimed_bare_gap_us[bare_gap_bin(gap)]++;
 				t->untimed_bare_gaps_signed_ns += from_median(pair_gaps(l, l->prev_bare, bare), gap, INT64_MAX,
 									      &lean_above);
 			}
