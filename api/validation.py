@@ -555,8 +555,9 @@ def markdown(doc: dict[str, Any], judged: Any, judged_again: bool = False) -> st
     lines += ["", "## Raw against calibrated, and where the CPU time was measured", "",
               ("The form the development set adopted, by its model (nothing is chosen on a held-out set). "
                if s.get("held_out") else
-               "Both forms, each leave-one-program-out; the one whose worse median error (of runtimes, of ratios) "
-               "is smaller is adopted (above) and is what `fsbm predict` uses. ")
+               "Both forms, each leave-one-program-out; the calibrated one is adopted (above) only where it is no "
+               "worse than the raw one by any measure the targets name (median and largest error of runtimes and "
+               "of ratios, pairs ranked right), and the adopted one is what `fsbm predict` uses. ")
               + "The time outside the filesystem starts from the CPU time of untraced runs "
               f"on {doc['traced_on']}: made in every round, beside the runs judged (the verdict's), or once, with "
               "the trace, before the rounds. The difference between the two is this machine's drift, not the "

@@ -418,9 +418,10 @@ def _held_out(rows: pd.DataFrame, relative: pd.DataFrame, model: RuntimeEstimato
 def judge(doc: dict[str, Any], cache_bytes: int, model: RuntimeEstimator | None = None) -> Judged:
     """Without `model` (a development set): both forms of the runtime model (raw, and
     calibrated on the programs' runtimes) predicted leave-one-program-out, from the CPU time
-    of each source the measurements have (cpu_sources); of the first source's forms, the one
-    whose worse median (_worse_median) is smaller is adopted, its errors are the verdict, and
-    it is fitted on every program (`Judged.model`).  Every other (source, form) is judged too
+    of each source the measurements have (cpu_sources); of the first source's forms, the
+    calibrated one where it is no worse than the raw one by any measure the targets name, else
+    the raw one (_adopted_form), is adopted: its errors are the verdict, and it is fitted on
+    every program (`Judged.model`).  Every other (source, form) is judged too
     and kept in the summary.
 
     The model kept (`Judged.model`, fitted on every program) learns its errors from the rows of
@@ -449,7 +450,7 @@ def judge(doc: dict[str, Any], cache_bytes: int, model: RuntimeEstimator | None 
             pairs = _pairs(judged_rows, by_round)
             variants.setdefault(source, {})[name] = (judged_rows, pairs, _summary(judged_rows, pairs, traced_on))
     forms = variants[sources[0]]
-    adopted = held_form or min(forms, key=lambda n: _worse_median(forms[n][2]))
+    adopted = held_form or _adopted_form(forms["raw"][2], forms["calibrated"][2])
     judged_rows, pairs, summary = forms[adopted]
     for name in ("raw", "calibrated"):
         judged_rows[f"{name}_s"] = forms[name][0]["predicted_s"] if name in forms else np.nan
@@ -536,11 +537,27 @@ def against_steady_runs(frame: pd.DataFrame, records: list[dict], target_column:
     return SteadyRuns(frame, steady, spread)
 
 
-def _worse_median(summary: dict[str, Any]) -> float:
-    """The larger of a form's median errors, of runtimes and of ratios.  Both have the same
-    target, and a buyer ranks candidates by the ratios, so a form is not adopted for its
-    runtimes alone."""
-    return max(summary["median_abs_error"], summary["median_ratio_error"] or 0.0)
+# What a calibrated form must do no worse at than the raw one to be adopted: the targets'
+# measures (TARGETS.relative's median and largest, of runtimes and of ratios), and the pairs
+# ranked right, more of which is better.
+ADOPTION_ERRORS = ("median_abs_error", "max_abs_error", "median_ratio_error", "max_ratio_error")
+
+
+def _adopted_form(raw: dict[str, Any], calibrated: dict[str, Any]) -> str:
+    """"calibrated" where that form's summary is no worse than the raw form's by every
+    measure the targets name (ADOPTION_ERRORS, and the pairs ranked right) and better by one;
+    "raw" otherwise.  A factor per filesystem is fitted on a dozen programs' runtimes, and the
+    model `fsbm predict` keeps carries it to tables measured at other hours: it is adopted
+    only where it pays everywhere, never for a better median bought with a worse largest error
+    or a pair ranked wrong (docs/model-evidence.md)."""
+    def error(summary: dict[str, Any], name: str) -> float:
+        return summary[name] if summary[name] is not None else 0.0
+
+    no_worse = (all(error(calibrated, n) <= error(raw, n) for n in ADOPTION_ERRORS)
+                and calibrated["pairs_ranked_right"] >= raw["pairs_ranked_right"])
+    better = (any(error(calibrated, n) < error(raw, n) for n in ADOPTION_ERRORS)
+              or calibrated["pairs_ranked_right"] > raw["pairs_ranked_right"])
+    return "calibrated" if no_worse and better else "raw"
 
 
 @dataclass(frozen=True)

@@ -280,3 +280,20 @@ def test_a_band_spread_by_an_independent_uncertainty_grows_in_quadrature_and_sta
     assert spread_by(1.0, 1.1, 1.4, 0.3) == pytest.approx((1.1 - (np.hypot(0.1, 0.3) - 0.1), 1.4 + (0.5 - 0.4)))
     lows, highs = spread_by(np.array([1.0, 2.0]), np.array([0.5, 1.0]), np.array([2.0, 3.0]), np.array([0.0, 1.0]))
     assert lows == pytest.approx([0.5, 2.0 - np.hypot(1.0, 1.0)]) and highs == pytest.approx([2.0, 2.0 + np.hypot(1.0, 1.0)])
+
+
+def test_a_calibrated_form_is_adopted_only_where_it_is_no_worse_anywhere() -> None:
+    from fsbm.predictor.judge import _adopted_form
+
+    raw = {"median_abs_error": 0.15, "max_abs_error": 0.59, "median_ratio_error": 0.057, "max_ratio_error": 0.2,
+           "pairs_ranked_right": 20}
+    # A better median bought with a worse largest error and pairs ranked wrong (a real run's).
+    bought = {**raw, "median_abs_error": 0.10, "max_abs_error": 1.41, "median_ratio_error": 0.126,
+              "pairs_ranked_right": 16}
+    assert _adopted_form(raw, bought) == "raw"
+    assert _adopted_form(raw, {**raw, "median_abs_error": 0.10}) == "calibrated"
+    assert _adopted_form(raw, {**raw, "pairs_ranked_right": 21}) == "calibrated"
+    assert _adopted_form(raw, dict(raw)) == "raw"  # no better anywhere: the simpler form
+    assert _adopted_form(raw, {**raw, "median_abs_error": 0.10, "pairs_ranked_right": 19}) == "raw"
+    alone = {**raw, "median_ratio_error": None, "max_ratio_error": None}  # one candidate: no ratios
+    assert _adopted_form(alone, {**alone, "max_abs_error": 0.5}) == "calibrated"
