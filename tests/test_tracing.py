@@ -849,3 +849,22 @@ def test_a_log_without_call_durations_counts_a_gap_after_a_sync_as_no_work(tmp_p
     assert with_syncs.untimed_outside_ns(140_000) == pytest.approx(25e6, rel=0.05)
     told = untraced_outside(timeline, TracingCalibration())
     assert told is not None and "the 5 gaps after a flush (0.015 s) left out" in told.evidence
+
+
+def test_gaps_beside_a_lock_are_no_lean_but_count_among_the_bare_gaps_lengths(tmp_path: Path) -> None:
+    """A database's loop without -T: a lock taken (F_SETLK), its pages worked on between it and
+    the unlock for 100-1300 us, then three getpids 40 us apart.  The gaps beside the locks scatter
+    as that work does, so the lean is told by the getpid pairs alone (none: they never stall);
+    the gaps' lengths count every bare pair, the locks' too."""
+    lock = "fcntl(3</w/db>, F_SETLK, {l_type=F_%s, l_whence=SEEK_SET, l_start=1073741824, l_len=1}) = 0"
+    lines, at = [], 0
+    for k in range(150):
+        for call, step in ((lock % "RDLCK", 100 + 8 * k), (lock % "UNLCK", 40), ("getpid() = 7", 40),
+                           ("getpid() = 7", 40), ("getpid() = 7", 40)):
+            lines.append(f"7 {strace_tt(at)} {call}")
+            at += step
+    (log := tmp_path / "db.strace").write_text("\n".join(lines) + "\n")
+    timeline = calibration_trace_timeline(log, lambda line: None)
+    assert timeline.untimed_gaps == 749 and sum(timeline.untimed_bare_gap_us) == 749
+    assert timeline.untimed_bare_gaps == 300  # getpid to getpid: the pairs beside a lock left out
+    assert timeline.untimed_lean_ns == pytest.approx(0, abs=1_000)

@@ -230,17 +230,30 @@ static int named_in(struct span name, const struct name *table, size_t n)
 	return place_in(name, table, n) != 0;
 }
 
-/* Which kind of bare call `c` is, from 1: one of BARE, or an fcntl that does not wait (a lock
- * taken or tested without waiting for it, F_SETLK, F_GETLK; flags read or set), after them;
- * 0 for a call that is not bare.  F_SETLKW, F_SETLKW64 and F_OFD_SETLKW, which wait for
- * another process's lock, are not bare. */
+enum { NBARE = sizeof(BARE) / sizeof(BARE[0]), FCNTL_FLAGS = NBARE + 1, FCNTL_LOCK = NBARE + 2 };
+
+/* Which kind of bare call `c` is, from 1: one of BARE, or an fcntl that does not wait, after
+ * them: flags read or set (FCNTL_FLAGS), or a lock taken or tested without waiting for it
+ * (FCNTL_LOCK: F_SETLK, F_GETLK, their OFD forms); 0 for a call that is not bare.  F_SETLKW,
+ * F_SETLKW64 and F_OFD_SETLKW, which wait for another process's lock, are not bare. */
 static int bare_kind(const struct call *c)
 {
-	enum { NBARE = sizeof(BARE) / sizeof(BARE[0]) };
-
-	if (named_in(c->name, FCNTL, sizeof(FCNTL) / sizeof(FCNTL[0])))
-		return c->nargs > 1 && c->arg[1].len > 0 && !span_has(c->arg[1], "LKW") ? NBARE + 1 : 0;
+	if (named_in(c->name, FCNTL, sizeof(FCNTL) / sizeof(FCNTL[0]))) {
+		if (c->nargs < 2 || c->arg[1].len == 0 || span_has(c->arg[1], "LKW"))
+			return 0;
+		return span_has(c->arg[1], "LK") ? FCNTL_LOCK : FCNTL_FLAGS;
+	}
 	return place_in(c->name, BARE, NBARE);
+}
+
+/* Does the scatter of gaps from a bare call of kind `from` to one of kind `to` tell how far
+ * tracing's cost leans?  Not where either is a lock: a program takes a lock to do the work it
+ * guards between that fcntl and the next (a database's pages read and written), so those
+ * gaps scatter as that work does.  (Their median still counts among the bare gaps' lengths:
+ * most of a program's locks come back to back, tracing's cost alone between them.) */
+static int leans_as_tracing(int from, int to)
+{
+	return from != FCNTL_LOCK && to != FCNTL_LOCK;
 }
 
 /* The window of a process's gaps from a bare call of kind `from` to one of kind `to`, made
@@ -350,9 +363,10 @@ void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct cal
 			int64_t median = window_median(&l->gaps), lean_above;
 
 			t->untimed_gaps++;
-			if (l->prev_bare && bare) {
-				t->untimed_bare_gaps++;
+			if (l->prev_bare && bare)
 				t->untimed_bare_gap_us[bare_gap_bin(gap)]++;
+			if (l->prev_bare && bare && leans_as_tracing(l->prev_bare, bare)) {
+				t->untimed_bare_gaps++;
 				t->untimed_bare_gaps_signed_ns += from_median(pair_gaps(l, l->prev_bare, bare), gap, INT64_MAX,
 									      &lean_above);
 			}

@@ -105,8 +105,10 @@ struct timeline {
 	 * (predictor/tracing.py) rather than the parser fixing one. */
 	int64_t untimed_signed_ns[TIMELINE_UNTIMED_CAPS];
 	/* How many gaps after a call of unknown duration there were; and of those, the ones from
-	 * one bare call to the next (fstat then lseek), each one's signed distance from the median
-	 * of the process's last TIMELINE_WINDOW gaps between the same two kinds of call, summed.
+	 * one bare call to the next (fstat then lseek; neither a lock taken, whose gaps scatter as
+	 * the work it guards does: timeline.c's leans_as_tracing), each one's signed distance
+	 * from the median of the process's last TIMELINE_WINDOW gaps between the same two kinds
+	 * of call, summed.
 	 * Such a gap is a bare call and its return to the program, tracing's two stops and little
 	 * work, so their mean distance from their median is how far tracing's cost leans above
 	 * its median in a log without -T, as bare_calls_signed_ns tells it in a log with it
@@ -115,9 +117,10 @@ struct timeline {
 	 * holds the work; a stall of tracing strikes whichever pair it falls on. */
 	long untimed_gaps, untimed_bare_gaps;
 	int64_t untimed_bare_gaps_signed_ns;
-	/* The same gaps by length: their median is what tracing cost a gap from one call's start to
-	 * the next's while this trace was made, a call's own time and work aside, where a
-	 * calibration's loop tells it of another hour (Timeline.untimed_bare_gap_ns). */
+	/* Every gap from one bare call to the next, locks' too, by length: their median is what
+	 * tracing cost a gap from one call's start to the next's while this trace was made, a
+	 * call's own time and work aside, where a calibration's loop tells it of another hour
+	 * (Timeline.untimed_bare_gap_ns). */
 	long untimed_bare_gap_us[TIMELINE_BARE_BINS];
 	/* Of the gaps after a call of unknown duration, those after an fsync, fdatasync or
 	 * sync_file_range: how many, their length, and their signed distance from their median as
