@@ -88,7 +88,7 @@ def test_a_capture_is_cut_by_connection_with_every_packet_once(tmp_path: Path) -
     assert pq.read_table(parts.output).equals(pq.read_table(whole.output))
 
 
-@pytest.mark.parametrize(("name", "packets", "parsed"), zip(CUT_BY_TIME_APART, (45_059, 71_387), ("pcap", "pcapng")))
+@pytest.mark.parametrize(("name", "packets", "parsed"), list(zip(CUT_BY_TIME_APART, (45_059, 71_387), ("pcap", "pcapng"))))
 def test_captures_are_cut_by_time_between_records(name: str, packets: int, parsed: str, tmp_path: Path) -> None:
     """nfstrace's NFSv4 capture is one connection writing a file in 1 MiB WRITEs: by
     connection it is one part.  Its NFSv3/v4/v4.1 capture has three NFS connections on

@@ -264,6 +264,9 @@ def test_the_wait_pairs_refuse_runs_that_exited_otherwise_than_the_cold_runs(tmp
     assert pair["outside_read_ns"] >= 0
 
 
+# Asserts only orders and bounds that a second test on the other core cannot move: memory
+# before a cold disk, CPU scales within 2x.
+@pytest.mark.cores_shared
 def test_predict_ranks_candidates_from_real_cost_tables(tmp_path: Path, fsbm_home: Path, calibrated: Calibrated,
                                                        ext4_fs, tmpfs_fs) -> None:
     for fs in (ext4_fs, tmpfs_fs):
@@ -451,6 +454,9 @@ def test_a_round_runs_each_program_on_every_target_back_to_back_in_a_shuffled_or
     assert round_order(programs, targets, {}, rng).count((programs[0], None)) == 0  # no recordings asked
 
 
+# Asserts what was run and judged, and of the times only what no second test on the other core
+# can move: an fsync-bound program on memory faster than on a disk by 15%, CPU scales within 2x.
+@pytest.mark.cores_shared
 def test_validate_measures_programs_judges_them_and_calibrates(tmp_path: Path, fsbm_home: Path) -> None:
     from tests.conftest import require_root
 
