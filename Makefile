@@ -53,7 +53,7 @@ PY_SOURCES := fsbm microbench traces characterizer predictor api tests bench
 # run one at a time on an otherwise idle machine.
 test-py: build
 	$(PY) -m pyflakes $(PY_SOURCES)
-	$(PY) -m pytest -m cores_shared -n 2 --dist loadgroup
+	$(PY) -m pytest -m cores_shared -n 2 --dist loadfile
 	$(PY) -m pytest -m "not cores_shared"
 
 test: deps build test-c test-py

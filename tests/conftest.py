@@ -36,17 +36,6 @@ def pytest_configure(config: pytest.Config) -> None:
     signal.signal(signal.SIGTERM, _terminated)
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under `--dist loadgroup` (`make test`'s half of tests that share the cores), each test
-    file is one unit of work, as `--dist loadfile` makes it, but the tests that take the served
-    store (`served`) are one unit whatever their file: its scratch filesystems, cost tables
-    and recording (half a minute) are then made by one worker, not by each."""
-    for item in items:
-        group = "served" if "served" in getattr(item, "fixturenames", ()) else item.nodeid.split("::")[0]
-        item.add_marker(pytest.mark.xdist_group(group))
-
-
 def require_root() -> None:
     """Skip on a developer's unprivileged machine; fail in CI, where root is promised."""
     if os.geteuid() == 0 and Path("/dev/loop-control").exists():
