@@ -363,12 +363,13 @@ void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct cal
 			int64_t median = window_median(&l->gaps), lean_above;
 
 			t->untimed_gaps++;
-			if (l->prev_bare && bare)
+			if (l->prev_bare && bare) {
 				t->untimed_bare_gap_us[bare_gap_bin(gap)]++;
-			if (l->prev_bare && bare && leans_as_tracing(l->prev_bare, bare)) {
-				t->untimed_bare_gaps++;
-				t->untimed_bare_gaps_signed_ns += from_median(pair_gaps(l, l->prev_bare, bare), gap, INT64_MAX,
-									      &lean_above);
+				if (leans_as_tracing(l->prev_bare, bare)) {
+					t->untimed_bare_gaps++;
+					t->untimed_bare_gaps_signed_ns += from_median(pair_gaps(l, l->prev_bare, bare), gap,
+										      INT64_MAX, &lean_above);
+				}
 			}
 			if (l->prev_synced) { /* the flush's time: the cost model's (timeline.h) */
 				t->untimed_sync_gaps++;
