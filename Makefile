@@ -48,12 +48,13 @@ test-c: build
 PY_SOURCES := fsbm microbench traces characterizer predictor api tests bench
 
 # Tests that assert nothing on a time they measure run two at once, a file to a worker (scratch
-# filesystems included: each test's are its own); the rest, whose assertions weigh times of
-# filesystems and of the tracer, or look at the whole machine's page cache and loop devices,
-# run one at a time on an otherwise idle machine.
+# filesystems included: each test's are its own), the longest files first and the files of the
+# served store on one worker (tests/conftest.py; xdist would put the files of most tests first);
+# the rest, whose assertions weigh times of filesystems and of the tracer, or look at the whole
+# machine's page cache and loop devices, run one at a time on an otherwise idle machine.
 test-py: build
 	$(PY) -m pyflakes $(PY_SOURCES)
-	$(PY) -m pytest -m cores_shared -n 2 --dist loadfile
+	$(PY) -m pytest -m cores_shared -n 2 --dist loadfile --no-loadscope-reorder
 	$(PY) -m pytest -m "not cores_shared"
 
 test: deps build test-c test-py

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import tarfile
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +35,47 @@ def pytest_configure(config: pytest.Config) -> None:
     fixtures, so its scratch filesystems are unmounted and their loop devices detached.
     (Left to the default, SIGTERM kills pytest with every finalizer unrun.)"""
     signal.signal(signal.SIGTERM, _terminated)
+
+
+def slow_seconds(item: pytest.Item) -> float:
+    """What `@pytest.mark.slow(seconds=N)` says a test takes of a worker (0 unmarked)."""
+    marker = item.get_closest_marker("slow")
+    return float(marker.kwargs.get("seconds", 0)) if marker else 0.0
+
+
+# The files whose tests take the session's `served` store (below): `make test` hands them to one
+# worker together, so that the store (two quick tables and a recording, half a minute) is made once.
+SERVED_STORE_FILES = frozenset({"tests/test_api.py", "tests/test_report.py", "tests/test_pipeline.py"})
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The files whose slow tests add up to the most seconds first, each file's own order kept.
+    `make test` hands whole files to two workers in this order (--no-loadscope-reorder): a
+    long file handed out last runs alone while the other worker waits (the validation's
+    100 s once did), where handed out first it runs beside the many short ones.  A file that
+    takes the served store and is not in SERVED_STORE_FILES is refused: it would make the
+    store again on another worker."""
+    weight: Counter[Path] = Counter()
+    for item in items:
+        weight[item.path] += slow_seconds(item)
+        where = item.path.relative_to(REPO).as_posix()
+        if "served" in getattr(item, "fixturenames", ()) and where not in SERVED_STORE_FILES:
+            raise pytest.UsageError(f"{where} takes the served store: add it to SERVED_STORE_FILES in tests/conftest.py")
+    items.sort(key=lambda item: -weight[item.path])
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """--dist loadfile, whole files to each worker, but SERVED_STORE_FILES as one unit."""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class FilesWithTheServedStoreTogether(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = super()._split_scope(nodeid)
+            return "the served store's files" if path in SERVED_STORE_FILES else path
+
+    return FilesWithTheServedStoreTogether(config, log)
 
 
 def require_root() -> None:

@@ -53,6 +53,7 @@ def _upload(client: TestClient, path: Path, **params: str) -> dict:
     return response.json()
 
 
+@pytest.mark.slow(seconds=35)
 def test_a_recorded_trace_goes_from_upload_to_profile_to_prediction_to_report(client: TestClient,
                                                                               served: Served) -> None:
     job = _upload(client, served.log, recording=recording_path(served.log).read_text())
@@ -212,6 +213,7 @@ def test_the_api_key_is_required_when_set(served: Served) -> None:
         assert all(t["environment"]["fs_type"] for t in listed.json()["cost_tables"])
 
 
+@pytest.mark.slow(seconds=12)
 def test_the_cli_json_is_the_api_model(served: Served, tmp_path: Path) -> None:
     out = tmp_path / "p.json"
     done = run_fsbm("predict", str(served.log), "--candidates", ",".join(served.candidates), "--json", str(out),
@@ -238,6 +240,7 @@ def test_a_server_that_never_answers_is_reported_with_what_it_said() -> None:
         wait_until_healthy(f"http://127.0.0.1:{free_port()}", dead, seconds=10)
 
 
+@pytest.mark.slow(seconds=15)
 def test_fsbm_serve_answers_on_loopback(served: Served) -> None:
     port = free_port()
     server = subprocess.Popen([str(Path(sys.executable).parent / "fsbm"), "serve", "--port", str(port)],
@@ -268,6 +271,7 @@ def test_fsbm_serve_answers_on_loopback(served: Served) -> None:
         server.wait(timeout=20)
 
 
+@pytest.mark.slow(seconds=13)
 def test_schemathesis_finds_no_server_error_and_no_schema_violation(served: Served) -> None:
     """Every operation of the OpenAPI schema, with generated valid and invalid requests: no 5xx,
     every response (status, content type, body) as the schema says, invalid input rejected.  (Driven through hypothesis directly: schemathesis's
@@ -388,6 +392,7 @@ def _until_each_serves(base: str, processes: list[int], seconds: float = 60) -> 
     raise AssertionError(f"not every server process was serving after {seconds:.0f} s")
 
 
+@pytest.mark.slow(seconds=13)
 def test_a_server_process_that_dies_is_replaced_and_none_outlives_the_supervisor(served: Served) -> None:
     port = free_port()
     server = subprocess.Popen([str(Path(sys.executable).parent / "fsbm"), "serve", "--port", str(port),
@@ -415,6 +420,7 @@ def test_a_server_process_that_dies_is_replaced_and_none_outlives_the_supervisor
     assert not any(Path(f"/proc/{pid}").exists() for pid in replaced)
 
 
+@pytest.mark.slow(seconds=15)
 def test_served_by_several_processes_connections_are_spread_over_them(served: Served) -> None:
     port = free_port()
     server = subprocess.Popen([str(Path(sys.executable).parent / "fsbm"), "serve", "--port", str(port),

@@ -677,6 +677,7 @@ def _shared_traces() -> list[Path]:
             SHARED_DATA / "nfs" / "ellard-text" / "ellard-raw-data.txt"]
 
 
+@pytest.mark.slow(seconds=2)
 @pytest.mark.parametrize("trace", _shared_traces(), ids=lambda p: p.name)
 def test_every_profiles_fio_job_is_one_fio_accepts(trace: Path, tmp_path: Path) -> None:
     # Issue 36: a write-only profile's job said a bare "randwrite", which fio drops.

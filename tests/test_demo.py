@@ -17,6 +17,7 @@ from tests.conftest import QUICK_TABLE_EFFORT, QUICK_TABLE_FLAGS, quick_table_ef
 pytestmark = pytest.mark.cores_shared  # asserts nothing on a time it measures
 
 
+@pytest.mark.slow(seconds=80)
 def test_the_demo_runs_the_whole_job_and_a_second_run_reuses_the_stores_recent_tables(fsbm_home: Path) -> None:
     require_root()
     try:

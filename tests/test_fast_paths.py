@@ -79,6 +79,7 @@ def test_gaps_are_each_actors_start_to_start_and_end_to_start_times_and_its_span
                       "last_ns": max(b for _, b in span.values())}
 
 
+@pytest.mark.slow(seconds=12)
 def test_activity_per_window_in_one_pass_is_what_the_sorts_give_on_a_capture_with_long_calls(tmp_path: Path) -> None:
     capture = SHARED_DATA / "nfs" / "epam-nfstrace" / "eth-ipv4-tcp-nfsv3-4-41-cifs1-2.pcap.bz2"
     ingest([capture], tmp_path / "e.parquet")

@@ -76,6 +76,7 @@ NOT_COMPARABLE = {"eth-ipv4-tcp-nfsv3-4-41-cifs1-2", "tcp-seq-overlap-in-fragmen
                   "eth-ipv4-tcp-nfsv4-incorrect_mount", "lo-ipv4-tcp-nfsv3-nfsacl"}
 
 
+@pytest.mark.slow(seconds=4)
 @pytest.mark.parametrize("name", [n for n in CAPTURES_WITH_REFERENCES if n not in NOT_COMPARABLE])
 def test_operation_counts_equal_nfstrace_reference(name: str, tmp_path: Path) -> None:
     need_data()
@@ -300,6 +301,7 @@ def _moved_to_port(capture: Path, out: Path, port: int) -> Path:
     return out
 
 
+@pytest.mark.slow(seconds=14)
 def test_nfs_on_another_port_and_a_display_filter_are_passed_to_tshark(tmp_path: Path) -> None:
     from fsbm.errors import UsageError
     from fsbm.traces.nfs import CaptureOptions

@@ -49,6 +49,7 @@ CUT_CASES = [(capture, "time") for capture in CAPTURES if capture.name not in CU
     (capture, "connection") for capture in CAPTURES if capture.stat().st_size < 100_000]
 
 
+@pytest.mark.slow(seconds=3)
 @pytest.mark.parametrize(("capture", "cut"), CUT_CASES, ids=lambda p: getattr(p, "name", p))
 def test_parts_give_the_whole_captures_table(capture: Path, cut: str, tmp_path: Path) -> None:
     try:
@@ -62,6 +63,7 @@ def test_parts_give_the_whole_captures_table(capture: Path, cut: str, tmp_path: 
     assert vars(parts.stats) == vars(whole.stats)
 
 
+@pytest.mark.slow(seconds=32)
 def test_a_capture_is_cut_by_connection_with_every_packet_once(tmp_path: Path) -> None:
     capture = tmp_path / "v3.pcap"
     subprocess.run(f"bzcat {NFS_DIR / 'epam-nfstrace' / 'eth-ipv4-tcp-nfsv3-4-41-cifs1-2.pcap.bz2'} > {capture}",
@@ -88,6 +90,7 @@ def test_a_capture_is_cut_by_connection_with_every_packet_once(tmp_path: Path) -
     assert pq.read_table(parts.output).equals(pq.read_table(whole.output))
 
 
+@pytest.mark.slow(seconds=16)
 @pytest.mark.parametrize(("name", "packets", "parsed"), list(zip(CUT_BY_TIME_APART, (45_059, 71_387), ("pcap", "pcapng"))))
 def test_captures_are_cut_by_time_between_records(name: str, packets: int, parsed: str, tmp_path: Path) -> None:
     """nfstrace's NFSv4 capture is one connection writing a file in 1 MiB WRITEs: by
@@ -125,6 +128,7 @@ def test_a_cut_the_parser_does_not_know_is_refused_clearly(tmp_path: Path) -> No
     assert not (tmp_path / "t.parquet").exists()
 
 
+@pytest.mark.slow(seconds=17)
 def test_damaged_captures_say_the_same_in_parts(tmp_path: Path) -> None:
     data = (NFS_DIR / "zeek" / "nfs_write.pcap").read_bytes()
     cut = tmp_path / "cut.pcap"
@@ -147,6 +151,7 @@ def test_damaged_captures_say_the_same_in_parts(tmp_path: Path) -> None:
             assert outcomes[0] == outcomes[1], capture.name
 
 
+@pytest.mark.slow(seconds=12)
 @pytest.mark.parametrize("cluster", ["local", "apart"])
 def test_on_a_dask_cluster_from_the_command_line(cluster: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
     capture = NFS_DIR / "epam-nfstrace" / "eth-ipv4-tcp-nfsv3.pcap.bz2"  # small, cut in parts as any is

@@ -149,8 +149,8 @@ def test_every_job_of_the_nfs_suite_runs_cold_and_leaves_nothing_behind(tmp_path
     assert not set(p.name for p in nfs_programs("dev")) & set(p.name for p in nfs_programs("test"))
 
 
+@pytest.mark.slow(seconds=90)
 @pytest.mark.root
-@pytest.mark.slow
 def test_validate_capture_measures_captures_and_judges_them(tmp_path: Path, fsbm_home: Path) -> None:
     """`fsbm validate --capture` end to end on ext4 and tmpfs: every job run on each in
     rounds, captured whole on the traced one, predicted in both forms, written, and judged again

@@ -213,6 +213,7 @@ def test_characterize_takes_an_ff_run_as_one_trace(shell_logs: list[Path], tmp_p
     assert on_cli["tang"] == from_table["tang"]
 
 
+@pytest.mark.slow(seconds=11)
 def test_predict_and_report_take_one_workload(shell_logs: list[Path], tmp_path: Path) -> None:
     other = tmp_path / "other.strace"
     other.write_text("1700000000.000000 close(3) = 0\n")

@@ -17,6 +17,7 @@ from tests.conftest import QUICK_TABLE_EFFORT
 pytestmark = pytest.mark.cores_shared  # asserts nothing on a time it measures
 
 
+@pytest.mark.slow(seconds=11)
 def test_a_stored_table_stands_in_only_for_an_effort_it_measured(fsbm_home: Path,
                                                                  tmpfs_fs: scratch.ScratchFs) -> None:
     quick_test = TableEffort(*QUICK_TABLE_EFFORT)

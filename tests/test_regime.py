@@ -128,6 +128,7 @@ def synced_write_log(path: Path, mib: int) -> Path:
     return path
 
 
+@pytest.mark.slow(seconds=75)
 def test_bench_for_measures_the_workloads_sync_on_ext4_and_predict_then_uses_it(ext4_fs: ScratchFs, fsbm_home: Path,
                                                                                calibrated: Calibrated,
                                                                                tmp_path: Path) -> None:

@@ -76,6 +76,7 @@ CHART_STATE = """() => [...document.querySelectorAll('svg.chart')].map(s => {
 })"""
 
 
+@pytest.mark.slow(seconds=45)
 def test_the_report_renders_every_chart_without_console_errors(report_file: Path, served: Served) -> None:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as p:
@@ -201,6 +202,7 @@ def test_real_runs_kept_with_a_prediction_enter_its_verdict() -> None:
     assert "The runs agree: e was faster than x." in agreeing
 
 
+@pytest.mark.slow(seconds=12)
 def test_a_workload_alone_gets_a_report_of_its_own(served: Served, tmp_path: Path) -> None:
     """`fsbm report TRACE` without candidates: the workload's page (Darshan's job summary is the
     model), whole on its own, drawn in the browser without errors."""

@@ -20,6 +20,7 @@ def _bench(fs: ScratchFs) -> None:
     assert done.returncode == 0, done.stderr
 
 
+@pytest.mark.slow(seconds=24)
 def test_a_cost_table_exported_here_is_imported_elsewhere_and_compared(
         fsbm_home: Path, tmpfs_fs: ScratchFs, tmp_path: Path) -> None:
     _bench(tmpfs_fs)

@@ -153,6 +153,7 @@ FUZZED = {"plain": 0, "sanitized": 0}
 FUZZED_LOGS = 3_000
 
 
+@pytest.mark.slow(seconds=23)
 @settings(max_examples=FUZZED_LOGS, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
 @given(log=mutated_logs())
