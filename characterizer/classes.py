@@ -44,7 +44,11 @@ create among files holding unwritten data waits for some of it to be written out
 create_written), so it costs several times an empty create.  What it waits for depends on
 the mix of sizes around it, not on their mean alone, so the files are kept by power of two
 of their bytes too (written_log2, with each bucket's bytes), as the unlinks of files holding
-data keep the bytes each held (data_log2).
+data keep the bytes each held (data_log2).  Of those, the files renamed once written (rsync
+and git write under a temporary name, then rename into place) are counted again ("renamed",
+renamed_log2), and so are their renames (the rename class's "written", written_log2): on
+btrfs such a rename starts writing the file's data out, and the wait moves from the creates
+to the renames (fsbench's create_renamed_mix and rename_written_mix).
 
 A write class keeps how many of its writes went into files the workload had created
 (into_created): writing a file just made sets up its first pages, blocks and size anew, and
@@ -193,19 +197,37 @@ def _writes_into_created(ev: EventArrays) -> np.ndarray:
     return writes[ev.seq[writes] > first_made[ev.file[writes]]]
 
 
-def created_files_written(ev: EventArrays) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, int]]]:
+def created_files_written(ev: EventArrays) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, int]],
+                                                   dict[str, dict[str, int]]]:
     """The writes (not in-kernel copies) into files a successful create made, after it, found
-    once and summed two ways: the files they wrote, by the bytes written into each
-    (size_buckets: the creates' "written_log2"), and the writes themselves, by size bucket as
-    the data classes bucket them ({bucket: {"count", "bytes"}}: the writes' "into_created")."""
+    once and summed three ways: the files they wrote, by the bytes written into each
+    (size_buckets: the creates' "written_log2"); the writes themselves, by size bucket as the
+    data classes bucket them ({bucket: {"count", "bytes"}}: the writes' "into_created"); and
+    those of the files then renamed (a successful rename of the file after its last write,
+    as rsync and git put a file into place), by the bytes written into each (the creates'
+    "renamed_log2", the renames' "written_log2")."""
     rows = _writes_into_created(ev)
     if not len(rows):
-        return {}, {}
+        return {}, {}, {}
     nfiles = max(len(ev.files), 1)
     lengths = access_lengths(ev, rows)
     per_file = np.bincount(ev.file[rows], weights=lengths.astype(np.float64), minlength=nfiles)
-    files = size_buckets(np.rint(per_file[present(ev.file[rows], nfiles)]).astype(np.int64))
-    return files, _by_bucket(lengths)
+    written = present(ev.file[rows], nfiles)
+    bytes_written = np.rint(per_file).astype(np.int64)
+    renamed = written & _renamed_after_writes(ev, rows, nfiles)
+    return size_buckets(bytes_written[written]), _by_bucket(lengths), size_buckets(bytes_written[renamed])
+
+
+def _renamed_after_writes(ev: EventArrays, writes: np.ndarray, nfiles: int) -> np.ndarray:
+    """Per file id, whether a successful rename of it (its source name) came after the last
+    of `writes` into it."""
+    last_write = np.full(nfiles, -1, np.int64)
+    np.maximum.at(last_write, ev.file[writes], ev.seq[writes].astype(np.int64))
+    renames = np.flatnonzero((ev.op == OP_INDEX["rename"]) & ~ev.failed & (ev.file >= 0))
+    after = ev.seq[renames].astype(np.int64) > last_write[ev.file[renames]]
+    renamed = np.zeros(nfiles, bool)
+    renamed[ev.file[renames][after & (last_write[ev.file[renames]] >= 0)]] = True
+    return renamed
 
 
 def with_created_writes(data: dict[str, dict], created: dict[str, dict[str, int]]) -> dict[str, dict]:
@@ -296,12 +318,23 @@ def metadata_classes(ev: EventArrays, ops: dict[str, OpStats]) -> dict[str, dict
     return out
 
 
-def with_written_creates(classes: dict[str, dict], written: dict[str, dict[str, int]]) -> dict[str, dict]:
-    """The metadata classes with the creates' "written", "written_bytes" and "written_log2"
-    (created_files_written)."""
+def with_written_creates(classes: dict[str, dict], written: dict[str, dict[str, int]],
+                         renamed: dict[str, dict[str, int]] | None = None) -> dict[str, dict]:
+    """The metadata classes with the creates' "written", "written_bytes" and "written_log2",
+    of them those renamed into place ("renamed", "renamed_bytes", "renamed_log2"), and the
+    renames of those files counted as the renames' "written", "written_bytes" and
+    "written_log2" (created_files_written)."""
     if "create" not in classes:
         return classes
-    files = sum(b["files"] for b in written.values())
-    nbytes = sum(b["bytes"] for b in written.values())
-    return {**classes, "create": {**classes["create"], "written": min(files, classes["create"]["done"]),
-                                  "written_bytes": nbytes, "written_log2": written}}
+
+    def counted(entry: dict, key: str, buckets: dict[str, dict[str, int]]) -> dict:
+        files = sum(b["files"] for b in buckets.values())
+        return {**entry, key: min(files, entry["done"]), f"{key}_bytes": sum(b["bytes"] for b in buckets.values()),
+                f"{key}_log2": buckets}
+
+    out = {**classes, "create": counted(classes["create"], "written", written)}
+    if renamed:
+        out["create"] = counted(out["create"], "renamed", renamed)
+        if "rename" in out:
+            out["rename"] = counted(out["rename"], "written", renamed)
+    return out

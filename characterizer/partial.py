@@ -328,13 +328,14 @@ def _workload(ev: EventArrays, nfs: bool, scope: str | None) -> tuple[np.ndarray
 @dataclass
 class FileStatistics:
     """What depends on every actor's events on a file: what its syncs made durable, by kind
-    (syncs.py), the created files then written and the writes into them
-    (classes.created_files_written).  They add up over parts that each hold every event of some
-    files (scale.py's file buckets)."""
+    (syncs.py), the created files then written, the writes into them and those files then
+    renamed (classes.created_files_written).  They add up over parts that each hold every
+    event of some files (scale.py's file buckets)."""
 
     syncs: dict[str, dict[str, int]]
     written_creates: dict[str, dict[str, int]]  # classes.size_buckets
     created_writes: dict[str, dict[str, int]] = field(default_factory=dict)  # by size bucket
+    renamed_creates: dict[str, dict[str, int]] = field(default_factory=dict)  # classes.size_buckets
 
     @classmethod
     def of(cls, ev: EventArrays, *, nfs: bool, scope: str | None = None) -> "FileStatistics":
@@ -355,14 +356,15 @@ class FileStatistics:
     def merge(self, other: "FileStatistics") -> "FileStatistics":
         return FileStatistics(added_counts(self.syncs, other.syncs),
                               added_counts(self.written_creates, other.written_creates),
-                              added_counts(self.created_writes, other.created_writes))
+                              added_counts(self.created_writes, other.created_writes),
+                              added_counts(self.renamed_creates, other.renamed_creates))
 
     def into(self, part: "Partial") -> "Partial":
         """`part`, whose syncs, creates' "written" and writes' "into_created" summarize left
         out, with these in place."""
         part.syncs = self.syncs
         part.classes = {**part.classes, "metadata": with_written_creates(part.classes["metadata"],
-                                                                         self.written_creates),
+                                                                         self.written_creates, self.renamed_creates),
                         "data": with_created_writes(part.classes["data"], self.created_writes)}
         return part
 

@@ -112,6 +112,10 @@ class MetadataCount(_Open):
     written: NonNegativeInt = 0         # creates of files then written ...
     written_bytes: NonNegativeInt = 0   # ... and the bytes written into them,
     written_log2: Optional[dict[str, SizeBucket]] = None  # ... by power of two of a file's
+    # (a rename's "written": renames into place of files just made and written, as above)
+    renamed: NonNegativeInt = 0         # creates of files then written and renamed into place ...
+    renamed_bytes: NonNegativeInt = 0   # ... and the bytes written into them,
+    renamed_log2: Optional[dict[str, SizeBucket]] = None  # ... by power of two of a file's
     with_data: NonNegativeInt = 0       # unlinks of files holding data ...
     data_bytes: NonNegativeInt = 0      # ... and the bytes they held,
     data_log2: Optional[dict[str, SizeBucket]] = None     # ... by power of two of a file's

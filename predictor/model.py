@@ -52,6 +52,10 @@ Which price each class gets:
   unlink_written, at the mean bytes such a file held.  Where the table measured either at
   the workload's own mix of file sizes (create_written_mix, unlink_written_mix: `fsbm bench
   --for`), that price instead: on btrfs a mix costs more a create than its mean size does.
+  A file written under a temporary name and renamed into place once written (rsync, git)
+  moves that wait on btrfs from its create to its rename: such creates take fsbench's
+  create_renamed_mix and such renames its rename_written_mix, at their own mix, and an
+  empty file's create and rename where the table has neither yet.
 """
 
 from __future__ import annotations
@@ -62,7 +66,8 @@ from functools import cached_property
 from typing import Any
 
 from fsbm.characterizer.classes import MAPPED_CLASS
-from fsbm.documents import ClassCount, Fsync, PriceLine, Profile, Reuse, ReusePoint, SizeBucket, SyncKind, size_mix
+from fsbm.documents import (ClassCount, Fsync, MetadataCount, PriceLine, Profile, Reuse, ReusePoint, SizeBucket, SyncKind,
+                            size_mix)
 from fsbm.predictor.pricing import Price, Pricer
 from fsbm.units import readable_bytes
 from fsbm.traces.vocabulary import GROUPS
@@ -379,7 +384,50 @@ def scattered_share(counts: SyncKind, block: int = 4096) -> float:
 # Metadata calls on files holding data, priced apart (characterizer.classes): the count,
 # bytes and sizes keys of the class, how a line says it, and the price by bytes a file.
 WITH_DATA = {"create": ("written", "written_bytes", "written_log2", "then written", Pricer.create_written),
-             "unlink": ("with_data", "data_bytes", "data_log2", "of a file holding data", Pricer.unlink_written)}
+             "unlink": ("with_data", "data_bytes", "data_log2", "of a file holding data", Pricer.unlink_written),
+             "rename": ("written", "written_bytes", "written_log2", "into place of a file just written",
+                        Pricer.rename_written)}
+# Of the creates then written, those renamed into place once written: their wait on btrfs is
+# the renames' (fsbench's create_renamed_mix and rename_written_mix).
+RENAMED_CREATES = ("renamed", "renamed_bytes", "renamed_log2", "then written and renamed into place",
+                   Pricer.create_renamed)
+
+
+def _without(buckets: dict[str, SizeBucket], taken: dict[str, SizeBucket]) -> dict[str, SizeBucket]:
+    """`buckets` less the files and bytes of `taken`, bucket by bucket (none below 0)."""
+    left = {}
+    for key, bucket in buckets.items():
+        gone = taken.get(key)
+        files = bucket.files - (gone.files if gone else 0)
+        if files > 0:
+            left[key] = SizeBucket(files=files, bytes=max(bucket.bytes - (gone.bytes if gone else 0), 0))
+    return left
+
+
+def _with_data_lines(op: str, counts: MetadataCount, pricer: Pricer, cold_share: float) -> list[Line]:
+    """The lines of a metadata operation some of whose calls were on files holding data
+    (WITH_DATA): the rest priced as on an empty file, those by the bytes a file; a create's
+    renamed into place once written apart from the other written ones (RENAMED_CREATES)."""
+    count_key, bytes_key, sizes_key, detail, price = WITH_DATA[op]
+    groups = [(getattr(counts, count_key), getattr(counts, bytes_key), getattr(counts, sizes_key) or {}, detail,
+               price)]
+    if op == "create" and counts.renamed:
+        written, nbytes, sizes = groups[0][:3]
+        renamed_sizes = counts.renamed_log2 or {}
+        renamed = min(counts.renamed, written)
+        groups = [(written - renamed, nbytes - counts.renamed_bytes, _without(sizes, renamed_sizes), detail, price),
+                  (renamed, counts.renamed_bytes, renamed_sizes, *RENAMED_CREATES[3:])]
+    with_data = sum(group[0] for group in groups)
+    lines = _split(op, "metadata", "", counts.done - with_data, cold_share, pricer.metadata(op, "cold"),
+                   pricer.metadata(op, "warm"))
+    for files, nbytes, sizes, said, priced in groups:
+        if files <= 0:
+            continue
+        per_file = max(nbytes, 0) / files
+        mix = size_mix(sizes)
+        lines += _split(op, "metadata", f"{said}, {readable_bytes(per_file)} a file", files, cold_share,
+                        priced(pricer, per_file, "cold", mix), priced(pricer, per_file, "warm", mix))
+    return lines
 
 
 def _metadata_lines(profile: Profile, pricer: Pricer, start: str) -> list[Line]:
@@ -396,14 +444,7 @@ def _metadata_lines(profile: Profile, pricer: Pricer, start: str) -> list[Line]:
         elif op == "close":
             lines.append(Line(op, "metadata", "", counts.done, pricer.metadata("close", "warm")))
         elif op in WITH_DATA and getattr(counts, WITH_DATA[op][0]):
-            count_key, bytes_key, sizes_key, detail, price = WITH_DATA[op]
-            with_data = getattr(counts, count_key)
-            per_file = getattr(counts, bytes_key) / with_data
-            mix = size_mix(getattr(counts, sizes_key) or {})
-            lines += _split(op, "metadata", "", counts.done - with_data, cold_share, pricer.metadata(op, "cold"),
-                            pricer.metadata(op, "warm"))
-            lines += _split(op, "metadata", f"{detail}, {readable_bytes(per_file)} a file", with_data, cold_share,
-                            price(pricer, per_file, "cold", mix), price(pricer, per_file, "warm", mix))
+            lines += _with_data_lines(op, counts, pricer, cold_share)
         elif op == "stat" and counts.listed:
             listed = min(counts.listed, counts.done)
             mix = size_mix(counts.listed_log2 or {})

@@ -257,6 +257,30 @@ class Pricer:
         and xfs do not wait."""
         return self._by_bytes_per_file("create_written", "create", bytes_per_file, cache, mix)
 
+    def create_renamed(self, bytes_per_file: float, cache: str, mix: tuple[int, ...] = ()) -> Price:
+        """A create among files the workload writes as it makes them and renames into place
+        once written (rsync, git): fsbench's create_renamed_mix at the workload's mix.  The
+        renames start writing each file's data out, so on btrfs such a create waits no more
+        than an empty one (create_written's does); the renames wait (rename_written).
+        Without the case in the table, priced as an empty create, said so."""
+        return self._by_mix_or("create_renamed_mix", mix, cache, lambda: self.metadata("create", cache))
+
+    def rename_written(self, bytes_per_file: float, cache: str, mix: tuple[int, ...] = ()) -> Price:
+        """A rename into place of a file just made and written, `bytes_per_file` on average:
+        fsbench's rename_written_mix at the workload's mix, which on btrfs waits for the file's
+        data to start being written out (several times a rename of an empty file).  Without
+        the case in the table, priced as a rename, said so."""
+        return self._by_mix_or("rename_written_mix", mix, cache, lambda: self.metadata("rename", cache))
+
+    def _by_mix_or(self, bench: str, mix: tuple[int, ...], cache: str, otherwise: Callable[[], Price]) -> Price:
+        """fsbench's `bench` measured at `mix` (_at_mix), else `otherwise`'s price labelled as
+        standing in for it (kept as unmeasured where the mix is one `fsbm bench --for` asks for)."""
+        mixed = self._at_mix(bench, METADATA_ORDER, cache, mix, "file sizes")
+        if mixed is not None:
+            return mixed
+        instead = otherwise()
+        return instead.labelled(f"{instead.source} (for {bench}, not measured at these files' sizes)")
+
     def unlink_written(self, bytes_per_file: float, cache: str, mix: tuple[int, ...] = ()) -> Price:
         """An unlink of a file that held `bytes_per_file` on average, `mix` their sizes:
         fsbench's unlink_written (by_bytes_per_file), which frees the file's blocks and cached

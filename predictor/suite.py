@@ -16,8 +16,9 @@ Every program belongs to one of two sets (DESIGN.md: Validation):
   change the model is no longer unseen.  A program may join the development set later,
   where it lacks a kind of work (python-source-import: an interpreter loading and compiling
   modules, which checkpoint's few lines of Python hardly do; ninja-j2: compilers working at
-  once, each between many calls, where parallel-xz's processes make few); none joins the test
-  set.
+  once, each between many calls, where parallel-xz's processes make few; compileall: files
+  written under a temporary name and renamed into place, which no other development program
+  does); none joins the test set.
 """
 
 from __future__ import annotations
@@ -325,6 +326,9 @@ def programs(scale: float = 1.0, split: Split | None = None) -> list[Program]:
         Program("python-source-import", "a cold import of standard-library modules from their sources (Python, "
                 "compiled as they load, no bytecode written)", _unpack_tree,
                 [*python, "-W", "ignore", "-c", f"import sys; sys.path.insert(0, 'tree'); import {SOURCE_IMPORTS}"], ()),
+        Program("compileall", "byte-compile a tree's Python files (python -m compileall): each .pyc written "
+                "under a temporary name and renamed into place", _unpack_tree,
+                [sys.executable, "-S", "-m", "compileall", "-q", "tree"], ("tree/**/__pycache__",)),
         # The test set: held out (module docstring).
         Program("rsync", "mirror a source tree (rsync -a)", _unpack_tree, ["rsync", "-a", "tree/", "mirror/"],
                 ("mirror",), split="test"),

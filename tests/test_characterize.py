@@ -175,6 +175,35 @@ def test_creates_count_the_files_then_written_and_their_bytes(tmp_path: Path, da
     assert sum(orders["4096"]["count"] for orders in writes.values() if "4096" in orders) == 2
 
 
+def test_files_renamed_into_place_once_written_are_counted_on_their_creates_and_renames(tmp_path: Path) -> None:
+    """rsync and git write a file under a temporary name and rename it into place once
+    written: those creates count as renamed as well as written, and those renames as renames
+    of files just written, both with the bytes written; a rename before the file's last
+    write, or of a file the workload did not make, is neither."""
+    (tmp_path / "w").mkdir()
+    (tmp_path / "w" / "there-before").write_text("k")
+    profile = traced_profile(tmp_path, """
+        import os
+        os.chdir("w")
+        flags = os.O_CREAT | os.O_EXCL | os.O_WRONLY
+        for i, size in enumerate((300, 5000, 70000)):
+            fd = os.open(f".part{i}", flags, 0o644)
+            os.write(fd, b"x" * size)
+            os.close(fd)
+            os.rename(f".part{i}", f"whole{i}")
+        fd = os.open("early", flags, 0o644)
+        os.rename("early", "moved")          # renamed, then written: not into place
+        os.write(fd, b"y" * 900)
+        os.close(fd)
+        os.rename("there-before", "elsewhere")
+    """, kept=str(tmp_path / "w"))
+    create, rename = (profile.body["classes"]["metadata"][op] for op in ("create", "rename"))
+    assert create["written"] == 4 and create["renamed"] == 3 and create["renamed_bytes"] == 75300
+    assert create["renamed_log2"] == {"256": {"files": 1, "bytes": 300}, "4096": {"files": 1, "bytes": 5000},
+                                      "65536": {"files": 1, "bytes": 70000}}
+    assert rename["done"] == 5 and rename["written"] == 3 and rename["written_log2"] == create["renamed_log2"]
+
+
 def test_a_mapped_region_counts_once_per_process_as_bytes_read_not_as_calls(tmp_path: Path, data_file: Path) -> None:
     """Mapped regions are a data class of their own (one per process and file where the
     mappings overlap), feed the reuse curve as reads, and are no read calls: Tang's table

@@ -60,7 +60,7 @@ def test_list_names_every_benchmark_with_what_it_isolates(fsbench: Path) -> None
     assert {"create", "unlink", "mkdir", "rmdir", "stat_file", "stat_dir", "open", "close", "readdir", "rename",
             "link", "symlink", "chmod", "utimes", "read", "write", "overwrite", "append", "fsync",
             "fdatasync", "fdatasync_overwrite", "fsync_clean", "fsync_dir", "create_written", "create_written_mix",
-            "unlink_written", "unlink_written_mix", "append_mix"} <= names
+            "unlink_written", "unlink_written_mix", "append_mix", "create_renamed_mix", "rename_written_mix"} <= names
     assert all(len(line.split(None, 3)) == 4 for line in listing)
 
 

@@ -280,6 +280,21 @@ def test_a_create_among_written_files_waits_on_btrfs_and_not_on_ext4(fsbench: Pa
     assert ext4[1] < 2 * ext4[0], ext4
 
 
+def test_a_rename_into_place_takes_on_the_wait_of_a_create_among_written_files_on_btrfs(fsbench: Path,
+                                                                                    btrfs_fs: ScratchFs) -> None:
+    """create_renamed_mix and rename_written_mix make each file under a temporary name, write
+    it and rename it into place, as rsync and git do.  btrfs's rename starts writing the
+    file's data out, so the creates wait no longer than among files nobody wrote, and the
+    renames wait as create_written_mix's creates do (each case times only its own call)."""
+    doc = fsbench_json(fsbench, btrfs_fs.mount_point, "--only", "create_written_mix,create_renamed_mix,rename_written_mix",
+                       "--file-sizes", "4k,64k", "--caches", "warm", "--files", "600", "--reps", "3")
+    assert not doc["errors"]
+    mean = {r["bench"]: r["latency_ns"]["mean"] for r in doc["results"]}
+    assert {r["op"] for r in doc["results"]} == {"create", "rename"} and len(mean) == 3
+    assert mean["create_written_mix"] > 2.5 * mean["create_renamed_mix"], mean
+    assert mean["rename_written_mix"] > 2.5 * mean["create_renamed_mix"], mean
+
+
 def test_an_unlink_of_a_file_holding_data_costs_more_than_an_empty_files_on_ext4(fsbench: Path,
                                                                                 ext4_fs: ScratchFs) -> None:
     """unlink_written removes files holding 4 KiB and 64 KiB (written and synced first), as
