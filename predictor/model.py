@@ -66,8 +66,8 @@ from functools import cached_property
 from typing import Any
 
 from fsbm.characterizer.classes import MAPPED_CLASS
-from fsbm.documents import (ClassCount, Fsync, MetadataCount, PriceLine, Profile, Reuse, ReusePoint, SizeBucket, SyncKind,
-                            size_mix)
+from fsbm.documents import (ClassCount, Fsync, MetadataCount, PriceLine, Profile, Reuse, ReusePoint, SizeBucket,
+                            SyncKind, size_mix)
 from fsbm.predictor.pricing import Price, Pricer
 from fsbm.units import readable_bytes
 from fsbm.traces.vocabulary import GROUPS
