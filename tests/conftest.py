@@ -45,7 +45,8 @@ def slow_seconds(item: pytest.Item) -> float:
 
 # The files whose tests take the session's `served` store (below): `make test` hands them to one
 # worker together, so that the store (two quick tables and a recording, half a minute) is made once.
-SERVED_STORE_FILES = frozenset({"tests/test_api.py", "tests/test_report.py", "tests/test_pipeline.py"})
+SERVED_STORE_FILES = frozenset({"tests/test_api.py", "tests/test_report.py", "tests/test_pipeline.py",
+                                "tests/test_tracing.py"})
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -53,13 +54,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     `make test` hands whole files to two workers in this order (--no-loadscope-reorder): a
     long file handed out last runs alone while the other worker waits (the validation's
     100 s once did), where handed out first it runs beside the many short ones.  A file that
-    takes the served store and is not in SERVED_STORE_FILES is refused: it would make the
-    store again on another worker."""
+    takes the served store and is not in SERVED_STORE_FILES is refused, before any test runs,
+    where pytest runs in one process (a refusal in a worker of xdist's would end it with no
+    word of why; `make test`'s second half runs in one process and sees every test): it
+    would make the store again on another worker."""
     weight: Counter[Path] = Counter()
     for item in items:
         weight[item.path] += slow_seconds(item)
         where = item.path.relative_to(REPO).as_posix()
-        if "served" in getattr(item, "fixturenames", ()) and where not in SERVED_STORE_FILES:
+        if ("served" in getattr(item, "fixturenames", ()) and where not in SERVED_STORE_FILES
+                and "PYTEST_XDIST_WORKER" not in os.environ):
             raise pytest.UsageError(f"{where} takes the served store: add it to SERVED_STORE_FILES in tests/conftest.py")
     items.sort(key=lambda item: -weight[item.path])
 
