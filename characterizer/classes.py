@@ -319,7 +319,7 @@ def metadata_classes(ev: EventArrays, ops: dict[str, OpStats]) -> dict[str, dict
 
 
 def with_written_creates(classes: dict[str, dict], written: dict[str, dict[str, int]],
-                         renamed: dict[str, dict[str, int]] | None = None) -> dict[str, dict]:
+                         renamed: dict[str, dict[str, int]]) -> dict[str, dict]:
     """The metadata classes with the creates' "written", "written_bytes" and "written_log2",
     of them those renamed into place ("renamed", "renamed_bytes", "renamed_log2"), and the
     renames of those files counted as the renames' "written", "written_bytes" and

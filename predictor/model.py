@@ -387,10 +387,10 @@ WITH_DATA = {"create": ("written", "written_bytes", "written_log2", "then writte
              "unlink": ("with_data", "data_bytes", "data_log2", "of a file holding data", Pricer.unlink_written),
              "rename": ("written", "written_bytes", "written_log2", "into place of a file just written",
                         Pricer.rename_written)}
-# Of the creates then written, those renamed into place once written: their wait on btrfs is
-# the renames' (fsbench's create_renamed_mix and rename_written_mix).
-RENAMED_CREATES = ("renamed", "renamed_bytes", "renamed_log2", "then written and renamed into place",
-                   Pricer.create_renamed)
+# Of the creates then written, those renamed into place once written (the class's "renamed",
+# renamed_bytes, renamed_log2): how a line says them, and their price (on btrfs their wait is
+# the renames': fsbench's create_renamed_mix and rename_written_mix).
+RENAMED_CREATES = ("then written and renamed into place", Pricer.create_renamed)
 
 
 def _without(buckets: dict[str, SizeBucket], taken: dict[str, SizeBucket]) -> dict[str, SizeBucket]:
@@ -409,15 +409,12 @@ def _with_data_lines(op: str, counts: MetadataCount, pricer: Pricer, cold_share:
     (WITH_DATA): the rest priced as on an empty file, those by the bytes a file; a create's
     renamed into place once written apart from the other written ones (RENAMED_CREATES)."""
     count_key, bytes_key, sizes_key, detail, price = WITH_DATA[op]
-    groups = [(getattr(counts, count_key), getattr(counts, bytes_key), getattr(counts, sizes_key) or {}, detail,
-               price)]
+    with_data, nbytes, sizes = getattr(counts, count_key), getattr(counts, bytes_key), getattr(counts, sizes_key) or {}
+    groups = [(with_data, nbytes, sizes, detail, price)]
     if op == "create" and counts.renamed:
-        written, nbytes, sizes = groups[0][:3]
-        renamed_sizes = counts.renamed_log2 or {}
-        renamed = min(counts.renamed, written)
-        groups = [(written - renamed, nbytes - counts.renamed_bytes, _without(sizes, renamed_sizes), detail, price),
-                  (renamed, counts.renamed_bytes, renamed_sizes, *RENAMED_CREATES[3:])]
-    with_data = sum(group[0] for group in groups)
+        renamed, renamed_sizes = min(counts.renamed, with_data), counts.renamed_log2 or {}
+        groups = [(with_data - renamed, nbytes - counts.renamed_bytes, _without(sizes, renamed_sizes), detail, price),
+                  (renamed, counts.renamed_bytes, renamed_sizes, *RENAMED_CREATES)]
     lines = _split(op, "metadata", "", counts.done - with_data, cold_share, pricer.metadata(op, "cold"),
                    pricer.metadata(op, "warm"))
     for files, nbytes, sizes, said, priced in groups:

@@ -290,32 +290,6 @@ static void free_buffer(struct bench_ctx *ctx)
 }
 
 /*
- * create_renamed_mix and rename_written_mix: each file is made under a temporary name,
- * written at a workload's mix and closed, then renamed to its own name, as rsync, git and
- * every "write a copy, then rename it into place" saver do.  On btrfs the rename of a file
- * holding unwritten data starts writing that data out, so the wait create_written sees
- * among written files moves from the creates to the renames (measured on the val images,
- * 640 files of a source tree's mix: creates 205-240 us each without the renames and 33-35 us
- * with them, the renames 205 us each; on ext4 and xfs renames of 25-38 us and creates as
- * without).  The first times the create, the second the rename; the rest is untimed.
- */
-static int write_close_and_rename(struct bench_ctx *ctx, size_t i)
-{
-	char from[TREE_PATH_MAX], to[TREE_PATH_MAX];
-
-	if (write_and_close(ctx, i) != 0)
-		return -1;
-	leaf(ctx, i, "f", from);
-	leaf(ctx, i, "m", to);
-	return renameat(ctx->dirfd, from, ctx->dirfd, to) == 0 ? 0 : fail_errno("renameat", from);
-}
-
-static int create_and_write(struct bench_ctx *ctx, size_t i)
-{
-	return run_create(ctx, i) == 0 ? write_and_close(ctx, i) : -1;
-}
-
-/*
  * write_new_mix: the writes into files just made, as an unpacker, a compiler or a database
  * writing its journal makes them.  File after file of the workload's mix of bytes
  * (--file-sizes, cycled) is made, written from its start in the workload's mix of request
@@ -570,6 +544,26 @@ static int run_rename(struct bench_ctx *ctx, size_t i)
 	leaf(ctx, i, "f", from);
 	leaf(ctx, i, "m", to);
 	return renameat(ctx->dirfd, from, ctx->dirfd, to) == 0 ? 0 : fail_errno("renameat", from);
+}
+
+/*
+ * create_renamed_mix and rename_written_mix: each file is made under a temporary name,
+ * written at a workload's mix and closed, then renamed to its own name, as rsync, git and
+ * every "write a copy, then rename it into place" saver do.  On btrfs the rename of a file
+ * holding unwritten data starts writing that data out, so the wait create_written sees
+ * among written files moves from the creates to the renames (measured on the val images,
+ * 640 files of a source tree's mix: creates 205-240 us each without the renames and 33-35 us
+ * with them, the renames 205 us each; on ext4 and xfs renames of 25-38 us and creates as
+ * without).  The first times the create, the second the rename; the rest is untimed.
+ */
+static int write_close_and_rename(struct bench_ctx *ctx, size_t i)
+{
+	return write_and_close(ctx, i) == 0 ? run_rename(ctx, i) : -1;
+}
+
+static int create_and_write(struct bench_ctx *ctx, size_t i)
+{
+	return run_create(ctx, i) == 0 ? write_and_close(ctx, i) : -1;
 }
 
 static int run_link(struct bench_ctx *ctx, size_t i)
