@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import json
 import os
+import pickle
 import shutil
 import signal
 import subprocess
 import sys
 import tarfile
 from collections import Counter
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -20,6 +23,7 @@ from fsbm.cluster import cluster_apart
 from fsbm.microbench import scratch
 from fsbm.microbench.fsbench import fsbench_binary
 from fsbm.store import ResultsStore
+from fsbm.traces.ingest import IngestResult, ingest
 from fsbm.traces.record import record
 
 REPO = Path(__file__).resolve().parent.parent
@@ -56,7 +60,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     100 s once did), where handed out first it runs beside the many short ones.  A file that
     takes the served store and is not in SERVED_STORE_FILES is refused, before any test runs,
     where pytest runs in one process (a refusal in a worker of xdist's would end it with no
-    word of why; `make test`'s second half runs in one process and sees every test): it
+    word of why; `make test`'s first half runs in one process and sees every test): it
     would make the store again on another worker."""
     weight: Counter[Path] = Counter()
     for item in items:
@@ -245,20 +249,74 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 
 
 @dataclass(frozen=True)
+class SessionCache:
+    """Results made once by whichever test process asks first and read by every other: by
+    both of xdist's workers, and by both halves of `make test`, which names one directory
+    for the two (FSBM_TEST_CACHE).  Each result is a directory, made under a lock and renamed
+    into place whole, so a process that waited finds it complete and one whose making failed
+    leaves nothing the next would take for done."""
+    root: Path
+
+    def once(self, name: str, make: Callable[[Path], None]) -> Path:
+        """The directory `name`, made by `make(directory)` if no process has made it yet."""
+        done = self.root / name
+        with open(self.root / f"{name}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not done.is_dir():
+                making = self.root / f"{name}.making"
+                shutil.rmtree(making, ignore_errors=True)
+                making.mkdir()
+                make(making)
+                making.rename(done)
+        return done
+
+
+@pytest.fixture(scope="session")
+def session_cache(tmp_path_factory: pytest.TempPathFactory) -> SessionCache:
+    """FSBM_TEST_CACHE where `make test` sets it; else the directory xdist's workers' temporary
+    directories share (or this process's own, run without xdist)."""
+    if os.environ.get("FSBM_TEST_CACHE"):
+        return SessionCache(Path(os.environ["FSBM_TEST_CACHE"]))
+    base = tmp_path_factory.getbasetemp()
+    return SessionCache(base.parent if "PYTEST_XDIST_WORKER" in os.environ else base)
+
+
+@dataclass(frozen=True)
 class Calibrated:
     store: Path   # holds one tracing calibration of this machine
     stdout: str   # what `fsbm trace calibrate` printed
 
 
 @pytest.fixture(scope="session")
-def calibrated(tmp_path_factory: pytest.TempPathFactory) -> Calibrated:
-    """One real `fsbm trace calibrate --quick` for the session (about a quarter of a minute),
-    in a store of its own: tests that predict a plain trace take it (give_calibration) rather
-    than each measuring the same again."""
-    home = tmp_path_factory.mktemp("calibrated") / "home"
-    done = run_fsbm("trace", "calibrate", "--quick", env={"FSBM_HOME": str(home)})
-    assert done.returncode == 0, done.stderr
-    return Calibrated(home / "fsbm.sqlite", done.stdout)
+def calibrated(session_cache: SessionCache) -> Calibrated:
+    """One real `fsbm trace calibrate --quick` for the whole `make test` (about a quarter of a
+    minute), made on the quiet cores of its first half, in a store of its own: tests that
+    predict a plain trace take it (give_calibration) rather than each measuring the same again."""
+    def calibrate(into: Path) -> None:
+        done = run_fsbm("trace", "calibrate", "--quick", env={"FSBM_HOME": str(into / "home")})
+        assert done.returncode == 0, done.stderr
+        (into / "stdout.txt").write_text(done.stdout)
+
+    made = session_cache.once("tracing-calibration", calibrate)
+    return Calibrated(made / "home" / "fsbm.sqlite", (made / "stdout.txt").read_text())
+
+
+@pytest.fixture(scope="session")
+def whole_table(session_cache: SessionCache) -> Callable[..., IngestResult]:
+    """`whole_table(trace, keep_going=False)`: the trace parsed whole in one process, as
+    `ingest` gives it, parsed once for every test that reads the same bytes the same way (a
+    large capture takes tshark ten seconds).  The table is shared: read it, never change it."""
+    def table(trace: Path, keep_going: bool = False) -> IngestResult:
+        digest = hashlib.sha256(trace.read_bytes()).hexdigest()[:20]
+
+        def parse(into: Path) -> None:
+            result = ingest([trace], into / "whole.parquet", keep_going=keep_going)
+            (into / "result.pickle").write_bytes(pickle.dumps(result))
+
+        made = session_cache.once(f"whole-{digest}-{'keep-going' if keep_going else 'strict'}", parse)
+        return replace(pickle.loads((made / "result.pickle").read_bytes()), output=made / "whole.parquet")
+
+    return table
 
 
 def give_calibration(calibrated: Calibrated, store: Path) -> None:

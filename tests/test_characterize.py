@@ -11,6 +11,7 @@ import sys
 import tarfile
 import textwrap
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +19,7 @@ import pytest
 
 from fsbm.characterizer import Profile, characterize, characterize_file
 from fsbm.characterizer.reuse import stack_distances
-from fsbm.traces.ingest import ingest, read_events
+from fsbm.traces.ingest import IngestResult, ingest, read_events
 from fsbm.traces.record import record
 from tests.conftest import SHARED_DATA, run_fsbm
 
@@ -433,12 +434,11 @@ def test_each_class_keeps_the_durations_the_trace_gave_its_calls(tmp_path: Path,
     assert observed["read"] == (len(durations["read"]), sum(durations["read"]))
 
 
-def test_the_nfsv3_capture_gives_the_counts_sources_lists(tmp_path: Path) -> None:
+def test_the_nfsv3_capture_gives_the_counts_sources_lists(whole_table: Callable[..., IngestResult]) -> None:
     capture = SHARED_DATA / "nfs" / "epam-nfstrace" / "eth-ipv4-tcp-nfsv3.pcap.bz2"
     if not capture.exists():
         pytest.fail("shared data missing") if os.environ.get("CI") == "true" else pytest.skip("no shared data")
-    ingest([capture], tmp_path / "e.parquet")
-    body = characterize_file(tmp_path / "e.parquet").to_json()
+    body = characterize_file(whole_table(capture).output).to_json()
     assert body["original_calls"]["NFS3.WRITE"]["count"] == 3200
     assert body["operations"]["write"]["request_sizes"]["10K-100K"] == 3200  # all 32 KiB
     assert body["sequentiality"]["write"]["consecutive"] == 3200  # 3190 + the 10 first at offset 0
@@ -708,11 +708,11 @@ def _shared_traces() -> list[Path]:
 
 @pytest.mark.slow(seconds=2)
 @pytest.mark.parametrize("trace", _shared_traces(), ids=lambda p: p.name)
-def test_every_profiles_fio_job_is_one_fio_accepts(trace: Path, tmp_path: Path) -> None:
+def test_every_profiles_fio_job_is_one_fio_accepts(trace: Path, tmp_path: Path, whole_table: Callable[..., IngestResult]) -> None:
     # Issue 36: a write-only profile's job said a bare "randwrite", which fio drops.
     from fsbm.characterizer.fio_job import fio_job
 
-    events = ingest([trace], tmp_path / "e.parquet", keep_going=True).output
+    events = whole_table(trace, keep_going=True).output
     profile = characterize_file(events)
     ops = profile.to_json()["operations"]
     if not ops.get("read", {}).get("count") and not ops.get("write", {}).get("count"):

@@ -12,12 +12,13 @@ import re
 import subprocess
 import sys
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from fsbm.traces.errors import TraceParseError
-from fsbm.traces.ingest import ingest, read_events
+from fsbm.traces.ingest import IngestResult, ingest, read_events
 from fsbm.traces.replay_plan import build_plan
 from fsbm.traces.vocabulary import LISTED_ENTRY_ORIG
 from tests.conftest import SHARED_DATA
@@ -78,20 +79,18 @@ NOT_COMPARABLE = {"eth-ipv4-tcp-nfsv3-4-41-cifs1-2", "tcp-seq-overlap-in-fragmen
 
 @pytest.mark.slow(seconds=4)
 @pytest.mark.parametrize("name", [n for n in CAPTURES_WITH_REFERENCES if n not in NOT_COMPARABLE])
-def test_operation_counts_equal_nfstrace_reference(name: str, tmp_path: Path) -> None:
+def test_operation_counts_equal_nfstrace_reference(name: str, whole_table: Callable[..., IngestResult]) -> None:
     need_data()
     expected = nfstrace_counts(EPAM / f"{name}.nfstrace-breakdown.ref.txt")
-    ingest([EPAM / f"{name}.pcap.bz2"], tmp_path / "e.parquet", keep_going=True)
-    events = read_events(tmp_path / "e.parquet").to_pandas()
+    events = read_events(whole_table(EPAM / f"{name}.pcap.bz2", keep_going=True).output).to_pandas()
     answered = events[events["dur"].notna()]  # nfstrace counts call/reply pairs
     ours = Counter(answered["orig"])
     assert {k: v for k, v in ours.items() if k.startswith(("NFS3", "NFS4"))} == dict(expected)
 
 
-def test_v3_write_offsets_are_sequential_per_file(tmp_path: Path) -> None:
+def test_v3_write_offsets_are_sequential_per_file(whole_table: Callable[..., IngestResult]) -> None:
     need_data()
-    ingest([EPAM / "eth-ipv4-tcp-nfsv3.pcap.bz2"], tmp_path / "e.parquet")
-    writes = read_events(tmp_path / "e.parquet").to_pandas().query("op == 'write'").sort_values("ts")
+    writes = read_events(whole_table(EPAM / "eth-ipv4-tcp-nfsv3.pcap.bz2").output).to_pandas().query("op == 'write'").sort_values("ts")
     assert len(writes) == 3200 and writes["file"].nunique() == 10 and set(writes["size"]) == {32768}
     sequential = sum(((g["offset"].values[1:] == g["offset"].values[:-1] + g["size"].values[:-1]).sum())
                      for _, g in writes.groupby("file", observed=True))
@@ -99,10 +98,9 @@ def test_v3_write_offsets_are_sequential_per_file(tmp_path: Path) -> None:
     assert writes["dur"].notna().all() and (writes["dur"] >= 0).all()
 
 
-def test_v4_compound_writes_carry_their_offsets(tmp_path: Path) -> None:
+def test_v4_compound_writes_carry_their_offsets(whole_table: Callable[..., IngestResult]) -> None:
     need_data()
-    ingest([EPAM / "eth-ipv4-tcp-nfsv4.pcap.bz2"], tmp_path / "e.parquet")
-    writes = read_events(tmp_path / "e.parquet").to_pandas().query("orig == 'NFS4.WRITE'").sort_values("offset")
+    writes = read_events(whole_table(EPAM / "eth-ipv4-tcp-nfsv4.pcap.bz2").output).to_pandas().query("orig == 'NFS4.WRITE'").sort_values("offset")
     assert len(writes) == 1600 and writes["file"].nunique() == 1
     assert list(writes["offset"]) == [i * 65536 for i in range(1600)]
     assert set(writes["ret"]) == {65536}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import subprocess
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fsbm.traces.errors import TraceParseError
-from fsbm.traces.ingest import ingest
+from fsbm.traces.ingest import IngestResult, ingest
 from fsbm.traces.nfs_parts import CUTS, LEAD_IN, capsplit_binary
 from tests.conftest import SHARED_DATA, run_fsbm
 
@@ -32,8 +33,10 @@ CAPTURES = sorted(p for d in ("epam-nfstrace", "zeek", "suricata-verify", "tcpdu
                   if p.name.endswith((".pcap", ".pcapng", ".pcap.bz2")))
 
 
-def both_ways(capture: Path, out: Path, keep_going: bool = False, cut: str = "time") -> tuple[object, object]:
-    whole = ingest([capture], out / "whole.parquet", force=True, keep_going=keep_going)
+def both_ways(capture: Path, out: Path, whole_table: Callable[..., IngestResult], keep_going: bool = False,
+              cut: str = "time") -> tuple[IngestResult, IngestResult]:
+    """The capture's table parsed whole (once a session: whole_table) and in parts, here."""
+    whole = whole_table(capture, keep_going)
     with ThreadPoolExecutor(2) as pool:
         parts = ingest([capture], out / "parts.parquet", force=True, keep_going=keep_going, workers=pool,
                        capture_cut=cut)
@@ -51,9 +54,10 @@ CUT_CASES = [(capture, "time") for capture in CAPTURES if capture.name not in CU
 
 @pytest.mark.slow(seconds=3)
 @pytest.mark.parametrize(("capture", "cut"), CUT_CASES, ids=lambda p: getattr(p, "name", p))
-def test_parts_give_the_whole_captures_table(capture: Path, cut: str, tmp_path: Path) -> None:
+def test_parts_give_the_whole_captures_table(capture: Path, cut: str, tmp_path: Path,
+                                             whole_table: Callable[..., IngestResult]) -> None:
     try:
-        whole, parts = both_ways(capture, tmp_path, cut=cut)
+        whole, parts = both_ways(capture, tmp_path, whole_table, cut=cut)
     except TraceParseError as refused:  # one capture holds no NFS call: refused the same in parts
         with ThreadPoolExecutor(2) as pool, pytest.raises(TraceParseError) as in_parts:
             ingest([capture], tmp_path / "parts.parquet", force=True, workers=pool, capture_cut=cut)
@@ -64,7 +68,8 @@ def test_parts_give_the_whole_captures_table(capture: Path, cut: str, tmp_path: 
 
 
 @pytest.mark.slow(seconds=32)
-def test_a_capture_is_cut_by_connection_with_every_packet_once(tmp_path: Path) -> None:
+def test_a_capture_is_cut_by_connection_with_every_packet_once(tmp_path: Path,
+                                                               whole_table: Callable[..., IngestResult]) -> None:
     capture = tmp_path / "v3.pcap"
     subprocess.run(f"bzcat {NFS_DIR / 'epam-nfstrace' / 'eth-ipv4-tcp-nfsv3-4-41-cifs1-2.pcap.bz2'} > {capture}",
                    shell=True, check=True)
@@ -86,13 +91,14 @@ def test_a_capture_is_cut_by_connection_with_every_packet_once(tmp_path: Path) -
             holders.setdefault(port, set()).add(k)
     assert len(holders) >= 3 and all(len(parts) == 1 for parts in holders.values())
     assert all(np.array_equal(a, b) for a, b in zip(by_part[capture], by_part[ng]))
-    whole, parts = both_ways(ng, tmp_path, cut="connection")
+    whole, parts = both_ways(ng, tmp_path, whole_table, cut="connection")
     assert pq.read_table(parts.output).equals(pq.read_table(whole.output))
 
 
 @pytest.mark.slow(seconds=16)
 @pytest.mark.parametrize(("name", "packets", "parsed"), list(zip(CUT_BY_TIME_APART, (45_059, 71_387), ("pcap", "pcapng"))))
-def test_captures_are_cut_by_time_between_records(name: str, packets: int, parsed: str, tmp_path: Path) -> None:
+def test_captures_are_cut_by_time_between_records(name: str, packets: int, parsed: str, tmp_path: Path,
+                                                  whole_table: Callable[..., IngestResult]) -> None:
     """nfstrace's NFSv4 capture is one connection writing a file in 1 MiB WRITEs: by
     connection it is one part.  Its NFSv3/v4/v4.1 capture has three NFS connections on
     loopback, segments the capture missed, and CIFS beside them.  By time every part holds at
@@ -114,7 +120,7 @@ def test_captures_are_cut_by_time_between_records(name: str, packets: int, parse
         # A packet goes to two parts only where a record begins in it: a few per cut.
         assert 0 < len(np.concatenate(owned)) - packets < 100
         assert sum(int((n >= LEAD_IN).sum()) for n in numbers) > 0
-    whole, parts = both_ways(capture if parsed == "pcap" else ng, tmp_path)
+    whole, parts = both_ways(capture if parsed == "pcap" else ng, tmp_path, whole_table)
     assert pq.read_table(parts.output).equals(pq.read_table(whole.output))
     assert vars(parts.stats) == vars(whole.stats)
 
@@ -129,7 +135,7 @@ def test_a_cut_the_parser_does_not_know_is_refused_clearly(tmp_path: Path) -> No
 
 
 @pytest.mark.slow(seconds=17)
-def test_damaged_captures_say_the_same_in_parts(tmp_path: Path) -> None:
+def test_damaged_captures_say_the_same_in_parts(tmp_path: Path, whole_table: Callable[..., IngestResult]) -> None:
     data = (NFS_DIR / "zeek" / "nfs_write.pcap").read_bytes()
     cut = tmp_path / "cut.pcap"
     cut.write_bytes(data[: len(data) - 700])
@@ -137,7 +143,7 @@ def test_damaged_captures_say_the_same_in_parts(tmp_path: Path) -> None:
         with pytest.raises(TraceParseError, match=r"cut\.pcap:\d+: the capture is cut short"):
             ingest([cut], tmp_path / "e.parquet", workers=pool)
     assert not list(tmp_path.glob(".fsbm-*"))  # the parts went beside the output, and are gone
-    whole, parts = both_ways(cut, tmp_path, keep_going=True)
+    whole, parts = both_ways(cut, tmp_path, whole_table, keep_going=True)
     assert pq.read_table(parts.output).equals(pq.read_table(whole.output)) and parts.stats.cut_short
     with ThreadPoolExecutor(2) as pool:
         for capture in sorted((NFS_DIR / "malformed").glob("*.pcap*")):
