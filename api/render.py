@@ -9,14 +9,14 @@ from typing import TYPE_CHECKING, Any, Optional
 from rich.markup import escape
 from rich.table import Table
 
-from fsbm.microbench.scratch import ScratchFs
-from fsbm.predictor.cost_table import Case, CostTable
-from fsbm.predictor.park_lipton import ParkLiptonFit
-from fsbm.store import RunRecord
 from fsbm.units import percent, readable_bytes
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # types only: the cost table's models take a tenth of a second to build
     from fsbm.documents import Prediction
+    from fsbm.microbench.scratch import ScratchFs
+    from fsbm.predictor.cost_table import Case, CostTable
+    from fsbm.predictor.park_lipton import ParkLiptonFit
+    from fsbm.store import RunRecord
 
 
 # (label, benchmark, size or None for metadata, order, cache[, forward gap]): the costs a

@@ -304,10 +304,12 @@ def calibrated(session_cache: SessionCache) -> Calibrated:
 @pytest.fixture(scope="session")
 def whole_table(session_cache: SessionCache) -> Callable[..., IngestResult]:
     """`whole_table(trace, keep_going=False)`: the trace parsed whole in one process, as
-    `ingest` gives it, parsed once for every test that reads the same bytes the same way (a
-    large capture takes tshark ten seconds).  The table is shared: read it, never change it."""
+    `ingest` gives it, parsed once for every test that reads the same file the same way (a
+    large capture takes tshark ten seconds).  The file, not its bytes: what the parse tells
+    names it.  The table is shared: read it, never change it."""
     def table(trace: Path, keep_going: bool = False) -> IngestResult:
-        digest = hashlib.sha256(trace.read_bytes()).hexdigest()[:20]
+        seen = trace.stat()
+        digest = hashlib.sha256(f"{trace.resolve()}\0{seen.st_size}\0{seen.st_mtime_ns}".encode()).hexdigest()[:20]
 
         def parse(into: Path) -> None:
             result = ingest([trace], into / "whole.parquet", keep_going=keep_going)

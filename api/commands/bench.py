@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 from rich.markup import escape
@@ -14,8 +14,10 @@ from fsbm.api.commands.common import (Settings, console, errors, hold_freed_memo
                                       target_directory, write_json)
 from fsbm.errors import Interrupted, UsageError
 from fsbm.microbench.fsbench import FsbenchOptions, plan
-from fsbm.predictor.cost_table import CostTable
 from fsbm.store import ResultsStore
+
+if TYPE_CHECKING:
+    from fsbm.predictor.cost_table import CostTable
 
 
 def measure(target: Path, options: FsbenchOptions, candidate: str, store: ResultsStore,

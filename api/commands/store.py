@@ -13,7 +13,6 @@ from fsbm.api import render
 from fsbm.api.commands.common import (console, json_option, json_to_stdout, one_of, output_format_option,
                                       refuse_overwrite, settings_of, show, write_json)
 from fsbm.errors import UsageError
-from fsbm.predictor.cost_table import CostTable
 from fsbm.store import DOCUMENT_KINDS, RUN_KINDS
 
 
@@ -98,6 +97,7 @@ def compare(ctx: typer.Context,
             output_format: str = output_format_option()) -> None:
     """Two cost tables, or two workload profiles, side by side (like darshan-diff)."""
     from fsbm.api.compare import compare_profiles, compare_tables, geometric_mean_ratio, resolve
+    from fsbm.predictor.cost_table import CostTable
 
     refuse_overwrite(json_out, force)
     with settings_of(ctx).store() as store:
