@@ -14,7 +14,9 @@ program's untraced runs.
 - Where the recording has cold runs with their syncs skipped (libeatmydata, and replays
   that skip them too), the time outside starts from those, and what skipping the syncs
   saved the cold runs is the syncs' CPU: a sync causes work beside itself that no bracket
-  around it holds.
+  around it holds.  A workload that flushes nothing ran the same way in both kinds of run,
+  so its time outside starts from the mean of the two: a difference of two measured CPU
+  times is small beside either, and one run's minute moves it.
 - The calls' measured CPU, by group (metadata, reads, writes, syncs), scales fsbench's CPU
   prices of that group on every candidate (cpu_scales, model.CpuScales).
 - A cold run also waits for the files it reads from outside the workload (executables,
@@ -135,6 +137,19 @@ def _without_syncs(profile: Profile, start: str) -> bool:
             and all(name in recording for name in needed))
 
 
+def _makes_syncs(profile: Profile) -> bool:
+    """Whether the traced workload flushed any file (fsync, fdatasync, sync_file_range)."""
+    kinds = profile.fsync.kinds or {}
+    return any(kind.count for kind in kinds.values()) or "fsync" in profile.classes.metadata
+
+
+def _pooled_cold_cpu(recording: dict[str, Any]) -> tuple[float, float]:
+    """(user, system) CPU ns of a workload's cold runs where it flushes nothing: its runs with
+    syncs skipped are cold runs too, so both kinds are taken, as the mean of the two."""
+    return ((recording[COLD_USER] + recording[NOSYNC_USER]) / 2,
+            (recording[COLD_SYSTEM] + recording[NOSYNC_SYSTEM]) / 2)
+
+
 def _syncs_skipped(profile: Profile, start: str) -> bool:
     """Whether the runs a `start` prediction's CPU time comes from skipped their syncs."""
     if _warm_runs(profile, start):
@@ -152,7 +167,7 @@ def _measured(profile: Profile, start: str) -> dict[str, int] | None:
     measured = {group: recording[name] for group, name in CALLS_CPU_FIELDS.items()}
     if _without_syncs(profile, start):
         saved = recording[COLD_USER] + recording[COLD_SYSTEM] - recording[NOSYNC_USER] - recording[NOSYNC_SYSTEM]
-        measured["sync"] = max(saved, 0)
+        measured["sync"] = max(saved, 0) if _makes_syncs(profile) else 0
     return measured
 
 
@@ -219,7 +234,8 @@ def outside_features(profile: Profile | dict[str, Any], traced_cpu_s: float | No
     if _warm_runs(profile, start):
         user, system = recording[WARM_USER], recording[WARM_SYSTEM]
     elif _without_syncs(profile, start):
-        user, system = recording[NOSYNC_USER], recording[NOSYNC_SYSTEM]
+        user, system = ((recording[NOSYNC_USER], recording[NOSYNC_SYSTEM]) if _makes_syncs(profile)
+                        else _pooled_cold_cpu(recording))
     else:
         user = recording.get(COLD_USER, recording["user_cpu_ns"])
         system = recording.get(COLD_SYSTEM)

@@ -921,6 +921,26 @@ def test_runs_that_skipped_their_syncs_leave_the_syncs_cpu_out_of_the_subtractio
         price_workload(workload, pricer, cache_bytes=1 << 30).cpu_ns / 1e9)
 
 
+def test_a_workload_that_flushes_nothing_takes_its_time_outside_from_both_kinds_of_cold_run() -> None:
+    """outside.py: skipping the syncs of a workload that makes none changes nothing, so its
+    runs with syncs skipped are two more cold runs: the time outside starts from the mean of
+    both kinds (one recording's runs once differed by a quarter, and taking the one kind left
+    2 ms of a 50 ms time outside), and their difference is no sync's CPU."""
+    traced = Pricer(table_with_cpu("ext4"))
+    workload = profile(reads=1000)
+    workload["trace_time"] = {"known": True}
+    cache = 1 << 30
+    priced = price_workload(workload, traced, cache_bytes=cache).by_group(cpu=True)
+    cold_cpu, nosync_cpu = 9 * 10**8, 6 * 10**8
+    workload["recording"] = {"user_cpu_ns": 1, "untraced_user_cpu_ns": 10**8, "untraced_system_cpu_ns": cold_cpu - 10**8,
+                             "untraced_nosync_user_cpu_ns": 10**8, "untraced_nosync_system_cpu_ns": nosync_cpu - 10**8,
+                             "untraced_calls_cpu_syncs_skipped": True,
+                             **{CALLS_CPU_FIELDS[g]: round(ns) for g, ns in priced.items()}}
+    spent = calls_cpu_seconds(workload, traced, cache_bytes=cache)
+    features = outside_features(workload, spent)
+    assert features["user_cpu_s"] + features["system_cpu_s"] == pytest.approx((cold_cpu + nosync_cpu) / 2e9 - spent)
+
+
 def test_cold_runs_without_their_syncs_give_the_time_outside_and_what_they_saved_is_the_syncs_cpu() -> None:
     """outside.py: where the recording has cold runs made with their syncs skipped and the
     measuring replays skipped them too, the time outside is those runs' CPU time less the
