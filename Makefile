@@ -51,7 +51,6 @@ build: venv
 test-c: build
 	$(MAKE) -s -C microbench check
 
-
 # Tests whose assertions weigh times of filesystems and of the tracer, or look at the whole
 # machine's page cache and loop devices, run first, one at a time on an otherwise idle machine.
 # Then the tests that assert nothing on a time they measure run two at once, a file to a worker
@@ -79,3 +78,4 @@ clean:
 	$(MAKE) -s -C traces/native clean
 	$(MAKE) -s -C characterizer/native clean
 	rm -rf $(VENV) *.egg-info .pytest_cache
+	find $(PY_SOURCES) -name __pycache__ -type d -prune -exec rm -rf {} +

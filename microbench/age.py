@@ -106,7 +106,6 @@ def run_aging(target: Path, options: AgingOptions, *,
         return load_result("fsage", returncode, stderr, out_path)
 
 
-
 def read_direct(files: list[Path]) -> float:
     """Seconds to read `files` front to back in 1 MiB O_DIRECT reads: the device's time for
     the tree's layout, never the page cache's."""
