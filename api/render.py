@@ -363,7 +363,9 @@ def prediction_table(prediction: Prediction) -> Table:
     if not prediction.validated:
         calibrated = "not validated here: intervals from the cost measurements alone; run `fsbm validate`"
     else:
-        calibrated = "calibrated" if prediction.calibrated else "raw model, which validated better than calibrated"
+        factor = prediction.candidates[0].fs_factor.factor if prediction.candidates else 1.0
+        calibrated = (f"calibrated: count x cost x {factor:.2f}" if prediction.calibrated
+                      else "raw model, which validated better than calibrated")
     ranking = prediction.verdict_ranking
     caption = ranking_sentence(ranking)
     table = Table(title=f"predicted runtime, {prediction.start} start ({calibrated})", caption=escape(caption) or None)

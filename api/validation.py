@@ -583,13 +583,14 @@ def markdown(doc: dict[str, Any], judged: Any, judged_again: bool = False) -> st
     lines += workload_cases_section(doc)
     model = judged.model
     fitted_on = "the development set's runtimes" if s.get("held_out") else "every program's runtimes"
-    lines += ["", f"## Calibration factors (fitted on {fitted_on})", "",
-              "Each is how many times count x cost the filesystem's part of the real runtimes (runtime less the "
-              "time outside) was, as a geometric mean; "
-              + ("the adopted form uses them." if model.calibrate else "the adopted form, the raw model, does not."),
-              "", "| filesystem | runtime's filesystem part / modelled | 90% of workloads within |", "|---|---|---|"]
+    lines += ["", f"## Calibration factor (fitted on {fitted_on})", "",
+              "One factor for every filesystem: the multiple of count x cost that makes the runtimes (time outside "
+              "plus factor x count x cost) nearest the measured ones, by the sum of squared log errors, each program "
+              "weighing by the share of its runtime the filesystem's part is; "
+              + ("the adopted form uses it." if model.calibrate else "the adopted form, the raw model, does not."),
+              "", "| filesystem | factor | 90% interval |", "|---|---|---|"]
     for key, f in sorted((s.get("calibration_factors") or {}).items()):
-        lines.append(f"| {'all (pooled)' if key == '*' else key} | {f['factor']:.2f} | {f['low']:.2f}-{f['high']:.2f} |")
+        lines.append(f"| {'every filesystem' if key == '*' else key} | {f['factor']:.2f} | {f['low']:.2f}-{f['high']:.2f} |")
     band = model.errors_.get("recording", {"p5": float("nan"), "p95": float("nan")})
     lines += ["", f"Outside the filesystem: the CPU time of the program's untraced cold runs ({s['cpu']}), "
               f"less the CPU time of its calls on {doc['traced_on']} (fsbench's cpu_ns per call, each group's scaled "

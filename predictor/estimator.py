@@ -27,10 +27,14 @@ X holds one row per (workload, candidate); COLUMNS names its columns:
   times are scaled down to the measurement.
 
 y: measured runtimes, in seconds.  What `fit` learns from it:
-- `factors_`: with `calibrate`, per key, how many times count x cost the filesystem's part
-  of y was (y less the time outside, over fs_s), as a geometric mean with a prediction
-  interval (a ratio, not a free regression on a handful of rows), and pooled over every key
-  for a candidate the fit never saw;
+- `factors_`: with `calibrate`, one factor for every candidate (kept under POOLED): the
+  multiple of count x cost that makes the runtimes right, fitted to the log of predicted
+  over measured runtime (_fit_runtime_factor).  Each program weighs by how far the factor
+  moves its runtime, the share of it the filesystem's part is: a compile whose filesystem
+  part is 7 ms of 3.4 s says nothing of that part's price, and a ratio of the two leftovers
+  would say anything.  One factor, not one per filesystem: the model's prices stood below
+  the replays alike on every filesystem and operation (docs/model-evidence.md), and a
+  factor per filesystem would fit each image's drift of the hour into the ratios;
 - `errors_`: per evidence, the 90% prediction interval of a new workload's error
   (predicted / measured - 1; _error_band), which gives its runtime's 90% interval.  Given
   `groups` (the programs), each row's error is that of a model fitted without its group.
@@ -85,7 +89,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from scipy import optimize, stats
 from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.model_selection import LeaveOneGroupOut
 
@@ -136,11 +140,31 @@ def _t_interval(logs: np.ndarray, n: int, alpha: float) -> tuple[float, float, f
     return centre, spread, float(stats.t.ppf(1 - alpha / 2, max(n - 1, 1))) * spread * math.sqrt(1 + 1 / n)
 
 
-def _log_ratio_fit(ratios: np.ndarray, alpha: float) -> dict[str, float]:
-    """The geometric mean of ratios, and a prediction interval for a new one."""
-    centre, spread, half = _t_interval(np.log(ratios), len(ratios), alpha)
-    return {"factor": math.exp(centre), "low": math.exp(centre - half), "high": math.exp(centre + half),
-            "log_sd": spread, "n": len(ratios)}
+# The most a fitted factor may take count x cost by, either way.
+FACTOR_BOUND = 4.0
+
+
+def _fit_runtime_factor(outside: np.ndarray, fs: np.ndarray, y: np.ndarray, alpha: float) -> dict[str, float]:
+    """The factor f that makes runtimes outside + f x fs nearest the measured y, by the sum of
+    squared log errors (within 1/FACTOR_BOUND and FACTOR_BOUND), and a 1 - alpha interval of
+    its log: the residuals' spread over how far f moves the predictions (each row's share of
+    the filesystem's part, d log runtime / d log f), t with n - 1 degrees of freedom."""
+    def loss(log_f: float) -> float:
+        return float(np.sum(np.log((outside + math.exp(log_f) * fs) / y) ** 2))
+
+    bound = math.log(FACTOR_BOUND)
+    log_f = float(optimize.minimize_scalar(loss, bounds=(-bound, bound), method="bounded").x)
+    factor = math.exp(log_f)
+    predicted = outside + factor * fs
+    residuals = np.log(predicted / y)
+    share = factor * fs / predicted
+    n = len(y)
+    spread = float(np.sqrt(np.sum(residuals ** 2) / max(n - 1, 1)))
+    leverage = float(np.sqrt(np.sum(share ** 2)))
+    log_sd = spread / leverage if leverage > 0 else math.log(2.0)
+    half = float(stats.t.ppf(1 - alpha / 2, max(n - 1, 1))) * log_sd
+    return {"factor": factor, "low": math.exp(log_f - half), "high": math.exp(log_f + half), "log_sd": log_sd,
+            "n": n}
 
 
 def _error_band(errors: np.ndarray, groups: int, alpha: float) -> dict[str, float]:
@@ -304,32 +328,27 @@ class RuntimeEstimator(BaseEstimator, RegressorMixin):
         return self
 
     def _fit_factors(self, X: pd.DataFrame, y: np.ndarray) -> dict[str, dict[str, float]]:
-        """Per key, the filesystem's part of y over count x cost.  The relative form's rows are
-        left out: their time outside comes from a measurement that already holds the factor."""
+        """One factor for every candidate (POOLED), fitted to the runtimes (_fit_runtime_factor).
+        The relative form's rows are left out: their time outside comes from a measurement
+        that already holds the factor."""
         column = _Columns(X)
-        absolute = column("evidence", "none") != "measured"
-        fs = column("fs_s", dtype=float)
-        inside = y - column("outside_s", dtype=float)
-        usable = absolute & (fs > 0) & (inside > 0)
-        factors: dict[str, dict[str, float]] = {}
-        if usable.any():
-            factors[POOLED] = _log_ratio_fit(inside[usable] / fs[usable], self.alpha)
-        keys = column("key")
-        for key in sorted(set(keys[usable])):
-            pick = usable & (keys == key)
-            factors[key] = _log_ratio_fit(inside[pick] / fs[pick], self.alpha)
-        return factors
+        outside, fs = column("outside_s", dtype=float), column("fs_s", dtype=float)
+        usable = (column("evidence", "none") != "measured") & (fs > 0) & (y > 0) & (outside >= 0)
+        if not usable.any():
+            return {}
+        return {POOLED: _fit_runtime_factor(outside[usable], fs[usable], y[usable], self.alpha)}
 
     # -- predicting ----------------------------------------------------------------------------
 
     def factor(self, key: str) -> dict[str, Any]:
-        """The factor a candidate's filesystem time is taken by, and which fit it is: its own
-        key's, the pooled one for a key the fit never saw, or none (1)."""
+        """The factor a candidate's filesystem time is taken by, and which fit it is: the one
+        for every filesystem, its key's own (a model stored when factors were kept per key), or
+        none (1)."""
         factors = getattr(self, "factors_", {})
         if key in factors:
             return {**factors[key], "key": key}
         if POOLED in factors:
-            return {**factors[POOLED], "key": "pooled over all filesystems"}
+            return {**factors[POOLED], "key": "one for every filesystem"}
         why = "none (the raw model validated better)" if self.validated and not self.calibrate else "none"
         return {**NO_FACTOR, "key": why}
 
