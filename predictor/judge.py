@@ -538,18 +538,22 @@ def against_steady_runs(frame: pd.DataFrame, records: list[dict], target_column:
 
 
 # What a calibrated form must do no worse at than the raw one to be adopted: the targets'
-# measures (TARGETS.relative's median and largest, of runtimes and of ratios), and the pairs
-# ranked right, more of which is better.
-ADOPTION_ERRORS = ("median_abs_error", "max_abs_error", "median_ratio_error", "max_ratio_error")
+# measures (TARGETS.relative's median and largest, of runtimes, of ratios and of the relative
+# form, which a measured runtime gives its level and the model its differences between
+# candidates), and the pairs ranked right, more of which is better.
+ADOPTION_ERRORS = ("median_abs_error", "max_abs_error", "median_ratio_error", "max_ratio_error",
+                   "median_relative_error", "max_relative_error")
 
 
 def _adopted_form(raw: dict[str, Any], calibrated: dict[str, Any]) -> str:
     """"calibrated" where that form's summary is no worse than the raw form's by every
     measure the targets name (ADOPTION_ERRORS, and the pairs ranked right) and better by one;
-    "raw" otherwise.  A factor per filesystem is fitted on a dozen programs' runtimes, and the
-    model `fsbm predict` keeps carries it to tables measured at other hours: it is adopted
-    only where it pays everywhere, never for a better median bought with a worse largest error
-    or a pair ranked wrong (docs/model-evidence.md)."""
+    "raw" otherwise.  The factor is fitted on a dozen programs' runtimes against the
+    validation's own tables, and the model `fsbm predict` keeps carries it to tables measured
+    elsewhere and at other hours: it is adopted only where it pays everywhere, never for a
+    better median bought with a worse largest error, a relative form gone worse (its
+    differences between candidates scaled by a level they do not share) or a pair ranked
+    wrong (docs/model-evidence.md)."""
     def error(summary: dict[str, Any], name: str) -> float:
         return summary[name] if summary[name] is not None else 0.0
 

@@ -298,7 +298,7 @@ def test_a_calibrated_form_is_adopted_only_where_it_is_no_worse_anywhere() -> No
     from fsbm.predictor.judge import _adopted_form
 
     raw = {"median_abs_error": 0.15, "max_abs_error": 0.59, "median_ratio_error": 0.057, "max_ratio_error": 0.2,
-           "pairs_ranked_right": 20}
+           "median_relative_error": 0.051, "max_relative_error": 0.39, "pairs_ranked_right": 20}
     # A better median bought with a worse largest error and pairs ranked wrong (a real run's).
     bought = {**raw, "median_abs_error": 0.10, "max_abs_error": 1.41, "median_ratio_error": 0.126,
               "pairs_ranked_right": 16}
@@ -307,5 +307,8 @@ def test_a_calibrated_form_is_adopted_only_where_it_is_no_worse_anywhere() -> No
     assert _adopted_form(raw, {**raw, "pairs_ranked_right": 21}) == "calibrated"
     assert _adopted_form(raw, dict(raw)) == "raw"  # no better anywhere: the simpler form
     assert _adopted_form(raw, {**raw, "median_abs_error": 0.10, "pairs_ranked_right": 19}) == "raw"
-    alone = {**raw, "median_ratio_error": None, "max_ratio_error": None}  # one candidate: no ratios
+    # A better median whose relative form went worse (a real run's: 10.6% -> 5.5%, relative 5.1% -> 8.3%).
+    assert _adopted_form(raw, {**raw, "median_abs_error": 0.055, "median_relative_error": 0.083}) == "raw"
+    alone = {**raw, "median_ratio_error": None, "max_ratio_error": None, "median_relative_error": None,
+             "max_relative_error": None}  # one candidate: no ratios, no other candidate to relate
     assert _adopted_form(alone, {**alone, "max_abs_error": 0.5}) == "calibrated"
