@@ -55,6 +55,12 @@ A write class keeps how many of its writes went into files the workload had crea
 on tmpfs tar's writes into the files it unpacked cost twice what appends to one long file
 of the same sizes do (fsbench's write_new_mix prices them).
 
+A read or mapped-region class keeps the share of its block reads that an earlier reference
+to the block preceded (reread_fraction, from the reuse curve's sample, reuse.py): a program
+that reads its libraries again and again and then a large file once at random hits the page
+cache on the first and misses on the second, where the workload's hit fraction, spread over
+both, would have each hit as often.
+
 Every class, data or metadata, keeps how many of its calls the trace timed ("timed": strace
 -T, an NFS reply) and their summed durations ("dur_ns"): what the calls cost where they were
 traced, tracing's own share included (under strace 15-100 us a call here), which the prediction
@@ -124,7 +130,27 @@ def _by_bucket(length: np.ndarray) -> dict[str, dict[str, int]]:
             for b in np.flatnonzero(counts)}
 
 
-def data_classes(ev: EventArrays, acc: Access, mapped: Regions) -> dict[str, dict[str, dict[str, dict[str, int]]]]:
+# An access's class code (characterizer/native/classes.c): (class, order, bit length of its
+# size); a mapped region's comes after every access's, by the bit length of its length.
+ACCESS_CODES = len(ACCESS_CLASSES) * len(ORDERS) * BITS
+
+
+def class_of_code(code: int) -> tuple[str, str, str]:
+    """(class, order, size bucket) of a class code: the keys of its entry in the profile's
+    data classes."""
+    if code >= ACCESS_CODES:
+        return MAPPED_CLASS, "random", str(int(_bucket_of(code - ACCESS_CODES)))
+    return (ACCESS_CLASSES[code // BITS // len(ORDERS)], ORDERS[code // BITS % len(ORDERS)],
+            str(int(_bucket_of(code % BITS))))
+
+
+def mapped_codes(mapped: Regions) -> np.ndarray:
+    """The class code of each mapped region."""
+    return (ACCESS_CODES + bit_lengths(mapped.length)).astype(np.int16)
+
+
+def data_classes(ev: EventArrays, acc: Access, mapped: Regions,
+                 codes: np.ndarray | None = None) -> dict[str, dict[str, dict[str, dict[str, int]]]]:
     """{class: {"sequential"|"forward"|"random": {bucket: {"count", "bytes"[, "straddles"]
     [, "gap_bytes", "gap_log2"][, "interleaved", "resumes"]}}}}
     over the classified accesses and the mapped regions; copies are always "sequential" (a
@@ -134,7 +160,8 @@ def data_classes(ev: EventArrays, acc: Access, mapped: Regions) -> dict[str, dic
     request touches more pages than an aligned request of its length would (a 4096-byte
     write at offset 516 touches two, one at 8192 one).  Every access gets one code, (class,
     order, bit length of its size), and the sums per code are one pass in C
-    (characterizer/native/classes.c)."""
+    (characterizer/native/classes.c).  `codes`, where given (one int16 per event, NO_CODE
+    before), gets each classified access's code at its row (class_of_code reads it)."""
     out: dict[str, dict[str, dict[str, dict[str, int]]]] = {}
     if len(mapped):
         out[MAPPED_CLASS] = {"random": _by_bucket(mapped.length)}
@@ -154,9 +181,9 @@ def data_classes(ev: EventArrays, acc: Access, mapped: Regions) -> dict[str, dic
         OP_INDEX["read"], orig.ctypes.data, copy_orig.ctypes.data, offset.ctypes.data, length.ctypes.data,
         ret.ctypes.data, dur.ctypes.data, PAGE_BYTES,
         *(a.ctypes.data for a in (count, nbytes, timed, timed_ns, straddled, interleaved, resumes, gap_bytes,
-                                  gap_log2)))
+                                  gap_log2)), None if codes is None else _out_codes(codes, ev.n).ctypes.data)
     for c in np.flatnonzero(count):
-        cls, rank, bits = ACCESS_CLASSES[c // BITS // len(ORDERS)], ORDERS[c // BITS % len(ORDERS)], c % BITS
+        cls, rank, bucket = class_of_code(int(c))
         entry = {"count": int(count[c]), "bytes": int(nbytes[c])}
         if timed[c]:
             entry.update(timed=int(timed[c]), dur_ns=int(timed_ns[c]))
@@ -168,8 +195,34 @@ def data_classes(ev: EventArrays, acc: Access, mapped: Regions) -> dict[str, dic
             by_gap = gap_log2[c * BITS:(c + 1) * BITS]
             entry["gap_bytes"] = int(gap_bytes[c])
             entry["gap_log2"] = {str(int(_bucket_of(g))): int(by_gap[g]) for g in np.flatnonzero(by_gap)}
-        out.setdefault(cls, {}).setdefault(rank, {})[str(int(_bucket_of(bits)))] = entry
+        out.setdefault(cls, {}).setdefault(rank, {})[bucket] = entry
     return out
+
+
+READ_CLASSES = ("read", MAPPED_CLASS)  # the classes a page cache serves: reads and mapped regions
+
+
+def with_reread_fractions(classes: dict, class_reads: dict[str, list[int]]) -> dict:
+    """`classes` whose read and mapped-region entries each say what share of their block
+    reads an earlier reference to the block preceded ("reread_fraction", from the reuse
+    curve's sample: reuse.CLASS_READS): what a cache holding everything the workload touched
+    serves of that class, where the curve's hit fraction tells it of the workload's reads all
+    together.  An entry the sample holds no block read of says nothing."""
+    data = {cls: {order: {bucket: dict(entry) for bucket, entry in buckets.items()}
+                  for order, buckets in orders.items()} for cls, orders in classes.get("data", {}).items()}
+    for code, (reads, repeated) in class_reads.items():
+        cls, order, bucket = class_of_code(int(code))
+        entry = data.get(cls, {}).get(order, {}).get(bucket)
+        if entry is not None and cls in READ_CLASSES and reads:
+            entry["reread_fraction"] = repeated / reads
+    return {**classes, "data": data}
+
+
+def _out_codes(codes: np.ndarray, n: int) -> np.ndarray:
+    """`codes`, checked to be what the C pass may write into: one int64 per event, contiguous."""
+    if codes.dtype != np.int16 or len(codes) != n or not codes.flags.c_contiguous:
+        raise ValueError("codes: one contiguous int16 per event")
+    return codes
 
 
 def size_buckets(sizes: np.ndarray) -> dict[str, dict[str, int]]:

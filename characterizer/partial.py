@@ -29,14 +29,15 @@ import pyarrow.compute as pc
 
 from fsbm.characterizer.arrays import (OP_INDEX, EventArrays, costed, of_operations, present, pseudo_kinds, subset,
                                       under)
-from fsbm.characterizer.classes import (DATA_OPERATIONS, data_classes, metadata_classes, with_unlinked_data,
-                                        with_created_writes, with_written_creates, created_files_written)
+from fsbm.characterizer.classes import (DATA_OPERATIONS, created_files_written, data_classes, mapped_codes,
+                                        metadata_classes, with_created_writes, with_reread_fractions,
+                                        with_unlinked_data, with_written_creates)
 from fsbm.characterizer.histograms import ValueCounts
 from fsbm.characterizer.kernels import library
 from fsbm.characterizer.mapped import Regions, mapped_regions
 from fsbm.characterizer.profile import SCHEMA_VERSION
 from fsbm.characterizer.reference_log import ReferenceLog, ReferenceSummary, ReuseOutcome
-from fsbm.characterizer.reuse import data_accesses
+from fsbm.characterizer.reuse import CLASS_READS, NO_CODE, data_accesses
 from fsbm.characterizer.sequentiality import Access, classify, percentages, run_classes
 from fsbm.characterizer.syncs import DEFINITION as SYNC_KINDS_DEFINITION
 from fsbm.characterizer.syncs import KINDS as SYNC_KINDS
@@ -292,10 +293,11 @@ def trace_clock(ev: EventArrays, origin: int, rows: np.ndarray | slice = slice(N
     return ev.ts[rows] - origin if ev.has_time else ev.seq[rows]
 
 
-def _references(ev: EventArrays, origin: int, trace: int, mapped: Regions) -> ReferenceLog:
+def _references(ev: EventArrays, origin: int, trace: int, mapped: Regions, codes: np.ndarray) -> ReferenceLog:
     """The block references of the reads and writes, and of the mapped regions as reads
     (each at its first mapping's place in the trace); and the successful unlinks.  Each
-    reference's clock is found for it alone (trace_clock): the whole trace's is not kept for it."""
+    reference's clock is found for it alone (trace_clock): the whole trace's is not kept for it.
+    `codes`: each event's data class code (classes.data_classes), which each reference keeps."""
     rows, lengths, reads = data_accesses(ev)
     unlinks = np.flatnonzero((ev.op == OP_INDEX["unlink"]) & ~ev.failed)
     none = np.zeros(len(unlinks), np.int64)
@@ -309,7 +311,8 @@ def _references(ev: EventArrays, origin: int, trace: int, mapped: Regions) -> Re
                         pa.array(ev.files, pa.string()), ev.file[at].astype(np.int64),
                         joined(ev.offset[rows], mapped.offset, none), joined(lengths, mapped.length, none),
                         joined(reads, np.ones(len(mapped), bool), none.astype(bool)),
-                        np.concatenate((np.zeros(len(rows) + len(mapped), bool), np.ones(len(unlinks), bool))))
+                        np.concatenate((np.zeros(len(rows) + len(mapped), bool), np.ones(len(unlinks), bool))),
+                        joined(codes[rows], mapped_codes(mapped), np.full(len(unlinks), NO_CODE, np.int16)))
 
 
 def _workload(ev: EventArrays, nfs: bool, scope: str | None) -> tuple[np.ndarray, dict[str, int]]:
@@ -402,14 +405,16 @@ def summarize(ev: EventArrays, *, nfs: bool, origin: int, first_seq: int = 0, ev
     run_counts, sizes, entire = acc.runs.counts, acc.runs.file_size, acc.runs.entire
     with_data = present(ev.file[acc.index], len(ev.files))
     mapped = mapped_regions(ev)
-    data = data_classes(ev, acc, mapped)
+    codes = np.full(ev.n, NO_CODE, np.int16)
+    data = data_classes(ev, acc, mapped, codes)
     del acc
     touched, directories = _namespace(ev)
     inter, think, inside = actor_times(ev)
     ops, origs = _by_operation(ev)
     windows = Windows.of(ev, origin)
     actors = int(present(ev.actor, len(ev.actors)).sum())
-    references = _references(ev, origin, trace, mapped)
+    references = _references(ev, origin, trace, mapped, codes)
+    del codes
     part = Partial(
         nfs=nfs, has_time=ev.has_time, every=every, actors=actors,
         core=core, checkpoints=checkpoints, run_counts=run_counts,
@@ -460,6 +465,10 @@ def finalize(part: Partial) -> dict[str, object]:
     if part.reuse is None and part.references is None:
         raise ValueError("a Partial whose references were detached needs their summary to finalize")
     reuse = part.reuse or ReferenceSummary.of(part.references).outcome()  # type: ignore[arg-type]
+    # The curve's per-class counts go to the classes they describe, not into the curve's document.
+    curve = {name: value for name, value in reuse.curve.items() if name != CLASS_READS}
+    classes = with_reread_fractions(with_unlinked_data(part.classes, reuse.unlinked),
+                                    reuse.curve.get(CLASS_READS, {}))  # type: ignore[arg-type]
     sizes = ValueCounts.of(part.files.size)
     inside = inside_outside(part.inside, part.core.events)
     span_s = inside["trace_span_ns"] / 1e9 if inside.get("known") else 0
@@ -483,9 +492,9 @@ def finalize(part: Partial) -> dict[str, object]:
         "fsync": {"count": part.fsyncs, "per_second": part.fsyncs / span_s if span_s else None,
                   "bytes_written_per_fsync": part.written / part.fsyncs if part.fsyncs else None,
                   "kinds": part.syncs, "kinds_definition": SYNC_KINDS_DEFINITION},
-        "reuse": reuse.curve,
+        "reuse": curve,
         "scope": part.scope,
-        "classes": with_unlinked_data(part.classes, reuse.unlinked),
+        "classes": classes,
         "trace_time": part.trace_time.summary(),
         "recording": part.recording or None,
         "timeline": part.timeline or None,

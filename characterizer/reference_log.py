@@ -53,8 +53,9 @@ class ReferenceLog:
     length: np.ndarray
     is_read: np.ndarray
     is_unlink: np.ndarray
+    code: np.ndarray  # int16: each access's data class (classes.class_of_code), NO_CODE for an unlink
 
-    ROW_FIELDS = ("clock", "trace", "seq", "offset", "length", "is_read", "is_unlink")
+    ROW_FIELDS = ("clock", "trace", "seq", "offset", "length", "is_read", "is_unlink", "code")
 
     def merge(self, other: "ReferenceLog") -> "ReferenceLog":
         encoded = pc.dictionary_encode(pa.concat_arrays([self.names, other.names]))
@@ -79,7 +80,7 @@ class ReferenceLog:
     def in_order(self) -> References:
         """The accesses in trace order, with this log's file ids (bench/reuse.py's input)."""
         at = self._accesses(in_order=True)
-        return References(self.file[at], self.offset[at], self.length[at], self.is_read[at])
+        return References(self.file[at], self.offset[at], self.length[at], self.is_read[at], self.code[at])
 
     def facts(self) -> "LogFacts":
         """What the plan needs of this part (round 1)."""
@@ -98,7 +99,8 @@ class ReferenceLog:
         ids = pc.fill_null(pc.index_in(self.names, value_set=plan.names), -1).to_numpy()
         at = self._accesses(in_order)
         order = (self.clock[at], self.trace[at], self.seq[at])
-        refs = References(ids[self.file[at]].astype(np.int64), self.offset[at], self.length[at], self.is_read[at])
+        refs = References(ids[self.file[at]].astype(np.int64), self.offset[at], self.length[at], self.is_read[at],
+                          self.code[at])
         places = None if in_order else order
         return LogSample(Sample.of(refs, plan.rate, places), FirstReads.of(refs, places),
                          *plan.lives(refs.file, *order, refs.offset + refs.length))

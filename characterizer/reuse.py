@@ -10,6 +10,11 @@ read misses depends on the file, not on the workload's reads overall.  A program
 an archive and then reads what it unpacked misses on the archive alone: its overall miss
 fraction, spread over every file's first read, would have each of them miss half the time.
 
+Each block reference carries the data class of its access (classes.py), and the curve's
+document counts, per class, the sampled block reads and those an earlier reference to the
+block preceded (CLASS_READS): the profile gives each read class its own share of re-reads
+from them (classes.with_reread_fractions), from the same sample in one process or in parts.
+
 Up to EXACT_LIMIT block references the curve is exact.  Beyond it, it is estimated from a
 spatially hashed sample (SHARDS: Waldspurger et al., FAST 2015): a block is in the sample
 when a hash of its key falls under a threshold, so every reference to a sampled block is
@@ -41,11 +46,14 @@ from fsbm.characterizer.arrays import OP_INDEX, EventArrays, first_of_each
 from fsbm.characterizer.kernels import library
 
 BLOCK = 4096
+NO_CODE = -1                # an access no data class counts (classes.NO_CODE)
 EXACT_LIMIT = 16_000_000    # block references up to which the curve is exact
 SAMPLE_BUDGET = 4_000_000   # block references a sampled curve keeps, about
 CHUNK_BLOCKS = 1_000_000    # block references expanded at a time
 FILE_SHIFT = 40             # a block's key: file id above this bit, block number below
 SEEDS = (0x5EED_0001, 0x5EED_0002)  # the hashes of the reported sample and of the one that checks it
+# In the curve's document: per data class code, [sampled block reads, of them re-references].
+CLASS_READS = "class_reads"
 
 
 @dataclass
@@ -56,6 +64,11 @@ class References:
     offset: np.ndarray   # int64
     length: np.ndarray   # int64, > 0
     is_read: np.ndarray  # bool
+    code: np.ndarray | None = None  # each access's data class (classes.class_of_code); None: not known
+
+    def codes(self) -> np.ndarray:
+        """`code`, or NO_CODE for every access where it is not known."""
+        return self.code if self.code is not None else np.full(len(self.offset), NO_CODE, np.int16)
 
 
 def data_accesses(ev: EventArrays) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -256,12 +269,14 @@ class FirstReads:
 @dataclass
 class Sample:
     """Per seed, the block references whose block hashes under `rate` of the hash space:
-    keys and is_read, with each block's place in the whole trace (`order`: its access's sort
-    keys, then its rank within the access), or None where they are in trace order already."""
+    keys, is_read and the data class code of the access each belongs to, with each block's
+    place in the whole trace (`order`: its access's sort keys, then its rank within the
+    access), or None where they are in trace order already."""
 
     rate: float
     keys: list[np.ndarray]
     is_read: list[np.ndarray]
+    code: list[np.ndarray]
     order: list[Order] | None = None
 
     @classmethod
@@ -271,15 +286,16 @@ class Sample:
             seeds = seeds[:1]
         threshold = min(int(rate * 2.0 ** 64), 2 ** 64 - 1)
         parts: list[list[tuple[np.ndarray, ...]]] = [[] for _ in seeds]
+        codes = refs.codes()
         for chunk in _blocks(refs, seeds if rate < 1.0 else (), threshold):
             for kept, (keys, is_read, access, place) in zip(parts, chunk):
                 where = () if order is None else (*(o[access] for o in order), place.astype(np.int32))
-                kept.append((keys, is_read, *where))
-        nothing = [np.empty(0, np.int64), np.empty(0, bool),
+                kept.append((keys, is_read, codes[access], *where))
+        nothing = [np.empty(0, np.int64), np.empty(0, bool), np.empty(0, np.int16),
                    *(() if order is None else (*(o[:0] for o in order), np.empty(0, np.int32)))]
         columns = [[np.concatenate(c) for c in zip(*p)] if p else nothing for p in parts]
-        return cls(rate, [c[0] for c in columns], [c[1] for c in columns],
-                   None if order is None else [tuple(c[2:]) for c in columns])
+        return cls(rate, [c[0] for c in columns], [c[1] for c in columns], [c[2] for c in columns],
+                   None if order is None else [tuple(c[3:]) for c in columns])
 
     @classmethod
     def concat(cls, samples: list["Sample"]) -> "Sample":
@@ -309,17 +325,18 @@ class Sample:
         width = len(samples[0].order[0]) if samples[0].order else 0  # type: ignore[index]
         keys = [take(lambda s: s.keys, k) for k in seeds]
         is_read = [take(lambda s: s.is_read, k) for k in seeds]
+        code = [take(lambda s: s.code, k) for k in seeds]
         order = [tuple(take(lambda s: s.order, k, c) for c in range(width)) for k in seeds]
-        return cls(samples[0].rate, keys, is_read, order)
+        return cls(samples[0].rate, keys, is_read, code, order)
 
-    def in_order(self) -> list[tuple[np.ndarray, np.ndarray]]:
-        """Per seed, (keys, is_read) in trace order."""
+    def in_order(self) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """Per seed, (keys, is_read, code) in trace order."""
         if self.order is None:
-            return list(zip(self.keys, self.is_read))
+            return list(zip(self.keys, self.is_read, self.code))
         out = []
-        for keys, is_read, order in zip(self.keys, self.is_read, self.order):
+        for keys, is_read, code, order in zip(self.keys, self.is_read, self.code, self.order):
             ranked = trace_order(order) if len(keys) else np.empty(0, np.int64)
-            out.append((keys[ranked], is_read[ranked]))
+            out.append((keys[ranked], is_read[ranked], code[ranked]))
         return out
 
 
@@ -354,16 +371,20 @@ class _Curve:
     reads: _Distances
     first_reads: _Distances
     block_reads: int         # in the whole trace
+    # Per data class code, its sampled block reads and how many of them an earlier reference
+    # to the block preceded (a cache holding everything the workload touched serves those).
+    class_reads: dict[int, tuple[int, int]]
 
     @classmethod
-    def of(cls, keys: np.ndarray, is_read: np.ndarray, first_keys: np.ndarray, rate: float,
+    def of(cls, keys: np.ndarray, is_read: np.ndarray, code: np.ndarray, first_keys: np.ndarray, rate: float,
            block_reads: int) -> "_Curve":
         distances = stack_distances(keys)
         read_keys, read_distances = keys[is_read], distances[is_read]
         chosen = member(read_keys, first_keys)
         first = previous_reference(read_keys[chosen]) < 0  # each chosen block's first read
         return cls(rate, len(keys), float((distances < 0).sum()) / rate, _Distances.of(read_distances),
-                   _Distances.of(read_distances[chosen][first]), block_reads)
+                   _Distances.of(read_distances[chosen][first]), block_reads,
+                   _by_class(code[is_read], read_distances >= 0))
 
     def hits(self, distances: _Distances, sizes: np.ndarray) -> np.ndarray:
         """How many of `distances` hit in caches of `sizes` blocks: 0 <= d < size x rate."""
@@ -378,6 +399,20 @@ class _Curve:
         if expected <= 0:
             return np.zeros(len(sizes))
         return np.clip((self.hits(self.reads, sizes) + expected - len(self.reads)) / expected, 0.0, 1.0)
+
+
+def _by_class(code: np.ndarray, again: np.ndarray) -> dict[int, tuple[int, int]]:
+    """Per data class code (NO_CODE left out), how many block reads, and how many of them
+    `again` marks: one count of (code + 1, again) pairs, CHUNK_BLOCKS at a time (a count
+    widens what it counts to 64 bits)."""
+    pairs = np.zeros(0, np.int64)
+    for start in range(0, len(code), CHUNK_BLOCKS):
+        piece = (code[start:start + CHUNK_BLOCKS].astype(np.int32) + 1) * 2 + again[start:start + CHUNK_BLOCKS]
+        counted = np.bincount(piece)
+        size = max(len(pairs), len(counted))
+        pairs = np.pad(pairs, (0, size - len(pairs))) + np.pad(counted, (0, size - len(counted)))
+    pairs = np.pad(pairs, (0, len(pairs) % 2)).reshape(-1, 2)[1:]  # row c: code c - 1 ... now c, NO_CODE dropped
+    return {int(c): (int(pairs[c].sum()), int(pairs[c, 1])) for c in np.flatnonzero(pairs.sum(axis=1))}
 
 
 def cache_sizes(distinct: float) -> np.ndarray:
@@ -428,7 +463,8 @@ def curve_of(sample: Sample | None, first: FirstReads, total: int, reads: int) -
         "first_reads_cold": int(round(first_cold * first_reads / sampled_first)) if sampled_first else 0,
         "points": [{"cache_blocks": int(s), "cache_bytes": int(s) * BLOCK, "hit_fraction": float(h),
                     "first_read_hit_fraction": None if f is None else float(f)}
-                   for s, h, f in zip(sizes, hit, first_hit)]}
+                   for s, h, f in zip(sizes, hit, first_hit)],
+        CLASS_READS: {str(c): list(counts) for c, counts in sorted(curve.class_reads.items())}}
     if rate < 1.0:
         check = _Curve.of(*samples[1], first_keys, rate, reads)
         error = float(np.mean(np.abs(hit - check.hit_fractions(sizes)))) / math.sqrt(2)

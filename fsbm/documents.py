@@ -62,6 +62,9 @@ class ClassCount(_Open):
     into_created: NonNegativeInt = 0          # writes into files the workload created
     timed: NonNegativeInt = 0                 # calls the trace timed (strace -T, an NFS reply)
     dur_ns: NonNegativeInt = 0                # ... and their durations, summed
+    # Reads and mapped regions: the share of their block reads an earlier reference to the
+    # block preceded (None: the profile does not say, as one made before it was kept).
+    reread_fraction: Optional[float] = Field(None, ge=0, le=1)
 
 
 class SizeBucket(_Open):

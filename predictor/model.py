@@ -3,9 +3,10 @@ candidate, give the time the workload spends in that filesystem, line by line.
 
 Which price each class gets:
 - reads: the share the page cache would hold (the profile's reuse curve at the cache
-  size; a cold start counts first touches as misses) at the warm price, the rest at the
-  cold price, sequential, forward (by its mix of gaps, pricing.Pricer.forward_read) or
-  random as the class is;
+  size; a cold start counts first touches as misses; where the class counted its own
+  re-reads, that share of them: reread_share) at the warm price, the rest at the cold
+  price, sequential, forward (by its mix of gaps, pricing.Pricer.forward_read) or random
+  as the class is;
   a forward read that hits costs a warm random one; and the first read of each file
   that misses is a random read of the sequential reads' mean size, not a sequential one
   (fsbench's sequential price is a long stream's, whose readahead the first read lacks);
@@ -173,6 +174,21 @@ def hit_fraction(reuse: Reuse, cache_bytes: int, start: str = "cold") -> float:
     return _held(reuse, cache_bytes, start, lambda p: p.hit_fraction, reuse.cold_misses / reuse.block_reads)
 
 
+def reread_share(reuse: Reuse, cache_bytes: int, start: str = "cold") -> float | None:
+    """For a cold start, the share of the workload's re-reads (reads of blocks an earlier
+    access touched) a page cache of `cache_bytes` holds: its hit fraction over that of a cache
+    holding everything the workload touched.  A read class that counted its own re-reads
+    (ClassCount.reread_fraction) hits in that share of them, where the workload's hit fraction would
+    spread every class's hits alike: a program that reads its libraries again and again, then
+    a large file once at random, would have its file's reads hit as often as its libraries'
+    (ClassCount.reread_fraction).
+    None for a warm start, whose first references hit too."""
+    if start != "cold" or not reuse.block_reads or not reuse.points:
+        return None
+    everything = reuse.points[-1].hit_fraction
+    return min(1.0, hit_fraction(reuse, cache_bytes, start) / everything) if everything > 0 else 0.0
+
+
 def first_read_hit_fraction(reuse: Reuse, cache_bytes: int, start: str = "cold") -> float | None:
     """The share of the files' first reads a page cache of `cache_bytes` holds (_held); None
     for a profile made before the reuse curve kept it."""
@@ -289,10 +305,11 @@ def _new_file_lines(profile: Profile, op: str, order: str, buckets: dict[str, Cl
 
 
 def _data_lines(profile: Profile, pricer: Pricer, hits: float, first_hits: float | None,
-                copy_hits: float) -> list[Line]:
+                copy_hits: float, rereads: float | None = None) -> list[Line]:
     """The data calls' lines: reads, mapped regions and copies split into cache hits and
-    misses (`hits` of the block reads, `copy_hits` of the copies' sources), writes and syncs
-    (module docstring)."""
+    misses (`hits` of the block reads, or where a class counted its re-reads, `rereads` of
+    those (reread_share); `copy_hits` of the copies' sources), writes and syncs (module
+    docstring)."""
     lines = []
     seeks, size = _stream_starts(profile, hits, first_hits)
     if seeks > 0:
@@ -327,7 +344,9 @@ def _data_lines(profile: Profile, pricer: Pricer, hits: float, first_hits: float
                     else:
                         miss = pricer.data(op, order, "cold", round(size))
                         hit = pricer.data(op, order, "warm", round(size))
-                    held = copy_hits if op == "copy" else hits
+                    held = (copy_hits if op == "copy" else
+                            counts.reread_fraction * rereads
+                            if rereads is not None and counts.reread_fraction is not None else hits)
                     interleaved = counts.interleaved / n if n and op == "read" and order == "sequential" else 0.0
                     resumed = _resumed_lines(pricer, counts, size, detail, orders.get("forward", {}).get(bucket),
                                              hits) if op == "read" and order == "sequential" else []
@@ -539,19 +558,21 @@ def price_workload(profile: Profile | dict[str, Any], pricer: Pricer, *, cache_b
     hits = hit_fraction(profile.reuse, cache_bytes, start)
     first_hits = first_read_hit_fraction(profile.reuse, cache_bytes, start)
     copy_hits = copy_hit_fraction(profile.reuse, cache_bytes, start)
+    rereads = reread_share(profile.reuse, cache_bytes, start)
     scales = (tuple(sorted(cpu_scales.factors.items())), tuple(sorted(cpu_scales.traced_ns.items()))) \
         if cpu_scales and cpu_scales.factors else None
     # The cache size enters only through the shares it holds: sizes that reach the same
     # point of the reuse curve are one price, worked out once (Pricer.workload).
-    return pricer.workload(profile, (hits, first_hits, copy_hits, start, scales),
-                           lambda: _priced(profile, pricer, hits, first_hits, copy_hits, start, cpu_scales))
+    return pricer.workload(profile, (hits, first_hits, copy_hits, rereads, start, scales),
+                           lambda: _priced(profile, pricer, hits, first_hits, copy_hits, rereads, start, cpu_scales))
 
 
-def _priced(profile: Profile, pricer: Pricer, hits: float, first_hits: float | None, copy_hits: float, start: str,
-            cpu_scales: CpuScales | None) -> FsTime:
-    """price_workload, for the shares of block reads, of first reads and of copies' sources
-    the cache holds."""
-    lines = _data_lines(profile, pricer, hits, first_hits, copy_hits) + _metadata_lines(profile, pricer, start)
+def _priced(profile: Profile, pricer: Pricer, hits: float, first_hits: float | None, copy_hits: float,
+            rereads: float | None, start: str, cpu_scales: CpuScales | None) -> FsTime:
+    """price_workload, for the shares of block reads, of first reads, of copies' sources and
+    of re-reads the cache holds."""
+    lines = (_data_lines(profile, pricer, hits, first_hits, copy_hits, rereads)
+             + _metadata_lines(profile, pricer, start))
     if cpu_scales and cpu_scales.factors:
         factors = cpu_scales.on(FsTime(pricer.table.candidate, tuple(lines)).by_group(cpu=True))
         lines = [replace(line, price=line.price.cpu_scaled(factors.get(line.group, 1.0))) for line in lines]

@@ -95,7 +95,8 @@ def test_sorted_lookups_are_forward_reads_with_their_gaps(tmp_path: Path, data_f
     by_power = Counter(1 << (g.bit_length() - 1) for g in gaps if g > 0)
     assert without_durations(reads["forward"]["4096"]) == {"count": sum(g > 0 for g in gaps), "bytes": 4096 * sum(g > 0 for g in gaps),
                                         "gap_bytes": sum(gaps),
-                                        "gap_log2": {str(lo): n for lo, n in sorted(by_power.items())}}
+                                        "gap_log2": {str(lo): n for lo, n in sorted(by_power.items())},
+                                        "reread_fraction": 0.0}  # every block read once
     assert reads["sequential"]["4096"]["count"] == sum(g == 0 for g in gaps)
     assert reads["random"]["4096"]["count"] == 1  # back to the start
 
@@ -753,3 +754,35 @@ def test_files_read_after_they_were_written_start_their_streams_in_the_cache(tmp
     # A profile made before the curve kept first reads prices them as before.
     old = reuse.model_copy(update={"first_reads": 0})
     assert first_read_hit_fraction(old, 1 << 30) is None
+
+
+def test_each_read_class_keeps_its_own_share_of_re_reads(tmp_path: Path, data_file: Path) -> None:
+    """A real program reads a small file's pages again and again, then 300 random pages of a
+    4 MiB file once each (as Python reads its libraries, then a program's data).  The
+    workload's hit fraction is the small file's, most of all reads; each read class says its
+    own, and the model prices the random reads cold: where every class took the workload's
+    share, two thirds of them were priced as cache hits."""
+    from fsbm.documents import Profile as ProfileDocument
+    from fsbm.predictor.model import hit_fraction, reread_share
+
+    (tmp_path / "data-small.bin").write_bytes(os.urandom(2048))
+    profile = traced_profile(tmp_path, """
+        import os, random
+        small = os.open("data-small.bin", os.O_RDONLY)
+        for _ in range(600):
+            os.pread(small, 2048, 0)
+        big = os.open("data.bin", os.O_RDONLY)
+        for block in random.Random(3).sample(range(1024), 300):
+            os.pread(big, 4096, block * 4096)
+    """, kept="data")
+    document = ProfileDocument.of(profile.to_json())
+    reads = document.classes.data["read"]
+    big_reads = [reads[order]["4096"] for order in ("random", "forward") if "4096" in reads.get(order, {})]
+    assert sum(c.count for c in big_reads) == 300 and all(c.reread_fraction == 0.0 for c in big_reads)
+    small_reads = [c for order in reads.values() for bucket, c in order.items() if bucket == "2048"]
+    assert sum(c.count for c in small_reads) == 600
+    assert sum(c.count * c.reread_fraction for c in small_reads) == pytest.approx(599)  # all but the first
+    assert hit_fraction(document.reuse, 1 << 30) == pytest.approx(599 / 900)
+    assert reread_share(document.reuse, 1 << 30) == pytest.approx(1.0)  # a cache of 1 GiB holds every re-read
+    assert reread_share(document.reuse, 1 << 30, "warm") is None
+    assert "class_reads" not in profile.to_json()["reuse"]  # the counts went to the classes

@@ -267,7 +267,7 @@ def _log(actor: int, rows: list[tuple[int, str, int, int, bool]]) -> ReferenceLo
     return ReferenceLog(clock.astype(np.int64), np.zeros(len(rows), np.int16), clock * 10 + actor,
                         pa.array(names, pa.string()), np.array([names.index(f) for f in file], np.int64),
                         offset.astype(np.int64), length.astype(np.int64), np.zeros(len(rows), bool),
-                        unlink.astype(bool))
+                        unlink.astype(bool), np.full(len(rows), -1, np.int16))
 
 
 def test_what_a_file_held_when_unlinked_is_the_same_from_parts_as_from_the_whole_log() -> None:

@@ -664,6 +664,29 @@ def test_forward_reads_in_a_profile_miss_at_the_forward_price_and_hit_at_the_ran
     assert by_gap.by_op()["read"] == pytest.approx(1000 * 0.5 * (0.6 * 32_500 + 0.4 * 80_000) + 1000 * 0.5 * curve(4096))
 
 
+def test_a_read_class_that_counted_its_re_reads_hits_in_its_own_share() -> None:
+    """The workload's reads hit half the time (its reuse curve), but its random reads were
+    never read before and its sequential ones always were (ClassCount.reread_fraction): each
+    class hits in its own share of re-reads, scaled by how much of them the cache holds (all
+    at 2 MiB, a fifth at one page); a warm start, or a profile that does not say, takes the
+    workload's share for every class."""
+    mixed = profile()
+    mixed["classes"]["data"]["read"]["random"]["4096"]["reread_fraction"] = 0.0
+    mixed["classes"]["data"]["read"]["sequential"] = {"4096": {"count": 1000, "bytes": 1000 * 4096,
+                                                               "reread_fraction": 1.0}}
+    pricer = Pricer(table())
+
+    def misses(workload: dict, cache_bytes: int, start: str = "cold") -> dict[str, float]:
+        fs = price_workload(workload, pricer, cache_bytes=cache_bytes, start=start)
+        return {line.detail: line.count for line in fs.lines if line.detail.endswith("cache miss")}
+
+    assert misses(mixed, 1 << 30)["4 KiB random, cache miss"] == pytest.approx(1000)
+    assert "4 KiB sequential, cache miss" not in misses(mixed, 1 << 30)
+    assert misses(mixed, 4096)["4 KiB sequential, cache miss"] == pytest.approx(1000 * (1 - 0.1 / 0.5))
+    assert misses(profile(), 1 << 30)["4 KiB random, cache miss"] == pytest.approx(500)  # not said: the workload's
+    assert misses(mixed, 1 << 30, "warm") == {}  # all of it fits and was cached
+
+
 def test_a_read_that_resumes_a_stream_costs_a_read_of_it_where_readahead_does_not_follow_gapped_streams() -> None:
     """SQLite reads the page after a lookup's leaf: at the previous read's end, right after a
     gap (characterizer.classes: resumes).  Where readahead follows gapped streams, it finds

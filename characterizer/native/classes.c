@@ -42,13 +42,15 @@ static int straddles(int64_t offset, int64_t length, int64_t page)
  * to each sum at the access's code: its count, bytes, timed calls and their ns, the
  * straddling requests, the interleaved and resuming ones, and for forward reads the bytes
  * skipped and, at code * BITS + the gap's bit length, how many skipped that much.
- * copy_orig[orig] marks the in-kernel copies among the original calls.
+ * copy_orig[orig] marks the in-kernel copies among the original calls.  Where codes is not
+ * NULL, each access's code is also written at its row (codes[rows[k]]; every code fits in
+ * 16 bits: 3 classes x 3 orders x BITS).
  */
 void fsbm_data_classes(int64_t n, const int64_t *rows, const uint8_t *flags, const int64_t *gap, const int8_t *op,
 		       int8_t op_read, const int32_t *orig, const uint8_t *copy_orig, const int64_t *offset,
 		       const int64_t *size, const int64_t *ret, const int64_t *dur, int64_t page, int64_t *count,
 		       int64_t *bytes, int64_t *timed, int64_t *timed_ns, int64_t *straddled, int64_t *interleaved_sum,
-		       int64_t *resumes_sum, int64_t *gap_bytes, int64_t *gap_log2)
+		       int64_t *resumes_sum, int64_t *gap_bytes, int64_t *gap_log2, int16_t *codes)
 {
 	for (int64_t k = 0; k < n; k++) {
 		int64_t i = rows[k];
@@ -61,6 +63,8 @@ void fsbm_data_classes(int64_t n, const int64_t *rows, const uint8_t *flags, con
 		int order = in_order ? ORDER_SEQUENTIAL : forward ? ORDER_FORWARD : ORDER_RANDOM;
 		int64_t code = ((int64_t)name * 3 + order) * BITS + bit_length(length);
 
+		if (codes)
+			codes[i] = (int16_t)code;
 		count[code]++;
 		bytes[code] += length;
 		if (dur[i] != MISSING) {
