@@ -160,7 +160,7 @@ def data_classes(ev: EventArrays, acc: Access, mapped: Regions,
     request touches more pages than an aligned request of its length would (a 4096-byte
     write at offset 516 touches two, one at 8192 one).  Every access gets one code, (class,
     order, bit length of its size), and the sums per code are one pass in C
-    (characterizer/native/classes.c).  `codes`, where given (one int16 per event, NO_CODE
+    (characterizer/native/classes.c).  `codes`, where given (one int16 per event, reuse.NO_CODE
     before), gets each classified access's code at its row (class_of_code reads it)."""
     out: dict[str, dict[str, dict[str, dict[str, int]]]] = {}
     if len(mapped):
@@ -219,7 +219,7 @@ def with_reread_fractions(classes: dict, class_reads: dict[str, list[int]]) -> d
 
 
 def _out_codes(codes: np.ndarray, n: int) -> np.ndarray:
-    """`codes`, checked to be what the C pass may write into: one int64 per event, contiguous."""
+    """`codes`, checked to be what the C pass may write into: one int16 per event, contiguous."""
     if codes.dtype != np.int16 or len(codes) != n or not codes.flags.c_contiguous:
         raise ValueError("codes: one contiguous int16 per event")
     return codes

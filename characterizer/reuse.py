@@ -46,7 +46,7 @@ from fsbm.characterizer.arrays import OP_INDEX, EventArrays, first_of_each
 from fsbm.characterizer.kernels import library
 
 BLOCK = 4096
-NO_CODE = -1                # an access no data class counts (classes.NO_CODE)
+NO_CODE = -1                # an access no data class counts (an unlink; classes.class_of_code's are >= 0)
 EXACT_LIMIT = 16_000_000    # block references up to which the curve is exact
 SAMPLE_BUDGET = 4_000_000   # block references a sampled curve keeps, about
 CHUNK_BLOCKS = 1_000_000    # block references expanded at a time
@@ -411,7 +411,7 @@ def _by_class(code: np.ndarray, again: np.ndarray) -> dict[int, tuple[int, int]]
         counted = np.bincount(piece)
         size = max(len(pairs), len(counted))
         pairs = np.pad(pairs, (0, size - len(pairs))) + np.pad(counted, (0, size - len(counted)))
-    pairs = np.pad(pairs, (0, len(pairs) % 2)).reshape(-1, 2)[1:]  # row c: code c - 1 ... now c, NO_CODE dropped
+    pairs = np.pad(pairs, (0, len(pairs) % 2)).reshape(-1, 2)[1:]  # a row per code + 1: NO_CODE's dropped, row c is code c
     return {int(c): (int(pairs[c].sum()), int(pairs[c, 1])) for c in np.flatnonzero(pairs.sum(axis=1))}
 
 
