@@ -178,11 +178,10 @@ def reread_share(reuse: Reuse, cache_bytes: int, start: str = "cold") -> float |
     """For a cold start, the share of the workload's re-reads (reads of blocks an earlier
     access touched) a page cache of `cache_bytes` holds: its hit fraction over that of a cache
     holding everything the workload touched.  A read class that counted its own re-reads
-    (ClassCount.reread_fraction) hits in that share of them, where the workload's hit fraction would
-    spread every class's hits alike: a program that reads its libraries again and again, then
-    a large file once at random, would have its file's reads hit as often as its libraries'
-    (ClassCount.reread_fraction).
-    None for a warm start, whose first references hit too."""
+    (ClassCount.reread_fraction) hits in that share of them, where the workload's hit
+    fraction would spread every class's hits alike: a program that reads its libraries again
+    and again, then a large file once at random, would have its file's reads hit as often as
+    its libraries'.  None for a warm start, whose first references hit too."""
     if start != "cold" or not reuse.block_reads or not reuse.points:
         return None
     everything = reuse.points[-1].hit_fraction
