@@ -12,8 +12,8 @@ ordinary grouped cross-validation: with LeaveOneGroupOut over programs, no progr
 by a model that saw it.
 
 X holds one row per (workload, candidate); COLUMNS names its columns:
-- `key`: what a calibration factor is kept under, the candidate's filesystem and state
-  ("xfs fresh", calibration_key);
+- `key`: the candidate's filesystem and state ("xfs fresh", calibration_key), which a model
+  stored when factors were kept per filesystem looks its factor up by;
 - `fs_s`, `fs_low_s`, `fs_high_s`: count x cost in the filesystem over the workload's
   processes working at once (predict.concurrency), and the 95% interval of those costs;
 - `outside_s`, `outside_low_s`, `outside_high_s`: the time outside the filesystem, and its band;
