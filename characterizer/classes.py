@@ -208,8 +208,11 @@ def with_reread_fractions(classes: dict, class_reads: dict[str, list[int]]) -> d
     curve's sample: reuse.CLASS_READS): what a cache holding everything the workload touched
     serves of that class, where the curve's hit fraction tells it of the workload's reads all
     together.  An entry the sample holds no block read of says nothing."""
-    data = {cls: {order: {bucket: dict(entry) for bucket, entry in buckets.items()}
-                  for order, buckets in orders.items()} for cls, orders in classes.get("data", {}).items()}
+    data = dict(classes.get("data", {}))
+    for cls in READ_CLASSES:  # the classes it writes into are copied; the rest are shared
+        if cls in data:
+            data[cls] = {order: {bucket: dict(entry) for bucket, entry in buckets.items()}
+                         for order, buckets in data[cls].items()}
     for code, (reads, repeated) in class_reads.items():
         cls, order, bucket = class_of_code(int(code))
         entry = data.get(cls, {}).get(order, {}).get(bucket)

@@ -372,19 +372,20 @@ class _Curve:
     first_reads: _Distances
     block_reads: int         # in the whole trace
     # Per data class code, its sampled block reads and how many of them an earlier reference
-    # to the block preceded (a cache holding everything the workload touched serves those).
+    # to the block preceded (a cache holding everything the workload touched serves those);
+    # empty where no codes were given (the second sample, which checks the hit fractions alone).
     class_reads: dict[int, tuple[int, int]]
 
     @classmethod
-    def of(cls, keys: np.ndarray, is_read: np.ndarray, code: np.ndarray, first_keys: np.ndarray, rate: float,
-           block_reads: int) -> "_Curve":
+    def of(cls, keys: np.ndarray, is_read: np.ndarray, code: np.ndarray | None, first_keys: np.ndarray,
+           rate: float, block_reads: int) -> "_Curve":
         distances = stack_distances(keys)
         read_keys, read_distances = keys[is_read], distances[is_read]
         chosen = member(read_keys, first_keys)
         first = previous_reference(read_keys[chosen]) < 0  # each chosen block's first read
         return cls(rate, len(keys), float((distances < 0).sum()) / rate, _Distances.of(read_distances),
                    _Distances.of(read_distances[chosen][first]), block_reads,
-                   _by_class(code[is_read], read_distances >= 0))
+                   {} if code is None else _by_class(code[is_read], read_distances >= 0))
 
     def hits(self, distances: _Distances, sizes: np.ndarray) -> np.ndarray:
         """How many of `distances` hit in caches of `sizes` blocks: 0 <= d < size x rate."""
@@ -466,7 +467,8 @@ def curve_of(sample: Sample | None, first: FirstReads, total: int, reads: int) -
                    for s, h, f in zip(sizes, hit, first_hit)],
         CLASS_READS: {str(c): list(counts) for c, counts in sorted(curve.class_reads.items())}}
     if rate < 1.0:
-        check = _Curve.of(*samples[1], first_keys, rate, reads)
+        keys, is_read, _ = samples[1]
+        check = _Curve.of(keys, is_read, None, first_keys, rate, reads)
         error = float(np.mean(np.abs(hit - check.hit_fractions(sizes)))) / math.sqrt(2)
         body["sampling"] = {"method": "SHARDS (spatially hashed sampling)", "rate": rate, "block_references": total,
                             "sampled_references": curve.references, "files_first_read_sampled": sampled_first,
