@@ -78,6 +78,13 @@ struct worker {
 static _Atomic unsigned char *done;   /* per operation, for dependencies */
 static _Atomic size_t completed;
 
+/* The progress thread reports every PROGRESS_NS until the replay ends; the end wakes it at
+ * once (replay_ended), so no replay waits out a report's interval before it exits. */
+#define PROGRESS_NS 200000000ULL
+static pthread_mutex_t progress_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t progress_wake = PTHREAD_COND_INITIALIZER;
+static int replay_over;
+
 static void usage(FILE *out)
 {
 	fputs("Usage: fsreplay --plan FILE --target DIR [--mode serial|threads|timed] [--cold]\n"
@@ -496,15 +503,36 @@ static void *progress_thread(void *arg)
 {
 	const struct options *o = ((struct worker *)arg)->opt;
 	size_t total = ((struct worker *)arg)->plan->n_ops;
+	struct timespec deadline;
 
-	while (!stop_requested) {
+	clock_gettime(CLOCK_REALTIME, &deadline); /* pthread_cond_timedwait's clock */
+	pthread_mutex_lock(&progress_lock);
+	for (;;) {
 		size_t now = atomic_load(&completed);
+
 		report_progress(o->progress_fd, now, total);
-		if (now >= total)
+		if (now >= total || replay_over || stop_requested)
 			break;
-		sleep_ns(200000000ULL);
+		deadline.tv_nsec += (long)PROGRESS_NS;
+		if (deadline.tv_nsec >= 1000000000L) {
+			deadline.tv_sec++;
+			deadline.tv_nsec -= 1000000000L;
+		}
+		while (!replay_over && !stop_requested &&
+		       pthread_cond_timedwait(&progress_wake, &progress_lock, &deadline) == 0)
+			;
 	}
+	pthread_mutex_unlock(&progress_lock);
 	return NULL;
+}
+
+/* The replay has run: the progress thread writes its last line and ends now. */
+static void replay_ended(void)
+{
+	pthread_mutex_lock(&progress_lock);
+	replay_over = 1;
+	pthread_cond_signal(&progress_wake);
+	pthread_mutex_unlock(&progress_lock);
 }
 
 /* End the report's JSON and put it in place (report_close); 0, or EXIT_RUNTIME. */
@@ -595,7 +623,7 @@ int main(int argc, char **argv)
 		cpu += workers[i].thread_cpu_ns;
 	getrusage(RUSAGE_SELF, &usage_after);
 	if (opt.progress_fd >= 0) {
-		stop_requested = stop_requested ? stop_requested : 2;
+		replay_ended();
 		pthread_join(progress, NULL);
 	}
 	/* Files the trace left open, and cached directories, are closed by exit, not by calls a
