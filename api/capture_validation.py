@@ -168,7 +168,8 @@ def measure_capture(settings: Any, options: CaptureOptions, console: Console) ->
                              if dropped else ""))
     run_rounds(captured_after, options.rounds)
     profiles = [c["profile"] for c in captured]
-    added = add_programs_cases(settings, filesystems, tables, profiles, console) if options.workload_cases else {}
+    added = add_programs_cases(settings, filesystems, tables, profiles, console,
+                               options.table_effort) if options.workload_cases else {}
     return {
         "schema_version": 1, "kind": "capture_validation_measurements", "started": started, "finished": time.time(),
         "machine": machine(), "traced_on": baseline.label,

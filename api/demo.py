@@ -152,18 +152,19 @@ def filesystem_misses(prediction: Prediction, records: list[dict[str, Any]]) -> 
     return out
 
 
-def _measure_programs_cases(targets: list[Target], profile: dict[str, Any], store: Any, console: Console) -> None:
-    """Each target's table grown by the cases `profile` is priced from beyond it and kept as
-    its newest (pipeline.measure_regime, `fsbm bench --for`); a table that has them already is
-    left as it is.  A run that fails leaves its table as it was, said so: the prediction then
-    prices those calls from the table's own cases."""
+def _measure_programs_cases(targets: list[Target], profile: dict[str, Any], store: Any, console: Console,
+                            effort: TableEffort) -> None:
+    """Each target's table grown by the cases `profile` is priced from beyond it, held to the
+    tables' `effort`, and kept as its newest (pipeline.measure_regime, `fsbm bench --for`); a
+    table that has them already is left as it is.  A run that fails leaves its table as it
+    was, said so: the prediction then prices those calls from the table's own cases."""
     from fsbm.host import memory_available_bytes
     from fsbm.microbench.fsbench import completed
     from fsbm.pipeline import measure_regime
 
     for target in targets:
         runs, table_id = measure_regime(target.mount, profile, target.candidate, store,
-                                        cache_bytes=memory_available_bytes())
+                                        cache_bytes=memory_available_bytes(), effort=effort)
         failed = [doc for doc in runs if not completed(doc)]
         cases = sum(len(doc.get("results", [])) for doc in runs if doc not in failed)
         if failed:
@@ -211,7 +212,7 @@ def run_demo(settings: Any, console: Console, filesystems: tuple[str, ...], size
 
         headline("predicting its runtime on each candidate")
         with settings.store() as store:
-            _measure_programs_cases(targets, traced.profile, store, console)
+            _measure_programs_cases(targets, traced.profile, store, console, effort)
         predictor = PredictionService(settings.store_path)
         with settings.store() as store:
             profile_id = store.save_document("profile", traced.profile, name=traced.profile["source"])

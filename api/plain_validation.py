@@ -219,7 +219,8 @@ def measure_plain(settings: Any, options: PlainOptions, console: Console) -> dic
                           f"{again['traced_wall_s']:.1f} s")
     run_rounds(traced_after, options.rounds)
     profiles = [t[key] for t in traced for key in ("profile", "profile_again", "profile_untimed")]
-    added = add_programs_cases(settings, filesystems, tables, profiles, console) if options.workload_cases else {}
+    added = add_programs_cases(settings, filesystems, tables, profiles, console,
+                               options.table_effort) if options.workload_cases else {}
     return {
         "schema_version": 1, "kind": "plain_validation_measurements", "started": started, "finished": time.time(),
         "machine": machine(), "traced_on": baseline.label,

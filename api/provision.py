@@ -116,11 +116,12 @@ def measure_cost_table(settings: Any, fs: scratch.ScratchFs, store: Any, seed: i
 
 
 def add_programs_cases(settings: Any, filesystems: dict[str, Any], tables: dict[str, list[CostTable]],
-                       profiles: list[dict[str, Any]], console: Console) -> dict[str, list[str]]:
+                       profiles: list[dict[str, Any]], console: Console,
+                       effort: TableEffort = TableEffort()) -> dict[str, list[str]]:
     """Grow every table by the cases the traced programs' `profiles` are priced from beyond
     it, measured on its filesystem with its seed (pipeline.add_workload_cases, as `fsbm bench
-    --for` does), so several tables of a target stay independent measurements of the same
-    cases.  Per target, the cases measured."""
+    --for` does, held to the tables' `effort`), so several tables of a target stay
+    independent measurements of the same cases.  Per target, the cases measured."""
     from fsbm.host import memory_available_bytes
     from fsbm.microbench.fsbench import completed
     from fsbm.pipeline import add_workload_cases
@@ -132,7 +133,7 @@ def add_programs_cases(settings: Any, filesystems: dict[str, Any], tables: dict[
         for name, fs in filesystems.items():
             for i, table in enumerate(tables[name]):
                 runs, tables[name][i] = add_workload_cases(fs.mount_point, table, profiles, store,
-                                                           cache_bytes=cache_bytes, show=True)
+                                                           cache_bytes=cache_bytes, show=True, effort=effort)
                 for doc in runs:
                     if not completed(doc):
                         raise FsbmError(f"fsbench on {fs.name} did not measure the programs' own cases; its results "

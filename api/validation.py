@@ -110,7 +110,7 @@ def measure_suite(settings: Any, options: ValidationOptions, console: Console) -
                      for name, fs in filesystems.items()}
         if options.workload_cases:
             for name, cases in add_programs_cases(settings, filesystems, fresh, [t.profile for t in traced.values()],
-                                                  console).items():
+                                                  console, options.table_effort).items():
                 added[name] = sorted({*added.get(name, ()), *cases})
         for name, (table,) in fresh.items():
             measured[name].append(table)

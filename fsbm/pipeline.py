@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
     from fsbm.characterizer.profile import Profile
     from fsbm.documents import Prediction
+    from fsbm.microbench.fsbench import TableEffort
     from fsbm.predictor.cost_table import CostTable
     from fsbm.traces.nfs import CaptureOptions
     from fsbm.traces.replay_plan import PlanStats
@@ -234,13 +235,14 @@ def measure_costs(target: PathLike, options: Any, candidate: str, store: Results
 
 
 def add_workload_cases(target: PathLike, table: "CostTable", profiles: Sequence["Profile | dict[str, Any]"],
-                       store: ResultsStore, *, cache_bytes: int, console: Any = None,
-                       show: bool = False) -> tuple[list[dict[str, Any]], "CostTable"]:
+                       store: ResultsStore, *, cache_bytes: int, console: Any = None, show: bool = False,
+                       effort: Optional["TableEffort"] = None) -> tuple[list[dict[str, Any]], "CostTable"]:
     """Measure on `target` the cases any of `profiles` is priced from beyond `table`
-    (predictor.regime), at the workloads' sizes, with the table's fsbench seed; the fsbench
-    runs (each stored as a run) and the table grown by those that completed."""
+    (predictor.regime), at the workloads' sizes, with the table's fsbench seed, held to
+    `effort` where a command set one (fsbench.options_measuring); the fsbench runs (each
+    stored as a run) and the table grown by those that completed."""
     from fsbm.documents import Profile as ProfileDocument
-    from fsbm.microbench.fsbench import completed, options_measuring
+    from fsbm.microbench.fsbench import TableEffort, completed, options_measuring
     from fsbm.predictor.regime import unmeasured_cases
 
     documents = [ProfileDocument.of(p if isinstance(p, (dict, ProfileDocument)) else p.to_json()) for p in profiles]
@@ -248,8 +250,8 @@ def add_workload_cases(target: PathLike, table: "CostTable", profiles: Sequence[
     runs = []
     for options in options_measuring([(c.bench, c.order, c.cache, c.size, c.file_sizes, c.request_sizes, c.files)
                                       for c in cases],
-                                     seed=table.seed,
-                                     aging_state=table.environment.get("aging_state")):
+                                     seed=table.seed, aging_state=table.environment.get("aging_state"),
+                                     effort=effort or TableEffort()):
         doc, _ = measure_costs(target, options, table.candidate, store, console=console, show=show, keep_table=False)
         runs.append(doc)
         if completed(doc):
@@ -279,15 +281,16 @@ def cost_table_to_grow(store: ResultsStore, candidate: str) -> "CostTable":
 
 
 def measure_regime(target: PathLike, profile: "Profile | dict[str, Any]", candidate: str, store: ResultsStore, *,
-                   cache_bytes: int, console: Any = None, show: bool = False) -> tuple[list[dict[str, Any]], Optional[int]]:
+                   cache_bytes: int, console: Any = None, show: bool = False,
+                   effort: Optional["TableEffort"] = None) -> tuple[list[dict[str, Any]], Optional[int]]:
     """`fsbm bench --for`: the cases `profile` is priced from beyond `candidate`'s newest cost
     table measured on `target` (add_workload_cases), the grown table kept as the candidate's
-    newest.  The fsbench runs and the new table's id; no runs and None where the table
-    already covers the profile.  A run that failed or was interrupted is kept as a run and
+    newest, held to `effort` where a command set one.  The fsbench runs and the new table's
+    id; no runs and None where the table already covers the profile.  A run that failed or was interrupted is kept as a run and
     added to nothing."""
     table = cost_table_to_grow(store, candidate)
     runs, grown = add_workload_cases(target, table, [profile], store, cache_bytes=cache_bytes, console=console,
-                                     show=show)
+                                     show=show, effort=effort)
     if grown is table:
         return runs, None
     return runs, store.save_document("cost_table", grown.to_json(), name=candidate, run_id=grown.fsbench_run_id)

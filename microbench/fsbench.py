@@ -96,6 +96,16 @@ class TableEffort:
                     f"less than the {reps} of {seconds:g} s asked for")
         return None
 
+    def held_to(self, reps: int | None, case_seconds: float) -> tuple[int | None, float]:
+        """A workload case's (repetitions, seconds a case), None for quick's own repetitions,
+        held to this effort where it sets one: a command told to measure its tables at less
+        than quick's effort measures the workload's own cases no longer than that either."""
+        if self.reps is not None:
+            reps = min(reps if reps is not None else QUICK_REPS, self.reps)
+        if self.case_seconds is not None:
+            case_seconds = min(case_seconds, self.case_seconds)
+        return reps, case_seconds
+
 
 # A run measuring a workload's own cases (options_measuring): a data file of four requests of
 # the largest size, made anew each repetition, and ten repetitions, so that a 64 MiB sync is
@@ -106,7 +116,8 @@ REGIME_CASE_SECONDS = 5.0
 
 
 def options_measuring(cases: Iterable[tuple[str, str, str, int, tuple[int, ...], tuple[int, ...], int | None]], *,
-                      seed: int | None = None, aging_state: str | None = None) -> list[FsbenchOptions]:
+                      seed: int | None = None, aging_state: str | None = None,
+                      effort: TableEffort = TableEffort()) -> list[FsbenchOptions]:
     """fsbench runs that measure exactly these (benchmark, order, cache, request size, mix of
     file sizes, mix of request sizes, files among which: None for fsbench's own count) cases:
     one per benchmark, order, cache, mixes and count of files, three
@@ -115,7 +126,8 @@ def options_measuring(cases: Iterable[tuple[str, str, str, int, tuple[int, ...],
     MiB).  A case with a mix (a *_mix benchmark's) is measured at that mix (and write_new_mix
     at its mix of request sizes), its size being the mean, in quick's repetitions: each makes
     a thousand files, which on btrfs hold some fifteen of the waits the case is there to
-    measure."""
+    measure.  `effort` holds every run to a command's --table-reps and --table-case-seconds
+    (TableEffort.held_to)."""
     groups: dict[tuple[str, str, str, tuple[int, ...], tuple[int, ...], int], set[int]] = {}
     for bench, order, cache, size, file_sizes, request_sizes, files in cases:
         key = (bench, order, cache, tuple(file_sizes), tuple(request_sizes), files or 0)
@@ -126,10 +138,11 @@ def options_measuring(cases: Iterable[tuple[str, str, str, int, tuple[int, ...],
         mix = ",".join(map(str, file_sizes)) or None
         for start in range(0, len(ordered), 3):
             chunk = ordered[start:start + 3]
+            reps, case_seconds = effort.held_to(None if mix else REGIME_REPS, REGIME_CASE_SECONDS)
             runs.append(FsbenchOptions(quick=True, only=bench, sizes=None if mix else ",".join(map(str, chunk)),
-                                       orders=order, caches=cache, reps=None if mix else REGIME_REPS,
+                                       orders=order, caches=cache, reps=reps,
                                        file_size=str(max(REGIME_REQUESTS_PER_FILE * chunk[-1], 64 << 20)),
-                                       case_seconds=REGIME_CASE_SECONDS, seed=seed, aging_state=aging_state,
+                                       case_seconds=case_seconds, seed=seed, aging_state=aging_state,
                                        files=files or None,
                                        file_sizes=mix, request_sizes=",".join(map(str, request_sizes)) or None))
     return runs

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import QUICK_BENCH_FLAGS, Calibrated, give_calibration, run_fsbm
-from fsbm.microbench.fsbench import options_measuring
+from fsbm.microbench.fsbench import QUICK_REPS, REGIME_CASE_SECONDS, REGIME_REPS, TableEffort, options_measuring
 from fsbm.microbench.scratch import ScratchFs
 from fsbm.predictor.cost_table import CostTable
 from fsbm.predictor.pricing import MAX_REQUEST_BYTES, Pricer, Unmeasured
@@ -75,6 +75,21 @@ def test_fsbench_runs_measure_exactly_the_cases_three_sizes_at_most_a_run() -> N
                         ("write", "sequential", "warm", f"{5 * MIB}")}
     largest = max(runs, key=lambda r: int(r.file_size))
     assert int(largest.file_size) == 4 * 48 * MIB and all(r.seed == 3 and r.quick for r in runs)
+
+
+def test_a_commands_table_effort_holds_the_workloads_own_cases_to_it() -> None:
+    """--table-reps and --table-case-seconds below a workload case's own (ten repetitions of
+    5 s, quick's three for a mix) hold it to them; above it, or unset, they leave it alone."""
+    cases = [("fsync", "sequential", "warm", 48 * MIB, (), (), None),
+             ("append_mix", "sequential", "warm", 1368, (4, 4096, 4), (), None)]
+
+    def efforts(effort: TableEffort) -> set[tuple[str | None, int | None, float | None]]:
+        return {(r.only, r.reps, r.case_seconds) for r in options_measuring(cases, effort=effort)}
+
+    assert efforts(TableEffort()) == {("fsync", REGIME_REPS, REGIME_CASE_SECONDS), ("append_mix", None, REGIME_CASE_SECONDS)}
+    assert efforts(TableEffort(2, 0.02)) == {("fsync", 2, 0.02), ("append_mix", 2, 0.02)}
+    assert efforts(TableEffort(50, 60.0)) == {("fsync", REGIME_REPS, REGIME_CASE_SECONDS),
+                                              ("append_mix", QUICK_REPS, REGIME_CASE_SECONDS)}
 
 
 def test_a_mix_of_file_sizes_is_one_fsbench_run_at_that_mix() -> None:

@@ -66,13 +66,15 @@ def json_option(what: str) -> Any:
 def table_reps_option() -> Any:
     """--table-reps, shared by the commands that measure quick cost tables themselves."""
     return typer.Option(None, "--table-reps", min=1, help="Repetitions of each case in every quick cost table "
-                        "measured (fsbench --reps; default: quick's). Fewer: a faster table, a less precise one.")
+                        "measured (fsbench --reps; default: quick's), and at most this many of each of the "
+                        "workloads' own cases. Fewer: a faster table, a less precise one.")
 
 
 def table_case_seconds_option() -> Any:
     """--table-case-seconds, beside --table-reps."""
     return typer.Option(None, "--table-case-seconds", min=0.001, help="Timed budget of each case in every quick "
-                        "cost table measured (fsbench --case-seconds; default: quick's).")
+                        "cost table measured (fsbench --case-seconds; default: quick's), and at most this of each "
+                        "of the workloads' own cases.")
 
 
 def hold_freed_memory_option() -> Any:
