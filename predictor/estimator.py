@@ -304,8 +304,8 @@ class RuntimeEstimator(BaseEstimator, RegressorMixin):
         self.ratio_errors_: dict[str, dict[str, float]] = {}
         self.gap_shift_: dict[str, float] | None = None
         self.host_drift_: dict[str, float] | None = None
-        if len(X) == 0:
-            return self
+        if len(X) == 0 or (groups is not None and len(set(np.asarray(groups))) < 2):
+            return self  # errors are learnt from programs left out, and one program leaves none
         if groups is None:
             predicted = self.predict(X)
         else:

@@ -63,6 +63,19 @@ def test_the_estimator_keeps_scikit_learns_contract_under_leave_one_program_out(
     assert clone(RuntimeEstimator(calibrate=True, alpha=0.2)).get_params() == {"calibrate": True, "alpha": 0.2}
 
 
+def test_two_programs_judge_each_other_with_no_band_learnt_from_one() -> None:
+    """Leave-one-program-out of two programs fits each on the other alone: with no third
+    program to leave out, that fit learns no error band (the cost measurements' band stands),
+    where it once stopped the validation with sklearn's "fewer than 2 unique groups"."""
+    X, y, programs = suite(np.random.default_rng(13), programs=2)
+    one = programs == "p0"
+    alone = RuntimeEstimator(calibrate=True).fit(X[one], y[one], groups=programs[one])
+    assert alone.errors_ == {} and alone.factor("ext4 fresh")["factor"] == pytest.approx(1.5, rel=0.05)
+    left_out = cross_val_predict(RuntimeEstimator(calibrate=True), X, y, groups=programs, cv=LeaveOneGroupOut(),
+                                 params={"groups": programs})
+    assert np.median(np.abs(left_out / y - 1)) < 0.05
+
+
 def test_predict_is_the_one_formula() -> None:
     X, y, _ = suite(np.random.default_rng(7))
     model = RuntimeEstimator(calibrate=True).fit(X, y)
