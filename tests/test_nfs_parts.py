@@ -9,6 +9,8 @@ ones too.
 from __future__ import annotations
 
 import functools
+import socket
+import struct
 import subprocess
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -73,6 +75,30 @@ def test_parts_give_the_whole_captures_table(capture: Path, cut: str, tmp_path: 
     assert vars(parts.stats) == vars(whole.stats)
 
 
+def nfs_client_ports(capture: Path) -> set[int]:
+    """The source ports of the TCP segments sent to port 2049 in a classic pcap of Ethernet
+    frames, read field by field (an oracle apart from capsplit's own reader; tshark's
+    dissection of the same 186 MB took 13 s here, this 1 s)."""
+    data = capture.read_bytes()
+    order = "<" if data[:4] == b"\xd4\xc3\xb2\xa1" else ">"
+    ports: set[int] = set()
+    at = 24  # the file's header
+    while at + 16 <= len(data):
+        length = struct.unpack_from(order + "I", data, at + 8)[0]
+        frame = data[at + 16:at + 16 + length]
+        at += 16 + length
+        ethertype = struct.unpack_from(">H", frame, 12)[0] if len(frame) >= 14 else None
+        if ethertype == 0x0800 and len(frame) >= 34 and frame[23] == socket.IPPROTO_TCP:
+            tcp = 14 + (frame[14] & 0x0F) * 4
+        elif ethertype == 0x86DD and len(frame) >= 54 and frame[20] == socket.IPPROTO_TCP:
+            tcp = 54
+        else:
+            continue
+        if len(frame) >= tcp + 4 and struct.unpack_from(">H", frame, tcp + 2)[0] == 2049:
+            ports.add(struct.unpack_from(">H", frame, tcp)[0])
+    return ports
+
+
 @pytest.mark.slow(seconds=32)
 def test_a_capture_is_cut_by_connection_with_every_packet_once(tmp_path: Path,
                                                                whole_table: Callable[..., IngestResult]) -> None:
@@ -89,11 +115,9 @@ def test_a_capture_is_cut_by_connection_with_every_packet_once(tmp_path: Path,
         assert np.array_equal(np.sort(np.concatenate(by_part[source])), np.arange(1, 71_388))  # capinfos: 71,387
     # Each NFS connection (client port to 2049) lies in one part only; the pcapng's parts hold
     # the same frames as the pcap's, so the same holds for them.
-    holders: dict[str, set[int]] = {}
+    holders: dict[int, set[int]] = {}
     for k in range(4):
-        ports = subprocess.run(["tshark", "-r", str(tmp_path / f"pcap-{k}.cap"), "-Y", "tcp.dstport == 2049", "-T",
-                                "fields", "-e", "tcp.srcport"], capture_output=True, text=True, check=True).stdout.split()
-        for port in set(ports):
+        for port in nfs_client_ports(tmp_path / f"pcap-{k}.cap"):
             holders.setdefault(port, set()).add(k)
     assert len(holders) >= 3 and all(len(parts) == 1 for parts in holders.values())
     assert all(np.array_equal(a, b) for a, b in zip(by_part[capture], by_part[ng]))
