@@ -8,8 +8,10 @@ Which price each class gets:
   price, sequential, forward (by its mix of gaps, pricing.Pricer.forward_read) or random
   as the class is;
   a forward read that hits costs a warm random one; and the first read of each file
-  that misses is a random read of the sequential reads' mean size, not a sequential one
-  (fsbench's sequential price is a long stream's, whose readahead the first read lacks);
+  that misses is a random read, not a sequential one (fsbench's sequential price is a long
+  stream's, whose readahead the first read lacks), of as much of the file as the readahead
+  it begins takes in (the bytes a stream reads on average, up to the kernel's initial
+  window for a read of the sequential reads' mean size: Pricer.first_read_bytes);
   a sequential cold read made after other calls since the stream's last read has its wait
   for the device overlapped by readahead, up to the time of the workload's calls outside
   the reads (readahead_overlap); one that resumes a stream right after a read that skipped
@@ -217,19 +219,21 @@ def copy_hit_fraction(reuse: Reuse, cache_bytes: int, start: str = "cold") -> fl
     return _held(reuse, cache_bytes, start, lambda p: 0.0, 1.0)
 
 
-def _stream_starts(profile: Profile, hits: float, first_hits: float | None = None) -> tuple[float, float]:
-    """Sequential reads that start a stream (the first read of a file in a run) and miss, and
-    the mean size of a sequential read: fsbench's sequential cold price is a long stream's
-    average, readahead included, but each file read from its start is first a random read
-    of that size.  A stream misses as the files' first reads do (`first_hits`), where the
-    profile says; else as the workload's reads do overall (`hits`)."""
+def _stream_starts(profile: Profile, hits: float, first_hits: float | None = None) -> tuple[float, float, float]:
+    """Sequential reads that start a stream (the first read of a file in a run) and miss, the
+    mean size of a sequential read, and the mean bytes a stream reads: fsbench's sequential
+    cold price is a long stream's average, readahead included, but each file read from its
+    start is first a random read, of as much of the file as the readahead that read begins
+    takes in (Pricer.first_read_bytes).  A stream misses as the files' first reads do
+    (`first_hits`), where the profile says; else as the workload's reads do overall (`hits`)."""
     streams = profile.runs.read_only + profile.runs.read_write
     stream_hits = hits if first_hits is None else first_hits
     sequential = [c for bucket, c in profile.classes.data.get("read", {}).get("sequential", {}).items()
                   if bucket != "0"]  # a read at end of file moves nothing
     count = sum(c.count for c in sequential)
-    size = sum(c.bytes for c in sequential) / count if count else 0.0
-    return min(streams * (1 - stream_hits), count * (1 - hits)), size
+    nbytes = sum(c.bytes for c in sequential)
+    size = nbytes / count if count else 0.0
+    return min(streams * (1 - stream_hits), count * (1 - hits)), size, nbytes / streams if streams else size
 
 
 def _mean_gap(counts: ClassCount | None) -> float:
@@ -310,14 +314,16 @@ def _data_lines(profile: Profile, pricer: Pricer, hits: float, first_hits: float
     those (reread_share); `copy_hits` of the copies' sources), writes and syncs (module
     docstring)."""
     lines = []
-    seeks, size = _stream_starts(profile, hits, first_hits)
+    seeks, size, stream_bytes = _stream_starts(profile, hits, first_hits)
     if seeks > 0:
-        # The random cold read of a sequential read's size, less the sequential cold read it replaces.
-        seek = pricer.data("read", "random", "cold", round(size))
+        # The random cold read of what the first read brings in, less the sequential cold read it replaces.
+        first = pricer.first_read_bytes(size, stream_bytes)
+        seek = pricer.data("read", "random", "cold", round(first))
         streamed = pricer.data("read", "sequential", "cold", round(size))
         extra = seek.minus(streamed, f"{seek.source} less {streamed.source}")
-        lines.append(Line("read", "read", f"first read of a file from a cold cache: a random {readable_bytes(size)} read",
-                          seeks, extra))
+        asked = f" ({readable_bytes(size)} asked, the rest read ahead)" if first > size else ""
+        lines.append(Line("read", "read", f"first read of a file from a cold cache: a random {readable_bytes(first)} "
+                                          f"read{asked}", seeks, extra))
     for op, orders in profile.classes.data.items():
         for order, buckets in orders.items():
             new_files, buckets = _new_file_lines(profile, op, order, buckets, pricer)

@@ -12,7 +12,7 @@ import pytest
 from fsbm.documents import Profile, Reuse, SizeBucket, size_mix
 from fsbm.errors import UsageError
 from fsbm.predictor.cost_table import Case, CostTable, CpuTime, GapCost, Latency
-from fsbm.predictor.model import CpuScales, hit_fraction, price_workload
+from fsbm.predictor.model import CpuScales, Line, hit_fraction, price_workload
 from fsbm.predictor.outside import (CPU_SCALE_BOUNDS, calls_cpu_seconds, cpu_scales, outside_features,
                                    outside_seconds)
 from fsbm.traces.record import CALLS_CPU_FIELDS, median_cpu, untraced_medians
@@ -570,6 +570,36 @@ def test_the_first_read_of_a_file_is_a_random_read_of_its_size() -> None:
              if line.detail.startswith("first read")]
     assert len(first) == 1 and first[0].count == 600 and "random 64 KiB read" in first[0].detail
     assert first[0].price.ns == pytest.approx((3 - 1) * 8 * curve(65536))  # random less sequential, both cold
+
+
+def test_the_first_read_of_a_small_file_brings_in_the_readahead_it_starts() -> None:
+    """tar reads 600 files of 40 KiB in 8 KiB reads: each first read starts the kernel's
+    initial readahead (8 pages for a 2-page read on a device reading 2,560 KiB ahead), so the
+    device moves 32 KiB while the read waits: a random cold 32 KiB read.  A table that does
+    not record the device's readahead prices the request alone, as before."""
+    from fsbm.predictor.pricing import initial_readahead_bytes
+
+    assert initial_readahead_bytes(10 * 1024, 2560) == 64 * 1024  # 3 pages, rounded to 4, times 4
+    assert initial_readahead_bytes(4096, 2560) == 16 * 1024
+    assert initial_readahead_bytes(16 * 1024, 128) == 32 * 1024  # at most a quarter of 32 pages: twice
+    assert initial_readahead_bytes(128 * 1024, 128) == 128 * 1024  # the whole readahead
+    files = profile(reads=0)
+    files["classes"]["data"] = {"read": {"sequential": {"8192": {"count": 3000, "bytes": 3000 * 8192}}}}
+    files["runs"] = {"read_only": 600, "read_write": 0}
+    recorded = table()
+    recorded.environment["read_ahead_kb"] = 2560
+
+    def first_line(t: CostTable) -> Line:
+        [line] = [line for line in price_workload(files, Pricer(t), cache_bytes=0).lines
+                  if line.detail.startswith("first read")]
+        return line
+
+    ahead = first_line(recorded)
+    assert "a random 32 KiB read (8 KiB asked, the rest read ahead)" in ahead.detail and ahead.count == 600
+    assert ahead.price.ns == pytest.approx(Pricer(recorded).data("read", "random", "cold", 32768).ns
+                                           - Pricer(recorded).data("read", "sequential", "cold", 8192).ns)
+    assert "a random 8 KiB read" in first_line(table()).detail
+    assert Pricer(recorded).first_read_bytes(2048, 2048) == 2048  # a 2 KiB file: nothing beyond it is read
 
 
 def forward_table() -> CostTable:
