@@ -286,8 +286,8 @@ def measure_regime(target: PathLike, profile: "Profile | dict[str, Any]", candid
     """`fsbm bench --for`: the cases `profile` is priced from beyond `candidate`'s newest cost
     table measured on `target` (add_workload_cases), the grown table kept as the candidate's
     newest, held to `effort` where a command set one.  The fsbench runs and the new table's
-    id; no runs and None where the table already covers the profile.  A run that failed or was interrupted is kept as a run and
-    added to nothing."""
+    id; no runs and None where the table already covers the profile.  A run that failed or
+    was interrupted is kept as a run and added to nothing."""
     table = cost_table_to_grow(store, candidate)
     runs, grown = add_workload_cases(target, table, [profile], store, cache_bytes=cache_bytes, console=console,
                                      show=show, effort=effort)
