@@ -33,6 +33,7 @@ import posixpath
 import numpy as np
 
 from fsbm.characterizer.arrays import OP_INDEX, EventArrays, of_operations, sequence_order
+from fsbm.characterizer.classes import size_bucket
 from fsbm.characterizer.kernels import library
 
 KINDS = ("metadata", "data", "clean", "directory")
@@ -69,7 +70,8 @@ def _entries_changed(ev: EventArrays, directory: np.ndarray, after: np.ndarray, 
 
 def sync_kinds(ev: EventArrays) -> dict[str, dict[str, int]]:
     """{kind: {"count": syncs, "bytes": bytes they made durable, "runs": the separate runs of
-    writes those bytes came in (native/syncs.c)}} over the successful syncs:
+    writes those bytes came in (native/syncs.c), "bytes_log2": the same by the power of two
+    at or below each sync's bytes}} over the successful syncs:
     one pass in C over the events in trace order, a stretch's state per file
     (characterizer/native/syncs.c), then, for the clean syncs, whether their directory's
     entries changed."""
@@ -97,7 +99,13 @@ def sync_kinds(ev: EventArrays) -> dict[str, dict[str, int]]:
         before = np.where(previous[clean] >= 0, ev.seq[np.maximum(previous[clean], 0)], -1)
         changed = _entries_changed(ev, ev.file[row[clean]].astype(np.int64), before, ev.seq[row[clean]])
         kind[clean[changed]] = DIRECTORY
+    bucket = size_bucket(dirty)
     for i, name in enumerate(KINDS):
         picked = kind == i
-        out[name] = {"count": int(picked.sum()), "bytes": int(dirty[picked].sum()), "runs": int(runs[picked].sum())}
+        out[name] = {**_counts(picked, dirty, runs), "bytes_log2": {
+            str(b): _counts(picked & (bucket == b), dirty, runs) for b in np.unique(bucket[picked]).tolist()}}
     return out
+
+
+def _counts(picked: np.ndarray, dirty: np.ndarray, runs: np.ndarray) -> dict[str, int]:
+    return {"count": int(picked.sum()), "bytes": int(dirty[picked].sum()), "runs": int(runs[picked].sum())}

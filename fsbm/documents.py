@@ -207,13 +207,21 @@ class Namespace(_Open):
     directories_touched: NonNegativeInt
 
 
-class SyncKind(_Open):
-    """Syncs of one kind: how many, the bytes they made durable, and the separate runs of
-    writes those bytes came in (0 in profiles made before runs were counted)."""
+class SyncCount(_Open):
+    """Syncs: how many, the bytes they made durable, and the separate runs of writes those
+    bytes came in (0 in profiles made before runs were counted)."""
 
     count: NonNegativeInt
     bytes: NonNegativeInt
     runs: NonNegativeInt = 0
+
+
+class SyncKind(SyncCount):
+    """Syncs of one kind, and the same split by the power of two at or below the bytes each
+    made durable (bytes_log2; None in profiles made before): a sync's cost is not linear in
+    its bytes, and one kind mixes sizes (SQLite's journal header and its pages)."""
+
+    bytes_log2: Optional[dict[str, SyncCount]] = None
 
 
 class Fsync(_Open):

@@ -39,9 +39,10 @@ Which price each class gets:
   filesystem that shares extents clones it, one that does not reads and writes it: the
   cost table says which), whose source is read for the first time (copy_hit_fraction): on
   a cold start it misses, on a warm one it is cached where the working set fits;
-- syncs, by kind (characterizer.syncs): one that commits metadata at fsbench's fsync after
-  an allocating write, a data-only one at its fdatasync after a rewrite in place, either
-  plus writing the bytes it makes durable; a data-only one whose bytes came in separate
+- syncs, by kind (characterizer.syncs) and by the power of two of the bytes each made
+  durable: one that commits metadata at fsbench's fsync after an allocating write, a
+  data-only one at its fdatasync after a rewrite in place, either plus writing the bytes it
+  makes durable; a data-only one whose bytes came in separate
   runs, the share of the way from one request to single blocks scattered over the file
   (scattered_share); one with nothing dirty at fsbench's fsync_clean,
   a directory's after its entries changed at fsync_dir;
@@ -70,7 +71,7 @@ from typing import Any
 
 from fsbm.characterizer.classes import MAPPED_CLASS
 from fsbm.documents import (ClassCount, Fsync, MetadataCount, PriceLine, Profile, Reuse, ReusePoint, SizeBucket,
-                            SyncKind, size_mix)
+                            SyncCount, SyncKind, size_mix)
 from fsbm.predictor.pricing import Price, Pricer
 from fsbm.units import readable_bytes
 from fsbm.traces.vocabulary import GROUPS
@@ -378,22 +379,30 @@ SYNC_DETAIL = {"metadata": "committing metadata", "data": "data only", "clean": 
 
 
 def _sync_lines(fsync: Fsync, done: int, pricer: Pricer) -> list[Line]:
-    """One line per kind of sync (characterizer.syncs).  A profile made before the kinds
-    were told apart has only the mean bytes per sync: every sync is then a metadata one."""
+    """One line per kind of sync (characterizer.syncs), and for the kinds that write data
+    back, per power of two of the bytes each sync made durable where the profile counted
+    them (SyncKind.bytes_log2): a sync's price is not linear in its bytes, so a kind that
+    mixes a journal header's 28 B with a transaction's pages is not priced at their mean.
+    A profile made before the kinds were told apart has only the mean bytes per sync: every
+    sync is then a metadata one."""
     kinds = fsync.kinds or {"metadata": SyncKind(count=done, bytes=round((fsync.bytes_written_per_fsync or 0) * done))}
     lines = []
     for kind, counts in kinds.items():
-        if counts.count:
-            per_sync = counts.bytes / counts.count
-            detail = SYNC_DETAIL[kind] + (f", after {readable_bytes(per_sync)} written" if kind in ("metadata", "data") else "")
-            share = scattered_share(counts) if kind == "data" else 0.0
+        writes_back = kind in ("metadata", "data")
+        groups = list(counts.bytes_log2.values()) if writes_back and counts.bytes_log2 else [counts]
+        for group in groups:
+            if not group.count:
+                continue
+            per_sync = group.bytes / group.count
+            detail = SYNC_DETAIL[kind] + (f", after {readable_bytes(per_sync)} written" if writes_back else "")
+            share = scattered_share(group) if kind == "data" else 0.0
             if share > 0:
-                detail += f" in {counts.runs / counts.count:.1f} runs"
-            lines.append(Line("fsync", "sync", detail, counts.count, pricer.fsync(per_sync, kind, share)))
+                detail += f" in {group.runs / group.count:.1f} runs"
+            lines.append(Line("fsync", "sync", detail, group.count, pricer.fsync(per_sync, kind, share)))
     return lines
 
 
-def scattered_share(counts: SyncKind, block: int = 4096) -> float:
+def scattered_share(counts: SyncCount, block: int = 4096) -> float:
     """How far the bytes a kind of sync made durable were from one run to a block a run:
     (runs - 1) / (blocks - 1) per sync, 0 where a sync wrote a block or less, or where the
     profile did not count runs."""

@@ -136,9 +136,16 @@ def test_each_sync_is_told_by_what_it_had_to_make_durable(tmp_path: Path) -> Non
         os.close(directory)
     """, kept=str(tmp_path / "w"))
     kinds = profile.body["fsync"]["kinds"]
-    assert kinds == {"metadata": {"count": 4, "bytes": 8192 + 1000 + 100 + 4096, "runs": 1 + 1 + 1 + 1},
-                     "data": {"count": 2, "bytes": 512 + 2048, "runs": 1 + 3}, "clean": {"count": 2, "bytes": 0, "runs": 0},
-                     "directory": {"count": 2, "bytes": 0, "runs": 0}}
+
+    def one(nbytes: int, runs: int) -> dict[str, int]:
+        return {"count": 1, "bytes": nbytes, "runs": runs}
+    none = {"count": 2, "bytes": 0, "runs": 0}
+    assert kinds == {"metadata": {"count": 4, "bytes": 8192 + 1000 + 100 + 4096, "runs": 1 + 1 + 1 + 1,
+                                  "bytes_log2": {"8192": one(8192, 1), "512": one(1000, 1), "64": one(100, 1),
+                                                 "4096": one(4096, 1)}},
+                     "data": {"count": 2, "bytes": 512 + 2048, "runs": 1 + 3,
+                              "bytes_log2": {"512": one(512, 1), "2048": one(2048, 3)}},
+                     "clean": {**none, "bytes_log2": {"0": none}}, "directory": {**none, "bytes_log2": {"0": none}}}
     assert profile.body["fsync"]["count"] == 10
 
 

@@ -119,6 +119,27 @@ def test_each_kind_of_sync_has_its_own_price_and_older_tables_say_what_they_lack
     assert "no fdatasync_overwrite" in older.fsync(4096, "data").source
 
 
+def test_a_kind_of_sync_that_mixes_sizes_is_priced_size_by_size() -> None:
+    """SQLite's data-only syncs are a journal header's 28 B and a transaction's pages: priced
+    by the power of two of each sync's bytes, not all at their mean.  A sync's price rises
+    less than in proportion to its bytes, so at the mean the many small ones would be priced
+    as half-large ones."""
+    measured = table("ext4")
+    measured.entries += [entry("fdatasync_overwrite", "sequential", "warm", size, ns)
+                         for size, ns in ((4096, 100_000), (65536, 200_000), (262144, 260_000))]
+    pricer = Pricer(measured)
+    synced = profile(fsyncs=4)
+    synced["fsync"]["kinds"] = {"data": {"count": 4, "bytes": 2 * 28 + 2 * 262144, "runs": 4, "bytes_log2": {
+        "16": {"count": 2, "bytes": 56, "runs": 2}, "262144": {"count": 2, "bytes": 2 * 262144, "runs": 2}}}}
+    fs = price_workload(synced, pricer, cache_bytes=1 << 30)
+    assert fs.by_op()["fsync"] == pytest.approx(2 * 100_000 + 2 * 260_000)
+    assert sorted(line.count for line in fs.lines if line.op == "fsync") == [2, 2]
+    at_the_mean = {"data": {key: value for key, value in synced["fsync"]["kinds"]["data"].items() if key != "bytes_log2"}}
+    older = price_workload({**synced, "fsync": {**synced["fsync"], "kinds": at_the_mean}}, pricer, cache_bytes=1 << 30)
+    assert older.by_op()["fsync"] == pytest.approx(4 * pricer.fsync((2 * 28 + 2 * 262144) / 4, "data").ns)
+    assert older.by_op()["fsync"] > 1.1 * fs.by_op()["fsync"]
+
+
 def test_a_data_sync_of_scattered_runs_is_priced_toward_its_blocks_scattered() -> None:
     """A data-only sync whose bytes came in as many runs as blocks costs fsbench's sync after
     that many single blocks scattered over the file; in one run, its sync after one request;
