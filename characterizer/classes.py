@@ -121,12 +121,14 @@ BITS = 65  # bit lengths 0..64: the size buckets a class can have
 ORDERS = ("sequential", "forward", "random")
 
 
-def _by_bucket(length: np.ndarray) -> dict[str, dict[str, int]]:
-    """{bucket: {count, bytes}} of `length`."""
+def by_size_bucket(length: np.ndarray, **summed: np.ndarray) -> dict[str, dict[str, int]]:
+    """{bucket: {count, bytes, and each of `summed` added up}} of `length`, by the power of
+    two at or below each length (size_bucket)."""
     bucket = bit_lengths(length)
     counts = np.bincount(bucket, minlength=BITS)
-    nbytes = np.bincount(bucket, weights=length, minlength=BITS)
-    return {str(int(_bucket_of(b))): {"count": int(counts[b]), "bytes": int(nbytes[b])}
+    sums = {"bytes": np.bincount(bucket, weights=length, minlength=BITS),
+            **{name: np.bincount(bucket, weights=values, minlength=BITS) for name, values in summed.items()}}
+    return {str(int(_bucket_of(b))): {"count": int(counts[b]), **{name: int(total[b]) for name, total in sums.items()}}
             for b in np.flatnonzero(counts)}
 
 
@@ -164,7 +166,7 @@ def data_classes(ev: EventArrays, acc: Access, mapped: Regions,
     before), gets each classified access's code at its row (class_of_code reads it)."""
     out: dict[str, dict[str, dict[str, dict[str, int]]]] = {}
     if len(mapped):
-        out[MAPPED_CLASS] = {"random": _by_bucket(mapped.length)}
+        out[MAPPED_CLASS] = {"random": by_size_bucket(mapped.length)}
     if not len(acc.index):
         return out
     size = len(ACCESS_CLASSES) * len(ORDERS) * BITS
@@ -271,7 +273,7 @@ def created_files_written(ev: EventArrays) -> tuple[dict[str, dict[str, int]], d
     written = present(ev.file[rows], nfiles)
     bytes_written = np.rint(per_file).astype(np.int64)
     renamed = written & _renamed_after_writes(ev, rows, nfiles)
-    return size_buckets(bytes_written[written]), _by_bucket(lengths), size_buckets(bytes_written[renamed])
+    return size_buckets(bytes_written[written]), by_size_bucket(lengths), size_buckets(bytes_written[renamed])
 
 
 def _renamed_after_writes(ev: EventArrays, writes: np.ndarray, nfiles: int) -> np.ndarray:

@@ -33,7 +33,7 @@ import posixpath
 import numpy as np
 
 from fsbm.characterizer.arrays import OP_INDEX, EventArrays, of_operations, sequence_order
-from fsbm.characterizer.classes import size_bucket
+from fsbm.characterizer.classes import by_size_bucket
 from fsbm.characterizer.kernels import library
 
 KINDS = ("metadata", "data", "clean", "directory")
@@ -99,13 +99,8 @@ def sync_kinds(ev: EventArrays) -> dict[str, dict[str, int]]:
         before = np.where(previous[clean] >= 0, ev.seq[np.maximum(previous[clean], 0)], -1)
         changed = _entries_changed(ev, ev.file[row[clean]].astype(np.int64), before, ev.seq[row[clean]])
         kind[clean[changed]] = DIRECTORY
-    bucket = size_bucket(dirty)
     for i, name in enumerate(KINDS):
         picked = kind == i
-        out[name] = {**_counts(picked, dirty, runs), "bytes_log2": {
-            str(b): _counts(picked & (bucket == b), dirty, runs) for b in np.unique(bucket[picked]).tolist()}}
+        out[name] = {"count": int(picked.sum()), "bytes": int(dirty[picked].sum()), "runs": int(runs[picked].sum()),
+                     "bytes_log2": by_size_bucket(dirty[picked], runs=runs[picked])}
     return out
-
-
-def _counts(picked: np.ndarray, dirty: np.ndarray, runs: np.ndarray) -> dict[str, int]:
-    return {"count": int(picked.sum()), "bytes": int(dirty[picked].sum()), "runs": int(runs[picked].sum())}

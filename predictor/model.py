@@ -42,10 +42,10 @@ Which price each class gets:
 - syncs, by kind (characterizer.syncs) and by the power of two of the bytes each made
   durable: one that commits metadata at fsbench's fsync after an allocating write, a
   data-only one at its fdatasync after a rewrite in place, either plus writing the bytes it
-  makes durable; a data-only one whose bytes came in separate
-  runs, the share of the way from one request to single blocks scattered over the file
-  (scattered_share); one with nothing dirty at fsbench's fsync_clean,
-  a directory's after its entries changed at fsync_dir;
+  makes durable; a data-only one whose bytes came in separate runs, the share of the way
+  from one request to single blocks scattered over the file (scattered_share); one with
+  nothing dirty at fsbench's fsync_clean, a directory's after its entries changed at
+  fsync_dir;
 - metadata: on a cold start, one call per distinct name touched pays the cold price (the
   first look at it), the rest the warm price; failed calls cost a lookup; a getdents64
   is priced by the bytes of entries it returned (Pricer.listing), and the empty one that
