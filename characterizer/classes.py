@@ -48,7 +48,11 @@ data keep the bytes each held (data_log2).  Of those, the files renamed once wri
 and git write under a temporary name, then rename into place) are counted again ("renamed",
 renamed_log2), and so are their renames (the rename class's "written", written_log2): on
 btrfs such a rename starts writing the file's data out, and the wait moves from the creates
-to the renames (fsbench's create_renamed_mix and rename_written_mix).
+to the renames (fsbench's create_renamed_mix and rename_written_mix).  Of the others, the
+files synced once written are counted again too ("synced", synced_log2): SQLite makes,
+writes, syncs and removes its journal in every transaction, and a later create has none of
+that data to wait for.  Each create makes a file of its own: a name made anew is counted
+once each time, with the bytes written into it then.
 
 A write class keeps how many of its writes went into files the workload had created
 (into_created): writing a file just made sets up its first pages, blocks and size anew, and
@@ -71,7 +75,7 @@ Counts add, so classes merge like every other part of a profile (partial.py).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -242,50 +246,95 @@ def size_buckets(sizes: np.ndarray) -> dict[str, dict[str, int]]:
     return {str(int(k)): {"files": int(f), "bytes": int(round(b))} for k, f, b in zip(keys, files, nbytes)}
 
 
-def _writes_into_created(ev: EventArrays) -> np.ndarray:
+def _seq_span(ev: EventArrays) -> np.int64:
+    """A power of two above every sequence number of `ev`: (file id, sequence number) packed
+    as file x span + seq is one int64 ordered by both (files up to 2^63 / span)."""
+    top = int(ev.seq.max()) + 1 if ev.n else 1
+    return np.int64(1) << np.int64(top.bit_length())
+
+
+def _made(ev: EventArrays) -> np.ndarray:
+    """The successful creates' keys (file id, then sequence number: _seq_span), ascending,
+    which _incarnation searches."""
+    made = np.flatnonzero((ev.op == OP_INDEX["create"]) & ~ev.failed & (ev.file >= 0))
+    return np.sort(ev.file[made].astype(np.int64) * _seq_span(ev) + ev.seq[made].astype(np.int64))
+
+
+def _incarnation(ev: EventArrays, rows: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """For each event of `rows`, which file a create made it lands in: the index (into the
+    creates' `keys`, _made) of the last successful create of its name before it, -1 where
+    none came before.  A name made anew (SQLite makes its journal anew in every
+    transaction, git its index.lock at each update) is a new file each time."""
+    if not len(rows) or not len(keys):
+        return np.full(len(rows), -1, np.int64)
+    span, files = _seq_span(ev), ev.file[rows].astype(np.int64)
+    at = np.searchsorted(keys, files * span + ev.seq[rows].astype(np.int64), side="left") - 1
+    found = at >= 0
+    found[found] = keys[at[found]] // span == files[found]
+    return np.where(found, at, -1)
+
+
+def _writes_into_created(ev: EventArrays) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The successful writes (not in-kernel copies) into a file a successful create made
-    before them: their event indices."""
-    made = (ev.op == OP_INDEX["create"]) & ~ev.failed
-    if not made.any():
-        return np.zeros(0, np.int64)
-    first_made = np.full(max(len(ev.files), 1), np.iinfo(np.int64).max, np.int64)
-    np.minimum.at(first_made, ev.file[made], ev.seq[made].astype(np.int64))
-    writes = np.flatnonzero((ev.op == OP_INDEX["write"]) & ~ev.failed)
+    before them: their event indices, the file each landed in (_incarnation), and the
+    creates' keys (_made)."""
+    keys = _made(ev)
+    if not len(keys):
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), keys
+    writes = np.flatnonzero((ev.op == OP_INDEX["write"]) & ~ev.failed & (ev.file >= 0))
     writes = writes[~_copies(ev, writes)]
-    return writes[ev.seq[writes] > first_made[ev.file[writes]]]
+    made_by = _incarnation(ev, writes, keys)
+    into = made_by >= 0
+    return writes[into], made_by[into], keys
 
 
-def created_files_written(ev: EventArrays) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, int]],
-                                                   dict[str, dict[str, int]]]:
+class CreatedFiles(NamedTuple):
+    """The files a workload created and then wrote (created_files_written), each summed as
+    size_buckets sums files, or as by_size_bucket sums writes."""
+
+    written: dict[str, dict[str, int]]  # the files, by the bytes written into each
+    writes: dict[str, dict[str, int]]   # the writes into them, by size bucket
+    renamed: dict[str, dict[str, int]]  # of the files, those renamed into place once written
+    synced: dict[str, dict[str, int]]   # of the others, those synced once written
+
+
+def created_files_written(ev: EventArrays) -> CreatedFiles:
     """The writes (not in-kernel copies) into files a successful create made, after it, found
-    once and summed three ways: the files they wrote, by the bytes written into each
-    (size_buckets: the creates' "written_log2"); the writes themselves, by size bucket as the
-    data classes bucket them ({bucket: {"count", "bytes"}}: the writes' "into_created"); and
-    those of the files then renamed (a successful rename of the file after its last write,
-    as rsync and git put a file into place), by the bytes written into each (the creates'
-    "renamed_log2", the renames' "written_log2")."""
-    rows = _writes_into_created(ev)
+    once and summed four ways: the files they wrote (each create's file apart, so a name
+    made anew is counted once each time), by the bytes written into each (size_buckets: the
+    creates' "written_log2"); the writes themselves, by size bucket as the data classes
+    bucket them ({bucket: {"count", "bytes"}}: the writes' "into_created"); those of the
+    files then renamed (a successful rename of the file after its last write, as rsync and
+    git put a file into place), by the bytes written into each (the creates'
+    "renamed_log2", the renames' "written_log2"); and of the others, those synced after
+    their last write (SQLite's journal: made, written, synced, removed), by the same (the
+    creates' "synced_log2"): such a file holds no dirty data for a later create to wait for."""
+    rows, made_by, keys = _writes_into_created(ev)
     if not len(rows):
-        return {}, {}, {}
-    nfiles = max(len(ev.files), 1)
+        return CreatedFiles({}, {}, {}, {})
     lengths = access_lengths(ev, rows)
-    per_file = np.bincount(ev.file[rows], weights=lengths.astype(np.float64), minlength=nfiles)
-    written = present(ev.file[rows], nfiles)
+    per_file = np.bincount(made_by, weights=lengths.astype(np.float64), minlength=len(keys))
+    written = present(made_by, len(keys))
     bytes_written = np.rint(per_file).astype(np.int64)
-    renamed = written & _renamed_after_writes(ev, rows, nfiles)
-    return size_buckets(bytes_written[written]), by_size_bucket(lengths), size_buckets(bytes_written[renamed])
+    last_write = np.full(len(keys), -1, np.int64)
+    np.maximum.at(last_write, made_by, ev.seq[rows].astype(np.int64))
+    renamed = written & _after_last_write(ev, "rename", last_write, keys)
+    synced = written & ~renamed & _after_last_write(ev, "fsync", last_write, keys)
+    return CreatedFiles(size_buckets(bytes_written[written]), by_size_bucket(lengths),
+                        size_buckets(bytes_written[renamed]), size_buckets(bytes_written[synced]))
 
 
-def _renamed_after_writes(ev: EventArrays, writes: np.ndarray, nfiles: int) -> np.ndarray:
-    """Per file id, whether a successful rename of it (its source name) came after the last
-    of `writes` into it."""
-    last_write = np.full(nfiles, -1, np.int64)
-    np.maximum.at(last_write, ev.file[writes], ev.seq[writes].astype(np.int64))
-    renames = np.flatnonzero((ev.op == OP_INDEX["rename"]) & ~ev.failed & (ev.file >= 0))
-    after = ev.seq[renames].astype(np.int64) > last_write[ev.file[renames]]
-    renamed = np.zeros(nfiles, bool)
-    renamed[ev.file[renames][after & (last_write[ev.file[renames]] >= 0)]] = True
-    return renamed
+def _after_last_write(ev: EventArrays, op: str, last_write: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """Per file a create made (in the order of `keys`, _made), whether a successful call of
+    `op` on it (a rename: on its source name; either before the name was made anew) came
+    after its `last_write` (a sequence number, -1 where it was not written)."""
+    calls = np.flatnonzero((ev.op == OP_INDEX[op]) & ~ev.failed & (ev.file >= 0))
+    of = _incarnation(ev, calls, keys)
+    calls, of = calls[of >= 0], of[of >= 0]
+    after = (ev.seq[calls].astype(np.int64) > last_write[of]) & (last_write[of] >= 0)
+    found = np.zeros(len(keys), bool)
+    found[of[after]] = True
+    return found
 
 
 def with_created_writes(data: dict[str, dict], created: dict[str, dict[str, int]]) -> dict[str, dict]:
@@ -376,12 +425,12 @@ def metadata_classes(ev: EventArrays, ops: dict[str, OpStats]) -> dict[str, dict
     return out
 
 
-def with_written_creates(classes: dict[str, dict], written: dict[str, dict[str, int]],
-                         renamed: dict[str, dict[str, int]]) -> dict[str, dict]:
+def with_written_creates(classes: dict[str, dict], created: CreatedFiles) -> dict[str, dict]:
     """The metadata classes with the creates' "written", "written_bytes" and "written_log2",
-    of them those renamed into place ("renamed", "renamed_bytes", "renamed_log2"), and the
-    renames of those files counted as the renames' "written", "written_bytes" and
-    "written_log2" (created_files_written)."""
+    of them those renamed into place ("renamed", "renamed_bytes", "renamed_log2") and those
+    synced once written ("synced", "synced_bytes", "synced_log2"), and the renames of the
+    renamed files counted as the renames' "written", "written_bytes" and "written_log2"
+    (created_files_written)."""
     if "create" not in classes:
         return classes
 
@@ -390,9 +439,11 @@ def with_written_creates(classes: dict[str, dict], written: dict[str, dict[str, 
         return {**entry, key: min(files, entry["done"]), f"{key}_bytes": sum(b["bytes"] for b in buckets.values()),
                 f"{key}_log2": buckets}
 
-    out = {**classes, "create": counted(classes["create"], "written", written)}
-    if renamed:
-        out["create"] = counted(out["create"], "renamed", renamed)
+    out = {**classes, "create": counted(classes["create"], "written", created.written)}
+    if created.renamed:
+        out["create"] = counted(out["create"], "renamed", created.renamed)
         if "rename" in out:
-            out["rename"] = counted(out["rename"], "written", renamed)
+            out["rename"] = counted(out["rename"], "written", created.renamed)
+    if created.synced:
+        out["create"] = counted(out["create"], "synced", created.synced)
     return out

@@ -29,7 +29,7 @@ import pyarrow.compute as pc
 
 from fsbm.characterizer.arrays import (OP_INDEX, EventArrays, costed, of_operations, present, pseudo_kinds, subset,
                                       under)
-from fsbm.characterizer.classes import (DATA_OPERATIONS, created_files_written, data_classes, mapped_codes,
+from fsbm.characterizer.classes import (DATA_OPERATIONS, CreatedFiles, created_files_written, data_classes, mapped_codes,
                                         metadata_classes, with_created_writes, with_reread_fractions,
                                         with_unlinked_data, with_written_creates)
 from fsbm.characterizer.histograms import ValueCounts
@@ -331,14 +331,12 @@ def _workload(ev: EventArrays, nfs: bool, scope: str | None) -> tuple[np.ndarray
 @dataclass
 class FileStatistics:
     """What depends on every actor's events on a file: what its syncs made durable, by kind
-    (syncs.py), the created files then written, the writes into them and those files then
-    renamed (classes.created_files_written).  They add up over parts that each hold every
-    event of some files (scale.py's file buckets)."""
+    (syncs.py), and the created files then written, the writes into them, and those files
+    then renamed or synced (classes.created_files_written).  They add up over parts that
+    each hold every event of some files (scale.py's file buckets)."""
 
     syncs: dict[str, dict[str, int]]
-    written_creates: dict[str, dict[str, int]]  # classes.size_buckets
-    created_writes: dict[str, dict[str, int]] = field(default_factory=dict)  # by size bucket
-    renamed_creates: dict[str, dict[str, int]] = field(default_factory=dict)  # classes.size_buckets
+    created: CreatedFiles = CreatedFiles({}, {}, {}, {})
 
     @classmethod
     def of(cls, ev: EventArrays, *, nfs: bool, scope: str | None = None) -> "FileStatistics":
@@ -350,25 +348,22 @@ class FileStatistics:
     @classmethod
     def of_workload(cls, ev: EventArrays) -> "FileStatistics":
         """From events that are the workload's already (scoped, no pseudo files)."""
-        return cls(sync_kinds(ev), *created_files_written(ev))
+        return cls(sync_kinds(ev), created_files_written(ev))
 
     @classmethod
     def none(cls) -> "FileStatistics":
-        return cls({kind: {"count": 0, "bytes": 0} for kind in SYNC_KINDS}, {})
+        return cls({kind: {"count": 0, "bytes": 0} for kind in SYNC_KINDS})
 
     def merge(self, other: "FileStatistics") -> "FileStatistics":
-        return FileStatistics(added_counts(self.syncs, other.syncs),
-                              added_counts(self.written_creates, other.written_creates),
-                              added_counts(self.created_writes, other.created_writes),
-                              added_counts(self.renamed_creates, other.renamed_creates))
+        created = CreatedFiles(*(added_counts(mine, theirs) for mine, theirs in zip(self.created, other.created)))
+        return FileStatistics(added_counts(self.syncs, other.syncs), created)
 
     def into(self, part: "Partial") -> "Partial":
         """`part`, whose syncs, creates' "written" and writes' "into_created" summarize left
         out, with these in place."""
         part.syncs = self.syncs
-        part.classes = {**part.classes, "metadata": with_written_creates(part.classes["metadata"],
-                                                                         self.written_creates, self.renamed_creates),
-                        "data": with_created_writes(part.classes["data"], self.created_writes)}
+        part.classes = {**part.classes, "metadata": with_written_creates(part.classes["metadata"], self.created),
+                        "data": with_created_writes(part.classes["data"], self.created.writes)}
         return part
 
 

@@ -119,6 +119,9 @@ class MetadataCount(_Open):
     renamed: NonNegativeInt = 0         # creates of files then written and renamed into place ...
     renamed_bytes: NonNegativeInt = 0   # ... and the bytes written into them,
     renamed_log2: Optional[dict[str, SizeBucket]] = None  # ... by power of two of a file's
+    synced: NonNegativeInt = 0          # of the others, creates of files synced once written ...
+    synced_bytes: NonNegativeInt = 0    # ... and the bytes written into them,
+    synced_log2: Optional[dict[str, SizeBucket]] = None   # ... by power of two of a file's
     with_data: NonNegativeInt = 0       # unlinks of files holding data ...
     data_bytes: NonNegativeInt = 0      # ... and the bytes they held,
     data_log2: Optional[dict[str, SizeBucket]] = None     # ... by power of two of a file's

@@ -424,6 +424,10 @@ WITH_DATA = {"create": ("written", "written_bytes", "written_log2", "then writte
 # renamed_bytes, renamed_log2): how a line says them, and their price (on btrfs their wait is
 # the renames': fsbench's create_renamed_mix and rename_written_mix).
 RENAMED_CREATES = ("then written and renamed into place", Pricer.create_renamed)
+# Of the others, those synced once written (the class's "synced", synced_bytes, synced_log2:
+# SQLite's journal, made, written, synced and removed in each transaction): no dirty data of
+# theirs is left for a later create to wait for, so each is priced as an empty create.
+SYNCED_CREATES = ("then written and synced", lambda pricer, _bytes, cache, _mix: pricer.metadata("create", cache))
 
 
 def _without(buckets: dict[str, SizeBucket], taken: dict[str, SizeBucket]) -> dict[str, SizeBucket]:
@@ -440,16 +444,23 @@ def _without(buckets: dict[str, SizeBucket], taken: dict[str, SizeBucket]) -> di
 def _with_data_lines(op: str, counts: MetadataCount, pricer: Pricer, cold_share: float) -> list[Line]:
     """The lines of a metadata operation some of whose calls were on files holding data
     (WITH_DATA): the rest priced as on an empty file, those by the bytes a file; a create's
-    renamed into place once written apart from the other written ones (RENAMED_CREATES)."""
+    renamed into place once written (RENAMED_CREATES), and those synced once written
+    (SYNCED_CREATES), apart from the other written ones."""
     count_key, bytes_key, sizes_key, detail, price = WITH_DATA[op]
     with_data, nbytes, sizes = getattr(counts, count_key), getattr(counts, bytes_key), getattr(counts, sizes_key) or {}
-    groups = [(with_data, nbytes, sizes, detail, price)]
-    if op == "create" and counts.renamed:
-        renamed, renamed_sizes = min(counts.renamed, with_data), counts.renamed_log2 or {}
-        groups = [(with_data - renamed, nbytes - counts.renamed_bytes, _without(sizes, renamed_sizes), detail, price),
-                  (renamed, counts.renamed_bytes, renamed_sizes, *RENAMED_CREATES)]
     lines = _split(op, "metadata", "", counts.done - with_data, cold_share, pricer.metadata(op, "cold"),
                    pricer.metadata(op, "warm"))
+    groups = []
+    if op == "create":
+        for files, files_bytes, files_sizes, said in ((counts.renamed, counts.renamed_bytes, counts.renamed_log2,
+                                                       RENAMED_CREATES),
+                                                      (counts.synced, counts.synced_bytes, counts.synced_log2,
+                                                       SYNCED_CREATES)):
+            files = min(files, with_data)
+            if files:
+                groups.append((files, files_bytes, files_sizes or {}, *said))
+                with_data, nbytes, sizes = with_data - files, nbytes - files_bytes, _without(sizes, files_sizes or {})
+    groups.insert(0, (with_data, nbytes, sizes, detail, price))
     for files, nbytes, sizes, said, priced in groups:
         if files <= 0:
             continue

@@ -184,6 +184,37 @@ def test_creates_count_the_files_then_written_and_their_bytes(tmp_path: Path, da
     assert sum(orders["4096"]["count"] for orders in writes.values() if "4096" in orders) == 2
 
 
+def test_a_name_made_anew_is_a_new_file_each_time(tmp_path: Path) -> None:
+    """SQLite makes its journal anew in every transaction under one name: each time is a file
+    of its own, with the bytes written into it then, not one file holding them all; a
+    rename counts for the file the name held when it was renamed, and so does a sync
+    (a file synced once written is counted apart: it holds no dirty data)."""
+    profile = traced_profile(tmp_path, """
+        import os
+        flags = os.O_CREAT | os.O_EXCL | os.O_WRONLY
+        for size in (3000, 3000, 3000, 40000):
+            fd = os.open("journal.data.bin", flags, 0o644)
+            os.write(fd, b"x" * size)
+            if size == 3000:
+                os.fdatasync(fd)
+            os.close(fd)
+            os.unlink("journal.data.bin")
+        fd = os.open("tmp.data.bin", flags, 0o644)
+        os.write(fd, b"y" * 300)
+        os.close(fd)
+        os.rename("tmp.data.bin", "kept.data.bin")
+        fd = os.open("tmp.data.bin", flags, 0o644)   # the name made anew, written, not renamed
+        os.write(fd, b"z" * 5000)
+        os.close(fd)
+    """)
+    create = profile.body["classes"]["metadata"]["create"]
+    assert create["done"] == 6 and create["written"] == 6
+    assert create["written_log2"] == {"256": {"files": 1, "bytes": 300}, "2048": {"files": 3, "bytes": 9000},
+                                      "4096": {"files": 1, "bytes": 5000}, "32768": {"files": 1, "bytes": 40000}}
+    assert create["renamed"] == 1 and create["renamed_log2"] == {"256": {"files": 1, "bytes": 300}}
+    assert create["synced"] == 3 and create["synced_log2"] == {"2048": {"files": 3, "bytes": 9000}}
+
+
 def test_files_renamed_into_place_once_written_are_counted_on_their_creates_and_renames(tmp_path: Path) -> None:
     """rsync and git write a file under a temporary name and rename it into place once
     written: those creates count as renamed as well as written, and those renames as renames

@@ -429,6 +429,25 @@ def test_files_renamed_into_place_move_the_wait_from_their_creates_to_their_rena
     assert not {u for u in after.unmeasured if u.cache == "warm"}  # (the cold cases are asked for too)
 
 
+def test_files_synced_once_written_are_created_at_an_empty_files_price() -> None:
+    """A create whose file was synced once written (SQLite's journal) leaves no dirty data
+    for later creates to wait for: it is priced as an empty file's create, and only the
+    other written files at create_written_mix, by their own mix."""
+    synced = {"131072": {"files": 290, "bytes": 290 * 200_000}}
+    rest = {"4096": {"files": 6, "bytes": 6 * 6000}, "65536": {"files": 4, "bytes": 4 * 90_000}}
+    journal = profile()
+    journal["classes"]["metadata"]["create"] = {
+        "done": 301, "failed": 0, "empty": 0, "written": 300, "written_bytes": 6 * 6000 + 4 * 90_000 + 290 * 200_000,
+        "written_log2": {**rest, **synced}, "synced": 290, "synced_bytes": 290 * 200_000, "synced_log2": synced}
+    btrfs = table("btrfs")
+    rest_mix = size_mix({k: SizeBucket(**v) for k, v in rest.items()})
+    btrfs.entries += [entry("create_written_mix", "creation", c, round(sum(rest_mix) / len(rest_mix)), 240_000,
+                            file_sizes=list(rest_mix)) for c in ("cold", "warm")]
+    lines = price_workload(journal, Pricer(btrfs), cache_bytes=1 << 30, start="warm").lines
+    priced = {line.detail.split(",")[0]: (line.count, line.price.ns) for line in lines if line.op == "create"}
+    assert priced == {"warm": (1, 2_000), "then written": (10, 240_000), "then written and synced": (290, 2_000)}
+
+
 @pytest.mark.parametrize("op, bench, count_key, bytes_key, sizes_key", [
     ("create", "create_written", "written", "written_bytes", "written_log2"),
     ("unlink", "unlink_written", "with_data", "data_bytes", "data_log2"),
