@@ -21,11 +21,12 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from rich.console import Console
 from rich.markup import escape
 
+from fsbm.errors import FsbmError
 from fsbm.locations import data_dir
 from fsbm.api import track_record
 from fsbm.api.prediction_service import RECORDED_MODEL
@@ -94,6 +95,7 @@ def measure_suite(settings: Any, options: ValidationOptions, console: Console) -
             filesystems[fs.name] = fs
     measured: dict[str, list[CostTable]] = {t.candidate: [] for t in targets}
     added: dict[str, list[str]] = {}  # per target, the programs' own cases its tables were grown by
+    failed: list[dict[str, Any]] = []  # the later tables that could not be measured, and why
     boundaries = table_boundaries(options.rounds, options.table_repeats)
 
     def measure_tables(boundary: int) -> None:
@@ -105,9 +107,12 @@ def measure_suite(settings: Any, options: ValidationOptions, console: Console) -
         k = boundaries.index(boundary) + 1
         console.print(f"[bold]cost tables[/] ({k} of {len(boundaries)}, "
                       f"{'before round ' + str(boundary + 1) if boundary < options.rounds else 'after the last round'})")
-        with settings.store() as store:
-            fresh = {name: [measure_cost_table(settings, fs, store, seed=k, effort=options.table_effort)]
-                     for name, fs in filesystems.items()}
+        fresh = more_tables(lambda store: {name: [measure_cost_table(settings, fs, store, seed=k,
+                                                                      effort=options.table_effort)]
+                                           for name, fs in filesystems.items()},
+                            settings, measured, failed, f"cost tables {k} of {len(boundaries)}", console)
+        if fresh is None:
+            return
         if options.workload_cases:
             for name, cases in add_programs_cases(settings, filesystems, fresh, [t.profile for t in traced.values()],
                                                   console, options.table_effort).items():
@@ -130,11 +135,34 @@ def measure_suite(settings: Any, options: ValidationOptions, console: Console) -
         "machine": machine(), "options": asdict(options),
         "traced_on": baseline.label, "targets": targets_json(targets), "cost_tables": tables,
         "cost_table_runs": {name: [t.to_json() for t in found] for name, found in measured.items()},
+        "cost_tables_failed": failed,
         "workload_cases": added,
         "programs": [{"name": p.name, "description": p.description, "command": p.command,
                       "profile": traced[p.name].profile} for p in suite],
         "records": records,
     }
+
+
+def more_tables(measure: Callable[[Any], dict[str, list[CostTable]]], settings: Any,
+                measured: dict[str, list[CostTable]], failed: list[dict[str, Any]], label: str,
+                console: Console) -> dict[str, list[CostTable]] | None:
+    """Every target's table measured once more (`measure`, given the store), or None where
+    fsbench failed (a case that could not run: a full filesystem) and every target has a
+    table from before: the rounds go on, priced by the tables measured so far, and `failed`
+    keeps what `label` was and why, for the validation's document to say.  Rounds already
+    made are many minutes of measurement; one table fewer of the several spread over them
+    is not a reason to lose them.  Without a table of every target there is nothing to
+    price by, and the error stands."""
+    try:
+        with settings.store() as store:
+            return measure(store)
+    except FsbmError as error:
+        if not measured or not all(measured.values()):
+            raise
+        failed.append({"tables": label, "error": str(error)})
+        console.print(f"[yellow]{escape(label)} not measured: {escape(str(error))}; the rounds go on, priced by "
+                      "the tables measured before[/]")
+        return None
 
 
 @dataclass

@@ -336,7 +336,7 @@ class FileStatistics:
     each hold every event of some files (scale.py's file buckets)."""
 
     syncs: dict[str, dict[str, int]]
-    created: CreatedFiles = CreatedFiles({}, {}, {}, {})
+    created: CreatedFiles = field(default_factory=lambda: CreatedFiles({}, {}, {}, {}))
 
     @classmethod
     def of(cls, ev: EventArrays, *, nfs: bool, scope: str | None = None) -> "FileStatistics":

@@ -258,3 +258,36 @@ def test_validate_measures_programs_judges_them_and_calibrates(tmp_path: Path, f
         for name in ("val-ext4", "val-tmpfs"):
             run_fsbm("fs", "destroy", name)
 
+
+
+def test_a_later_table_that_fsbench_could_not_measure_leaves_the_rounds_going(tmp_path: Path) -> None:
+    """A table measured between rounds that fails (here fsbench's own refusal of a target that
+    does not exist; in a validation, a full image) is left out, said in the document's first
+    line, and the rounds go on priced by the tables before it; before any table there is
+    nothing to price by, and the error stands."""
+    from rich.console import Console
+
+    from fsbm.api.commands.common import Settings
+    from fsbm.api.validation import more_tables
+    from fsbm.errors import FsbmError
+    from fsbm.microbench.fsbench import TableEffort
+    from fsbm.pipeline import measure_costs
+    from fsbm.predictor.judge import provenance
+    from tests.test_predictor_model import table
+
+    settings = Settings(tmp_path / "store.sqlite", None)
+
+    def measure(store: ResultsStore) -> dict[str, list[CostTable]]:
+        gone = tmp_path / "no-such-mount"
+        return {"val-ext4": [measure_costs(gone, TableEffort().quick(aging_state="fresh", seed=2), "val-ext4",
+                                           store)[1]]}
+
+    console = Console(quiet=True)
+    measured, failed = {"val-ext4": [table()]}, []
+    assert more_tables(measure, settings, measured, failed, "cost tables 2 of 3", console) is None
+    assert len(measured["val-ext4"]) == 1 and failed[0]["tables"] == "cost tables 2 of 3"
+    assert "does not exist" in failed[0]["error"]
+    doc = {"finished": 0, "machine": {"hostname": "vm", "kernel": "k"}, "cost_tables_failed": failed}
+    assert "Cost tables 2 of 3 could not be measured" in provenance("fsbm validate", doc)
+    with pytest.raises(FsbmError, match="does not exist"):
+        more_tables(measure, settings, {"val-ext4": []}, [], "cost tables 1 of 3", console)
