@@ -39,7 +39,8 @@ from fsbm.predictor.judge import Judged, judge, largest_departure
 from fsbm.predictor.plain_judge import workload_cases_section
 from fsbm.predictor.suite import Inputs, Split, build_corpus, programs
 from fsbm.predictor.targets import TARGETS
-from fsbm.predictor.validate import Target, measure_rounds, table_boundaries, targets_json, trace_program
+from fsbm.predictor.validate import (Target, measure_rounds, release_staged, table_boundaries, targets_json,
+                                    trace_program)
 from fsbm.traces.record import (CALLS_CPU_BRACKETED, CALLS_CPU_MISMATCHES, CALLS_CPU_SYNCS_SKIPPED,
                                 CALLS_CPU_UNBRACKETED, MISMATCHED_SHARE_KEPT, NOSYNC_CPU_FIELDS, clean_replays)
 from fsbm.units import percent, percents
@@ -93,6 +94,11 @@ def measure_suite(settings: Any, options: ValidationOptions, console: Console) -
                            options.fresh)
             targets.append(Target(f"{fstype} {state}", fs.name, fs.mount_point, state))
             filesystems[fs.name] = fs
+    for target in targets:
+        gone = release_staged(target, {p.name for p in suite})
+        if gone:
+            console.print(f"[dim]{escape(target.candidate)}: inputs staged for {len(gone)} other programs removed "
+                          f"(they are staged again when run): {escape(', '.join(gone))}[/]")
     measured: dict[str, list[CostTable]] = {t.candidate: [] for t in targets}
     added: dict[str, list[str]] = {}  # per target, the programs' own cases its tables were grown by
     failed: list[dict[str, Any]] = []  # the later tables that could not be measured, and why

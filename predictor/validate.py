@@ -63,6 +63,21 @@ class Traced:
     used: UsedFiles  # the files it used in and outside its work directory (record's used_files)
 
 
+def release_staged(target: Target, keep: set[str]) -> list[str]:
+    """Remove from the target's work directory the inputs staged for programs other than
+    those named in `keep` (the other set's, or programs since left out): an image holds
+    every program's inputs once staged, the development and test sets' together come to
+    about 0.9 GiB, and fsbench's tables between the rounds need room beside them (a 2 GiB
+    btrfs once ran out in the last of them).  They are staged again when next run.  The
+    names removed."""
+    root = target.mount / WORK_DIRECTORY
+    gone = sorted(path.name for path in root.iterdir() if path.is_dir() and path.name not in keep) \
+        if root.is_dir() else []
+    for name in gone:
+        shutil.rmtree(root / name)
+    return gone
+
+
 def stage(program: Program, target: Target, inputs: Inputs) -> Path:
     """The program's inputs on the target, staged once; a half-staged directory is redone."""
     return staged_once(target.work(program), f"{inputs.corpus.name} scale {inputs.scale:g}\n",

@@ -291,3 +291,21 @@ def test_a_later_table_that_fsbench_could_not_measure_leaves_the_rounds_going(tm
     assert "Cost tables 2 of 3 could not be measured" in provenance("fsbm validate", doc)
     with pytest.raises(FsbmError, match="does not exist"):
         more_tables(measure, settings, {"val-ext4": []}, [], "cost tables 1 of 3", console)
+
+
+def test_inputs_staged_for_programs_not_run_are_released_and_nothing_else(tmp_path: Path) -> None:
+    """A validation removes from each image's work directory the inputs staged for the
+    programs it does not run (the other set's), and touches nothing else on the image."""
+    from fsbm.predictor.validate import WORK_DIRECTORY, Target, release_staged
+
+    work = tmp_path / WORK_DIRECTORY
+    for name in ("sqlite", "rsync", "python-import"):
+        (work / name).mkdir(parents=True)
+        (work / name / "input.bin").write_bytes(b"x" * 100)
+    (work / "notes.txt").write_text("kept")
+    (tmp_path / "fsbm-validate-nfs").mkdir()
+    target = Target("ext4 fresh", "val-ext4", tmp_path, "fresh")
+    assert release_staged(target, {"sqlite"}) == ["python-import", "rsync"]
+    assert sorted(p.name for p in work.iterdir()) == ["notes.txt", "sqlite"]
+    assert (work / "sqlite" / "input.bin").exists() and (tmp_path / "fsbm-validate-nfs").is_dir()
+    assert release_staged(Target("xfs fresh", "val-xfs", tmp_path / "none", "fresh"), {"sqlite"}) == []
