@@ -36,6 +36,7 @@ from fsbm.traces.replay_plan import write_plan
 
 Progress = Callable[[str], None]
 WORK_DIRECTORY = "fsbm-validate"
+REPLAYS = "replays"  # beside the programs' directories in it: where the replays are made
 
 
 @dataclass(frozen=True)
@@ -71,8 +72,8 @@ def release_staged(target: Target, keep: set[str]) -> list[str]:
     btrfs once ran out in the last of them).  They are staged again when next run.  The
     names removed."""
     root = target.mount / WORK_DIRECTORY
-    gone = sorted(path.name for path in root.iterdir() if path.is_dir() and path.name not in keep) \
-        if root.is_dir() else []
+    gone = sorted(path.name for path in root.iterdir()
+                  if path.is_dir() and path.name not in keep and path.name != REPLAYS) if root.is_dir() else []
     for name in gone:
         shutil.rmtree(root / name)
     return gone
@@ -144,7 +145,7 @@ def time_run(program: Program, target: Target, inputs: Inputs) -> dict[str, floa
 
 def replays_directory(target: Target) -> Path:
     """Where the replays on a target are made, each in a directory of its own."""
-    base = target.mount / WORK_DIRECTORY / "replays"
+    base = target.mount / WORK_DIRECTORY / REPLAYS
     base.mkdir(parents=True, exist_ok=True)
     return base
 

@@ -299,13 +299,13 @@ def test_inputs_staged_for_programs_not_run_are_released_and_nothing_else(tmp_pa
     from fsbm.predictor.validate import WORK_DIRECTORY, Target, release_staged
 
     work = tmp_path / WORK_DIRECTORY
-    for name in ("sqlite", "rsync", "python-import"):
+    for name in ("sqlite", "rsync", "python-import", "replays"):
         (work / name).mkdir(parents=True)
         (work / name / "input.bin").write_bytes(b"x" * 100)
     (work / "notes.txt").write_text("kept")
     (tmp_path / "fsbm-validate-nfs").mkdir()
     target = Target("ext4 fresh", "val-ext4", tmp_path, "fresh")
     assert release_staged(target, {"sqlite"}) == ["python-import", "rsync"]
-    assert sorted(p.name for p in work.iterdir()) == ["notes.txt", "sqlite"]
+    assert sorted(p.name for p in work.iterdir()) == ["notes.txt", "replays", "sqlite"]  # (replays: where they run)
     assert (work / "sqlite" / "input.bin").exists() and (tmp_path / "fsbm-validate-nfs").is_dir()
     assert release_staged(Target("xfs fresh", "val-xfs", tmp_path / "none", "fresh"), {"sqlite"}) == []
