@@ -246,46 +246,54 @@ def size_buckets(sizes: np.ndarray) -> dict[str, dict[str, int]]:
     return {str(int(k)): {"files": int(f), "bytes": int(round(b))} for k, f, b in zip(keys, files, nbytes)}
 
 
-def _seq_span(ev: EventArrays) -> np.int64:
-    """A power of two above every sequence number of `ev`: (file id, sequence number) packed
-    as file x span + seq is one int64 ordered by both (files up to 2^63 / span)."""
-    top = int(ev.seq.max()) + 1 if ev.n else 1
-    return np.int64(1) << np.int64(top.bit_length())
+def _done_on_files(ev: EventArrays, op: str) -> np.ndarray:
+    """The successful calls of `op` on a known file: their event indices."""
+    return np.flatnonzero((ev.op == OP_INDEX[op]) & ~ev.failed & (ev.file >= 0))
 
 
-def _made(ev: EventArrays) -> np.ndarray:
-    """The successful creates' keys (file id, then sequence number: _seq_span), ascending,
-    which _incarnation searches."""
-    made = np.flatnonzero((ev.op == OP_INDEX["create"]) & ~ev.failed & (ev.file >= 0))
-    return np.sort(ev.file[made].astype(np.int64) * _seq_span(ev) + ev.seq[made].astype(np.int64))
+class _Made(NamedTuple):
+    """The successful creates as _incarnation searches them: each one's key, its file id
+    times `span` plus its sequence number, ascending.  `span` is a power of two above every
+    sequence number of the events, so one int64 orders the keys by file, then by trace
+    order (files up to 2^63 / span)."""
+
+    keys: np.ndarray
+    span: np.int64
+
+    @classmethod
+    def of(cls, ev: EventArrays) -> "_Made":
+        top = int(ev.seq.max()) + 1 if ev.n else 1
+        span = np.int64(1) << np.int64(top.bit_length())
+        made = _done_on_files(ev, "create")
+        return cls(np.sort(ev.file[made].astype(np.int64) * span + ev.seq[made].astype(np.int64)), span)
 
 
-def _incarnation(ev: EventArrays, rows: np.ndarray, keys: np.ndarray) -> np.ndarray:
-    """For each event of `rows`, which file a create made it lands in: the index (into the
-    creates' `keys`, _made) of the last successful create of its name before it, -1 where
-    none came before.  A name made anew (SQLite makes its journal anew in every
-    transaction, git its index.lock at each update) is a new file each time."""
-    if not len(rows) or not len(keys):
+def _incarnation(ev: EventArrays, rows: np.ndarray, made: _Made) -> np.ndarray:
+    """For each event of `rows`, which file a create made it lands in: the index (into
+    `made.keys`) of the last successful create of its name before it, -1 where none came
+    before.  A name made anew (SQLite makes its journal anew in every transaction, git its
+    index.lock at each update) is a new file each time."""
+    if not len(rows) or not len(made.keys):
         return np.full(len(rows), -1, np.int64)
-    span, files = _seq_span(ev), ev.file[rows].astype(np.int64)
-    at = np.searchsorted(keys, files * span + ev.seq[rows].astype(np.int64), side="left") - 1
+    files = ev.file[rows].astype(np.int64)
+    at = np.searchsorted(made.keys, files * made.span + ev.seq[rows].astype(np.int64), side="left") - 1
     found = at >= 0
-    found[found] = keys[at[found]] // span == files[found]
+    found[found] = made.keys[at[found]] // made.span == files[found]
     return np.where(found, at, -1)
 
 
-def _writes_into_created(ev: EventArrays) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _writes_into_created(ev: EventArrays) -> tuple[np.ndarray, np.ndarray, _Made]:
     """The successful writes (not in-kernel copies) into a file a successful create made
     before them: their event indices, the file each landed in (_incarnation), and the
-    creates' keys (_made)."""
-    keys = _made(ev)
-    if not len(keys):
-        return np.zeros(0, np.int64), np.zeros(0, np.int64), keys
-    writes = np.flatnonzero((ev.op == OP_INDEX["write"]) & ~ev.failed & (ev.file >= 0))
+    creates (_Made)."""
+    made = _Made.of(ev)
+    if not len(made.keys):
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), made
+    writes = _done_on_files(ev, "write")
     writes = writes[~_copies(ev, writes)]
-    made_by = _incarnation(ev, writes, keys)
+    made_by = _incarnation(ev, writes, made)
     into = made_by >= 0
-    return writes[into], made_by[into], keys
+    return writes[into], made_by[into], made
 
 
 class CreatedFiles(NamedTuple):
@@ -309,30 +317,31 @@ def created_files_written(ev: EventArrays) -> CreatedFiles:
     "renamed_log2", the renames' "written_log2"); and of the others, those synced after
     their last write (SQLite's journal: made, written, synced, removed), by the same (the
     creates' "synced_log2"): such a file holds no dirty data for a later create to wait for."""
-    rows, made_by, keys = _writes_into_created(ev)
+    rows, made_by, made = _writes_into_created(ev)
     if not len(rows):
         return CreatedFiles({}, {}, {}, {})
+    files = len(made.keys)
     lengths = access_lengths(ev, rows)
-    per_file = np.bincount(made_by, weights=lengths.astype(np.float64), minlength=len(keys))
-    written = present(made_by, len(keys))
+    per_file = np.bincount(made_by, weights=lengths.astype(np.float64), minlength=files)
+    written = present(made_by, files)
     bytes_written = np.rint(per_file).astype(np.int64)
-    last_write = np.full(len(keys), -1, np.int64)
+    last_write = np.full(files, -1, np.int64)
     np.maximum.at(last_write, made_by, ev.seq[rows].astype(np.int64))
-    renamed = written & _after_last_write(ev, "rename", last_write, keys)
-    synced = written & ~renamed & _after_last_write(ev, "fsync", last_write, keys)
+    renamed = written & _after_last_write(ev, "rename", last_write, made)
+    synced = written & ~renamed & _after_last_write(ev, "fsync", last_write, made)
     return CreatedFiles(size_buckets(bytes_written[written]), by_size_bucket(lengths),
                         size_buckets(bytes_written[renamed]), size_buckets(bytes_written[synced]))
 
 
-def _after_last_write(ev: EventArrays, op: str, last_write: np.ndarray, keys: np.ndarray) -> np.ndarray:
-    """Per file a create made (in the order of `keys`, _made), whether a successful call of
+def _after_last_write(ev: EventArrays, op: str, last_write: np.ndarray, made: _Made) -> np.ndarray:
+    """Per file a create made (in the order of `made.keys`), whether a successful call of
     `op` on it (a rename: on its source name; either before the name was made anew) came
     after its `last_write` (a sequence number, -1 where it was not written)."""
-    calls = np.flatnonzero((ev.op == OP_INDEX[op]) & ~ev.failed & (ev.file >= 0))
-    of = _incarnation(ev, calls, keys)
+    calls = _done_on_files(ev, op)
+    of = _incarnation(ev, calls, made)
     calls, of = calls[of >= 0], of[of >= 0]
     after = (ev.seq[calls].astype(np.int64) > last_write[of]) & (last_write[of] >= 0)
-    found = np.zeros(len(keys), bool)
+    found = np.zeros(len(made.keys), bool)
     found[of[after]] = True
     return found
 

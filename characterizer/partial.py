@@ -29,8 +29,8 @@ import pyarrow.compute as pc
 
 from fsbm.characterizer.arrays import (OP_INDEX, EventArrays, costed, of_operations, present, pseudo_kinds, subset,
                                       under)
-from fsbm.characterizer.classes import (DATA_OPERATIONS, CreatedFiles, created_files_written, data_classes, mapped_codes,
-                                        metadata_classes, with_created_writes, with_reread_fractions,
+from fsbm.characterizer.classes import (DATA_OPERATIONS, CreatedFiles, created_files_written, data_classes,
+                                        mapped_codes, metadata_classes, with_created_writes, with_reread_fractions,
                                         with_unlinked_data, with_written_creates)
 from fsbm.characterizer.histograms import ValueCounts
 from fsbm.characterizer.kernels import library
