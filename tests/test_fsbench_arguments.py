@@ -75,7 +75,7 @@ def test_default_sweep_brackets_the_block_size(fsbench: Path, tmp_path: Path) ->
 def test_dry_run_states_the_time_it_will_take_and_leaves_nothing(fsbench: Path, tmp_path: Path) -> None:
     done = run(fsbench, "--target", str(tmp_path), "--dry-run")
     assert done.returncode == 0
-    assert "5 repetitions of at most 2 s each, estimated at most" in done.stderr
+    assert "5 repetitions of at most 2 s each in 5 rounds, estimated at most" in done.stderr
     assert list(tmp_path.iterdir()) == []
 
 

@@ -48,6 +48,31 @@ def test_every_result_is_a_distribution_with_warmup_and_interval(fsbench: Path, 
         assert isinstance(r["bimodal"], bool)
 
 
+def test_rounds_take_a_share_of_every_cases_repetitions_each_in_a_new_order(fsbench: Path, tmpfs_fs: ScratchFs,
+                                                                           tmp_path: Path) -> None:
+    progress = tmp_path / "progress"
+    with progress.open("w") as sink:
+        done = subprocess.run([str(fsbench), "--target", str(tmpfs_fs.mount_point), "--only", "stat_file,open,read",
+                               "--sizes", "512,4k,64k", "--reps", "5", "--rounds", "2", "--files", "200", "--ops", "64",
+                               "--file-size", "4M", "--progress-fd", str(sink.fileno())],
+                              capture_output=True, text=True, timeout=600, pass_fds=(sink.fileno(),))
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["config"]["rounds"] == 2 and not doc["errors"]
+    assert all(r["rounds"] == 2 and r["reps"] == 5 and len(r["rep_means_ns"]) == 5 for r in doc["results"])
+    labels = [line.split(" ", 3)[3] for line in progress.read_text().splitlines() if not line.endswith(" done")]
+    cases = len(doc["results"])
+    assert len(labels) == 2 * cases >= 8
+    first, second = labels[:cases], labels[cases:]
+    assert sorted(first) == sorted(second) and first != second
+    # Results come in the plan's order, whatever order the rounds took.
+    together = fsbench_json(fsbench, tmpfs_fs.mount_point, "--only", "stat_file,open,read", "--sizes", "512,4k,64k",
+                            "--reps", "2", "--rounds", "1", "--files", "200", "--ops", "64", "--file-size", "4M")
+    assert [(r["bench"], r["size"], r["order"]) for r in together["results"]] == \
+        [(r["bench"], r["size"], r["order"]) for r in doc["results"]]
+    assert all(r["rounds"] == 1 for r in together["results"])
+
+
 def test_environment_is_recorded(fsbench: Path, tmpfs_fs: ScratchFs) -> None:
     doc = fsbench_json(fsbench, tmpfs_fs.mount_point, "--only", "close", "--files", "100", "--reps", "2",
                        "--aging-state", "fresh")

@@ -77,6 +77,7 @@ struct suite_config {
 	size_t ops;                /* timed operations per repetition (data) */
 	size_t files;              /* entries per hierarchy (metadata) */
 	size_t reps;
+	size_t rounds;             /* the suite's passes over its cases, each some of every case's reps */
 	long warmup;               /* per repetition; -1 = automatic */
 	double case_seconds;       /* timed-work budget of one case: a cap */
 	double min_rep_seconds;    /* warm repetitions on an unchanged tree last at least this */

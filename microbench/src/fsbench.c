@@ -58,6 +58,7 @@ static const struct option_help option_table[] = {
 	{ { "gaps", required_argument, 0, 'g' }, "LIST", "forward order: mean bytes skipped between reads (default 4k,16k,64k,256k)" },
 	{ { "caches", required_argument, 0, 'c' }, "LIST", "cold,warm,direct" },
 	{ { "reps", required_argument, 0, 'r' }, "N", "repetitions of every case (default 5, quick 3)" },
+	{ { "rounds", required_argument, 0, 'u' }, "N", "passes over the cases, each taking a share of every case's repetitions, the cases in a new order each pass after the first (default: one per repetition; 1: each case's repetitions together)" },
 	{ { "ops", required_argument, 0, 'n' }, "N", "data operations per repetition (default 4096, quick 256; a forward stream: at least 4096)" },
 	{ { "files", required_argument, 0, 'N' }, "N", "entries per metadata hierarchy (default 10000, quick 1000)" },
 	{ { "file-size", required_argument, 0, 'S' }, "SIZE", "data file size, e.g. 256M or 0.25mem (default 256M, quick 64M)" },
@@ -216,6 +217,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 		case 'g': o->ngaps = parse_byte_list(optarg, "gaps", "gap", 0, 512, MAX_GAPS, o->gaps); break;
 		case 'c': o->caches = parse_choices(optarg, "caches", cache_names, cache_bits, 3); break;
 		case 'r': o->cfg.reps = (size_t)parse_count(optarg, "reps", 1); break;
+		case 'u': o->cfg.rounds = (size_t)parse_count(optarg, "rounds", 1); break;
 		case 'n': o->cfg.ops = (size_t)parse_count(optarg, "ops", 1); break;
 		case 'N': o->cfg.files = (size_t)parse_count(optarg, "files", 1); break;
 		case 'S':
@@ -276,6 +278,7 @@ static void apply_defaults(struct options *o)
 	struct suite_config *c = &o->cfg;
 
 	if (!c->reps) c->reps = c->quick ? 3 : 5;
+	if (!c->rounds || c->rounds > c->reps) c->rounds = c->reps;
 	if (!c->ops) c->ops = c->quick ? 256 : 4096;
 	if (!c->files) c->files = c->quick ? 1000 : 10000;
 	if (!c->file_size) c->file_size = c->quick ? (64ULL << 20) : (256ULL << 20);
@@ -376,7 +379,7 @@ static void add_case(struct plan *p, const struct options *o, struct bench_case 
 static double estimate_case(const struct options *o, const struct bench_case *c)
 {
 	const struct suite_config *cfg = &o->cfg;
-	double setups = c->bench->reusable ? 1.0 : (double)cfg->reps;
+	double setups = c->bench->reusable ? (double)cfg->rounds : (double)cfg->reps;
 	double seconds = cfg->case_seconds;
 
 	if (c->cache == CACHE_WARM && c->bench->reusable && cfg->min_rep_seconds * (double)cfg->reps > seconds)
@@ -550,6 +553,7 @@ static void write_config(struct json *j, const struct options *o, const struct p
 	json_kv_bool(j, "quick", c->quick);
 	json_kv_string(j, "only", o->only);
 	json_kv_u64(j, "reps", c->reps);
+	json_kv_u64(j, "rounds", c->rounds);
 	json_kv_u64(j, "ops", c->ops);
 	json_kv_u64(j, "files", c->files);
 	json_kv_u64(j, "file_size", c->file_size);
@@ -627,6 +631,64 @@ static int remove_workdir(struct suite_config *cfg)
 	return rc;
 }
 
+/* Round `round`'s share of `reps` repetitions over `rounds`: the first rounds take one more
+ * where they do not divide evenly. */
+static size_t reps_in_round(size_t reps, size_t rounds, size_t round)
+{
+	return reps / rounds + (round < reps % rounds);
+}
+
+/*
+ * Every case in rounds (--rounds), then each one's result in the plan's order.  The first
+ * round takes the cases in the plan's order; each later one in an order of its own drawn
+ * from the seed, so a case's repetitions fall in different minutes of the host (whose
+ * speed drifts) and after different cases (what a case follows moves some of them, such
+ * as btrfs's creates among written files).  A case that fails leaves the later rounds and
+ * is reported among the errors, with no result.  Returns the failures.
+ */
+static size_t run_rounds(const struct options *o, struct plan *plan, const struct clock_costs *clock,
+			 struct json *j)
+{
+	size_t n = plan->ncases, total = n * o->cfg.rounds, done = 0, failures = 0;
+	struct case_run **runs = xcalloc(n, sizeof(*runs));
+	size_t *order = xcalloc(n ? n : 1, sizeof(*order));
+	char *failed = xcalloc(n ? n : 1, 1);
+	char label[160];
+
+	for (size_t i = 0; i < n; i++)
+		runs[i] = case_run_new(&o->cfg, &plan->cases[i]);
+	for (size_t round = 0; round < o->cfg.rounds && !stop_requested; round++) {
+		struct rng rng;
+
+		rng_seed(&rng, o->cfg.seed ^ (0x726f756e64ULL + round)); /* "round" */
+		make_order(order, n, round > 0, &rng);
+		for (size_t k = 0; k < n && !stop_requested; k++, done++) {
+			size_t i = order[k];
+
+			if (failed[i])
+				continue;
+			case_label(&plan->cases[i], label, sizeof(label));
+			progress(o->progress_fd, done, total, label);
+			if (case_run_round(runs[i], reps_in_round(o->cfg.reps, o->cfg.rounds, round), clock) != 0) {
+				/* Keep the message for the errors list written after the results. */
+				snprintf(plan->errors[plan->nerrors].label, sizeof(plan->errors[0].label), "%s", label);
+				plan->errors[plan->nerrors++].reason = xstrdup(last_error());
+				failed[i] = 1;
+				failures++;
+			}
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!failed[i])
+			case_run_write(runs[i], j);
+		case_run_free(runs[i]);
+	}
+	free(runs);
+	free(order);
+	free(failed);
+	return failures;
+}
+
 int main(int argc, char **argv)
 {
 	struct options o;
@@ -634,7 +696,7 @@ int main(int argc, char **argv)
 	static struct plan plan;
 	struct json j;
 	char started[32], finished[32], label[160];
-	size_t failures = 0;
+	size_t failures;
 	FILE *out;
 
 	parse_options(argc, argv, &o);
@@ -649,9 +711,9 @@ int main(int argc, char **argv)
 	make_workdir(&o.cfg);
 	build_plan(&plan, &o, probe_direct_io(o.cfg.workdir_fd), cache_can_drop_all(),
 		   strcmp(env.fs_type, "tmpfs") == 0 || strcmp(env.fs_type, "ramfs") == 0);
-	fprintf(stderr, "fsbench: %zu cases (%zu not applicable here), %zu repetitions of at most %g s each, "
-		"estimated at most %.0f s\n", plan.ncases, plan.nskips, o.cfg.reps, o.cfg.case_seconds,
-		plan.estimate_seconds);
+	fprintf(stderr, "fsbench: %zu cases (%zu not applicable here), %zu repetitions of at most %g s each in %zu "
+		"rounds, estimated at most %.0f s\n", plan.ncases, plan.nskips, o.cfg.reps, o.cfg.case_seconds,
+		o.cfg.rounds, plan.estimate_seconds);
 	if (o.dry_run) {
 		for (size_t i = 0; i < plan.ncases; i++) {
 			case_label(&plan.cases[i], label, sizeof(label));
@@ -678,18 +740,8 @@ int main(int argc, char **argv)
 	environment_write_json(&env, &j);
 	json_key(&j, "results");
 	json_begin_array(&j);
-	for (size_t i = 0; i < plan.ncases && !stop_requested; i++) {
-		case_label(&plan.cases[i], label, sizeof(label));
-		progress(o.progress_fd, i, plan.ncases, label);
-		if (run_case(&o.cfg, &plan.cases[i], &env.clock, &j) != 0) {
-			/* Keep the message for the errors list written after the results. */
-			snprintf(plan.errors[plan.nerrors].label, sizeof(plan.errors[0].label), "%s", label);
-			plan.errors[plan.nerrors++].reason = xstrdup(last_error());
-			failures++;
-		}
-		fflush(out);
-	}
-	progress(o.progress_fd, plan.ncases, plan.ncases, "done");
+	failures = run_rounds(&o, &plan, &env.clock, &j);
+	progress(o.progress_fd, plan.ncases * o.cfg.rounds, plan.ncases * o.cfg.rounds, "done");
 	json_end_array(&j);
 	write_case_list(&j, "skipped", plan.skips, plan.nskips);
 	write_case_list(&j, "errors", plan.errors, plan.nerrors);

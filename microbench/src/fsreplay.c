@@ -423,8 +423,7 @@ static void write_operations(struct json *j, struct worker *workers, size_t n_wo
 			t.failed_unexpectedly += w->failed_unexpectedly;
 			t.succeeded_unexpectedly += w->succeeded_unexpectedly;
 			t.failed_differently += w->failed_differently;
-			for (size_t x = 0; x < workers[i].lat[k].n; x++)
-				latency_add(&all, workers[i].lat[k].ns[x]);
+			latency_merge(&all, &workers[i].lat[k]);
 		}
 		if (!t.count) {
 			latency_free(&all);

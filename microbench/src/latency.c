@@ -1,6 +1,6 @@
 /*
- * latency.c - exact percentiles, log2 and log-linear histograms, bimodality and repetition
- * statistics.
+ * latency.c - samples counted in fine buckets, their percentiles, log2 and log-linear
+ * histograms, bimodality and repetition statistics.
  */
 #include "latency.h"
 
@@ -19,46 +19,71 @@ void latency_init(struct latency *l)
 
 void latency_free(struct latency *l)
 {
-	free(l->ns);
+	free(l->counts);
 	latency_init(l);
 }
 
 void latency_clear(struct latency *l)
 {
+	if (l->counts)
+		memset(l->counts, 0, FINE_BUCKETS * sizeof(*l->counts));
 	l->n = 0;
+	l->sum = 0;
+	l->min = l->max = 0;
+}
+
+/* The fine bucket of a sample: exact below FINE_SUB, then FINE_SUB a power of two. */
+static size_t fine_bucket(uint64_t ns)
+{
+	int k;
+
+	if (ns < FINE_SUB)
+		return (size_t)ns;
+	k = 63 - __builtin_clzll(ns);	/* ns in [2^k, 2^(k+1)), k >= FINE_BITS */
+	if (k >= FINE_TOP)
+		return FINE_BUCKETS - 1;
+	return (size_t)FINE_SUB * (size_t)(k - FINE_BITS + 1) + (size_t)((ns >> (k - FINE_BITS)) - FINE_SUB);
+}
+
+static void fine_bounds(size_t bucket, uint64_t *lo, uint64_t *hi)
+{
+	size_t shift = bucket / FINE_SUB, sub = bucket % FINE_SUB;
+
+	if (shift == 0) {
+		*lo = bucket;
+		*hi = bucket + 1;
+		return;
+	}
+	*lo = (uint64_t)(FINE_SUB + sub) << (shift - 1);
+	*hi = (uint64_t)(FINE_SUB + sub + 1) << (shift - 1);
+}
+
+static void count_samples(struct latency *l, size_t bucket, uint64_t count, uint64_t min, uint64_t max)
+{
+	if (!l->counts)
+		l->counts = xcalloc(FINE_BUCKETS, sizeof(*l->counts));
+	l->counts[bucket] += count;
+	if (l->n == 0 || min < l->min)
+		l->min = min;
+	if (l->n == 0 || max > l->max)
+		l->max = max;
+	l->n += count;
 }
 
 void latency_add(struct latency *l, uint64_t ns)
 {
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 1024;
-		uint64_t *grown = realloc(l->ns, cap * sizeof(*grown));
-
-		if (!grown)
-			die("out of memory keeping %zu latency samples", cap);
-		l->ns = grown;
-		l->cap = cap;
-	}
-	l->ns[l->n++] = ns;
+	count_samples(l, fine_bucket(ns), 1, ns, ns);
+	l->sum += (double)ns;
 }
 
-static int compare_u64(const void *a, const void *b)
+void latency_merge(struct latency *into, const struct latency *from)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* Nearest-rank percentile on sorted samples, the definition fio's clat percentiles use. */
-static uint64_t percentile(const uint64_t *sorted, size_t n, double p)
-{
-	size_t rank = (size_t)ceil(p / 100.0 * (double)n);
-
-	if (rank < 1)
-		rank = 1;
-	if (rank > n)
-		rank = n;
-	return sorted[rank - 1];
+	if (from->n == 0)
+		return;
+	for (size_t b = 0; b < FINE_BUCKETS; b++)
+		if (from->counts[b])
+			count_samples(into, b, from->counts[b], from->min, from->max);
+	into->sum += from->sum;
 }
 
 static int log2_bucket(uint64_t ns)
@@ -136,27 +161,67 @@ static void find_bimodality(struct latency_summary *s)
 	}
 }
 
-void latency_summarize(struct latency *l, struct latency_summary *s)
+/* The middle of the fine bucket that holds each of `nranks` nearest ranks (ascending),
+ * within [min, max]: the samples are counted, not kept.  The first and last ranks are the
+ * min and max, kept exactly. */
+static void percentiles(const struct latency *l, const size_t *ranks, uint64_t *out, size_t nranks)
 {
-	double sum = 0;
+	uint64_t seen = 0;
+	size_t r = 0;
+
+	for (size_t b = 0; b < FINE_BUCKETS && r < nranks; b++) {
+		uint64_t lo, hi, mid;
+
+		seen += l->counts[b];
+		if (seen < ranks[r])
+			continue;
+		fine_bounds(b, &lo, &hi);
+		mid = lo + (hi - lo) / 2;
+		mid = mid < l->min ? l->min : mid > l->max ? l->max : mid;
+		for (; r < nranks && seen >= ranks[r]; r++)
+			out[r] = ranks[r] == 1 ? l->min : ranks[r] == l->n ? l->max : mid;
+	}
+}
+
+/* Nearest rank, the definition fio's clat percentiles use. */
+static size_t nearest_rank(size_t n, double p)
+{
+	size_t rank = (size_t)ceil(p / 100.0 * (double)n);
+
+	return rank < 1 ? 1 : rank > n ? n : rank;
+}
+
+void latency_summarize(const struct latency *l, struct latency_summary *s)
+{
+	size_t ranks[4];
+	uint64_t at[4];
 
 	memset(s, 0, sizeof(*s));
 	s->n = l->n;
 	if (l->n == 0)
 		return;
-	qsort(l->ns, l->n, sizeof(*l->ns), compare_u64);
-	for (size_t i = 0; i < l->n; i++) {
-		sum += (double)l->ns[i];
-		s->log2_hist[log2_bucket(l->ns[i])]++;
-		s->loglin_hist[loglin_bucket(l->ns[i])]++;
+	for (size_t b = 0; b < FINE_BUCKETS; b++) {
+		uint64_t lo, hi;
+
+		if (!l->counts[b])
+			continue;
+		/* A fine bucket lies inside one bucket of either coarser histogram. */
+		fine_bounds(b, &lo, &hi);
+		s->log2_hist[log2_bucket(lo)] += l->counts[b];
+		s->loglin_hist[loglin_bucket(lo)] += l->counts[b];
 	}
-	s->mean = sum / (double)l->n;
-	s->min = l->ns[0];
-	s->max = l->ns[l->n - 1];
-	s->p50 = percentile(l->ns, l->n, 50);
-	s->p90 = percentile(l->ns, l->n, 90);
-	s->p99 = percentile(l->ns, l->n, 99);
-	s->p999 = percentile(l->ns, l->n, 99.9);
+	s->mean = l->sum / (double)l->n;
+	s->min = l->min;
+	s->max = l->max;
+	ranks[0] = nearest_rank(l->n, 50);
+	ranks[1] = nearest_rank(l->n, 90);
+	ranks[2] = nearest_rank(l->n, 99);
+	ranks[3] = nearest_rank(l->n, 99.9);
+	percentiles(l, ranks, at, 4);
+	s->p50 = at[0];
+	s->p90 = at[1];
+	s->p99 = at[2];
+	s->p999 = at[3];
 	find_bimodality(s);
 }
 

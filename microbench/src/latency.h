@@ -1,8 +1,13 @@
 /*
- * latency.h - the one latency distribution type: every timed sample is kept, so
- * percentiles are exact, and two histograms are derived for display and storage: log2
- * buckets (coarse, for bimodality), and log-linear ones fine enough to draw a distribution
- * from (HdrHistogram's layout, as fio's latency buckets are).
+ * latency.h - the one latency distribution type.  Every timed sample is counted in fine
+ * log-linear buckets (HdrHistogram's layout, as fio's latency buckets are): exact below
+ * FINE_SUB ns, and FINE_SUB buckets in each power of two above, so a percentile read from
+ * them is within 1/(2 FINE_SUB) (0.2%) of the sample it stands for, while count, sum, min
+ * and max are exact.  A distribution's memory is fixed however many samples it counts, so
+ * a case measured in several rounds keeps its distribution between them, and two
+ * distributions merge by adding their counts.  Two coarser histograms are derived for
+ * display and storage: log2 buckets (for bimodality), and log-linear ones of SUB_BUCKETS a
+ * power of two, fine enough to draw a distribution from.
  */
 #ifndef FSBENCH_LATENCY_H
 #define FSBENCH_LATENCY_H
@@ -15,9 +20,16 @@ enum { LOG2_BUCKETS = 64 };
  * each power of two, so a bucket is never wider than 1/SUB_BUCKETS of its lower bound. */
 enum { SUB_BUCKETS = 16, SUB_BITS = 4, LOGLIN_BUCKETS = SUB_BUCKETS * (64 - SUB_BITS + 1) };
 
+/* The fine buckets: FINE_SUB a power of two up to 2^FINE_TOP ns (73 minutes); a longer
+ * sample is counted in the last bucket (its max stays exact). */
+enum { FINE_BITS = 8, FINE_SUB = 1 << FINE_BITS, FINE_TOP = 42,
+       FINE_BUCKETS = FINE_SUB * (FINE_TOP - FINE_BITS + 1) };
+
 struct latency {
-	uint64_t *ns;
-	size_t n, cap;
+	uint64_t *counts;  /* FINE_BUCKETS of them, allocated with the first sample */
+	size_t n;
+	double sum;
+	uint64_t min, max;
 };
 
 struct latency_summary {
@@ -36,8 +48,11 @@ void latency_init(struct latency *l);
 void latency_free(struct latency *l);
 void latency_add(struct latency *l, uint64_t ns);
 void latency_clear(struct latency *l);
-/* Sorts l->ns in place; fills the summary.  An empty distribution gives n == 0. */
-void latency_summarize(struct latency *l, struct latency_summary *s);
+/* Adds every sample of `from` to `into`. */
+void latency_merge(struct latency *into, const struct latency *from);
+/* Fills the summary: percentiles by nearest rank (fio's definition), each the middle of the
+ * fine bucket its rank falls in, within [min, max].  An empty distribution gives n == 0. */
+void latency_summarize(const struct latency *l, struct latency_summary *s);
 
 struct json;
 /* The summary's non-empty buckets as "histogram_log2" and "histogram" (log-linear):

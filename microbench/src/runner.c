@@ -116,6 +116,23 @@ struct case_samples {
 	size_t reps_done;
 };
 
+/* What a case's setup learnt of it (the data file's size, a stream's reads, a tree's
+ * objects, a listing's entries), kept from its last round for its record. */
+struct case_shape {
+	size_t stream_reads, objects, entries_per_op;
+	uint64_t file_bytes, listed_bytes_per_op;
+};
+
+struct case_run {
+	const struct suite_config *cfg;
+	const struct bench_case *c;
+	struct case_samples s;    /* every round's, together */
+	struct case_shape shape;
+	size_t reps_begun;        /* over every round: each repetition draws its own order */
+	size_t rounds;
+	double seconds;           /* set-up, timing and clean-up, over every round */
+};
+
 /*
  * A warm case on an unchanged tree passes over its objects again until the repetition
  * has lasted --min-rep-seconds: a repetition of a few milliseconds is at the mercy of one
@@ -209,10 +226,11 @@ static int time_repetition(struct bench_ctx *ctx, const struct clock_costs *cloc
 	return 0;
 }
 
-static void write_result(struct json *j, const struct bench_ctx *ctx, struct case_samples *s,
-			 double seconds)
+static void write_result(struct json *j, const struct case_run *run)
 {
-	const struct bench_case *c = ctx->c;
+	const struct bench_case *c = run->c;
+	const struct suite_config *cfg = run->cfg;
+	const struct case_samples *s = &run->s;
 	struct latency_summary timed, warm;
 	struct rep_stats reps;
 	size_t total = 0;
@@ -231,14 +249,14 @@ static void write_result(struct json *j, const struct bench_ctx *ctx, struct cas
 	else
 		json_null(j);
 	if (at_mix(c->bench))
-		json_kv_u64_array(j, "file_sizes", ctx->cfg->file_sizes, ctx->cfg->nfile_sizes);
+		json_kv_u64_array(j, "file_sizes", cfg->file_sizes, cfg->nfile_sizes);
 	if (c->bench->sweep == SWEEP_MIX_REQUESTS)
-		json_kv_u64_array(j, "request_sizes", ctx->cfg->request_sizes, ctx->cfg->nrequest_sizes);
+		json_kv_u64_array(j, "request_sizes", cfg->request_sizes, cfg->nrequest_sizes);
 	json_kv_string(j, "order", order_name(c));
 	if (c->order == ORDER_FORWARD) {
 		json_kv_u64(j, "gap", c->gap);
-		json_kv_u64(j, "stream_reads", (uint64_t)ctx->stream_reads);
-		json_kv_u64(j, "file_bytes", ctx->file_bytes);
+		json_kv_u64(j, "stream_reads", (uint64_t)run->shape.stream_reads);
+		json_kv_u64(j, "file_bytes", run->shape.file_bytes);
 		gap_latency_write(j, &s->by_gap);
 	}
 	json_kv_string(j, "cache", cache_mode_name(c->cache));
@@ -247,16 +265,17 @@ static void write_result(struct json *j, const struct bench_ctx *ctx, struct cas
 		json_null(j);
 	else
 		json_string(j, c->bench->family == FAMILY_META ? "drop_caches" : "fadvise_dontneed");
-	json_kv_u64(j, "block_size", ctx->cfg->block_size);
+	json_kv_u64(j, "block_size", cfg->block_size);
 	if (c->bench->family == FAMILY_DATA)
-		json_kv_bool(j, "partial_block", c->size % ctx->cfg->block_size != 0);
+		json_kv_bool(j, "partial_block", c->size % cfg->block_size != 0);
 	else
-		json_kv_u64(j, "objects", ctx->n);
-	if (ctx->entries_per_op) {
-		json_kv_u64(j, "entries_per_op", ctx->entries_per_op);
-		json_kv_u64(j, "listed_bytes_per_op", ctx->listed_bytes_per_op);
+		json_kv_u64(j, "objects", run->shape.objects);
+	if (run->shape.entries_per_op) {
+		json_kv_u64(j, "entries_per_op", run->shape.entries_per_op);
+		json_kv_u64(j, "listed_bytes_per_op", run->shape.listed_bytes_per_op);
 	}
 	json_kv_u64(j, "reps", s->reps_done);
+	json_kv_u64(j, "rounds", run->rounds);
 	json_key(j, "ops_per_rep");
 	json_begin_array(j);
 	for (size_t r = 0; r < s->reps_done; r++) {
@@ -305,20 +324,20 @@ static void write_result(struct json *j, const struct bench_ctx *ctx, struct cas
 		json_null(j);
 	}
 	json_kv_bool(j, "interrupted", stop_requested != 0);
-	json_kv_double(j, "seconds", seconds);
+	json_kv_double(j, "seconds", run->seconds);
 	json_end_object(j);
 }
 
 /* Setup, cache state, timed loop; for benchmarks that change the tree, start afresh. */
 static int run_repetitions(struct bench_ctx *ctx, const char *dirname, const struct clock_costs *clock,
-			   struct case_samples *s)
+			   struct case_samples *s, size_t first_rep, size_t reps)
 {
 	const struct suite_config *cfg = ctx->cfg;
 	const struct bench *b = ctx->c->bench;
 	uint64_t budget = (uint64_t)(cfg->case_seconds * 1e9 / (double)cfg->reps);
 	int set_up = 0, rc = 0;
 
-	for (size_t rep = 0; rep < cfg->reps && rc == 0 && !stop_requested; rep++) {
+	for (size_t rep = first_rep; rep < first_rep + reps && rc == 0 && !stop_requested; rep++) {
 		struct rng rng;
 
 		rng_seed(&rng, cfg->seed ^ case_seed(ctx->c) ^ (rep << 48));
@@ -356,37 +375,65 @@ static int run_repetitions(struct bench_ctx *ctx, const char *dirname, const str
 	return rc;
 }
 
-int run_case(const struct suite_config *cfg, const struct bench_case *c, const struct clock_costs *clock,
-	     struct json *j)
+struct case_run *case_run_new(const struct suite_config *cfg, const struct bench_case *c)
 {
-	struct bench_ctx ctx = { .cfg = cfg, .c = c, .fd = -1, .pending_fd = -1, .listed_fd = -1 };
-	struct case_samples s;
+	struct case_run *r = xcalloc(1, sizeof(*r));
+
+	r->cfg = cfg;
+	r->c = c;
+	latency_init(&r->s.timed);
+	latency_init(&r->s.warm);
+	r->s.rep_means = xcalloc(cfg->reps, sizeof(*r->s.rep_means));
+	r->s.rep_ops = xcalloc(cfg->reps, sizeof(*r->s.rep_ops));
+	return r;
+}
+
+int case_run_round(struct case_run *r, size_t reps, const struct clock_costs *clock)
+{
+	struct bench_ctx ctx = { .cfg = r->cfg, .c = r->c, .fd = -1, .pending_fd = -1, .listed_fd = -1 };
+	size_t timed_before = r->s.reps_done;
 	char dirname[256];
 	uint64_t started = now_ns();
 	int rc;
 
-	memset(&s, 0, sizeof(s));
-	latency_init(&s.timed);
-	latency_init(&s.warm);
-	s.rep_means = xcalloc(cfg->reps, sizeof(*s.rep_means));
-	s.rep_ops = xcalloc(cfg->reps, sizeof(*s.rep_ops));
-	case_dir_name(c, dirname, sizeof(dirname));
-	ctx.dirfd = open_case_dir(cfg, dirname);
-	rc = ctx.dirfd < 0 ? -1 : run_repetitions(&ctx, dirname, clock, &s);
+	if (r->reps_begun + reps > r->cfg->reps)
+		reps = r->cfg->reps - r->reps_begun;
+	case_dir_name(r->c, dirname, sizeof(dirname));
+	ctx.dirfd = open_case_dir(r->cfg, dirname);
+	rc = ctx.dirfd < 0 ? -1 : run_repetitions(&ctx, dirname, clock, &r->s, r->reps_begun, reps);
+	r->reps_begun += reps;
+	r->rounds++;
+	r->shape = (struct case_shape){ .stream_reads = ctx.stream_reads, .objects = ctx.n,
+					.entries_per_op = ctx.entries_per_op, .file_bytes = ctx.file_bytes,
+					.listed_bytes_per_op = ctx.listed_bytes_per_op };
 	if (ctx.pending_fd >= 0)
 		close(ctx.pending_fd);
 	if (ctx.dirfd >= 0)
 		close(ctx.dirfd);
-	if (remove_tree_at(cfg->workdir_fd, dirname) != 0)
+	if (remove_tree_at(r->cfg->workdir_fd, dirname) != 0)
 		rc = -1;
-	if (rc == 0 && s.reps_done == 0 && !stop_requested)
-		rc = fail_msg("%s: no operation could be timed", c->bench->name);
-	if (rc == 0 && s.reps_done > 0)
-		write_result(j, &ctx, &s, (double)(now_ns() - started) / 1e9);
+	if (rc == 0 && reps > 0 && r->s.reps_done == timed_before && !stop_requested)
+		rc = fail_msg("%s: no operation could be timed", r->c->bench->name);
 	free(ctx.order);
-	free(s.rep_means);
-	free(s.rep_ops);
-	latency_free(&s.timed);
-	latency_free(&s.warm);
+	r->seconds += (double)(now_ns() - started) / 1e9;
 	return rc;
+}
+
+int case_run_write(const struct case_run *r, struct json *j)
+{
+	if (r->s.reps_done == 0)
+		return 0;
+	write_result(j, r);
+	return 1;
+}
+
+void case_run_free(struct case_run *r)
+{
+	if (!r)
+		return;
+	free(r->s.rep_means);
+	free(r->s.rep_ops);
+	latency_free(&r->s.timed);
+	latency_free(&r->s.warm);
+	free(r);
 }

@@ -26,6 +26,12 @@ static void check(int ok, const char *name)
 	}
 }
 
+/* Whether a percentile read from the fine buckets is within 1/(2 FINE_SUB) of the sample. */
+static int near(uint64_t got, uint64_t want)
+{
+	return fabs((double)got - (double)want) <= (double)want / (2.0 * FINE_SUB);
+}
+
 static void test_percentiles_are_nearest_rank(void)
 {
 	struct latency l;
@@ -36,10 +42,51 @@ static void test_percentiles_are_nearest_rank(void)
 		latency_add(&l, v * 1000);
 	latency_summarize(&l, &s);
 	check(s.n == 100, "percentiles: count");
-	check(s.p50 == 50000 && s.p90 == 90000 && s.p99 == 99000 && s.p999 == 100000, "percentiles: nearest rank");
-	check(s.min == 1000 && s.max == 100000, "percentiles: min and max");
-	check(fabs(s.mean - 50500.0) < 1e-9, "percentiles: mean");
+	check(near(s.p50, 50000) && near(s.p90, 90000) && near(s.p99, 99000) && s.p999 == 100000,
+	      "percentiles: nearest rank, within 1/512 of the sample");
+	check(s.min == 1000 && s.max == 100000, "percentiles: min and max exact");
+	check(fabs(s.mean - 50500.0) < 1e-9, "percentiles: mean exact");
 	latency_free(&l);
+}
+
+static void test_small_samples_are_exact(void)
+{
+	struct latency l;
+	struct latency_summary s;
+
+	latency_init(&l);
+	for (uint64_t v = 1; v <= 200; v++)
+		latency_add(&l, v);
+	latency_summarize(&l, &s);
+	check(s.p50 == 100 && s.p90 == 180 && s.p99 == 198, "percentiles: exact below FINE_SUB ns");
+	latency_free(&l);
+}
+
+static void test_merged_distributions_add_up(void)
+{
+	struct latency a, b, both;
+	struct latency_summary sa, sboth;
+
+	latency_init(&a);
+	latency_init(&b);
+	latency_init(&both);
+	for (uint64_t v = 1; v <= 1000; v++) {
+		latency_add(v % 3 ? &a : &b, v * 997);
+		latency_add(&both, v * 997);
+	}
+	latency_merge(&a, &b);
+	latency_summarize(&a, &sa);
+	latency_summarize(&both, &sboth);
+	check(sa.n == 1000 && sa.min == sboth.min && sa.max == sboth.max && fabs(sa.mean - sboth.mean) < 1e-6 &&
+	      sa.p50 == sboth.p50 && sa.p99 == sboth.p99 && memcmp(sa.loglin_hist, sboth.loglin_hist,
+								  sizeof(sa.loglin_hist)) == 0,
+	      "merge: two distributions merged are the one of all their samples");
+	latency_clear(&a);
+	latency_summarize(&a, &sa);
+	check(sa.n == 0, "merge: a cleared distribution is empty");
+	latency_free(&a);
+	latency_free(&b);
+	latency_free(&both);
 }
 
 static void test_log2_histogram_buckets(void)
@@ -250,6 +297,8 @@ static void test_json_writer(void)
 int main(void)
 {
 	test_percentiles_are_nearest_rank();
+	test_small_samples_are_exact();
+	test_merged_distributions_add_up();
 	test_log2_histogram_buckets();
 	test_loglin_buckets_tile_the_line_finely();
 	test_bimodal_split_is_flagged();
