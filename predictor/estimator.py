@@ -44,7 +44,8 @@ y: measured runtimes, in seconds.  What `fit` learns from it:
   without -T (evidence "trace-untimed") is the exception: its calibration band is that of
   small warm loops almost all tracing, which its rule tells from -90% to +600%, and the
   errors learnt on whole programs left out replace it, wider either side, in quadrature, by
-  column `outside_lean_s` where X has it (what the estimate took off for the trace's lean);
+  column `outside_lean_s` where X has it (what the estimate took off for the trace's lean),
+  and spanned together with the per-gap band of `gap_shift_` below where the fit learnt one;
 - `table_spread_`: how far one cost table's filesystem time strays from another's of the
   same candidate, measured independently (a standard deviation of its log, from the column
   `fs_table_log_diff`, log of one table's time over the other's, where X has it).  The
@@ -58,7 +59,9 @@ y: measured runtimes, in seconds.  What `fit` learns from it:
   at least MIN_GAP_SENSITIVITY a microsecond), as a 90% prediction interval over the programs
   (`low`, `high`, in ns).  The time outside of a new trace is then given the band those
   constants span, which for a trace of 80,000 calls is wide and for one of 2,000 narrow, in
-  place of the tracing calibration's band (programs whose gaps are not a new program's);
+  place of the tracing calibration's band (programs whose gaps are not a new program's), and
+  so is a log without -T's, whose rule takes a median off each gap in place of the constant
+  (column `outside_per_gap_s` counts its gaps the same way);
   its low end is divided by column `outside_stretch` where X has it (how far sharing the
   cores with the tracer may have slowed the trace's work, tracing.shared_cores_stretch), and
   each end lies further, in quadrature, by column `outside_lean_s` where X has it (what the
@@ -393,10 +396,12 @@ class RuntimeEstimator(BaseEstimator, RegressorMixin):
         # evidence that a new program's time outside is told better than the calibration's.
         # But a log without -T's: the calibration's untimed band is its small warm loops' (almost
         # all tracing, which its rule mistakes by -90% to +600%), and the errors learnt from
-        # whole programs left out of the fit replace it, as gap_shift_ does a timed trace's.
+        # whole programs left out of the fit replace it, as gap_shift_ does a timed trace's; or
+        # span it together with the per-gap band (_outside_band) where the fit learnt one: the
+        # errors of a dozen programs say little of one whose gaps are ten times theirs.
         own_band = (outside_high > outside_low) & ~relative
         learnt_untimed = (evidence == UNTIMED_EVIDENCE) & (UNTIMED_EVIDENCE in getattr(self, "errors_", {}))
-        own_band &= ~learnt_untimed
+        own_band &= ~learnt_untimed | self._gap_banded(column, evidence)
         for kind, band in getattr(self, "errors_", {}).items():
             rows = evidence == kind
             if kind == "measured":
@@ -422,18 +427,28 @@ class RuntimeEstimator(BaseEstimator, RegressorMixin):
             low, high = _widened(runtime, low, high, extra)
         return {"runtime": runtime, "low": low, "high": high, "fs": fs, "outside": outside}
 
+    def _gap_banded(self, column: "_Columns", evidence: np.ndarray) -> np.ndarray:
+        """The rows whose time outside moves with what tracing is taken to have cost a gap
+        (GAP_COLUMN), a plain trace's with or without -T, where the fit learnt how far that
+        constant strays between programs (gap_shift_)."""
+        slope = column(GAP_COLUMN, 0.0, dtype=float)
+        learnt = bool(getattr(self, "gap_shift_", None))
+        return learnt & np.isin(evidence, ("trace", UNTIMED_EVIDENCE)) & (slope > 0)
+
     def _outside_band(self, column: "_Columns", evidence: np.ndarray, outside: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The time outside's band: as X gives it, but a plain trace's from the per-gap constant's
-        shifts learnt by the fit (gap_shift_), where it learnt them and the row moves with them,
-        its low end divided by how far sharing the cores with the tracer may have slowed the
-        trace's work (STRETCH_COLUMN)."""
+        """The time outside's band: as X gives it, but a plain trace's (_gap_banded) from the
+        per-gap constant's shifts learnt by the fit (gap_shift_), its low end divided by how far
+        sharing the cores with the tracer may have slowed the trace's work (STRETCH_COLUMN).
+        A log without -T takes a median off each gap rather than the constant, but what tracing
+        cost a gap strays as much either way, so a program of many calls is uncertain by that
+        much whatever the errors of other such logs (predict_parts spans both)."""
         low, high = column("outside_low_s", dtype=float), column("outside_high_s", dtype=float)
         shift = getattr(self, "gap_shift_", None)
         if not shift:
             return low, high
         slope = column(GAP_COLUMN, 0.0, dtype=float)
         stretch = np.maximum(column(STRETCH_COLUMN, 1.0, dtype=float), 1.0)
-        rows = (evidence == "trace") & (slope > 0)
+        rows = self._gap_banded(column, evidence)
         shifted_low, shifted_high = spread_by(outside, outside - shift["high"] * slope, outside - shift["low"] * slope,
                                               column(LEAN_COLUMN, 0.0, dtype=float))
         return (np.where(rows, np.maximum(shifted_low, 0.0) / stretch, low),

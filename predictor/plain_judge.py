@@ -432,7 +432,8 @@ def _gap_shift_sentence(model: RuntimeEstimator) -> str:
             f"{shift['programs']} programs of the fit, the constant that makes each one's runtime right strayed "
             f"from the rule's by a standard deviation of {shift['sd'] / 1e3:.1f} us, a 90% band of "
             f"{shift['low'] / 1e3:+.1f} to {shift['high'] / 1e3:+.1f} us, so a trace's band is as wide as its gaps "
-            "make it.")
+            "make it; a trace without call durations is given that band too where it is wider than the one its form's "
+            "errors on the other programs span.")
 
 
 def _gap_constants(doc: dict[str, Any], tracing: TracingCalibration) -> str:

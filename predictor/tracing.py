@@ -471,7 +471,8 @@ def untraced_outside(timeline: Timeline, calibration: TracingCalibration | None)
     duration, and the gap after them starts at their end.  Its band is the calibration's
     (error_band; untimed_error_band for a log without -T); a fitted runtime model narrows or
     widens a timed trace's by how far the constant a gap takes off strayed between the
-    programs it was fitted on (Outside.per_gap_s, estimator.RuntimeEstimator)."""
+    programs it was fitted on (Outside.per_gap_s, estimator.RuntimeEstimator), and widens a
+    log without -T's to that where it is wider than what it learnt of such logs."""
     if not timeline.known:
         return None
     calibration = calibration or TracingCalibration()
@@ -492,8 +493,11 @@ def untraced_outside(timeline: Timeline, calibration: TracingCalibration | None)
                     f"less what tracing cost it then (the median of its process's last 32, at most "
                     f"{calibration.untimed_cap_ns / 1e3:.0f} us{leaned}){synced}, {at_once}: "
                     f"{seconds:.3f} s from a traced span of {timeline.span_ns / 1e9:.3f} s{shared}")
+        # What tracing cost a gap is a median taken off each gap the estimate counts: each ns it
+        # is off moves the estimate by this many seconds (0 is its floor, not its truth).
+        per_gap_s = max(timeline.untimed_gaps - timeline.untimed_sync_gaps, 0) / timeline.concurrency / 1e9
         return replace(Outside.within(seconds, calibration.untimed_error_band, UNTIMED_EVIDENCE, evidence, stretch, lean_s),
-                       warning=warning)
+                       per_gap_s=per_gap_s, warning=warning)
     constant = calibration.gap_over_call_told(timeline)
     lean_ns = call_lean(timeline, calibration.call_lean_ns)
     outside_ns = timeline.outside_ns_at(constant.ns, lean_ns)

@@ -9,7 +9,7 @@ import pytest
 from sklearn.base import clone
 from sklearn.model_selection import LeaveOneGroupOut, cross_val_predict
 
-from fsbm.predictor.estimator import RuntimeEstimator, predict_left_out, runtime_seconds, spread_by
+from fsbm.predictor.estimator import UNTIMED_EVIDENCE, RuntimeEstimator, predict_left_out, runtime_seconds, spread_by
 from fsbm.predictor.predict import relative_rows
 
 # Times nothing and needs no loop device: may share the cores with another such test.
@@ -293,6 +293,15 @@ def test_a_plain_traces_band_is_the_per_gap_constant_learnt_from_programs_and_sc
     assert leaned["low"][1] == pytest.approx(max(1.0 - np.hypot(below, 0.3), 0.0) + rows[0]["fs_low_s"])
     assert leaned["high"][1] == pytest.approx(1.0 + np.hypot(above, 0.3) + rows[0]["fs_high_s"])
     assert leaned["runtime"] == pytest.approx(parts["runtime"])
+    # A log without -T: the errors learnt from such logs (here 10% either way), and, where its
+    # gaps make it wider, the per-gap band too.
+    model.errors_[UNTIMED_EVIDENCE] = {"p5": -0.1, "p95": 0.1}
+    untimed = model.predict_parts(new.assign(evidence=UNTIMED_EVIDENCE))
+    learnt_low = untimed["runtime"] / 1.1
+    assert untimed["low"][0] == pytest.approx(learnt_low[0])  # few gaps: the learnt errors' band
+    assert untimed["low"][1] == pytest.approx(min(learnt_low[1], parts["low"][1]))
+    assert untimed["high"][1] == pytest.approx(max(untimed["runtime"][1] / 0.9, parts["high"][1]))
+    assert untimed["high"][1] > untimed["runtime"][1] / 0.9  # 80,000 gaps: wider than the learnt errors
 
 
 def test_a_band_spread_by_an_independent_uncertainty_grows_in_quadrature_and_stays_above_0() -> None:
