@@ -65,28 +65,32 @@ def case_moves(first: CostTable, second: CostTable) -> list[float]:
     return [abs(e.latency_ns.mean / prices[e.key] - 1) for e in second.entries if e.key in prices]
 
 
-def program_moves(first: CostTable, second: CostTable, profiles: list[Profile]) -> list[float]:
-    """How far each program's modelled filesystem time moved between the tables."""
-    cache = memory_available_bytes()
-    times = [[price_workload(p, Pricer(t), cache_bytes=cache).total_ns for p in profiles] for t in (first, second)]
-    return [abs(b / a - 1) for a, b in zip(*times) if a > 0]
+def program_times(table: CostTable, profiles: list[Profile], cache_bytes: int) -> list[float]:
+    """Each program's modelled filesystem time (ns) as the predictor prices it from `table`."""
+    pricer = Pricer(table)
+    return [price_workload(p, pricer, cache_bytes=cache_bytes).total_ns for p in profiles]
+
+
+def moves_summary(moved: list[float]) -> dict[str, float]:
+    """The median, 90th percentile and largest of how far things moved, and the share within 5%."""
+    moved = sorted(moved)
+    return {"comparisons": len(moved), "median_move": statistics.median(moved),
+            "p90_move": moved[int(0.9 * (len(moved) - 1))], "largest_move": moved[-1],
+            "within_5pct": sum(m <= 0.05 for m in moved) / len(moved)}
 
 
 def summary(tables: list[tuple[CostTable, float]], profiles: list[Profile]) -> dict[str, Any]:
-    moved = [m for (a, _), (b, _) in zip(tables, tables[1:]) for m in case_moves(a, b)]
-    moved.sort()
-    return {"tables": len(tables), "comparisons": len(moved), "median_move": statistics.median(moved),
-            "p90_move": moved[int(0.9 * (len(moved) - 1))],
-            "within_5pct": sum(m <= 0.05 for m in moved) / len(moved),
-            "seconds_per_table": statistics.median(seconds for _, seconds in tables),
-            **({"programs": _moves_summary([m for (a, _), (b, _) in zip(tables, tables[1:])
-                                            for m in program_moves(a, b, profiles)])} if profiles else {})}
-
-
-def _moves_summary(moved: list[float]) -> dict[str, float]:
-    moved = sorted(moved)
-    return {"comparisons": len(moved), "median_move": statistics.median(moved), "largest_move": moved[-1],
-            "within_5pct": sum(m <= 0.05 for m in moved) / len(moved)}
+    """A mode's consecutive tables compared: case by case, and (with `profiles`) program by
+    program, each table priced once."""
+    pairs = list(zip(tables, tables[1:]))
+    result = {"tables": len(tables), **moves_summary([m for (a, _), (b, _) in pairs for m in case_moves(a, b)]),
+              "seconds_per_table": statistics.median(seconds for _, seconds in tables)}
+    if profiles:
+        cache = memory_available_bytes()
+        times = [program_times(table, profiles, cache) for table, _ in tables]
+        result["programs"] = moves_summary([abs(b / a - 1) for first, second in zip(times, times[1:])
+                                            for a, b in zip(first, second) if a > 0])
+    return result
 
 
 def main() -> int:

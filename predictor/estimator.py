@@ -367,7 +367,8 @@ class RuntimeEstimator(BaseEstimator, RegressorMixin):
         fs = factor * fs_s
         outside = column("outside_s", dtype=float)
         evidence = column("evidence", "none")
-        outside_low, outside_high = self._outside_band(column, evidence, outside)
+        gap_banded = self._gap_banded(column, evidence)
+        outside_low, outside_high = self._outside_band(column, gap_banded, outside)
         low = runtime_seconds(outside_low, fs_low, factor)
         high = runtime_seconds(outside_high, fs_high, factor)
         traced_row = column("traced", False, dtype=bool)
@@ -401,7 +402,7 @@ class RuntimeEstimator(BaseEstimator, RegressorMixin):
         # errors of a dozen programs say little of one whose gaps are ten times theirs.
         own_band = (outside_high > outside_low) & ~relative
         learnt_untimed = (evidence == UNTIMED_EVIDENCE) & (UNTIMED_EVIDENCE in getattr(self, "errors_", {}))
-        own_band &= ~learnt_untimed | self._gap_banded(column, evidence)
+        own_band &= ~learnt_untimed | gap_banded
         for kind, band in getattr(self, "errors_", {}).items():
             rows = evidence == kind
             if kind == "measured":
@@ -435,8 +436,10 @@ class RuntimeEstimator(BaseEstimator, RegressorMixin):
         learnt = bool(getattr(self, "gap_shift_", None))
         return learnt & np.isin(evidence, ("trace", UNTIMED_EVIDENCE)) & (slope > 0)
 
-    def _outside_band(self, column: "_Columns", evidence: np.ndarray, outside: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The time outside's band: as X gives it, but a plain trace's (_gap_banded) from the
+    def _outside_band(self, column: "_Columns", gap_banded: np.ndarray,
+                      outside: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The time outside's band: as X gives it, but on the `gap_banded` rows (a plain trace's,
+        _gap_banded) from the
         per-gap constant's shifts learnt by the fit (gap_shift_), its low end divided by how far
         sharing the cores with the tracer may have slowed the trace's work (STRETCH_COLUMN).
         A log without -T takes a median off each gap rather than the constant, but what tracing
@@ -448,11 +451,10 @@ class RuntimeEstimator(BaseEstimator, RegressorMixin):
             return low, high
         slope = column(GAP_COLUMN, 0.0, dtype=float)
         stretch = np.maximum(column(STRETCH_COLUMN, 1.0, dtype=float), 1.0)
-        rows = self._gap_banded(column, evidence)
         shifted_low, shifted_high = spread_by(outside, outside - shift["high"] * slope, outside - shift["low"] * slope,
                                               column(LEAN_COLUMN, 0.0, dtype=float))
-        return (np.where(rows, np.maximum(shifted_low, 0.0) / stretch, low),
-                np.where(rows, np.maximum(shifted_high, 0.0), high))
+        return (np.where(gap_banded, np.maximum(shifted_low, 0.0) / stretch, low),
+                np.where(gap_banded, np.maximum(shifted_high, 0.0), high))
 
     def ratio_log_sd(self, evidence: str) -> float:
         """One standard deviation of the log of a ratio of two predictions with this evidence:
