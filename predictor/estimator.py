@@ -439,9 +439,9 @@ class RuntimeEstimator(BaseEstimator, RegressorMixin):
     def _outside_band(self, column: "_Columns", gap_banded: np.ndarray,
                       outside: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The time outside's band: as X gives it, but on the `gap_banded` rows (a plain trace's,
-        _gap_banded) from the
-        per-gap constant's shifts learnt by the fit (gap_shift_), its low end divided by how far
-        sharing the cores with the tracer may have slowed the trace's work (STRETCH_COLUMN).
+        _gap_banded) from the per-gap constant's shifts learnt by the fit (gap_shift_), its low
+        end divided by how far sharing the cores with the tracer may have slowed the trace's work
+        (STRETCH_COLUMN).
         A log without -T takes a median off each gap rather than the constant, but what tracing
         cost a gap strays as much either way, so a program of many calls is uncertain by that
         much whatever the errors of other such logs (predict_parts spans both)."""

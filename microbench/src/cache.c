@@ -28,13 +28,7 @@ int cache_can_drop_all(void)
 	return access(DROP_CACHES, W_OK) == 0;
 }
 
-/*
- * Cold, for metadata: sync, then drop the page, dentry and inode caches, twice.  Once is not
- * enough right after a tree was made: ext4 keeps the new directory and inode-table blocks
- * pinned in its journal until a later commit checkpoints them, so a listing of 100 entries
- * just made took 17 us after one drop (warm: 16) and 70-100 us after two.  A case that
- * builds its tree before every round's repetition would otherwise never be measured cold.
- */
+/* sync, then drop the page, dentry and inode caches once. */
 static int drop_once(void)
 {
 	int fd;
@@ -52,6 +46,13 @@ static int drop_once(void)
 	return 0;
 }
 
+/*
+ * Cold, for metadata: sync, then drop the page, dentry and inode caches, twice.  Once is not
+ * enough right after a tree was made: ext4 keeps the new directory and inode-table blocks
+ * pinned in its journal until a later commit checkpoints them, so a listing of 100 entries
+ * just made took 17 us after one drop (warm: 16) and 70-100 us after two.  A case that
+ * builds its tree before every round's repetition would otherwise never be measured cold.
+ */
 int cache_drop_all(void)
 {
 	return drop_once() == 0 && drop_once() == 0 ? 0 : -1;
