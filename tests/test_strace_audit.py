@@ -160,3 +160,6 @@ def test_every_call_on_a_file_is_one_event(tmp_path: Path) -> None:
     for name in ("utimensat", "statx", "fchownat", "fsetxattr", "openat2", "renameat2", "copy_file_range",
                  "sendfile", "fallocate", "ftruncate"):
         assert expected.get(name, 0) >= 1, f"{name} is not in the log: the program no longer exercises it"
+    # A truncation keeps the length it leaves the file at: a replay cuts the file there, not to nothing.
+    cut = events[inside & events["orig"].isin(["ftruncate", "truncate"])]
+    assert dict(zip(cut["orig"], cut["size"])) == {"ftruncate": 16384, "truncate": 8192}

@@ -321,7 +321,8 @@ static int h_fcntl(struct proc *p, const struct call *c, const struct sysdesc *d
 	return 0;
 }
 
-/* An operation on an fd: fsync, fstat, fchmod, ftruncate, getdents (size at d->b). */
+/* An operation on an fd: fsync, fstat, fchmod, ftruncate, getdents (size at d->b: the length
+ * ftruncate leaves, the buffer getdents fills). */
 static int h_fd_op(struct proc *p, const struct call *c, const struct sysdesc *d, struct event *e)
 {
 	struct ofd *o;
@@ -348,6 +349,17 @@ static int h_path(struct proc *p, const struct call *c, const struct sysdesc *d,
 	/* unlinkat(dirfd, path, AT_REMOVEDIR) removes a directory. */
 	if (d->c >= 0 && d->c < c->nargs && span_has(c->arg[d->c], "AT_REMOVEDIR"))
 		e->op = "rmdir";
+	return 1;
+}
+
+/* truncate(path, length): the path, and the length it leaves the file at as the size, so a
+ * replay cuts the file to what the program did, not to nothing. */
+static int h_truncate(struct proc *p, const struct call *c, const struct sysdesc *d, struct event *e)
+{
+	if (!h_path(p, c, d, e))
+		return 0;
+	if (d->c >= 0 && d->c < c->nargs)
+		span_int(c->arg[d->c], &e->size);
 	return 1;
 }
 
@@ -539,8 +551,8 @@ static const struct sysdesc table[] = {
 	{ "lchown", "setattr", h_path, -1, 0, -1 },
 	{ "chown32", "setattr", h_path, -1, 0, -1 },
 	{ "lchown32", "setattr", h_path, -1, 0, -1 },
-	{ "truncate", "setattr", h_path, -1, 0, -1 },
-	{ "truncate64", "setattr", h_path, -1, 0, -1 },
+	{ "truncate", "setattr", h_truncate, -1, 0, 1 },
+	{ "truncate64", "setattr", h_truncate, -1, 0, 1 },
 	{ "utime", "setattr", h_path, -1, 0, -1 },
 	{ "utimes", "setattr", h_path, -1, 0, -1 },
 	{ "fchmodat", "setattr", h_path, 0, 1, -1 },
@@ -551,8 +563,8 @@ static const struct sysdesc table[] = {
 	{ "fchmod", "setattr", h_fd_op, 0, -1, -1 },
 	{ "fchown", "setattr", h_fd_op, 0, -1, -1 },
 	{ "fchown32", "setattr", h_fd_op, 0, -1, -1 },
-	{ "ftruncate", "setattr", h_fd_op, 0, -1, -1 },
-	{ "ftruncate64", "setattr", h_fd_op, 0, -1, -1 },
+	{ "ftruncate", "setattr", h_fd_op, 0, 1, -1 },
+	{ "ftruncate64", "setattr", h_fd_op, 0, 1, -1 },
 	{ "getdents", "readdir", h_fd_op, 0, 2, -1 },
 	{ "getdents64", "readdir", h_fd_op, 0, 2, -1 },
 	{ "mkdir", "mkdir", h_path, -1, 0, -1 },
