@@ -18,7 +18,8 @@ Every program belongs to one of two sets (DESIGN.md: Validation):
   modules, which checkpoint's few lines of Python hardly do; ninja-j2: compilers working at
   once, each between many calls, where parallel-xz's processes make few; compileall: files
   written under a temporary name and renamed into place, which no other development program
-  does); none joins the test set.
+  does; kv-wal: a database in WAL mode, its index a mapped file written without system calls,
+  which the other SQLite programs' rollback journals do not use); none joins the test set.
 """
 
 from __future__ import annotations
@@ -224,6 +225,26 @@ def _sqlite_wal_script(work: Path, inputs: Inputs) -> None:
                   (transaction(t) for t in range(max(100, round(3000 * inputs.scale)))))
 
 
+def _key_value_wal_script(work: Path, inputs: Inputs) -> None:
+    """A key-value table in WAL mode (synchronous=NORMAL): filled in one transaction, then
+    small transactions that each read two keys and rewrite three, as a service keeps its
+    state.  The readers and writers meet in the shared-memory index (the -shm file, mapped)."""
+    keys = max(1000, round(8000 * inputs.scale))
+    rng = random.Random(17)
+
+    def transaction() -> list[str]:
+        reads = [f"SELECT length(value) FROM kv WHERE key = {rng.randrange(keys)};" for _ in range(2)]
+        writes = [f"UPDATE kv SET value = randomblob({rng.randrange(200, 900)}), version = version + 1 "
+                  f"WHERE key = {rng.randrange(keys)};" for _ in range(3)]
+        return reads + writes
+
+    _write_script(work, ["PRAGMA journal_mode=WAL;", "PRAGMA synchronous=NORMAL;",
+                         "CREATE TABLE kv(key INTEGER PRIMARY KEY, version INTEGER, value BLOB);",
+                         f"WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < {keys - 1}) "
+                         "INSERT INTO kv SELECT i, 0, randomblob(500) FROM n;"],
+                  (transaction() for _ in range(max(200, round(4000 * inputs.scale)))))
+
+
 def _wheel(work: Path, inputs: Inputs) -> None:
     """A pure-Python wheel built from the corpus's packages (a real wheel: METADATA, WHEEL and
     RECORD), for pip to install into a directory."""
@@ -329,6 +350,9 @@ def programs(scale: float = 1.0, split: Split | None = None) -> list[Program]:
         Program("compileall", "byte-compile a tree's Python files (python -m compileall): each .pyc written "
                 "under a temporary name and renamed into place", _unpack_tree,
                 [sys.executable, "-S", "-m", "compileall", "-q", "tree"], ("tree/**/__pycache__",)),
+        Program("kv-wal", "a key-value table in SQLite's WAL mode (synchronous=NORMAL): reads and rewrites "
+                "of random keys, readers and writers meeting in the mapped -shm index", _key_value_wal_script,
+                ["sqlite3", "kv.sqlite", ".read script.sql"], ("kv.sqlite", "kv.sqlite-wal", "kv.sqlite-shm")),
         # The test set: held out (module docstring).
         Program("rsync", "mirror a source tree (rsync -a)", _unpack_tree, ["rsync", "-a", "tree/", "mirror/"],
                 ("mirror",), split="test"),
