@@ -87,6 +87,43 @@ def test_the_forked_child_is_its_own_actor(events: pd.DataFrame) -> None:
     assert child_writes["actor"].iloc[0] != parent_writes["actor"].iloc[0]
 
 
+# strace -f prints a call when it ends, so a child that runs before its parent's clone returns
+# has its first lines printed before "<... clone resumed> = PID" says whose child it is: here the
+# child writes through the descriptor it inherited, and lseeks it, before the parent learns its pid.
+CHILD_FIRST = """\
+100 10:00:00.000100 openat(AT_FDCWD, "/w/a.dat", O_WRONLY|O_CREAT|O_TRUNC, 0644) = 3 <0.000010>
+100 10:00:00.000200 write(3, "x"..., 1000) = 1000 <0.000010>
+100 10:00:00.000300 clone(child_stack=NULL, flags=CLONE_CHILD_CLEARTID|CLONE_CHILD_SETTID|SIGCHLD <unfinished ...>
+101 10:00:00.000350 write(3, "c"..., 7) = 7 <0.000010>
+101 10:00:00.000370 clone(child_stack=NULL, flags=CLONE_CHILD_CLEARTID|CLONE_CHILD_SETTID|SIGCHLD <unfinished ...>
+102 10:00:00.000380 write(3, "g"..., 3) = 3 <0.000010>
+101 10:00:00.000390 <... clone resumed>, child_tidptr=0x7f00) = 102 <0.000020>
+101 10:00:00.000400 lseek(3, 0, SEEK_CUR) = 1010 <0.000005>
+100 10:00:00.000410 <... clone resumed>, child_tidptr=0x7f00) = 101 <0.000110>
+101 10:00:00.000420 +++ exited with 0 +++
+102 10:00:00.000430 +++ exited with 0 +++
+100 10:00:00.000500 write(3, "after", 5) = 5 <0.000010>
+"""
+
+
+# The same, as strace -f prints it to its standard error: no pid while one process is traced,
+# "[pid N] " once there are two, so the first pid printed is the child's.
+CHILD_FIRST_UNPREFIXED = "".join(
+    line.split(" ", 1)[1] + "\n" if i < 3 else f"[pid {line.split(' ', 1)[0]}] {line.split(' ', 1)[1]}\n"
+    for i, line in enumerate(CHILD_FIRST.splitlines()))
+
+
+@pytest.mark.parametrize("text", [CHILD_FIRST, CHILD_FIRST_UNPREFIXED], ids=["pid-columns", "pid-prefixes"])
+def test_a_child_that_runs_before_its_clone_returns_inherits_its_parents_descriptors(text: str, tmp_path: Path) -> None:
+    log = tmp_path / "child-first.strace"
+    log.write_text(text)
+    events = read_events(ingest([log], tmp_path / "e.parquet").output).to_pandas()
+    writes = events[events["op"] == "write"].sort_values("ts")
+    assert [(f, int(o), int(n)) for f, o, n in zip(writes["file"], writes["offset"], writes["size"])] == [
+        ("/w/a.dat", 0, 1000), ("/w/a.dat", 1000, 7), ("/w/a.dat", 1007, 3), ("/w/a.dat", 1010, 5)]
+    assert [str(a) for a in writes["actor"]][1:3] == ["101", "102"]
+
+
 def test_o_append_writes_land_at_the_end(events: pd.DataFrame) -> None:
     assert writes_to(events, "b.log") == [(0, 10), (10, 10)]
 

@@ -25,6 +25,9 @@
 #include "timeline.h"
 
 enum { EXIT_BAD_INPUT = 2, SNIFF_LINES = 20, REPORTED_ERRORS = 5, MAX_PSEUDO = 16, EXCERPT_CHARS = 160 };
+/* At most this much of children's lines is held for clones to return; past it they are parsed as
+ * they come (a child with an unknown fd table, as before the clone's return was waited for). */
+static const size_t HELD_BYTES_CAP = 64u << 20;
 static const int64_t DAY_NS = 86400LL * 1000000000LL;
 
 struct stats {
@@ -53,6 +56,18 @@ struct parser {
 	struct line_key key;      /* per-process logs: the line being parsed (merge.h) */
 	int keys;                 /* write each event's key after its columns */
 	int clones_only;          /* write only "PID<TAB>CHILD<TAB>SHARES" for each process a call made */
+	struct held *held;        /* lines of children whose clone has not returned yet (hold_line) */
+	size_t nheld, held_cap, held_bytes;
+	int holding;              /* one log of strace -f: a child's lines may come before its clone returns */
+	int releasing;            /* parsing held lines: hold none again */
+};
+
+/* A line held back until the clone that made its process returns (hold_line). */
+struct held {
+	long pid, line;
+	int cut_short, done;
+	size_t len;
+	char *text;
 };
 
 /* -- output: a plain buffer, because fprintf per field is the bottleneck at 1M lines/s -- */
@@ -413,6 +428,114 @@ static void resume(struct parser *ps, long pid, const struct line *ln, int64_t t
 	resume_with(ps, pid, p, &rest, ts, line, cut_short);
 }
 
+static void parse_split_line(struct parser *ps, const char *text, size_t len, const struct line *split, long line,
+			     int cut_short);
+
+/* Whether a process has a clone, fork or vfork in flight: strace -f printed its start and not yet
+ * its return, so the child it makes may already be running. */
+static int clone_in_flight(const struct parser *ps)
+{
+	static const char *const calls[] = { "clone(", "clone3(", "fork(", "vfork(" };
+
+	for (size_t i = 0; i < ps->procs.cap; i++) {
+		const struct proc *p = &ps->procs.table[i];
+
+		if (!p->used || !p->pending_len)
+			continue;
+		for (size_t k = 0; k < sizeof(calls) / sizeof(*calls); k++)
+			if (p->pending_len >= strlen(calls[k]) && memcmp(p->pending, calls[k], strlen(calls[k])) == 0)
+				return 1;
+	}
+	return 0;
+}
+
+static int holds_pid(const struct parser *ps, long pid)
+{
+	for (size_t i = 0; i < ps->nheld; i++)
+		if (ps->held[i].pid == pid)
+			return 1;
+	return 0;
+}
+
+/*
+ * A line of a process the parse has not seen made, while a clone is in flight: strace -f prints
+ * a child's calls as they end, and the child can run before its parent's clone returns, so its
+ * first lines may come before "<... clone resumed> = PID" says whose child it is.  Parsed then,
+ * they would find an empty fd table (an inherited descriptor names no file, an inherited offset
+ * starts at 0).  Such lines are held, in order, until the clone returns (release_held).
+ * Returns whether the line was held.
+ */
+static int hold_line(struct parser *ps, long pid, const char *text, size_t len, long line, int cut_short)
+{
+	char *copy;
+
+	if (!ps->holding || ps->releasing || pid < 0 || !ps->procs.count || procs_known(&ps->procs, pid))
+		return 0;
+	if (!holds_pid(ps, pid) && !clone_in_flight(ps))
+		return 0;
+	if (ps->held_bytes + len > HELD_BYTES_CAP)
+		return 0;
+	if (ps->nheld == ps->held_cap) {
+		size_t cap = ps->held_cap ? 2 * ps->held_cap : 64;
+		struct held *grown = realloc(ps->held, cap * sizeof(*grown));
+
+		if (!grown) {
+			fprintf(stderr, "strace2events: out of memory holding a child's lines\n");
+			exit(1);
+		}
+		ps->held = grown;
+		ps->held_cap = cap;
+	}
+	copy = malloc(len ? len : 1);
+	if (!copy) {
+		fprintf(stderr, "strace2events: out of memory holding a child's lines\n");
+		exit(1);
+	}
+	memcpy(copy, text, len);
+	ps->held[ps->nheld++] = (struct held){ .pid = pid, .line = line, .cut_short = cut_short, .len = len,
+					       .text = copy, .done = 0 };
+	ps->held_bytes += len;
+	return 1;
+}
+
+/* Parse the held lines of every process now known (its clone returned), with `all` every held
+ * line (the log ended, or a parent's clone never returned), in the order they came: always the
+ * first line held whose process is known, so a line that makes a child known (its parent's clone
+ * returning) lets the child's earlier lines go before the lines that came after theirs. */
+static void release_held(struct parser *ps, int all)
+{
+	size_t i = 0, known = ps->procs.count, kept = 0;
+
+	if (ps->releasing)
+		return;
+	ps->releasing = 1;
+	while (i < ps->nheld) {
+		struct held *h = &ps->held[i];
+		struct line ln;
+
+		if (h->done || (!all && !procs_known(&ps->procs, h->pid))) {
+			i++;
+			continue;
+		}
+		line_split(h->text, h->len, &ln);
+		parse_split_line(ps, h->text, h->len, &ln, h->line, h->cut_short);
+		ps->held_bytes -= h->len;
+		free(h->text);
+		h->done = 1;
+		if (ps->procs.count != known) { /* a process made known: its held lines may lie behind */
+			known = ps->procs.count;
+			i = 0;
+		} else {
+			i++;
+		}
+	}
+	for (i = 0; i < ps->nheld; i++)
+		if (!ps->held[i].done)
+			ps->held[kept++] = ps->held[i];
+	ps->nheld = kept;
+	ps->releasing = 0;
+}
+
 /* One line, split already (lines.h): `ln` points into `text`. */
 static void parse_split_line(struct parser *ps, const char *text, size_t len, const struct line *split, long line,
 			     int cut_short)
@@ -435,14 +558,20 @@ static void parse_split_line(struct parser *ps, const char *text, size_t len, co
 	}
 	if (ln.pid < 0) {
 		ps->saw_unprefixed = 1;
-	} else if (ps->saw_unprefixed && !ps->unprefixed_resolved) {
+	} else if (ps->saw_unprefixed && !ps->unprefixed_resolved && !holds_pid(ps, ln.pid) &&
+		   (ln.kind == LINE_RESUMED || !clone_in_flight(ps))) {
 		/* strace -f prints no pid while one process is traced; the first pid it prints
-		 * that no clone created is that process. */
+		 * that no clone created is that process.  While that process is in a clone, a
+		 * line other than the clone's return is a child's, run before it returned, and so
+		 * is every later line of a process whose lines are held (hold_line). */
 		ps->unprefixed_resolved = 1;
 		if (!ps->procs.count || !procs_known(&ps->procs, ln.pid))
 			procs_rename(&ps->procs, ps->default_pid, ln.pid);
 	}
 	pid = ln.pid >= 0 ? ln.pid : ps->default_pid;
+	if (ln.kind != LINE_BLANK && ln.kind != LINE_BAD && ln.kind != LINE_INFO && ln.pid >= 0 &&
+	    hold_line(ps, pid, text, len, line, cut_short))
+		return;
 	switch (ln.kind) {
 	case LINE_BLANK:
 		return;
@@ -475,6 +604,8 @@ static void parse_split_line(struct parser *ps, const char *text, size_t len, co
 	} else {
 		handle_call(ps, pid, ln.body, ln.body_len, ts, NO_VALUE, line, cut_short);
 	}
+	if (ps->nheld)
+		release_held(ps, 0);
 }
 
 /* --clones: a line that names no clone or fork is only counted, not parsed. */
@@ -505,8 +636,12 @@ static void parse_stream(struct parser *ps, gzFile in)
 	int got;
 
 	reader_init(&rd, in, 1 << 20);
+	ps->holding = 1;
 	while ((got = reader_next(&rd)) > 0)
 		parse_line(ps, rd.text, rd.text_len, rd.line, rd.cut_short);
+	release_held(ps, 1);
+	ps->holding = 0;
+	free(ps->held);
 	if (got < 0) {
 		out_flush();
 		fprintf(stderr, "%s: the compressed data is damaged after line %ld (%s)\n", ps->name, rd.line,
