@@ -187,6 +187,19 @@ def split_of(doc: dict[str, Any]) -> str:
     return doc.get("options", {}).get("split", "dev")
 
 
+def part_of_the_set(doc: dict[str, Any]) -> bool:
+    """Whether a recorded validation measured only some of its set's programs (`--only`): a
+    trial, whose fit and figures stand for those programs, not for the set."""
+    return bool(doc.get("options", {}).get("only"))
+
+
+def measurements_name(doc: dict[str, Any]) -> str:
+    """The name a recorded validation's measurements are kept under: its set's, which the
+    overview reads the newest of, or for part of the set (part_of_the_set) a name of its own,
+    so a trial never stands in the overview for the set it was part of."""
+    return f"{split_of(doc)}, part" if part_of_the_set(doc) else split_of(doc)
+
+
 def stored_runtime_model(store: Any, name: str) -> RuntimeEstimator:
     """The runtime model kept under `name` (RECORDED_MODEL, PLAIN_MODEL) the newest development
     set fitted, or an unfitted one."""
@@ -200,13 +213,17 @@ def validate_recorded(settings: Any, doc: dict[str, Any] | None, options: Valida
     """Measure one set of the suite (or take `doc`), keep the measurements before judging them
     (the measuring takes many minutes, the judging can be redone with --from), and judge
     them.  A development set fits the runtime model `fsbm predict` uses for recordings, kept
-    with its judgement; a test set is judged by the kept model, and nothing is fitted on it."""
+    with its judgement; a test set is judged by the kept model, and nothing is fitted on it.
+    Part of a set (`--only`) is judged the same way, but neither its model nor its figures
+    replace the whole set's: its measurements are kept under a name of their own
+    (measurements_name), and its model and track record are not kept."""
     measurements_id = None
     if doc is None:
         doc = measure_suite(settings, options, console)
         with settings.store() as store:
-            measurements_id = store.save_document("validation_measurements", doc, name=split_of(doc))
+            measurements_id = store.save_document("validation_measurements", doc, name=measurements_name(doc))
     dev = split_of(doc) == "dev"
+    whole = not part_of_the_set(doc)
     held = None
     if not dev:
         with settings.store() as store:
@@ -215,15 +232,16 @@ def validate_recorded(settings: Any, doc: dict[str, Any] | None, options: Valida
     measured_at = utc(doc["finished"]) if doc.get("finished") else "?"
     model_id = None
     with settings.store() as store:
-        if dev:
+        if dev and whole:
             model_id = store.save_document("runtime_model", judged.model.to_json(
                 f"fsbm validate's recordings of {len(doc['programs'])} programs, measured {measured_at} UTC"),
                 name=RECORDED_MODEL)
         s = judged.summary
-        track_record.save(store, "recorded", split_of(doc), doc.get("finished") or time.time(), {
-            "absolute": track_record.FormRecord(s["median_abs_error"], s["max_abs_error"], s["pairs_ranked_right"],
-                                                s["pairs_compared"]),
-            "relative": track_record.FormRecord(s["median_relative_error"], s["max_relative_error"], 0, 0)})
+        if whole:
+            track_record.save(store, "recorded", split_of(doc), doc.get("finished") or time.time(), {
+                "absolute": track_record.FormRecord(s["median_abs_error"], s["max_abs_error"], s["pairs_ranked_right"],
+                                                    s["pairs_compared"]),
+                "relative": track_record.FormRecord(s["median_relative_error"], s["max_relative_error"], 0, 0)})
         store.save_document("validation", {"kind": "validation", "summary": judged.summary,
                                            "rows": judged.rows.to_dict(orient="records"),
                                            "pairs": judged.pairs.to_dict(orient="records"),

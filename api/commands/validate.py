@@ -98,7 +98,7 @@ def validate_command(
     traced_on: str = typer.Option("ext4", "--traced-on", help="The filesystem type the programs are traced on (fresh)."),
     rounds: int = typer.Option(5, "--rounds", min=1, help="Interleaved rounds of real runs and replays."),
     scale: float = typer.Option(1.0, "--scale", min=0.05, max=4.0, help="Size of the programs' work (1: full)."),
-    only: Optional[str] = typer.Option(None, "--only", help="Programs to run, e.g. untar,grep (default: all)."),
+    only: Optional[str] = typer.Option(None, "--only", help="Programs to run, e.g. untar,grep (default: all); a run of part of a set is a trial: it stores no model for `fsbm predict`, and the overview keeps showing the whole set's run."),
     seed: int = typer.Option(1, "--seed", min=0, help="Seed of the shuffled order."),
     fresh: bool = typer.Option(False, "--fresh", help="Remake the val-* filesystems (provisioned and aged)."),
     table_repeats: int = typer.Option(3, "--table-repeats", min=1, help="Cost-table measurements per target, spread "
@@ -140,7 +140,7 @@ def validate_command(
 ) -> None:
     """Measure the predictor's error on real programs (fresh and aged filesystems) and calibrate it."""
     from fsbm.api.plain_validation import PlainOptions
-    from fsbm.api.validation import ValidationOptions, markdown, split_of, validate_recorded
+    from fsbm.api.validation import ValidationOptions, markdown, part_of_the_set, split_of, validate_recorded
     from fsbm.predictor.suite import SPLITS, programs
 
     refuse_overwrite(json_out, force)
@@ -220,4 +220,7 @@ def validate_command(
     write_text(out, markdown(done.doc, done.judged, judged_again=loaded is not None))
     if done.model_id is not None:
         console.print(f"runtime model {done.model_id} stored (fsbm predict uses it for recordings)")
+    elif part_of_the_set(done.doc):
+        console.print("part of the set (--only): its measurements are kept apart, and neither its model nor its "
+                      "figures replace the whole set's")
     console.print(f"table written to {escape(str(out))}")
