@@ -106,9 +106,11 @@ def test_version(fsbench: Path) -> None:
 
 def test_a_reader_that_goes_away_stops_the_run_and_leaves_nothing_behind(fsbench: Path, tmp_path: Path) -> None:
     """fsbench | head: the closed pipe stops the run as SIGINT does, the work directory is
-    removed; killed by SIGPIPE, it used to stay beneath the target."""
-    proc = subprocess.Popen([str(fsbench), "--target", str(tmp_path), "--quick", "--only", "create,unlink,mkdir",
-                             "--caches", "warm"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    removed; killed by SIGPIPE, it used to stay beneath the target.  The run would last about
+    13 s uninterrupted (2 s a case), so the reader goes away mid-run even where this process
+    waits seconds for a core; the stop ends it at the next write."""
+    proc = subprocess.Popen([str(fsbench), "--target", str(tmp_path), "--quick", "--case-seconds", "2", "--only",
+                             "create,unlink,mkdir", "--caches", "warm"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert proc.stdout is not None and proc.stdout.read(10)
     proc.stdout.close()
     _, stderr = proc.communicate(timeout=120)
