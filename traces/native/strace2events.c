@@ -15,6 +15,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "alloc.h"
 #include "args.h"
 #include "events.h"
 #include "forks.h"
@@ -263,12 +264,18 @@ static int is_pseudo(const struct parser *ps, const char *file)
  * or working directory (then the two are one process group: forks.h).  The same test as the
  * fd tables' (syscalls.c h_clone).
  */
+/* Whether a call of this name makes a process: clone, clone3, fork, vfork. */
+static int makes_a_process(struct span name)
+{
+	return span_eq(name, "clone") || span_eq(name, "clone3") || span_eq(name, "fork") || span_eq(name, "vfork");
+}
+
 static void list_clone(long pid, const struct call *c)
 {
 	int clone = span_eq(c->name, "clone") || span_eq(c->name, "clone3");
 	char row[64];
 
-	if (!(clone || span_eq(c->name, "fork") || span_eq(c->name, "vfork")) || !c->ret_known || c->ret <= 0)
+	if (!makes_a_process(c->name) || !c->ret_known || c->ret <= 0)
 		return;
 	snprintf(row, sizeof(row), "%ld\t%lld\t%d\n", pid, (long long)c->ret,
 		 clone && (span_has(c->args, "CLONE_FILES") || span_has(c->args, "CLONE_FS")));
@@ -435,16 +442,12 @@ static void parse_split_line(struct parser *ps, const char *text, size_t len, co
  * its return, so the child it makes may already be running. */
 static int clone_in_flight(const struct parser *ps)
 {
-	static const char *const calls[] = { "clone(", "clone3(", "fork(", "vfork(" };
-
 	for (size_t i = 0; i < ps->procs.cap; i++) {
 		const struct proc *p = &ps->procs.table[i];
+		const char *paren = p->used && p->pending_len ? memchr(p->pending, '(', p->pending_len) : NULL;
 
-		if (!p->used || !p->pending_len)
-			continue;
-		for (size_t k = 0; k < sizeof(calls) / sizeof(*calls); k++)
-			if (p->pending_len >= strlen(calls[k]) && memcmp(p->pending, calls[k], strlen(calls[k])) == 0)
-				return 1;
+		if (paren && makes_a_process((struct span){ p->pending, (size_t)(paren - p->pending) }))
+			return 1;
 	}
 	return 0;
 }
@@ -476,21 +479,10 @@ static int hold_line(struct parser *ps, long pid, const char *text, size_t len, 
 	if (ps->held_bytes + len > HELD_BYTES_CAP)
 		return 0;
 	if (ps->nheld == ps->held_cap) {
-		size_t cap = ps->held_cap ? 2 * ps->held_cap : 64;
-		struct held *grown = realloc(ps->held, cap * sizeof(*grown));
-
-		if (!grown) {
-			fprintf(stderr, "strace2events: out of memory holding a child's lines\n");
-			exit(1);
-		}
-		ps->held = grown;
-		ps->held_cap = cap;
+		ps->held_cap = ps->held_cap ? 2 * ps->held_cap : 64;
+		ps->held = xrealloc(ps->held, ps->held_cap * sizeof(*ps->held));
 	}
-	copy = malloc(len ? len : 1);
-	if (!copy) {
-		fprintf(stderr, "strace2events: out of memory holding a child's lines\n");
-		exit(1);
-	}
+	copy = xrealloc(NULL, len);
 	memcpy(copy, text, len);
 	ps->held[ps->nheld++] = (struct held){ .pid = pid, .line = line, .cut_short = cut_short, .len = len,
 					       .text = copy, .done = 0 };
