@@ -193,6 +193,19 @@ def test_write_new_mix_writes_each_new_file_at_the_workloads_request_sizes_in_tu
     assert 10000 not in written
 
 
+def writes_between_syncs(log: Path) -> list[list[tuple[int, int]]]:
+    """The (size, offset) of each pwrite64 in an strace log, in the batches its fdatasyncs end."""
+    batches, batch = [], []
+    for line in log.read_text().splitlines():
+        if "fdatasync(" in line:
+            batches.append(batch)
+            batch = []
+        elif "pwrite64(" in line:
+            size, offset = (int(v) for v in line.split(")")[0].rsplit(",", 2)[1:])
+            batch.append((size, offset))
+    return batches
+
+
 def test_a_scattered_rewrite_is_made_durable_as_single_blocks_across_the_file(fsbench: Path, tmp_path: Path) -> None:
     """fdatasync_overwrite in random order rewrites its bytes as single blocks drawn across the
     file, as a database rewrites the pages a transaction changed, then syncs them; in
@@ -208,14 +221,7 @@ def test_a_scattered_rewrite_is_made_durable_as_single_blocks_across_the_file(fs
     results = {r["order"]: r for r in json.loads(out.read_text())["results"]}
     assert set(results) == {"sequential", "random"} and all(r["size"] == 32768 for r in results.values())
     # The rewrites before each sync (the file's laying out, in 1 MiB writes, before the first).
-    batches, batch = [], []
-    for line in log.read_text().splitlines():
-        if "fdatasync(" in line:
-            batches.append(batch)
-            batch = []
-        elif "pwrite64(" in line:
-            size, offset = (int(v) for v in line.split(")")[0].rsplit(",", 2)[1:])
-            batch.append((size, offset))
+    batches = writes_between_syncs(log)
     whole = [b for b in batches if b and b[0][0] == 32768]
     scattered = [b for b in batches if len(b) == 8 and all(size == 4096 for size, _ in b)]
     assert len(whole) >= 10 and len(scattered) >= 10
@@ -223,6 +229,30 @@ def test_a_scattered_rewrite_is_made_durable_as_single_blocks_across_the_file(fs
         offsets = sorted(offset for _, offset in rewrite)
         assert all(offset % 4096 == 0 for offset in offsets)
         assert sum(b - a == 4096 for a, b in zip(offsets, offsets[1:])) <= 1  # apart, not one run
+
+
+def test_a_warm_rewrite_starts_from_clean_blocks_and_goes_on_through_the_file(fsbench: Path, tmp_path: Path) -> None:
+    """A warm overwrite lays its file out again a block at a time and syncs it, so every block
+    is cached, clean and in a page of its own, as a database leaves its pages; each later pass
+    of its rewrites begins after an fdatasync and goes on through the file rather than over
+    the same blocks again (seen in the calls strace shows)."""
+    out, log = tmp_path / "rewrite.json", tmp_path / "rewrites.strace"
+    target = tmp_path / "target"
+    target.mkdir()
+    done = subprocess.run(["strace", "-f", "-qq", "--seccomp-bpf", "-e", "trace=pwrite64,fdatasync", "-e", "signal=none",
+                           "-o", str(log), str(fsbench), "--target", str(target), "--quick", "--only", "overwrite",
+                           "--sizes", "4096", "--orders", "random", "--caches", "warm", "--block-size", "4096",
+                           "--file-size", "1M", "--reps", "1", "--ops", "64", "--min-rep-seconds", "0.1",
+                           "--json", str(out)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(out.read_text())["results"][0]["ops"] > 4 * 64
+    batches = writes_between_syncs(log)
+    laid_out = [size_offset for size_offset in batches[0] if size_offset[0] == 4096]
+    assert laid_out == [(4096, block * 4096) for block in range(256)]
+    passes = batches[1:]
+    assert len(passes) >= 4 and all(len(p) == 64 and all(size == 4096 for size, _ in p) for p in passes)
+    swept = [offset for p in passes[:4] for _, offset in p]
+    assert sorted(swept) == [block * 4096 for block in range(256)]  # the whole file, each block once
 
 
 def test_stat_listed_mix_reads_each_directorys_files_in_the_order_its_listing_gave(fsbench: Path,

@@ -56,6 +56,8 @@ struct bench {
 	int (*run_one)(struct bench_ctx *ctx, size_t i);    /* exactly one timed operation */
 	int (*after_one)(struct bench_ctx *ctx, size_t i);  /* untimed, optional */
 	void (*teardown)(struct bench_ctx *ctx);            /* optional: close what setup opened */
+	/* Untimed, optional: before each pass of a warm repetition after its first. */
+	int (*between_passes)(struct bench_ctx *ctx);
 };
 
 /* One point of the sweep: a benchmark at one size, order and cache state. */

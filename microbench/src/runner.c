@@ -176,6 +176,13 @@ static int time_repetition(struct bench_ctx *ctx, const struct clock_costs *cloc
 
 	for (size_t pass = 0; !out_of_time && !stop_requested; pass++) {
 		ctx->pass = pass;
+		if (pass > 0 && b->between_passes) {
+			uint64_t c0 = thread_cpu_ns();
+
+			if (b->between_passes(ctx) != 0)
+				return -1;
+			untimed_cpu += thread_cpu_ns() - c0;
+		}
 		for (size_t i = 0; i < ctx->n && !stop_requested; i++) {
 			int counting = !(pass == 0 && i < warm), rc;
 			uint64_t t0, sample;
