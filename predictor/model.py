@@ -42,8 +42,10 @@ Which price each class gets:
 - syncs, by kind (characterizer.syncs) and by the power of two of the bytes each made
   durable: one that commits metadata at fsbench's fsync after an allocating write, a
   data-only one at its fdatasync after a rewrite in place, either plus writing the bytes it
-  makes durable; a data-only one whose bytes came in separate runs, the share of the way
-  from one request to single blocks scattered over the file (scattered_share); one with
+  makes durable; one whose bytes came in separate runs, the share of the way from one
+  request to single blocks scattered over the file (scattered_share): a data-only one along
+  fsbench's fdatasync after scattered rewrites, one that commits metadata too (a database
+  file that also grew) plus that scattering's extra over one request (Pricer._scattered); one with
   nothing dirty at fsbench's fsync_clean, a directory's after its entries changed at
   fsync_dir;
 - metadata: on a cold start, one call per distinct name touched pays the cold price (the
@@ -395,7 +397,7 @@ def _sync_lines(fsync: Fsync, done: int, pricer: Pricer) -> list[Line]:
                 continue
             per_sync = group.bytes / group.count
             detail = SYNC_DETAIL[kind] + (f", after {readable_bytes(per_sync)} written" if writes_back else "")
-            share = scattered_share(group) if kind == "data" else 0.0
+            share = scattered_share(group)
             if share > 0:
                 detail += f" in {group.runs / group.count:.1f} runs"
             lines.append(Line("fsync", "sync", detail, group.count, pricer.fsync(per_sync, kind, share)))

@@ -702,22 +702,30 @@ class Pricer:
                                scattered)
 
     def _scattered(self, one_request: Price, bench: str, size: int, share: float) -> Price:
-        """A data-only sync of `size` bytes rewritten in separate runs: `share` of the way from
-        fsbench's sync after one request of that size to its sync after as many single blocks
-        scattered over the file (fdatasync_overwrite, random).  Written back, scattered blocks
-        are as many writes to the device; a database's pages cost two to three times one
-        request of their bytes.  Where the table has not measured the scattered case at this
-        size, the one request's price stands and the case is kept for `fsbm bench --for`."""
-        if share <= 0 or bench != "fdatasync_overwrite":
+        """A sync of `size` bytes rewritten in separate runs: `share` of the way from fsbench's
+        sync after one request of that size to its sync after as many single blocks scattered
+        over the file (fdatasync_overwrite, random).  Written back, scattered blocks are as
+        many writes to the device; a database's pages cost two to three times one request of
+        their bytes.  A sync that also commits metadata (fsync; a database file that grew as
+        well) pays the same for its scattered blocks: the data-only pair's difference at that
+        share, added to its own price.  Where the table has not measured the scattered case at
+        this size, the one request's price stands and the case is kept for `fsbm bench --for`."""
+        data_only = "fdatasync_overwrite"
+        if share <= 0:
             return one_request
         measured = [e.size for e in self.table.entries
-                    if e.bench == bench and e.order == "random" and e.cache == self.table.measured_cache("warm")]
+                    if e.bench == data_only and e.order == "random" and e.cache == self.table.measured_cache("warm")]
         if len(measured) < 2 or max(measured) < min(size, MAX_REQUEST_BYTES):
-            self.unmeasured = set(self.unmeasured) | {Unmeasured(bench, "random", "warm", min(size, MAX_REQUEST_BYTES))}
+            self.unmeasured = set(self.unmeasured) | {Unmeasured(data_only, "random", "warm",
+                                                                 min(size, MAX_REQUEST_BYTES))}
             return one_request
         share = min(share, 1.0)
-        return one_request.toward(self.data(bench, "random", "warm", size), share,
-                                  f"{one_request.source}, {100 * share:.0f}% of the way to its blocks scattered")
+        said = f"{one_request.source}, {100 * share:.0f}% of the way to its blocks scattered"
+        scattered = self.data(data_only, "random", "warm", size)
+        if bench == data_only:
+            return one_request.toward(scattered, share, said)
+        extra = scattered.minus(self.data(data_only, "sequential", "warm", size), "")
+        return one_request.plus(extra.scaled(share), f"{said} (as {data_only} scatters)")
 
     def _sync_base(self, bench: str, label: str) -> Price:
         return _measured(self._entry(bench, "sequential", "warm", 4096), label)

@@ -140,11 +140,12 @@ def test_a_kind_of_sync_that_mixes_sizes_is_priced_size_by_size() -> None:
     assert older.by_op()["fsync"] > 1.1 * fs.by_op()["fsync"]
 
 
-def test_a_data_sync_of_scattered_runs_is_priced_toward_its_blocks_scattered() -> None:
+def test_a_sync_of_scattered_runs_is_priced_toward_its_blocks_scattered() -> None:
     """A data-only sync whose bytes came in as many runs as blocks costs fsbench's sync after
     that many single blocks scattered over the file; in one run, its sync after one request;
     between, the share of the way.  A table without the scattered case at the size keeps the
-    one request's price and names the case for `fsbm bench --for`."""
+    one request's price and names the case for `fsbm bench --for`.  A sync that commits
+    metadata too adds the scattering's extra to its own price."""
     from fsbm.documents import SyncKind
     from fsbm.predictor.model import scattered_share
 
@@ -164,7 +165,10 @@ def test_a_data_sync_of_scattered_runs_is_priced_toward_its_blocks_scattered() -
     assert pricer.fsync(65536, "data", 1.0).ns == pytest.approx(600_000)
     halfway = pricer.fsync(65536, "data", 0.5)
     assert halfway.ns == pytest.approx(400_000) and "50% of the way to its blocks scattered" in halfway.source
-    assert pricer.fsync(65536, "metadata", 1.0).ns == pricer.fsync(65536, "metadata").ns  # allocating: not scattered
+    # A sync that also commits metadata (a database file that grew as well) pays the data-only pair's
+    # difference for its scattering, on top of its own price.
+    assert pricer.fsync(65536, "metadata", 1.0).ns == pytest.approx(pricer.fsync(65536, "metadata").ns + 400_000)
+    assert pricer.fsync(65536, "metadata", 0.5).ns == pytest.approx(pricer.fsync(65536, "metadata").ns + 200_000)
     synced = profile(fsyncs=4)
     synced["fsync"]["kinds"] = {"data": {"count": 4, "bytes": 4 * 65536, "runs": 4 + 30}}
     fs = price_workload(synced, pricer, cache_bytes=1 << 30)
