@@ -55,7 +55,8 @@ that data to wait for.  Each create makes a file of its own: a name made anew is
 once each time, with the bytes written into it then.
 
 A write class keeps how many of its writes went into files the workload had created
-(into_created): writing a file just made sets up its first pages, blocks and size anew, and
+(into_created), other than those that rewrote such a file in place (in_place.py): writing a
+file just made sets up its first pages, blocks and size anew, and
 on tmpfs tar's writes into the files it unpacked cost twice what appends to one long file
 of the same sizes do (fsbench's write_new_mix prices them).
 
@@ -113,10 +114,10 @@ def _bucket_of(lengths: np.ndarray) -> np.ndarray:
 
 def _copies(ev: EventArrays, rows: np.ndarray) -> np.ndarray:
     """Which of the accesses at `rows` are in-kernel copies."""
-    return _copy_calls(ev)[ev.orig[rows]]
+    return copy_calls(ev)[ev.orig[rows]]
 
 
-def _copy_calls(ev: EventArrays) -> np.ndarray:
+def copy_calls(ev: EventArrays) -> np.ndarray:
     """Per original call, whether it is an in-kernel copy."""
     return np.array([name in COPY_CALLS for name in ev.origs] or [False], np.bool_)
 
@@ -177,7 +178,7 @@ def data_classes(ev: EventArrays, acc: Access, mapped: Regions,
     count, nbytes, timed, timed_ns, straddled, interleaved, resumes, gap_bytes = (np.zeros(size, np.int64)
                                                                                  for _ in range(8))
     gap_log2 = np.zeros(size * BITS, np.int64)
-    copy_orig = _copy_calls(ev)
+    copy_orig = copy_calls(ev)
     flags = np.ascontiguousarray(acc.flags, np.uint8)
     rows, gap = np.ascontiguousarray(acc.index, np.int64), np.ascontiguousarray(acc.gap, np.int64)
     op, orig = np.ascontiguousarray(ev.op, np.int8), np.ascontiguousarray(ev.orig, np.int32)
@@ -306,7 +307,7 @@ class CreatedFiles(NamedTuple):
     synced: dict[str, dict[str, int]]   # of the others, those synced once written
 
 
-def created_files_written(ev: EventArrays) -> CreatedFiles:
+def created_files_written(ev: EventArrays, in_place: np.ndarray | None = None) -> CreatedFiles:
     """The writes (not in-kernel copies) into files a successful create made, after it, found
     once and summed four ways: the files they wrote (each create's file apart, so a name
     made anew is counted once each time), by the bytes written into each (size_buckets: the
@@ -316,7 +317,10 @@ def created_files_written(ev: EventArrays) -> CreatedFiles:
     git put a file into place), by the bytes written into each (the creates'
     "renamed_log2", the renames' "written_log2"); and of the others, those synced after
     their last write (SQLite's journal: made, written, synced, removed), by the same (the
-    creates' "synced_log2"): such a file holds no dirty data for a later create to wait for."""
+    creates' "synced_log2"): such a file holds no dirty data for a later create to wait for.
+    The writes `in_place` marks (one flag per event: in_place.in_place_writes) rewrote a file
+    already set up, and are left out of "into_created"; the bytes written into each file
+    count them."""
     rows, made_by, made = _writes_into_created(ev)
     if not len(rows):
         return CreatedFiles({}, {}, {}, {})
@@ -329,7 +333,8 @@ def created_files_written(ev: EventArrays) -> CreatedFiles:
     np.maximum.at(last_write, made_by, ev.seq[rows].astype(np.int64))
     renamed = written & _after_last_write(ev, "rename", last_write, made)
     synced = written & ~renamed & _after_last_write(ev, "fsync", last_write, made)
-    return CreatedFiles(size_buckets(bytes_written[written]), by_size_bucket(lengths),
+    setting_up = lengths if in_place is None else lengths[~in_place[rows]]
+    return CreatedFiles(size_buckets(bytes_written[written]), by_size_bucket(setting_up),
                         size_buckets(bytes_written[renamed]), size_buckets(bytes_written[synced]))
 
 
@@ -349,8 +354,9 @@ def _after_last_write(ev: EventArrays, op: str, last_write: np.ndarray, made: _M
 def with_created_writes(data: dict[str, dict], created: dict[str, dict[str, int]]) -> dict[str, dict]:
     """The data classes with each write bucket's "into_created": how many of its writes went
     into a file the workload created (created_files_written).  Those writes come in order from a
-    file's start, so they are counted against the bucket's sequential writes first and only
-    the rest against its random ones."""
+    file's start, so they are counted against the bucket's sequential writes first, those that
+    did not rewrite in place ("in_place", in_place.with_rewrites), and only the rest against
+    its random ones."""
     writes = data.get("write")
     if not writes or not created:
         return data
@@ -361,7 +367,7 @@ def with_created_writes(data: dict[str, dict], created: dict[str, dict[str, int]
             entry = out.get(order, {}).get(bucket)
             if entry is None:
                 continue
-            taken = min(left, entry["count"])
+            taken = min(left, entry["count"] - entry.get("in_place", 0))
             out[order][bucket] = {**entry, "into_created": taken}
             left -= taken
     return {**data, "write": out}

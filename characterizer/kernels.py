@@ -35,6 +35,8 @@ def library() -> ctypes.CDLL:
     lib.fsbm_data_accesses.restype = _I64
     lib.fsbm_sync_kinds.argtypes = [_I64, _P, _P, _P, _P, _I64, _P, _P, _P, _P, _I8, _I8, _I8, _I8, _P, _P, _P, _P, _P]
     lib.fsbm_sync_kinds.restype = _I64
+    lib.fsbm_in_place.argtypes = [_I64, _P, _P, _P, _P, _I64, _P, _P, _P, _P, _P, _I8, _I8, _I8, _I8, _P]
+    lib.fsbm_in_place.restype = _I64
     lib.fsbm_actor_times.argtypes = [_I64, _P, _P, _I64, _P, _P, _P, _P, _P]
     lib.fsbm_actor_times.restype = _I64
     lib.fsbm_significant_counts.argtypes = [_P, _I64, ctypes.c_int, _P]

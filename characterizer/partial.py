@@ -33,6 +33,7 @@ from fsbm.characterizer.classes import (DATA_OPERATIONS, CreatedFiles, created_f
                                         mapped_codes, metadata_classes, with_created_writes, with_reread_fractions,
                                         with_unlinked_data, with_written_creates)
 from fsbm.characterizer.histograms import ValueCounts
+from fsbm.characterizer.in_place import in_place_writes, rewrites_in_place, with_rewrites
 from fsbm.characterizer.kernels import library
 from fsbm.characterizer.mapped import Regions, mapped_regions
 from fsbm.characterizer.profile import SCHEMA_VERSION
@@ -331,12 +332,14 @@ def _workload(ev: EventArrays, nfs: bool, scope: str | None) -> tuple[np.ndarray
 @dataclass
 class FileStatistics:
     """What depends on every actor's events on a file: what its syncs made durable, by kind
-    (syncs.py), and the created files then written, the writes into them, and those files
-    then renamed or synced (classes.created_files_written).  They add up over parts that
+    (syncs.py), the created files then written, the writes into them, and those files then
+    renamed or synced (classes.created_files_written), and the sequential writes that
+    rewrote their file in place (in_place.py).  They add up over parts that
     each hold every event of some files (scale.py's file buckets)."""
 
     syncs: dict[str, dict[str, int]]
     created: CreatedFiles = field(default_factory=lambda: CreatedFiles({}, {}, {}, {}))
+    rewrites: dict[str, dict[str, int]] = field(default_factory=dict)  # in_place.rewrites_in_place
 
     @classmethod
     def of(cls, ev: EventArrays, *, nfs: bool, scope: str | None = None) -> "FileStatistics":
@@ -348,7 +351,8 @@ class FileStatistics:
     @classmethod
     def of_workload(cls, ev: EventArrays) -> "FileStatistics":
         """From events that are the workload's already (scoped, no pseudo files)."""
-        return cls(sync_kinds(ev), created_files_written(ev))
+        in_place = in_place_writes(ev)
+        return cls(sync_kinds(ev), created_files_written(ev, in_place), rewrites_in_place(ev, in_place))
 
     @classmethod
     def none(cls) -> "FileStatistics":
@@ -356,14 +360,15 @@ class FileStatistics:
 
     def merge(self, other: "FileStatistics") -> "FileStatistics":
         created = CreatedFiles(*(added_counts(mine, theirs) for mine, theirs in zip(self.created, other.created)))
-        return FileStatistics(added_counts(self.syncs, other.syncs), created)
+        return FileStatistics(added_counts(self.syncs, other.syncs), created, added_counts(self.rewrites, other.rewrites))
 
     def into(self, part: "Partial") -> "Partial":
-        """`part`, whose syncs, creates' "written" and writes' "into_created" summarize left
-        out, with these in place."""
+        """`part`, whose syncs, creates' "written" and writes' "into_created" and "in_place"
+        summarize left out, with these in place."""
         part.syncs = self.syncs
+        data = with_created_writes(with_rewrites(part.classes["data"], self.rewrites), self.created.writes)
         part.classes = {**part.classes, "metadata": with_written_creates(part.classes["metadata"], self.created),
-                        "data": with_created_writes(part.classes["data"], self.created.writes)}
+                        "data": data}
         return part
 
 

@@ -60,6 +60,7 @@ class ClassCount(_Open):
     resumes: NonNegativeInt = 0               # sequential reads right after a read that skipped
     straddles: NonNegativeInt = 0             # requests crossing a page boundary they need not
     into_created: NonNegativeInt = 0          # writes into files the workload created
+    in_place: NonNegativeInt = 0              # sequential writes rewriting their file in place
     timed: NonNegativeInt = 0                 # calls the trace timed (strace -T, an NFS reply)
     dur_ns: NonNegativeInt = 0                # ... and their durations, summed
     # Reads and mapped regions: the share of their block reads an earlier reference to the

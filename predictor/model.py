@@ -22,8 +22,11 @@ Which price each class gets:
   (pricing.Pricer.mapped_read); no read call shows them, so a trace's read counts leave
   them out;
 - writes: buffered, so the warm price; sequential ones allocate (fsbench write), random
-  ones rewrite in place (fsbench overwrite); one that straddles a page boundary it need
-  not have (characterizer.classes: straddles) pays for the one page more it touches
+  ones rewrite in place (fsbench overwrite), and so do the sequential ones that rewrote
+  their file in place (characterizer.in_place: a WAL log written again from its start, a
+  checkpoint's pages in order), at fsbench's overwrite in sequential order; one that
+  straddles a page boundary it need not have (characterizer.classes: straddles) pays for
+  the one page more it touches
   (pricing.Pricer.straddle), as each record SQLite journals does; where such writes come in
   several sizes and the table measured fsbench's append_mix at the workload's mix of them
   (`fsbm bench --for`), every sequential write is that case's price instead, the sizes and
@@ -277,6 +280,32 @@ def _appended_mix(op: str, order: str, buckets: dict[str, ClassCount], pricer: P
                               f"mix of sizes", n, price)]
 
 
+def _in_place_lines(op: str, order: str, buckets: dict[str, ClassCount],
+                    pricer: Pricer) -> tuple[list[Line], dict[str, ClassCount]]:
+    """The sequential writes that rewrote their file in place (characterizer.in_place), at
+    fsbench's overwrite in sequential order of their size, those straddling a page boundary
+    (taken in proportion) one page more; and the buckets with those writes taken out."""
+    if op != "write" or order != "sequential":
+        return [], buckets
+    lines, rest = [], {}
+    for bucket, counts in buckets.items():
+        if not counts.in_place or bucket == "0":
+            rest[bucket] = counts
+            continue
+        share = counts.in_place / counts.count
+        size = counts.bytes / counts.count
+        detail = f"{readable_bytes(size)} sequential, buffered, rewriting the file in place"
+        lines.append(Line(op, "write", detail, counts.in_place, pricer.data("overwrite", order, "warm", round(size))))
+        if counts.straddles:
+            lines.append(Line(op, "write", f"{detail}: straddling a page boundary, one page more",
+                              counts.straddles * share, pricer.straddle("overwrite", order, "warm")))
+        if counts.in_place < counts.count:
+            rest[bucket] = counts.model_copy(update={
+                "count": counts.count - counts.in_place, "bytes": round(counts.bytes * (1 - share)),
+                "straddles": round(counts.straddles * (1 - share)), "in_place": 0})
+    return lines, rest
+
+
 def _less_created(counts: ClassCount) -> ClassCount:
     """A write class's counts less its writes into files the workload created (their bytes
     and straddles taken in proportion)."""
@@ -329,9 +358,10 @@ def _data_lines(profile: Profile, pricer: Pricer, hits: float, first_hits: float
                                           f"read{asked}", seeks, extra))
     for op, orders in profile.classes.data.items():
         for order, buckets in orders.items():
+            rewrites, buckets = _in_place_lines(op, order, buckets, pricer)
             new_files, buckets = _new_file_lines(profile, op, order, buckets, pricer)
             appended = _appended_mix(op, order, buckets, pricer)
-            lines += new_files + appended
+            lines += rewrites + new_files + appended
             for bucket, counts in sorted(buckets.items(), key=lambda kv: int(kv[0])):
                 n, nbytes = counts.count, counts.bytes
                 size = nbytes / n if n else 0

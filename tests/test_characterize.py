@@ -184,6 +184,44 @@ def test_creates_count_the_files_then_written_and_their_bytes(tmp_path: Path, da
     assert sum(orders["4096"]["count"] for orders in writes.values() if "4096" in orders) == 2
 
 
+def test_sequential_writes_inside_what_a_file_held_count_as_rewrites_in_place(tmp_path: Path, data_file: Path) -> None:
+    """A log written again from its start after its first pass (SQLite's WAL after a
+    checkpoint) rewrites in place: each write that ends within what the file held and
+    follows on from its previous write counts as "in_place" in its sequential class, and not
+    as a write into a file the workload made.  After a truncate the file holds only what it
+    was cut to; a file that existed before the trace, rewritten before anything of it was
+    read, counts as extended: the trace cannot tell."""
+    profile = traced_profile(tmp_path, """
+        import os
+        fd = os.open("log.data.bin", os.O_CREAT | os.O_RDWR, 0o644)
+        def frames(start, n):
+            at = start
+            for _ in range(n):
+                os.pwrite(fd, b"h" * 24, at)
+                os.pwrite(fd, b"p" * 4096, at + 24)
+                at += 24 + 4096
+        os.pwrite(fd, b"H" * 32, 0)
+        frames(32, 3)
+        os.fdatasync(fd)
+        frames(32, 3)
+        os.ftruncate(fd, 0)
+        frames(0, 2)
+        os.close(fd)
+        old = os.open("data.bin", os.O_WRONLY)
+        os.pwrite(old, b"z" * 4096, 0)
+        os.pwrite(old, b"z" * 4096, 4096)
+        os.close(old)
+    """)
+    writes = profile.body["classes"]["data"]["write"]
+    in_place = {bucket: entry["in_place"] for orders in writes.values() for bucket, entry in orders.items()
+                if entry.get("in_place")}
+    # The second pass's writes but its first, which does not follow on from the one before.
+    assert in_place == {"16": 2, "4096": 3}
+    into = {bucket: sum(orders.get(bucket, {}).get("into_created", 0) for orders in writes.values())
+            for bucket in ("16", "32", "4096")}
+    assert into == {"16": 3 + 1 + 2, "32": 1, "4096": 3 + 2}
+
+
 def test_a_name_made_anew_is_a_new_file_each_time(tmp_path: Path) -> None:
     """SQLite makes its journal anew in every transaction under one name: each time is a file
     of its own, with the bytes written into it then, not one file holding them all; a

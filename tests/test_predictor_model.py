@@ -288,6 +288,28 @@ def test_writes_into_files_the_workload_made_are_priced_at_its_mixes_of_file_and
     assert not {case for case in after.unmeasured if case.bench == "write_new_mix"}
 
 
+def test_sequential_writes_that_rewrite_in_place_are_priced_as_overwrites() -> None:
+    """A sequential write that rewrote its file in place (a WAL log written again from its
+    start) takes fsbench's overwrite in sequential order, its straddles in proportion one page
+    more; the class's other writes keep the allocating write's price."""
+    writes = {"4096": {"count": 100, "bytes": 100 * 4096, "straddles": 50, "in_place": 80}}
+    wal = {**profile(), "classes": {"data": {"write": {"sequential": writes}}, "metadata": {}}}
+    measured = table("ext4")
+    measured.entries = [e for e in measured.entries if not (e.bench == "overwrite" and e.order == "sequential")]
+    measured.entries += [entry("overwrite", "sequential", "warm", size, ns)
+                         for size, ns in ((4095, 1_500), (4096, 1_500), (4097, 2_100), (65536, 20_000))]
+    pricer = Pricer(measured)
+    lines = [line for line in price_workload(wal, pricer, cache_bytes=1 << 30).lines if line.op == "write"]
+    rewrites = [line for line in lines if "rewriting the file in place" in line.detail]
+    assert [line.count for line in rewrites] == [80, pytest.approx(40)]
+    assert rewrites[0].price.ns == pytest.approx(1_500) and "overwrite" in rewrites[0].price.source
+    assert rewrites[1].price.ns == pytest.approx(pricer.straddle("overwrite", "sequential", "warm").ns)
+    rest = [line for line in lines if line not in rewrites]
+    assert sum(line.count for line in rest if "straddling" not in line.detail) == 20
+    assert [line.count for line in rest if "straddling" in line.detail] == [pytest.approx(10)]
+    assert all("fsbench write " in line.price.source for line in rest if "straddling" not in line.detail)
+
+
 def test_writes_of_several_sizes_that_straddle_pages_are_priced_as_appends_at_the_workloads_mix() -> None:
     """SQLite journals a page as 4 bytes, 4,096 bytes and 4 bytes, so its page writes straddle.
     Where the table measured append_mix at the workload's mix of write sizes, every one of its
