@@ -371,11 +371,7 @@ static void keep_unfinished(struct proc *p, const struct line *ln, int64_t ts, l
 		st->lost_unfinished++;
 	if (len + 1 > p->pending_cap) {
 		p->pending_cap = len + 256;
-		p->pending = realloc(p->pending, p->pending_cap);
-		if (!p->pending) {
-			fputs("strace2events: out of memory\n", stderr);
-			exit(1);
-		}
+		p->pending = xrealloc(p->pending, p->pending_cap);
 	}
 	memcpy(p->pending, ln->body, len);
 	p->pending_len = len;
