@@ -300,18 +300,18 @@ def _in_place_lines(op: str, order: str, buckets: dict[str, ClassCount],
             lines.append(Line(op, "write", f"{detail}: straddling a page boundary, one page more",
                               counts.straddles * share, pricer.straddle("overwrite", order, "warm")))
         if counts.in_place < counts.count:
-            rest[bucket] = counts.model_copy(update={
-                "count": counts.count - counts.in_place, "bytes": round(counts.bytes * (1 - share)),
-                "straddles": round(counts.straddles * (1 - share)), "in_place": 0})
+            rest[bucket] = _less(counts, "in_place")
     return lines, rest
 
 
-def _less_created(counts: ClassCount) -> ClassCount:
-    """A write class's counts less its writes into files the workload created (their bytes
-    and straddles taken in proportion)."""
-    kept = 1 - counts.into_created / counts.count
-    return counts.model_copy(update={"count": counts.count - counts.into_created, "bytes": round(counts.bytes * kept),
-                                     "straddles": round(counts.straddles * kept), "into_created": 0})
+def _less(counts: ClassCount, taken: str) -> ClassCount:
+    """A write class's counts less the writes its field `taken` counts (into_created: those
+    into files the workload created; in_place: those that rewrote their file in place), their
+    bytes and straddles taken in proportion."""
+    n = getattr(counts, taken)
+    kept = 1 - n / counts.count
+    return counts.model_copy(update={"count": counts.count - n, "bytes": round(counts.bytes * kept),
+                                     "straddles": round(counts.straddles * kept), taken: 0})
 
 
 def _new_file_lines(profile: Profile, op: str, order: str, buckets: dict[str, ClassCount],
@@ -335,7 +335,7 @@ def _new_file_lines(profile: Profile, op: str, order: str, buckets: dict[str, Cl
     n = sum(counts.into_created for counts in created.values())
     line = Line(op, "write", f"{readable_bytes(sum(into.values()) / n)} sequential, buffered, into files the "
                              "workload made, at its mix of file and request sizes", n, price)
-    return [line], {bucket: _less_created(counts) if bucket in created else counts
+    return [line], {bucket: _less(counts, "into_created") if bucket in created else counts
                     for bucket, counts in buckets.items()}
 
 
