@@ -87,30 +87,38 @@ static void size_ops(struct bench_ctx *ctx, uint64_t bytes)
 	memset(ctx->buf, 0x5a, ctx->stride);
 }
 
+/* Write `bytes` of fd (`name`, for messages) from its start, sequentially, `chunk` bytes a
+ * request. */
+static int lay_out(int fd, const char *name, uint64_t bytes, size_t chunk)
+{
+	unsigned char *buf = xaligned(4096, chunk);
+	int rc = 0;
+
+	memset(buf, 0xa5, chunk);
+	for (uint64_t off = 0; off < bytes && rc == 0; off += chunk) {
+		size_t len = bytes - off < chunk ? (size_t)(bytes - off) : chunk;
+
+		if (pwrite(fd, buf, len, (off_t)off) != (ssize_t)len)
+			rc = fail_errno("pwrite (laying out)", name);
+	}
+	free(buf);
+	return rc;
+}
+
 /* Write a file of `bytes` once, sequentially, and make it durable; reused across cases. */
 static int fill_shared_file(const struct bench_ctx *ctx, const char *name, uint64_t bytes)
 {
 	struct stat st;
-	unsigned char *chunk;
-	uint64_t off;
-	int fd, rc = 0;
+	int fd, rc;
 
 	if (fstatat(ctx->cfg->shared_fd, name, &st, 0) == 0 && (uint64_t)st.st_size == bytes)
 		return 0;
 	fd = openat(ctx->cfg->shared_fd, name, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return fail_errno("openat(O_CREAT)", name);
-	chunk = xaligned(4096, FILL_CHUNK);
-	memset(chunk, 0xa5, FILL_CHUNK);
-	for (off = 0; off < bytes && rc == 0; off += FILL_CHUNK) {
-		size_t len = bytes - off < FILL_CHUNK ? (size_t)(bytes - off) : FILL_CHUNK;
-
-		if (pwrite(fd, chunk, len, (off_t)off) != (ssize_t)len)
-			rc = fail_errno("pwrite (laying out)", name);
-	}
+	rc = lay_out(fd, name, bytes, FILL_CHUNK);
 	if (rc == 0 && fsync(fd) != 0)
 		rc = fail_errno("fsync", name);
-	free(chunk);
 	close(fd);
 	return rc;
 }
@@ -307,25 +315,14 @@ static int prepare_cache_file(struct bench_ctx *ctx)
  */
 static int prepare_rewritten_file(struct bench_ctx *ctx)
 {
-	uint64_t d = ctx->cfg->block_size;
-	unsigned char *block;
-	int rc = 0;
-
 	if (ctx->c->cache != CACHE_WARM)
 		return prepare_cache_file(ctx);
 	if (syncfs(ctx->dirfd) != 0)
 		return fail_errno("syncfs", ctx->cfg->target);
-	if (cache_evict_file(ctx->fd, ctx->path) != 0)
+	if (cache_evict_file(ctx->fd, ctx->path) != 0 ||
+	    lay_out(ctx->fd, ctx->path, ctx->file_bytes, ctx->cfg->block_size) != 0)
 		return -1;
-	block = xaligned(4096, d);
-	memset(block, 0xa5, d);
-	for (uint64_t off = 0; off + d <= ctx->file_bytes && rc == 0; off += d)
-		if (pwrite(ctx->fd, block, d, (off_t)off) != (ssize_t)d)
-			rc = fail_errno("pwrite (laying out in blocks)", ctx->path);
-	free(block);
-	if (rc == 0 && fdatasync(ctx->fd) != 0)
-		rc = fail_errno("fdatasync", ctx->path);
-	return rc;
+	return fdatasync(ctx->fd) == 0 ? 0 : fail_errno("fdatasync", ctx->path);
 }
 
 static int check_transfer(ssize_t done, uint64_t want, const char *what, const char *path)
