@@ -28,7 +28,7 @@ def in_place_writes(ev: EventArrays) -> np.ndarray:
     the file's previous write: one pass in C over the events in trace order."""
     flags = np.zeros(ev.n, np.uint8)
     if not ev.n or not (ev.op == OP_INDEX["write"]).any():
-        return flags.astype(bool)
+        return flags.view(np.bool_)
     order = sequence_order(ev)
     op, failed = np.ascontiguousarray(ev.op, np.int8), np.ascontiguousarray(ev.failed, np.bool_)
     file, orig = np.ascontiguousarray(ev.file, np.int32), np.ascontiguousarray(ev.orig, np.int32)
@@ -41,7 +41,7 @@ def in_place_writes(ev: EventArrays) -> np.ndarray:
         OP_INDEX["setattr"], flags.ctypes.data)
     if found < 0:
         raise MemoryError("writes in place: out of memory")
-    return flags.astype(bool)
+    return flags.view(np.bool_)
 
 
 def rewrites_in_place(ev: EventArrays, in_place: np.ndarray) -> dict[str, dict[str, int]]:
