@@ -209,7 +209,8 @@ def writes_between_syncs(log: Path) -> list[list[tuple[int, int]]]:
 def test_a_scattered_rewrite_is_made_durable_as_single_blocks_across_the_file(fsbench: Path, tmp_path: Path) -> None:
     """fdatasync_overwrite in random order rewrites its bytes as single blocks drawn across the
     file, as a database rewrites the pages a transaction changed, then syncs them; in
-    sequential order, as one request (seen in the calls strace shows)."""
+    sequential order, as one request.  Its file is laid out a block at a time and synced
+    first, so its pages are a page each as a database's are (seen in the calls strace shows)."""
     out, log = tmp_path / "scattered.json", tmp_path / "rewrites.strace"
     target = tmp_path / "target"
     target.mkdir()
@@ -220,8 +221,10 @@ def test_a_scattered_rewrite_is_made_durable_as_single_blocks_across_the_file(fs
     assert done.returncode == 0, done.stderr
     results = {r["order"]: r for r in json.loads(out.read_text())["results"]}
     assert set(results) == {"sequential", "random"} and all(r["size"] == 32768 for r in results.values())
-    # The rewrites before each sync (the file's laying out, in 1 MiB writes, before the first).
+    # The rewrites before each sync (the file's laying out before the first).
     batches = writes_between_syncs(log)
+    blocks = [[offset for size, offset in b if size == 4096] for b in batches]
+    assert sum(written == [k * 4096 for k in range(4096)] for written in blocks) == 2  # once a case
     whole = [b for b in batches if b and b[0][0] == 32768]
     scattered = [b for b in batches if len(b) == 8 and all(size == 4096 for size, _ in b)]
     assert len(whole) >= 10 and len(scattered) >= 10
@@ -229,6 +232,39 @@ def test_a_scattered_rewrite_is_made_durable_as_single_blocks_across_the_file(fs
         offsets = sorted(offset for _, offset in rewrite)
         assert all(offset % 4096 == 0 for offset in offsets)
         assert sum(b - a == 4096 for a, b in zip(offsets, offsets[1:])) <= 1  # apart, not one run
+
+
+def test_a_syncs_bytes_are_written_in_the_workloads_requests_where_it_gives_them(fsbench: Path,
+                                                                                 tmp_path: Path) -> None:
+    """Given a workload's request sizes, fsync and fdatasync write the bytes each sync makes
+    durable in requests cycling through them (a page at a time, their pages stay small), and
+    their results carry the sizes; without them, in one request (seen in the calls strace
+    shows)."""
+    target = tmp_path / "target"
+    target.mkdir()
+
+    def batches(*more: str) -> tuple[list[dict], list[list[tuple[int, int]]]]:
+        out, log = tmp_path / "synced.json", tmp_path / "synced.strace"
+        done = subprocess.run(["strace", "-f", "-qq", "--seccomp-bpf", "-e", "trace=pwrite64,fdatasync,fsync",
+                               "-e", "signal=none", "-o", str(log), str(fsbench), "--target", str(target), "--quick",
+                               "--only", "fsync", "--sizes", "20000", "--block-size", "4096", "--file-size", "16M",
+                               "--reps", "1", "--ops", "10", "--json", str(out), "--force", *more],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        text = log.read_text().replace("fsync(", "fdatasync(")
+        log.write_text(text)
+        return json.loads(out.read_text())["results"], [b for b in writes_between_syncs(log) if b]
+
+    results, synced = batches("--request-sizes", "4,4096,4")
+    assert [(r["bench"], r["size"], r.get("request_sizes")) for r in results] == [("fsync", 20000, [4, 4096, 4])]
+    assert len(synced) >= 10
+    for batch in synced:
+        assert [size for size, _ in batch] == [4, 4096, 4] * 4 + [4, 3580]
+        offsets = [offset for _, offset in batch]
+        assert all(b - a == size for (size, _), a, b in zip(batch, offsets, offsets[1:]))  # one after another
+    results, synced = batches()
+    assert "request_sizes" not in results[0]
+    assert len(synced) >= 10 and all([size for size, _ in batch] == [20000] for batch in synced)
 
 
 def test_a_warm_rewrite_starts_from_clean_blocks_and_goes_on_through_the_file(fsbench: Path, tmp_path: Path) -> None:

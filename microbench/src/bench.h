@@ -91,7 +91,8 @@ struct suite_config {
 	uint64_t file_sizes[MAX_FILE_SIZES];
 	size_t nfile_sizes;
 	/* A workload's mix of request sizes (--request-sizes): write k of a SWEEP_MIX_REQUESTS
-	 * benchmark is at most request_sizes[k % nrequest_sizes] bytes. */
+	 * benchmark, or of the bytes a SWEEP_SYNC benchmark makes durable, is at most
+	 * request_sizes[k % nrequest_sizes] bytes (takes_request_sizes). */
 	uint64_t request_sizes[MAX_FILE_SIZES];
 	size_t nrequest_sizes;
 };
@@ -137,6 +138,19 @@ void fill_write_buffer(struct bench_ctx *ctx);
 static inline int at_mix(const struct bench *b)
 {
 	return b->sweep == SWEEP_MIX || b->sweep == SWEEP_MIX_REQUESTS;
+}
+
+/* Whether a benchmark's case, given a workload's request sizes, writes in them: a sync's
+ * bytes are written as the workload wrote them where it says how (else in one request). */
+static inline int takes_request_sizes(const struct bench *b, const struct suite_config *cfg)
+{
+	return b->sweep == SWEEP_MIX_REQUESTS || (b->sweep == SWEEP_SYNC && cfg->nrequest_sizes);
+}
+
+/* The bytes write k asks for where a case writes in a workload's request sizes: cycled. */
+static inline uint64_t request_size(const struct suite_config *cfg, size_t k)
+{
+	return cfg->request_sizes[k % cfg->nrequest_sizes];
 }
 
 extern const struct bench meta_benches[];

@@ -53,7 +53,7 @@ static const struct option_help option_table[] = {
 	{ { "force", no_argument, 0, 'F' }, NULL, "allow --json to replace an existing file" },
 	{ { "sizes", required_argument, 0, 's' }, "LIST", "request sizes, e.g. 512,4k,d-1,d,d+1,1M (d = block size)" },
 	{ { "file-sizes", required_argument, 0, 'M' }, "LIST", "a workload's mix of sizes, cycled: bytes written into each file create_written_mix, create_renamed_mix, rename_written_mix, unlink_written_mix, write_new_mix and stat_listed_mix make, or each append of append_mix; e.g. 120,3k,40k,1M" },
-	{ { "request-sizes", required_argument, 0, 'W' }, "LIST", "a workload's mix of request sizes, cycled: each write write_new_mix makes into its files (with --file-sizes); e.g. 4,4096,4" },
+	{ { "request-sizes", required_argument, 0, 'W' }, "LIST", "a workload's mix of request sizes, cycled: each write write_new_mix makes into its files (with --file-sizes), and the writes before each sync of fsync, fdatasync and fdatasync_overwrite (else one request); e.g. 4,4096,4" },
 	{ { "orders", required_argument, 0, 'O' }, "LIST", "sequential,random,forward (creation order counts as sequential; forward: cold reads only)" },
 	{ { "gaps", required_argument, 0, 'g' }, "LIST", "forward order: mean bytes skipped between reads (default 4k,16k,64k,256k)" },
 	{ { "caches", required_argument, 0, 'c' }, "LIST", "cold,warm,direct" },

@@ -301,12 +301,6 @@ static void free_buffer(struct bench_ctx *ctx)
  * tmpfs, tar's writes into the files it unpacked took 3.7-4.2 us each where appends to
  * one file (append_mix) at the same sizes took 1.8; on ext4 both cost about the same.
  */
-/* The bytes write k into a new file asks for: the workload's request sizes, cycled. */
-static uint64_t request_size(const struct bench_ctx *ctx, size_t k)
-{
-	return ctx->cfg->request_sizes[k % ctx->cfg->nrequest_sizes];
-}
-
 static int setup_new_writes(struct bench_ctx *ctx)
 {
 	size_t writes = 0;
@@ -316,7 +310,7 @@ static int setup_new_writes(struct bench_ctx *ctx)
 		return -1;
 	for (size_t j = 0; j < ctx->tree.n; j++)
 		for (uint64_t done = 0, bytes = written_size(ctx, j); done < bytes; writes++)
-			done += request_size(ctx, writes);
+			done += request_size(ctx->cfg, writes);
 	if (writes == 0)
 		return fail_msg("write_new_mix: the mix of file sizes (--file-sizes) writes no bytes");
 	ctx->n = ctx->norder = writes;
@@ -353,7 +347,7 @@ static int open_new_file(struct bench_ctx *ctx, size_t i)
 
 static int run_new_write(struct bench_ctx *ctx, size_t i)
 {
-	uint64_t left = written_size(ctx, ctx->file_index) - ctx->file_done, asked = request_size(ctx, i);
+	uint64_t left = written_size(ctx, ctx->file_index) - ctx->file_done, asked = request_size(ctx->cfg, i);
 	uint64_t size = left < asked ? left : asked;
 	ssize_t n = write(ctx->pending_fd, ctx->buf, size);
 

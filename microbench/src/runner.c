@@ -257,7 +257,7 @@ static void write_result(struct json *j, const struct case_run *run)
 		json_null(j);
 	if (at_mix(c->bench))
 		json_kv_u64_array(j, "file_sizes", cfg->file_sizes, cfg->nfile_sizes);
-	if (c->bench->sweep == SWEEP_MIX_REQUESTS)
+	if (takes_request_sizes(c->bench, cfg))
 		json_kv_u64_array(j, "request_sizes", cfg->request_sizes, cfg->nrequest_sizes);
 	json_kv_string(j, "order", order_name(c));
 	if (c->order == ORDER_FORWARD) {
