@@ -33,7 +33,8 @@ def library() -> ctypes.CDLL:
     lib.fsbm_block_totals.restype = None
     lib.fsbm_data_accesses.argtypes = [_I64, _P, _I8, _I8, _P, _P, _P, _P, _P, _P]
     lib.fsbm_data_accesses.restype = _I64
-    lib.fsbm_sync_kinds.argtypes = [_I64, _P, _P, _P, _P, _I64, _P, _P, _P, _P, _I8, _I8, _I8, _I8, _P, _P, _P, _P, _P]
+    lib.fsbm_sync_kinds.argtypes = [_I64, _P, _P, _P, _P, _I64, _P, _P, _P, _P, _I8, _I8, _I8, _I8, _P, _P, _P, _P, _P,
+                                    _P]
     lib.fsbm_sync_kinds.restype = _I64
     lib.fsbm_in_place.argtypes = [_I64, _P, _P, _P, _P, _I64, _P, _P, _P, _P, _P, _I8, _I8, _I8, _I8, _P]
     lib.fsbm_in_place.restype = _I64

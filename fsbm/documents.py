@@ -212,12 +212,14 @@ class Namespace(_Open):
 
 
 class SyncCount(_Open):
-    """Syncs: how many, the bytes they made durable, and the separate runs of writes those
-    bytes came in (0 in profiles made before runs were counted)."""
+    """Syncs: how many, the bytes they made durable, the separate runs of writes those bytes
+    came in, and the writes (requests) that brought them (each 0 in profiles made before it
+    was counted)."""
 
     count: NonNegativeInt
     bytes: NonNegativeInt
     runs: NonNegativeInt = 0
+    requests: NonNegativeInt = 0
 
 
 class SyncKind(SyncCount):

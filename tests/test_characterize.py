@@ -106,7 +106,7 @@ def test_each_sync_is_told_by_what_it_had_to_make_durable(tmp_path: Path) -> Non
     again, synced with nothing written, its directory synced after the journal was made
     (and again with nothing new); then a full fsync after a rewrite (its times changed), a
     sync after growing it, a journal made again, and pages of it rewritten apart, each run
-    of them counted."""
+    of them and each request counted."""
     (tmp_path / "w").mkdir()
     profile = traced_profile(tmp_path, """
         import os
@@ -137,14 +137,15 @@ def test_each_sync_is_told_by_what_it_had_to_make_durable(tmp_path: Path) -> Non
     """, kept=str(tmp_path / "w"))
     kinds = profile.body["fsync"]["kinds"]
 
-    def one(nbytes: int, runs: int) -> dict[str, int]:
-        return {"count": 1, "bytes": nbytes, "runs": runs}
-    none = {"count": 2, "bytes": 0, "runs": 0}
+    def one(nbytes: int, runs: int, requests: int = 1) -> dict[str, int]:
+        return {"count": 1, "bytes": nbytes, "runs": runs, "requests": requests}
+    none = {"count": 2, "bytes": 0, "runs": 0, "requests": 0}
     assert kinds == {"metadata": {"count": 4, "bytes": 8192 + 1000 + 100 + 4096, "runs": 1 + 1 + 1 + 1,
+                                  "requests": 4,
                                   "bytes_log2": {"8192": one(8192, 1), "512": one(1000, 1), "64": one(100, 1),
                                                  "4096": one(4096, 1)}},
-                     "data": {"count": 2, "bytes": 512 + 2048, "runs": 1 + 3,
-                              "bytes_log2": {"512": one(512, 1), "2048": one(2048, 3)}},
+                     "data": {"count": 2, "bytes": 512 + 2048, "runs": 1 + 3, "requests": 1 + 4,
+                              "bytes_log2": {"512": one(512, 1), "2048": one(2048, 3, requests=4)}},
                      "clean": {**none, "bytes_log2": {"0": none}}, "directory": {**none, "bytes_log2": {"0": none}}}
     assert profile.body["fsync"]["count"] == 10
 

@@ -9,6 +9,8 @@
  * file's earlier stretches) or the sync is a full one; else data.  Its runs are the
  * writes that did not begin where the stretch's previous write ended: the separate
  * stretches of the file the sync writes back (a database's pages, scattered, are many).
+ * Its requests are its writes that moved bytes: how finely they were written decides the
+ * pages the cache holds them in, and so what writing them back costs.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -24,6 +26,7 @@ struct stretch {
 	int64_t before;    /* the largest end any access reached in the file's earlier stretches */
 	int64_t last_sync; /* the row of the file's previous sync, or -1 */
 	int64_t runs;      /* writes in it that did not begin where its previous write ended */
+	int64_t requests;  /* writes in it that moved bytes */
 	int64_t next;      /* where its previous write ended, -1 before its first */
 	uint8_t created;
 };
@@ -31,8 +34,8 @@ struct stretch {
 /*
  * For each successful sync, in trace order (`order`, or the rows' own order when NULL):
  * sync_row[k] its row, kind[k] (METADATA, DATA or CLEAN), bytes[k] what its stretch wrote,
- * runs[k] the stretch's runs of writes, previous[k] the row of the same file's previous
- * sync or -1.  `full[orig[i]]` says
+ * runs[k] the stretch's runs of writes, requests[k] its writes that moved bytes,
+ * previous[k] the row of the same file's previous sync or -1.  `full[orig[i]]` says
  * whether a sync call commits metadata (fsync) or the data alone (fdatasync).  Returns the
  * number of syncs, or -1 when out of memory.
  */
@@ -40,7 +43,7 @@ int64_t fsbm_sync_kinds(int64_t n, const int64_t *order, const int8_t *op, const
 			const int32_t *file, int64_t n_files, const int32_t *orig, const uint8_t *full,
 			const int64_t *offset, const int64_t *ret, int8_t op_read, int8_t op_write, int8_t op_fsync,
 			int8_t op_create, int64_t *sync_row, int8_t *kind, int64_t *bytes, int64_t *runs,
-			int64_t *previous)
+			int64_t *requests, int64_t *previous)
 {
 	struct stretch *files = calloc((size_t)(n_files > 0 ? n_files : 1), sizeof(*files));
 	int64_t syncs = 0;
@@ -68,6 +71,7 @@ int64_t fsbm_sync_kinds(int64_t n, const int64_t *order, const int8_t *op, const
 			if (end > s->write_end)
 				s->write_end = end;
 			if (moved > 0) {
+				s->requests++;
 				if (offset[i] == MISSING || offset[i] != s->next)
 					s->runs++;
 				s->next = offset[i] == MISSING ? -1 : end;
@@ -81,11 +85,12 @@ int64_t fsbm_sync_kinds(int64_t n, const int64_t *order, const int8_t *op, const
 		kind[syncs] = s->dirty == 0 ? CLEAN : grew || full[orig[i]] ? METADATA : DATA;
 		bytes[syncs] = s->dirty;
 		runs[syncs] = s->runs;
+		requests[syncs] = s->requests;
 		previous[syncs] = s->last_sync;
 		syncs++;
 		if (s->reached > s->before)
 			s->before = s->reached;
-		s->dirty = s->write_end = s->reached = s->runs = 0;
+		s->dirty = s->write_end = s->reached = s->runs = s->requests = 0;
 		s->next = -1;
 		s->created = 0;
 		s->last_sync = i;
