@@ -233,10 +233,11 @@ def profile_comparison(rows: list[Any], a: dict[str, Any], b: dict[str, Any], a_
 
 
 def file_sizes_text(sizes: tuple[int, ...] | list[int], requests: tuple[int, ...] | list[int] = ()) -> str:
-    """A *_mix case's mix of file sizes (and of request sizes, where it has one), as a
-    listing of cases says it."""
-    said = f"files of {', '.join(map(str, sizes))} B"
-    return f"{said}, requests of {', '.join(map(str, requests))} B" if requests else said
+    """A case's mix of file sizes (a *_mix case's) and of request sizes (write_new_mix's, or
+    a sync's bytes written in a workload's requests), as a listing of cases says it; empty
+    where it has neither."""
+    said = [f"files of {', '.join(map(str, sizes))} B"] if sizes else []
+    return ", ".join(said + ([f"requests of {', '.join(map(str, requests))} B"] if requests else []))
 
 
 def cost_table_comparison(rows: list[Any], a_label: str, b_label: str, overall: float | None) -> Table:
@@ -250,7 +251,7 @@ def cost_table_comparison(rows: list[Any], a_label: str, b_label: str, overall: 
         shown = "-" if ratio is None else f"{ratio:.2f}"
         if ratio is not None and not 0.8 <= ratio <= 1.25:
             shown = f"[bold]{shown}[/]"
-        mix = f", {file_sizes_text(row.file_sizes, row.request_sizes)}" if row.file_sizes else ""
+        mix = f", {file_sizes_text(row.file_sizes, row.request_sizes)}" if row.file_sizes or row.request_sizes else ""
         mix += f", among {row.files} files" if row.files else ""
         table.add_row(escape(f"{row.bench} ({row.op}{mix})"), format_bytes(row.size) if row.size else "",
                       escape(row.order), row.cache, format_ns(row.a_ns) if row.a_ns is not None else "-",

@@ -182,13 +182,16 @@ class CostTable:
 
     def entry(self, bench: str, order: str, cache: str, size: int | None = None,
               gap: int | None = None) -> Case | None:
-        """The measured case (`gap`: a forward read's), or None; its cache as measured_cache."""
+        """The measured case (`gap`: a forward read's), or None; its cache as measured_cache.
+        A case measured in a workload's request sizes is not one of these: it is found by
+        its request sizes (pricing)."""
         cache = self.measured_cache(cache)
         # Indexed on first use (a prediction looks up thousands of cases).
         def index() -> dict[tuple, Case]:
             keyed: dict[tuple, Case] = {}
             for e in self.entries:
-                keyed.setdefault((e.bench, e.order, e.cache, e.size, e.gap), e)
+                if not e.request_sizes:
+                    keyed.setdefault((e.bench, e.order, e.cache, e.size, e.gap), e)
             return keyed
         return self._of_entries("_index", index).get((bench, order, cache, size, gap))
 

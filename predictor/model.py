@@ -415,6 +415,8 @@ def _sync_lines(fsync: Fsync, done: int, pricer: Pricer) -> list[Line]:
     back, per power of two of the bytes each sync made durable where the profile counted
     them (SyncKind.bytes_log2): a sync's price is not linear in its bytes, so a kind that
     mixes a journal header's 28 B with a transaction's pages is not priced at their mean.
+    Each is priced after its bytes written in the requests they came in where the profile
+    counted them (SyncCount.requests; Pricer.fsync says which syncs that moves).
     A profile made before the kinds were told apart has only the mean bytes per sync: every
     sync is then a metadata one."""
     kinds = fsync.kinds or {"metadata": SyncKind(count=done, bytes=round((fsync.bytes_written_per_fsync or 0) * done))}
@@ -430,7 +432,8 @@ def _sync_lines(fsync: Fsync, done: int, pricer: Pricer) -> list[Line]:
             share = scattered_share(group)
             if share > 0:
                 detail += f" in {group.runs / group.count:.1f} runs"
-            lines.append(Line("fsync", "sync", detail, group.count, pricer.fsync(per_sync, kind, share)))
+            request = group.bytes / group.requests if group.requests else None
+            lines.append(Line("fsync", "sync", detail, group.count, pricer.fsync(per_sync, kind, share, request)))
     return lines
 
 

@@ -117,10 +117,11 @@ def fit(bench: str, op: str, order: str, cache: str, block_size: int,
 
 
 def fit_fsbench_results(results: list[dict[str, Any]]) -> list[ParkLiptonFit]:
-    """One fit per data (benchmark, order, cache) in an fsbench document's results."""
+    """One fit per data (benchmark, order, cache) in an fsbench document's results, over
+    the cases each made in one request of its size (not those in a workload's requests)."""
     groups: dict[tuple[str, str, str, str, int], list[tuple[int, float]]] = {}
     for r in results:
-        if r.get("family") != "data" or r.get("size") is None:
+        if r.get("family") != "data" or r.get("size") is None or r.get("request_sizes"):
             continue
         key = (r["bench"], r["op"], order_label(r), r["cache"], int(r["block_size"]))
         groups.setdefault(key, []).extend((r["size"], m) for m in r.get("rep_means_ns", []))

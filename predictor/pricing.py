@@ -29,6 +29,10 @@ from fsbm.units import readable_bytes
 
 # fsbench's largest request size: a case beyond it is measured at this size and extrapolated.
 MAX_REQUEST_BYTES = 64 << 20
+# New bytes written in requests this large or larger sync as one request of them does: a new
+# file's 328 KiB and 8 MiB written 64 KiB to 1 MiB at a time synced within the spread of one
+# request's sync on ext4 and xfs, 4 KiB at a time 1.3-1.5 times slower (this machine).
+LARGE_REQUEST_BYTES = 64 << 10
 WORKLOADS_KEPT = 64  # profiles whose prices a Pricer keeps (Pricer.workload)
 
 # The fsbench benchmark that prices each metadata operation, and what stands in where
@@ -371,7 +375,8 @@ class Pricer:
     def _curve(self, bench: str, order: str, cache: str, gap: int | None = None) -> list[tuple[int, Case]]:
         cache = self.table.measured_cache(cache)
         found = sorted(((e.size, e) for e in self.table.entries
-                        if e.bench == bench and e.order == order and e.cache == cache and e.size and e.gap == gap),
+                        if e.bench == bench and e.order == order and e.cache == cache and e.size and e.gap == gap
+                        and not e.request_sizes),
                        key=lambda found: found[0])
         if not found:
             what = f"{bench} {order_label({'order': order, 'gap': gap})} {cache}"
@@ -655,12 +660,14 @@ class Pricer:
         price = self.data("read", "sequential", "warm", smallest)
         return price.labelled(f"{price.source} (moves no data: at end of file)")
 
-    def fsync(self, bytes_per_fsync: float, kind: str = "metadata", scattered: float = 0.0) -> Price:
+    def fsync(self, bytes_per_fsync: float, kind: str = "metadata", scattered: float = 0.0,
+              request: float | None = None) -> Price:
         """One sync of `kind` (characterizer.syncs) after `bytes_per_fsync` dirty bytes.
-        metadata: fsbench's fsync after an allocating write; data: its fdatasync after a
-        rewrite in place, `scattered` (0-1) of the way from one request of those bytes to
-        as many single blocks scattered over the file (_scattered).  Where the table
-        measured that sync after writes of this size or more (and of another size
+        metadata: fsbench's fsync after an allocating write, those bytes written in requests
+        of `request` bytes on average where it is given (_written_in_requests); data: its
+        fdatasync after a rewrite in place, `scattered` (0-1) of the way from one request of
+        those bytes to as many single blocks scattered over the file (_scattered).  Where the
+        table measured that sync after writes of this size or more (and of another size
         besides), the price follows that curve: the writeback as
         the filesystem does it, in large extents.  Otherwise it is the sync after 4 KiB plus
         the time to write the rest through to the device (sequential direct writes), and the
@@ -689,6 +696,9 @@ class Pricer:
         size = int(bytes_per_fsync)
         if size <= 4096 or self.table.memory_only:
             return base
+        written = self._written_in_requests(bench, size, request)
+        if written is not None:
+            return self._scattered(written, bench, size, scattered)
         sizes = [s for s, _ in self._curve(bench, "sequential", "warm")]
         if len(sizes) > 1 and sizes[-1] >= min(size, MAX_REQUEST_BYTES):
             return self._scattered(self.data(bench, "sequential", "warm", size), bench, size, scattered)
@@ -700,6 +710,32 @@ class Pricer:
         extra = through.minus(first, "")
         return self._scattered(base.plus(extra, f"{base.source} + direct write of {size} B less 4096 B"), bench, size,
                                scattered)
+
+    def _written_in_requests(self, bench: str, size: int, request: float | None) -> Price | None:
+        """fsbench's sync after `size` new bytes written as the workload wrote them: in requests
+        of `request` bytes on average, taken at the power of two at or below it and at least a
+        block (fsbench fsync with --request-sizes).  Written a page at a time, new bytes stay
+        in pages of their own, where one large request puts them in large folios, and on ext4
+        and xfs a sync of 328 KiB so written cost 1.3-1.5 times as much (this machine).  None
+        where the requests were LARGE_REQUEST_BYTES or more, or as large as the bytes, where
+        the sync is of a rewrite (its pages are
+        the ones its file was laid out in, which fsbench's data-only case lays out a block at
+        a time, whatever the rewrite's requests), or where the table has not measured the
+        case: then kept for `fsbm bench --for`, and the sync priced as after one request."""
+        if bench != "fsync" or not request:
+            return None
+        requested = max(self.block_size, 1 << max(int(request), 1).bit_length() - 1)
+        if requested >= min(size, LARGE_REQUEST_BYTES):
+            return None
+        cache = self.table.measured_cache("warm")
+        entry = next((e for e in self.table.entries
+                      if e.bench == bench and e.order == "sequential" and e.cache == cache and e.size == size
+                      and tuple(e.request_sizes or ()) == (requested,)), None)
+        if entry is None:
+            self.unmeasured = set(self.unmeasured) | {
+                Unmeasured(bench, "sequential", cache, min(size, MAX_REQUEST_BYTES), request_sizes=(requested,))}
+            return None
+        return _measured(entry, f"fsbench fsync sequential warm {size} B in requests of {readable_bytes(requested)}")
 
     def _scattered(self, one_request: Price, bench: str, size: int, share: float) -> Price:
         """A sync of `size` bytes rewritten in separate runs: `share` of the way from fsbench's

@@ -54,6 +54,43 @@ def test_a_sync_measured_at_the_workloads_size_is_priced_from_that_curve() -> No
     assert pricer.fsync(4096).ns == pytest.approx(500_000)
 
 
+def test_a_sync_of_new_bytes_written_in_small_requests_is_priced_as_they_were_written() -> None:
+    """New bytes written a page at a time sync slower than the same bytes in one request
+    (their pages are not large folios): a metadata sync of bytes that came in requests below
+    LARGE_REQUEST_BYTES is priced from fsbench's fsync after writes in requests of that size
+    (the power of two at or below their mean, at least a block); where the table lacks it,
+    the case is kept for `fsbm bench --for` and the one request's price stands.  Requests of
+    64 KiB or more, a rewrite's sync, and a profile that did not count requests are priced
+    as one request."""
+    measured = table("ext4")
+    measured.entries.append(entry("fsync", "sequential", "warm", 48 * MIB, 9_000_000))
+    pricer = Pricer(measured)
+    one_request = pricer.fsync(48 * MIB)
+    assert pricer.fsync(48 * MIB, request=1 * MIB).ns == one_request.ns  # large requests: large folios
+    assert pricer.fsync(48 * MIB, request=None).ns == one_request.ns
+    assert not pricer.unmeasured
+    kept = pricer.fsync(48 * MIB, request=3000)  # a journal's 4 B, 4096 B, 4 B: a block at a time
+    assert kept.ns == one_request.ns
+    assert pricer.unmeasured == {Unmeasured("fsync", "sequential", "warm", 48 * MIB, request_sizes=(4096,))}
+    assert Pricer(measured).fsync(48 * MIB, "data", request=3000).source == Pricer(measured).fsync(48 * MIB, "data").source
+    measured.entries.append(entry("fsync", "sequential", "warm", 48 * MIB, 12_000_000, request_sizes=[4096]))
+    measured.entries.append(entry("fsync", "sequential", "warm", 48 * MIB, 10_000_000, request_sizes=[16384]))
+    pricer = Pricer(measured)
+    paged = pricer.fsync(48 * MIB, request=3000)
+    assert paged.ns == pytest.approx(12_000_000) and "in requests of 4 KiB" in paged.source
+    assert pricer.fsync(48 * MIB, request=20000).ns == pytest.approx(10_000_000)
+    # The cases in requests are not points of the one-request curve, nor of its fit.
+    assert pricer.fsync(48 * MIB).ns == pytest.approx(9_000_000)
+    assert measured.entry("fsync", "sequential", "warm", 48 * MIB).latency_ns.mean == 9_000_000
+    assert not pricer.unmeasured
+    # The profile's requests reach the price: a kind's bytes over its requests.
+    synced = profile(fsyncs=2)
+    synced["fsync"]["kinds"] = {"metadata": {"count": 2, "bytes": 96 * MIB, "requests": 2 * 24 * 1024}}
+    assert unmeasured_cases(synced, table("ext4"), 1 << 30) == [
+        Unmeasured("fsync", "sequential", "warm", 48 * MIB), Unmeasured("fsync", "sequential", "warm", 48 * MIB,
+                                                                          request_sizes=(4096,))]
+
+
 def test_the_workloads_cases_come_from_pricing_its_profile() -> None:
     synced = profile(fsyncs=2)
     synced["fsync"]["kinds"] = {"metadata": {"count": 2, "bytes": 64 * MIB}}

@@ -117,7 +117,8 @@ def _bench_for(settings: Settings, directory: Path, candidate: str, fs_name: Opt
         if dry_run:
             cases = unmeasured_cases(profile, cost_table_to_grow(store, candidate), cache_bytes)
             console.print("\n".join(f"{c.bench} {c.size} B {c.order} {c.cache}"
-                                    + (f" ({render.file_sizes_text(c.file_sizes, c.request_sizes)})" if c.file_sizes else "")
+                                    + (f" ({render.file_sizes_text(c.file_sizes, c.request_sizes)})"
+                                       if c.file_sizes or c.request_sizes else "")
                                     + (f" among {c.files} files" if c.files else "")
                                     for c in cases)
                           or f"nothing: the cost table of {escape(candidate)} covers this workload")
