@@ -185,6 +185,36 @@ def test_json_dash_is_the_only_thing_on_stdout(fsbm_home: Path, tmp_path: Path) 
     assert refused.returncode == 2 and out.read_text() == "mine"
 
 
+def test_an_output_that_is_a_device_or_a_link_stays_one(fsbm_home: Path, tmp_path: Path, fsbench: Path) -> None:
+    """fsbm's and fsbench's outputs are written beside their file and renamed over it, so a
+    half-written one never replaces what was there; but a device (here a null device of the
+    test's own, as /dev/null is) is written in place, and a symbolic link's target is
+    replaced, the link kept.  Renamed over, /dev/null became a regular file on this machine."""
+    import os
+    import stat
+
+    require_root()
+    null = tmp_path / "null"
+    os.mknod(null, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    real, link = tmp_path / "real.json", tmp_path / "link.json"
+    real.write_text("old")
+    link.symlink_to(real)
+    log = three_call_log(tmp_path / "job.strace")
+    for out in (null, link):
+        done = run_fsbm("characterize", str(log), "--json", str(out), "--force")
+        assert done.returncode == 0, done.stderr
+    bench = subprocess.run([str(fsbench), "--target", str(tmp_path), "--only", "fsync_clean", "--quick", "--reps", "1",
+                            "--json", str(null), "--force"], capture_output=True, text=True, timeout=60)
+    assert bench.returncode == 0, bench.stderr
+    assert stat.S_ISCHR(null.stat().st_mode) and null.read_bytes() == b""
+    assert link.is_symlink() and json.loads(real.read_text())["events"] == 3
+    relinked = subprocess.run([str(fsbench), "--target", str(tmp_path), "--only", "fsync_clean", "--quick", "--reps",
+                               "1", "--json", str(link), "--force"], capture_output=True, text=True, timeout=60)
+    assert relinked.returncode == 0, relinked.stderr
+    assert link.is_symlink() and json.loads(real.read_text())["tool"] == "fsbench"
+    assert sorted(p.name for p in tmp_path.iterdir() if "partial" in p.name) == []
+
+
 def test_output_format_puts_json_or_csv_alone_on_stdout(fsbm_home: Path, tmp_path: Path) -> None:
     import csv
     import io

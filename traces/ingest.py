@@ -9,7 +9,6 @@ file is replaced only when the caller says so.
 from __future__ import annotations
 
 import json
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +28,7 @@ from fsbm.traces.nfs import CaptureOptions, NfsReader, NfsStats
 from fsbm.traces.nfs_parts import CUTS
 from fsbm.traces.record import read_recording
 from fsbm.traces.strace import ParseStats, StraceReader, per_pid_suffix
+from fsbm.written import written_whole
 
 Format = Literal["strace", "pcap", "ellard"]
 _PCAP_MAGICS = (b"\xd4\xc3\xb2\xa1", b"\xa1\xb2\xc3\xd4", b"\x4d\x3c\xb2\xa1", b"\xa1\xb2\x3c\x4d", b"\x0a\x0d\x0d\x0a")
@@ -110,10 +110,9 @@ def ingest(inputs: list[Path], output: Path, *, keep_going: bool = False, force:
     recordings = _recordings(inputs) if kind == "strace" else []
     # fsbm trace record's helper (fsrusage) is in the log; its calls are not the workload's.
     helpers = pa.array(sorted({str(r["helper_pid"]) for r in recordings if r.get("helper_pid")}), pa.string())
-    tmp = output.with_name(f".{output.name}.partial")
     events, seq_base = 0, 0
-    try:
-        with pq.ParquetWriter(tmp, EVENT_SCHEMA, compression="zstd") as writer:
+    with written_whole(output) as partial:
+        with pq.ParquetWriter(partial, EVENT_SCHEMA, compression="zstd") as writer:
             for reader in readers:
                 last_seq = -1
                 for batch in reader.batches():
@@ -138,9 +137,6 @@ def ingest(inputs: list[Path], output: Path, *, keep_going: bool = False, force:
             writer.add_key_value_metadata(metadata(
                 format=kind, sources=",".join(str(p) for p in inputs), ts_origin=stats.ts_origin,
                 skipped_records=stats.bad_lines, **extra))
-        os.replace(tmp, output)
-    finally:
-        tmp.unlink(missing_ok=True)
     return IngestResult(output, kind, events, stats)
 
 

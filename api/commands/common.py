@@ -4,7 +4,6 @@ whole, and the helpers several commands call."""
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,6 +19,7 @@ from fsbm.api import render
 from fsbm.errors import FsbmError, UsageError
 from fsbm.microbench import freed_memory, scratch
 from fsbm.store import ResultsStore
+from fsbm.written import written_whole
 
 
 # Paths and trace text are printed as they are: no emoji codes (":100:" is a line number).
@@ -156,15 +156,13 @@ def refuse_overwrite(path: Optional[Path], force: bool) -> None:
 
 
 def write_text(path: Path, text: str) -> None:
-    """Written whole or not at all: a partial file, then renamed over."""
-    tmp = path.with_name(f".{path.name}.partial")
+    """Written whole or not at all (written_whole)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(text)
+        with written_whole(path) as partial:
+            partial.write_text(text)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         raise UsageError(f"cannot write {path}: {exc.strerror}") from None
-    os.replace(tmp, path)
 
 
 def write_json(path: Path, body: Any) -> None:

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 const char *program_name = "fsbench";
 static char last_error_text[1024];
@@ -290,8 +291,8 @@ uint64_t mean_u64(const uint64_t *values, size_t n)
 	return n ? sum / n : 0;
 }
 
-static char report_partial[4096];
-static int report_placed;
+static char report_partial[4096], report_target[4096];
+static int report_placed, report_in_place;
 
 static void remove_unfinished_report(void)
 {
@@ -299,16 +300,34 @@ static void remove_unfinished_report(void)
 		unlink(report_partial);
 }
 
+/*
+ * A report is written beside its file and renamed over it once whole, so a run that stops
+ * part-way leaves no half a report and whatever was there stands.  A symbolic link is
+ * followed (its target is replaced, the link stays), and a path that exists and is not a
+ * regular file (/dev/null, a FIFO, a terminal) is written in place: renamed over, it would
+ * become a file where the device was.
+ */
 FILE *report_open(const char *path)
 {
+	struct stat st;
+	char *real;
 	FILE *out;
 	int fd;
 
 	if (!path)
 		return stdout;
-	if ((size_t)snprintf(report_partial, sizeof(report_partial), "%s.partial-XXXXXX", path) >=
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		if (!(out = fopen(path, "w")))
+			die("open %s: %s", path, strerror(errno));
+		report_in_place = 1;
+		return out;
+	}
+	real = realpath(path, NULL); /* NULL where nothing is there yet: the name as given */
+	if ((size_t)snprintf(report_target, sizeof(report_target), "%s", real ? real : path) >= sizeof(report_target) ||
+	    (size_t)snprintf(report_partial, sizeof(report_partial), "%s.partial-XXXXXX", report_target) >=
 	    sizeof(report_partial))
 		die("the report's name is too long: %s", path);
+	free(real);
 	fd = mkstemp(report_partial);
 	if (fd < 0) {
 		fail_errno("mkstemp", report_partial);
@@ -327,7 +346,7 @@ int report_close(FILE *out, const char *path)
 		fflush(out);
 		return 0;
 	}
-	if (fclose(out) != 0 || rename(report_partial, path) != 0) {
+	if (fclose(out) != 0 || (!report_in_place && rename(report_partial, report_target) != 0)) {
 		fail_errno("write the report", path);
 		return EXIT_RUNTIME;
 	}
