@@ -716,13 +716,15 @@ class Pricer:
         of `request` bytes on average, taken at the power of two at or below it and at least a
         block (fsbench fsync with --request-sizes).  Written a page at a time, new bytes stay
         in pages of their own, where one large request puts them in large folios, and on ext4
-        and xfs a sync of 328 KiB so written cost 1.3-1.5 times as much (this machine).  None
-        where the requests were LARGE_REQUEST_BYTES or more, or as large as the bytes, where
-        the sync is of a rewrite (its pages are
-        the ones its file was laid out in, which fsbench's data-only case lays out a block at
-        a time, whatever the rewrite's requests), or where the table has not measured the
-        case: then kept for `fsbm bench --for`, and the sync priced as after one request."""
-        if bench != "fsync" or not request:
+        and xfs a sync of 328 KiB so written cost 1.3-1.5 times as much (this machine).
+
+        None, for the price after one request, where that is what the sync is like: requests
+        of LARGE_REQUEST_BYTES or more, or as large as the bytes; a sync of a rewrite (its
+        pages are the ones its file was laid out in, which fsbench's data-only case lays out a
+        block at a time, whatever the rewrite's requests); more bytes than fsbench writes
+        (MAX_REQUEST_BYTES).  None too where the table has not measured the case, which is
+        then kept for `fsbm bench --for`."""
+        if bench != "fsync" or not request or size > MAX_REQUEST_BYTES:
             return None
         requested = max(self.block_size, 1 << max(int(request), 1).bit_length() - 1)
         if requested >= min(size, LARGE_REQUEST_BYTES):
@@ -733,7 +735,7 @@ class Pricer:
                       and tuple(e.request_sizes or ()) == (requested,)), None)
         if entry is None:
             self.unmeasured = set(self.unmeasured) | {
-                Unmeasured(bench, "sequential", cache, min(size, MAX_REQUEST_BYTES), request_sizes=(requested,))}
+                Unmeasured(bench, "sequential", cache, size, request_sizes=(requested,))}
             return None
         return _measured(entry, f"fsbench fsync sequential warm {size} B in requests of {readable_bytes(requested)}")
 

@@ -73,6 +73,9 @@ def test_a_sync_of_new_bytes_written_in_small_requests_is_priced_as_they_were_wr
     assert kept.ns == one_request.ns
     assert pricer.unmeasured == {Unmeasured("fsync", "sequential", "warm", 48 * MIB, request_sizes=(4096,))}
     assert Pricer(measured).fsync(48 * MIB, "data", request=3000).source == Pricer(measured).fsync(48 * MIB, "data").source
+    beyond = Pricer(measured)
+    assert beyond.fsync(96 * MIB, request=3000).ns == Pricer(measured).fsync(96 * MIB).ns
+    assert all(not case.request_sizes for case in beyond.unmeasured)  # beyond fsbench's largest write
     measured.entries.append(entry("fsync", "sequential", "warm", 48 * MIB, 12_000_000, request_sizes=[4096]))
     measured.entries.append(entry("fsync", "sequential", "warm", 48 * MIB, 10_000_000, request_sizes=[16384]))
     pricer = Pricer(measured)
