@@ -243,11 +243,11 @@ def test_a_syncs_bytes_are_written_in_the_workloads_requests_where_it_gives_them
     target = tmp_path / "target"
     target.mkdir()
 
-    def batches(*more: str) -> tuple[list[dict], list[list[tuple[int, int]]]]:
+    def batches(*more: str, only: str = "fsync") -> tuple[list[dict], list[list[tuple[int, int]]]]:
         out, log = tmp_path / "synced.json", tmp_path / "synced.strace"
         done = subprocess.run(["strace", "-f", "-qq", "--seccomp-bpf", "-e", "trace=pwrite64,fdatasync,fsync",
                                "-e", "signal=none", "-o", str(log), str(fsbench), "--target", str(target), "--quick",
-                               "--only", "fsync", "--sizes", "20000", "--block-size", "4096", "--file-size", "16M",
+                               "--only", only, "--sizes", "20000", "--block-size", "4096", "--file-size", "16M",
                                "--reps", "1", "--ops", "10", "--json", str(out), "--force", *more],
                               capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr
@@ -265,6 +265,11 @@ def test_a_syncs_bytes_are_written_in_the_workloads_requests_where_it_gives_them
     results, synced = batches()
     assert "request_sizes" not in results[0]
     assert len(synced) >= 10 and all([size for size, _ in batch] == [20000] for batch in synced)
+    # A scattered rewrite in the workload's requests: each request whole, at a place of its own.
+    results, synced = batches("--request-sizes", "4,4096,4", "--orders", "random", only="fdatasync_overwrite")
+    assert [(r["order"], r.get("request_sizes")) for r in results] == [("random", [4, 4096, 4])]
+    rewrites = [b for b in synced if b[0][0] == 4]  # not the laying out of the file
+    assert len(rewrites) >= 10 and all([size for size, _ in b] == [4, 4096, 4] * 4 + [4, 3580] for b in rewrites)
 
 
 def test_a_warm_rewrite_starts_from_clean_blocks_and_goes_on_through_the_file(fsbench: Path, tmp_path: Path) -> None:

@@ -360,6 +360,11 @@ static int run_pwrite(struct bench_ctx *ctx, size_t i)
  * times one written in one request (470-520 against 340-375 us, this machine; btrfs the
  * same either way).
  */
+static int write_at(struct bench_ctx *ctx, uint64_t at, uint64_t len)
+{
+	return check_transfer(pwrite(ctx->fd, ctx->buf, (size_t)len, (off_t)at), len, "pwrite", ctx->path);
+}
+
 static int write_as_requested(struct bench_ctx *ctx, uint64_t at, uint64_t bytes)
 {
 	uint64_t done = 0;
@@ -369,8 +374,7 @@ static int write_as_requested(struct bench_ctx *ctx, uint64_t at, uint64_t bytes
 
 		if (len > bytes - done)
 			len = bytes - done;
-		if (check_transfer(pwrite(ctx->fd, ctx->buf, (size_t)len, (off_t)(at + done)), len, "pwrite",
-				   ctx->path) != 0)
+		if (write_at(ctx, at + done, len) != 0)
 			return -1;
 		done += len;
 	}
@@ -408,7 +412,7 @@ static int run_rewrite(struct bench_ctx *ctx, size_t i)
 			len = ctx->c->size - done;
 		span = (len + d - 1) / d;
 		at = rng_next(&r) % (blocks > span ? blocks - span + 1 : 1) * d;
-		if (write_as_requested(ctx, at, len) != 0)
+		if (write_at(ctx, at, len) != 0)
 			return -1;
 		done += len;
 	}
