@@ -74,8 +74,7 @@ def _entries_changed(ev: EventArrays, directory: np.ndarray, after: np.ndarray, 
 def sync_kinds(ev: EventArrays) -> dict[str, dict[str, int]]:
     """{kind: {"count": syncs, "bytes": bytes they made durable, "runs": the separate runs of
     writes those bytes came in, "requests": the writes (native/syncs.c), "bytes_log2": the same
-    by the power of two
-    at or below each sync's bytes}} over the successful syncs:
+    by the power of two at or below each sync's bytes}} over the successful syncs:
     one pass in C over the events in trace order, a stretch's state per file
     (characterizer/native/syncs.c), then, for the clean syncs, whether their directory's
     entries changed."""
