@@ -189,11 +189,16 @@ class CostTable:
         # Indexed on first use (a prediction looks up thousands of cases).
         def index() -> dict[tuple, Case]:
             keyed: dict[tuple, Case] = {}
-            for e in self.entries:
-                if not e.request_sizes:
-                    keyed.setdefault((e.bench, e.order, e.cache, e.size, e.gap), e)
+            for e in self.one_request_entries():
+                keyed.setdefault((e.bench, e.order, e.cache, e.size, e.gap), e)
             return keyed
         return self._of_entries("_index", index).get((bench, order, cache, size, gap))
+
+    def one_request_entries(self) -> list[Case]:
+        """Every case measured in requests of its one size: all but those measured in a
+        workload's request sizes (write_new_mix's mix, a sync's bytes written in requests),
+        which pricing finds by those sizes and which belong in no curve of one size."""
+        return self._of_entries("_one_request", lambda: [e for e in self.entries if not e.request_sizes])
 
     def gaps(self, bench: str, cache: str) -> list[int]:
         """The gaps `bench` was measured at in forward order, smallest first."""

@@ -374,9 +374,8 @@ class Pricer:
 
     def _curve(self, bench: str, order: str, cache: str, gap: int | None = None) -> list[tuple[int, Case]]:
         cache = self.table.measured_cache(cache)
-        found = sorted(((e.size, e) for e in self.table.entries
-                        if e.bench == bench and e.order == order and e.cache == cache and e.size and e.gap == gap
-                        and not e.request_sizes),
+        found = sorted(((e.size, e) for e in self.table.one_request_entries()
+                        if e.bench == bench and e.order == order and e.cache == cache and e.size and e.gap == gap),
                        key=lambda found: found[0])
         if not found:
             what = f"{bench} {order_label({'order': order, 'gap': gap})} {cache}"
@@ -734,8 +733,7 @@ class Pricer:
                       if e.bench == bench and e.order == "sequential" and e.cache == cache and e.size == size
                       and tuple(e.request_sizes or ()) == (requested,)), None)
         if entry is None:
-            self.unmeasured = set(self.unmeasured) | {
-                Unmeasured(bench, "sequential", cache, size, request_sizes=(requested,))}
+            self.unmeasured.add(Unmeasured(bench, "sequential", cache, size, request_sizes=(requested,)))
             return None
         return _measured(entry, f"fsbench fsync sequential warm {size} B in requests of {readable_bytes(requested)}")
 
@@ -754,8 +752,7 @@ class Pricer:
         measured = [e.size for e in self.table.entries
                     if e.bench == data_only and e.order == "random" and e.cache == self.table.measured_cache("warm")]
         if len(measured) < 2 or max(measured) < min(size, MAX_REQUEST_BYTES):
-            self.unmeasured = set(self.unmeasured) | {Unmeasured(data_only, "random", "warm",
-                                                                 min(size, MAX_REQUEST_BYTES))}
+            self.unmeasured.add(Unmeasured(data_only, "random", "warm", min(size, MAX_REQUEST_BYTES)))
             return one_request
         share = min(share, 1.0)
         said = f"{one_request.source}, {100 * share:.0f}% of the way to its blocks scattered"
