@@ -300,9 +300,15 @@ def _on_cluster(work: list[Piece], n_buckets: int, scratch: str, client: object,
     # The buckets' samples are joined once, by one worker's task, which sends back only the
     # curve and the unlinked files' sizes: a tree of merges would copy the growing samples at
     # every level, and joined here they held the client at the sample's size.
+    # The curve is made while the open-file levels' two rounds run beside it: its last task is
+    # one worker's alone, and the other worker would wait for it.
     samples = [delayed(log_sample)(_log_path(scratch, "references", k), plan) for k in range(n_buckets)]
-    part.reuse = dask.compute(delayed(reuse_outcome)(found, plan, *samples), scheduler=client)[0]
-    part.open_levels = _open_levels_dask(part, [_log_path(scratch, "levels", k) for k in range(n_buckets)], client)
+    reuse = client.compute(delayed(reuse_outcome)(found, plan, *samples))  # type: ignore[attr-defined]
+    try:
+        part.open_levels = _open_levels_dask(part, [_log_path(scratch, "levels", k) for k in range(n_buckets)], client)
+        part.reuse = reuse.result()
+    finally:
+        reuse.cancel()  # nothing, once it is done; else its files are about to go with the scratch
     return part
 
 
