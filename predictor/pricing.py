@@ -372,11 +372,17 @@ class Pricer:
     def failed_lookup(self, cache: str) -> Price:
         return self.metadata("stat", cache).labelled(f"fsbench stat_file {cache} (a failed call walks the path)")
 
-    def _curve(self, bench: str, order: str, cache: str, gap: int | None = None) -> list[tuple[int, Case]]:
+    def _measured(self, bench: str, order: str, cache: str, gap: int | None = None) -> list[tuple[int, Case]]:
+        """The one-request cases of `bench` the table measured at this order, cache and gap, by
+        size, smallest first; empty where it measured none."""
         cache = self.table.measured_cache(cache)
-        found = sorted(((e.size, e) for e in self.table.one_request_entries()
-                        if e.bench == bench and e.order == order and e.cache == cache and e.size and e.gap == gap),
-                       key=lambda found: found[0])
+        return sorted(((e.size, e) for e in self.table.one_request_entries()
+                       if e.bench == bench and e.order == order and e.cache == cache and e.size and e.gap == gap),
+                      key=lambda found: found[0])
+
+    def _curve(self, bench: str, order: str, cache: str, gap: int | None = None) -> list[tuple[int, Case]]:
+        """_measured, or a clear error where the table measured none of them."""
+        found = self._measured(bench, order, cache, gap)
         if not found:
             what = f"{bench} {order_label({'order': order, 'gap': gap})} {cache}"
             raise UsageError(f"the cost table of {self.table.candidate} has no measurement of {what}",
@@ -749,8 +755,7 @@ class Pricer:
         data_only = "fdatasync_overwrite"
         if share <= 0:
             return one_request
-        measured = [e.size for e in self.table.entries
-                    if e.bench == data_only and e.order == "random" and e.cache == self.table.measured_cache("warm")]
+        measured = [size for size, _ in self._measured(data_only, "random", "warm")]
         if len(measured) < 2 or max(measured) < min(size, MAX_REQUEST_BYTES):
             self.unmeasured.add(Unmeasured(data_only, "random", "warm", min(size, MAX_REQUEST_BYTES)))
             return one_request
