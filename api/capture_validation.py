@@ -37,6 +37,7 @@ from fsbm.api.provision import add_programs_cases
 from fsbm.api.validation import machine, stored_runtime_model
 from fsbm.characterizer.characterize import characterize_files
 from fsbm.errors import FsbmError
+from fsbm.host_activity import Counters
 from fsbm.locations import data_dir
 from fsbm.microbench import cache
 from fsbm.microbench.capture_cost import PAIRS, TRANSFER_MIB
@@ -86,7 +87,7 @@ def cold_job(program: NfsProgram, target: Target, scale: float, capture: Path | 
     """One cold run of the job against a server exporting its share on `target`: the last
     run's leavings removed, every cache dropped, a server started for it; its seconds (the
     job's alone, not the server's start), captured into `capture` where given (with the
-    packets the capture dropped)."""
+    packets the capture dropped), and what else the machine did meanwhile (host_activity)."""
     sides = _sides(program, target, scale)
     clean_sides(program, sides.share, sides.client)
     subprocess.run(["sync"], check=True)
@@ -94,11 +95,14 @@ def cold_job(program: NfsProgram, target: Target, scale: float, capture: Path | 
     with serving([sides.share], sides.server_home) as server, ExitStack() as stack:
         url = server.url(sides.share)
         captured = stack.enter_context(capturing(capture)) if capture is not None else None
+        counters = Counters.now(target.mount)
         started = time.perf_counter()
         run_job(program, sides.client, url)
         seconds = time.perf_counter() - started
+        host = counters.until_now()
     clean_sides(program, sides.share, sides.client)
-    return {"seconds": seconds} if captured is None else {"seconds": seconds, "dropped": captured.dropped}
+    run = {"seconds": seconds, "host": host.to_json()}
+    return run if captured is None else {**run, "dropped": captured.dropped}
 
 
 def _captured(program: NfsProgram, target: Target, scale: float, directory: Path) -> dict[str, Any]:

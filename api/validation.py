@@ -39,6 +39,7 @@ from fsbm.predictor.judge import Judged, judge, largest_departure
 from fsbm.predictor.plain_judge import workload_cases_section
 from fsbm.predictor.suite import Inputs, Split, build_corpus, programs
 from fsbm.predictor.targets import TARGETS
+from fsbm.predictor.unsteady_runs import unsteady_runs_section
 from fsbm.predictor.validate import (Target, measure_rounds, release_staged, table_boundaries, targets_json,
                                     trace_program)
 from fsbm.traces.record import (CALLS_CPU_BRACKETED, CALLS_CPU_MISMATCHES, CALLS_CPU_SYNCS_SKIPPED,
@@ -565,6 +566,7 @@ def markdown(doc: dict[str, Any], judged: Any, judged_again: bool = False) -> st
         f"{s['adopted']}; CPU time measured {s['cpu']}).",
         *_noise_section(s.get("noise_floor")),
         *_unsteady_section(doc),
+        *unsteady_runs_section(doc["records"]),
         *_cpu_speed_section(s),
         "",
         "## Per program and target",

@@ -27,6 +27,7 @@ from fsbm.predictor.judge import provenance, real_by_round, real_runs, same_roun
 from fsbm.predictor.plain_judge import CACHE_BYTES, error_stats, met_text, pairs_by_form, table_pricers
 from fsbm.predictor.predict import predict
 from fsbm.predictor.targets import TARGETS, form_bound, form_met, targets_sentence
+from fsbm.predictor.unsteady_runs import unsteady_runs_section
 from fsbm.units import percent
 
 FORMS = ("absolute", "relative")
@@ -212,6 +213,7 @@ def markdown(doc: dict[str, Any], judged: CaptureJudged, judged_again: bool = Fa
     else:
         lines.append(f"No job's targets ran more than {percent(TARGETS.rank_gap)} apart.")
     lines += _host_between_lines(doc, judged)
+    lines += unsteady_runs_section(doc["records"])
     lines += ["", "## Where the time outside comes from", ""]
     lines += [f"- {name}: {text}" for name, text in judged.evidence.items()]
     return "\n".join(lines) + "\n"

@@ -32,6 +32,7 @@ from fsbm.predictor.model import price_workload
 from fsbm.predictor.predict import Workload, relative_rows
 from fsbm.predictor.pricing import Pricer
 from fsbm.predictor.targets import TARGETS, form_bound, targets_sentence
+from fsbm.predictor.unsteady_runs import unsteady_runs_section
 from fsbm.documents import MIN_BARE_CALLS, Profile, Timeline
 from fsbm.predictor.tracing import (OWN_MEDIAN_CAP_SHARE, STALLED_LEAN_NS, START_TO_START_PROGRAMS, UNTIMED_CAP_SHARE,
                                     TracingCalibration)
@@ -562,6 +563,7 @@ def markdown(doc: dict[str, Any], judged: PlainJudged, judged_again: bool = Fals
               "targets other than the traced one (there it is the measured runtime)."]
     lines += _cpu_speed_lines(s)
     lines += _host_between_lines(s, doc["traced_on"])
+    lines += unsteady_runs_section(doc["records"])
     rep = s.get("reproducibility")
     if rep:
         lines += ["", "## Cost-table reproducibility", "",

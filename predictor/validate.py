@@ -25,6 +25,7 @@ from typing import Any
 
 from fsbm.characterizer.characterize import characterize_files
 from fsbm.errors import FsbmError
+from fsbm.host_activity import Counters
 from fsbm.microbench import cache
 from fsbm.microbench.replay import cold_replay_beneath, mismatches
 from fsbm.predictor.suite import Inputs, Program, clean, run_command, staged_once
@@ -128,19 +129,22 @@ def trace_program(program: Program, target: Target, inputs: Inputs, directory: P
 
 
 def time_run(program: Program, target: Target, inputs: Inputs) -> dict[str, float]:
-    """One untraced cold run: its seconds, and the CPU seconds its process tree used (from
-    this process's children's rusage, so the run has no wrapper that could change it; the
-    user/system split is sampled by ticks, the sum is what to read)."""
+    """One untraced cold run: its seconds, the CPU seconds its process tree used (from this
+    process's children's rusage, so the run has no wrapper that could change it; the
+    user/system split is sampled by ticks, the sum is what to read), and what else the
+    machine did meanwhile (host_activity)."""
     work = stage(program, target, inputs)
     start_cold(work, program)
+    counters = Counters.now(target.mount)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     run_command(program, work)
     seconds = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    host = counters.until_now()
     clean(work, program)
     return {"seconds": seconds, "user_cpu_s": after.ru_utime - before.ru_utime,
-            "system_cpu_s": after.ru_stime - before.ru_stime}
+            "system_cpu_s": after.ru_stime - before.ru_stime, "host": host.to_json()}
 
 
 def replays_directory(target: Target) -> Path:
@@ -153,12 +157,15 @@ def replays_directory(target: Target) -> Path:
 def time_replay(traced: Traced, target: Target) -> dict[str, Any]:
     """One cold serial replay of the program's plan on the target: its seconds, its
     mismatches, and the time inside the replayed calls of each operation (ops_ns), which is
-    where the model's miss can be found operation by operation."""
+    where the model's miss can be found operation by operation; and what else the machine
+    did meanwhile (host_activity: over the whole replay, its own cache drop included)."""
+    counters = Counters.now(target.mount)
     report = cold_replay_beneath(traced.plan, replays_directory(target), prefix=f"{traced.program}-")
+    host = counters.until_now()
     ops_ns = {op: entry["latency_ns"]["total"] for op, entry in report.get("operations", {}).items()
               if entry.get("latency_ns")}
     return {"seconds": report["runtime_ns"] / 1e9, "mismatches": mismatches(report), "ops_ns": ops_ns,
-            "calls_cpu_s": report["cpu"]["calls_ns"] / 1e9}
+            "calls_cpu_s": report["cpu"]["calls_ns"] / 1e9, "host": host.to_json()}
 
 
 def table_boundaries(rounds: int, repeats: int) -> list[int]:

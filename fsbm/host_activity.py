@@ -1,0 +1,145 @@
+"""What else the machine did while a timed run ran: the counters the kernel keeps anyway,
+read before and after the run, so watching costs the run nothing.
+
+A validation's truth is a program's cold runtime on a loop image, and on a shared host the
+same run can take twice as long from one minute to the next.  Whether that was the host
+(time its hypervisor stole, a disk slow to write) or the filesystem itself (writeback it
+started in the run) shows in these counters:
+
+- the CPU time the hypervisor stole and the time every processor waited for I/O
+  (/proc/stat's steal and iowait);
+- what the machine's own disks wrote, how long their writes took and how many cache
+  flushes they made (/sys/block/*/stat of every disk backed by a device: a loop image's
+  writes reach them too);
+- what the target's own block device wrote (its loop device), so that the disks' writes
+  beyond it are someone else's;
+- the dirty and writeback memory when the run began (/proc/meminfo).
+
+Read where a counter cannot be (no such file, no loop device behind a mount), it is None.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+SECTOR = 512
+MIB = 1 << 20
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+_BLOCK = Path("/sys/block")
+
+# Fields of /sys/block/<dev>/stat (Documentation/block/stat.rst).
+_WRITE_SECTORS, _WRITE_TICKS_MS, _FLUSHES = 6, 7, 15
+
+
+@dataclass(frozen=True)
+class HostActivity:
+    """What the machine did over one run (seconds, MiB, counts; None where unread)."""
+
+    steal_s: float | None
+    iowait_s: float | None
+    disks_written_mib: float | None      # the machine's disks, a loop image's writes included
+    disks_write_s: float | None          # summed over their writes: how long writes waited
+    disks_flushes: int | None
+    target_written_mib: float | None     # the target's own block device
+    dirty_mib_before: float | None
+    writeback_mib_before: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _cpu_ticks() -> tuple[int, int] | None:
+    """/proc/stat's steal and iowait, summed over the processors, in ticks."""
+    try:
+        fields = Path("/proc/stat").read_text().splitlines()[0].split()
+    except (OSError, IndexError):
+        return None
+    if fields[0] != "cpu" or len(fields) < 9:
+        return None
+    return int(fields[8]), int(fields[5])
+
+
+def _block_stat(name: str) -> list[int] | None:
+    try:
+        return [int(v) for v in (_BLOCK / name / "stat").read_text().split()]
+    except (OSError, ValueError):
+        return None
+
+
+def _disks() -> list[str]:
+    """The machine's own disks: block devices backed by a device (loop and ram ones are not)."""
+    try:
+        return sorted(p.name for p in _BLOCK.iterdir() if (p / "device").exists())
+    except OSError:
+        return []
+
+
+def _meminfo_mib(*keys: str) -> list[float | None]:
+    try:
+        lines = Path("/proc/meminfo").read_text().splitlines()
+    except OSError:
+        return [None] * len(keys)
+    found = {line.split(":")[0]: int(line.split()[1]) for line in lines if len(line.split()) >= 2}
+    return [found[key] / 1024 if key in found else None for key in keys]
+
+
+def block_device_of(mount: Path) -> str | None:
+    """The block device (its /sys/block name, as "loop3") mounted at `mount`, from
+    /proc/self/mountinfo; None where the mount is none or has no device of its own (tmpfs)."""
+    try:
+        lines = Path("/proc/self/mountinfo").read_text().splitlines()
+    except OSError:
+        return None
+    where = str(mount.resolve())
+    for line in lines:
+        before, _, after = line.partition(" - ")
+        fields, source = before.split(), after.split()
+        if len(fields) > 4 and len(source) > 1 and fields[4] == where and source[1].startswith("/dev/"):
+            name = Path(source[1]).name
+            return name if (_BLOCK / name).exists() else None
+    return None
+
+
+@dataclass(frozen=True)
+class Counters:
+    """The counters at one moment; `until_now` is what moved since."""
+
+    cpu: tuple[int, int] | None
+    disks: dict[str, list[int]]
+    target_device: str | None
+    target: list[int] | None
+    dirty_mib: float | None
+    writeback_mib: float | None
+
+    @classmethod
+    def now(cls, mount: Path | None = None) -> "Counters":
+        """The counters now, with those of the block device mounted at `mount` where given."""
+        device = block_device_of(mount) if mount is not None else None
+        disks = {name: stat for name in _disks() if (stat := _block_stat(name)) is not None}
+        dirty, writeback = _meminfo_mib("Dirty", "Writeback")
+        return cls(_cpu_ticks(), disks, device, _block_stat(device) if device else None, dirty, writeback)
+
+    def until_now(self) -> HostActivity:
+        """What moved between these counters and now."""
+        later = Counters.now()
+        steal = iowait = None
+        if self.cpu and later.cpu:
+            steal, iowait = ((after - before) / _TICKS for after, before in zip(later.cpu, self.cpu))
+        common = [name for name in self.disks if name in later.disks]
+
+        def moved(field: int) -> int | None:
+            if not common:
+                return None
+            return sum(later.disks[n][field] - self.disks[n][field] for n in common
+                       if len(later.disks[n]) > field)
+
+        written, write_ms, flushes = moved(_WRITE_SECTORS), moved(_WRITE_TICKS_MS), moved(_FLUSHES)
+        target_now = _block_stat(self.target_device) if self.target_device else None
+        target = (target_now[_WRITE_SECTORS] - self.target[_WRITE_SECTORS]) * SECTOR / MIB \
+            if target_now and self.target else None
+        return HostActivity(steal, iowait, written * SECTOR / MIB if written is not None else None,
+                            write_ms / 1e3 if write_ms is not None else None, flushes, target,
+                            self.dirty_mib, self.writeback_mib)

@@ -1,0 +1,60 @@
+"""What the machine did beside a run: the kernel's counters, read before and after."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from fsbm.host_activity import Counters, block_device_of
+from fsbm.microbench.scratch import ScratchFs
+from fsbm.predictor.unsteady_runs import unsteady_runs_section
+
+MIB = 1 << 20
+
+
+def _write_synced(path: Path, mib: int) -> None:
+    with path.open("wb") as out:
+        for _ in range(mib):
+            out.write(os.urandom(MIB))
+        out.flush()
+        os.fsync(out.fileno())
+
+
+def test_a_loop_mount_is_watched_through_its_own_device(ext4_fs: ScratchFs) -> None:
+    """Synced writes on a loop image show as the target's writes, and as the machine's disks'
+    too (the image is a file on them), with the dirty memory at the start read."""
+    device = block_device_of(ext4_fs.mount_point)
+    assert device is not None and device.startswith("loop"), device
+    counters = Counters.now(ext4_fs.mount_point)
+    _write_synced(ext4_fs.mount_point / "written.bin", 8)
+    host = counters.until_now()
+    assert host.target_written_mib is not None and host.target_written_mib >= 8, host
+    assert host.disks_written_mib is not None and host.disks_written_mib >= 8, host
+    assert host.disks_flushes is not None and host.dirty_mib_before is not None
+    assert host.iowait_s is not None and host.iowait_s >= 0
+
+
+def test_a_mount_with_no_device_of_its_own_has_no_target_counters(tmpfs_fs: ScratchFs) -> None:
+    assert block_device_of(tmpfs_fs.mount_point) is None
+    assert Counters.now(tmpfs_fs.mount_point).until_now().target_written_mib is None
+
+
+def _run(round_: int, seconds: float, beyond_mib: float, kind: str = "replay") -> dict:
+    host = {"steal_s": 0.0, "iowait_s": 0.1, "disks_written_mib": 10.0 + beyond_mib, "disks_write_s": 0.2,
+            "disks_flushes": 4, "target_written_mib": 10.0, "dirty_mib_before": 0.5, "writeback_mib_before": 0.0}
+    return {"round": round_, "program": "kv-wal", "target": "btrfs fresh", "kind": kind, "seconds": seconds,
+            "host": host}
+
+
+def test_the_runs_that_moved_most_are_shown_fastest_and_slowest_with_the_host_beside() -> None:
+    records = [_run(0, 0.15, 0.0), _run(1, 0.38, 120.0), _run(2, 0.16, 0.0),
+               _run(0, 1.0, 0.0, "real"), _run(1, 1.1, 0.0, "real"), _run(2, 1.05, 0.0, "real")]
+    text = "\n".join(unsteady_runs_section(records))
+    assert "| kv-wal | btrfs fresh | replay | fastest | 0.150 | 1 |" in text
+    assert "| kv-wal | btrfs fresh | replay | slowest (2.53x) | 0.380 | 2 | disks wrote 130.0 MiB, 120.0 beyond" in text
+    assert "| real |" not in text  # 1.1x: steady enough to leave out
+
+
+def test_records_from_before_the_host_was_watched_show_nothing() -> None:
+    records = [{**_run(r, s, 0.0), "host": None} for r, s in enumerate((0.1, 0.5, 0.2))]
+    assert unsteady_runs_section(records) == []
