@@ -8,9 +8,10 @@ started in the run) shows in these counters:
 
 - the CPU time the hypervisor stole and the time every processor waited for I/O
   (/proc/stat's steal and iowait);
-- what the machine's own disks wrote, how long their writes took and how many cache
-  flushes they made (/sys/block/*/stat of every disk backed by a device: a loop image's
-  writes reach them too);
+- what the machine's own disks read and wrote, how long their reads and writes waited,
+  and how many cache flushes they made (/sys/block/*/stat of every disk backed by a
+  device: a loop image's I/O reaches them too).  The same reads waiting twice as long in
+  one run as in another is the device slower, not the filesystem;
 - what the target's own block device wrote (its loop device), so that the disks' writes
   beyond it are someone else's;
 - the dirty and writeback memory when the run began (/proc/meminfo).
@@ -31,7 +32,7 @@ _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 _BLOCK = Path("/sys/block")
 
 # Fields of /sys/block/<dev>/stat (Documentation/block/stat.rst).
-_WRITE_SECTORS, _WRITE_TICKS_MS, _FLUSHES = 6, 7, 15
+_READ_SECTORS, _READ_TICKS_MS, _WRITE_SECTORS, _WRITE_TICKS_MS, _FLUSHES = 2, 3, 6, 7, 15
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,8 @@ class HostActivity:
 
     steal_s: float | None
     iowait_s: float | None
+    disks_read_mib: float | None         # the machine's disks, a loop image's reads included
+    disks_read_s: float | None           # summed over their reads: how long reads waited
     disks_written_mib: float | None      # the machine's disks, a loop image's writes included
     disks_write_s: float | None          # summed over their writes: how long writes waited
     disks_flushes: int | None
@@ -136,10 +139,18 @@ class Counters:
             return sum(later.disks[n][field] - self.disks[n][field] for n in common
                        if len(later.disks[n]) > field)
 
+        read, read_ms = moved(_READ_SECTORS), moved(_READ_TICKS_MS)
         written, write_ms, flushes = moved(_WRITE_SECTORS), moved(_WRITE_TICKS_MS), moved(_FLUSHES)
         target_now = _block_stat(self.target_device) if self.target_device else None
         target = (target_now[_WRITE_SECTORS] - self.target[_WRITE_SECTORS]) * SECTOR / MIB \
             if target_now and self.target else None
-        return HostActivity(steal, iowait, written * SECTOR / MIB if written is not None else None,
-                            write_ms / 1e3 if write_ms is not None else None, flushes, target,
-                            self.dirty_mib, self.writeback_mib)
+        return HostActivity(steal, iowait, _mib(read), _seconds(read_ms), _mib(written), _seconds(write_ms),
+                            flushes, target, self.dirty_mib, self.writeback_mib)
+
+
+def _mib(sectors: int | None) -> float | None:
+    return sectors * SECTOR / MIB if sectors is not None else None
+
+
+def _seconds(ms: int | None) -> float | None:
+    return ms / 1e3 if ms is not None else None

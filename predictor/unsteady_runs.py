@@ -15,6 +15,8 @@ SHOWN = 8  # the most pairs shown, the most unsteady first
 def _host_words(host: dict[str, Any]) -> str:
     """One run's counters, as a person reads them."""
     parts = []
+    if host.get("disks_read_mib") is not None and host.get("disks_read_s") is not None:
+        parts.append(f"disks read {host['disks_read_mib']:.1f} MiB, the reads waiting {host['disks_read_s']:.2f} s")
     disks, target = host.get("disks_written_mib"), host.get("target_written_mib")
     if disks is not None:
         beyond = f", {max(disks - target, 0.0):.1f} beyond the target's" if target is not None else ""
@@ -47,7 +49,8 @@ def unsteady_runs_section(records: list[dict[str, Any]]) -> list[str]:
         return []
     lines = ["", "## The runs that moved most, and what the host did meanwhile", "",
              f"Pairs whose slowest run took {UNSTEADY_RUNS}x their fastest or more (at most {SHOWN}), from the "
-             "counters the kernel keeps (read before and after each run): what the machine's disks wrote, a loop "
+             "counters the kernel keeps (read before and after each run): what the machine's disks read and how "
+             "long the reads waited (the same reads waiting longer is the device slower); what they wrote, a loop "
              "image's writes included, and how much of it was not the target's; how long their writes waited; "
              "their cache flushes; the processors' iowait; and the dirty memory when the run began.", "",
              "| program | target | kind | run | seconds | round | what the host did |", "|---|---|---|---|---|---|---|"]

@@ -30,6 +30,7 @@ def test_a_loop_mount_is_watched_through_its_own_device(ext4_fs: ScratchFs) -> N
     host = counters.until_now()
     assert host.target_written_mib is not None and host.target_written_mib >= 8, host
     assert host.disks_written_mib is not None and host.disks_written_mib >= 8, host
+    assert host.disks_read_mib is not None and host.disks_read_s is not None
     assert host.disks_flushes is not None and host.dirty_mib_before is not None
     assert host.iowait_s is not None and host.iowait_s >= 0
 
@@ -40,7 +41,7 @@ def test_a_mount_with_no_device_of_its_own_has_no_target_counters(tmpfs_fs: Scra
 
 
 def _run(round_: int, seconds: float, beyond_mib: float, kind: str = "replay") -> dict:
-    host = {"steal_s": 0.0, "iowait_s": 0.1, "disks_written_mib": 10.0 + beyond_mib, "disks_write_s": 0.2,
+    host = {"steal_s": 0.0, "iowait_s": 0.1, "disks_read_mib": 2.0, "disks_read_s": 0.05, "disks_written_mib": 10.0 + beyond_mib, "disks_write_s": 0.2,
             "disks_flushes": 4, "target_written_mib": 10.0, "dirty_mib_before": 0.5, "writeback_mib_before": 0.0}
     return {"round": round_, "program": "kv-wal", "target": "btrfs fresh", "kind": kind, "seconds": seconds,
             "host": host}
@@ -51,7 +52,7 @@ def test_the_runs_that_moved_most_are_shown_fastest_and_slowest_with_the_host_be
                _run(0, 1.0, 0.0, "real"), _run(1, 1.1, 0.0, "real"), _run(2, 1.05, 0.0, "real")]
     text = "\n".join(unsteady_runs_section(records))
     assert "| kv-wal | btrfs fresh | replay | fastest | 0.150 | 1 |" in text
-    assert "| kv-wal | btrfs fresh | replay | slowest (2.53x) | 0.380 | 2 | disks wrote 130.0 MiB, 120.0 beyond" in text
+    assert "| kv-wal | btrfs fresh | replay | slowest (2.53x) | 0.380 | 2 | disks read 2.0 MiB, the reads waiting 0.05 s; disks wrote 130.0 MiB, 120.0 beyond" in text
     assert "| real |" not in text  # 1.1x: steady enough to leave out
 
 
