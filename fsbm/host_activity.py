@@ -12,8 +12,9 @@ started in the run) shows in these counters:
   and how many cache flushes they made (/sys/block/*/stat of every disk backed by a
   device: a loop image's I/O reaches them too).  The same reads waiting twice as long in
   one run as in another is the device slower, not the filesystem;
-- what the target's own block device wrote (its loop device), so that the disks' writes
-  beyond it are someone else's;
+- what the target's own block device wrote, discarded and flushed (its loop device), so
+  that the disks' writes beyond it are someone else's, and a filesystem that commits more
+  in one run than in another shows it;
 - the dirty and writeback memory when the run began (/proc/meminfo).
 
 Read where a counter cannot be (no such file, no loop device behind a mount), it is None.
@@ -32,7 +33,7 @@ _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 _BLOCK = Path("/sys/block")
 
 # Fields of /sys/block/<dev>/stat (Documentation/block/stat.rst).
-_READ_SECTORS, _READ_TICKS_MS, _WRITE_SECTORS, _WRITE_TICKS_MS, _FLUSHES = 2, 3, 6, 7, 15
+_READ_SECTORS, _READ_TICKS_MS, _WRITE_SECTORS, _WRITE_TICKS_MS, _DISCARD_SECTORS, _FLUSHES = 2, 3, 6, 7, 13, 15
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,8 @@ class HostActivity:
     disks_write_s: float | None          # summed over their writes: how long writes waited
     disks_flushes: int | None
     target_written_mib: float | None     # the target's own block device
+    target_discarded_mib: float | None
+    target_flushes: int | None
     dirty_mib_before: float | None
     writeback_mib_before: float | None
 
@@ -131,21 +134,27 @@ class Counters:
         steal = iowait = None
         if self.cpu and later.cpu:
             steal, iowait = ((after - before) / _TICKS for after, before in zip(later.cpu, self.cpu))
-        common = [name for name in self.disks if name in later.disks]
+        disks = [_moved(self.disks[n], later.disks[n]) for n in self.disks if n in later.disks]
+        target = _moved(self.target, _block_stat(self.target_device) if self.target_device else None)
 
-        def moved(field: int) -> int | None:
-            if not common:
-                return None
-            return sum(later.disks[n][field] - self.disks[n][field] for n in common
-                       if len(later.disks[n]) > field)
+        def summed(field: int) -> int | None:
+            return sum(d[field] for d in disks) if disks else None
 
-        read, read_ms = moved(_READ_SECTORS), moved(_READ_TICKS_MS)
-        written, write_ms, flushes = moved(_WRITE_SECTORS), moved(_WRITE_TICKS_MS), moved(_FLUSHES)
-        target_now = _block_stat(self.target_device) if self.target_device else None
-        target = (target_now[_WRITE_SECTORS] - self.target[_WRITE_SECTORS]) * SECTOR / MIB \
-            if target_now and self.target else None
-        return HostActivity(steal, iowait, _mib(read), _seconds(read_ms), _mib(written), _seconds(write_ms),
-                            flushes, target, self.dirty_mib, self.writeback_mib)
+        return HostActivity(steal, iowait, _mib(summed(_READ_SECTORS)), _seconds(summed(_READ_TICKS_MS)),
+                            _mib(summed(_WRITE_SECTORS)), _seconds(summed(_WRITE_TICKS_MS)), summed(_FLUSHES),
+                            _mib(target[_WRITE_SECTORS]) if target else None,
+                            _mib(target[_DISCARD_SECTORS]) if target else None,
+                            target[_FLUSHES] if target else None, self.dirty_mib, self.writeback_mib)
+
+
+def _moved(before: list[int] | None, after: list[int] | None) -> list[int] | None:
+    """A device's counters' moves from `before` to `after`, 0 for a field a kernel does not
+    keep (older ones have no discard or flush fields)."""
+    if before is None or after is None:
+        return None
+    width = max(len(before), len(after), _FLUSHES + 1)
+    pad = [0] * width
+    return [a - b for a, b in zip((after + pad)[:width], (before + pad)[:width])]
 
 
 def _mib(sectors: int | None) -> float | None:

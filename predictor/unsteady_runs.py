@@ -25,6 +25,9 @@ def _host_words(host: dict[str, Any]) -> str:
         parts.append(f"their writes waited {host['disks_write_s']:.2f} s")
     if host.get("disks_flushes") is not None:
         parts.append(f"{host['disks_flushes']} flushes")
+    if host.get("target_flushes") is not None:
+        parts.append(f"the target {host['target_flushes']} flushes, {host.get('target_discarded_mib') or 0:.1f} MiB "
+                     "discarded")
     if host.get("iowait_s") is not None:
         parts.append(f"iowait {host['iowait_s']:.2f} s")
     if host.get("steal_s"):
@@ -52,7 +55,8 @@ def unsteady_runs_section(records: list[dict[str, Any]]) -> list[str]:
              "counters the kernel keeps (read before and after each run): what the machine's disks read and how "
              "long the reads waited (the same reads waiting longer is the device slower); what they wrote, a loop "
              "image's writes included, and how much of it was not the target's; how long their writes waited; "
-             "their cache flushes; the processors' iowait; and the dirty memory when the run began.", "",
+             "their cache flushes, and the target's own flushes and discards (a filesystem that commits more in one "
+             "run than in another shows here); the processors' iowait; and the dirty memory when the run began.", "",
              "| program | target | kind | run | seconds | round | what the host did |", "|---|---|---|---|---|---|---|"]
     for ratio, key in moved:
         group = sorted(runs[key], key=lambda r: r["seconds"])

@@ -29,6 +29,8 @@ def test_a_loop_mount_is_watched_through_its_own_device(ext4_fs: ScratchFs) -> N
     _write_synced(ext4_fs.mount_point / "written.bin", 8)
     host = counters.until_now()
     assert host.target_written_mib is not None and host.target_written_mib >= 8, host
+    assert host.target_flushes is not None and host.target_flushes >= 1, host  # the fsync's
+    assert host.target_discarded_mib is not None
     assert host.disks_written_mib is not None and host.disks_written_mib >= 8, host
     assert host.disks_read_mib is not None and host.disks_read_s is not None
     assert host.disks_flushes is not None and host.dirty_mib_before is not None
@@ -41,8 +43,10 @@ def test_a_mount_with_no_device_of_its_own_has_no_target_counters(tmpfs_fs: Scra
 
 
 def _run(round_: int, seconds: float, beyond_mib: float, kind: str = "replay") -> dict:
-    host = {"steal_s": 0.0, "iowait_s": 0.1, "disks_read_mib": 2.0, "disks_read_s": 0.05, "disks_written_mib": 10.0 + beyond_mib, "disks_write_s": 0.2,
-            "disks_flushes": 4, "target_written_mib": 10.0, "dirty_mib_before": 0.5, "writeback_mib_before": 0.0}
+    host = {"steal_s": 0.0, "iowait_s": 0.1, "disks_read_mib": 2.0, "disks_read_s": 0.05,
+            "disks_written_mib": 10.0 + beyond_mib, "disks_write_s": 0.2, "disks_flushes": 4,
+            "target_written_mib": 10.0, "target_discarded_mib": 0.0, "target_flushes": 3,
+            "dirty_mib_before": 0.5, "writeback_mib_before": 0.0}
     return {"round": round_, "program": "kv-wal", "target": "btrfs fresh", "kind": kind, "seconds": seconds,
             "host": host}
 
