@@ -206,3 +206,12 @@ def test_plain_and_capture_are_refused_together(fsbm_home: Path) -> None:
     done = run_fsbm("validate", "--plain", "--capture", timeout=60)
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert "--plain and --capture are two validations" in done.stderr
+
+
+def test_only_is_refused_where_a_validation_runs_its_whole_set(fsbm_home: Path) -> None:
+    """--only picks recorded programs; a capture or plain validation saying nothing and running
+    everything would spend minutes the user did not ask for."""
+    for form in ("--capture", "--plain"):
+        done = run_fsbm("validate", form, "--only", "nfs-stream-parts", timeout=60)
+        assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr
+        assert f"--only picks programs of the recorded validation; {form} runs its whole set" in done.stderr

@@ -98,7 +98,7 @@ def validate_command(
     traced_on: str = typer.Option("ext4", "--traced-on", help="The filesystem type the programs are traced on (fresh)."),
     rounds: int = typer.Option(5, "--rounds", min=1, help="Interleaved rounds of real runs and replays."),
     scale: float = typer.Option(1.0, "--scale", min=0.05, max=4.0, help="Size of the programs' work (1: full)."),
-    only: Optional[str] = typer.Option(None, "--only", help="Programs to run, e.g. untar,grep (default: all); a run of part of a set is a trial: it stores no model for `fsbm predict`, and the overview keeps showing the whole set's run."),
+    only: Optional[str] = typer.Option(None, "--only", help="Programs of the recorded validation to run, e.g. untar,grep (default: all; --plain and --capture run their whole set); a run of part of a set is a trial: it stores no model for `fsbm predict`, and the overview keeps showing the whole set's run."),
     seed: int = typer.Option(1, "--seed", min=0, help="Seed of the shuffled order."),
     fresh: bool = typer.Option(False, "--fresh", help="Remake the val-* filesystems (provisioned and aged)."),
     table_repeats: int = typer.Option(3, "--table-repeats", min=1, help="Cost-table measurements per target, spread "
@@ -150,6 +150,9 @@ def validate_command(
         raise UsageError(f"--set takes {' or '.join(SPLITS)}, not {split!r}")
     if plain and capture:
         raise UsageError("--plain and --capture are two validations: give one of them")
+    if only and (plain or capture):
+        raise UsageError(f"--only picks programs of the recorded validation; --{'plain' if plain else 'capture'} "
+                         "runs its whole set (its judge and the overview compare whole sets)")
     if overview:
         from fsbm.api.validation_overview import overview as write_overview
 
