@@ -27,6 +27,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from fsbm.microbench.mounts import mount_at
+
 SECTOR = 512
 MIB = 1 << 20
 _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
@@ -93,20 +95,13 @@ def _meminfo_mib(*keys: str) -> list[float | None]:
 
 
 def block_device_of(mount: Path) -> str | None:
-    """The block device (its /sys/block name, as "loop3") mounted at `mount`, from
-    /proc/self/mountinfo; None where the mount is none or has no device of its own (tmpfs)."""
-    try:
-        lines = Path("/proc/self/mountinfo").read_text().splitlines()
-    except OSError:
+    """The block device (its /sys/block name, as "loop3") mounted at `mount`; None where the
+    mount is none or has no device of its own (tmpfs)."""
+    found = mount_at(mount)
+    if found is None or not found.source.startswith("/dev/"):
         return None
-    where = str(mount.resolve())
-    for line in lines:
-        before, _, after = line.partition(" - ")
-        fields, source = before.split(), after.split()
-        if len(fields) > 4 and len(source) > 1 and fields[4] == where and source[1].startswith("/dev/"):
-            name = Path(source[1]).name
-            return name if (_BLOCK / name).exists() else None
-    return None
+    name = Path(found.source).name
+    return name if (_BLOCK / name).exists() else None
 
 
 @dataclass(frozen=True)

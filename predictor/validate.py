@@ -11,6 +11,7 @@ run starts cold: its outputs removed, `sync`, caches dropped.
 
 from __future__ import annotations
 
+import os
 import random
 import resource
 import shutil
@@ -28,6 +29,7 @@ from fsbm.errors import FsbmError
 from fsbm.host_activity import Counters
 from fsbm.microbench import cache
 from fsbm.microbench.replay import cold_replay_beneath, mismatches
+from fsbm.microbench.settle import settle_deferred_frees
 from fsbm.predictor.suite import Inputs, Program, clean, run_command, staged_once
 from fsbm.traces.ingest import ingest, read_events
 from fsbm.traces.outside_files import UsedFiles
@@ -88,9 +90,11 @@ def stage(program: Program, target: Target, inputs: Inputs) -> Path:
 
 def start_cold(work: Path, program: Program) -> None:
     """What every run, traced or not, starts from: the last run's outputs removed, everything
-    written back, every cache dropped."""
+    written back, what the filesystem deferred after deletions settled (settle.py), every
+    cache dropped."""
     clean(work, program)
     subprocess.run(["sync"], check=True)
+    settle_deferred_frees(work)
     cache.drop_all()
 
 
@@ -159,6 +163,8 @@ def time_replay(traced: Traced, target: Target) -> dict[str, Any]:
     mismatches, and the time inside the replayed calls of each operation (ops_ns), which is
     where the model's miss can be found operation by operation; and what else the machine
     did meanwhile (host_activity: over the whole replay, its own cache drop included)."""
+    os.sync()
+    settle_deferred_frees(target.mount)  # as start_cold does; fsreplay drops the caches itself
     counters = Counters.now(target.mount)
     report = cold_replay_beneath(traced.plan, replays_directory(target), prefix=f"{traced.program}-")
     host = counters.until_now()

@@ -1,0 +1,42 @@
+"""Settle what a filesystem deferred after a deletion, so that a cold run starts from it done.
+
+btrfs removes the block groups a deletion emptied only later, in its cleaner after a later
+transaction commit (about 30 s on), and until then an fsync commits the whole transaction
+instead of writing its log tree: a sync-bound program that follows a large deletion runs
+with many full commits and cache flushes, one that follows none without them
+(docs/model-evidence.md measures it on kv-wal).  A validation's runs follow other programs'
+deletions on the same image, so unsettled, a run's time would depend on what ran before it.
+A balance filtered to empty data block groups (`btrfs balance start -dusage=0`) removes them
+at once, in tens of milliseconds, and moves no data.
+
+Other filesystems defer nothing of the kind that a sync leaves; settling them is a no-op.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+from fsbm.errors import FsbmError
+from fsbm.microbench.mounts import mount_containing
+
+
+def settle_deferred_frees(path: Path) -> bool:
+    """Remove the block groups earlier deletions emptied on the btrfs `path` lies on (root;
+    sync first, so that the deletions are committed); whether that filesystem is one to
+    settle (False: not btrfs)."""
+    found = mount_containing(path)
+    if found is None or found.fstype != "btrfs":
+        return False
+    mount = Path(found.mount_point)
+    btrfs = shutil.which("btrfs")
+    if btrfs is None:
+        raise FsbmError("cannot settle a btrfs target: the btrfs program is missing",
+                        hint="install btrfs-progs (make deps does)")
+    done = subprocess.run([btrfs, "balance", "start", "-dusage=0", str(mount)], stdin=subprocess.DEVNULL,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if done.returncode != 0:
+        raise FsbmError(f"cannot settle the btrfs at {mount}: btrfs balance -dusage=0 failed "
+                        f"(exit {done.returncode}): {done.stderr.strip()[:300]}")
+    return True
