@@ -47,6 +47,7 @@ from fsbm.locations import native_binary
 from fsbm.microbench.cache import drop_all
 from fsbm.microbench.fsbench import check_target
 from fsbm.microbench.replay import cold_replay_beneath, mismatches
+from fsbm.microbench.settle import settle_deferred_frees
 from fsbm.microbench.system import require_program
 from fsbm.traces.nosync import environment_without_syncs
 from fsbm.traces.outside_files import UsedFiles, bounded_wait_ns, cold_read_ns, read_in, used_files
@@ -182,11 +183,15 @@ def measure_untraced(command: list[str], runs: int, *, cwd: Path | None = None, 
     return out
 
 
-def _then_drop_caches(before_each: Callable[[], None] | None) -> Callable[[], None]:
-    """`before_each`, then every cache dropped: how each run of `record(cold=True)` starts."""
+def _then_drop_caches(before_each: Callable[[], None] | None, where: Path) -> Callable[[], None]:
+    """`before_each`, then what the filesystem of `where` deferred after deletions settled
+    (microbench/settle.py), then every cache dropped: how each run of `record(cold=True)`
+    starts."""
     def start_cold() -> None:
         if before_each is not None:
             before_each()
+        os.sync()
+        settle_deferred_frees(where)
         drop_all()
     return start_cold
 
@@ -425,7 +430,7 @@ def record(command: list[str], log: Path, *, force: bool = False, cwd: Path | No
     strace = require_program("strace", "strace")
     rusage = native_binary("fsrusage", Path(__file__).parent)
     if cold:
-        before_each = _then_drop_caches(before_each)
+        before_each = _then_drop_caches(before_each, scope or cwd or Path.cwd())
     untraced = measure_untraced(command, untraced_runs, cwd=cwd, quiet=quiet, before_each=before_each) \
         if untraced_runs > 0 else {}
     if before_each is not None:
