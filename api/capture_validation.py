@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import random
 import shutil
-import subprocess
 import tempfile
 import time
 from contextlib import ExitStack
@@ -38,7 +37,6 @@ from fsbm.api.validation import machine, stored_runtime_model
 from fsbm.characterizer.characterize import characterize_files
 from fsbm.errors import FsbmError
 from fsbm.host_activity import Counters
-from fsbm.microbench.settle import settle_deferred_frees
 from fsbm.locations import data_dir
 from fsbm.microbench import cache
 from fsbm.microbench.capture_cost import PAIRS, TRANSFER_MIB
@@ -91,9 +89,7 @@ def cold_job(program: NfsProgram, target: Target, scale: float, capture: Path | 
     packets the capture dropped), and what else the machine did meanwhile (host_activity)."""
     sides = _sides(program, target, scale)
     clean_sides(program, sides.share, sides.client)
-    subprocess.run(["sync"], check=True)
-    settle_deferred_frees(sides.share)
-    cache.drop_all()
+    cache.drop_all_settled(sides.share)
     with serving([sides.share], sides.server_home) as server, ExitStack() as stack:
         url = server.url(sides.share)
         captured = stack.enter_context(capturing(capture)) if capture is not None else None

@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 
 from fsbm.errors import FsbmError
+from fsbm.microbench.settle import settle_deferred_frees
 
 DROP_CACHES = Path("/proc/sys/vm/drop_caches")
 
@@ -27,6 +28,13 @@ def drop_all() -> None:
         DROP_CACHES.write_text("3")
     except OSError as exc:
         raise FsbmError(f"cannot drop caches: writing {DROP_CACHES}: {exc.strerror}", hint="run as root") from exc
+
+
+def drop_all_settled(path: Path) -> None:
+    """What the filesystem `path` lies on deferred after deletions settled (settle.py), then
+    drop_all: how a timed cold run on it starts."""
+    settle_deferred_frees(path)
+    drop_all()
 
 
 def evict_file(path: Path) -> None:

@@ -14,29 +14,20 @@ Other filesystems defer nothing of the kind that a sync leaves; settling them is
 
 from __future__ import annotations
 
-import shutil
-import subprocess
+import os
 from pathlib import Path
 
-from fsbm.errors import FsbmError
 from fsbm.microbench.mounts import mount_containing
+from fsbm.microbench.system import require_program, run
 
 
 def settle_deferred_frees(path: Path) -> bool:
-    """Remove the block groups earlier deletions emptied on the btrfs `path` lies on (root;
-    sync first, so that the deletions are committed); whether that filesystem is one to
-    settle (False: not btrfs)."""
+    """Remove the block groups earlier deletions emptied on the btrfs `path` lies on (root),
+    after a sync that commits those deletions; whether that filesystem is one to settle
+    (False: not btrfs, and nothing done)."""
     found = mount_containing(path)
     if found is None or found.fstype != "btrfs":
         return False
-    mount = Path(found.mount_point)
-    btrfs = shutil.which("btrfs")
-    if btrfs is None:
-        raise FsbmError("cannot settle a btrfs target: the btrfs program is missing",
-                        hint="install btrfs-progs (make deps does)")
-    done = subprocess.run([btrfs, "balance", "start", "-dusage=0", str(mount)], stdin=subprocess.DEVNULL,
-                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    if done.returncode != 0:
-        raise FsbmError(f"cannot settle the btrfs at {mount}: btrfs balance -dusage=0 failed "
-                        f"(exit {done.returncode}): {done.stderr.strip()[:300]}")
+    os.sync()
+    run([require_program("btrfs", "btrfs-progs"), "balance", "start", "-dusage=0", found.mount_point])
     return True

@@ -11,11 +11,9 @@ run starts cold: its outputs removed, `sync`, caches dropped.
 
 from __future__ import annotations
 
-import os
 import random
 import resource
 import shutil
-import subprocess
 import tempfile
 import time
 from collections.abc import Callable
@@ -93,9 +91,7 @@ def start_cold(work: Path, program: Program) -> None:
     written back, what the filesystem deferred after deletions settled (settle.py), every
     cache dropped."""
     clean(work, program)
-    subprocess.run(["sync"], check=True)
-    settle_deferred_frees(work)
-    cache.drop_all()
+    cache.drop_all_settled(work)
 
 
 UNTRACED_RUNS = 3
@@ -163,7 +159,6 @@ def time_replay(traced: Traced, target: Target) -> dict[str, Any]:
     mismatches, and the time inside the replayed calls of each operation (ops_ns), which is
     where the model's miss can be found operation by operation; and what else the machine
     did meanwhile (host_activity: over the whole replay, its own cache drop included)."""
-    os.sync()
     settle_deferred_frees(target.mount)  # as start_cold does; fsreplay drops the caches itself
     counters = Counters.now(target.mount)
     report = cold_replay_beneath(traced.plan, replays_directory(target), prefix=f"{traced.program}-")

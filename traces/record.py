@@ -44,10 +44,9 @@ from typing import Any
 
 from fsbm.errors import FsbmError, UsageError
 from fsbm.locations import native_binary
-from fsbm.microbench.cache import drop_all
+from fsbm.microbench.cache import drop_all_settled
 from fsbm.microbench.fsbench import check_target
 from fsbm.microbench.replay import cold_replay_beneath, mismatches
-from fsbm.microbench.settle import settle_deferred_frees
 from fsbm.microbench.system import require_program
 from fsbm.traces.nosync import environment_without_syncs
 from fsbm.traces.outside_files import UsedFiles, bounded_wait_ns, cold_read_ns, read_in, used_files
@@ -190,9 +189,7 @@ def _then_drop_caches(before_each: Callable[[], None] | None, where: Path) -> Ca
     def start_cold() -> None:
         if before_each is not None:
             before_each()
-        os.sync()
-        settle_deferred_frees(where)
-        drop_all()
+        drop_all_settled(where)
     return start_cold
 
 
