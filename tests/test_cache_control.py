@@ -31,7 +31,9 @@ def test_evict_file_leaves_none_of_it_cached_and_warm_file_caches_all(ext4_fs: S
     cache.evict_file(path)
     assert resident_pages(path) == 0
     assert cache.warm_file(path) == 8 << 20
-    assert resident_pages(path) == (8 << 20) // 4096
+    # The kernel may reclaim a clean page between the read and the count (CI once saw 2047
+    # of 2048); what is checked is that the read brought the file in, not that none left since.
+    assert resident_pages(path) >= (8 << 20) // 4096 - 16
 
 
 def test_drop_all_empties_the_page_cache_of_the_file(ext4_fs: ScratchFs) -> None:
