@@ -33,7 +33,9 @@ def _host_words(host: dict[str, Any]) -> str:
     if host.get("steal_s"):
         parts.append(f"stolen {host['steal_s']:.2f} s")
     if host.get("dirty_mib_before") is not None:
-        parts.append(f"{host['dirty_mib_before']:.1f} MiB dirty at the start")
+        writeback = host.get("writeback_mib_before")
+        under = f" and {writeback:.1f} MiB under writeback" if writeback else ""
+        parts.append(f"{host['dirty_mib_before']:.1f} MiB dirty{under} at the start")
     return "; ".join(parts)
 
 
@@ -56,7 +58,8 @@ def unsteady_runs_section(records: list[dict[str, Any]]) -> list[str]:
              "long the reads waited (the same reads waiting longer is the device slower); what they wrote, a loop "
              "image's writes included, and how much of it was not the target's; how long their writes waited; "
              "their cache flushes, and the target's own flushes and discards (a filesystem that commits more in one "
-             "run than in another shows here); the processors' iowait; and the dirty memory when the run began.", "",
+             "run than in another shows here); the processors' iowait; and the dirty memory, and any under "
+             "writeback, when the run began.", "",
              "| program | target | kind | run | seconds | round | what the host did |", "|---|---|---|---|---|---|---|"]
     for ratio, key in moved:
         group = sorted(runs[key], key=lambda r: r["seconds"])

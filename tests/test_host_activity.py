@@ -42,21 +42,23 @@ def test_a_mount_with_no_device_of_its_own_has_no_target_counters(tmpfs_fs: Scra
     assert Counters.now(tmpfs_fs.mount_point).until_now().target_written_mib is None
 
 
-def _run(round_: int, seconds: float, beyond_mib: float, kind: str = "replay") -> dict:
+def _run(round_: int, seconds: float, beyond_mib: float, kind: str = "replay", writeback_mib: float = 0.0) -> dict:
     host = {"steal_s": 0.0, "iowait_s": 0.1, "disks_read_mib": 2.0, "disks_read_s": 0.05,
             "disks_written_mib": 10.0 + beyond_mib, "disks_write_s": 0.2, "disks_flushes": 4,
             "target_written_mib": 10.0, "target_discarded_mib": 0.0, "target_flushes": 3,
-            "dirty_mib_before": 0.5, "writeback_mib_before": 0.0}
+            "dirty_mib_before": 0.5, "writeback_mib_before": writeback_mib}
     return {"round": round_, "program": "kv-wal", "target": "btrfs fresh", "kind": kind, "seconds": seconds,
             "host": host}
 
 
 def test_the_runs_that_moved_most_are_shown_fastest_and_slowest_with_the_host_beside() -> None:
-    records = [_run(0, 0.15, 0.0), _run(1, 0.38, 120.0), _run(2, 0.16, 0.0),
+    records = [_run(0, 0.15, 0.0), _run(1, 0.38, 120.0, writeback_mib=6.0), _run(2, 0.16, 0.0),
                _run(0, 1.0, 0.0, "real"), _run(1, 1.1, 0.0, "real"), _run(2, 1.05, 0.0, "real")]
     text = "\n".join(unsteady_runs_section(records))
     assert "| kv-wal | btrfs fresh | replay | fastest | 0.150 | 1 |" in text
     assert "| kv-wal | btrfs fresh | replay | slowest (2.53x) | 0.380 | 2 | disks read 2.0 MiB, the reads waiting 0.05 s; disks wrote 130.0 MiB, 120.0 beyond" in text
+    assert "0.5 MiB dirty and 6.0 MiB under writeback at the start |" in text
+    assert "0.5 MiB dirty at the start |" in text  # the fastest run: nothing under writeback
     assert "| real |" not in text  # 1.1x: steady enough to leave out
 
 
