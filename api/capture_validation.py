@@ -198,6 +198,13 @@ def validate_capture(settings: Any, doc: dict[str, Any] | None, options: Capture
     by the runtime model `fsbm predict` takes for a capture; nothing is fitted on them."""
     measurements_id = None
     if doc is None:
+        with settings.store() as store:
+            model = stored_runtime_model(store, PLAIN_MODEL)
+        if not model.validated:
+            console.print("[yellow]note[/]: no runtime model is stored yet, so this run is judged with the costs' "
+                          "own intervals; `fsbm validate --plain --set dev` fits the one a trace's prediction "
+                          "takes, and `fsbm validate --capture --from FILE` judges the measurements kept by --json again "
+                          "after it")
         doc = measure_capture(settings, options, console)
         with settings.store() as store:
             measurements_id = store.save_document("capture_validation_measurements", doc, name=options.split)

@@ -80,12 +80,12 @@ def _rows(doc: dict[str, Any], model: RuntimeEstimator) -> tuple[pd.DataFrame, d
     return frame, evidence
 
 
-def _summary(rows: pd.DataFrame, pairs: pd.DataFrame) -> dict[str, Any]:
+def _summary(rows: pd.DataFrame, pairs: pd.DataFrame, model: RuntimeEstimator) -> dict[str, Any]:
     """Per form: the errors of runtimes (the relative form's on the targets it was not given
     the runtime of) and of ratios, intervals covering, pairs ranked right, and whether the
-    form meets its targets."""
+    form meets its targets; and what the intervals rest on."""
     untraced = rows[~rows["traced"]]
-    summary: dict[str, Any] = {}
+    summary: dict[str, Any] = {"intervals_from": model.intervals_from}
     for form in FORMS:
         judged = untraced if form == "relative" else rows
         runtime, ratio = error_stats(judged[f"{form}_error"]), error_stats(untraced[f"{form}_ratio_error"])
@@ -103,9 +103,10 @@ def _summary(rows: pd.DataFrame, pairs: pd.DataFrame) -> dict[str, Any]:
 def judge_capture(doc: dict[str, Any], model: RuntimeEstimator | None = None) -> CaptureJudged:
     """The capture validation `doc` judged by `model` (the runtime model `fsbm predict` takes
     for a capture; unfitted where none is given)."""
-    rows, evidence = _rows(doc, model or RuntimeEstimator.unfitted())
+    model = model or RuntimeEstimator.unfitted()
+    rows, evidence = _rows(doc, model)
     pairs = pairs_by_form(rows, real_by_round(doc["records"]), FORMS)
-    return CaptureJudged(rows, pairs, _summary(rows, pairs), evidence)
+    return CaptureJudged(rows, pairs, _summary(rows, pairs, model), evidence)
 
 
 def host_between(doc: dict[str, Any], rows: pd.DataFrame) -> pd.DataFrame:
@@ -187,7 +188,8 @@ def markdown(doc: dict[str, Any], judged: CaptureJudged, judged_again: bool = Fa
                      f"{met_text(f['ratio']['median'], TARGETS.relative.median)} | "
                      f"{met_text(f['ratio']['largest'], TARGETS.relative.largest)} | {f['covered']} of "
                      f"{f['intervals']} | {f['pairs_right']} of {f['pairs']} | {'met' if f['met'] else '**missed**'} |")
-    lines += ["", f"Targets (issue 35): {targets_sentence(TARGETS)}. The absolute form is the capture's alone; the "
+    lines += ["", f"The 90% intervals come from {s.get('intervals_from', 'a model this document did not name')}.",
+              "", f"Targets (issue 35): {targets_sentence(TARGETS)}. The absolute form is the capture's alone; the "
               "relative form is given the job's median runtime on the traced target, and is judged on the others.",
               "", "## Per job and target", "",
               "Seconds. *real*: median of the cold runs (min-max); *fs*: modelled filesystem time; *outside*: the "

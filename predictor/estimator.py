@@ -495,6 +495,14 @@ class RuntimeEstimator(BaseEstimator, RegressorMixin):
         """Whether a validation fitted it (else its intervals are the costs' alone)."""
         return bool(getattr(self, "fitted_on_", None))
 
+    @property
+    def intervals_from(self) -> str:
+        """What this model's 90% intervals rest on, in words a validation document prints."""
+        if self.validated:
+            return f"the runtime model fitted on {self.fitted_on_}"
+        return ("the costs' own spread and the trace's evidence alone: no validation has fitted a runtime "
+                "model in this store (`fsbm validate --plain --set dev` fits the one a trace's prediction takes)")
+
 
 def predict_left_out(fit: Callable[[Any], RuntimeEstimator], frames: list[pd.DataFrame],
                      groups: list[np.ndarray]) -> list[dict[str, np.ndarray]]:

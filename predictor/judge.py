@@ -474,7 +474,7 @@ def judge(doc: dict[str, Any], cache_bytes: int, model: RuntimeEstimator | None 
         summary["intervals_from"] = "the errors of the other programs of this set (leave-one-program-out)"
     else:
         summary["calibration_factors"] = getattr(model, "factors_", {})
-        summary["intervals_from"] = f"the runtime model fitted on {getattr(model, 'fitted_on_', None) or 'nothing'}"
+        summary["intervals_from"] = model.intervals_from
     return Judged(judged_rows, pairs, summary, model, operation_ratios(rows))
 
 

@@ -241,10 +241,8 @@ def judge_plain(doc: dict[str, Any], model: RuntimeEstimator | None = None) -> P
                                             "largest_at": str(traces.loc[traces["spread"].idxmax(), "where"])}
     if model is None:
         summary["intervals_from"] = "the errors of the other programs of this set (leave-one-program-out)"
-    elif model.validated:
-        summary["intervals_from"] = f"the runtime model fitted on {model.fitted_on_}"
     else:
-        summary["intervals_from"] = "the tracing calibration and the cost tables' spread (no model fitted yet)"
+        summary["intervals_from"] = model.intervals_from
     return PlainJudged(frame, pairs, reproducibility, summary, judged_by, verdicts)
 
 

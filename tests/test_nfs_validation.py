@@ -162,6 +162,10 @@ def test_validate_capture_measures_captures_and_judges_them(tmp_path: Path, fsbm
                     "--capture-cost-pairs", "1", "--doc", str(doc), "--json", str(measured), timeout=900)
     try:
         assert done.returncode == 0, done.stderr[-2000:]
+        # A new store holds no runtime model: the run says so before measuring, and its
+        # document says what its intervals rest on instead.
+        said = " ".join((done.stdout + done.stderr).split())
+        assert "no runtime model is stored yet" in said and "fsbm validate --plain --set dev" in said
         body = json.loads(measured.read_text())
         assert body["kind"] == "capture_validation_measurements"
         assert [p["name"] for p in body["programs"]] == [p.name for p in nfs_programs("dev")]
@@ -186,6 +190,7 @@ def test_validate_capture_measures_captures_and_judges_them(tmp_path: Path, fsbm
         assert "Capturing's own cost, calibrated before the rounds (2 transfers" in text
         assert "may have cost the job" in text
         assert "Each absolute prediction adds the client's own start and end no capture holds" in text
+        assert "The 90% intervals come from the costs' own spread and the trace's evidence alone" in text
         for program in body["programs"]:
             assert f"| {program['name']} | tmpfs fresh |" in text
         again = tmp_path / "again.md"
