@@ -43,7 +43,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from fsbm.api import track_record
-from fsbm.api.provision import add_programs_cases, measure_cost_table, provision
+from fsbm.api.provision import add_programs_cases, measure_cost_table, measured_elsewhere, provision
 from fsbm.api.prediction_service import PLAIN_MODEL
 from fsbm.api.validation import IMAGE_BYTES, machine, stored_runtime_model, utc
 from fsbm.characterizer.characterize import characterize_files
@@ -170,6 +170,10 @@ def provision_targets(settings: Any, candidates: tuple[str, ...], reuse_tables: 
                     raise FsbmError(f"the store has {len(kept)} cost tables of {name}; --reuse-tables needs "
                                     f"{len(seeds)}")
                 tables[name] = [CostTable.from_json(body, f"cost table {i}") for i, _, body in kept]
+                if other := measured_elsewhere(tables[name], filesystems[name].mount_point):
+                    raise FsbmError(f"the stored cost tables of {name} were measured on {other}, and its image is now "
+                                    f"{filesystems[name].size_bytes >> 20} MiB; --reuse-tables takes tables of "
+                                    "a filesystem of its size only", hint="run once without --reuse-tables")
                 console.print(f"[dim]{escape(name)}: cost tables {', '.join(str(i) for i, _, _ in kept)} from the store[/]")
         for seed in () if reuse_tables else seeds:
             console.print(f"[bold]cost tables[/] (fsbench seed {seed})")

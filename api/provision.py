@@ -5,7 +5,9 @@ table older than its caller accepts.
 
 from __future__ import annotations
 
+import os
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any, Optional
 
 from rich.console import Console
@@ -24,10 +26,16 @@ AGING = AgingOptions(rounds=8, fill_pct=50.0, seed=7)
 def provision(settings: Any, name: str, fstype: str, size: int, aging: Optional[AgingOptions], console: Console,
               fresh: bool = False) -> scratch.ScratchFs:
     """The scratch filesystem `name`, made (and aged with `aging`) if it is not there; an
-    interrupted aging is redone from scratch, and `fresh` remakes it regardless."""
+    interrupted aging is redone from scratch, one of another size than `size` is made again
+    at this one (it is another candidate: on btrfs, how much of the device is left unallocated
+    decides whether syncs commit), and `fresh` remakes it regardless."""
     existing = {fs.name: fs for fs in scratch.list_all(settings.scratch_root)}
     unfinished = name in existing and aging is not None and not existing[name].aging_state.startswith("aged")
-    if name in existing and (fresh or unfinished):
+    resized = name in existing and existing[name].size_bytes != size
+    if resized:
+        console.print(f"[bold]{escape(name)}[/]: made again at {size >> 20} MiB (it was "
+                      f"{existing[name].size_bytes >> 20} MiB)")
+    if name in existing and (fresh or unfinished or resized):
         scratch.destroy(name, settings.scratch_root)
     elif name in existing:
         return scratch.mount(name, settings.scratch_root)
@@ -41,6 +49,19 @@ def provision(settings: Any, name: str, fstype: str, size: int, aging: Optional[
         scratch.set_aging_state(name, aging.describe(), settings.scratch_root)
         fs = scratch.get(name, settings.scratch_root)
     return fs
+
+
+def measured_elsewhere(tables: list[CostTable], mount: Path) -> str | None:
+    """Whether any of `tables` was measured on a filesystem of another size than the one
+    mounted at `mount` (more than a tenth apart, as statfs tells both), in words: "a 1946 MiB
+    filesystem"; None where all were measured on one of its size (or did not say)."""
+    here = os.statvfs(mount)
+    size = here.f_blocks * here.f_frsize
+    for table in tables:
+        then = table.environment.get("fs_size_bytes")
+        if then and abs(then - size) > 0.1 * size:
+            return f"a {int(then) >> 20} MiB filesystem"
+    return None
 
 
 def hours_since(measured_at: str | None, now: datetime) -> float | None:

@@ -47,7 +47,11 @@ from fsbm.traces.record import (CALLS_CPU_BRACKETED, CALLS_CPU_MISMATCHES, CALLS
 from fsbm.units import percent, percents
 from fsbm.predictor.cpu_speed import moved_sentence
 
-IMAGE_BYTES = 2 << 30
+# Each validation image's size.  It holds every suite's staged inputs (about 1.1 GiB) with
+# most of the device still unallocated: a btrfs left with little unallocated space (2 GiB
+# images kept about 240 MiB) reclaims metadata space by committing whole transactions while
+# a program syncs, which a user's roomier filesystem does not do.
+IMAGE_BYTES = 4 << 30
 
 
 @dataclass
