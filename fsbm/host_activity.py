@@ -15,7 +15,10 @@ started in the run) shows in these counters:
 - what the target's own block device wrote, discarded and flushed (its loop device), so
   that the disks' writes beyond it are someone else's, and a filesystem that commits more
   in one run than in another shows it;
-- the dirty and writeback memory when the run began (/proc/meminfo).
+- the dirty and writeback memory when the run began (/proc/meminfo);
+- on btrfs, how much of the target's device was unallocated when the run began
+  (/sys/fs/btrfs): with little left, btrfs reclaims metadata space by committing whole
+  transactions while a program writes and syncs, and the same run takes longer.
 
 Read where a counter cannot be (no such file, no loop device behind a mount), it is None.
 """
@@ -54,6 +57,7 @@ class HostActivity:
     target_flushes: int | None
     dirty_mib_before: float | None
     writeback_mib_before: float | None
+    target_unallocated_mib_before: float | None = None  # btrfs only
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -114,6 +118,7 @@ class Counters:
     target: list[int] | None
     dirty_mib: float | None
     writeback_mib: float | None
+    unallocated_mib: float | None = None
 
     @classmethod
     def now(cls, mount: Path | None = None) -> "Counters":
@@ -121,7 +126,8 @@ class Counters:
         device = block_device_of(mount) if mount is not None else None
         disks = {name: stat for name in _disks() if (stat := _block_stat(name)) is not None}
         dirty, writeback = _meminfo_mib("Dirty", "Writeback")
-        return cls(_cpu_ticks(), disks, device, _block_stat(device) if device else None, dirty, writeback)
+        return cls(_cpu_ticks(), disks, device, _block_stat(device) if device else None, dirty, writeback,
+                   btrfs_unallocated_mib(device) if device else None)
 
     def until_now(self) -> HostActivity:
         """What moved between these counters and now."""
@@ -139,7 +145,28 @@ class Counters:
                             _mib(summed(_WRITE_SECTORS)), _seconds(summed(_WRITE_TICKS_MS)), summed(_FLUSHES),
                             _mib(target[_WRITE_SECTORS]) if target else None,
                             _mib(target[_DISCARD_SECTORS]) if target else None,
-                            target[_FLUSHES] if target else None, self.dirty_mib, self.writeback_mib)
+                            target[_FLUSHES] if target else None, self.dirty_mib, self.writeback_mib,
+                            self.unallocated_mib)
+
+
+def btrfs_unallocated_mib(device: str, root: Path = Path("/sys/fs/btrfs")) -> float | None:
+    """How much of block device `device` (a name under /sys/block) the btrfs on it has not
+    allocated to chunks: the device's size less what its data, metadata and system chunks
+    take on disk (their disk_total, which counts a DUP chunk twice).  None where `device`
+    holds no mounted btrfs of one device."""
+    for fs in root.glob("*/devices"):
+        if not (fs / device).exists():
+            continue
+        if len(list(fs.iterdir())) != 1:
+            return None
+        try:
+            size = int((_BLOCK / device / "size").read_text()) * SECTOR
+            taken = sum(int((fs.parent / "allocation" / kind / "disk_total").read_text())
+                        for kind in ("data", "metadata", "system"))
+        except (OSError, ValueError):
+            return None
+        return (size - taken) / MIB
+    return None
 
 
 def _moved(before: list[int] | None, after: list[int] | None) -> list[int] | None:

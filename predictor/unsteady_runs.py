@@ -36,6 +36,8 @@ def _host_words(host: dict[str, Any]) -> str:
         writeback = host.get("writeback_mib_before")
         under = f" and {writeback:.1f} MiB under writeback" if writeback else ""
         parts.append(f"{host['dirty_mib_before']:.1f} MiB dirty{under} at the start")
+    if host.get("target_unallocated_mib_before") is not None:
+        parts.append(f"btrfs {host['target_unallocated_mib_before']:.0f} MiB unallocated")
     return "; ".join(parts)
 
 
@@ -58,8 +60,9 @@ def unsteady_runs_section(records: list[dict[str, Any]]) -> list[str]:
              "long the reads waited (the same reads waiting longer is the device slower); what they wrote, a loop "
              "image's writes included, and how much of it was not the target's; how long their writes waited; "
              "their cache flushes, and the target's own flushes and discards (a filesystem that commits more in one "
-             "run than in another shows here); the processors' iowait; and the dirty memory, and any under "
-             "writeback, when the run began.", "",
+             "run than in another shows here); the processors' iowait; the dirty memory, and any under "
+             "writeback, when the run began; and on btrfs how much of the device was unallocated then (with "
+             "little left, btrfs commits whole transactions to reclaim metadata space while a program writes).", "",
              "| program | target | kind | run | seconds | round | what the host did |", "|---|---|---|---|---|---|---|"]
     for ratio, key in moved:
         group = sorted(runs[key], key=lambda r: r["seconds"])

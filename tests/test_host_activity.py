@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from fsbm.host_activity import Counters, block_device_of
+from fsbm.host_activity import Counters, block_device_of, btrfs_unallocated_mib
 from fsbm.microbench.scratch import ScratchFs
 from fsbm.predictor.unsteady_runs import unsteady_runs_section
 
@@ -35,6 +35,21 @@ def test_a_loop_mount_is_watched_through_its_own_device(ext4_fs: ScratchFs) -> N
     assert host.disks_read_mib is not None and host.disks_read_s is not None
     assert host.disks_flushes is not None and host.dirty_mib_before is not None
     assert host.iowait_s is not None and host.iowait_s >= 0
+    assert host.target_unallocated_mib_before is None  # btrfs's alone
+
+
+def test_a_btrfs_targets_unallocated_space_is_read_at_the_start_and_shrinks_as_chunks_are_taken(
+        btrfs_fs: ScratchFs) -> None:
+    """btrfs's unallocated space (what decides whether it commits transactions to reclaim
+    metadata space): a fresh 512 MiB image has most of it; 200 MiB written and synced take
+    data chunks from it; an ext4 target has none to tell."""
+    device = block_device_of(btrfs_fs.mount_point)
+    fresh = btrfs_unallocated_mib(device)
+    assert fresh is not None and 100 < fresh < 512, fresh
+    _write_synced(btrfs_fs.mount_point / "written.bin", 200)
+    host = Counters.now(btrfs_fs.mount_point).until_now()
+    assert host.target_unallocated_mib_before is not None
+    assert host.target_unallocated_mib_before <= fresh - 150, (fresh, host.target_unallocated_mib_before)
 
 
 def test_a_mount_with_no_device_of_its_own_has_no_target_counters(tmpfs_fs: ScratchFs) -> None:
@@ -42,22 +57,24 @@ def test_a_mount_with_no_device_of_its_own_has_no_target_counters(tmpfs_fs: Scra
     assert Counters.now(tmpfs_fs.mount_point).until_now().target_written_mib is None
 
 
-def _run(round_: int, seconds: float, beyond_mib: float, kind: str = "replay", writeback_mib: float = 0.0) -> dict:
+def _run(round_: int, seconds: float, beyond_mib: float, kind: str = "replay", writeback_mib: float = 0.0,
+         unallocated_mib: float | None = None) -> dict:
     host = {"steal_s": 0.0, "iowait_s": 0.1, "disks_read_mib": 2.0, "disks_read_s": 0.05,
             "disks_written_mib": 10.0 + beyond_mib, "disks_write_s": 0.2, "disks_flushes": 4,
             "target_written_mib": 10.0, "target_discarded_mib": 0.0, "target_flushes": 3,
-            "dirty_mib_before": 0.5, "writeback_mib_before": writeback_mib}
+            "dirty_mib_before": 0.5, "writeback_mib_before": writeback_mib,
+            "target_unallocated_mib_before": unallocated_mib}
     return {"round": round_, "program": "kv-wal", "target": "btrfs fresh", "kind": kind, "seconds": seconds,
             "host": host}
 
 
 def test_the_runs_that_moved_most_are_shown_fastest_and_slowest_with_the_host_beside() -> None:
-    records = [_run(0, 0.15, 0.0), _run(1, 0.38, 120.0, writeback_mib=6.0), _run(2, 0.16, 0.0),
+    records = [_run(0, 0.15, 0.0), _run(1, 0.38, 120.0, writeback_mib=6.0, unallocated_mib=240.0), _run(2, 0.16, 0.0),
                _run(0, 1.0, 0.0, "real"), _run(1, 1.1, 0.0, "real"), _run(2, 1.05, 0.0, "real")]
     text = "\n".join(unsteady_runs_section(records))
     assert "| kv-wal | btrfs fresh | replay | fastest | 0.150 | 1 |" in text
     assert "| kv-wal | btrfs fresh | replay | slowest (2.53x) | 0.380 | 2 | disks read 2.0 MiB, the reads waiting 0.05 s; disks wrote 130.0 MiB, 120.0 beyond" in text
-    assert "0.5 MiB dirty and 6.0 MiB under writeback at the start |" in text
+    assert "0.5 MiB dirty and 6.0 MiB under writeback at the start; btrfs 240 MiB unallocated |" in text
     assert "0.5 MiB dirty at the start |" in text  # the fastest run: nothing under writeback
     assert "| real |" not in text  # 1.1x: steady enough to leave out
 
