@@ -541,9 +541,10 @@ def markdown(doc: dict[str, Any], judged: Any, judged_again: bool = False) -> st
         f"Traced with `fsbm trace record` on **{doc['traced_on']}**; {doc['options']['rounds']} interleaved rounds "
         "(every program on every target once per round, shuffled, a program's runs back to back), cold cache for "
         f"every run; scale {doc['options']['scale']:g}.",
-        ("The test set is held out: every program is predicted by the runtime model fitted on the development set "
-         f"({s.get('intervals_from', '?').removeprefix('the runtime model fitted on ')}); nothing was fitted or "
-         "chosen on these measurements." if s.get("held_out") else
+        ("The test set is held out: every program is predicted by "
+         + (f"the runtime model fitted on the development set ({judged.model.fitted_on_})" if judged.model.validated
+            else "no fitted runtime model (none is stored yet)")
+         + "; nothing was fitted or chosen on these measurements." if s.get("held_out") else
          "Predictions are leave-one-program-out: each program is predicted by the runtime model fitted on the others."),
         "",
         "## Summary",

@@ -504,6 +504,11 @@ class RuntimeEstimator(BaseEstimator, RegressorMixin):
                 "model in this store (`fsbm validate --plain --set dev` fits the one a trace's prediction takes)")
 
 
+# What a validation's intervals rest on where each program is judged by a model fitted
+# without it (predict_left_out), in the words its document prints.
+LEFT_OUT_INTERVALS = "the errors of the other programs of this set (leave-one-program-out)"
+
+
 def predict_left_out(fit: Callable[[Any], RuntimeEstimator], frames: list[pd.DataFrame],
                      groups: list[np.ndarray]) -> list[dict[str, np.ndarray]]:
     """Each row of each frame predicted (predict_parts) by `fit(group)`, a model the caller

@@ -27,7 +27,7 @@ import pandas as pd
 from fsbm.documents import Profile
 from fsbm.predictor.cost_table import CostTable
 from fsbm.predictor.cpu_speed import UserCpuSpread, steadied, user_cpu_spread
-from fsbm.predictor.estimator import THEN_COLUMN, RuntimeEstimator, predict_left_out
+from fsbm.predictor.estimator import LEFT_OUT_INTERVALS, THEN_COLUMN, RuntimeEstimator, predict_left_out
 from fsbm.predictor.model import GROUPS, price_workload
 from fsbm.predictor.outside import Outside, calls_cpu_seconds, cpu_scales, outside_features, outside_seconds
 from fsbm.predictor.predict import concurrency, feature_row, relative_rows
@@ -471,7 +471,7 @@ def judge(doc: dict[str, Any], cache_bytes: int, model: RuntimeEstimator | None 
         fit_rows = _fit_rows(kept, _relative(kept, traced_on))
         model = RuntimeEstimator(calibrate=adopted == "calibrated").fit(*fit_rows)
         summary["calibration_factors"] = RuntimeEstimator(calibrate=True).fit(*fit_rows).factors_
-        summary["intervals_from"] = "the errors of the other programs of this set (leave-one-program-out)"
+        summary["intervals_from"] = LEFT_OUT_INTERVALS
     else:
         summary["calibration_factors"] = getattr(model, "factors_", {})
         summary["intervals_from"] = model.intervals_from

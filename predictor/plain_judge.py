@@ -25,7 +25,7 @@ import pandas as pd
 from fsbm.predictor.confidence import Reliability, cost_log_sds, order_confidence, reliability
 from fsbm.predictor.cost_table import CostTable
 from fsbm.predictor.cpu_speed import moved_sentence
-from fsbm.predictor.estimator import TABLE_COLUMN, RuntimeEstimator, predict_left_out
+from fsbm.predictor.estimator import LEFT_OUT_INTERVALS, TABLE_COLUMN, RuntimeEstimator, predict_left_out
 from fsbm.predictor.judge import (against_steady_runs, measured_pairs, provenance, real_by_round, real_runs,
                                   same_round_ratio)
 from fsbm.predictor.model import price_workload
@@ -240,7 +240,7 @@ def judge_plain(doc: dict[str, Any], model: RuntimeEstimator | None = None) -> P
                                             "largest": float(traces["spread"].max()), "n": int(len(traces)),
                                             "largest_at": str(traces.loc[traces["spread"].idxmax(), "where"])}
     if model is None:
-        summary["intervals_from"] = "the errors of the other programs of this set (leave-one-program-out)"
+        summary["intervals_from"] = LEFT_OUT_INTERVALS
     else:
         summary["intervals_from"] = model.intervals_from
     return PlainJudged(frame, pairs, reproducibility, summary, judged_by, verdicts)
