@@ -197,9 +197,9 @@ def validate_capture(settings: Any, doc: dict[str, Any] | None, options: Capture
     """Measure one set of the NFS suite (or take `doc`), keep the measurements, and judge them
     by the runtime model `fsbm predict` takes for a capture; nothing is fitted on them."""
     measurements_id = None
+    with settings.store() as store:
+        model = stored_runtime_model(store, PLAIN_MODEL)
     if doc is None:
-        with settings.store() as store:
-            model = stored_runtime_model(store, PLAIN_MODEL)
         if not model.validated:
             console.print("[yellow]note[/]: no runtime model is stored yet, so this run is judged with the costs' "
                           "own intervals; `fsbm validate --plain --set dev` fits the one a trace's prediction "
@@ -209,7 +209,7 @@ def validate_capture(settings: Any, doc: dict[str, Any] | None, options: Capture
         with settings.store() as store:
             measurements_id = store.save_document("capture_validation_measurements", doc, name=options.split)
     with settings.store() as store:
-        judged = judge_capture(doc, stored_runtime_model(store, PLAIN_MODEL))
+        judged = judge_capture(doc, model)
         track_record.save(store, "capture", doc["options"]["split"], doc["finished"],
                           track_record.forms_of(judged.summary, FORMS))
     return CaptureValidation(doc, judged, measurements_id)
