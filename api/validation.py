@@ -35,7 +35,7 @@ from fsbm.microbench import freed_memory
 from fsbm.microbench.fsbench import TableEffort
 from fsbm.predictor.cost_table import CostTable
 from fsbm.predictor.estimator import RuntimeEstimator
-from fsbm.predictor.judge import Judged, judge, largest_departure
+from fsbm.predictor.judge import Judged, judge, largest_departure, target_images_sentence
 from fsbm.predictor.plain_judge import workload_cases_section
 from fsbm.predictor.suite import Inputs, Split, build_corpus, programs
 from fsbm.predictor.targets import TARGETS
@@ -540,7 +540,7 @@ def markdown(doc: dict[str, Any], judged: Any, judged_again: bool = False) -> st
         provenance(f"fsbm validate --set {split}", doc, judged_again),
         f"Traced with `fsbm trace record` on **{doc['traced_on']}**; {doc['options']['rounds']} interleaved rounds "
         "(every program on every target once per round, shuffled, a program's runs back to back), cold cache for "
-        f"every run; scale {doc['options']['scale']:g}.",
+        f"every run; scale {doc['options']['scale']:g}. " + target_images_sentence(doc),
         ("The test set is held out: every program is predicted by "
          + (f"the runtime model fitted on the development set ({judged.model.fitted_on_})" if judged.model.validated
             else "no fitted runtime model (none is stored yet)")

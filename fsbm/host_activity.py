@@ -108,6 +108,21 @@ def block_device_of(mount: Path) -> str | None:
     return name if (_BLOCK / name).exists() else None
 
 
+def device_bytes_of(mount: Path) -> int | None:
+    """The size of the block device mounted at `mount` (block_device_of); None where there is
+    none or its size cannot be read."""
+    device = block_device_of(mount)
+    return _device_bytes(device) if device else None
+
+
+def _device_bytes(device: str) -> int | None:
+    """The size of block device `device` (a name under /sys/block); None where unreadable."""
+    try:
+        return int((_BLOCK / device / "size").read_text()) * SECTOR
+    except (OSError, ValueError):
+        return None
+
+
 @dataclass(frozen=True)
 class Counters:
     """The counters at one moment; `until_now` is what moved since."""
@@ -159,13 +174,13 @@ def btrfs_unallocated_mib(device: str, root: Path = Path("/sys/fs/btrfs")) -> fl
             continue
         if len(list(fs.iterdir())) != 1:
             return None
+        size = _device_bytes(device)
         try:
-            size = int((_BLOCK / device / "size").read_text()) * SECTOR
             taken = sum(int((fs.parent / "allocation" / kind / "disk_total").read_text())
                         for kind in ("data", "metadata", "system"))
         except (OSError, ValueError):
             return None
-        return (size - taken) / MIB
+        return (size - taken) / MIB if size is not None else None
     return None
 
 

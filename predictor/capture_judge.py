@@ -23,7 +23,7 @@ import pandas as pd
 
 from fsbm.predictor.capture_cost import CaptureCost
 from fsbm.predictor.estimator import RuntimeEstimator
-from fsbm.predictor.judge import provenance, real_by_round, real_runs, same_round_ratio
+from fsbm.predictor.judge import provenance, real_by_round, real_runs, same_round_ratio, target_images_sentence
 from fsbm.predictor.plain_judge import CACHE_BYTES, error_stats, met_text, pairs_by_form, table_pricers
 from fsbm.predictor.predict import predict
 from fsbm.predictor.targets import TARGETS, form_bound, form_met, targets_sentence
@@ -171,8 +171,7 @@ def markdown(doc: dict[str, Any], judged: CaptureJudged, judged_again: bool = Fa
         "(NFS-Ganesha, NFSv3 over TCP on the loopback) exporting a directory of the target, started for every run. "
         f"Each was captured once with tshark on **{doc['traced_on']}**, cold, after round "
         f"{doc['captured_after_round']}, and run for real, cold, on every target in {options['rounds']} "
-        f"interleaved rounds; scale {options['scale']:g}. Targets: fresh direct-I/O loop images"
-        + (" (tmpfs: memory)" if "tmpfs" in options["candidates"] else "") + ". Nothing is fitted "
+        f"interleaved rounds; scale {options['scale']:g}. " + target_images_sentence(doc) + " Nothing is fitted "
         "on these measurements. " + _calibration_sentence(doc),
         "",
         "## Summary",

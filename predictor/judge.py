@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from fsbm.documents import Profile
+from fsbm.host_activity import MIB
 from fsbm.predictor.cost_table import CostTable
 from fsbm.predictor.cpu_speed import UserCpuSpread, steadied, user_cpu_spread
 from fsbm.predictor.estimator import LEFT_OUT_INTERVALS, THEN_COLUMN, RuntimeEstimator, predict_left_out
@@ -34,6 +35,7 @@ from fsbm.predictor.predict import concurrency, feature_row, relative_rows
 from fsbm.predictor.pricing import Pricer
 from fsbm.predictor.targets import TARGETS
 from fsbm.traces.outside_files import bounded_wait_ns
+from fsbm.units import readable_bytes
 from fsbm.traces.record import (CALLS_CPU_BRACKETED, CALLS_CPU_FIELDS, CALLS_CPU_NAMES, CALLS_CPU_SYNCS_SKIPPED,
                                 NOSYNC_CPU_FIELDS, OUTSIDE_WAIT_FIELD, UNTRACED_CALLS_CPU_SYNCS_SKIPPED,
                                 UNTRACED_NOSYNC_FIELDS, UNTRACED_WARM_FIELDS, UNTRACED_WARM_SYNCS_SKIPPED,
@@ -56,6 +58,29 @@ def provenance(command: str, doc: dict[str, Any], judged_again: bool = False) ->
     now = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     return (f"Measured by `{command}` on {measured}, {where}; judged again on {now} by `fsbm validate --from` "
             f"(the same measurements, the model as the code stands now).{failed}")
+
+
+def target_images_sentence(doc: dict[str, Any]) -> str:
+    """What a validation document's targets were, in words: fresh direct-I/O loop images, of
+    which size where the document kept it, and where btrfs's runs recorded it, how much of its
+    device was unallocated when they began (host_activity.btrfs_unallocated_mib)."""
+    sizes = {t["device_bytes"] for t in doc["targets"] if t.get("device_bytes")}
+    said = "Targets: fresh direct-I/O loop images"
+    if len(sizes) == 1:
+        said += f" of {readable_bytes(sizes.pop())} each"
+    elif sizes:
+        said += f" of {readable_bytes(min(sizes))} to {readable_bytes(max(sizes))}"
+    if "tmpfs" in {t["label"].split()[0] for t in doc["targets"]}:
+        said += " (tmpfs: memory)"
+    free: dict[str, list[float]] = {}
+    for record in doc["records"]:
+        mib = (record.get("host") or {}).get("target_unallocated_mib_before")
+        if mib is not None:
+            free.setdefault(record["target"], []).append(mib)
+    for target, mibs in sorted(free.items()):
+        low, high = readable_bytes(min(mibs) * MIB), readable_bytes(max(mibs) * MIB)
+        said += f"; {target} had {low if low == high else f'{low} to {high}'} of its device unallocated as its runs began"
+    return said + "."
 
 
 @dataclass

@@ -27,7 +27,7 @@ from fsbm.predictor.cost_table import CostTable
 from fsbm.predictor.cpu_speed import moved_sentence
 from fsbm.predictor.estimator import LEFT_OUT_INTERVALS, TABLE_COLUMN, RuntimeEstimator, predict_left_out
 from fsbm.predictor.judge import (against_steady_runs, measured_pairs, provenance, real_by_round, real_runs,
-                                  same_round_ratio)
+                                  same_round_ratio, target_images_sentence)
 from fsbm.predictor.model import price_workload
 from fsbm.predictor.predict import Workload, relative_rows
 from fsbm.predictor.pricing import Pricer
@@ -535,7 +535,7 @@ def markdown(doc: dict[str, Any], judged: PlainJudged, judged_again: bool = Fals
         "`strace -f -tt -T -y -s 64` (not `fsbm trace record`), and run for real, cold, on every target in "
         f"{options['rounds']} interleaved rounds"
         + (f" (the traces made after round {doc['traced_after_round']})" if "traced_after_round" in doc else "")
-        + f"; scale {options['scale']:g}. Targets: fresh direct-I/O loop images. "
+        + f"; scale {options['scale']:g}. " + target_images_sentence(doc) + " "
         + ("The same log with its call durations taken out (as `strace` without `-T` writes it) gives the *untimed* "
            "form. " if "untimed" in s else "")
         + ("This development set fits the runtime model's error bands, and each program here is judged by a model "

@@ -24,7 +24,7 @@ from typing import Any
 
 from fsbm.characterizer.characterize import characterize_files
 from fsbm.errors import FsbmError
-from fsbm.host_activity import Counters
+from fsbm.host_activity import Counters, device_bytes_of
 from fsbm.microbench import cache
 from fsbm.microbench.replay import cold_replay_beneath, mismatches
 from fsbm.microbench.settle import settle_deferred_frees
@@ -270,4 +270,7 @@ def round_order(programs: list[Program], targets: list[Target], recordings: dict
 
 
 def targets_json(targets: list[Target]) -> list[dict[str, Any]]:
-    return [{**asdict(t), "mount": str(t.mount)} for t in targets]
+    """The targets as a validation document keeps them, each with the size of the device its
+    filesystem is on (None for tmpfs): how much room a filesystem has decides some of its costs
+    (btrfs commits to reclaim metadata space when little of its device is unallocated)."""
+    return [{**asdict(t), "mount": str(t.mount), "device_bytes": device_bytes_of(t.mount)} for t in targets]

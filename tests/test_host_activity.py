@@ -7,7 +7,10 @@ from pathlib import Path
 
 from fsbm.host_activity import Counters, block_device_of, btrfs_unallocated_mib
 from fsbm.microbench.scratch import ScratchFs
+from fsbm.predictor.judge import target_images_sentence
 from fsbm.predictor.unsteady_runs import unsteady_runs_section
+from fsbm.predictor.validate import Target, targets_json
+from fsbm.units import readable_bytes
 
 MIB = 1 << 20
 
@@ -82,3 +85,24 @@ def test_the_runs_that_moved_most_are_shown_fastest_and_slowest_with_the_host_be
 def test_records_from_before_the_host_was_watched_show_nothing() -> None:
     records = [{**_run(r, s, 0.0), "host": None} for r, s in enumerate((0.1, 0.5, 0.2))]
     assert unsteady_runs_section(records) == []
+
+
+def test_a_validation_document_says_how_large_its_images_were_and_how_much_btrfs_had_unallocated(
+        ext4_fs: ScratchFs, btrfs_fs: ScratchFs) -> None:
+    """The targets keep their devices' sizes (read from the loop devices themselves), and the
+    header sentence gives them with the range of btrfs's unallocated space over its runs."""
+    targets = targets_json([Target("ext4 fresh", "ext4", ext4_fs.mount_point, "fresh"),
+                            Target("btrfs fresh", "btrfs", btrfs_fs.mount_point, "fresh")])
+    sizes = [t["device_bytes"] for t in targets]
+    assert all(size and size % (1 << 20) == 0 for size in sizes), sizes
+    records = [_run(0, 0.2, 0.0, unallocated_mib=300.0), _run(1, 0.2, 0.0, unallocated_mib=280.0),
+               {**_run(0, 0.1, 0.0), "target": "ext4 fresh"}]
+    said = target_images_sentence({"targets": targets, "records": records})
+    size = readable_bytes(sizes[0]) if sizes[0] == sizes[1] else None
+    assert said.startswith(f"Targets: fresh direct-I/O loop images of {size} each" if size else
+                           "Targets: fresh direct-I/O loop images of "), said
+    assert said.endswith("; btrfs fresh had 280 MiB to 300 MiB of its device unallocated as its runs began."), said
+    # A document from before the sizes were kept, its runs unwatched, says only what the images were.
+    old = [{k: v for k, v in t.items() if k != "device_bytes"} for t in targets]
+    assert target_images_sentence({"targets": old, "records": [{**r, "host": None} for r in records]}) == \
+        "Targets: fresh direct-I/O loop images."
