@@ -96,6 +96,11 @@ class Line:
     # The share of these calls whose wait for the device readahead can overlap with the
     # calls the program makes between them (readahead_overlap).
     overlap_share: float = 0.0
+    # The share of these calls that read a stream back to back (sequential reads that missed
+    # with no other call since the stream's last read): readahead can overlap their wait only
+    # with time outside the filesystem, such as an NFS server's own handling of each read
+    # (stream_waits_hidden).
+    stream_share: float = 0.0
 
     @property
     def total_ns(self) -> float:
@@ -389,8 +394,9 @@ def _data_lines(profile: Profile, pricer: Pricer, hits: float, first_hits: float
                     resumed = _resumed_lines(pricer, counts, size, detail, orders.get("forward", {}).get(bucket),
                                              hits) if op == "read" and order == "sequential" else []
                     rest = n - counts.resumes if resumed else n
+                    streamed = 1.0 - interleaved if op == "read" and order == "sequential" else 0.0
                     lines += resumed + [Line(op, group, f"{detail}, {label}", count, price,
-                                             interleaved if label == "cache miss" else 0.0)
+                                             *((interleaved, streamed) if label == "cache miss" else (0.0, 0.0)))
                                         for label, count, price in (("cache miss", rest * (1 - held), miss),
                                                                     ("cache hit", n * held, hit))
                                         if count > 0]
@@ -559,17 +565,40 @@ def readahead_overlap(lines: list[Line]) -> list[Line]:
     member of the archive it reads) gives readahead that time to bring the next reads in.
     The wait so hidden is at most the time of the calls outside the read group (writes,
     metadata, syncs); a read's CPU time is never hidden."""
-    waits = sum(line.count * line.overlap_share * _wait_ns(line.price) for line in lines)
     between = sum(line.total_ns for line in lines if line.group != "read")
-    if waits <= 0 or between <= 0:
+    return _waits_hidden(lines, lambda line: line.overlap_share, between, "the calls between its reads")
+
+
+def stream_waits_hidden(fs: FsTime, window_ns: float, behind: str) -> FsTime:
+    """`fs` with the device wait of its streams' back-to-back cold reads (stream_share) taken
+    off as far as `window_ns`, time outside the filesystem that lies between those reads
+    (`behind` says what it is), lasts: readahead brings a stream's next reads in while the
+    reader is elsewhere, as it does behind other calls (readahead_overlap).  A read's CPU time
+    is never hidden."""
+    return FsTime(fs.candidate, tuple(_waits_hidden(list(fs.lines), lambda line: line.stream_share, window_ns,
+                                                    behind)))
+
+
+def stream_calls(fs: FsTime) -> tuple[float, float]:
+    """The stream reads `fs` prices (stream_share of its lines): how many calls, and their
+    CPU time in ns."""
+    return (sum(line.count * line.stream_share for line in fs.lines),
+            sum(line.cpu_ns * line.stream_share for line in fs.lines))
+
+
+def _waits_hidden(lines: list[Line], share: Callable[[Line], float], budget_ns: float, behind: str) -> list[Line]:
+    """`lines` with the device wait of each line's `share` of its calls taken off, as far as
+    `budget_ns` goes, in proportion to each line's wait; said in each line changed."""
+    waits = sum(line.count * share(line) * _wait_ns(line.price) for line in lines)
+    if waits <= 0 or budget_ns <= 0:
         return lines
-    hidden = min(between / waits, 1.0)
+    hidden = min(budget_ns / waits, 1.0)
     out = []
     for line in lines:
-        each = hidden * line.overlap_share * _wait_ns(line.price)
+        each = hidden * share(line) * _wait_ns(line.price)
         if each > 0:
-            line = replace(line, detail=f"{line.detail}, {100 * line.overlap_share * hidden:.0f}% of its wait "
-                                        "hidden behind the calls between its reads",
+            line = replace(line, detail=f"{line.detail}, {100 * share(line) * hidden:.0f}% of its wait hidden behind "
+                                        f"{behind}",
                            price=line.price.minus(Price(each, each, each, "readahead overlap", 0.0),
                                                   f"{line.price.source} less the wait readahead overlaps"))
         out.append(line)

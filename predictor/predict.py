@@ -30,7 +30,7 @@ from fsbm.predictor.capture_cost import CaptureCost
 from fsbm.predictor.confidence import cost_log_sds, order_confidence
 from fsbm.predictor.cost_table import MEMORY_ONLY_FILESYSTEMS, CostTable
 from fsbm.predictor.estimator import GAP_COLUMN, LEAN_COLUMN, STRETCH_COLUMN, UNTIMED_EVIDENCE, RuntimeEstimator
-from fsbm.predictor.model import CpuScales, FsTime, price_workload
+from fsbm.predictor.model import CpuScales, FsTime, price_workload, stream_calls, stream_waits_hidden
 from fsbm.predictor.outside import Outside, calls_cpu_seconds, cpu_scales, outside_features, outside_seconds
 from fsbm.predictor.pricing import Pricer
 from fsbm.predictor.tracing import CAPTURE, TracingCalibration, capture_outside, untraced_outside
@@ -171,6 +171,7 @@ class Workload:
             outside = _less_file_calls(outside, names, times, traced_on, at_once, Timeline.of(profile.timeline),
                                        tracing)
         elif outside.kind == CAPTURE:
+            times = _streams_behind_server(profile, names, times, traced_on)
             outside = _with_server_handling(outside, Timeline.of(profile.timeline), names, times, traced_on, at_once)
             outside = _with_capturing_cost(outside, profile, capture_cost, at_once)
             outside = _with_client_start(outside, profile, capture_cost, start)
@@ -229,6 +230,31 @@ def _less_file_calls(outside: Outside, names: list[str], times: list[FsTime], tr
                f"{loop / 1e3:.0f} us)" if held_ns > 0 and loop else "")
     said = f"less its {which} modelled time {where}{split}{medians}"
     return outside.less((in_gaps_ns - held_ns) / 1e9 / at_once, said)
+
+
+def _streams_behind_server(profile: Profile, names: list[str], times: list[FsTime],
+                           traced_on: str | None) -> list[FsTime]:
+    """A capture's modelled times with each candidate's stream reads' wait for the device
+    hidden behind the server's own handling of those reads (model.stream_waits_hidden).
+
+    An NFS server sends each read's reply and waits for the client's next call while
+    readahead brings the stream's next blocks in, so a candidate's slower device shows only
+    where its wait outlasts that time.  The time is the sequential READs' time outstanding on
+    the captured server (their untimed calls at the timed ones' mean), as many of them as the
+    model reads as a stream, less their modelled CPU time where the capture was taken
+    (_traced_anchor): all that is not the filesystem's computing counts as the server's own.
+    Where the captured server's streams waited on its device, that overstates the time for a
+    candidate whose device is faster."""
+    classes = list(profile.classes.data.get("read", {}).get("sequential", {}).values())
+    timed = sum(c.timed for c in classes)
+    anchor, where = _traced_anchor(names, times, traced_on)
+    streams, cpu_ns = stream_calls(times[anchor])
+    if not timed or streams <= 0:
+        return times
+    window_ns = sum(c.dur_ns for c in classes) / timed * streams - cpu_ns
+    said = (f"the server's own handling of the stream's reads ({window_ns / 1e9:.3f} s: their time outstanding in the "
+            f"capture less their modelled CPU time {where})")
+    return [stream_waits_hidden(fs, window_ns, said) for fs in times]
 
 
 def _with_server_handling(outside: Outside, timeline: Timeline, names: list[str], times: list[FsTime],

@@ -1438,3 +1438,31 @@ def test_a_cold_prediction_from_a_capture_adds_the_clients_start_no_capture_hold
     assert "are not in it (`fsbm trace calibrate --capture`" in said
     assert told(captured, cost, start="warm")[0] == pytest.approx(told(captured, None, start="warm")[0])
     assert told(elsewhere, cost)[0] == pytest.approx(bare)
+
+
+def test_a_captured_streams_wait_hides_behind_the_servers_own_handling_of_its_reads() -> None:
+    """An NFS server sends each streamed READ's reply while readahead brings the next blocks
+    in: a candidate's wait for the device shows only where it outlasts the time the captured
+    server spent in those reads beyond its filesystem's CPU; the CPU is never hidden, and a
+    capture with no timed reads tells no such time."""
+    from fsbm.predictor.predict import _streams_behind_server
+
+    pricers = [Pricer(table_with_cpu("ext4")), Pricer(table_with_cpu("btrfs", 2.0))]
+    each = 8 * curve(1 << 20)  # ext4's cold sequential MiB: a quarter CPU; btrfs's twice it
+
+    def reads(observed_ns: float | None) -> list[float]:
+        """The modelled read time on each candidate of 100 streamed MiB reads, each outstanding
+        `observed_ns` on the captured ext4 server (None: untimed)."""
+        workload = profile(reads=0)
+        timed = {"timed": 100, "dur_ns": round(100 * observed_ns)} if observed_ns else {}
+        workload["classes"]["data"]["read"] = {"sequential": {"1048576": {"count": 100, "bytes": 100 << 20, **timed}}}
+        workload = Profile.of(workload)
+        times = [price_workload(workload, pricer, cache_bytes=0) for pricer in pricers]
+        times = _streams_behind_server(workload, ["ext4", "btrfs"], times, "ext4")
+        return [fs.by_group()["read"] for fs in times]
+
+    assert reads(None) == pytest.approx([100 * each, 200 * each])
+    # Three times fsbench's read a call: 275 reads' worth outside the filesystem hides all.
+    assert reads(3 * each) == pytest.approx([25 * each, 50 * each])
+    # As long as fsbench's read: 75 reads' worth, all of ext4's wait and half of btrfs's.
+    assert reads(each) == pytest.approx([25 * each, 125 * each])
