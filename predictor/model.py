@@ -52,9 +52,10 @@ Which price each class gets:
   nothing dirty at fsbench's fsync_clean, a directory's after its entries changed at
   fsync_dir;
 - metadata: on a cold start, one call per distinct name touched pays the cold price (the
-  first look at it), the rest the warm price; failed calls cost a lookup; a getdents64
-  is priced by the bytes of entries it returned (Pricer.listing), and the empty one that
-  ends a listing is counted in the listing; a create whose file the
+  first look at it), the rest the warm price; failed calls cost a lookup; a directory's
+  listing is priced once, by the bytes of entries its calls returned together
+  (_listing_lines, Pricer.listing), and the empty getdents64 that ends it is counted in it;
+  a create whose file the
   workload then writes is priced among files written as they are made (fsbench
   create_written, at the mean bytes written into each), which on btrfs costs several
   times an empty create; an unlink of a file the trace showed holding data at fsbench's
@@ -512,6 +513,26 @@ def _with_data_lines(op: str, counts: MetadataCount, pricer: Pricer, cold_share:
     return lines
 
 
+def _listing_lines(counts: MetadataCount, directories: int, pricer: Pricer, cold_share: float) -> list[Line]:
+    """A workload's directory listings, priced a directory at a time.
+
+    fsbench's readdir cases each list a whole directory, in however many getdents64 calls it
+    takes, so a directory listed in k calls costs one listing of all its bytes, not k
+    listings of a k-th of them each: an NFS READDIRPLUS reply names about 1 KiB of entries,
+    and priced a call at a time the block a cold listing reads was counted once a reply.  The
+    directories listed are the listings the trace saw end (the empty getdents64 each ends
+    with) or, where no listing shows its end (an NFS READDIR says it in its last reply), the
+    distinct directories the workload touched; never more than the calls.  `cold_share` of
+    them are cold, as of the other metadata calls (a lookup in a directory may have read its
+    blocks before the listing does)."""
+    listings = min(counts.done, counts.empty or directories or counts.done)
+    per_listing = counts.listed_bytes / listings if counts.listed_bytes else None
+    calls = f", in {counts.done / listings:.1f} calls" if counts.done > listings else ""
+    detail = f"a directory of {readable_bytes(per_listing)} listed{calls}" if per_listing else f"a directory listed{calls}"
+    return _split("readdir", "metadata", detail, listings, cold_share, pricer.listing(per_listing, "cold"),
+                  pricer.listing(per_listing, "warm"))
+
+
 def _metadata_lines(profile: Profile, pricer: Pricer, start: str) -> list[Line]:
     classes = profile.classes.metadata
     names = profile.namespace.files_touched + profile.namespace.directories_touched
@@ -535,9 +556,7 @@ def _metadata_lines(profile: Profile, pricer: Pricer, start: str) -> list[Line]:
             lines += _split(op, "metadata", "of an entry listed with its attributes", listed, cold_share,
                             pricer.listed_stat("cold", mix, listed), pricer.listed_stat("warm", mix, listed))
         elif op == "readdir" and counts.done:
-            per_call = counts.listed_bytes / counts.done if counts.listed_bytes else None
-            lines += _split(op, "metadata", f"{readable_bytes(per_call)} listed a call" if per_call else "", counts.done,
-                            cold_share, pricer.listing(per_call, "cold"), pricer.listing(per_call, "warm"))
+            lines += _listing_lines(counts, profile.namespace.directories_touched, pricer, cold_share)
         elif counts.done:
             lines += _split(op, "metadata", "", counts.done, cold_share, pricer.metadata(op, "cold"),
                             pricer.metadata(op, "warm"))

@@ -227,32 +227,32 @@ class Pricer:
             return self.listing(None, cache)
         return price
 
-    def listing(self, bytes_per_call: float | None, cache: str) -> Price:
-        """One getdents64 that returned `bytes_per_call` bytes of entries, or an NFS READDIR
-        whose reply named that much (None: not known).
+    def listing(self, listed_bytes: float | None, cache: str) -> Price:
+        """The listing of one directory whose getdents64 calls, or NFS READDIRs, returned
+        `listed_bytes` bytes of entries in all (None: not known).
 
         A listing's cost grows with its entries, and most directories programs list hold tens
         of entries, not fsbench's 100.  fsbench's readdir lists whole directories of 100
         entries, readdir_small of 10, and each says the bytes its listing returned; a traced
-        getdents64 is priced linearly in its bytes between the two (the smaller's below them,
+        listing is priced linearly in its bytes between the two (the smaller's below them,
         on the line through both beyond the larger), each less the listing's open and close,
         which a trace shows as events of their own (_less_ends).  A listing of unknown size,
         or from a table without readdir_small, is priced at the 100 entries, said so."""
         large = self._less_ends("readdir", cache)
         small = self._less_ends("readdir_small", cache) if self._has("readdir_small") else None
-        if bytes_per_call is None:
+        if listed_bytes is None:
             return large[1].labelled(f"{large[1].source} (a listing of unknown size: priced at its 100 entries)")
         if small is None or not small[0] or not large[0]:
             return _lacking(large[1], "readdir_small")
         (b0, p0), (b1, p1) = sorted([small, large], key=lambda point: point[0])
-        if bytes_per_call <= b0:
-            return p0.labelled(f"{p0.source}, {b0:.0f} B listed (for {bytes_per_call:.0f} B)")
-        w = (bytes_per_call - b0) / (b1 - b0)
+        if listed_bytes <= b0:
+            return p0.labelled(f"{p0.source}, {b0:.0f} B listed (for {listed_bytes:.0f} B)")
+        w = (listed_bytes - b0) / (b1 - b0)
         if w > 1 and p1.ns <= p0.ns:
-            return p1.labelled(f"{p1.source}, {b1:.0f} B listed (for {bytes_per_call:.0f} B)")
+            return p1.labelled(f"{p1.source}, {b1:.0f} B listed (for {listed_bytes:.0f} B)")
         where = "between" if w <= 1 else "on the line beyond"
         return p0.toward(p1, w, f"fsbench readdir_small and readdir {cache} less open and close, "
-                                f"{bytes_per_call:.0f} B listed: {where} {b0:.0f} and {b1:.0f} B")
+                                f"{listed_bytes:.0f} B listed: {where} {b0:.0f} and {b1:.0f} B")
 
     def _less_ends(self, bench: str, cache: str) -> tuple[float | None, Price]:
         """fsbench's whole listing `bench` less its open and close, never below a close, with

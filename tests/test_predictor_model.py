@@ -372,12 +372,30 @@ def test_a_listing_is_priced_by_the_bytes_of_entries_it_returned() -> None:
     assert pricer.metadata("readdir", "warm").ns == pytest.approx(50_000 - ends)
     older = Pricer(table()).listing(1000, "cold")
     assert "no readdir_small" in older.source
-    workload = profile()
+    workload = profile()  # five listings that ended
     workload["classes"]["metadata"]["readdir"] = {"done": 5, "failed": 0, "empty": 5, "listed_bytes": 5 * 1368}
-    cold = 50 / 105
+    cold = 50 / 105  # 50 names over 105 metadata calls
     fs = price_workload(workload, pricer, cache_bytes=1 << 30)
     assert fs.by_op()["readdir"] == pytest.approx(5 * (cold * (small + large) / 2 + (1 - cold) * (10_000 + 46_000) / 2))
-    assert any("1.34 KiB listed a call" in line.detail for line in fs.lines if line.op == "readdir")
+    assert any("a directory of 1.34 KiB listed, cold" == line.detail for line in fs.lines if line.op == "readdir")
+
+
+def test_a_directory_listed_in_several_calls_is_one_listing_of_all_its_bytes() -> None:
+    """fsbench lists a whole directory, in however many calls it takes: six NFS READDIRs of
+    456 B each over two directories (the replies show no listing's end) are two listings of
+    1368 B, not six of 456, cold and warm in the metadata calls' shares."""
+    pricer = Pricer(listing_table())
+    small, large = 60_000 - 4_000, 200_000 - 4_000
+    workload = profile()
+    workload["namespace"]["directories_touched"] = 2
+    workload["classes"]["metadata"]["readdir"] = {"done": 6, "failed": 0, "empty": 0, "listed_bytes": 6 * 456}
+    cold = 42 / 106  # 40 files and 2 directories over 106 metadata calls
+    fs = price_workload(workload, pricer, cache_bytes=1 << 30)
+    assert fs.by_op()["readdir"] == pytest.approx(2 * (cold * (small + large) / 2 + (1 - cold) * (10_000 + 46_000) / 2))
+    assert any("a directory of 1.34 KiB listed, in 3.0 calls, cold" == line.detail for line in fs.lines)
+    workload["classes"]["metadata"]["readdir"] = {"done": 4, "failed": 0, "empty": 4, "listed_bytes": 4 * 1368}
+    ended = price_workload(workload, pricer, cache_bytes=1 << 30)  # four listings that ended: four, whatever it touched
+    assert sum(line.count for line in ended.lines if line.detail.startswith("a directory")) == pytest.approx(4)
 
 
 @pytest.mark.parametrize("op, bench, count_key, bytes_key, detail", [
