@@ -139,7 +139,8 @@ def options_measuring(cases: Iterable[tuple[str, str, str, int, tuple[int, ...],
         for start in range(0, len(ordered), 3):
             chunk = ordered[start:start + 3]
             reps, case_seconds = effort.held_to(None if mix else REGIME_REPS, REGIME_CASE_SECONDS)
-            runs.append(FsbenchOptions(quick=True, only=bench, sizes=None if mix else ",".join(map(str, chunk)),
+            runs.append(FsbenchOptions(quick=True, only=bench, sizes=None if mix or not any(chunk) else
+                                       ",".join(map(str, chunk)),
                                        orders=order, caches=cache, reps=reps,
                                        file_size=str(max(REGIME_REQUESTS_PER_FILE * chunk[-1], 64 << 20)),
                                        case_seconds=case_seconds, seed=seed, aging_state=aging_state,

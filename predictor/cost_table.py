@@ -79,10 +79,12 @@ class LatencyBucket(_Part):
     count: int
 
 
-# The benchmarks whose cost depends on how many files lie around the ones they time, and
-# which are measured at a workload's count (fsbench --files): on btrfs a listed file's
-# attributes cost 8 us among a thousand files of a mix and 14 among four thousand.
-FILE_COUNT_BENCHES = frozenset({"stat_listed_mix"})
+# The benchmarks measured at a workload's count (fsbench --files), and the field of fsbench's
+# result that says the count: the files among which stat_listed_mix ran (on btrfs a listed
+# file's attributes cost 8 us among a thousand files of a mix and 14 among four thousand),
+# and the entries of each directory readdir_entries listed (a directory of four thousand
+# entries costs ext4 a cold listing some 27 times one of a hundred).
+FILE_COUNT_BENCHES = {"stat_listed_mix": "objects", "readdir_entries": "entries_per_op"}
 
 
 class Case(_Part):
@@ -96,7 +98,8 @@ class Case(_Part):
     file_sizes: Optional[list[int]] = None
     # write_new_mix's: the workload's request sizes, cycled (size is their mean).
     request_sizes: Optional[list[int]] = None
-    # A case measured among a workload's count of files (FILE_COUNT_BENCHES): the files.
+    # A case measured at a workload's count (FILE_COUNT_BENCHES): the files it ran among, or
+    # the entries of each directory it listed.
     files: Optional[int] = None
     order: str
     gap: Optional[int] = None
@@ -157,7 +160,8 @@ class CostTable:
                 **({"gap_costs": r["gap_costs"]} if r.get("gap_costs") else {}),
                 **{key: r[key] for key in ("entries_per_op", "listed_bytes_per_op", "file_sizes", "request_sizes")
                    if r.get(key)},
-                **({"files": r["objects"]} if r["bench"] in FILE_COUNT_BENCHES and r.get("objects") else {}),
+                **({"files": r[FILE_COUNT_BENCHES[r["bench"]]]}
+                   if r["bench"] in FILE_COUNT_BENCHES and r.get(FILE_COUNT_BENCHES[r["bench"]]) else {}),
             }
             for r in doc.get("results", [])
         ]

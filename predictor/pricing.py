@@ -180,6 +180,22 @@ def initial_readahead_bytes(request: float, read_ahead_kb: int) -> int:
     return window * PAGE_BYTES
 
 
+# A listing more than this many times the bytes of the largest fsbench measured is measured at
+# its own count of entries (readdir_entries), and the fewest and most entries it is asked to
+# list a directory (listed_entries).
+LISTING_BEYOND = 2.0
+LISTED_ENTRIES_RANGE = (200, 100_000)
+
+
+def listed_entries(listed_bytes: float, bytes_per_entry: float) -> int:
+    """The entries of each directory readdir_entries is asked to list for a workload's
+    listing of `listed_bytes`: as many of fsbench's entries (`bytes_per_entry` each, as its
+    readdir listed them) as fill it, to two significant figures so that listings of nearly
+    one size share a case, within LISTED_ENTRIES_RANGE."""
+    low, high = LISTED_ENTRIES_RANGE
+    return int(float(f"{min(max(listed_bytes / bytes_per_entry, low), high):.2g}"))
+
+
 # The fewest and most files fsbench's stat_listed_mix is asked to make (listed_files).
 LISTED_FILES_RANGE = (1000, 100_000)
 
@@ -233,40 +249,59 @@ class Pricer:
 
         A listing's cost grows with its entries, and most directories programs list hold tens
         of entries, not fsbench's 100.  fsbench's readdir lists whole directories of 100
-        entries, readdir_small of 10, and each says the bytes its listing returned; a traced
-        listing is priced linearly in its bytes between the two (the smaller's below them,
-        on the line through both beyond the larger), each less the listing's open and close,
-        which a trace shows as events of their own (_less_ends).  A listing of unknown size,
-        or from a table without readdir_small, is priced at the 100 entries, said so."""
-        large = self._less_ends("readdir", cache)
-        small = self._less_ends("readdir_small", cache) if self._has("readdir_small") else None
+        entries, readdir_small of 10, and readdir_entries of a workload's own count where it
+        lists directories far larger (`fsbm bench --for`); each says the bytes its listing
+        returned.  A traced listing is priced linearly in its bytes between the two measured
+        listings around it (the smallest's below them, on the line through the two largest
+        beyond), each less the listing's open and close, which a trace shows as events of
+        their own (_less_ends).  One more than LISTING_BEYOND times the largest measured is
+        kept as unmeasured at its own count of entries (listed_entries): a large directory is
+        indexed and read in blocks, and a cold listing of 4,000 entries cost ext4 three times
+        the line through the two small ones.  A listing of unknown size, or from a table
+        without readdir_small, is priced at the 100 entries, said so."""
+        readdir = self._entry("readdir", METADATA_ORDER, cache)
+        large = self._less_ends(readdir, cache)
+        small = self._less_ends(self._entry("readdir_small", METADATA_ORDER, cache), cache) \
+            if self._has("readdir_small") else None
         if listed_bytes is None:
             return large[1].labelled(f"{large[1].source} (a listing of unknown size: priced at its 100 entries)")
         if small is None or not small[0] or not large[0]:
             return _lacking(large[1], "readdir_small")
-        (b0, p0), (b1, p1) = sorted([small, large], key=lambda point: point[0])
-        if listed_bytes <= b0:
+        measured_cache = self.table.measured_cache(cache)
+        sized = [self._less_ends(e, cache) for e in self.table.entries
+                 if e.bench == "readdir_entries" and e.cache == measured_cache and e.listed_bytes_per_op]
+        points = sorted([small, large, *sized], key=lambda point: point[0])
+        if listed_bytes > LISTING_BEYOND * points[-1][0]:
+            entries = listed_entries(listed_bytes, large[0] / (readdir.entries_per_op or 100))
+            self.unmeasured.add(Unmeasured("readdir_entries", METADATA_ORDER, measured_cache, 0, files=entries))
+        if listed_bytes <= points[0][0]:
+            b0, p0 = points[0]
             return p0.labelled(f"{p0.source}, {b0:.0f} B listed (for {listed_bytes:.0f} B)")
+        above = next((i for i, (b, _) in enumerate(points) if b >= listed_bytes), len(points) - 1)
+        (b0, p0), (b1, p1) = points[above - 1], points[above]
         w = (listed_bytes - b0) / (b1 - b0)
         if w > 1 and p1.ns <= p0.ns:
             return p1.labelled(f"{p1.source}, {b1:.0f} B listed (for {listed_bytes:.0f} B)")
         where = "between" if w <= 1 else "on the line beyond"
-        return p0.toward(p1, w, f"fsbench readdir_small and readdir {cache} less open and close, "
-                                f"{listed_bytes:.0f} B listed: {where} {b0:.0f} and {b1:.0f} B")
+        names = " and ".join(price.source.removeprefix("fsbench ").removesuffix(f" {cache} less its open and close")
+                             for price in (p0, p1))
+        return p0.toward(p1, w, f"fsbench {names} {cache} less open and close, {listed_bytes:.0f} B listed: "
+                                f"{where} {b0:.0f} and {b1:.0f} B")
 
-    def _less_ends(self, bench: str, cache: str) -> tuple[float | None, Price]:
-        """fsbench's whole listing `bench` less its open and close, never below a close, with
+    def _less_ends(self, entry: Case, cache: str) -> tuple[float | None, Price]:
+        """fsbench's whole listing `entry` less its open and close, never below a close, with
         the bytes it listed (None from a table measured before fsbench kept them).  fsbench
         has looked each directory up before it lists it since it kept the bytes, so from such
         a table the open taken off is a warm one; before, the case's own."""
-        entry = self._entry(bench, METADATA_ORDER, cache)
         listed = entry.listed_bytes_per_op or None
         opened = "warm" if listed else cache
         ends = self.metadata("open", opened).plus(self.metadata("close", opened), "")
         floor = self.metadata("close", cache)
         less = _measured(entry, "").minus(ends, "")
+        of = f" of {entry.files} entries" if entry.bench == "readdir_entries" and entry.files else ""
         return listed, Price(max(less.ns, floor.ns), max(less.low_ns, floor.low_ns), max(less.high_ns, floor.high_ns),
-                             f"fsbench {bench} {cache} less its open and close", _both(less.cpu_ns, floor.cpu_ns, max))
+                             f"fsbench {entry.bench}{of} {cache} less its open and close",
+                             _both(less.cpu_ns, floor.cpu_ns, max))
 
     def create_written(self, bytes_per_file: float, cache: str, mix: tuple[int, ...] = ()) -> Price:
         """A create among files the workload writes as it makes them, `bytes_per_file` each

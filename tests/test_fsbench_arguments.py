@@ -325,3 +325,26 @@ def test_stat_listed_mix_reads_each_directorys_files_in_the_order_its_listing_ga
     # The run's own listings and stats come first; then fsbench removes its tree, which lists
     # and stats again.
     assert len(stated) >= 250 and stated[:250] == listed[:250] and len(set(stated[:250])) == 100
+
+
+def test_readdir_entries_runs_only_where_named_and_lists_directories_of_the_asked_count(fsbench: Path,
+                                                                                        tmp_path: Path) -> None:
+    """readdir_entries is a workload's own case: no plan of fsbench's defaults, nor of the
+    meta family, holds it; named, it lists directories of --files entries each, says so,
+    and a cost table keeps that count as the case's."""
+    from fsbm.predictor.cost_table import CostTable
+
+    for plain in (run(fsbench, "--target", str(tmp_path), "--quick", "--dry-run"),
+                  run(fsbench, "--target", str(tmp_path), "--only", "meta", "--dry-run")):
+        assert "readdir_entries" not in plain.stdout and "readdir_small" in plain.stdout
+    out = tmp_path / "listing.json"
+    done = run(fsbench, "--target", str(tmp_path), "--quick", "--only", "readdir_entries", "--files", "300",
+               "--caches", "warm", "--reps", "1", "--json", str(out))
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(out.read_text())
+    [result] = doc["results"]
+    assert result["bench"] == "readdir_entries" and result["entries_per_op"] == 300
+    assert result["listed_bytes_per_op"] > 300 * 10 and result["objects"] >= 4  # names, "." and ".."; 4+ directories
+    [case] = CostTable.from_fsbench(doc, "tmp").entries
+    assert case.files == 300 and case.key[-1] == 300
+    assert [p.name for p in tmp_path.iterdir()] == ["listing.json"], "fsbench left its work directory behind"

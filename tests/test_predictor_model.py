@@ -1484,3 +1484,29 @@ def test_a_captured_streams_wait_hides_behind_the_servers_own_handling_of_its_re
     assert reads(3 * each) == pytest.approx([25 * each, 50 * each])
     # As long as fsbench's read: 75 reads' worth, all of ext4's wait and half of btrfs's.
     assert reads(each) == pytest.approx([25 * each, 125 * each])
+
+
+def test_a_listing_far_beyond_fsbenchs_is_measured_at_its_own_count_of_entries() -> None:
+    """A directory listed with 50 times readdir's bytes is kept as unmeasured at its own count
+    of entries (fsbench's bytes an entry, two significant figures); once readdir_entries has
+    measured such a count, a listing is priced between the measured sizes around it, not on
+    the line through the two small ones."""
+    from fsbm.predictor.pricing import Unmeasured
+
+    small, large = 60_000 - 4_000, 200_000 - 4_000
+    pricer = Pricer(listing_table())
+    on_the_line = pricer.listing(50 * 2448, "cold")
+    assert on_the_line.ns == pytest.approx(large + 49 * 2448 * (large - small) / (2448 - 288))
+    assert pricer.unmeasured == {Unmeasured("readdir_entries", "creation", "cold", 0, files=5000)}
+    near = Pricer(listing_table())  # within LISTING_BEYOND of the largest: nothing asked
+    near.listing(2 * 2448, "cold")
+    assert not near.unmeasured
+
+    sized = listing_table()
+    sized.entries.append(entry("readdir_entries", "creation", "cold", None, 3_000_000, entries_per_op=4000,
+                               listed_bytes_per_op=120_048, files=4000))
+    measured = Pricer(sized)
+    between = measured.listing(61_248, "cold")  # halfway between readdir's 2448 B and the 4000 entries'
+    assert between.ns == pytest.approx((large + 3_000_000 - 4_000) / 2)
+    assert "fsbench readdir and readdir_entries of 4000 entries cold less open and close" in between.source
+    assert not measured.unmeasured  # within twice the largest measured

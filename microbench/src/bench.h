@@ -58,6 +58,9 @@ struct bench {
 	void (*teardown)(struct bench_ctx *ctx);            /* optional: close what setup opened */
 	/* Untimed, optional: before each pass of a warm repetition after its first. */
 	int (*between_passes)(struct bench_ctx *ctx);
+	/* Runs only where --only names it: a case measured at a workload's own shape
+	 * (`fsbm bench --for`), which no table of fsbench's own defaults needs. */
+	int on_request;
 };
 
 /* One point of the sweep: a benchmark at one size, order and cache state. */

@@ -292,12 +292,12 @@ static int wanted(const struct options *o, const struct bench *b)
 	int yes = 0;
 
 	if (!o->only)
-		return 1;
+		return !b->on_request;
 	copy = xstrdup(o->only);
 	for (char *tok = strtok_r(copy, ",", &save); tok && !yes; tok = strtok_r(NULL, ",", &save))
 		yes = strcmp(tok, b->name) == 0 ||
-		      (strcmp(tok, "meta") == 0 && b->family == FAMILY_META) ||
-		      (strcmp(tok, "data") == 0 && b->family == FAMILY_DATA);
+		      (!b->on_request && strcmp(tok, "meta") == 0 && b->family == FAMILY_META) ||
+		      (!b->on_request && strcmp(tok, "data") == 0 && b->family == FAMILY_DATA);
 	free(copy);
 	return yes;
 }

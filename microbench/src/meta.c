@@ -28,8 +28,11 @@ struct dirent64_record {
 };
 
 /* Entries in each directory readdir lists (Tang's cap of 100), and readdir_small's: most
- * directories a program lists hold tens of entries, and a listing's cost grows with them. */
+ * directories a program lists hold tens of entries, and a listing's cost grows with them.
+ * readdir_entries lists directories of --files entries each, about LISTED_ENTRIES in all,
+ * in at least MIN_LISTINGS and at most MAX_LISTINGS directories. */
 enum { READDIR_ENTRIES = TREE_FANOUT, SMALL_LISTING_ENTRIES = 10 };
+enum { LISTED_ENTRIES = 40000, MIN_LISTINGS = 4, MAX_LISTINGS = 20 };
 
 static void leaf(const struct bench_ctx *ctx, size_t i, const char *prefix, char *buf)
 {
@@ -140,14 +143,21 @@ static int list_directory(int dirfd, const char *path, uint64_t *listed)
  * of SMALL_LISTING_ENTRIES, so every operation of a case does the same work; the
  * directories themselves sit in an App. C tree.  About five times --files entries in all,
  * so the small case has as many directories to list as the large one allows.
+ * readdir_entries (variant 2) lists directories of --files entries each: a workload's own
+ * directory size, where it lists directories far larger than readdir's (a listing's cost
+ * is not a line through the two small sizes: large directories are indexed, in blocks).
  */
 static int setup_listing_dirs(struct bench_ctx *ctx)
 {
-	size_t entries = ctx->c->bench->variant ? SMALL_LISTING_ENTRIES : READDIR_ENTRIES;
-	size_t ndirs = ctx->cfg->files * 5 / entries;
-	char dir[TREE_PATH_MAX], path[TREE_PATH_MAX + 16];
+	int variant = ctx->c->bench->variant;
+	size_t entries = variant == 2 ? ctx->cfg->files : variant ? SMALL_LISTING_ENTRIES : READDIR_ENTRIES;
+	size_t ndirs = variant == 2 ? LISTED_ENTRIES / entries : ctx->cfg->files * 5 / entries;
+	char dir[TREE_PATH_MAX], path[TREE_PATH_MAX + 32]; /* room for any entry number */
 
-	ndirs = ndirs < 20 ? 20 : ndirs > 500 ? 500 : ndirs;
+	if (variant == 2)
+		ndirs = ndirs < MIN_LISTINGS ? MIN_LISTINGS : ndirs > MAX_LISTINGS ? MAX_LISTINGS : ndirs;
+	else
+		ndirs = ndirs < 20 ? 20 : ndirs > 500 ? 500 : ndirs;
 	tree_init(&ctx->tree, ndirs);
 	ctx->n = ctx->norder = ndirs;
 	ctx->entries_per_op = entries;
@@ -607,87 +617,92 @@ static int open_before_close(struct bench_ctx *ctx, size_t i)
 const struct bench meta_benches[] = {
 	{ "create", FAMILY_META, "create", "allocating an inode and a directory entry (openat O_CREAT|O_EXCL)",
 	  BOTH_ORDERS, META_CACHES, SWEEP_NONE, 0, 0,
-	  setup_dirs_only, prepare_cache_parents, NULL, run_create, close_pending, NULL, NULL },
+	  setup_dirs_only, prepare_cache_parents, NULL, run_create, close_pending, NULL, NULL, 0 },
 	{ "create_written", FAMILY_META, "create",
 	  "a create among files written as they are made (size: bytes written into each, untimed)",
 	  ORDER_SEQ, META_CACHES, SWEEP_WRITTEN, 0, 0,
-	  setup_written, prepare_cache_parents, NULL, run_create, write_and_close, free_buffer, NULL },
+	  setup_written, prepare_cache_parents, NULL, run_create, write_and_close, free_buffer, NULL, 0 },
 	{ "create_written_mix", FAMILY_META, "create",
 	  "create_written at a workload's mix of bytes written into each file (--file-sizes, cycled)",
 	  ORDER_SEQ, META_CACHES, SWEEP_MIX, 0, 0,
-	  setup_written, prepare_cache_parents, NULL, run_create, write_and_close, free_buffer, NULL },
+	  setup_written, prepare_cache_parents, NULL, run_create, write_and_close, free_buffer, NULL, 0 },
 	{ "create_renamed_mix", FAMILY_META, "create",
 	  "a create among files written at a workload's mix (--file-sizes, cycled) and each renamed into place "
 	  "once closed (the writes and renames untimed)",
 	  ORDER_SEQ, META_CACHES, SWEEP_MIX, 0, 0,
-	  setup_written, prepare_cache_parents, NULL, run_create, write_close_and_rename, free_buffer, NULL },
+	  setup_written, prepare_cache_parents, NULL, run_create, write_close_and_rename, free_buffer, NULL, 0 },
 	{ "rename_written_mix", FAMILY_META, "rename",
 	  "renaming into place a file just made and written at a workload's mix (--file-sizes, cycled; the "
 	  "create and the writes untimed)",
 	  ORDER_SEQ, META_CACHES, SWEEP_MIX, 0, 0,
-	  setup_written, prepare_cache_parents, create_and_write, run_rename, NULL, free_buffer, NULL },
+	  setup_written, prepare_cache_parents, create_and_write, run_rename, NULL, free_buffer, NULL, 0 },
 	{ "unlink", FAMILY_META, "unlink", "removing a file's entry and freeing its inode",
 	  BOTH_ORDERS, META_CACHES, SWEEP_NONE, 0, 0,
-	  setup_files, prepare_cache_files, NULL, run_unlink, NULL, NULL, NULL },
+	  setup_files, prepare_cache_files, NULL, run_unlink, NULL, NULL, NULL, 0 },
 	{ "unlink_written", FAMILY_META, "unlink",
 	  "removing a file that holds data (size: its bytes): its blocks and cached pages freed too",
 	  ORDER_SEQ, META_CACHES, SWEEP_WRITTEN, 0, 0,
-	  setup_files_with_data, prepare_cache_files, NULL, run_unlink, NULL, free_buffer, NULL },
+	  setup_files_with_data, prepare_cache_files, NULL, run_unlink, NULL, free_buffer, NULL, 0 },
 	{ "unlink_written_mix", FAMILY_META, "unlink",
 	  "unlink_written at a workload's mix of bytes the files hold (--file-sizes, cycled)",
 	  ORDER_SEQ, META_CACHES, SWEEP_MIX, 0, 0,
-	  setup_files_with_data, prepare_cache_files, NULL, run_unlink, NULL, free_buffer, NULL },
+	  setup_files_with_data, prepare_cache_files, NULL, run_unlink, NULL, free_buffer, NULL, 0 },
 	{ "write_new_mix", FAMILY_DATA, "write",
 	  "writing files just made from their start, at a workload's mix of bytes in each file (--file-sizes) "
 	  "and of request sizes (--request-sizes; size: their mean), each create and close untimed",
 	  ORDER_SEQ, CACHE_WARM, SWEEP_MIX_REQUESTS, 0, 0,
-	  setup_new_writes, prepare_new_writes, open_new_file, run_new_write, close_whole_file, teardown_new_writes, NULL },
+	  setup_new_writes, prepare_new_writes, open_new_file, run_new_write, close_whole_file, teardown_new_writes, NULL, 0 },
 	{ "mkdir", FAMILY_META, "mkdir", "allocating a directory (inode, entry and its first block)",
 	  BOTH_ORDERS, META_CACHES, SWEEP_NONE, 0, 0,
-	  setup_dirs_only, prepare_cache_parents, NULL, run_mkdir, NULL, NULL, NULL },
+	  setup_dirs_only, prepare_cache_parents, NULL, run_mkdir, NULL, NULL, NULL, 0 },
 	{ "rmdir", FAMILY_META, "rmdir", "removing an empty directory",
 	  BOTH_ORDERS, META_CACHES, SWEEP_NONE, 0, 0,
-	  setup_leaf_dirs, prepare_cache_leaf_dirs, NULL, run_rmdir, NULL, NULL, NULL },
+	  setup_leaf_dirs, prepare_cache_leaf_dirs, NULL, run_rmdir, NULL, NULL, NULL, 0 },
 	{ "stat_file", FAMILY_META, "stat", "name lookup plus attribute read of a file",
 	  BOTH_ORDERS, META_CACHES, SWEEP_NONE, 1, 0,
-	  setup_files, prepare_cache_files, NULL, run_stat, NULL, NULL, NULL },
+	  setup_files, prepare_cache_files, NULL, run_stat, NULL, NULL, NULL, 0 },
 	{ "stat_listed_mix", FAMILY_META, "stat",
 	  "a file's attributes read in its directory's listing order (ls -l, an NFS READDIRPLUS), among files "
 	  "holding a workload's mix of bytes (--file-sizes, cycled)",
 	  ORDER_SEQ, META_CACHES, SWEEP_MIX, 1, 0,
 	  setup_files_with_data, prepare_stat_listed, list_next_directory, run_stat_listed, NULL,
-	  teardown_stat_listed, NULL },
+	  teardown_stat_listed, NULL, 0 },
 	{ "stat_dir", FAMILY_META, "stat", "name lookup plus attribute read of a directory",
 	  BOTH_ORDERS, META_CACHES, SWEEP_NONE, 1, 1,
-	  setup_leaf_dirs, prepare_cache_leaf_dirs, NULL, run_stat, NULL, NULL, NULL },
+	  setup_leaf_dirs, prepare_cache_leaf_dirs, NULL, run_stat, NULL, NULL, NULL, 0 },
 	{ "open", FAMILY_META, "open", "path lookup and opening an existing file read-only",
 	  BOTH_ORDERS, META_CACHES, SWEEP_NONE, 1, 0,
-	  setup_files, prepare_cache_files, NULL, run_open, close_pending, NULL, NULL },
+	  setup_files, prepare_cache_files, NULL, run_open, close_pending, NULL, NULL, 0 },
 	{ "close", FAMILY_META, "close", "closing a just-opened file descriptor",
 	  BOTH_ORDERS, META_CACHES, SWEEP_NONE, 1, 0,
-	  setup_files, prepare_cache_files, open_before_close, close_pending, NULL, NULL, NULL },
+	  setup_files, prepare_cache_files, open_before_close, close_pending, NULL, NULL, NULL, 0 },
 	{ "readdir", FAMILY_META, "readdir",
 	  "listing a whole directory of 100 entries, looked up before (open, getdents64, close)",
 	  BOTH_ORDERS, META_CACHES, SWEEP_NONE, 1, 0,
-	  setup_listing_dirs, prepare_cache_listing_dirs, look_up_listing_dir, run_readdir, NULL, NULL, NULL },
+	  setup_listing_dirs, prepare_cache_listing_dirs, look_up_listing_dir, run_readdir, NULL, NULL, NULL, 0 },
 	{ "readdir_small", FAMILY_META, "readdir",
 	  "listing a whole directory of 10 entries, looked up before (open, getdents64, close)",
 	  BOTH_ORDERS, META_CACHES, SWEEP_NONE, 1, 1,
-	  setup_listing_dirs, prepare_cache_listing_dirs, look_up_listing_dir, run_readdir, NULL, NULL, NULL },
+	  setup_listing_dirs, prepare_cache_listing_dirs, look_up_listing_dir, run_readdir, NULL, NULL, NULL, 0 },
+	{ "readdir_entries", FAMILY_META, "readdir",
+	  "listing a whole directory of --files entries, looked up before (open, getdents64, close): a "
+	  "workload's own directory size, measured where --only names it",
+	  ORDER_SEQ, META_CACHES, SWEEP_NONE, 1, 2,
+	  setup_listing_dirs, prepare_cache_listing_dirs, look_up_listing_dir, run_readdir, NULL, NULL, NULL, 1 },
 	{ "rename", FAMILY_META, "rename", "renaming a file within its directory",
 	  BOTH_ORDERS, META_CACHES, SWEEP_NONE, 0, 0,
-	  setup_files, prepare_cache_files, NULL, run_rename, NULL, NULL, NULL },
+	  setup_files, prepare_cache_files, NULL, run_rename, NULL, NULL, NULL, 0 },
 	{ "link", FAMILY_META, "link", "adding a hard link beside a file (entry, link count)",
 	  BOTH_ORDERS, META_CACHES, SWEEP_NONE, 0, 0,
-	  setup_files, prepare_cache_files, NULL, run_link, NULL, NULL, NULL },
+	  setup_files, prepare_cache_files, NULL, run_link, NULL, NULL, NULL, 0 },
 	{ "symlink", FAMILY_META, "symlink", "creating a symbolic link (inode holding the target)",
 	  BOTH_ORDERS, META_CACHES, SWEEP_NONE, 0, 0,
-	  setup_dirs_only, prepare_cache_parents, NULL, run_symlink, NULL, NULL, NULL },
+	  setup_dirs_only, prepare_cache_parents, NULL, run_symlink, NULL, NULL, NULL, 0 },
 	{ "chmod", FAMILY_META, "setattr", "changing a file's mode (an inode update)",
 	  BOTH_ORDERS, META_CACHES, SWEEP_NONE, 1, 0,
-	  setup_files, prepare_cache_files, NULL, run_chmod, NULL, NULL, NULL },
+	  setup_files, prepare_cache_files, NULL, run_chmod, NULL, NULL, NULL, 0 },
 	{ "utimes", FAMILY_META, "setattr", "setting a file's times (an inode update)",
 	  BOTH_ORDERS, META_CACHES, SWEEP_NONE, 1, 0,
-	  setup_files, prepare_cache_files, NULL, run_utimes, NULL, NULL, NULL },
+	  setup_files, prepare_cache_files, NULL, run_utimes, NULL, NULL, NULL, 0 },
 };
 const size_t meta_bench_count = sizeof(meta_benches) / sizeof(meta_benches[0]);
