@@ -14,7 +14,9 @@ Which price each class gets:
   window for a read of the sequential reads' mean size: Pricer.first_read_bytes);
   a sequential cold read made after other calls since the stream's last read has its wait
   for the device overlapped by readahead, up to the time of the workload's calls outside
-  the reads (readahead_overlap); one that resumes a stream right after a read that skipped
+  the reads (readahead_overlap), and in an NFS capture a stream's back-to-back cold reads
+  have theirs overlapped up to the server's own handling of them (stream_waits_hidden,
+  which predict applies); one that resumes a stream right after a read that skipped
   (characterizer.classes: resumes) costs, where readahead does not follow gapped streams, a
   read of that stream (pricing.Pricer.resumed_read), not a long sequential stream's read;
 - regions read through a file mapping (characterizer.mapped): fsbench's mmap_read of the

@@ -158,6 +158,8 @@ static inline uint64_t request_size(const struct suite_config *cfg, size_t k)
 
 extern const struct bench meta_benches[];
 extern const size_t meta_bench_count;
+/* The entries a metadata benchmark's setup makes: --files, or a listing's directories'. */
+size_t meta_files_made(const struct bench *b, const struct suite_config *cfg);
 extern const struct bench data_benches[];
 extern const size_t data_bench_count;
 

@@ -386,7 +386,7 @@ static double estimate_case(const struct options *o, const struct bench_case *c)
 		seconds = cfg->min_rep_seconds * (double)cfg->reps;
 
 	if (c->bench->family == FAMILY_META) {
-		seconds += setups * (double)cfg->files * 30e-6;
+		seconds += setups * (double)meta_files_made(c->bench, cfg) * 30e-6;
 		if (c->cache == CACHE_COLD)
 			seconds += (double)cfg->reps * 0.3;
 	} else if (c->cache != CACHE_WARM) {

@@ -147,17 +147,27 @@ static int list_directory(int dirfd, const char *path, uint64_t *listed)
  * directory size, where it lists directories far larger than readdir's (a listing's cost
  * is not a line through the two small sizes: large directories are indexed, in blocks).
  */
+static size_t listing_entries(const struct bench *b, const struct suite_config *cfg)
+{
+	return b->variant == 2 ? cfg->files : b->variant ? SMALL_LISTING_ENTRIES : READDIR_ENTRIES;
+}
+
+static size_t listing_dirs(const struct bench *b, const struct suite_config *cfg)
+{
+	size_t entries = listing_entries(b, cfg);
+	size_t ndirs = b->variant == 2 ? LISTED_ENTRIES / entries : cfg->files * 5 / entries;
+
+	if (b->variant == 2)
+		return ndirs < MIN_LISTINGS ? MIN_LISTINGS : ndirs > MAX_LISTINGS ? MAX_LISTINGS : ndirs;
+	return ndirs < 20 ? 20 : ndirs > 500 ? 500 : ndirs;
+}
+
 static int setup_listing_dirs(struct bench_ctx *ctx)
 {
-	int variant = ctx->c->bench->variant;
-	size_t entries = variant == 2 ? ctx->cfg->files : variant ? SMALL_LISTING_ENTRIES : READDIR_ENTRIES;
-	size_t ndirs = variant == 2 ? LISTED_ENTRIES / entries : ctx->cfg->files * 5 / entries;
+	size_t entries = listing_entries(ctx->c->bench, ctx->cfg);
+	size_t ndirs = listing_dirs(ctx->c->bench, ctx->cfg);
 	char dir[TREE_PATH_MAX], path[TREE_PATH_MAX + 32]; /* room for any entry number */
 
-	if (variant == 2)
-		ndirs = ndirs < MIN_LISTINGS ? MIN_LISTINGS : ndirs > MAX_LISTINGS ? MAX_LISTINGS : ndirs;
-	else
-		ndirs = ndirs < 20 ? 20 : ndirs > 500 ? 500 : ndirs;
 	tree_init(&ctx->tree, ndirs);
 	ctx->n = ctx->norder = ndirs;
 	ctx->entries_per_op = entries;
@@ -175,6 +185,11 @@ static int setup_listing_dirs(struct bench_ctx *ctx)
 	}
 	tree_leaf_path(&ctx->tree, 0, "r", dir, sizeof(dir));
 	return list_directory(ctx->dirfd, dir, &ctx->listed_bytes_per_op);
+}
+
+size_t meta_files_made(const struct bench *b, const struct suite_config *cfg)
+{
+	return b->setup == setup_listing_dirs ? listing_dirs(b, cfg) * listing_entries(b, cfg) : cfg->files;
 }
 
 /* Cold: drop every cache (dentries and inodes included); warm: stat what will be used. */
