@@ -126,7 +126,8 @@ def options_measuring(cases: Iterable[tuple[str, str, str, int, tuple[int, ...],
     MiB).  A case with a mix (a *_mix benchmark's) is measured at that mix (and write_new_mix
     at its mix of request sizes), its size being the mean, in quick's repetitions: each makes
     a thousand files, which on btrfs hold some fifteen of the waits the case is there to
-    measure.  `effort` holds every run to a command's --table-reps and --table-case-seconds
+    measure.  A metadata case at a workload's count (size 0: readdir_entries) takes no
+    --sizes.  `effort` holds every run to a command's --table-reps and --table-case-seconds
     (TableEffort.held_to)."""
     groups: dict[tuple[str, str, str, tuple[int, ...], tuple[int, ...], int], set[int]] = {}
     for bench, order, cache, size, file_sizes, request_sizes, files in cases:

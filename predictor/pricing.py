@@ -106,8 +106,9 @@ class Unmeasured:
     price reached beyond its curve's largest measured size (at most MAX_REQUEST_BYTES), or a
     *_mix case at the workload's mix of file sizes (`file_sizes`; `size` is their mean), and
     for write_new_mix its mix of request sizes too (`request_sizes`; `size` is their mean),
-    and for a case of cost_table.FILE_COUNT_BENCHES among the workload's count of files
-    (`files`; None: fsbench's own count)."""
+    and for a case of cost_table.FILE_COUNT_BENCHES at the workload's count (`files`: the
+    files stat_listed_mix runs among, the entries of each directory readdir_entries lists,
+    its `size` 0; None: fsbench's own count)."""
 
     bench: str
     order: str
