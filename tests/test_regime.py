@@ -156,6 +156,18 @@ def test_a_mix_of_file_sizes_is_one_fsbench_run_at_that_mix() -> None:
     assert "--file-sizes" in runs[0].arguments()
 
 
+def test_a_listing_at_a_workloads_count_is_one_run_of_readdir_entries_without_sizes() -> None:
+    """The pricer's readdir_entries case (size 0, the entries of each directory as its count)
+    becomes one fsbench run naming it, at that count, with no --sizes; two counts, two runs."""
+    runs = options_measuring([("readdir_entries", "creation", "cold", 0, (), (), 3300),
+                              ("readdir_entries", "creation", "warm", 0, (), (), 3300),
+                              ("readdir_entries", "creation", "cold", 0, (), (), 12000)])
+    assert sorted((r.only, r.caches, r.files, r.sizes) for r in runs) == [
+        ("readdir_entries", "cold", 3300, None), ("readdir_entries", "cold", 12000, None),
+        ("readdir_entries", "warm", 3300, None)]
+    assert "--sizes" not in runs[0].arguments() and "--files" in runs[0].arguments()
+
+
 def test_a_tables_new_measurements_replace_the_same_cases_and_add_the_rest() -> None:
     base = table("ext4")
     doc = {"environment": base.environment, "finished": "later", "results": [
