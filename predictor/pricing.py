@@ -276,33 +276,33 @@ class Pricer:
             entries = listed_entries(listed_bytes, large[0] / (readdir.entries_per_op or 100))
             self.unmeasured.add(Unmeasured("readdir_entries", METADATA_ORDER, measured_cache, 0, files=entries))
         if listed_bytes <= points[0][0]:
-            b0, p0 = points[0]
+            b0, p0, _ = points[0]
             return p0.labelled(f"{p0.source}, {b0:.0f} B listed (for {listed_bytes:.0f} B)")
-        above = next((i for i, (b, _) in enumerate(points) if b >= listed_bytes), len(points) - 1)
-        (b0, p0), (b1, p1) = points[above - 1], points[above]
+        above = next((i for i, (b, _, _) in enumerate(points) if b >= listed_bytes), len(points) - 1)
+        (b0, p0, name0), (b1, p1, name1) = points[above - 1], points[above]
         w = (listed_bytes - b0) / (b1 - b0)
         if w > 1 and p1.ns <= p0.ns:
             return p1.labelled(f"{p1.source}, {b1:.0f} B listed (for {listed_bytes:.0f} B)")
         where = "between" if w <= 1 else "on the line beyond"
-        names = " and ".join(price.source.removeprefix("fsbench ").removesuffix(f" {cache} less its open and close")
-                             for price in (p0, p1))
-        return p0.toward(p1, w, f"fsbench {names} {cache} less open and close, {listed_bytes:.0f} B listed: "
-                                f"{where} {b0:.0f} and {b1:.0f} B")
+        return p0.toward(p1, w, f"fsbench {name0} and {name1} {cache} less open and close, {listed_bytes:.0f} B "
+                                f"listed: {where} {b0:.0f} and {b1:.0f} B")
 
-    def _less_ends(self, entry: Case, cache: str) -> tuple[float | None, Price]:
+    def _less_ends(self, entry: Case, cache: str) -> tuple[float | None, Price, str]:
         """fsbench's whole listing `entry` less its open and close, never below a close, with
-        the bytes it listed (None from a table measured before fsbench kept them).  fsbench
-        has looked each directory up before it lists it since it kept the bytes, so from such
-        a table the open taken off is a warm one; before, the case's own."""
+        the bytes it listed (None from a table measured before fsbench kept them) and the
+        case's name.  fsbench has looked each directory up before it lists it since it kept
+        the bytes, so from such a table the open taken off is a warm one; before, the case's
+        own."""
         listed = entry.listed_bytes_per_op or None
         opened = "warm" if listed else cache
         ends = self.metadata("open", opened).plus(self.metadata("close", opened), "")
         floor = self.metadata("close", cache)
         less = _measured(entry, "").minus(ends, "")
-        of = f" of {entry.files} entries" if entry.bench == "readdir_entries" and entry.files else ""
+        name = f"{entry.bench} of {entry.files} entries" if entry.bench == "readdir_entries" and entry.files \
+            else entry.bench
         return listed, Price(max(less.ns, floor.ns), max(less.low_ns, floor.low_ns), max(less.high_ns, floor.high_ns),
-                             f"fsbench {entry.bench}{of} {cache} less its open and close",
-                             _both(less.cpu_ns, floor.cpu_ns, max))
+                             f"fsbench {name} {cache} less its open and close",
+                             _both(less.cpu_ns, floor.cpu_ns, max)), name
 
     def create_written(self, bytes_per_file: float, cache: str, mix: tuple[int, ...] = ()) -> Price:
         """A create among files the workload writes as it makes them, `bytes_per_file` each
