@@ -35,12 +35,12 @@ from fsbm.predictor.predict import concurrency, feature_row, relative_rows
 from fsbm.predictor.pricing import Pricer
 from fsbm.predictor.targets import TARGETS
 from fsbm.traces.outside_files import bounded_wait_ns
-from fsbm.units import readable_bytes
 from fsbm.traces.record import (CALLS_CPU_BRACKETED, CALLS_CPU_FIELDS, CALLS_CPU_NAMES, CALLS_CPU_SYNCS_SKIPPED,
                                 NOSYNC_CPU_FIELDS, OUTSIDE_WAIT_FIELD, UNTRACED_CALLS_CPU_SYNCS_SKIPPED,
                                 UNTRACED_NOSYNC_FIELDS, UNTRACED_WARM_FIELDS, UNTRACED_WARM_SYNCS_SKIPPED,
                                 WARM_CPU_FIELDS, WARM_IDLE, WARM_IDLE_FIELD, WARM_SYNCS_SKIPPED, as_bracketed,
                                 clean_replays, median_cpu, untraced_medians)
+from fsbm.units import readable_bytes
 
 
 def provenance(command: str, doc: dict[str, Any], judged_again: bool = False) -> str:
