@@ -476,10 +476,10 @@ class Timeline(_Open):
     def untimed_lean_ns(self) -> float | None:
         """How far a gap of a log without -T lay above its process's median gap, on average,
         beyond its work: the mean signed distance of the gaps from one bare call to the next,
-        each from the median of its process's last gaps between the same two kinds of call
-        (untimed_bare_gaps_signed_ns over untimed_bare_gaps), each such gap a bare call and
-        tracing's two stops, never below 0; None where fewer than MIN_BARE_CALLS such gaps say
-        it (and from older parsers)."""
+        each from the median of the trace's last gaps between the same two kinds of call, while
+        that median is no longer than a bare gap at its slowest (untimed_bare_gaps_signed_ns over
+        untimed_bare_gaps), each such gap a bare call and tracing's two stops, never below 0;
+        None where fewer than MIN_BARE_CALLS such gaps say it (and from older parsers)."""
         if self.untimed_bare_gaps < MIN_BARE_CALLS:
             return None
         return max(self.untimed_bare_gaps_signed_ns / self.untimed_bare_gaps, 0.0)

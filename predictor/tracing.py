@@ -32,12 +32,16 @@ almost all tracing, the median of three such loops the calibration times), each 
 distance from it summed.  Such a gap leans above its median as a timed one does, and a log
 without -T shows no call's duration to tell by how much; so the parser measures the gaps from
 one bare call to the next (fstat then lseek: a call, its two stops and next to no work), each
-against the median of the process's last gaps between the same two kinds of call, and their
+against the median of the trace's last gaps between the same two kinds of call, and their
 mean distance from it, the untimed trace's own lean, is taken off each of its gaps
-(Timeline.untimed_lean_ns).  Against the same pair's, because a program that works between
-two bare calls does so between the same two every time (xz compresses between two
-sigprocmasks), and that pair's median holds the work, where a stall of tracing strikes
-whichever pair it falls on.  The time a job spends outside the filesystem is then the gaps'
+(Timeline.untimed_lean_ns).  Against the same pair's, because a stall of tracing strikes
+whichever pair it falls on; and the trace's, any process's, because a parallel job's
+processes each make a handful of such gaps, too few for a median.  A pair whose median is
+longer than a bare gap at its slowest holds the program's work (xz compresses between two
+sigprocmasks, some blocks long, some short), and its gaps scatter as that work does, so they
+tell no lean.  A call the log split in two (another process's line came before it returned)
+shows its end, and the gap after it is measured against the process's last gaps from a
+call's end, as in a log with -T.  The time a job spends outside the filesystem is then the gaps'
 work and its calls that are not on files (exec, mmap, pipes), never below 0, over the number
 of its processes that worked at once (`concurrency`: their lifetimes less the time they were
 blocked waiting for one another, over the span).
@@ -115,14 +119,17 @@ OWN_MEDIAN_CAP_SHARE = 2.0
 # measured here (TracingCalibration.start_to_start_ns): tracing's cost of a bare call and gap at
 # its slowest, not work (fitted on the development set's plain validation, docs/model-evidence.md).
 UNTIMED_CAP_SHARE = 2.0
-# 8: a log without -T's lean measures each gap between bare calls against its own pair's median,
-# so the untimed band comes from calibration traces that count it so; 7: a log without -T takes
-# its own lean off each gap (Timeline.untimed_lean_ns); 6: each calibration trace is judged without
-# -T too (untimed_error_band); 5 took a trace's own bare calls' lean off its gaps and its calls
-# not on files; 4 the calibration's bare loop's lean (call_lean_ns) off each call not on a
-# file; 3 measured the gaps after a timed call against the process's calls, 2 against their
-# own median, and 1 whole runtimes: none is read.
-SCHEMA_VERSION = 8
+# The version of the rule a calibration measured for.  9: a log without -T's lean leaves out the
+# pairs whose median holds work and pools each pair's gaps over the trace's processes, and its
+# gaps after a split call are measured against the gaps from a call's end; 8: a log without -T's
+# lean measures each gap between bare calls against its own pair's median, so the untimed band
+# comes from calibration traces that count it so; 7: a log without -T takes its own lean off
+# each gap (Timeline.untimed_lean_ns); 6: each calibration trace is judged without -T too
+# (untimed_error_band); 5 took a trace's own bare calls' lean off its gaps and its calls not on
+# files; 4 the calibration's bare loop's lean (call_lean_ns) off each call not on a file; 3
+# measured the gaps after a timed call against the process's calls, 2 against their own median,
+# and 1 whole runtimes: none is read.
+SCHEMA_VERSION = 9
 # Calibration programs whose traces are almost all tracing's cost (getppid calls with a
 # microsecond of Python between them; gzip's small reads and writes), timed beside the bare
 # loop for start_to_start_ns, which takes the slowest of the three: tracing here runs now and then

@@ -695,9 +695,10 @@ def test_work_between_the_same_two_bare_calls_is_no_lean(tmp_path: Path) -> None
     """A loop without -T of getpid pairs, 40 us from one call's start to the next and every
     tenth 240 us (tracing's stalls), and 500 us of work every time between a sigprocmask that
     unblocks and the next that blocks (xz around each encoder): the work falls on one pair of
-    calls, whose own median holds it, so only the stalls lean (about 20 us a getpid gap), and
-    the rule tells the work.  Measured against the process's bare gaps at large, the work
-    would have leant about 170 us over every gap, and that taken off every gap leaves none."""
+    calls, whose median (500 us) is longer than a bare gap at its slowest, so that pair's gaps
+    are left out of the lean; only the stalls lean (about 20 us a getpid gap), and the rule
+    tells the work.  Measured against the process's bare gaps at large, the work would have
+    leant about 170 us over every gap, and that taken off every gap leaves none."""
     lines, at = [], 0
     for k in range(600):
         if k % 3 == 0:
@@ -710,11 +711,80 @@ def test_work_between_the_same_two_bare_calls_is_no_lean(tmp_path: Path) -> None
         at += step
     (log := tmp_path / "paired.strace").write_text("\n".join(lines) + "\n")
     timeline = calibration_trace_timeline(log, lambda line: None)
-    assert timeline.untimed_bare_gaps == 599
+    # The work's 200 gaps left out, and the first two gaps into a sigprocmask, whose pair's
+    # median was the first stall's until a third gap came.
+    assert timeline.untimed_bare_gaps == 599 - 200 - 2
     lean = timeline.untimed_lean_ns
-    assert lean is not None and 3_000 < lean < 15_000, lean  # the stalls': 20 of 599 gaps 200 us long
+    assert lean is not None and 5_000 < lean < 20_000, lean  # the stalls': 20 of 397 gaps 200 us long
     work = 200 * 500e3
     assert timeline.untimed_outside_ns(140_000) == pytest.approx(work, rel=0.1)
+
+
+def test_work_that_is_sometimes_short_between_two_bare_calls_is_no_lean(tmp_path: Path) -> None:
+    """xz compresses between two sigprocmasks, most blocks for hundreds of us and one in four
+    for none.  Measured against that pair's own median (the work's), its short gaps lie far
+    below it, and their mean would have said tracing leans below its median, so that nothing
+    is taken off for the stalls of its getpid pairs (every tenth 200 us long).  The pair's
+    median is longer than a bare gap, so its gaps tell no lean, and the stalls' is taken off:
+    the rule tells the work within a tenth."""
+    lines, at, work = [], 0, 0
+    for k in range(900):
+        if k % 3 == 0:
+            block = 0 if k % 12 == 0 else 300 + 7 * (k % 60)
+            call, step = "rt_sigprocmask(SIG_UNBLOCK, [CHLD], NULL, 8) = 0", 20 + block
+            work += block
+        elif k % 3 == 1:
+            call, step = "rt_sigprocmask(SIG_BLOCK, [CHLD], NULL, 8) = 0", 20
+        else:
+            call, step = "getpid() = 7", 220 if k % 30 == 2 else 20
+        lines.append(f"7 {strace_tt(at)} {call}")
+        at += step
+    (log := tmp_path / "xz.strace").write_text("\n".join(lines) + "\n")
+    timeline = calibration_trace_timeline(log, lambda line: None)
+    lean = timeline.untimed_lean_ns
+    assert lean is not None and 5_000 < lean < 20_000, lean
+    assert timeline.untimed_outside_ns(140_000) == pytest.approx(work * 1e3, rel=0.1)
+
+
+def test_short_lived_processes_tell_the_lean_together(tmp_path: Path) -> None:
+    """Forty processes without -T, each closing six descriptors back to back (20 us apart,
+    every third gap 120 us, the first among them: tracing's stalls), as gzip does once for each
+    file of a parallel run.  No one process makes enough such gaps for a median of its own
+    (measured against one process's, the first stall is its whole median, and the next gap
+    lies 100 us below it), so the gaps from one close to the next are measured against the
+    trace's last ones, any process's: the stalls lean about a third of 100 us above that
+    median."""
+    lines, at = [], 0
+    for pid in range(100, 140):
+        for k in range(7):
+            lines.append(f"{pid} {strace_tt(at)} close({k + 3}) = 0")
+            at += 120 if k % 3 == 0 else 20
+    (log := tmp_path / "many.strace").write_text("\n".join(lines) + "\n")
+    timeline = calibration_trace_timeline(log, lambda line: None)
+    assert timeline.untimed_bare_gaps >= 40 * 6 - 3
+    lean = timeline.untimed_lean_ns
+    assert lean is not None and lean == pytest.approx(100e3 / 3, rel=0.15), lean
+
+
+def test_gaps_after_split_calls_are_measured_against_their_own_kind(tmp_path: Path) -> None:
+    """Two processes without -T, one call in three of the first split in two by the other's
+    line: each gap after a split call runs from its end and holds the tracer's serving the
+    other process (60 us), each gap from a whole call's start 25 us, and no work anywhere.
+    Against a median of both kinds (25 us), every gap after a split call would count 35 us of
+    work; against the last gaps after a call's end, none."""
+    lines, at = [], 0
+    for k in range(600):
+        if k % 3 == 0:
+            lines += [f"7 {strace_tt(at)} getpid( <unfinished ...>",
+                      f"8 {strace_tt(at + 5)} getpid() = 8",
+                      f"7 {strace_tt(at + 20)} <... getpid resumed>) = 7"]
+            at += 20 + 60
+        else:
+            lines += [f"7 {strace_tt(at)} getppid() = 1"]
+            at += 25
+    (log := tmp_path / "split.strace").write_text("\n".join(lines) + "\n")
+    timeline = calibration_trace_timeline(log, lambda line: None)
+    assert timeline.untimed_outside_ns(140_000) == pytest.approx(0, abs=0.5e6)
 
 
 def test_a_log_without_call_durations_counts_the_file_calls_it_split_apart(tmp_path: Path) -> None:

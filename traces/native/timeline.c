@@ -80,8 +80,7 @@ void timeline_init(struct timeline *t)
 
 void timeline_free(struct timeline *t)
 {
-	for (size_t i = 0; i < t->cap; i++)
-		free(t->slot[i].pairs);
+	free(t->bare_pairs.at);
 	free(t->slot);
 	t->slot = NULL;
 }
@@ -256,28 +255,28 @@ static int leans_as_tracing(int from, int to)
 	return from != FCNTL_LOCK && to != FCNTL_LOCK;
 }
 
-/* The window of a process's gaps from a bare call of kind `from` to one of kind `to`, made
- * empty the first time that pair is seen.  A process makes few such pairs (a dozen in a
+/* The window of gaps from a bare call of kind `from` to one of kind `to` among `pairs`, made
+ * empty the first time that pair is seen.  A trace makes few such pairs (a dozen in a
  * compile), so they are searched in turn. */
-static struct window *pair_gaps(struct lifetime *l, int from, int to)
+static struct window *pair_gaps(struct pair_windows *pairs, int from, int to)
 {
 	int key = from * 64 + to;
 
-	for (int i = 0; i < l->npairs; i++)
-		if (l->pairs[i].key == key)
-			return &l->pairs[i].gaps;
-	if (l->npairs == l->pairs_cap) {
-		int cap = l->pairs_cap ? 2 * l->pairs_cap : 8;
-		struct pair_window *pairs = realloc(l->pairs, (size_t)cap * sizeof(*pairs));
+	for (int i = 0; i < pairs->n; i++)
+		if (pairs->at[i].key == key)
+			return &pairs->at[i].gaps;
+	if (pairs->n == pairs->cap) {
+		int cap = pairs->cap ? 2 * pairs->cap : 8;
+		struct pair_window *at = realloc(pairs->at, (size_t)cap * sizeof(*at));
 
-		if (!pairs)
+		if (!at)
 			out_of_memory();
-		l->pairs = pairs;
-		l->pairs_cap = cap;
+		pairs->at = at;
+		pairs->cap = cap;
 	}
-	memset(&l->pairs[l->npairs], 0, sizeof(l->pairs[0]));
-	l->pairs[l->npairs].key = key;
-	return &l->pairs[l->npairs++].gaps;
+	memset(&pairs->at[pairs->n], 0, sizeof(pairs->at[0]));
+	pairs->at[pairs->n].key = key;
+	return &pairs->at[pairs->n++].gaps;
 }
 
 int timeline_waits(const struct call *c)
@@ -338,11 +337,17 @@ void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct cal
 		l->last_ns = end;
 	/* The work before a call is the process's own, whether the call then blocks or not.
 	 * Without -T the gap runs from the previous call's start and holds that call too: its
-	 * bare cost is a bare gap's and a bare call's, each at its slowest. */
+	 * bare cost is a bare gap's and a bare call's, each at its slowest, and it is measured
+	 * against the process's last such gaps (`starts`).  A call the log split in two shows its
+	 * end even without -T, and the gap after it is measured against the last gaps that ran
+	 * from a call's end (`gaps`), as in a log with -T: in a job of processes at once, where
+	 * the log splits most calls, those gaps also hold the tracer's serving the others, and
+	 * the gaps from a call's start would be the wrong yardstick for them. */
 	if (l->prev_end_ns != NO_VALUE && ts_ns >= l->prev_end_ns) {
 		int64_t above, gap = ts_ns - l->prev_end_ns, signed_gap;
 
-		signed_gap = from_median(&l->gaps, gap, l->prev_timed ? BARE_GAP_CAP_NS : 2 * BARE_GAP_CAP_NS, &above);
+		signed_gap = l->prev_timed ? from_median(&l->gaps, gap, BARE_GAP_CAP_NS, &above)
+					   : from_median(&l->starts, gap, 2 * BARE_GAP_CAP_NS, &above);
 		t->user_signed_ns += signed_gap;
 		t->user_ns += above;
 		if (c->dur_ns >= 0 && l->prev_timed && l->durs.n > 0) {
@@ -360,15 +365,19 @@ void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct cal
 			t->other_gaps_signed_ns += signed_gap;
 		}
 		if (!l->prev_timed) {
-			int64_t median = window_median(&l->gaps), lean_above;
+			int64_t median = window_median(&l->starts), lean_above;
 
 			t->untimed_gaps++;
 			if (l->prev_bare && bare) {
 				t->untimed_bare_gap_us[bare_gap_bin(gap)]++;
 				if (leans_as_tracing(l->prev_bare, bare)) {
-					t->untimed_bare_gaps++;
-					t->untimed_bare_gaps_signed_ns += from_median(pair_gaps(l, l->prev_bare, bare), gap,
-										      INT64_MAX, &lean_above);
+					struct window *pair = pair_gaps(&t->bare_pairs, l->prev_bare, bare);
+					int64_t lean = from_median(pair, gap, INT64_MAX, &lean_above);
+
+					if (window_median(pair) <= 2 * BARE_GAP_CAP_NS) {
+						t->untimed_bare_gaps++;
+						t->untimed_bare_gaps_signed_ns += lean;
+					}
 				}
 			}
 			if (l->prev_synced) { /* the flush's time: the cost model's (timeline.h) */

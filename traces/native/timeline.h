@@ -35,18 +35,24 @@ struct window {
 	long n; /* values pushed so far */
 };
 
-/* The last gaps from one kind of bare call to another (close then close, fstat then lseek) in
- * a process: `key` names the pair (timeline.c's pair_key). */
+/* The last gaps from one kind of bare call to another (close then close, fstat then lseek),
+ * in any process: `key` names the pair (timeline.c's pair_gaps). */
 struct pair_window {
 	int key;
 	struct window gaps;
 };
 
+/* Such windows, one for each pair seen: `n` of them in an array of `cap`. */
+struct pair_windows {
+	struct pair_window *at;
+	int n, cap;
+};
+
 /* A process's lifetime, and its last TIMELINE_WINDOW gaps and call durations: their median is
- * what tracing costs a gap or a call of this process just then (timeline.c says why); its last
- * bare calls' durations, whose median is how slow a bare call of it is just then; and, for a
- * log without -T, its last gaps from each pair of bare calls to the next (`pairs`, `npairs` of
- * them in an array of `pairs_cap`). */
+ * what tracing costs a gap or a call of this process just then (timeline.c says why).  `gaps`
+ * run from a call's end, `starts` from a call's start where the log gives no end (no -T);
+ * `bare` holds its last bare calls' durations, whose median is how slow a bare call of it is
+ * just then. */
 struct lifetime {
 	long pid;       /* 0: empty slot */
 	int64_t first_ns, last_ns, prev_end_ns;
@@ -55,9 +61,7 @@ struct lifetime {
 	int prev_bare;   /* the previous call's bare kind (timeline.c's bare_kind), 0 for none */
 	int prev_synced; /* whether the previous call flushed a file to the device (an fsync event) */
 	int prev_op;     /* the previous call's file operation, its place in OPERATIONS + 1; 0: none */
-	struct window gaps, durs, bare;
-	struct pair_window *pairs;
-	int npairs, pairs_cap;
+	struct window gaps, starts, durs, bare;
 };
 
 struct timeline {
@@ -107,16 +111,18 @@ struct timeline {
 	/* How many gaps after a call of unknown duration there were; and of those, the ones from
 	 * one bare call to the next (fstat then lseek; neither a lock taken, whose gaps scatter as
 	 * the work it guards does: timeline.c's leans_as_tracing), each one's signed distance
-	 * from the median of the process's last TIMELINE_WINDOW gaps between the same two kinds
-	 * of call, summed.
+	 * from the median of the trace's last TIMELINE_WINDOW gaps between the same two kinds of
+	 * call (`bare_pairs`, any process's, so that short-lived processes have a median too),
+	 * summed, while that median is no longer than a bare gap at its slowest.
 	 * Such a gap is a bare call and its return to the program, tracing's two stops and little
 	 * work, so their mean distance from their median is how far tracing's cost leans above
 	 * its median in a log without -T, as bare_calls_signed_ns tells it in a log with it
-	 * (predictor/tracing.py).  Where a program works between two bare calls, it does so
-	 * between the same two every time (xz between two sigprocmasks), and that pair's median
-	 * holds the work; a stall of tracing strikes whichever pair it falls on. */
+	 * (predictor/tracing.py).  A pair whose median is longer holds the program's work (xz
+	 * compresses between two sigprocmasks, some blocks long and some short), and its gaps
+	 * scatter as that work does, not as tracing does. */
 	long untimed_gaps, untimed_bare_gaps;
 	int64_t untimed_bare_gaps_signed_ns;
+	struct pair_windows bare_pairs;
 	/* Every gap from one bare call to the next, locks' too, by length: their median is what
 	 * tracing cost a gap from one call's start to the next's while this trace was made, a
 	 * call's own time and work aside, where a calibration's loop tells it of another hour
