@@ -9,6 +9,7 @@ import shlex
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -691,6 +692,27 @@ def test_a_log_without_call_durations_takes_its_own_lean_off_each_gap(tmp_path: 
     assert calibration_trace_timeline(mixed_log, lambda line: None).untimed_bare_gaps == 0
 
 
+def _encoder_loop(log: Path, rounds: int, bare_us: int, block_us: Callable[[int], int]) -> int:
+    """Write a loop without -T as xz runs one encoder: a sigprocmask that unblocks, the block's
+    work (`block_us` of the round), one that blocks, then a getpid; `bare_us` from one call's
+    start to the next, and every tenth getpid gap 200 us longer (tracing's stalls).  Returns
+    the work's microseconds."""
+    lines, at, work = [], 0, 0
+    for k in range(3 * rounds):
+        if k % 3 == 0:
+            block = block_us(k // 3)
+            call, step = "rt_sigprocmask(SIG_UNBLOCK, [CHLD], NULL, 8) = 0", bare_us + block
+            work += block
+        elif k % 3 == 1:
+            call, step = "rt_sigprocmask(SIG_BLOCK, [CHLD], NULL, 8) = 0", bare_us
+        else:
+            call, step = "getpid() = 7", bare_us + 200 if k % 30 == 2 else bare_us
+        lines.append(f"7 {strace_tt(at)} {call}")
+        at += step
+    log.write_text("\n".join(lines) + "\n")
+    return work
+
+
 def test_work_between_the_same_two_bare_calls_is_no_lean(tmp_path: Path) -> None:
     """A loop without -T of getpid pairs, 40 us from one call's start to the next and every
     tenth 240 us (tracing's stalls), and 500 us of work every time between a sigprocmask that
@@ -699,25 +721,14 @@ def test_work_between_the_same_two_bare_calls_is_no_lean(tmp_path: Path) -> None
     are left out of the lean; only the stalls lean (about 20 us a getpid gap), and the rule
     tells the work.  Measured against the process's bare gaps at large, the work would have
     leant about 170 us over every gap, and that taken off every gap leaves none."""
-    lines, at = [], 0
-    for k in range(600):
-        if k % 3 == 0:
-            call, step = "rt_sigprocmask(SIG_UNBLOCK, [CHLD], NULL, 8) = 0", 40 + 500
-        elif k % 3 == 1:
-            call, step = "rt_sigprocmask(SIG_BLOCK, [CHLD], NULL, 8) = 0", 40
-        else:
-            call, step = "getpid() = 7", 240 if k % 30 == 2 else 40
-        lines.append(f"7 {strace_tt(at)} {call}")
-        at += step
-    (log := tmp_path / "paired.strace").write_text("\n".join(lines) + "\n")
+    work = _encoder_loop(log := tmp_path / "paired.strace", 200, 40, lambda _: 500)
     timeline = calibration_trace_timeline(log, lambda line: None)
     # The work's 200 gaps left out, and the first two gaps into a sigprocmask, whose pair's
     # median was the first stall's until a third gap came.
     assert timeline.untimed_bare_gaps == 599 - 200 - 2
     lean = timeline.untimed_lean_ns
     assert lean is not None and 5_000 < lean < 20_000, lean  # the stalls': 20 of 397 gaps 200 us long
-    work = 200 * 500e3
-    assert timeline.untimed_outside_ns(140_000) == pytest.approx(work, rel=0.1)
+    assert timeline.untimed_outside_ns(140_000) == pytest.approx(work * 1e3, rel=0.1)
 
 
 def test_work_that_is_sometimes_short_between_two_bare_calls_is_no_lean(tmp_path: Path) -> None:
@@ -727,19 +738,7 @@ def test_work_that_is_sometimes_short_between_two_bare_calls_is_no_lean(tmp_path
     is taken off for the stalls of its getpid pairs (every tenth 200 us long).  The pair's
     median is longer than a bare gap, so its gaps tell no lean, and the stalls' is taken off:
     the rule tells the work within a tenth."""
-    lines, at, work = [], 0, 0
-    for k in range(900):
-        if k % 3 == 0:
-            block = 0 if k % 12 == 0 else 300 + 7 * (k % 60)
-            call, step = "rt_sigprocmask(SIG_UNBLOCK, [CHLD], NULL, 8) = 0", 20 + block
-            work += block
-        elif k % 3 == 1:
-            call, step = "rt_sigprocmask(SIG_BLOCK, [CHLD], NULL, 8) = 0", 20
-        else:
-            call, step = "getpid() = 7", 220 if k % 30 == 2 else 20
-        lines.append(f"7 {strace_tt(at)} {call}")
-        at += step
-    (log := tmp_path / "xz.strace").write_text("\n".join(lines) + "\n")
+    work = _encoder_loop(log := tmp_path / "xz.strace", 300, 20, lambda r: 0 if r % 4 == 0 else 300 + 21 * (r % 20))
     timeline = calibration_trace_timeline(log, lambda line: None)
     lean = timeline.untimed_lean_ns
     assert lean is not None and 5_000 < lean < 20_000, lean
