@@ -503,6 +503,7 @@ def untraced_outside(timeline: Timeline, calibration: TracingCalibration | None)
         # What tracing cost a gap is a median taken off each gap the estimate counts: each ns it
         # is off moves the estimate by this many seconds (0 is its floor, not its truth).
         per_gap_s = max(timeline.untimed_gaps - timeline.untimed_sync_gaps, 0) / timeline.concurrency / 1e9
+        evidence += per_gap_sentence(per_gap_s, seconds)
         return replace(Outside.within(seconds, calibration.untimed_error_band, UNTIMED_EVIDENCE, evidence, stretch, lean_s),
                        per_gap_s=per_gap_s, warning=warning)
     constant = calibration.gap_over_call_told(timeline)
@@ -516,8 +517,30 @@ def untraced_outside(timeline: Timeline, calibration: TracingCalibration | None)
                 f"the last 32{lean}), {at_once}: {seconds:.3f} s from a traced span of {timeline.span_ns / 1e9:.3f} s{shared}")
     # Each ns more a gap takes off moves the estimate by this many seconds, until it is 0.
     per_gap_s = timeline.timed_gaps / timeline.concurrency / 1e9 if outside_ns > 0 else 0.0
+    evidence += per_gap_sentence(timeline.timed_gaps / timeline.concurrency / 1e9, seconds)
     return replace(Outside.within(seconds, calibration.error_band, "trace", evidence, stretch, lean_s),
                    per_gap_s=per_gap_s, mapped_s=timeline.mapped_gaps_work_ns(constant.ns) / 1e9, warning=warning)
+
+
+# The share of a trace's time outside that 1 us more or less taken off each of its gaps must
+# move before its evidence says so (per_gap_sentence).
+SENSITIVE_SHARE = 0.1
+
+
+def per_gap_sentence(per_gap_s: float, seconds: float) -> str:
+    """How far 1 us more or less taken off each gap would move a trace's time outside, where
+    that is at least SENSITIVE_SHARE of it (or it is 0), so that the user sees why a trace of
+    many calls has a wide band: the constant is told per gap, and over 100,000 gaps 1 us is
+    0.1 s (docs/model-evidence.md, "A timed trace of many calls").  `per_gap_s`: seconds per ns
+    a gap, over the processes at once."""
+    per_us = per_gap_s * 1e3
+    if per_us <= 0 or per_us < SENSITIVE_SHARE * seconds:
+        return ""
+    if seconds <= 0:
+        return (f"; that is its floor, and each us less that tracing cost each of its gaps would add {per_us:.3f} s "
+                "(its band allows for it)")
+    return (f"; each us more or less that tracing cost each of its gaps moves this by {per_us:.3f} s "
+            "(its band allows for it)")
 
 
 def stall_warning(timeline: Timeline, calibration: TracingCalibration, lean_s: float) -> str:

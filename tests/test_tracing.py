@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from fsbm.predictor.predict import outside_from_trace
+from fsbm.predictor.outside import Outside
 from fsbm.predictor.suite import Inputs, build_corpus, clean, programs, run_command
 from fsbm.documents import GAP_OVER_CALL_BINS, GAP_OVER_CALL_NS, PARSER_UNTIMED_CAP_NS, Timeline
 from fsbm.errors import FsbmError
@@ -320,6 +321,30 @@ def test_processes_sharing_the_cores_with_the_tracer_widen_the_band_below_and_le
     assert shared.seconds == pytest.approx(roomy.seconds)
     assert "shared 2 cores with the tracer" in shared.evidence and "tracer" not in roomy.evidence
     assert TracingCalibration.from_json(TracingCalibration(cores=2).to_json()).cores == 2
+
+
+def test_a_trace_of_many_gaps_says_how_far_a_microsecond_a_gap_moves_its_estimate() -> None:
+    """100,000 gaps of one process: 1 us more or less taken off each is 0.1 s, against a time
+    outside of about 0.3 s, and the evidence says so; 1,000 gaps each holding 1 ms of work move
+    1 ms of 1 s, which it does not mention.  Where the gaps leave nothing, the estimate is at its floor and says which way
+    it can move.  (No own median: each gap takes off a share of the calibration's constant,
+    6 us of 10.)"""
+
+    def told(gaps: int, over_call_ns: int) -> Outside:
+        timeline = Timeline(processes=1, calls=gaps + 1, timed_calls=gaps + 1, span_ns=gaps * 100_000,
+                            lifetimes_ns=gaps * 100_000, user_signed_ns=1, timed_gaps=gaps,
+                            timed_gaps_ns=gaps * (50_000 + over_call_ns), timed_gaps_call_median_ns=gaps * 50_000)
+        outside = untraced_outside(timeline, TracingCalibration(measured_gap_over_call_ns=10_000.0))
+        assert outside is not None
+        return outside
+
+    many = told(100_000, 9_000)
+    assert many.seconds == pytest.approx(0.3, rel=0.01)
+    assert "moves this by 0.100 s" in many.evidence
+    few = told(1_000, 1_006_000)
+    assert few.seconds == pytest.approx(1.0, rel=0.01) and "each us" not in few.evidence
+    floor = told(100_000, 5_000)
+    assert floor.seconds == 0.0 and "its floor, and each us less" in floor.evidence and "0.100 s" in floor.evidence
 
 
 def test_a_calibration_that_told_a_program_as_nothing_still_gives_a_band() -> None:
