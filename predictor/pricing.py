@@ -181,6 +181,13 @@ def initial_readahead_bytes(request: float, read_ahead_kb: int) -> int:
     return window * PAGE_BYTES
 
 
+def _case_count(count: float, bounds: tuple[int, int]) -> int:
+    """A workload's count as a case is measured at: to two significant figures, so that
+    workloads of nearly as many share a case, within `bounds` (fewest, most)."""
+    low, high = bounds
+    return int(float(f"{min(max(count, low), high):.2g}"))
+
+
 # A listing more than this many times the bytes of the largest fsbench measured is measured at
 # its own count of entries (readdir_entries), and the fewest and most entries it is asked to
 # list a directory (listed_entries).
@@ -191,10 +198,8 @@ LISTED_ENTRIES_RANGE = (200, 100_000)
 def listed_entries(listed_bytes: float, bytes_per_entry: float) -> int:
     """The entries of each directory readdir_entries is asked to list for a workload's
     listing of `listed_bytes`: as many of fsbench's entries (`bytes_per_entry` each, as its
-    readdir listed them) as fill it, to two significant figures so that listings of nearly
-    one size share a case, within LISTED_ENTRIES_RANGE."""
-    low, high = LISTED_ENTRIES_RANGE
-    return int(float(f"{min(max(listed_bytes / bytes_per_entry, low), high):.2g}"))
+    readdir listed them) as fill it, within LISTED_ENTRIES_RANGE (_case_count)."""
+    return _case_count(listed_bytes / bytes_per_entry, LISTED_ENTRIES_RANGE)
 
 
 # The fewest and most files fsbench's stat_listed_mix is asked to make (listed_files).
@@ -203,10 +208,9 @@ LISTED_FILES_RANGE = (1000, 100_000)
 
 def listed_files(count: int) -> int:
     """The files a listing workload's stat_listed_mix is measured among: its count of listed
-    entries to two significant figures (so workloads of nearly as many share a case), within
-    LISTED_FILES_RANGE (fewer would time too few calls; more would take minutes to make)."""
-    low, high = LISTED_FILES_RANGE
-    return int(float(f"{min(max(count, low), high):.2g}"))
+    entries, within LISTED_FILES_RANGE (fewer would time too few calls; more would take minutes
+    to make; _case_count)."""
+    return _case_count(count, LISTED_FILES_RANGE)
 
 
 class Pricer:

@@ -516,8 +516,9 @@ def untraced_outside(timeline: Timeline, calibration: TracingCalibration | None)
                 f"then (a gap: the median of its process's last 32 calls and {constant.evidence}; a call: the median of "
                 f"the last 32{lean}), {at_once}: {seconds:.3f} s from a traced span of {timeline.span_ns / 1e9:.3f} s{shared}")
     # Each ns more a gap takes off moves the estimate by this many seconds, until it is 0.
-    per_gap_s = timeline.timed_gaps / timeline.concurrency / 1e9 if outside_ns > 0 else 0.0
-    evidence += per_gap_sentence(timeline.timed_gaps / timeline.concurrency / 1e9, seconds)
+    gaps_s = timeline.timed_gaps / timeline.concurrency / 1e9
+    per_gap_s = gaps_s if outside_ns > 0 else 0.0
+    evidence += per_gap_sentence(gaps_s, seconds)
     return replace(Outside.within(seconds, calibration.error_band, "trace", evidence, stretch, lean_s),
                    per_gap_s=per_gap_s, mapped_s=timeline.mapped_gaps_work_ns(constant.ns) / 1e9, warning=warning)
 

@@ -152,14 +152,18 @@ static size_t listing_entries(const struct bench *b, const struct suite_config *
 	return b->variant == 2 ? cfg->files : b->variant ? SMALL_LISTING_ENTRIES : READDIR_ENTRIES;
 }
 
+static size_t within(size_t n, size_t low, size_t high)
+{
+	return n < low ? low : n > high ? high : n;
+}
+
 static size_t listing_dirs(const struct bench *b, const struct suite_config *cfg)
 {
 	size_t entries = listing_entries(b, cfg);
-	size_t ndirs = b->variant == 2 ? LISTED_ENTRIES / entries : cfg->files * 5 / entries;
 
 	if (b->variant == 2)
-		return ndirs < MIN_LISTINGS ? MIN_LISTINGS : ndirs > MAX_LISTINGS ? MAX_LISTINGS : ndirs;
-	return ndirs < 20 ? 20 : ndirs > 500 ? 500 : ndirs;
+		return within(LISTED_ENTRIES / entries, MIN_LISTINGS, MAX_LISTINGS);
+	return within(cfg->files * 5 / entries, 20, 500);
 }
 
 static int setup_listing_dirs(struct bench_ctx *ctx)

@@ -59,6 +59,9 @@ static const struct name BARE[] = {
 static const struct name FCNTL[] = { NAME("fcntl"), NAME("fcntl64") };
 
 enum { BARE_GAP_CAP_NS = 70000 };
+/* A gap from one call's start to the next's (a log without -T) at its slowest with no work in
+ * it: a bare gap's and a bare call's. */
+enum { BARE_START_CAP_NS = 2 * BARE_GAP_CAP_NS };
 static const int64_t UNTIMED_CAPS_US[TIMELINE_UNTIMED_CAPS] = { TIMELINE_UNTIMED_CAPS_US };
 static const char *const OPERATIONS[TIMELINE_FILE_OPS] = { TIMELINE_OPERATIONS };
 
@@ -347,7 +350,7 @@ void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct cal
 		int64_t above, gap = ts_ns - l->prev_end_ns, signed_gap;
 
 		signed_gap = l->prev_timed ? from_median(&l->gaps, gap, BARE_GAP_CAP_NS, &above)
-					   : from_median(&l->starts, gap, 2 * BARE_GAP_CAP_NS, &above);
+					   : from_median(&l->starts, gap, BARE_START_CAP_NS, &above);
 		t->user_signed_ns += signed_gap;
 		t->user_ns += above;
 		if (c->dur_ns >= 0 && l->prev_timed && l->durs.n > 0) {
@@ -374,7 +377,7 @@ void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct cal
 					struct window *pair = pair_gaps(&t->bare_pairs, l->prev_bare, bare);
 					int64_t lean = from_median(pair, gap, INT64_MAX, &lean_above);
 
-					if (window_median(pair) <= 2 * BARE_GAP_CAP_NS) {
+					if (window_median(pair) <= BARE_START_CAP_NS) {
 						t->untimed_bare_gaps++;
 						t->untimed_bare_gaps_signed_ns += lean;
 					}
