@@ -13,12 +13,14 @@ def added_counts(one: Any, other: Any) -> Any:
     """Two counts added up: numbers summed; lists (sums kept by cap, counts by bin) summed
     place by place; objects (counts by operation, by class) key by key, a key one side lacks
     counting as nothing there; and a flag (a recording's syncs skipped) holds where both say
-    so, not counted."""
+    so, not counted; what neither side has (None) stays so."""
     if isinstance(one, dict) or isinstance(other, dict):
         one, other = one or {}, other or {}
         return {key: added_counts(one.get(key), other.get(key)) for key in {*one, *other}}
     if isinstance(one, (list, tuple)) or isinstance(other, (list, tuple)):
         return [added_counts(x, y) for x, y in zip_longest(one or (), other or ())]
+    if one is None and other is None:
+        return None
     if isinstance(one, bool) or isinstance(other, bool):
         return all(flag for flag in (one, other) if flag is not None)
     return (one or 0) + (other or 0)

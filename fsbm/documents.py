@@ -369,6 +369,17 @@ class Timeline(_Open):
     # A log without -T's gaps from one bare call to the next, by length: BARE_GAP_BIN_NS bins
     # from 0, the last holding everything beyond (timeline.h); empty from older parsers.
     untimed_bare_gap_us: list[NonNegativeInt] = []
+    # A log with -T read a second time as if it had none, its durations left out (timeline.h):
+    # the same calls' counts as strace without -T would have given them; None for a log without
+    # -T (the parser's second reading of it is the first: _one_reading) and from older parsers.
+    untimed: "Timeline | None" = None
+
+    @model_validator(mode="after")
+    def _one_reading(self) -> "Timeline":
+        """A log without -T keeps no second reading: read without durations, it is itself."""
+        if not self.timed_calls:
+            self.untimed = None
+        return self
 
     @classmethod
     def of(cls, counts: "Timeline | dict[str, Any] | None") -> "Timeline":

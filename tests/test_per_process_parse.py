@@ -96,6 +96,25 @@ def test_shared_offsets_across_forks_equal_one_parse_and_the_kernel(shell_logs: 
     shared_writes_follow_the_kernel(parallel, shell_logs[0].parent / "shared.log")
 
 
+def test_an_ff_runs_second_reading_is_its_logs_without_call_durations(shell_logs: list[Path], tmp_path: Path) -> None:
+    # Parsed a process group at a time, the timeline's reading without durations adds up as
+    # the timeline does, over the run's span: the same logs stripped of -T give it.
+    from fsbm.documents import Timeline
+    from fsbm.traces.ingest import timeline_of
+    from fsbm.traces.strace import without_call_durations
+
+    stripped = tmp_path / "stripped"
+    stripped.mkdir()
+    for log in shell_logs:
+        (stripped / log.name).write_bytes(without_call_durations(log.read_bytes()))
+    with ThreadPoolExecutor(2) as pool:
+        timed = Timeline.of(timeline_of(ingest(shell_logs, tmp_path / "timed.parquet", workers=pool).output))
+        untimed = Timeline.of(timeline_of(ingest(sorted(stripped.iterdir()), tmp_path / "untimed.parquet",
+                                                 workers=pool).output))
+    assert timed.timed and untimed.untimed is None and untimed.untimed_gaps > 0
+    assert timed.untimed == untimed
+
+
 def test_the_join_takes_the_events_a_slice_at_a_time(shell_logs: list[Path], tmp_path: Path) -> None:
     one = pq.read_table(ingest(shell_logs, tmp_path / "one.parquet").output)
     with ThreadPoolExecutor(2) as pool:

@@ -402,7 +402,7 @@ def test_a_plain_trace_always_gets_a_time_outside_and_says_what_it_rests_on() ->
     bare = outside_from_trace(EMPTY_PROFILE, None)
     assert bare.seconds == 0.0 and bare.kind == "none" and "no timestamps" in bare.evidence
     untimed = {**EMPTY_PROFILE, "timeline": {"calls": 10, "span_ns": 1000}}
-    assert "no call durations" in outside_from_trace(untimed, None).evidence
+    assert "without call durations" in outside_from_trace(untimed, None).evidence
 
 
 def test_the_suite_has_a_fixed_test_set_held_apart_from_the_development_set() -> None:
@@ -507,6 +507,22 @@ def test_a_log_without_call_durations_still_tells_blocked_time_and_work(tmp_path
     by_cap = untimed.untimed_signed_by_cap_ns
     assert all(a >= b for a, b in zip(by_cap, by_cap[1:])) and by_cap[0] > by_cap[-1]
     assert untimed.untimed_outside_ns(PARSER_UNTIMED_CAP_NS) == pytest.approx(untimed.outside_ns_at(0))
+
+
+def test_a_log_with_call_durations_is_read_a_second_time_as_if_it_had_none(tmp_path: Path) -> None:
+    # The parser's second reading of a -T log is, counter for counter, the timeline of the same
+    # log with its durations taken out (as strace without -T writes it), split calls and all;
+    # a log without -T keeps no second reading, being one already.
+    from fsbm.traces.strace import without_call_durations
+
+    (tmp_path / "data").write_bytes(b"x" * 200_000)
+    timed = _traced(tmp_path, "for i in 1 2 3; do gzip -c data > data.$i.gz & done; wait; cat data.*.gz | wc -c")
+    stripped = tmp_path / "untimed.strace"
+    stripped.write_bytes(without_call_durations((tmp_path / "job.strace").read_bytes()))
+    untimed = _timeline_of(stripped)
+    assert timed.timed and timed.untimed is not None and not timed.untimed.timed
+    assert untimed.untimed is None
+    assert timed.untimed == untimed and untimed.untimed_gaps > 0 and untimed.span_ns == timed.span_ns
 
 
 def test_a_log_without_call_durations_is_told_with_the_cap_the_calibration_gives() -> None:

@@ -45,7 +45,7 @@ import pyarrow.csv as pacsv
 from fsbm.counts import added_stats
 from fsbm.traces.errors import TraceParseError
 from fsbm.traces.schema import EVENT_SCHEMA
-from fsbm.traces.strace import ParseStats, ParserRun, per_pid_suffix, run_name, write_log_list
+from fsbm.traces.strace import ParseStats, ParserRun, per_pid_suffix, run_name, with_span, write_log_list
 
 KEY_COLUMNS = ["key_ns", "key_line", "key_pid"]  # the key of the line that completed the event
 KEYED_SCHEMA = pa.schema([*EVENT_SCHEMA, *(pa.field(name, pa.int64()) for name in KEY_COLUMNS)])
@@ -357,7 +357,7 @@ def joined_stats(parses: list[TaskParse]) -> ParseStats:
     total = added_stats(ParseStats(), [parse.stats for parse in parses])
     timed = [p for p in parses if p.stats.timeline.get("calls")]
     if total.timeline and timed:
-        total.timeline["span_ns"] = max(p.last_ns for p in timed) - min(p.first_ns for p in timed)
+        with_span(total.timeline, max(p.last_ns for p in timed) - min(p.first_ns for p in timed))
     return total
 
 

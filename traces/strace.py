@@ -51,6 +51,19 @@ class ParseStats:
     timeline: dict[str, Any] = field(default_factory=dict)
 
 
+# The key of a timeline's second reading of the same calls, their durations left out
+# (timeline.h): what a log with -T tells read as if it had none (predictor/tracing.py).
+UNTIMED_READING = "untimed"
+
+
+def with_span(timeline: dict[str, Any], span_ns: int) -> None:
+    """Set the span of a timeline the parses of several process groups added up: the run's,
+    in both of its readings."""
+    for reading in (timeline, timeline.get(UNTIMED_READING)):
+        if reading:
+            reading["span_ns"] = span_ns
+
+
 # strace -T's call duration at the end of a line.
 CALL_DURATION = re.compile(rb" <\d+\.\d+>$", re.MULTILINE)
 
@@ -165,8 +178,11 @@ class ParserRun:
             _raise_failure(proc, Path(self.name), stderr, self.logs)
         counts = json.loads(self.stats_path.read_text())
         # When the timeline began and ended, apart: what joins the timelines of process groups.
+        # Its reading without durations holds the same calls, so the same ends.
         timeline = counts.get("timeline", {})
         self.first_ns, self.last_ns = timeline.pop("first_ns", 0), timeline.pop("last_ns", 0)
+        for key in ("first_ns", "last_ns"):
+            timeline.get(UNTIMED_READING, {}).pop(key, None)
         self.stats = ParseStats(**counts)
 
 

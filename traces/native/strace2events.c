@@ -49,6 +49,9 @@ struct parser {
 	long continuation_pid;    /* old strace split a call over two lines; -1 when not */
 	struct procs procs;
 	struct timeline timeline;
+	/* The same calls with their durations left out: the timeline strace without -T would have
+	 * given of the same run, so that a log with -T is read both ways (predictor/tracing.py). */
+	struct timeline untimed;
 	struct stats st;
 	long seq;
 	const char *pseudo[MAX_PSEUDO]; /* prefixes of files that are not filesystem work */
@@ -327,6 +330,7 @@ static void handle_call(struct parser *ps, long pid, const char *body, size_t le
 	struct call c;
 	const struct sysdesc *d;
 	const char *why, *file_op;
+	struct call_kind kind;
 	int waits;
 
 	if (call_parse(body, len, &c, &why) != 0) {
@@ -341,7 +345,9 @@ static void handle_call(struct parser *ps, long pid, const char *body, size_t le
 	d = syscall_lookup(c.name);
 	waits = timeline_waits(&c) || waits_on_a_pipe(ps, pid, &c);
 	file_op = emit_call(ps, pid, &c, d, ts, dur_fallback, line);
-	timeline_call(&ps->timeline, pid, ts, &c, dur_fallback, waits, file_op);
+	kind = timeline_kind(&c, file_op, waits);
+	timeline_call(&ps->timeline, pid, ts, c.dur_ns, dur_fallback, &kind);
+	timeline_call(&ps->untimed, pid, ts, -1, dur_fallback, &kind);
 }
 
 static int64_t line_time(struct parser *ps, const struct line *ln)
@@ -691,7 +697,7 @@ static void write_stats(const struct parser *ps, const char *path)
 		fputc('"', f);
 	}
 	fputs("],\"timeline\":", f);
-	timeline_json(&ps->timeline, f);
+	timeline_json(&ps->timeline, &ps->untimed, f);
 	fputs("}\n", f);
 	fclose(f);
 }
@@ -769,6 +775,7 @@ int main(int argc, char **argv)
 	}
 	procs_init(&ps.procs);
 	timeline_init(&ps.timeline);
+	timeline_init(&ps.untimed);
 	syscalls_bind(&ps.procs);
 	if (group >= 0)
 		forks_start(group, forks_dir, ops_path, &ps.day_offset, &ps.last_tod);
@@ -794,5 +801,6 @@ int main(int argc, char **argv)
 	if (stats_path)
 		write_stats(&ps, stats_path);
 	timeline_free(&ps.timeline);
+	timeline_free(&ps.untimed);
 	return 0;
 }

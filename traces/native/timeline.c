@@ -104,20 +104,23 @@ static long place_of(const int64_t *sorted, long m, int64_t value)
 	return lo;
 }
 
-/* Push `value` into a window: it takes the oldest value's place in the ring, and the sorted
- * copy moves by no more than the window's length, so its median is read, not searched for. */
+/* Push `value` into a window: it takes the oldest value's place in the ring, and in the sorted
+ * copy it takes the oldest's place and slides to its own, past the values between the two
+ * (few, where a series' values are alike), so its median is read, not searched for. */
 static void window_push(struct window *w, int64_t value)
 {
 	long m = w->n < TIMELINE_WINDOW ? w->n : TIMELINE_WINDOW, at;
 
 	if (w->n >= TIMELINE_WINDOW) { /* the oldest leaves */
-		long old = place_of(w->sorted, m, w->ring[w->n % TIMELINE_WINDOW]);
-
-		memmove(w->sorted + old, w->sorted + old + 1, (size_t)(m - old - 1) * sizeof(w->sorted[0]));
-		m--;
+		at = place_of(w->sorted, m, w->ring[w->n % TIMELINE_WINDOW]);
+		for (; at + 1 < m && w->sorted[at + 1] < value; at++)
+			w->sorted[at] = w->sorted[at + 1];
+		for (; at > 0 && w->sorted[at - 1] > value; at--)
+			w->sorted[at] = w->sorted[at - 1];
+	} else {
+		at = place_of(w->sorted, m, value);
+		memmove(w->sorted + at + 1, w->sorted + at, (size_t)(m - at) * sizeof(w->sorted[0]));
 	}
-	at = place_of(w->sorted, m, value);
-	memmove(w->sorted + at + 1, w->sorted + at, (size_t)(m - at) * sizeof(w->sorted[0]));
 	w->sorted[at] = value;
 	w->ring[w->n % TIMELINE_WINDOW] = value;
 	w->n++;
@@ -287,34 +290,48 @@ int timeline_waits(const struct call *c)
 	return named_in(c->name, WAITING, sizeof(WAITING) / sizeof(WAITING[0]));
 }
 
-void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct call *c, int64_t resumed_ns,
-		   int blocking, const char *file_op)
+struct call_kind timeline_kind(const struct call *c, const char *file_op, int blocking)
 {
-	struct lifetime *l;
-	int64_t end, dur = c->dur_ns >= 0 ? c->dur_ns : resumed_ns;
-	int bare;
+	struct call_kind k = { 0 };
 
-	t->calls++;
 	if (span_eq(c->name, "execve") || span_eq(c->name, "execveat"))
-		t->execs += c->ret_known && c->ret == 0;
+		k.made_exec = c->ret_known && c->ret == 0;
 	if (span_eq(c->name, "clone") || span_eq(c->name, "clone3") || span_eq(c->name, "fork") ||
 	    span_eq(c->name, "vfork"))
-		t->forks += c->ret_known && c->ret > 0;
-	if (c->dur_ns >= 0)
+		k.made_process = c->ret_known && c->ret > 0;
+	k.blocking = blocking;
+	k.bare = bare_kind(c);
+	if (file_op) {
+		k.op = operation_index(file_op) + 1;
+		k.mapped = strcmp(file_op, "mmap") == 0 && c->ret_known && !c->err[0];
+		k.synced = strcmp(file_op, "fsync") == 0;
+	}
+	return k;
+}
+
+void timeline_call(struct timeline *t, long pid, int64_t ts_ns, int64_t dur_ns, int64_t resumed_ns,
+		   const struct call_kind *k)
+{
+	struct lifetime *l;
+	int64_t end, dur = dur_ns >= 0 ? dur_ns : resumed_ns;
+	int bare = k->bare, blocking = k->blocking;
+
+	t->calls++;
+	t->execs += k->made_exec;
+	t->forks += k->made_process;
+	if (dur_ns >= 0)
 		t->timed_calls++;
 	/* A call the log split in two says how long it took even without -T: a wait4 or a
 	 * pipe read that blocked while other processes ran is the one that matters here. */
 	if (dur >= 0 && blocking) {
 		t->blocking_calls++;
 		t->blocked_ns += dur;
-		if (c->dur_ns < 0)
+		if (dur_ns < 0)
 			t->untimed_blocked_ns += dur;
 	}
-	if (file_op) {
-		int k = operation_index(file_op);
-
-		t->file_calls_by_op[k]++;
-		t->untimed_file_calls_by_op[k] += dur < 0;
+	if (k->op) {
+		t->file_calls_by_op[k->op - 1]++;
+		t->untimed_file_calls_by_op[k->op - 1] += dur < 0;
 	}
 	if (ts_ns == NO_VALUE)
 		return;
@@ -326,7 +343,6 @@ void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct cal
 	if ((t->count + 1) * 2 > t->cap)
 		grow(t);
 	l = find(t->slot, t->cap, pid);
-	bare = bare_kind(c);
 	if (!l->pid) {
 		l->pid = pid;
 		l->first_ns = ts_ns;
@@ -353,7 +369,7 @@ void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct cal
 					   : from_median(&l->starts, gap, BARE_START_CAP_NS, &above);
 		t->user_signed_ns += signed_gap;
 		t->user_ns += above;
-		if (c->dur_ns >= 0 && l->prev_timed && l->durs.n > 0) {
+		if (dur_ns >= 0 && l->prev_timed && l->durs.n > 0) {
 			int64_t call = call_median(&l->durs);
 
 			t->timed_gaps++;
@@ -392,27 +408,27 @@ void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct cal
 
 				if (op >= 0)
 					t->untimed_op_gaps[op]++;
-				for (int k = 0; k < TIMELINE_UNTIMED_CAPS; k++) {
-					int64_t cap = UNTIMED_CAPS_US[k] * 1000, held = median < cap ? median : cap;
+				for (int c = 0; c < TIMELINE_UNTIMED_CAPS; c++) {
+					int64_t cap = UNTIMED_CAPS_US[c] * 1000, held = median < cap ? median : cap;
 
-					t->untimed_signed_ns[k] += gap - held;
+					t->untimed_signed_ns[c] += gap - held;
 					if (op >= 0)
-						t->untimed_held_ns[op][k] += held;
+						t->untimed_held_ns[op][c] += held;
 				}
 			}
 		}
 	}
-	if (!blocking && c->dur_ns >= 0) {
+	if (!blocking && dur_ns >= 0) {
 		int64_t excess, signed_excess;
 
 		if (bare)
-			window_push(&l->bare, c->dur_ns);
-		signed_excess = from_median(&l->durs, c->dur_ns, call_cap(l), &excess);
+			window_push(&l->bare, dur_ns);
+		signed_excess = from_median(&l->durs, dur_ns, call_cap(l), &excess);
 		if (bare) {
 			t->bare_calls++;
 			t->bare_calls_signed_ns += signed_excess;
 		}
-		if (file_op) {
+		if (k->op) {
 			t->file_calls_excess_ns += excess;
 			t->file_calls_signed_ns += signed_excess;
 		} else {
@@ -424,12 +440,12 @@ void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct cal
 	l->prev_end_ns = end;
 	l->prev_timed = dur >= 0;
 	l->prev_bare = bare;
-	l->prev_mapped = file_op && strcmp(file_op, "mmap") == 0 && c->ret_known && !c->err[0];
-	l->prev_synced = file_op && strcmp(file_op, "fsync") == 0;
-	l->prev_op = file_op ? operation_index(file_op) + 1 : 0;
+	l->prev_mapped = k->mapped;
+	l->prev_synced = k->synced;
+	l->prev_op = k->op;
 }
 
-void timeline_json(const struct timeline *t, FILE *f)
+void timeline_json(const struct timeline *t, const struct timeline *untimed, FILE *f)
 {
 	int64_t lifetimes = 0;
 
@@ -478,5 +494,10 @@ void timeline_json(const struct timeline *t, FILE *f)
 			fprintf(f, ",%lld", (long long)t->untimed_held_ns[k][c]);
 		fputc(']', f);
 	}
-	fputs("}}", f);
+	fputc('}', f);
+	if (untimed) {
+		fputs(",\"untimed\":", f);
+		timeline_json(untimed, NULL, f);
+	}
+	fputc('}', f);
 }

@@ -159,17 +159,32 @@ struct timeline {
 
 void timeline_init(struct timeline *t);
 void timeline_free(struct timeline *t);
-/* One complete call of `pid` starting at ts_ns (NO_VALUE when the log has no times);
- * `resumed_ns`: for a call the log split in two, the time from its start to its resumption
- * (its duration where the log has no -T, NO_VALUE otherwise); `blocking`: it waited for
- * another process rather than worked; `file_op`: for a call on a file of a filesystem, which
- * the cost model prices, its event's operation ("read", "mmap"...); NULL for any other (a
- * device, /proc or a pipe, whose time is the program's own). */
-void timeline_call(struct timeline *t, long pid, int64_t ts_ns, const struct call *c, int64_t resumed_ns,
-		   int blocking, const char *file_op);
+/* What the timeline needs of a call beyond its times, read once from its name, arguments and
+ * event (timeline_kind) and given to each reading of it. */
+struct call_kind {
+	int made_exec;    /* an execve that succeeded */
+	int made_process; /* a clone, fork or vfork that returned a child */
+	int blocking;     /* it waited for another process rather than worked */
+	int bare;         /* which kind of bare call it is (timeline.c's bare_kind), 0 for none */
+	int op;           /* its file operation's place in TIMELINE_OPERATIONS + 1; 0: not on a file */
+	int mapped;       /* it mapped a file of a filesystem */
+	int synced;       /* it flushed a file to the device */
+};
+
+/* The kind of call `c`: `file_op`, for a call on a file of a filesystem, which the cost model
+ * prices, its event's operation ("read", "mmap"...); NULL for any other (a device, /proc or a
+ * pipe, whose time is the program's own); `blocking`: it waited for another process. */
+struct call_kind timeline_kind(const struct call *c, const char *file_op, int blocking);
+/* One complete call of `pid` of kind `k` starting at ts_ns (NO_VALUE when the log has no
+ * times), lasting dur_ns (-T; -1 where the log does not give it); `resumed_ns`: for a call the
+ * log split in two, the time from its start to its resumption (what a log without -T shows of
+ * its duration), NO_VALUE otherwise. */
+void timeline_call(struct timeline *t, long pid, int64_t ts_ns, int64_t dur_ns, int64_t resumed_ns,
+		   const struct call_kind *k);
 /* Is a call of this name one that waits for another process whatever its arguments? */
 int timeline_waits(const struct call *c);
-/* The totals as one JSON object (no trailing newline). */
-void timeline_json(const struct timeline *t, FILE *f);
+/* The totals as one JSON object (no trailing newline); with `untimed` (the same calls with their
+ * durations left out), its totals too, as the object's "untimed". */
+void timeline_json(const struct timeline *t, const struct timeline *untimed, FILE *f);
 
 #endif
