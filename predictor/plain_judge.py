@@ -538,6 +538,8 @@ def markdown(doc: dict[str, Any], judged: PlainJudged, judged_again: bool = Fals
         + f"; scale {options['scale']:g}. " + target_images_sentence(doc) + " "
         + ("The same log with its call durations taken out (as `strace` without `-T` writes it) gives the *untimed* "
            "form. " if "untimed" in s else "")
+        + ("The *absolute* form's time outside is the mean of the log's two readings, with its call durations and "
+           "without them. " if all((p["profile"].get("timeline") or {}).get("untimed") for p in doc["programs"]) else "")
         + ("This development set fits the runtime model's error bands, and each program here is judged by a model "
            "fitted on the others." if options["split"] == "dev" else
            "Nothing was fitted on these measurements: they are judged by the model the development set fitted."),

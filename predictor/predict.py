@@ -6,7 +6,8 @@ operation, and the ranking with how sure it is.  Every runtime comes from the ru
 - absolute: every trace gets one.  The time outside the filesystem rests on the best
   evidence the profile has: a `fsbm trace record` recording's untraced CPU time
   (outside.py); else the trace's own gaps between calls and its calls not on files, each
-  less what tracing cost it (tracing.py); else nothing, and the output says so.
+  less what tracing cost it, for a log with -T the mean of its reading with its call
+  durations and without them (tracing.py); else nothing, and the output says so.
 - relative (Mesnier's relative fitness): a runtime measured on the traced candidate, whose
   filesystem part is replaced by each candidate's; the rest stays as measured.
 
@@ -33,7 +34,7 @@ from fsbm.predictor.estimator import GAP_COLUMN, LEAN_COLUMN, STRETCH_COLUMN, UN
 from fsbm.predictor.model import CpuScales, FsTime, price_workload, stream_calls, stream_waits_hidden
 from fsbm.predictor.outside import Outside, calls_cpu_seconds, cpu_scales, outside_features, outside_seconds
 from fsbm.predictor.pricing import Pricer
-from fsbm.predictor.tracing import CAPTURE, TracingCalibration, capture_outside, untraced_outside
+from fsbm.predictor.tracing import CAPTURE, TracingCalibration, both_readings, capture_outside, untraced_outside
 
 SCHEMA_VERSION = 2
 
@@ -77,25 +78,38 @@ def relative_rows(rows: pd.DataFrame, traced: int, measured: float) -> pd.DataFr
 def outside_from_trace(profile: Profile | dict[str, Any], calibration: TracingCalibration | None,
                        start: str = "cold") -> Outside:
     """The time outside the filesystem of a plain trace (tracing.untraced_outside) or an NFS
-    capture (tracing.capture_outside), or nothing, saying why.  A cold prediction from a plain
-    trace adds the cold start no trace holds, where the calibration measured it (cold_start.py)."""
+    capture (tracing.capture_outside), or nothing, saying why; a cold prediction from a plain
+    trace with the cold start no trace holds (_with_cold_start)."""
     profile = Profile.of(profile)
-    timeline = Timeline.of(profile.timeline)
+    return _with_cold_start(_trace_reading(profile, Timeline.of(profile.timeline), calibration), calibration, start)
+
+
+def _trace_reading(profile: Profile, reading: Timeline, calibration: TracingCalibration | None) -> Outside:
+    """The time outside told from one reading of a trace's calls (the profile's timeline, or
+    its reading without durations, Timeline.untimed): a plain trace's (tracing.untraced_outside),
+    an NFS capture's (tracing.capture_outside), or nothing, saying why."""
     if profile.protocol == "nfs":
-        estimate, why = capture_outside(timeline), "the capture has no replies to time its calls by"
+        estimate, why = capture_outside(reading), "the capture has no replies to time its calls by"
     else:
-        estimate, why = untraced_outside(timeline, calibration), "the trace has no timestamps (strace -tt)"
-        cold_start = calibration.cold_start if calibration else None
-        if estimate is not None and start == "cold" and cold_start is not None:
-            estimate = estimate.more(cold_start.seconds, cold_start.band, cold_start.words())
-        elif estimate is not None and start == "cold":
-            estimate = replace(estimate, evidence=f"{estimate.evidence}; the cold start no trace holds (strace loaded "
-                               "the program before its trace begins) is not in it: `fsbm trace calibrate "
-                               "--cold-start`, as root, measures it")
+        estimate, why = untraced_outside(reading, calibration), "the trace has no timestamps (strace -tt)"
     if estimate is not None:
         return estimate
     return Outside.exactly(0.0, "none", f"not known, as {why}; only the filesystem's time is predicted, and "
                                         "--measured adds the relative form")
+
+
+def _with_cold_start(outside: Outside, calibration: TracingCalibration | None, start: str) -> Outside:
+    """A plain trace's time outside and, for a cold prediction, the cold start no trace holds
+    (strace loaded the program before its trace begins), where the calibration measured it
+    (cold_start.py), else said so; any other time outside as it is."""
+    if start != "cold" or outside.kind not in ("trace", UNTIMED_EVIDENCE):
+        return outside
+    cold_start = calibration.cold_start if calibration else None
+    if cold_start is not None:
+        return outside.more(cold_start.seconds, cold_start.band, cold_start.words())
+    return replace(outside, evidence=f"{outside.evidence}; the cold start no trace holds (strace loaded the program "
+                                     "before its trace begins) is not in it: `fsbm trace calibrate --cold-start`, "
+                                     "as root, measures it")
 
 
 def _is_reference(entry: dict[str, Any]) -> bool:
@@ -163,20 +177,22 @@ class Workload:
             outside = Outside.exactly(outside_seconds(features), "recording",
                                       f"the recording's untraced CPU time and waits{over}")
         else:
-            outside = outside_from_trace(profile, tracing, start)
+            outside = _trace_reading(profile, Timeline.of(profile.timeline), tracing)
         times = [price_workload(profile, pricer, cache_bytes=cache_bytes, start=start, cpu_scales=scales)
                  for pricer in pricers]
         at_once = concurrency(profile)
-        if outside.kind == UNTIMED_EVIDENCE:
-            outside = _less_file_calls(outside, names, times, traced_on, at_once, Timeline.of(profile.timeline),
-                                       tracing)
-        elif outside.kind == CAPTURE:
+        timeline = Timeline.of(profile.timeline)
+        if outside.kind == CAPTURE:
             times = _streams_behind_server(profile, names, times, traced_on)
-            outside = _with_server_handling(outside, Timeline.of(profile.timeline), names, times, traced_on, at_once)
+            outside = _with_server_handling(outside, timeline, names, times, traced_on, at_once)
             outside = _with_capturing_cost(outside, profile, capture_cost, at_once)
             outside = _with_client_start(outside, profile, capture_cost, start)
-        elif outside.mapped_s > 0:
-            outside = _less_mapped_reads(outside, names, times, traced_on, at_once)
+        else:
+            outside = _less_priced(outside, timeline, names, times, traced_on, tracing)
+        if outside.kind == "trace" and timeline.untimed is not None:
+            untimed = _trace_reading(profile, timeline.untimed, tracing)
+            outside = both_readings(outside, _less_priced(untimed, timeline.untimed, names, times, traced_on, tracing))
+        outside = _with_cold_start(outside, tracing, start)
         rows = [feature_row(pricer.table, fs, outside, at_once) for pricer, fs in zip(pricers, times)]
         return cls(rows, times, outside, scales, features, at_once)
 
@@ -184,6 +200,19 @@ class Workload:
     def rows(self) -> pd.DataFrame:
         """The runtime model's X: a row per candidate."""
         return pd.DataFrame(self.features)
+
+
+def _less_priced(outside: Outside, reading: Timeline, names: list[str], times: list[FsTime], traced_on: str | None,
+                 tracing: TracingCalibration | None) -> Outside:
+    """A plain trace's time outside, told from `reading` of its calls, less what the cost model
+    prices already: without call durations, the file calls' time its gaps hold
+    (_less_file_calls); with them, the reads of the files it mapped (_less_mapped_reads).  Each
+    over the processes that reading tells worked at once."""
+    if outside.kind == UNTIMED_EVIDENCE:
+        return _less_file_calls(outside, names, times, traced_on, reading.concurrency, reading, tracing)
+    if outside.mapped_s > 0:
+        return _less_mapped_reads(outside, names, times, traced_on, reading.concurrency)
+    return outside
 
 
 def _traced_anchor(names: list[str], times: list[FsTime], traced_on: str | None) -> tuple[int, str]:

@@ -74,6 +74,11 @@ median holds is the work itself slowed while the processes and the tracer share 
 the trace cannot say how much, so the band reaches down by the most it can be
 (shared_cores_stretch) and the estimate stays.
 
+A log with -T is read a second time as strace without -T would have written it: the parser
+feeds the same calls, their durations left out, to a second timeline (Timeline.untimed), and
+the prediction tells the time outside from each reading and takes their mean (both_readings),
+as the two rules err in ways that do not follow each other.
+
 `tracing_runs.calibrate` checks the rule on this machine: small programs that spend their time outside
 file calls, in different mixes (work between calls or little, one process or several, in
 turn or at once), run untraced and under `strace -f -tt -T -y`, warm, where the rule's
@@ -496,8 +501,8 @@ def untraced_outside(timeline: Timeline, calibration: TracingCalibration | None)
                   "calls to the next lay above their median on average" if lean is not None else "")
         synced = (f"; the {timeline.untimed_sync_gaps:,} gaps after a flush ({timeline.untimed_sync_gaps_ns / 1e9:.3f} s) "
                   "left out, as the flushes' time is the cost model's" if timeline.untimed_sync_gaps else "")
-        evidence = (f"the trace has no call durations (no strace -T): the time from each call's start to the next's, "
-                    f"less what tracing cost it then (the median of its process's last 32, at most "
+        evidence = (f"the trace read without call durations (as strace without -T writes it): the time from "
+                    f"each call's start to the next's, less what tracing cost it then (the median of its process's last 32, at most "
                     f"{calibration.untimed_cap_ns / 1e3:.0f} us{leaned}){synced}, {at_once}: "
                     f"{seconds:.3f} s from a traced span of {timeline.span_ns / 1e9:.3f} s{shared}")
         # What tracing cost a gap is a median taken off each gap the estimate counts: each ns it
@@ -521,6 +526,28 @@ def untraced_outside(timeline: Timeline, calibration: TracingCalibration | None)
     evidence += per_gap_sentence(gaps_s, seconds)
     return replace(Outside.within(seconds, calibration.error_band, "trace", evidence, stretch, lean_s),
                    per_gap_s=per_gap_s, mapped_s=timeline.mapped_gaps_work_ns(constant.ns) / 1e9, warning=warning)
+
+
+def both_readings(timed: Outside, untimed: Outside) -> Outside:
+    """A log with -T's time outside: the mean of its two readings, `timed` (untraced_outside of
+    its timeline) and `untimed` (of the same log read as strace without -T would have written
+    it, Timeline.untimed), each less what the cost model prices already.
+
+    The two rules err in different ways.  The timed one takes a constant off each gap for
+    tracing, told from the trace's own gaps, and over the 100,000 gaps of a database program
+    a microsecond of it is a tenth of a second; the untimed one takes each gap's median off it
+    and the modelled time of the file calls out of what is left, and errs by what that model
+    misprices.  Neither error follows the other, and the mean was nearer than either on the
+    development set (docs/model-evidence.md, "Both readings of one trace").  Its band spans the
+    mean of theirs, how far a gap's constant moves it (per_gap_s) and what it took off for
+    tracing's lean (lean_s) are their means, and it keeps the timed reading's warning: a log
+    without -T tells no stall."""
+    seconds = (timed.seconds + untimed.seconds) / 2
+    evidence = (f"the mean of the trace read two ways: with its call durations, {timed.seconds:.3f} s ({timed.evidence}); "
+                f"and without them, {untimed.seconds:.3f} s ({untimed.evidence})")
+    return Outside(seconds, (timed.low + untimed.low) / 2, (timed.high + untimed.high) / 2, timed.kind, evidence,
+                   per_gap_s=(timed.per_gap_s + untimed.per_gap_s) / 2, stretch=max(timed.stretch, untimed.stretch),
+                   lean_s=(timed.lean_s + untimed.lean_s) / 2, warning=timed.warning)
 
 
 # The share of a trace's time outside that 1 us more or less taken off each of its gaps must

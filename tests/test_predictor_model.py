@@ -1209,13 +1209,32 @@ def test_a_trace_without_call_durations_is_predicted_less_its_file_calls_where_i
     fast, slow = Pricer(table("ext4")), Pricer(table("xfs", scale=3.0))
     traced = Workload.priced(untimed, [fast, slow], cache_bytes=1 << 30, traced_on="ext4")
     on_ext4 = traced.times[0].total_ns / 1e9
-    assert traced.outside.kind == "trace-untimed" and "no strace -T" in traced.outside.evidence
+    assert traced.outside.kind == "trace-untimed" and "without call durations" in traced.outside.evidence
     assert traced.outside.seconds == pytest.approx(0.4 - on_ext4)
     assert "where it was traced" in traced.outside.evidence
     # Not told where: the median candidate's file calls (of two, the slower), said so.
     unknown = Workload.priced(untimed, [fast, slow], cache_bytes=1 << 30)
     assert unknown.outside.seconds == pytest.approx(max(0.4 - unknown.times[1].total_ns / 1e9, 0.0))
     assert "the median candidate" in unknown.outside.evidence
+
+
+def test_a_trace_with_call_durations_is_told_from_the_mean_of_its_two_readings() -> None:
+    from fsbm.predictor.predict import Workload
+
+    # With its durations, 0.4 s of work outside; read without them, 0.25 s of gaps that hold its
+    # file calls too, whose modelled time on ext4 comes off that reading alone.
+    untimed = {"processes": 1, "calls": 2000, "span_ns": 10**9, "lifetimes_ns": 10**9, "user_ns": 250_000_000}
+    timed = {"processes": 1, "calls": 2000, "timed_calls": 2000, "span_ns": 10**9, "lifetimes_ns": 10**9,
+             "user_signed_ns": 400_000_000}
+    fast, slow = Pricer(table("ext4")), Pricer(table("xfs", scale=3.0))
+    alone = Workload.priced({**profile(), "timeline": timed}, [fast, slow], cache_bytes=1 << 30, traced_on="ext4")
+    both = Workload.priced({**profile(), "timeline": {**timed, "untimed": untimed}}, [fast, slow],
+                           cache_bytes=1 << 30, traced_on="ext4")
+    on_ext4 = both.times[0].total_ns / 1e9
+    assert alone.outside.seconds == pytest.approx(0.4)
+    assert both.outside.kind == "trace" and both.outside.seconds == pytest.approx((0.4 + 0.25 - on_ext4) / 2)
+    assert "read two ways" in both.outside.evidence and "without call durations" in both.outside.evidence
+    assert [row["outside_s"] for row in both.features] == [both.outside.seconds] * 2
 
 
 def test_the_filesystems_part_is_count_times_cost_over_the_processes_working_at_once() -> None:
