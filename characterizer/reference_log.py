@@ -16,7 +16,8 @@ rounds, each of which sends only what is bounded by the budget, the files or the
 
 The one-machine path is the same two rounds over one log, so both give the same profile.
 What a profile takes from the joined samples, the curve and the unlinked files' sizes
-(ReuseOutcome), is made where they are joined: on a cluster, a worker's task, so the client
+(ReuseOutcome), is made where they are joined: on a cluster, workers' tasks (each seed's curve
+one of its own, joined_seed_curve, so that two workers make them at once), so the client
 receives a few hundred numbers rather than the sample.
 
 What a file held when it was unlinked is the largest end of an access to it since its
@@ -210,6 +211,11 @@ class LogSample:
     life: np.ndarray
     end: np.ndarray
 
+    @property
+    def held(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The most each (file, life) held: (file, life, end)."""
+        return self.file, self.life, self.end
+
     @classmethod
     def concat(cls, parts: list["LogSample"]) -> "LogSample":
         """Several parts' samples as one: samples joined (Sample.concat), first reads the
@@ -256,5 +262,42 @@ class ReuseOutcome:
 
 
 def reuse_outcome(facts: LogFacts, plan: LogPlan, *samples: LogSample) -> ReuseOutcome:
-    """Round 2's samples of every part joined, and what the profile takes from them."""
-    return ReferenceSummary(facts, plan, LogSample.concat(list(samples))).outcome()
+    """Round 2's samples of every part joined, and what the profile takes from them: in the
+    steps a cluster runs as tasks of their own (scale.py), one after another."""
+    first = joined_first_reads(*(part.first for part in samples))
+    curves = [joined_seed_curve(facts, first, k, *(part.sample.seed(k) for part in samples))
+              for k in range(curve_seeds(facts, plan))]
+    return outcome_of(facts, plan, first, joined_unlinked(plan, *(part.held for part in samples)), *curves)
+
+
+def curve_seeds(facts: LogFacts, plan: LogPlan) -> int:
+    """How many seeds' curves the trace's reuse curve is made from (reuse.seeds_at); none for
+    a trace without block references."""
+    return reuse.seeds_at(plan.rate) if facts.total else 0
+
+
+def joined_first_reads(*parts: FirstReads) -> FirstReads:
+    """Every part's first reads as one: each file's earlier."""
+    return reduce(FirstReads.merge, parts)
+
+
+def joined_seed_curve(facts: LogFacts, first: FirstReads, k: int, *parts: Sample) -> reuse.SeedCurve:
+    """Seed k's curve (reuse.seed_curve) from every part's sample of that seed (Sample.seed),
+    joined; the parts are emptied.  Each seed is a task of its own on a cluster: the largest
+    step left after the buckets, which one worker would otherwise make alone."""
+    return reuse.seed_curve(Sample.concat(list(parts)), first, facts.reads, classes=k == 0)
+
+
+def joined_unlinked(plan: LogPlan, *held: tuple[np.ndarray, np.ndarray, np.ndarray]) -> np.ndarray:
+    """For each unlink, the bytes its file held (LogPlan.unlinked_sizes) from every part's
+    holdings (LogSample.held), the larger of two."""
+    return plan.unlinked_sizes(_largest(*(np.concatenate(column) for column in zip(*held))))
+
+
+def outcome_of(facts: LogFacts, plan: LogPlan, first: FirstReads, unlinked: np.ndarray,
+               *curves: reuse.SeedCurve) -> ReuseOutcome:
+    """The profile's part of the joined samples: the curve's document from the seeds' curves
+    (the reported one, then the one that checks it), and the unlinked files' sizes."""
+    curve = reuse.curve_document(curves[0] if curves else None, curves[1] if len(curves) > 1 else None, first,
+                                 facts.total)
+    return ReuseOutcome(curve, unlinked)

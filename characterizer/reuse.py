@@ -329,6 +329,12 @@ class Sample:
         order = [tuple(take(lambda s: s.order, k, c) for c in range(width)) for k in seeds]
         return cls(samples[0].rate, keys, is_read, code, order)
 
+    def seed(self, k: int) -> "Sample":
+        """Seed k's references alone (the same arrays): what one seed's curve needs, so that
+        the seeds' curves can be made apart (seed_curve)."""
+        return Sample(self.rate, [self.keys[k]], [self.is_read[k]], [self.code[k]],
+                      None if self.order is None else [self.order[k]])
+
     def in_order(self) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """Per seed, (keys, is_read, code) in trace order."""
         if self.order is None:
@@ -361,9 +367,10 @@ class _Distances:
 
 
 @dataclass
-class _Curve:
-    """Stack distances of a sample's reads, and of the files' first reads it holds, in blocks
-    of the whole trace (sampled distances over the rate; -1: never referenced before)."""
+class SeedCurve:
+    """Stack distances of one seed's sample's reads, and of the files' first reads it holds, in
+    blocks of the whole trace (sampled distances over the rate; -1: never referenced before):
+    what the curve's document is read from (curve_document)."""
 
     rate: float
     references: int
@@ -378,7 +385,7 @@ class _Curve:
 
     @classmethod
     def of(cls, keys: np.ndarray, is_read: np.ndarray, code: np.ndarray | None, first_keys: np.ndarray,
-           rate: float, block_reads: int) -> "_Curve":
+           rate: float, block_reads: int) -> "SeedCurve":
         distances = stack_distances(keys)
         read_keys, read_distances = keys[is_read], distances[is_read]
         chosen = member(read_keys, first_keys)
@@ -443,13 +450,38 @@ def reuse_curve(refs: References, *, exact_limit: int = EXACT_LIMIT,
 
 def curve_of(sample: Sample | None, first: FirstReads, total: int, reads: int) -> dict[str, object]:
     """The reuse curve's document from a trace's sampled block references (all of them where
-    the rate is 1), its files' first reads and its counts of block references and reads."""
+    the rate is 1), its files' first reads and its counts of block references and reads: the
+    reported seed's curve, checked against the second seed's where the rate is below 1."""
     if total == 0 or sample is None:
+        return curve_document(None, None, first, total)
+    check = seed_curve(sample.seed(1), first, reads, classes=False) if sample.rate < 1.0 else None
+    return curve_document(seed_curve(sample.seed(0), first, reads), check, first, total)
+
+
+def seeds_at(rate: float) -> int:
+    """How many seeds a sample at `rate` holds: the reported one, and where it is a sample
+    (below 1) the one that checks it."""
+    return 1 if rate >= 1.0 else len(SEEDS)
+
+
+def seed_curve(sample: Sample, first: FirstReads, reads: int, *, classes: bool = True) -> "SeedCurve":
+    """The curve of one seed's references (`sample` holds that seed alone: Sample.seed), put in
+    trace order; `reads`: the trace's block reads; `classes`: count its reads by data class too
+    (the reported seed; the one that checks it needs only its hit fractions).  Each seed's
+    curve is made apart, so that on a cluster two workers make them at once."""
+    keys, is_read, code = sample.in_order()[0]
+    return SeedCurve.of(keys, is_read, code if classes else None, first.key, sample.rate, reads)
+
+
+def curve_document(curve: "SeedCurve | None", check: "SeedCurve | None", first: FirstReads,
+                   total: int) -> dict[str, object]:
+    """The reuse curve's document from the reported seed's curve (None: the trace has no block
+    reference) and the checking seed's (None where every reference was kept), the trace's files'
+    first reads and its count of block references."""
+    if total == 0 or curve is None:
         return {"block_size": BLOCK, "block_reads": 0, "distinct_blocks": 0, "points": []}
-    rate = sample.rate
+    rate, reads = curve.rate, curve.block_reads
     first_keys = first.key
-    samples = sample.in_order()
-    curve = _Curve.of(*samples[0], first_keys, rate, reads)
     sizes = cache_sizes(curve.distinct)
     sizes = sizes[(sizes * rate >= 1) | (sizes == sizes[-1])]  # what a sample resolves
     hit = curve.hit_fractions(sizes)
@@ -466,9 +498,7 @@ def curve_of(sample: Sample | None, first: FirstReads, total: int, reads: int) -
                     "first_read_hit_fraction": None if f is None else float(f)}
                    for s, h, f in zip(sizes, hit, first_hit)],
         CLASS_READS: {str(c): list(counts) for c, counts in sorted(curve.class_reads.items())}}
-    if rate < 1.0:
-        keys, is_read, _ = samples[1]
-        check = _Curve.of(keys, is_read, None, first_keys, rate, reads)
+    if check is not None:
         error = float(np.mean(np.abs(hit - check.hit_fractions(sizes)))) / math.sqrt(2)
         body["sampling"] = {"method": "SHARDS (spatially hashed sampling)", "rate": rate, "block_references": total,
                             "sampled_references": curve.references, "files_first_read_sampled": sampled_first,

@@ -47,7 +47,8 @@ from fsbm.characterizer.open_levels import CellSums, LevelLog, LevelPlan, OpenLe
 from fsbm.characterizer.partial import (FileStatistics, Partial, finalize, level_windows, summarize,
                                         traced_over_nfs)
 from fsbm.characterizer.profile import Profile
-from fsbm.characterizer.reference_log import LogFacts, LogPlan, LogSample, ReferenceLog, reuse_outcome
+from fsbm.characterizer.reference_log import (LogFacts, LogPlan, LogSample, ReferenceLog, curve_seeds, joined_first_reads,
+                                              joined_seed_curve, joined_unlinked, outcome_of, reuse_outcome)
 from fsbm.errors import FsbmError, UsageError
 from fsbm.traces.ingest import check_event_table
 
@@ -297,13 +298,17 @@ def _on_cluster(work: list[Piece], n_buckets: int, scratch: str, client: object,
     if part.seen != total.events:
         raise RuntimeError(f"the buckets hold {part.seen} events, the pieces {total.events}")
     plan = LogPlan.of(found)
-    # The buckets' samples are joined once, by one worker's task, which sends back only the
-    # curve and the unlinked files' sizes: a tree of merges would copy the growing samples at
-    # every level, and joined here they held the client at the sample's size.
-    # The curve is made while the open-file levels' two rounds run beside it: its last task is
-    # one worker's alone, and the other worker would wait for it.
+    # Each seed's samples are joined once, by one worker's task, which sends back only its
+    # curve's counts (a tree of merges would copy the growing samples at every level, and
+    # joined on the client they held it at the sample's size); the two seeds' tasks run on two
+    # workers at once, each pulling only its seed's references, and the open-file levels' two
+    # rounds run beside them.
     samples = [delayed(log_sample)(_log_path(scratch, "references", k), plan) for k in range(n_buckets)]
-    reuse = client.compute(delayed(reuse_outcome)(found, plan, *samples))  # type: ignore[attr-defined]
+    first = delayed(joined_first_reads)(*(sample.first for sample in samples))
+    curves = [delayed(joined_seed_curve)(found, first, k, *(sample.sample.seed(k) for sample in samples))
+              for k in range(curve_seeds(found, plan))]
+    unlinked = delayed(joined_unlinked)(plan, *(sample.held for sample in samples))
+    reuse = client.compute(delayed(outcome_of)(found, plan, first, unlinked, *curves))  # type: ignore[attr-defined]
     try:
         part.open_levels = _open_levels_dask(part, [_log_path(scratch, "levels", k) for k in range(n_buckets)], client)
         part.reuse = reuse.result()
