@@ -170,6 +170,7 @@ class Workload:
             on_traced = calls_cpu_seconds(profile, traced, cache_bytes=cache_bytes, start=start)
             scales = cpu_scales(profile, traced, cache_bytes=cache_bytes, start=start)
         features = None
+        timeline = Timeline.of(profile.timeline)
         if profile.recording:
             features = outside_features(profile, on_traced, start)
             cores = features.get("cpu_parallelism", 1.0)
@@ -177,11 +178,10 @@ class Workload:
             outside = Outside.exactly(outside_seconds(features), "recording",
                                       f"the recording's untraced CPU time and waits{over}")
         else:
-            outside = _trace_reading(profile, Timeline.of(profile.timeline), tracing)
+            outside = _trace_reading(profile, timeline, tracing)
         times = [price_workload(profile, pricer, cache_bytes=cache_bytes, start=start, cpu_scales=scales)
                  for pricer in pricers]
         at_once = concurrency(profile)
-        timeline = Timeline.of(profile.timeline)
         if outside.kind == CAPTURE:
             times = _streams_behind_server(profile, names, times, traced_on)
             outside = _with_server_handling(outside, timeline, names, times, traced_on, at_once)
