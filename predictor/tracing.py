@@ -543,8 +543,9 @@ def both_readings(timed: Outside, untimed: Outside) -> Outside:
     tracing's lean (lean_s) are their means, and it keeps the timed reading's warning: a log
     without -T tells no stall."""
     seconds = (timed.seconds + untimed.seconds) / 2
-    evidence = (f"the mean of the trace read two ways: with its call durations, {timed.seconds:.3f} s ({timed.evidence}); "
-                f"and without them, {untimed.seconds:.3f} s ({untimed.evidence})")
+    evidence = (f"the mean of the trace read two ways, {seconds:.3f} s: with its call durations {timed.seconds:.3f} s, "
+                f"without them {untimed.seconds:.3f} s (with them, {timed.evidence}; without them, "
+                f"{untimed.evidence})")
     return Outside(seconds, (timed.low + untimed.low) / 2, (timed.high + untimed.high) / 2, timed.kind, evidence,
                    per_gap_s=(timed.per_gap_s + untimed.per_gap_s) / 2, stretch=max(timed.stretch, untimed.stretch),
                    lean_s=(timed.lean_s + untimed.lean_s) / 2, warning=timed.warning)
