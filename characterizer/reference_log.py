@@ -27,8 +27,10 @@ accesses into lives, and an access's life is the number of the file's unlinks be
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import reduce
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -261,13 +263,17 @@ class ReuseOutcome:
     unlinked: np.ndarray
 
 
-def reuse_outcome(facts: LogFacts, plan: LogPlan, *samples: LogSample) -> ReuseOutcome:
-    """Round 2's samples of every part joined, and what the profile takes from them: in the
-    steps a cluster runs as tasks of their own (scale.py), one after another."""
-    first = joined_first_reads(*(part.first for part in samples))
-    curves = [joined_seed_curve(facts, first, k, *(part.sample.seed(k) for part in samples))
+def reuse_outcome(facts: LogFacts, plan: LogPlan, *samples: LogSample, step: Callable = lambda f: f) -> Any:
+    """Round 2's samples of every part joined, and what the profile takes from them
+    (ReuseOutcome), in steps: the first reads, each seed's curve, the unlinked files' sizes,
+    then the outcome.  `step` wraps each: as they are, one after another; dask.delayed, each a
+    task of its own on a cluster (scale.py), where `samples` are delayed too and the result is
+    the delayed outcome."""
+    first = step(joined_first_reads)(*(part.first for part in samples))
+    curves = [step(joined_seed_curve)(facts, first, k, *(part.sample.seed(k) for part in samples))
               for k in range(curve_seeds(facts, plan))]
-    return outcome_of(facts, plan, first, joined_unlinked(plan, *(part.held for part in samples)), *curves)
+    unlinked = step(joined_unlinked)(plan, *(part.held for part in samples))
+    return step(outcome_of)(facts, plan, first, unlinked, *curves)
 
 
 def curve_seeds(facts: LogFacts, plan: LogPlan) -> int:

@@ -47,8 +47,7 @@ from fsbm.characterizer.open_levels import CellSums, LevelLog, LevelPlan, OpenLe
 from fsbm.characterizer.partial import (FileStatistics, Partial, finalize, level_windows, summarize,
                                         traced_over_nfs)
 from fsbm.characterizer.profile import Profile
-from fsbm.characterizer.reference_log import (LogFacts, LogPlan, LogSample, ReferenceLog, curve_seeds, joined_first_reads,
-                                              joined_seed_curve, joined_unlinked, outcome_of, reuse_outcome)
+from fsbm.characterizer.reference_log import LogFacts, LogPlan, LogSample, ReferenceLog, reuse_outcome
 from fsbm.errors import FsbmError, UsageError
 from fsbm.traces.ingest import check_event_table
 
@@ -304,11 +303,7 @@ def _on_cluster(work: list[Piece], n_buckets: int, scratch: str, client: object,
     # workers at once, each pulling only its seed's references, and the open-file levels' two
     # rounds run beside them.
     samples = [delayed(log_sample)(_log_path(scratch, "references", k), plan) for k in range(n_buckets)]
-    first = delayed(joined_first_reads)(*(sample.first for sample in samples))
-    curves = [delayed(joined_seed_curve)(found, first, k, *(sample.sample.seed(k) for sample in samples))
-              for k in range(curve_seeds(found, plan))]
-    unlinked = delayed(joined_unlinked)(plan, *(sample.held for sample in samples))
-    reuse = client.compute(delayed(outcome_of)(found, plan, first, unlinked, *curves))  # type: ignore[attr-defined]
+    reuse = client.compute(reuse_outcome(found, plan, *samples, step=delayed))  # type: ignore[attr-defined]
     try:
         part.open_levels = _open_levels_dask(part, [_log_path(scratch, "levels", k) for k in range(n_buckets)], client)
         part.reuse = reuse.result()

@@ -181,7 +181,7 @@ class Workload:
             outside = _trace_reading(profile, timeline, tracing)
         times = [price_workload(profile, pricer, cache_bytes=cache_bytes, start=start, cpu_scales=scales)
                  for pricer in pricers]
-        at_once = concurrency(profile)
+        at_once = timeline.concurrency
         if outside.kind == CAPTURE:
             times = _streams_behind_server(profile, names, times, traced_on)
             outside = _with_server_handling(outside, timeline, names, times, traced_on, at_once)
