@@ -9,6 +9,8 @@ know a cost.
 from __future__ import annotations
 
 import json
+import math
+import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -350,3 +352,29 @@ class CostTable:
         except ValueError as exc:
             raise UsageError(f"{path} is not JSON: {exc}") from exc
         return cls.from_json(body, str(path))
+
+
+@dataclass(frozen=True)
+class WarmShift:
+    """How far a second cost table of one candidate stands from a first over the warm cases
+    both measured: calls served from the page cache, which touch no device, so what moves
+    them between two tables is the processor (a shared host's speed changes from minute to
+    minute).  `ratio`: the median of second over first (their mean latencies); `spread`: the
+    median of how far a case moved either way (|ratio - 1| on a log scale); `cases`: how many."""
+
+    ratio: float
+    spread: float
+    cases: int
+
+
+def warm_shift(first: CostTable, second: CostTable) -> WarmShift | None:
+    """The second table's warm cases against the first's (WarmShift), or None where the two
+    share no warm case.  A memory-only filesystem's cases are all warm."""
+    def warm(table: CostTable) -> dict[tuple, float]:
+        return {e.key: e.latency_ns.mean for e in table.entries
+                if table.measured_cache(e.cache) == "warm" and e.latency_ns.mean > 0}
+    a, b = warm(first), warm(second)
+    logs = sorted(math.log(b[k] / a[k]) for k in a.keys() & b.keys())
+    if not logs:
+        return None
+    return WarmShift(math.exp(statistics.median(logs)), math.exp(statistics.median(map(abs, logs))) - 1, len(logs))

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from fsbm.predictor.confidence import Reliability, cost_log_sds, order_confidence, reliability
-from fsbm.predictor.cost_table import CostTable
+from fsbm.predictor.cost_table import CostTable, warm_shift
 from fsbm.predictor.cpu_speed import moved_sentence
 from fsbm.predictor.estimator import LEFT_OUT_INTERVALS, TABLE_COLUMN, RuntimeEstimator, predict_left_out
 from fsbm.predictor.judge import (against_steady_runs, measured_pairs, provenance, real_by_round, real_runs,
@@ -218,6 +218,8 @@ def judge_plain(doc: dict[str, Any], model: RuntimeEstimator | None = None) -> P
     pairs = pairs_by_form(frame, by_round, forms)
     reproducibility = pd.DataFrame(repro)
     summary = _summary(frame, pairs, reproducibility, forms)
+    if "reproducibility" in summary:
+        summary["reproducibility"]["warm"] = _warm_shifts(doc, labels)
     steady = _cpu_steadied(frame, doc["records"], forms, traced_label)
     if steady:
         summary["cpu_steadied"] = steady
@@ -417,6 +419,32 @@ def _summary(rows: pd.DataFrame, pairs: pd.DataFrame, repro: pd.DataFrame, forms
     return summary
 
 
+def _warm_shift_lines(shifts: dict[str, dict[str, float]]) -> list[str]:
+    """The reproducibility section's sentence on the warm cases (_warm_shifts), or none."""
+    if not shifts:
+        return []
+    each = "; ".join(f"{label}: {s['ratio']:.2f}x the first at the median, each case {100 * s['spread']:.0f}% "
+                     f"either way at the median, over {s['cases']} cases" for label, s in shifts.items())
+    return ["", "The cases served from the page cache, which touch no device, moved too, the second table's "
+                f"against the first's ({each}). Their time is the processor's, so this much of the tables' "
+                "difference is the shared host's speed in the minutes each was measured, before any device."]
+
+
+def _warm_shifts(doc: dict[str, Any], labels: dict[str, str]) -> dict[str, dict[str, float]]:
+    """Per target measured twice, how far its second table's warm cases stood from its
+    first's (cost_table.warm_shift): the share of the tables' difference that is the host's
+    processor, not the device."""
+    shifts = {}
+    for name, bodies in doc["cost_table_runs"].items():
+        if len(bodies) < 2:
+            continue
+        first, second = (CostTable.from_json(b, f"cost table of {name}") for b in bodies[:2])
+        shift = warm_shift(first, second)
+        if shift is not None:
+            shifts[labels.get(name, name)] = asdict(shift)
+    return shifts
+
+
 def met_text(value: float, target: float) -> str:
     """An error as a validation table shows it: a percentage, marked where it misses `target`."""
     return f"{100 * value:.1f}%" + ("" if value <= target else " (missed)")
@@ -573,6 +601,7 @@ def markdown(doc: dict[str, Any], judged: PlainJudged, judged_again: bool = Fals
                   + (f", and {rep['within_rounds']} of {rep['n']} within the spread of the program's own cold runs "
                      "between rounds (the device's drift, which no table measured at another time can beat)"
                      if "within_rounds" in rep else "") + "."]
+        lines += _warm_shift_lines(rep.get("warm", {}))
         beyond = judged.reproducibility[judged.reproducibility["spread"] > 0.05] if len(judged.reproducibility) else []
         if len(beyond):
             lines += ["", "Those beyond 5%, and the operation whose time moved most between the tables:", ""]

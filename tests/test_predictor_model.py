@@ -966,6 +966,27 @@ def test_median_of_tables_takes_each_case_from_the_middle_measurement_and_spans_
         CostTable.median_of([table("ext4"), table("xfs")])
 
 
+def test_warm_shift_measures_the_cases_served_from_memory_alone() -> None:
+    from fsbm.predictor.cost_table import warm_shift
+    first, second = table(), table(scale=1.2)
+    # The device's cases moved far more than the warm ones: only the warm ones are read.
+    for e in second.entries:
+        if e.cache != "warm":
+            e.latency_ns.mean *= 3
+    e = next(e for e in second.entries if e.cache == "warm")
+    e.latency_ns.mean /= 1.2 * 1.2  # one warm case moved the other way
+    shift = warm_shift(first, second)
+    warm = sum(e.cache == "warm" for e in first.entries)
+    assert shift.cases == warm and shift.ratio == pytest.approx(1.2) and shift.spread == pytest.approx(0.2)
+    assert warm_shift(second, first).ratio == pytest.approx(1 / 1.2)
+    second.entries = [e for e in second.entries if e.cache != "warm"]
+    assert warm_shift(first, second) is None
+    # On a memory-only filesystem every case is warm.
+    tmpfs = table("tmpfs")
+    tmpfs.environment["fs_type"] = "tmpfs"
+    assert warm_shift(tmpfs, tmpfs).cases == len(tmpfs.entries) and warm_shift(tmpfs, tmpfs).ratio == 1.0
+
+
 def _real(program: str, target: str, seconds: list[float]) -> list[dict]:
     return [{"kind": "real", "program": program, "target": target, "round": r, "seconds": s}
             for r, s in enumerate(seconds)]
