@@ -353,10 +353,14 @@ def ranking_sentence(ranking: Any) -> str:
 
 
 def outside_note(prediction: Prediction) -> str:
-    """What the time outside the filesystem rests on, in one line, or "" where nothing says."""
+    """What the time outside the filesystem rests on, or "" where nothing says: one line, and
+    a line more for each reading of a trace read more than one way, saying how it told its own."""
     if not prediction.outside_evidence:
         return ""
-    return f"time outside the filesystem: {prediction.outside_evidence}"
+    lines = [f"time outside the filesystem: {prediction.outside_evidence}"]
+    lines += [f"  {r.reading}, {r.seconds:.3f} s: {r.evidence}"
+              for r in prediction.outside_readings]
+    return "\n".join(lines)
 
 
 def prediction_table(prediction: Prediction) -> Table:

@@ -284,6 +284,11 @@ def _runtime_section(prediction: dict[str, Any]) -> str:
             "fs_s": "time inside the filesystem only: nothing in the workload tells the time outside it"}[field]
     evidence = prediction.get("outside_evidence")
     outside = f"<p>Time outside the filesystem: {escape(evidence)}.</p>" if evidence else ""
+    readings = prediction.get("outside_readings") or []
+    if readings:
+        outside += "<ul>" + "".join(
+            f"<li>{escape(r['reading'].capitalize())}: {format_seconds(r['seconds'])}, {escape(r['evidence'])}.</li>"
+            for r in readings) + "</ul>"
     return (f'<section><h2>Predicted runtime</h2><p>{form}; bars are the prediction, whiskers its 90% interval, '
             f'{escape(prediction["start"])} start, page cache {readable_bytes(prediction["cache_bytes"])}.</p>{outside}'
             f'<figure>{chart}</figure><div class="scroll"><table><thead><tr><th>candidate</th><th>predicted</th>'

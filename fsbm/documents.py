@@ -642,6 +642,16 @@ class PriceLine(_Closed):
     source: str
 
 
+class OutsideReading(_Closed):
+    """One reading of a plain trace whose time outside the filesystem is told more than one
+    way: a log with -T is read with its call durations and without them (as strace without -T
+    writes it), and its time outside is the mean of the two (predictor/tracing.py)."""
+
+    reading: Literal["with call durations", "without call durations"]
+    seconds: float = Field(description="The time outside this reading tells, before the cold start is added.")
+    evidence: str = Field(description="How this reading told it, in words.")
+
+
 class FsFactor(_Open):
     factor: float
     key: str
@@ -742,6 +752,9 @@ class Prediction(_Closed):
                                                               "recording's CPU time, a plain trace's span less what "
                                                               "tracing added, or nothing (then only the filesystem's "
                                                               "time is predicted).")
+    outside_readings: list[OutsideReading] = Field([], description="Where the time outside is the mean of a trace's "
+                                                    "readings (a log with -T, read with its call durations and "
+                                                    "without them), each reading's own: empty otherwise.")
     evidence: Optional[str] = Field(None, description="The kind of evidence the time outside the filesystem rests on "
                                                       "(recording, trace, trace-untimed, capture, none): which "
                                                       "validation's measured errors speak for this prediction.")

@@ -37,7 +37,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from fsbm.documents import Profile
+from fsbm.documents import OutsideReading, Profile
 from fsbm.errors import UsageError
 from fsbm.predictor.estimator import spread_by
 from fsbm.predictor.model import CpuScales, FsTime, price_workload
@@ -79,6 +79,14 @@ class Outside:
     # What the user should know before trusting the estimate ("" where nothing), as
     # tracing.stall_warning says it.
     warning: str = ""
+    # Where the estimate is the mean of a trace's readings (tracing.both_readings), each one's.
+    readings: tuple[OutsideReading, ...] = ()
+
+    @property
+    def evidence_in_full(self) -> str:
+        """The evidence and, where the estimate is the mean of readings, how each told its own:
+        one paragraph, as a validation's page lists it."""
+        return "; ".join([self.evidence, *(f"{r.reading}: {r.evidence}" for r in self.readings)])
 
     @classmethod
     def exactly(cls, seconds: float, kind: str, evidence: str) -> "Outside":

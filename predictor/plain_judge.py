@@ -134,7 +134,7 @@ def _suite(doc: dict[str, Any], pricers: dict[str, Pricer], each_pricers: dict[s
             forms["untimed"].append(priced("profile_untimed").rows.assign(**{TABLE_COLUMN: diffs}))
         real += [statistics.median(runs[(name, labels[c])]) for c in names]
         programs += [name] * len(names)
-        evidence[name] = workload.outside.evidence
+        evidence[name] = workload.outside.evidence_in_full
         if workload.outside.warning:
             warnings[name] = workload.outside.warning
         traced_twice += ["profile_again" in program] * len(names)

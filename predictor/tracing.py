@@ -100,7 +100,7 @@ from typing import Any
 
 import numpy as np
 
-from fsbm.documents import GAP_OVER_CALL_NS, PARSER_UNTIMED_CAP_NS, Timeline
+from fsbm.documents import GAP_OVER_CALL_NS, PARSER_UNTIMED_CAP_NS, OutsideReading, Timeline
 from fsbm.host import usable_cores
 from fsbm.predictor.cold_start import ColdStart
 from fsbm.predictor.estimator import UNTIMED_EVIDENCE
@@ -541,14 +541,16 @@ def both_readings(timed: Outside, untimed: Outside) -> Outside:
     development set (docs/model-evidence.md, "Both readings of one trace").  Its band spans the
     mean of theirs, how far a gap's constant moves it (per_gap_s) and what it took off for
     tracing's lean (lean_s) are their means, and it keeps the timed reading's warning: a log
-    without -T tells no stall."""
+    without -T tells no stall.  Its evidence gives the three figures; each reading's own
+    evidence is kept apart (`readings`), for the prediction to show beside it."""
     seconds = (timed.seconds + untimed.seconds) / 2
     evidence = (f"the mean of the trace read two ways, {seconds:.3f} s: with its call durations {timed.seconds:.3f} s, "
-                f"without them {untimed.seconds:.3f} s (with them, {timed.evidence}; without them, "
-                f"{untimed.evidence})")
+                f"without them {untimed.seconds:.3f} s")
+    readings = tuple(OutsideReading(reading=name, seconds=one.seconds, evidence=one.evidence)
+                     for name, one in (("with call durations", timed), ("without call durations", untimed)))
     return Outside(seconds, (timed.low + untimed.low) / 2, (timed.high + untimed.high) / 2, timed.kind, evidence,
                    per_gap_s=(timed.per_gap_s + untimed.per_gap_s) / 2, stretch=max(timed.stretch, untimed.stretch),
-                   lean_s=(timed.lean_s + untimed.lean_s) / 2, warning=timed.warning)
+                   lean_s=(timed.lean_s + untimed.lean_s) / 2, warning=timed.warning, readings=readings)
 
 
 # The share of a trace's time outside that 1 us more or less taken off each of its gaps must

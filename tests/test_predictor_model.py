@@ -1254,8 +1254,27 @@ def test_a_trace_with_call_durations_is_told_from_the_mean_of_its_two_readings()
     on_ext4 = both.times[0].total_ns / 1e9
     assert alone.outside.seconds == pytest.approx(0.4)
     assert both.outside.kind == "trace" and both.outside.seconds == pytest.approx((0.4 + 0.25 - on_ext4) / 2)
-    assert "read two ways" in both.outside.evidence and "without call durations" in both.outside.evidence
+    assert "read two ways" in both.outside.evidence and "without them 0.25" not in both.outside.evidence
+    # Each reading keeps its own figure and how it told it, for the prediction to show.
+    timed_reading, untimed_reading = both.outside.readings
+    assert (timed_reading.reading, timed_reading.seconds) == ("with call durations", pytest.approx(0.4))
+    assert untimed_reading.reading == "without call durations"
+    assert untimed_reading.seconds == pytest.approx(0.25 - on_ext4)
+    assert "without call durations (as strace without -T" in untimed_reading.evidence
+    assert both.outside.evidence_in_full.startswith(both.outside.evidence + "; with call durations: ")
+    assert not alone.outside.readings and alone.outside.evidence_in_full == alone.outside.evidence
     assert [row["outside_s"] for row in both.features] == [both.outside.seconds] * 2
+    from fsbm.predictor.predict import predict
+    done = predict({**profile(), "timeline": {**timed, "untimed": untimed}}, [(None, fast), (None, slow)],
+                   cache_bytes=1 << 30, traced_on="ext4")
+    assert [r.reading for r in done.outside_readings] == ["with call durations", "without call durations"]
+    from fsbm.api.render import outside_note
+    from fsbm.api.report import _runtime_section
+    note = outside_note(done).splitlines()
+    assert len(note) == 3 and note[1].startswith("  with call durations, 0.400 s: ")
+    section = _runtime_section(done.model_dump(mode="json"))
+    assert "<li>With call durations: " in section and "<li>Without call durations: " in section
+    assert not predict({**profile(), "timeline": timed}, [(None, fast)], cache_bytes=1 << 30).outside_readings
 
 
 def test_the_filesystems_part_is_count_times_cost_over_the_processes_working_at_once() -> None:

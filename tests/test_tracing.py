@@ -457,12 +457,15 @@ def test_a_plain_strace_log_is_predicted_in_both_forms_from_a_real_calibration(s
                     "--measured", "0.5", "--json", str(out), env=served.env)
     assert done.returncode == 0, done.stderr
     doc = json.loads(out.read_text())
-    assert doc["absolute"] and "gaps between calls" in doc["outside_evidence"]
+    assert doc["absolute"] and "read two ways" in doc["outside_evidence"]
+    timed, untimed = doc["outside_readings"]
+    assert (timed["reading"], untimed["reading"]) == ("with call durations", "without call durations")
+    assert "gaps between calls" in timed["evidence"] and "as strace without -T writes it" in untimed["evidence"]
     by_name = {c["candidate"]: c for c in doc["candidates"]}
     assert doc["ranking"]["order"]
     # cp, grep and rm do little between their calls: what is left of the gaps once tracing's
     # constant is off can be nothing (0 at 22:00 on 2026-11-27, more on other runs), never less.
-    assert "the trace's own median" in doc["outside_evidence"]
+    assert "the trace's own median" in timed["evidence"]
     for entry in by_name.values():
         assert entry["outside_s"] >= 0 and entry["low_s"] <= entry["runtime_s"] <= entry["high_s"]
     # The relative form keeps what the measured runtime spent outside the filesystem: only the
