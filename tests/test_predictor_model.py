@@ -966,6 +966,26 @@ def test_median_of_tables_takes_each_case_from_the_middle_measurement_and_spans_
         CostTable.median_of([table("ext4"), table("xfs")])
 
 
+def test_a_warm_straddle_is_priced_by_its_median_calls_and_a_cold_one_by_its_means() -> None:
+    def case(size: int, cache: str, mean: float, p50: float) -> Case:
+        return Case.model_validate({"bench": "overwrite", "op": "write", "size": size, "order": "sequential",
+                                    "cache": cache, "latency_ns": {"mean": mean, "ci95_low": 0.9 * mean,
+                                                                   "ci95_high": 1.1 * mean, "p50": p50}})
+    # The one more page's own cost is 1 us a call; one stall among the d+1 calls put its mean 5 us up.
+    entries = [case(4096, "warm", 3_000, 2_500), case(4097, "warm", 9_000, 3_500),
+               case(4096, "cold", 30_000, 2_500), case(4097, "cold", 45_000, 3_500)]
+    pricer = Pricer(CostTable("btrfs", {"fs_type": "btrfs", "fs_block_size": 4096}, "now", entries))
+    warm = pricer.straddle("overwrite", "sequential", "warm")
+    assert warm.ns == pytest.approx(1_000) and "their median calls" in warm.source
+    assert warm.low_ns <= warm.ns <= warm.high_ns
+    # A cold call's extra page may wait for the device in only some calls, which a median misses.
+    assert pricer.straddle("overwrite", "sequential", "cold").ns == pytest.approx(15_000)
+    # Where a median is not known (tables measured before fsbench kept them), the means.
+    bare = [e.model_copy(update={"latency_ns": Latency(mean=e.latency_ns.mean)}) for e in entries]
+    pricer = Pricer(CostTable("btrfs", {"fs_type": "btrfs", "fs_block_size": 4096}, "now", bare))
+    assert pricer.straddle("overwrite", "sequential", "warm").ns == pytest.approx(6_000)
+
+
 def test_warm_shift_measures_the_cases_served_from_memory_alone() -> None:
     from fsbm.predictor.cost_table import warm_shift
     first, second = table(), table(scale=1.2)
