@@ -240,10 +240,15 @@ def file_sizes_text(sizes: tuple[int, ...] | list[int], requests: tuple[int, ...
     return ", ".join(said + ([f"requests of {', '.join(map(str, requests))} B"] if requests else []))
 
 
-def cost_table_comparison(rows: list[Any], a_label: str, b_label: str, overall: float | None) -> Table:
-    """Two cost tables' cases side by side: each one's mean latency, and B over A."""
+def cost_table_comparison(rows: list[Any], a_label: str, b_label: str, overall: float | None,
+                          warm: Any = None) -> Table:
+    """Two cost tables' cases side by side: each one's mean latency, and B over A; under them,
+    how far the warm cases moved (cost_table.WarmShift, where given): what the processor's
+    speed in the minutes each table was measured accounts for."""
     summary = f"; B over A, geometric mean of the cases both measured: {overall:.2f}" if overall else ""
-    table = Table(title=escape(f"two cost tables{summary}"))
+    caption = (f"the {warm.cases} warm cases, served from memory (the processor's speed, no device): B over A "
+               f"{warm.ratio:.2f} at the median, each {100 * warm.spread:.0f}% either way at the median") if warm else None
+    table = Table(title=escape(f"two cost tables{summary}"), caption=escape(caption) if caption else None)
     for column in ("case", "size", "order", "cache", f"A: {a_label}", f"B: {b_label}", "B / A"):
         table.add_column(escape(column), justify="left" if column in ("case", "order", "cache") else "right")
     for row in rows:

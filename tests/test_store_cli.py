@@ -53,6 +53,10 @@ def test_a_cost_table_exported_here_is_imported_elsewhere_and_compared(
     assert same.returncode == 0, same.stderr
     body = json.loads(same.stdout)
     assert body["b_over_a_geometric_mean"] == 1.0 and {c["b_over_a"] for c in body["cases"]} == {1.0}
+    # tmpfs lives in memory: every case is warm, the processor's alone.
+    assert body["warm_cases"] == {"ratio": 1.0, "spread": 0.0, "cases": len(body["cases"])}
+    shown = run_fsbm("compare", "tmpfs", name, env=other)
+    assert shown.returncode == 0 and "warm cases, served from memory" in " ".join(shown.stdout.split())
 
 
 def test_two_profiles_side_by_side(fsbm_home: Path, tmp_path: Path) -> None:

@@ -97,7 +97,7 @@ def compare(ctx: typer.Context,
             output_format: str = output_format_option()) -> None:
     """Two cost tables, or two workload profiles, side by side (like darshan-diff)."""
     from fsbm.api.compare import compare_profiles, compare_tables, geometric_mean_ratio, resolve
-    from fsbm.predictor.cost_table import CostTable
+    from fsbm.predictor.cost_table import CostTable, warm_shift
 
     refuse_overwrite(json_out, force)
     with settings_of(ctx).store() as store:
@@ -105,11 +105,13 @@ def compare(ctx: typer.Context,
     if left.kind != right.kind:
         raise UsageError(f"{a} is a {left.kind} and {b} a {right.kind}; compare two of the same kind")
     if left.kind == "cost_table":
-        rows = compare_tables(CostTable.from_json(left.body, left.label), CostTable.from_json(right.body, right.label))
-        overall = geometric_mean_ratio(rows)
-        shown = render.cost_table_comparison(rows, left.label, right.label, overall)
+        tables = CostTable.from_json(left.body, left.label), CostTable.from_json(right.body, right.label)
+        rows = compare_tables(*tables)
+        overall, warm = geometric_mean_ratio(rows), warm_shift(*tables)
+        shown = render.cost_table_comparison(rows, left.label, right.label, overall, warm)
         result: dict[str, Any] = {"kind": "cost_table_comparison", "a": left.label, "b": right.label,
                                   "b_over_a_geometric_mean": overall,
+                                  "warm_cases": dataclasses.asdict(warm) if warm else None,
                                   "cases": [dict(dataclasses.asdict(r), b_over_a=r.ratio) for r in rows]}
     else:
         statistics = compare_profiles(left.body, right.body)
