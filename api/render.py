@@ -14,7 +14,7 @@ from fsbm.units import percent, readable_bytes
 if TYPE_CHECKING:  # types only: the cost table's models take a tenth of a second to build
     from fsbm.documents import Prediction
     from fsbm.microbench.scratch import ScratchFs
-    from fsbm.predictor.cost_table import Case, CostTable
+    from fsbm.predictor.cost_table import Case, CostTable, WarmShift
     from fsbm.predictor.park_lipton import ParkLiptonFit
     from fsbm.store import RunRecord
 
@@ -241,7 +241,7 @@ def file_sizes_text(sizes: tuple[int, ...] | list[int], requests: tuple[int, ...
 
 
 def cost_table_comparison(rows: list[Any], a_label: str, b_label: str, overall: float | None,
-                          warm: Any = None) -> Table:
+                          warm: WarmShift | None = None) -> Table:
     """Two cost tables' cases side by side: each one's mean latency, and B over A; under them,
     how far the warm cases moved (cost_table.WarmShift, where given): what the processor's
     speed in the minutes each table was measured accounts for."""

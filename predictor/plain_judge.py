@@ -426,8 +426,8 @@ def _warm_shift_lines(shifts: dict[str, dict[str, float]]) -> list[str]:
     each = "; ".join(f"{label}: {s['ratio']:.2f}x the first at the median, each case {100 * s['spread']:.0f}% "
                      f"either way at the median, over {s['cases']} cases" for label, s in shifts.items())
     return ["", "The cases served from the page cache, which touch no device, moved too, the second table's "
-                f"against the first's ({each}). Their time is the processor's, so this much of the tables' "
-                "difference is the shared host's speed in the minutes each was measured, before any device."]
+                f"against the first's ({each}). Their time is the processor's alone: this is how far the shared "
+                "host moves a case no device touches, between two tables and between repetitions of one."]
 
 
 def _warm_shifts(doc: dict[str, Any], labels: dict[str, str]) -> dict[str, dict[str, float]]:

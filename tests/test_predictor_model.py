@@ -1274,7 +1274,7 @@ def test_a_trace_with_call_durations_is_told_from_the_mean_of_its_two_readings()
     on_ext4 = both.times[0].total_ns / 1e9
     assert alone.outside.seconds == pytest.approx(0.4)
     assert both.outside.kind == "trace" and both.outside.seconds == pytest.approx((0.4 + 0.25 - on_ext4) / 2)
-    assert "read two ways" in both.outside.evidence and "without them 0.25" not in both.outside.evidence
+    assert "read two ways" in both.outside.evidence and "as strace without -T" not in both.outside.evidence
     # Each reading keeps its own figure and how it told it, for the prediction to show.
     timed_reading, untimed_reading = both.outside.readings
     assert (timed_reading.reading, timed_reading.seconds) == ("with call durations", pytest.approx(0.4))
