@@ -966,6 +966,31 @@ def test_median_of_tables_takes_each_case_from_the_middle_measurement_and_spans_
         CostTable.median_of([table("ext4"), table("xfs")])
 
 
+def test_the_median_of_two_tables_pools_both_rather_than_taking_the_cheaper() -> None:
+    from fsbm.predictor.cost_table import GapCost, LatencyBucket, pooled_case
+    slow, fast = table(scale=1.2), table(scale=0.8)
+    merged = CostTable.median_of([slow, fast])
+    # Every case weighed by its calls (1000 each here): the two's mean, not the cheaper draw.
+    case = merged.entry("read", "random", "cold", 4096)
+    assert case.latency_ns.mean == pytest.approx(8 * curve(4096)) and case.ops == 2000
+    assert case.latency_ns.low == pytest.approx(0.8 * 0.9 * 8 * curve(4096))
+    assert case.repeats.count == 2
+    # Histograms add bucket by bucket, percentiles and a stream's costs by gap weigh by calls.
+    def one(mean: float, p50: float, ops: int, buckets: list[tuple[int, int, int]], gaps: list[tuple[int, int, float]]) -> Case:
+        return entry("read", "forward", "cold", 4096, mean, cpu_share=0.5, ops=ops,
+                     latency_ns={"mean": mean, "p50": p50},
+                     histogram=[{"lo_ns": lo, "hi_ns": hi, "count": n} for lo, hi, n in buckets],
+                     gap_costs=[{"gap": g, "count": n, "mean_ns": m} for g, n, m in gaps])
+    a = one(1_000, 900, 100, [(800, 1024, 100)], [(1, 90, 1_000.0), (12, 10, 2_000.0)])
+    b = one(4_000, 1_100, 300, [(1024, 2048, 200), (800, 1024, 100)], [(12, 30, 6_000.0)])
+    pooled = pooled_case(a, b)
+    assert pooled.ops == 400 and pooled.latency_ns.mean == pytest.approx(3_250)
+    assert pooled.latency_ns.p50 == pytest.approx(1_050) and pooled.cpu_ns.mean == pytest.approx(1_625)
+    assert pooled.histogram == [LatencyBucket(lo_ns=800, hi_ns=1024, count=200),
+                                LatencyBucket(lo_ns=1024, hi_ns=2048, count=200)]
+    assert pooled.gap_costs == [GapCost(gap=1, count=90, mean_ns=1_000.0), GapCost(gap=12, count=40, mean_ns=5_000.0)]
+
+
 def test_a_warm_straddle_is_priced_by_its_median_calls_and_a_cold_one_by_its_means() -> None:
     def case(size: int, cache: str, mean: float, p50: float) -> Case:
         return Case.model_validate({"bench": "overwrite", "op": "write", "size": size, "order": "sequential",
