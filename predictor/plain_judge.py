@@ -219,7 +219,7 @@ def judge_plain(doc: dict[str, Any], model: RuntimeEstimator | None = None) -> P
     reproducibility = pd.DataFrame(repro)
     summary = _summary(frame, pairs, reproducibility, forms)
     if "reproducibility" in summary:
-        summary["reproducibility"]["warm"] = _warm_shifts(doc, labels)
+        summary["reproducibility"]["warm"] = _warm_shifts(each_pricers, labels)
     steady = _cpu_steadied(frame, doc["records"], forms, traced_label)
     if steady:
         summary["cpu_steadied"] = steady
@@ -430,16 +430,15 @@ def _warm_shift_lines(shifts: dict[str, dict[str, float]]) -> list[str]:
                 "host moves a case no device touches, between two tables and between repetitions of one."]
 
 
-def _warm_shifts(doc: dict[str, Any], labels: dict[str, str]) -> dict[str, dict[str, float]]:
-    """Per target measured twice, how far its second table's warm cases stood from its
-    first's (cost_table.warm_shift): the share of the tables' difference that is the host's
-    processor, not the device."""
+def _warm_shifts(each_pricers: dict[str, list[Pricer]], labels: dict[str, str]) -> dict[str, dict[str, float]]:
+    """Per target measured twice (table_pricers' tables of each), how far its second table's
+    warm cases stood from its first's (cost_table.warm_shift): the share of the tables'
+    difference that is the host's processor, not the device."""
     shifts = {}
-    for name, bodies in doc["cost_table_runs"].items():
-        if len(bodies) < 2:
+    for name, pricers in each_pricers.items():
+        if len(pricers) < 2:
             continue
-        first, second = (CostTable.from_json(b, f"cost table of {name}") for b in bodies[:2])
-        shift = warm_shift(first, second)
+        shift = warm_shift(pricers[0].table, pricers[1].table)
         if shift is not None:
             shifts[labels.get(name, name)] = asdict(shift)
     return shifts
