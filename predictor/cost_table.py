@@ -129,6 +129,17 @@ class Case(_Part):
                 tuple(self.request_sizes or ()), self.files)
 
 
+def pooled_gap_costs(rows: list[GapCost]) -> list[GapCost]:
+    """Forward streams' reads by gap bucket (GapCost rows of one stream or several), pooled
+    bucket by bucket: counts added, means weighed by them; smallest gap first."""
+    counts: dict[int, int] = {}
+    total_ns: dict[int, float] = {}
+    for row in rows:
+        counts[row.gap] = counts.get(row.gap, 0) + row.count
+        total_ns[row.gap] = total_ns.get(row.gap, 0.0) + row.count * row.mean_ns
+    return [GapCost(gap=gap, count=n, mean_ns=total_ns[gap] / n if n else 0.0) for gap, n in sorted(counts.items())]
+
+
 def _by_ops(a: Case, b: Case, value: Callable[[Case], float | None]) -> float | None:
     """The two cases' `value`, weighed by how many calls each timed; None where either lacks it."""
     x, y = value(a), value(b)
@@ -176,12 +187,7 @@ def pooled_case(a: Case, b: Case) -> Case:
     for name in ("listed_bytes_per_op", "entries_per_op"):
         update[name] = _by_ops(a, b, lambda e: getattr(e, name))
     if a.gap_costs and b.gap_costs:
-        pooled: dict[int, list[float]] = {}
-        for row in (*a.gap_costs, *b.gap_costs):
-            count, total = pooled.setdefault(row.gap, [0, 0.0])
-            pooled[row.gap] = [count + row.count, total + row.count * row.mean_ns]
-        update["gap_costs"] = [GapCost(gap=gap, count=n, mean_ns=total / n if n else 0.0)
-                               for gap, (n, total) in sorted(pooled.items())]
+        update["gap_costs"] = pooled_gap_costs([*a.gap_costs, *b.gap_costs])
     return a.model_copy(update=update)
 
 

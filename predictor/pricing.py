@@ -23,7 +23,7 @@ from typing import Any
 
 from fsbm.errors import UsageError
 from fsbm.lru import LruCache
-from fsbm.predictor.cost_table import Case, CostTable, GapCost
+from fsbm.predictor.cost_table import Case, CostTable, GapCost, pooled_gap_costs
 from fsbm.predictor.park_lipton import evaluate, nonnegative_fit, order_label
 from fsbm.units import readable_bytes
 
@@ -141,14 +141,9 @@ FOLLOWS_GAPPED = 0.5
 
 
 def _pooled_by_gap(rows: list[GapCost]) -> list[tuple[int, float]]:
-    """fsbench's gap_costs of several streams, pooled by gap bucket (count-weighted), the
-    buckets past a gap (> 0) with at least MIN_GAP_READS reads, smallest gap first."""
-    counts: dict[int, int] = {}
-    total_ns: dict[int, float] = {}
-    for row in rows:
-        counts[row.gap] = counts.get(row.gap, 0) + row.count
-        total_ns[row.gap] = total_ns.get(row.gap, 0.0) + row.count * row.mean_ns
-    return [(gap, total_ns[gap] / n) for gap, n in sorted(counts.items()) if gap > 0 and n >= MIN_GAP_READS]
+    """fsbench's gap_costs of several streams, pooled by gap bucket (cost_table.pooled_gap_costs),
+    the buckets past a gap (> 0) with at least MIN_GAP_READS reads, smallest gap first."""
+    return [(row.gap, row.mean_ns) for row in pooled_gap_costs(rows) if row.gap > 0 and row.count >= MIN_GAP_READS]
 
 
 def _cost_at_gap(costs: list[tuple[int, float]], gap: int) -> float:
