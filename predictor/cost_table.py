@@ -84,9 +84,12 @@ class LatencyBucket(_Part):
 # The benchmarks measured at a workload's count (fsbench --files), and the field of fsbench's
 # result that says the count: the files among which stat_listed_mix ran (on btrfs a listed
 # file's attributes cost 8 us among a thousand files of a mix and 14 among four thousand),
-# and the entries of each directory readdir_entries listed (a directory of four thousand
-# entries costs ext4 a cold listing some 27 times one of a hundred).
-FILE_COUNT_BENCHES = {"stat_listed_mix": "objects", "readdir_entries": "entries_per_op"}
+# the files create_written_mix made and wrote (on btrfs 5% of its creates wait among 200
+# files of a tree's mix, 22% among 1,000), and the entries of each directory readdir_entries
+# listed (a directory of four thousand entries costs ext4 a cold listing some 27 times one of
+# a hundred).
+FILE_COUNT_BENCHES = {"stat_listed_mix": "objects", "create_written_mix": "objects",
+                      "readdir_entries": "entries_per_op"}
 
 
 class Case(_Part):

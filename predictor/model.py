@@ -63,7 +63,9 @@ Which price each class gets:
   times an empty create; an unlink of a file the trace showed holding data at fsbench's
   unlink_written, at the mean bytes such a file held.  Where the table measured either at
   the workload's own mix of file sizes (create_written_mix, unlink_written_mix: `fsbm bench
-  --for`), that price instead: on btrfs a mix costs more a create than its mean size does.
+  --for`), that price instead: on btrfs a mix costs more a create than its mean size does,
+  and a create among more written files more, so create_written_mix is measured among as
+  many files as the workload made and wrote (pricing.written_files).
   A file written under a temporary name and renamed into place once written (rsync, git)
   moves that wait on btrfs from its create to its rename: such creates take fsbench's
   create_renamed_mix and such renames its rename_written_mix, at their own mix, and an
@@ -80,7 +82,7 @@ from typing import Any
 from fsbm.characterizer.classes import MAPPED_CLASS
 from fsbm.documents import (ClassCount, Fsync, MetadataCount, PriceLine, Profile, Reuse, ReusePoint, SizeBucket,
                             SyncCount, SyncKind, size_mix)
-from fsbm.predictor.pricing import Price, Pricer
+from fsbm.predictor.pricing import Price, Pricer, WrittenFiles
 from fsbm.units import readable_bytes
 from fsbm.traces.vocabulary import GROUPS
 
@@ -471,7 +473,7 @@ RENAMED_CREATES = ("then written and renamed into place", Pricer.create_renamed)
 # Of the others, those synced once written (the class's "synced", synced_bytes, synced_log2:
 # SQLite's journal, made, written, synced and removed in each transaction): no dirty data of
 # theirs is left for a later create to wait for, so each is priced as an empty create.
-SYNCED_CREATES = ("then written and synced", lambda pricer, _bytes, cache, _mix: pricer.metadata("create", cache))
+SYNCED_CREATES = ("then written and synced", lambda pricer, _files, cache: pricer.metadata("create", cache))
 
 
 def _without(buckets: dict[str, SizeBucket], taken: dict[str, SizeBucket]) -> dict[str, SizeBucket]:
@@ -508,10 +510,9 @@ def _with_data_lines(op: str, counts: MetadataCount, pricer: Pricer, cold_share:
     for files, nbytes, sizes, said, priced in groups:
         if files <= 0:
             continue
-        per_file = max(nbytes, 0) / files
-        mix = size_mix(sizes)
-        lines += _split(op, "metadata", f"{said}, {readable_bytes(per_file)} a file", files, cold_share,
-                        priced(pricer, per_file, "cold", mix), priced(pricer, per_file, "warm", mix))
+        written = WrittenFiles(round(files), max(nbytes, 0) / files, size_mix(sizes))
+        lines += _split(op, "metadata", f"{said}, {readable_bytes(written.bytes_per_file)} a file", files, cold_share,
+                        priced(pricer, written, "cold"), priced(pricer, written, "warm"))
     return lines
 
 

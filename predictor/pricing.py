@@ -107,8 +107,8 @@ class Unmeasured:
     *_mix case at the workload's mix of file sizes (`file_sizes`; `size` is their mean), and
     for write_new_mix its mix of request sizes too (`request_sizes`; `size` is their mean),
     and for a case of cost_table.FILE_COUNT_BENCHES at the workload's count (`files`: the
-    files stat_listed_mix runs among, the entries of each directory readdir_entries lists,
-    its `size` 0; None: fsbench's own count)."""
+    files stat_listed_mix runs among or create_written_mix makes, the entries of each
+    directory readdir_entries lists, its `size` 0; None: fsbench's own count)."""
 
     bench: str
     order: str
@@ -208,6 +208,36 @@ def listed_files(count: int) -> int:
     return _case_count(count, LISTED_FILES_RANGE)
 
 
+# The fewest and most files fsbench's create_written_mix is asked to make and write
+# (written_files), and the most bytes it writes into them a repetition (fsbench's
+# MIX_BYTES_PER_REP, meta.c: it makes fewer files where their mix holds more).
+WRITTEN_FILES_RANGE = (200, 20_000)
+MIX_BYTES_PER_REP = 256 << 20
+
+
+@dataclass(frozen=True)
+class WrittenFiles:
+    """Files a workload's calls were on that held data (it wrote them as it made them, or
+    they held data when unlinked): how many, the bytes in each on average, and their sizes
+    (documents.size_mix; empty where unknown)."""
+
+    count: int
+    bytes_per_file: float
+    mix: tuple[int, ...] = ()
+
+
+def written_files(files: WrittenFiles) -> int:
+    """The files create_written_mix is measured among for a workload that made and wrote
+    `files`: their count to two figures, within WRITTEN_FILES_RANGE (fewer would time too few
+    creates), and no more than fsbench makes of their mix (MIX_BYTES_PER_REP over its mean).
+    On btrfs the share of such creates that wait grows with the data written before them
+    (among 200 files of a tree's mix 5%, among 1,000 22%), so the case is measured at the
+    workload's own count."""
+    counted = _case_count(files.count, WRITTEN_FILES_RANGE)
+    mean = sum(files.mix) // len(files.mix) if files.mix else 0
+    return min(counted, MIX_BYTES_PER_REP // mean) if mean else counted
+
+
 class Pricer:
     """Prices from one candidate's cost table."""
 
@@ -303,29 +333,29 @@ class Pricer:
                              f"fsbench {name} {cache} less its open and close",
                              _both(less.cpu_ns, floor.cpu_ns, max)), name
 
-    def create_written(self, bytes_per_file: float, cache: str, mix: tuple[int, ...] = ()) -> Price:
-        """A create among files the workload writes as it makes them, `bytes_per_file` each
-        on average, `mix` their sizes (documents.size_mix): fsbench's create_written
-        (by_bytes_per_file).  On btrfs such a create waits for other files' data to be
-        written out (its metadata reservation flushes them), so it costs several times an
-        empty create, and more among a mix of sizes than among files all of its mean; ext4
-        and xfs do not wait."""
-        return self._by_bytes_per_file("create_written", "create", bytes_per_file, cache, mix)
+    def create_written(self, files: WrittenFiles, cache: str) -> Price:
+        """A create among `files` the workload writes as it makes them: fsbench's
+        create_written_mix at their mix and among as many files (written_files), else
+        create_written at their mean bytes (_by_bytes_per_file).  On btrfs such a create waits
+        for other files' data to be written out (its metadata reservation flushes them), so it
+        costs several times an empty create, more among a mix of sizes than among files all of
+        its mean, and more the more data was written before it; ext4 and xfs do not wait."""
+        return self._by_bytes_per_file("create_written", "create", files, cache, among=written_files(files))
 
-    def create_renamed(self, bytes_per_file: float, cache: str, mix: tuple[int, ...] = ()) -> Price:
-        """A create among files the workload writes as it makes them and renames into place
-        once written (rsync, git): fsbench's create_renamed_mix at the workload's mix.  The
-        renames start writing each file's data out, so on btrfs such a create waits no more
-        than an empty one (create_written's does); the renames wait (rename_written).
-        Without the case in the table, priced as an empty create, said so."""
-        return self._by_mix_or("create_renamed_mix", mix, cache, lambda: self.metadata("create", cache))
+    def create_renamed(self, files: WrittenFiles, cache: str) -> Price:
+        """A create among `files` the workload writes as it makes them and renames into place
+        once written (rsync, git): fsbench's create_renamed_mix at their mix.  The renames
+        start writing each file's data out, so on btrfs such a create waits no more than an
+        empty one (create_written's does); the renames wait (rename_written).  Without the
+        case in the table, priced as an empty create, said so."""
+        return self._by_mix_or("create_renamed_mix", files.mix, cache, lambda: self.metadata("create", cache))
 
-    def rename_written(self, bytes_per_file: float, cache: str, mix: tuple[int, ...] = ()) -> Price:
-        """A rename into place of a file just made and written, `bytes_per_file` on average:
-        fsbench's rename_written_mix at the workload's mix, which on btrfs waits for the file's
-        data to start being written out (several times a rename of an empty file).  Without
-        the case in the table, priced as a rename, said so."""
-        return self._by_mix_or("rename_written_mix", mix, cache, lambda: self.metadata("rename", cache))
+    def rename_written(self, files: WrittenFiles, cache: str) -> Price:
+        """A rename into place of one of `files`, each just made and written: fsbench's
+        rename_written_mix at their mix, which on btrfs waits for the file's data to start
+        being written out (several times a rename of an empty file).  Without the case in the
+        table, priced as a rename, said so."""
+        return self._by_mix_or("rename_written_mix", files.mix, cache, lambda: self.metadata("rename", cache))
 
     def _by_mix_or(self, bench: str, mix: tuple[int, ...], cache: str, otherwise: Callable[[], Price]) -> Price:
         """fsbench's `bench` measured at `mix` (_at_mix), else `otherwise`'s price labelled as
@@ -336,25 +366,27 @@ class Pricer:
         instead = otherwise()
         return instead.labelled(f"{instead.source} (for {bench}, not measured at these files' sizes)")
 
-    def unlink_written(self, bytes_per_file: float, cache: str, mix: tuple[int, ...] = ()) -> Price:
-        """An unlink of a file that held `bytes_per_file` on average, `mix` their sizes:
-        fsbench's unlink_written (by_bytes_per_file), which frees the file's blocks and cached
-        pages as well as its name and inode, so it costs more than an empty file's unlink."""
-        return self._by_bytes_per_file("unlink_written", "unlink", bytes_per_file, cache, mix)
+    def unlink_written(self, files: WrittenFiles, cache: str) -> Price:
+        """An unlink of one of `files`, each holding data: fsbench's unlink_written
+        (_by_bytes_per_file), which frees the file's blocks and cached pages as well as its
+        name and inode, so it costs more than an empty file's unlink."""
+        return self._by_bytes_per_file("unlink_written", "unlink", files, cache)
 
-    def _by_bytes_per_file(self, bench: str, op: str, bytes_per_file: float, cache: str,
-                           mix: tuple[int, ...] = ()) -> Price:
+    def _by_bytes_per_file(self, bench: str, op: str, files: WrittenFiles, cache: str,
+                           among: int | None = None) -> Price:
         """fsbench's `bench` (a metadata call among files of a size it wrote): where the
         files' sizes are a mix (more than one size, of a mean up to MIX_MEAN_LIMIT) and the
-        table measured `bench`_mix at that mix, that; else at `bytes_per_file`, linear in the
-        bytes between the sizes it measured, the nearest size's beyond them, and the mix kept
-        as unmeasured (`fsbm bench --for` measures it).  A cost table measured before fsbench
-        had the case prices it as `op` on an empty file, said so."""
-        mixed = self._at_mix(f"{bench}_mix", METADATA_ORDER, cache, mix, "file sizes")
+        table measured `bench`_mix at that mix (among `among` files where given), that; else
+        at their mean bytes, linear in the bytes between the sizes it measured, the nearest
+        size's beyond them, and the mix kept as unmeasured (`fsbm bench --for` measures it).
+        A cost table measured before fsbench had the case prices it as `op` on an empty
+        file, said so."""
+        mixed = self._at_mix(f"{bench}_mix", METADATA_ORDER, cache, files.mix, "file sizes", files=among)
         if mixed is not None:
             return mixed
         if not self._has(bench):
             return _lacking(self.metadata(op, cache), bench)
+        bytes_per_file = files.bytes_per_file
         curve = self._curve(bench, METADATA_ORDER, cache)
         label = f"fsbench {bench} {cache}"
         below = [c for c in curve if c[0] <= bytes_per_file]

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from fsbm.microbench.fsbench import QUICK_CASE_SECONDS, QUICK_REPS
+from fsbm.predictor.cost_table import CostTable
+from fsbm.predictor.pricing import Pricer, WrittenFiles, written_files
 
 pytestmark = pytest.mark.cores_shared  # asserts nothing on a time it measures
 
@@ -325,6 +327,29 @@ def test_stat_listed_mix_reads_each_directorys_files_in_the_order_its_listing_ga
     # The run's own listings and stats come first; then fsbench removes its tree, which lists
     # and stats again.
     assert len(stated) >= 250 and stated[:250] == listed[:250] and len(set(stated[:250])) == 100
+
+
+def test_create_written_mix_makes_the_asked_count_of_files_and_is_priced_at_it(fsbench: Path, tmp_path: Path) -> None:
+    """create_written_mix makes and writes as many files as --files asks, its result says
+    them (objects), and the cost table keeps the count: a workload that made that many
+    files of that mix is priced by the case, and one that made three times as many asks for
+    its own (pricing.written_files)."""
+    out, target = tmp_path / "written.json", tmp_path / "target"
+    target.mkdir()
+    done = run(fsbench, "--target", str(target), "--quick", "--only", "create,create_written_mix", "--file-sizes",
+               "100,3000", "--orders", "seq", "--caches", "warm", "--files", "300", "--reps", "1", "--json", str(out))
+    assert done.returncode == 0, done.stderr
+    [result] = [r for r in json.loads(out.read_text())["results"] if r["bench"] == "create_written_mix"]
+    assert result["objects"] == 300
+    [case] = [c for c in CostTable.from_fsbench(json.loads(out.read_text()), "tmp").entries if c.files]
+    assert case.bench == "create_written_mix" and case.files == 300
+    made = WrittenFiles(300, 1550, (100, 3000))
+    assert written_files(made) == 300
+    pricer = Pricer(CostTable.from_fsbench(json.loads(out.read_text()), "tmp"))
+    price = pricer.create_written(made, "warm")
+    assert "among 300 files" in price.source and price.ns == pytest.approx(case.latency_ns.mean)
+    pricer.create_written(WrittenFiles(900, 1550, (100, 3000)), "warm")
+    assert {(u.bench, u.files) for u in pricer.unmeasured} == {("create_written_mix", 900)}
 
 
 def test_readdir_entries_runs_only_where_named_and_lists_directories_of_the_asked_count(fsbench: Path,

@@ -18,7 +18,7 @@ from fsbm.predictor.outside import (CPU_SCALE_BOUNDS, calls_cpu_seconds, cpu_sca
 from fsbm.traces.record import CALLS_CPU_FIELDS, median_cpu, untraced_medians
 from fsbm.traces.vocabulary import GROUPS
 from fsbm.predictor.park_lipton import evaluate, nonnegative_fit
-from fsbm.predictor.pricing import Pricer, Unmeasured
+from fsbm.predictor.pricing import Price, Pricer, Unmeasured, WrittenFiles, written_files
 from fsbm.predictor.tracing import TracingCalibration
 
 # Times nothing and needs no loop device: may share the cores with another such test.
@@ -412,7 +412,10 @@ def test_calls_on_files_holding_data_are_priced_by_the_bytes_each_held(op: str, 
     written.entries += [entry(bench, "creation", c, size, mean)
                         for c in ("cold", "warm") for size, mean in ((4096, 100_000), (65536, 400_000))]
     pricer = Pricer(written)
-    price = getattr(pricer, bench)
+
+    def price(bytes_per_file: float, cache: str) -> Price:
+        return getattr(pricer, bench)(WrittenFiles(20, bytes_per_file), cache)
+
     assert price(4096, "warm").ns == pytest.approx(100_000)
     middle = price(34816, "warm")
     assert middle.ns == pytest.approx(250_000) and "between 4096 and 65536 B" in middle.source
@@ -430,6 +433,18 @@ def test_calls_on_files_holding_data_are_priced_by_the_bytes_each_held(op: str, 
     older = price_workload(making, Pricer(table()), cache_bytes=1 << 30)
     assert older.by_op()[op] == pytest.approx(30 * (cold * 10_000 + (1 - cold) * 2_000))
     assert any(f"no {bench}" in line.price.source for line in older.lines)
+
+
+def test_creates_among_written_files_are_measured_among_the_workloads_count_of_them() -> None:
+    """create_written_mix is asked for among as many files as the workload made and wrote:
+    their count to two figures, at least 200 and at most 20,000, and no more than fsbench
+    writes of their mix a repetition (256 MiB)."""
+    mix = (1000, 70_000)
+    assert written_files(WrittenFiles(637, 37_000, mix)) == 640
+    assert written_files(WrittenFiles(24, 11_000, mix)) == 200
+    assert written_files(WrittenFiles(90_000, 500, (100, 900))) == 20_000
+    assert written_files(WrittenFiles(5000, 600_000, (200_000, 1_000_000))) == (256 << 20) // 600_000
+    assert written_files(WrittenFiles(637, 37_000)) == 640
 
 
 def test_files_renamed_into_place_move_the_wait_from_their_creates_to_their_renames() -> None:
@@ -462,7 +477,9 @@ def test_files_renamed_into_place_move_the_wait_from_their_creates_to_their_rena
 
     for bench, mix, mean in (("create_written_mix", rest_mix, 240_000), ("create_renamed_mix", renamed_mix, 30_000),
                              ("rename_written_mix", renamed_mix, 200_000)):
-        btrfs.entries.append(entry(bench, "creation", "warm", round(sum(mix) / len(mix)), mean, file_sizes=list(mix)))
+        among = {"files": 200} if bench == "create_written_mix" else {}  # written_files: 8 files, at least 200
+        btrfs.entries.append(entry(bench, "creation", "warm", round(sum(mix) / len(mix)), mean, file_sizes=list(mix),
+                                   **among))
     after = Pricer(btrfs)
     lines = price_workload(mirror, after, cache_bytes=1 << 30, start="warm").lines
     priced = {(line.op, line.detail.split(",")[0]): (line.count, line.price.ns) for line in lines
@@ -486,7 +503,7 @@ def test_files_synced_once_written_are_created_at_an_empty_files_price() -> None
     btrfs = table("btrfs")
     rest_mix = size_mix({k: SizeBucket(**v) for k, v in rest.items()})
     btrfs.entries += [entry("create_written_mix", "creation", c, round(sum(rest_mix) / len(rest_mix)), 240_000,
-                            file_sizes=list(rest_mix)) for c in ("cold", "warm")]
+                            file_sizes=list(rest_mix), files=200) for c in ("cold", "warm")]
     lines = price_workload(journal, Pricer(btrfs), cache_bytes=1 << 30, start="warm").lines
     priced = {line.detail.split(",")[0]: (line.count, line.price.ns) for line in lines if line.op == "create"}
     assert priced == {"warm": (1, 2_000), "then written": (10, 240_000), "then written and synced": (290, 2_000)}
@@ -515,11 +532,12 @@ def test_calls_on_files_of_a_mix_of_sizes_are_priced_at_that_mix_where_the_table
     pricer = Pricer(written)
     fs = price_workload(making, pricer, cache_bytes=1 << 30)
     assert sum(line.total_ns for line in fs.lines if line.op == op) == pytest.approx(16 * at_mean)
-    assert pricer.unmeasured == {Unmeasured(f"{bench}_mix", "creation", c, round(sum(mix) / len(mix)), mix)
-                                 for c in ("cold", "warm")}
+    among = 200 if op == "create" else None  # create_written_mix among the workload's 16 files, at least 200
+    assert pricer.unmeasured == {Unmeasured(f"{bench}_mix", "creation", c, round(sum(mix) / len(mix)), mix,
+                                            files=among) for c in ("cold", "warm")}
 
     written.entries += [entry(f"{bench}_mix", "creation", c, round(sum(mix) / len(mix)), 900_000,
-                              file_sizes=list(mix)) for c in ("cold", "warm")]
+                              file_sizes=list(mix), files=among) for c in ("cold", "warm")]
     measured = Pricer(written)
     fs = price_workload(making, measured, cache_bytes=1 << 30)
     assert sum(line.total_ns for line in fs.lines if line.op == op) == pytest.approx(16 * 900_000)
@@ -541,7 +559,7 @@ def test_calls_on_files_of_a_mix_of_sizes_are_priced_at_that_mix_where_the_table
     memory = table("tmpfs")
     memory.environment["memory_only"] = True
     memory.entries += [entry(bench, "creation", "warm", size, 5_000) for size in (4096, 65536)]
-    memory.entries.append(entry(f"{bench}_mix", "creation", "warm", 5000, 7_000, file_sizes=list(mix)))
+    memory.entries.append(entry(f"{bench}_mix", "creation", "warm", 5000, 7_000, file_sizes=list(mix), files=among))
     making["classes"]["metadata"][op][sizes_key] = buckets
     in_memory = Pricer(memory)
     fs = price_workload(making, in_memory, cache_bytes=1 << 30)
