@@ -405,20 +405,29 @@ class Pricer:
         this mix of request sizes where it has one (`requests`, write_new_mix's), and among
         this many files where it is given (`files`): its price, or None where the mix is one
         size or of a mean above MIX_MEAN_LIMIT (nothing to ask for), or where the table did
-        not measure it (then kept as unmeasured: `fsbm bench --for` measures it)."""
+        not measure it at this mix (then kept as unmeasured: `fsbm bench --for` measures it).
+        Measured at the mix but among another count of files, the nearest count's price
+        stands in, said so, and the case at the workload's count is kept as unmeasured: the
+        mix is nearer the workload than any single size."""
         if len(set(mix)) < 2 or sum(mix) / len(mix) > MIX_MEAN_LIMIT:
             return None
         measured_cache = self.table.measured_cache(cache)
-        entry = next((e for e in self.table.entries
-                      if e.bench == bench and e.cache == measured_cache and tuple(e.file_sizes or ()) == mix
-                      and tuple(e.request_sizes or ()) == requests and e.files == files), None) \
-            if self._has(bench) else None
+        at_mix = [e for e in self.table.entries
+                  if e.bench == bench and e.cache == measured_cache and tuple(e.file_sizes or ()) == mix
+                  and tuple(e.request_sizes or ()) == requests] if self._has(bench) else []
+        entry = next((e for e in at_mix if e.files == files), None)
         if entry is None:
             size = round(sum(requests) / len(requests)) if requests else round(sum(mix) / len(mix))
             self.unmeasured.add(Unmeasured(bench, order, measured_cache, size, mix, requests, files))
-            return None
+            if files is None or not at_mix:
+                return None
+            entry = min(at_mix, key=lambda e: (e.files is None, abs(math.log(e.files / files)) if e.files else 0))
         said = f" in requests of {readable_bytes(min(requests))} to {readable_bytes(max(requests))}" if requests else ""
-        among = f", among {files} files" if files else ""
+        if entry.files == files:
+            among = f", among {files} files" if files else ""
+        else:
+            counted = f"{entry.files}" if entry.files else "fsbench's own count of"
+            among = f", among {counted} files (not the workload's {files}: `fsbm bench --for` measures it)"
         return _measured(entry, f"fsbench {bench} {measured_cache}: the workload's {len(mix)} {sizes}, "
                                 f"{readable_bytes(min(mix))} to {readable_bytes(max(mix))}, "
                                 f"mean {readable_bytes(sum(mix) / len(mix))}{said}{among}")

@@ -348,8 +348,9 @@ def test_create_written_mix_makes_the_asked_count_of_files_and_is_priced_at_it(f
     pricer = Pricer(CostTable.from_fsbench(json.loads(out.read_text()), "tmp"))
     price = pricer.create_written(made, "warm")
     assert "among 300 files" in price.source and price.ns == pytest.approx(case.latency_ns.mean)
-    pricer.create_written(WrittenFiles(900, 1550, (100, 3000)), "warm")
+    elsewhere = pricer.create_written(WrittenFiles(900, 1550, (100, 3000)), "warm")
     assert {(u.bench, u.files) for u in pricer.unmeasured} == {("create_written_mix", 900)}
+    assert elsewhere.ns == price.ns and "among 300 files (not the workload's 900" in elsewhere.source
 
 
 def test_readdir_entries_runs_only_where_named_and_lists_directories_of_the_asked_count(fsbench: Path,

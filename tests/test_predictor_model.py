@@ -447,6 +447,28 @@ def test_creates_among_written_files_are_measured_among_the_workloads_count_of_t
     assert written_files(WrittenFiles(637, 37_000)) == 640
 
 
+def test_a_mix_measured_among_another_count_of_files_stands_in_for_the_workloads_count() -> None:
+    """Where the table measured create_written_mix at the workload's mix but among another
+    count of files, the nearest count's case prices the creates (an unknown count, as in
+    tables measured before the count was kept, only where there is no other), says so, and
+    the case at the workload's count is still asked for."""
+    mix = (1000, 70_000)
+    made = WrittenFiles(634, 35_500, mix)
+    btrfs = table("btrfs")
+    btrfs.entries += [entry("create_written_mix", "creation", "warm", 35_500, 90_000, file_sizes=list(mix)),
+                      entry("create_written_mix", "creation", "warm", 35_500, 60_000, file_sizes=list(mix),
+                            files=4000),
+                      entry("create_written_mix", "creation", "warm", 35_500, 30_000, file_sizes=list(mix),
+                            files=1000)]
+    pricer = Pricer(btrfs)
+    price = pricer.create_written(made, "warm")
+    assert price.ns == 30_000 and "among 1000 files (not the workload's 630" in price.source
+    assert Unmeasured("create_written_mix", "creation", "warm", 35_500, mix, (), 630) in pricer.unmeasured
+    btrfs.entries = btrfs.entries[:-2]
+    unknown = Pricer(btrfs).create_written(made, "warm")
+    assert unknown.ns == 90_000 and "among fsbench's own count of files" in unknown.source
+
+
 def test_files_renamed_into_place_move_the_wait_from_their_creates_to_their_renames() -> None:
     """Of the creates then written, those renamed into place once written are priced by
     create_renamed_mix at their own mix, the others by create_written_mix at theirs, and the
