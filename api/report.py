@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import platform
 import time
+from dataclasses import dataclass
 from html import escape
 from collections.abc import Sequence
 from typing import Any, Optional
@@ -176,26 +177,51 @@ def _ranked(prediction: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str,
     return entries, ranking, field
 
 
-def _median_run(seconds: Sequence[float]) -> float:
-    """The middle of an observation's measured runs (the upper middle of an even number)."""
-    return sorted(seconds)[len(seconds) // 2]
+@dataclass(frozen=True)
+class MeasuredRuns:
+    """A candidate's real runs kept with a prediction: their median (the upper middle of an
+    even number), fastest and slowest, in seconds."""
+
+    median: float
+    fastest: float
+    slowest: float
+
+    @classmethod
+    def of(cls, seconds: Sequence[float]) -> "MeasuredRuns":
+        ordered = sorted(seconds)
+        return cls(ordered[len(ordered) // 2], ordered[0], ordered[-1])
+
+    def apart_from(self, other: "MeasuredRuns") -> bool:
+        """Whether the runs tell the two candidates apart: every run of one faster than every
+        run of the other.  Where their ranges overlap, which median came first is the host's
+        noise as much as the filesystems'."""
+        return self.slowest < other.fastest or other.slowest < self.fastest
 
 
-def _measured_runs(observations: list[dict[str, Any]]) -> dict[str, float]:
-    """Per candidate, the median of the real runs kept with the prediction (not replays)."""
-    return {o["candidate"]: _median_run(o["seconds"]) for o in observations
+def _measured_runs(observations: list[dict[str, Any]]) -> dict[str, MeasuredRuns]:
+    """Per candidate, the real runs kept with the prediction (not replays)."""
+    return {o["candidate"]: MeasuredRuns.of(o["seconds"]) for o in observations
             if o.get("compare_with") == "runtime_s" and o.get("seconds")}
 
 
-def _measured_sentence(measured: dict[str, float], best: str, runner_up: Optional[str]) -> str:
-    """What the real runs say about the choice: they outrank any model where they exist."""
-    shown = ", ".join(f"{escape(name)} {format_seconds(seconds)}" for name, seconds in sorted(measured.items(),
-                                                                                            key=lambda kv: kv[1]))
+def _measured_sentence(measured: dict[str, MeasuredRuns], best: str, runner_up: Optional[str]) -> str:
+    """What the real runs say about the choice: they outrank any model where they tell the two
+    apart; where the ranges of their runs overlap, they cannot say which is faster."""
+    shown = ", ".join(f"{escape(name)} {format_seconds(runs.median)}"
+                      for name, runs in sorted(measured.items(), key=lambda kv: kv[1].median))
     sentence = f"Measured here (median of the real runs): {shown}."
     if runner_up and best in measured and runner_up in measured:
-        agree = measured[best] <= measured[runner_up]
-        sentence += (f" The runs agree: {escape(best)} was faster than {escape(runner_up)}." if agree else
-                     f" <b>The runs disagree:</b> {escape(runner_up)} was faster than {escape(best)}; trust the runs.")
+        ours, theirs = measured[best], measured[runner_up]
+        faster, slower = (best, runner_up) if ours.median <= theirs.median else (runner_up, best)
+        gap = percent(abs(ours.median - theirs.median) / max(ours.median, theirs.median))
+        if not ours.apart_from(theirs):
+            sentence += (f" The runs cannot tell {escape(best)} from {escape(runner_up)}: {escape(faster)}'s median "
+                         f"was {gap} faster, but the ranges of their runs overlap.")
+        elif faster == best:
+            sentence += f" The runs agree: {escape(best)} was faster than {escape(runner_up)}."
+        else:
+            sentence += (f" <b>The runs disagree:</b> {escape(runner_up)} was faster than {escape(best)} "
+                         f"in every run; trust the runs.")
     return sentence
 
 
@@ -555,16 +581,16 @@ def _observed_section(prediction: dict[str, Any], observations: list[dict[str, A
         if entry is None or not o["seconds"]:
             continue
         predicted = entry[o["compare_with"]]
-        measured = _median_run(o["seconds"])
-        error = predicted / measured - 1 if measured else None
+        runs = MeasuredRuns.of(o["seconds"])
+        error = predicted / runs.median - 1 if runs.median else None
         what = "filesystem time vs replay" if o["compare_with"] == "fs_s" else "runtime vs real run"
         rows.append(f"<tr><td>{escape(o['candidate'])}</td><td>{escape(o['kind'])}</td><td>{what}</td>"
-                    f"<td>{format_seconds(predicted)}</td><td>{format_seconds(measured)} ({len(o['seconds'])} runs, "
-                    f"{format_seconds(min(o['seconds']))}-{format_seconds(max(o['seconds']))})</td>"
+                    f"<td>{format_seconds(predicted)}</td><td>{format_seconds(runs.median)} ({len(o['seconds'])} runs, "
+                    f"{format_seconds(runs.fastest)}-{format_seconds(runs.slowest)})</td>"
                     f"<td>{'-' if error is None else f'{100 * error:+.0f}%'}</td></tr>")
         colour = colours[o["candidate"]]
         bars.append(IntervalBar(f"{o['candidate']} predicted", predicted, predicted, predicted, False, colour))
-        bars.append(IntervalBar(f"{o['candidate']} {o['kind']}", measured, min(o["seconds"]), max(o["seconds"]), True,
+        bars.append(IntervalBar(f"{o['candidate']} {o['kind']}", runs.median, runs.fastest, runs.slowest, True,
                                 colour))
     if not bars:
         return ""

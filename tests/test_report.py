@@ -197,9 +197,13 @@ def test_real_runs_kept_with_a_prediction_enter_its_verdict() -> None:
             {"candidate": "x", "kind": "replay", "compare_with": "fs_s", "seconds": [0.1]}]
     html = _verdict(prediction, None, runs)
     assert "Measured here (median of the real runs): x 2.2 s, e 2.6 s." in html
-    assert "The runs disagree:</b> x was faster than e; trust the runs." in html
+    assert "The runs disagree:</b> x was faster than e in every run; trust the runs." in html
     agreeing = _verdict(prediction, None, [{**runs[0], "seconds": [1.9]}, runs[1]])
     assert "The runs agree: e was faster than x." in agreeing
+    # Runs whose ranges overlap cannot tell the two apart, whichever median came first.
+    tied = _verdict(prediction, None, [{**runs[0], "seconds": [2.25, 2.3, 2.4]}, runs[1]])
+    assert "The runs cannot tell e from x: x's median was 4% faster, but the ranges of their runs overlap." in tied
+    assert "disagree" not in tied and "agree:" not in tied
 
 
 @pytest.mark.slow(seconds=12)
