@@ -11,7 +11,9 @@ fsbench did not measure at all is an error naming it, never a default.
 
 A price drawn from beyond a curve's largest measured size is an extrapolation; the pricer
 keeps each such case (`Pricer.unmeasured`) so that `fsbm bench --for PROFILE` can measure it
-in the workload's own regime (predictor.regime).
+in the workload's own regime (predictor.regime).  So it does a case whose cost depends on the
+workload's mix of file sizes (the *_mix benchmarks) or on how many files it made or listed
+(cost_table.FILE_COUNT_BENCHES) where the table has it at another mix or count.
 """
 
 from __future__ import annotations
