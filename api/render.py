@@ -342,16 +342,25 @@ def format_seconds(value: float | None) -> str:
     return "-" if value is None else format_ns(value * 1e9)
 
 
+# Candidates predicted less than this share of the slower one's time apart are called too
+# close: the terminal's verdict and the report's headline both say so rather than "choose".
+CLOSE_CALL = 0.05
+
+
 def ranking_sentence(ranking: Any) -> str:
-    """The ranking in one plain sentence: which candidate, how much time it saves over the next,
-    how sure; references (tmpfs) only as a yardstick."""
+    """The ranking in one plain sentence: which candidate, how much time it saves over the next
+    (or that the two are too close to call, CLOSE_CALL, still in the model's order), how sure;
+    references (tmpfs) only as a yardstick."""
     if not ranking or not ranking.best:
         return ""
+    saves, sure = 100 * (ranking.saves or 0), f"confidence {100 * (ranking.confidence or 0):.0f}%"
     if not ranking.runner_up:
         sentence = f"{ranking.best} is the only candidate that keeps its data"
+    elif (ranking.saves or 0) < CLOSE_CALL:
+        sentence = (f"{ranking.best} and {ranking.runner_up} are predicted within {saves:.0f}% of each other, "
+                    f"{ranking.best} first: too close to call ({sure})")
     else:
-        sentence = (f"{ranking.best} is predicted to take {100 * (ranking.saves or 0):.0f}% less time than "
-                    f"{ranking.runner_up} (confidence {100 * (ranking.confidence or 0):.0f}%)")
+        sentence = f"{ranking.best} is predicted to take {saves:.0f}% less time than {ranking.runner_up} ({sure})"
     if ranking.references:
         sentence += f"; {', '.join(ranking.references)} keeps nothing across a reboot: a yardstick, not a choice"
     return sentence

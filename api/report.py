@@ -20,7 +20,7 @@ from typing import Any, Optional
 from fsbm import __version__
 from fsbm.api import track_record
 from fsbm.api.charts import IntervalBar, colours_for, interval_bars, log_lines, stacked_bars
-from fsbm.api.render import format_ns, format_seconds, headline_costs
+from fsbm.api.render import CLOSE_CALL, format_ns, format_seconds, headline_costs
 from fsbm.api.prediction_service import PredictionService
 from fsbm.documents import verdict_field
 from fsbm.predictor.estimator import RATIO_LOG_SD_PRIOR, runtime_seconds
@@ -28,7 +28,6 @@ from fsbm.predictor.model import CpuScales, price_workload
 from fsbm.store import ResultsStore
 from fsbm.units import percent, readable_bytes
 
-CLOSE_CALL = 0.05       # predicted gaps under 5% are called too close
 TOP_OPERATIONS = 6      # the stacked chart shows these, the rest as "other"
 TOP_LINES = 8           # priced classes shown per candidate
 LATENCY_CHARTS = 4      # headline cases whose latency distributions are drawn
