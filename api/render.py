@@ -353,14 +353,14 @@ def ranking_sentence(ranking: Any) -> str:
     references (tmpfs) only as a yardstick."""
     if not ranking or not ranking.best:
         return ""
-    saves, sure = 100 * (ranking.saves or 0), f"confidence {100 * (ranking.confidence or 0):.0f}%"
+    saves, sure = ranking.saves or 0, f"confidence {100 * (ranking.confidence or 0):.0f}%"
     if not ranking.runner_up:
         sentence = f"{ranking.best} is the only candidate that keeps its data"
-    elif (ranking.saves or 0) < CLOSE_CALL:
-        sentence = (f"{ranking.best} and {ranking.runner_up} are predicted within {saves:.0f}% of each other, "
+    elif saves < CLOSE_CALL:
+        sentence = (f"{ranking.best} and {ranking.runner_up} are predicted within {100 * saves:.0f}% of each other, "
                     f"{ranking.best} first: too close to call ({sure})")
     else:
-        sentence = f"{ranking.best} is predicted to take {saves:.0f}% less time than {ranking.runner_up} ({sure})"
+        sentence = f"{ranking.best} is predicted to take {100 * saves:.0f}% less time than {ranking.runner_up} ({sure})"
     if ranking.references:
         sentence += f"; {', '.join(ranking.references)} keeps nothing across a reboot: a yardstick, not a choice"
     return sentence

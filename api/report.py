@@ -211,9 +211,9 @@ def _measured_sentence(measured: dict[str, MeasuredRuns], best: str, runner_up: 
     sentence = f"Measured here (median of the real runs): {shown}."
     if runner_up and best in measured and runner_up in measured:
         ours, theirs = measured[best], measured[runner_up]
-        faster, slower = (best, runner_up) if ours.median <= theirs.median else (runner_up, best)
-        gap = percent(abs(ours.median - theirs.median) / max(ours.median, theirs.median))
+        faster = best if ours.median <= theirs.median else runner_up
         if not ours.apart_from(theirs):
+            gap = percent(abs(ours.median - theirs.median) / max(ours.median, theirs.median))
             sentence += (f" The runs cannot tell {escape(best)} from {escape(runner_up)}: {escape(faster)}'s median "
                          f"was {gap} faster, but the ranges of their runs overlap.")
         elif faster == best:

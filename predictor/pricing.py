@@ -133,7 +133,7 @@ def _lacking(price: Price, bench: str) -> Price:
 
 # Files of a larger mean size are priced at it, not at their mix: there a file's data costs
 # milliseconds and its create a fraction of one, and fsbench's mix case would write fewer
-# files than its waits need (it writes at most 256 MiB a repetition).
+# files than its waits need (it writes at most MIX_BYTES_PER_REP a repetition).
 MIX_MEAN_LIMIT = 1 << 20
 # A gap bucket's pooled forward cost stands on at least this many reads of fsbench's.
 MIN_GAP_READS = 32
