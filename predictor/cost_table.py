@@ -82,14 +82,28 @@ class LatencyBucket(_Part):
 
 
 # The benchmarks measured at a workload's count (fsbench --files), and the field of fsbench's
-# result that says the count: the files among which stat_listed_mix ran (on btrfs a listed
-# file's attributes cost 8 us among a thousand files of a mix and 14 among four thousand),
-# the files create_written_mix made and wrote (on btrfs 5% of its creates wait among 200
-# files of a tree's mix, 22% among 1,000), and the entries of each directory readdir_entries
-# listed (a directory of four thousand entries costs ext4 a cold listing some 27 times one of
-# a hundred).
-FILE_COUNT_BENCHES = {"stat_listed_mix": "objects", "create_written_mix": "objects",
+# result that says the count a case is known by: the files stat_listed_mix was asked to run
+# among (on btrfs a listed file's attributes cost 8 us among a thousand files of a mix and
+# 14 among four thousand), the files create_written_mix was asked to make and write (on
+# btrfs 5% of its creates wait among 200 files of a tree's mix, 22% among 1,000), and the
+# entries of each directory readdir_entries listed (a directory of four thousand entries
+# costs ext4 a cold listing some 27 times one of a hundred).  A mix's case is known by the
+# count asked for, not the count made: fsbench makes fewer where the asked count of the mix
+# would hold more than it writes a repetition, and the count asked for is the one a
+# workload's price looks for (pricing.written_files, pricing.listed_files).
+FILE_COUNT_BENCHES = {"stat_listed_mix": "files_asked", "create_written_mix": "files_asked",
                       "readdir_entries": "entries_per_op"}
+
+
+def counted_among(result: dict[str, Any]) -> int | None:
+    """The count fsbench's `result` is known by (FILE_COUNT_BENCHES), None for a benchmark not
+    measured at a workload's count.  A result of an fsbench that did not yet write
+    files_asked is known by the files it made, which were the count asked for wherever the
+    mix's bytes did not bind."""
+    field = FILE_COUNT_BENCHES.get(result["bench"])
+    if field is None:
+        return None
+    return result.get(field) or (result.get("objects") if field == "files_asked" else None) or None
 
 
 class Case(_Part):
@@ -103,9 +117,12 @@ class Case(_Part):
     file_sizes: Optional[list[int]] = None
     # write_new_mix's: the workload's request sizes, cycled (size is their mean).
     request_sizes: Optional[list[int]] = None
-    # A case measured at a workload's count (FILE_COUNT_BENCHES): the files it ran among, or
-    # the entries of each directory it listed.
+    # A case measured at a workload's count (FILE_COUNT_BENCHES): the files it was asked to
+    # run among, or the entries of each directory it listed.
     files: Optional[int] = None
+    # A *_mix case's: the files its setup made, fewer than `files` where the asked count of
+    # the mix would hold more bytes than fsbench writes a repetition.
+    objects: Optional[int] = None
     order: str
     gap: Optional[int] = None
     cache: str
@@ -227,8 +244,8 @@ class CostTable:
                 **({"gap_costs": r["gap_costs"]} if r.get("gap_costs") else {}),
                 **{key: r[key] for key in ("entries_per_op", "listed_bytes_per_op", "file_sizes", "request_sizes")
                    if r.get(key)},
-                **({"files": r[FILE_COUNT_BENCHES[r["bench"]]]}
-                   if r["bench"] in FILE_COUNT_BENCHES and r.get(FILE_COUNT_BENCHES[r["bench"]]) else {}),
+                **({"files": counted_among(r)} if counted_among(r) else {}),
+                **({"objects": r["objects"]} if r.get("file_sizes") and r.get("objects") else {}),
             }
             for r in doc.get("results", [])
         ]

@@ -133,7 +133,8 @@ def _lacking(price: Price, bench: str) -> Price:
 
 # Files of a larger mean size are priced at it, not at their mix: there a file's data costs
 # milliseconds and its create a fraction of one, and fsbench's mix case would write fewer
-# files than its waits need (it writes at most MIX_BYTES_PER_REP a repetition).
+# files than its waits need (it writes at most 256 MiB a repetition: MIX_BYTES_PER_REP,
+# meta.c).
 MIX_MEAN_LIMIT = 1 << 20
 # A gap bucket's pooled forward cost stands on at least this many reads of fsbench's.
 MIN_GAP_READS = 32
@@ -211,10 +212,8 @@ def listed_files(count: int) -> int:
 
 
 # The fewest and most files fsbench's create_written_mix is asked to make and write
-# (written_files), and the most bytes it writes into them a repetition (fsbench's
-# MIX_BYTES_PER_REP, meta.c: it makes fewer files where their mix holds more).
+# (written_files).
 WRITTEN_FILES_RANGE = (200, 20_000)
-MIX_BYTES_PER_REP = 256 << 20
 
 
 @dataclass(frozen=True)
@@ -231,13 +230,12 @@ class WrittenFiles:
 def written_files(files: WrittenFiles) -> int:
     """The files create_written_mix is measured among for a workload that made and wrote
     `files`: their count to two figures, within WRITTEN_FILES_RANGE (fewer would time too few
-    creates), and no more than fsbench makes of their mix (MIX_BYTES_PER_REP over its mean).
-    On btrfs the share of such creates that wait grows with the data written before them
-    (among 200 files of a tree's mix 5%, among 1,000 22%), so the case is measured at the
-    workload's own count."""
-    counted = _case_count(files.count, WRITTEN_FILES_RANGE)
-    mean = sum(files.mix) // len(files.mix) if files.mix else 0
-    return min(counted, MIX_BYTES_PER_REP // mean) if mean else counted
+    creates).  On btrfs the share of such creates that wait grows with the data written
+    before them (among 200 files of a tree's mix 5%, among 1,000 22%), so the case is
+    measured at the workload's own count.  fsbench makes fewer where so many files of the mix
+    would hold more than it writes a repetition; the case is still known by this count
+    (cost_table.FILE_COUNT_BENCHES)."""
+    return _case_count(files.count, WRITTEN_FILES_RANGE)
 
 
 class Pricer:
@@ -430,6 +428,8 @@ class Pricer:
         else:
             counted = f"{entry.files}" if entry.files else "fsbench's own count of"
             among = f", among {counted} files (not the workload's {files}: `fsbm bench --for` measures it)"
+        if entry.objects and entry.files and entry.objects < entry.files:
+            among += f" (fsbench made {entry.objects}: as many of the mix as it writes a repetition)"
         return _measured(entry, f"fsbench {bench} {measured_cache}: the workload's {len(mix)} {sizes}, "
                                 f"{readable_bytes(min(mix))} to {readable_bytes(max(mix))}, "
                                 f"mean {readable_bytes(sum(mix) / len(mix))}{said}{among}")

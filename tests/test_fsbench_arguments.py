@@ -353,6 +353,30 @@ def test_create_written_mix_makes_the_asked_count_of_files_and_is_priced_at_it(f
     assert elsewhere.ns == price.ns and "among 300 files (not the workload's 900" in elsewhere.source
 
 
+def test_a_mix_too_large_for_the_asked_count_is_made_smaller_and_known_by_the_count_asked(fsbench: Path,
+                                                                                       tmp_path: Path) -> None:
+    """Where the asked count of a mix would hold more than fsbench writes a repetition (256
+    MiB), create_written_mix makes fewer files and says both counts; the cost table knows
+    the case by the count asked for, so a workload of that count finds it (nothing asked for
+    again) and its price says how many files were made."""
+    out, target = tmp_path / "written.json", tmp_path / "target"
+    target.mkdir()
+    mix = (512 << 10, 1 << 20)  # a mean of 768 KiB: 341 files hold 256 MiB
+    done = run(fsbench, "--target", str(target), "--quick", "--only", "create_written_mix", "--file-sizes",
+               ",".join(map(str, mix)), "--orders", "seq", "--caches", "warm", "--files", "400", "--reps", "1",
+               "--min-rep-seconds", "0", "--json", str(out))
+    assert done.returncode == 0, done.stderr
+    [result] = json.loads(out.read_text())["results"]
+    assert (result["files_asked"], result["objects"]) == (400, 341)
+    table = CostTable.from_fsbench(json.loads(out.read_text()), "tmp")
+    [case] = table.entries
+    assert (case.files, case.objects) == (400, 341)
+    pricer = Pricer(table)
+    price = pricer.create_written(WrittenFiles(400, sum(mix) / 2, mix), "warm")
+    assert not pricer.unmeasured and price.ns == pytest.approx(case.latency_ns.mean)
+    assert "among 400 files (fsbench made 341" in price.source
+
+
 def test_readdir_entries_runs_only_where_named_and_lists_directories_of_the_asked_count(fsbench: Path,
                                                                                         tmp_path: Path) -> None:
     """readdir_entries is a workload's own case: no plan of fsbench's defaults, nor of the
