@@ -323,6 +323,9 @@ class Timeline(_Open):
     user_signed_ns: int = 0
     calls_signed_ns: int = 0
     file_calls_signed_ns: int = 0
+    # Of file_calls_signed_ns, the calls a millisecond or more above their median (no tracing
+    # stop takes that long): the traced filesystem's own time (timeline.h); 0 from older parsers.
+    file_calls_long_ns: NonNegativeInt = 0
     # How many calls not on files calls_signed_ns sums (timeline.h); 0 from older parsers.
     other_calls: NonNegativeInt = 0
     # Calls of the kinds that do little and never wait (timeline.c's bare_kind), and their signed

@@ -191,7 +191,8 @@ class Workload:
             outside = _less_priced(outside, timeline, names, times, traced_on, tracing)
         if outside.kind == "trace" and timeline.untimed is not None:
             untimed = _trace_reading(profile, timeline.untimed, tracing)
-            outside = both_readings(outside, _less_priced(untimed, timeline.untimed, names, times, traced_on, tracing))
+            outside = both_readings(outside, _less_priced(untimed, timeline.untimed, names, times, traced_on, tracing,
+                                                          observed_ns=timeline.file_calls_long_ns))
         outside = _with_cold_start(outside, tracing, start)
         rows = [feature_row(pricer.table, fs, outside, at_once) for pricer, fs in zip(pricers, times)]
         return cls(rows, times, outside, scales, features, at_once)
@@ -203,13 +204,14 @@ class Workload:
 
 
 def _less_priced(outside: Outside, reading: Timeline, names: list[str], times: list[FsTime], traced_on: str | None,
-                 tracing: TracingCalibration | None) -> Outside:
+                 tracing: TracingCalibration | None, observed_ns: float | None = None) -> Outside:
     """A plain trace's time outside, told from `reading` of its calls, less what the cost model
     prices already: without call durations, the file calls' time its gaps hold
-    (_less_file_calls); with them, the reads of the files it mapped (_less_mapped_reads).  Each
+    (_less_file_calls; `observed_ns`: where the log has durations after all, what they say its
+    file calls took); with them, the reads of the files it mapped (_less_mapped_reads).  Each
     over the processes that reading tells worked at once."""
     if outside.kind == UNTIMED_EVIDENCE:
-        return _less_file_calls(outside, names, times, traced_on, reading.concurrency, reading, tracing)
+        return _less_file_calls(outside, names, times, traced_on, reading.concurrency, reading, tracing, observed_ns)
     if outside.mapped_s > 0:
         return _less_mapped_reads(outside, names, times, traced_on, reading.concurrency)
     return outside
@@ -226,7 +228,8 @@ def _traced_anchor(names: list[str], times: list[FsTime], traced_on: str | None)
 
 
 def _less_file_calls(outside: Outside, names: list[str], times: list[FsTime], traced_on: str | None,
-                     at_once: float, timeline: Timeline, tracing: TracingCalibration | None) -> Outside:
+                     at_once: float, timeline: Timeline, tracing: TracingCalibration | None,
+                     observed_ns: float | None = None) -> Outside:
     """A time outside that holds file calls' time too (a trace without -T), less their
     modelled time where the workload was traced (_traced_anchor), over the processes working
     at once, as the time outside is: of each priced class, the share of its calls whose time
@@ -239,7 +242,14 @@ def _less_file_calls(outside: Outside, names: list[str], times: list[FsTime], tr
     calibration's loop (start_to_start_ns): a file call's stops cost tracing more than a bare
     call's (its path and buffer decoded), so the trace's bare gaps alone understate them; with
     neither, nothing is held.  Where the parser left the gaps after syncs out of it
-    (Timeline.untimed_sync_gaps), the syncs' modelled time stays in: the trace does not hold it."""
+    (Timeline.untimed_sync_gaps), the syncs' modelled time stays in: the trace does not hold it.
+
+    A log with -T read as if it had none still says how long its long file calls took where
+    it was traced (`observed_ns`: those a millisecond or more above their processes' median
+    call, summed, Timeline.file_calls_long_ns; no tracing stop takes so long), and no less
+    than that is taken off: where the model prices the calls far below what the trace shows
+    (a copy the median candidate clones in milliseconds and the traced filesystem copied in
+    seconds), the difference is the filesystem's time, not the program's."""
     anchor, where = _traced_anchor(names, times, traced_on)
     syncs_apart = timeline.untimed_sync_gaps > 0
     lines = [line for line in times[anchor].lines if not (syncs_apart and line.op == "fsync")]
@@ -258,7 +268,14 @@ def _less_file_calls(outside: Outside, names: list[str], times: list[FsTime], tr
     medians = (f", but the {held_ns / 1e9:.3f} s of it its gaps' medians took off already (above a bare gap's "
                f"{loop / 1e3:.0f} us)" if held_ns > 0 and loop else "")
     said = f"less its {which} modelled time {where}{split}{medians}"
-    return outside.less((in_gaps_ns - held_ns) / 1e9 / at_once, said)
+    off_ns = in_gaps_ns - held_ns
+    seen_ns = (observed_ns or 0.0) * (in_gaps_ns / all_ns if all_ns else 1.0)
+    if seen_ns > off_ns:
+        said = (f"less its {which} time as the log's durations show it: its calls a millisecond or more above their "
+                f"processes' median call took {seen_ns / 1e9:.3f} s where it was traced, more than all its file calls' "
+                f"modelled time {where} ({off_ns / 1e9:.3f} s)")
+        off_ns = seen_ns
+    return outside.less(off_ns / 1e9 / at_once, said)
 
 
 def _streams_behind_server(profile: Profile, names: list[str], times: list[FsTime],

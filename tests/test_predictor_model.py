@@ -1362,6 +1362,34 @@ def test_a_trace_with_call_durations_is_told_from_the_mean_of_its_two_readings()
     assert not predict({**profile(), "timeline": timed}, [(None, fast)], cache_bytes=1 << 30).outside_readings
 
 
+def test_the_untimed_reading_takes_off_no_less_than_the_long_file_calls_the_log_timed() -> None:
+    """Read as if it had no durations, a log with -T still says what its long file calls
+    took where it was traced: where that is more than their modelled time on the candidate
+    the reading is told against (a copy the median candidate clones in milliseconds), that
+    much comes off, said so; where it is less, the modelled time does, as before."""
+    from fsbm.predictor.predict import Workload
+
+    untimed = {"processes": 1, "calls": 2000, "span_ns": 10**9, "lifetimes_ns": 10**9, "user_ns": 900_000_000}
+    timed = {"processes": 1, "calls": 2000, "timed_calls": 2000, "span_ns": 10**9, "lifetimes_ns": 10**9,
+             "user_signed_ns": 10_000_000}
+    fast, slow = Pricer(table("ext4")), Pricer(table("xfs", scale=3.0))
+
+    def untimed_reading(long_ns: int) -> tuple[float, str, float]:
+        done = Workload.priced({**profile(), "timeline": {**timed, "file_calls_long_ns": long_ns,
+                                                          "untimed": untimed}},
+                               [fast, slow], cache_bytes=1 << 30, traced_on="ext4")
+        reading = done.outside.readings[1]
+        return reading.seconds, reading.evidence, done.times[0].total_ns / 1e9
+
+    seconds, evidence, on_ext4 = untimed_reading(0)
+    assert seconds == pytest.approx(0.9 - on_ext4) and "a millisecond or more" not in evidence
+    seconds, evidence, on_ext4 = untimed_reading(int(on_ext4 * 1e9 / 2))
+    assert seconds == pytest.approx(0.9 - on_ext4)
+    seconds, evidence, on_ext4 = untimed_reading(800_000_000)
+    assert seconds == pytest.approx(0.1)
+    assert "its calls a millisecond or more above their processes' median call took 0.800 s" in evidence
+
+
 def test_the_filesystems_part_is_count_times_cost_over_the_processes_working_at_once() -> None:
     from fsbm.predictor.predict import predict
 

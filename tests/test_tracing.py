@@ -152,6 +152,29 @@ def test_the_parser_counts_the_gaps_right_after_a_file_was_mapped(tmp_path: Path
     assert timeline.mapped_gaps_work_ns(20_000) == 5_000_000 - 30_000
 
 
+def test_the_parser_sums_the_file_calls_a_millisecond_or_more_above_their_median_but_flushes(tmp_path: Path) -> None:
+    # Reads of 10 us among calls of 10 us, one read of 2 ms and an in-kernel copy of 3 s: those
+    # two are long; an fsync of 5 ms is not counted (a flush's gap is apart in the reading
+    # without -T), nor is a call on a device.
+    lines, at = [], 0
+
+    def call(text: str, us: int) -> None:
+        nonlocal at
+        lines.append(f"4242 {strace_tt(at)} {text} <{us / 1e6:.6f}>")
+        at += us + 25
+
+    call('openat(AT_FDCWD, "/w/a", O_RDONLY) = 3</w/a>', 10)
+    call('openat(AT_FDCWD, "/w/b", O_WRONLY|O_CREAT, 0644) = 4</w/b>', 10)
+    for _ in range(40):
+        call('read(3</w/a>, "x", 1) = 1', 10)
+    call('read(3</w/a>, "x", 1) = 1', 2_000)
+    call("copy_file_range(3</w/a>, NULL, 4</w/b>, NULL, 1073741824, 0) = 1073741824", 3_000_000)
+    call("fsync(4</w/b>) = 0", 5_000)
+    call('read(5</dev/urandom>, "x", 1) = 1', 4_000)
+    timeline = _timeline_of_lines(tmp_path, lines)
+    assert timeline.file_calls_long_ns == (2_000 - 10) * 1000 + (3_000_000 - 10) * 1000
+
+
 def test_an_fcntl_that_does_not_wait_is_a_bare_call_and_one_that_waits_for_a_lock_is_not(tmp_path: Path) -> None:
     # A database's calls are reads, writes, syncs and locks: its locks taken without waiting
     # are the bare calls that tell how far tracing's cost leans in its trace.

@@ -431,6 +431,8 @@ void timeline_call(struct timeline *t, long pid, int64_t ts_ns, int64_t dur_ns, 
 		if (k->op) {
 			t->file_calls_excess_ns += excess;
 			t->file_calls_signed_ns += signed_excess;
+			if (signed_excess >= TIMELINE_LONG_CALL_NS && !k->synced)
+				t->file_calls_long_ns += signed_excess;
 		} else {
 			t->calls_excess_ns += excess;
 			t->calls_signed_ns += signed_excess;
@@ -455,7 +457,8 @@ void timeline_json(const struct timeline *t, const struct timeline *untimed, FIL
 	fprintf(f, "{\"processes\":%zu,\"calls\":%ld,\"timed_calls\":%ld,\"blocking_calls\":%ld,\"execs\":%ld,"
 		"\"forks\":%ld,\"blocked_ns\":%lld,\"lifetimes_ns\":%lld,\"span_ns\":%lld,\"user_ns\":%lld,"
 		"\"calls_excess_ns\":%lld,\"file_calls_excess_ns\":%lld,\"untimed_blocked_ns\":%lld,"
-		"\"user_signed_ns\":%lld,\"calls_signed_ns\":%lld,\"file_calls_signed_ns\":%lld,\"other_calls\":%ld,"
+		"\"user_signed_ns\":%lld,\"calls_signed_ns\":%lld,\"file_calls_signed_ns\":%lld,\"file_calls_long_ns\":%lld,"
+		"\"other_calls\":%ld,"
 		"\"timed_gaps\":%ld,\"timed_gaps_ns\":%lld,\"timed_gaps_call_median_ns\":%lld,"
 		"\"other_gaps_signed_ns\":%lld,\"bare_calls\":%ld,\"bare_calls_signed_ns\":%lld,\"mapped_gaps\":%ld,"
 		"\"mapped_gaps_over_call_ns\":%lld,\"untimed_gaps\":%ld,\"untimed_bare_gaps\":%ld,"
@@ -466,7 +469,7 @@ void timeline_json(const struct timeline *t, const struct timeline *untimed, FIL
 		(long long)(t->first_ns == NO_VALUE ? 0 : t->last_ns - t->first_ns), (long long)t->user_ns,
 		(long long)t->calls_excess_ns, (long long)t->file_calls_excess_ns, (long long)t->untimed_blocked_ns,
 		(long long)t->user_signed_ns, (long long)t->calls_signed_ns, (long long)t->file_calls_signed_ns,
-		t->other_calls, t->timed_gaps, (long long)t->timed_gaps_ns, (long long)t->timed_gaps_call_median_ns,
+		(long long)t->file_calls_long_ns, t->other_calls, t->timed_gaps, (long long)t->timed_gaps_ns, (long long)t->timed_gaps_call_median_ns,
 		(long long)t->other_gaps_signed_ns, t->bare_calls, (long long)t->bare_calls_signed_ns, t->mapped_gaps,
 		(long long)t->mapped_gaps_over_call_ns, t->untimed_gaps, t->untimed_bare_gaps,
 		(long long)t->untimed_bare_gaps_signed_ns, t->untimed_sync_gaps, (long long)t->untimed_sync_gaps_ns,

@@ -80,6 +80,11 @@ struct timeline {
 	 * rule takes off per call (other_calls: how many calls_signed_ns sums). */
 	int64_t user_signed_ns, calls_signed_ns, file_calls_signed_ns;
 	long other_calls;
+	/* Of file_calls_signed_ns, the calls but flushes that took TIMELINE_LONG_CALL_NS or more
+	 * above their median, summed: no tracing stop takes that long here (15-100 us), so it is
+	 * the traced filesystem's own time, which a reading of the log without -T takes off as no
+	 * less than the cost model's (predictor/predict.py; a flush's gap it leaves out already). */
+	int64_t file_calls_long_ns;
 	/* Calls of the kinds that do little and never wait (timeline.c's bare_kind), and their signed
 	 * distances from their process's median call summed: how far tracing's cost leans above
 	 * its median in this trace, the same for a gap's stop as for a call's (predictor/tracing.py). */
@@ -153,6 +158,9 @@ struct timeline {
 	int64_t untimed_held_ns[TIMELINE_FILE_OPS][TIMELINE_UNTIMED_CAPS];
 	int64_t first_ns, last_ns;
 };
+
+/* A file call this much longer than its process's median call is long (file_calls_long_ns). */
+#define TIMELINE_LONG_CALL_NS 1000000
 
 /* The caps of untimed_signed_ns, in us: fsbm/documents.py's UNTIMED_CAPS_NS. */
 #define TIMELINE_UNTIMED_CAPS_US 70, 100, 140, 200, 280, 400, 560, 800
