@@ -63,9 +63,11 @@ def feature_row(table: CostTable, fs: FsTime, outside: Outside, at_once: float =
 
 def relative_rows(rows: pd.DataFrame, traced: int, measured: float) -> pd.DataFrame:
     """`rows` in the relative form: the time outside is `measured` (a runtime on the row
-    `traced`) less that candidate's filesystem time."""
+    `traced`) less that candidate's filesystem time (estimator.RuntimeEstimator says where
+    the workload's own time outside bounds it)."""
     base = rows.iloc[traced]
     out = rows.copy()
+    out["outside_evidence"] = rows["evidence"]  # what the workload's own time outside rested on
     out["evidence"] = "measured"
     out["measured_s"] = measured
     out["traced"] = [i == traced for i in range(len(rows))]

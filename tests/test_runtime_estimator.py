@@ -154,6 +154,29 @@ def test_the_relative_form_keeps_the_measured_runtime_but_the_filesystems_part()
     assert short["runtime"][1] == pytest.approx(0.5 * xfs)
 
 
+def test_the_relative_form_gives_the_filesystem_what_a_plain_trace_cannot_hold_outside() -> None:
+    """Where the measured runtime leaves more outside than a plain trace told at the top of
+    its band, the rest is the traced filesystem's (priced low): the time outside is that top,
+    and every candidate's filesystem part scales up to the measurement.  Within the band, or
+    from a recording (an exact time outside), the difference stays outside as before."""
+    model = RuntimeEstimator.unfitted()
+    model.gap_shift_ = {"low": -2_000.0, "high": 2_000.0, "sd": 1_000.0, "programs": 10}
+    copy = pd.DataFrame([{"key": key, "fs_s": fs, "fs_low_s": fs, "fs_high_s": fs, "outside_s": 0.01,
+                          "outside_low_s": 0.005, "outside_high_s": 16.0, "evidence": "trace",
+                          "outside_per_gap_s": 200 / 1e9} for key, fs in (("ext4 fresh", 0.78), ("xfs fresh", 0.007))])
+    parts = model.predict_parts(relative_rows(copy, traced=0, measured=1.3))
+    top = 0.01 + 2_000 * 200 / 1e9  # the band the per-gap shift gives, not the row's own 16 s
+    assert parts["runtime"][0] == pytest.approx(1.3)
+    assert parts["outside"] == pytest.approx([top, top])
+    assert parts["runtime"][1] == pytest.approx(top + 0.007 * (1.3 - top) / 0.78)
+    # Within the band's top, or a recording's exact time outside: the difference stays outside.
+    near = model.predict_parts(relative_rows(copy, traced=0, measured=0.78 + 0.0101))
+    assert near["runtime"][1] == pytest.approx(0.0101 + 0.007)
+    recorded = copy.assign(evidence="recording", outside_low_s=0.01, outside_high_s=0.01)
+    kept = model.predict_parts(relative_rows(recorded, traced=0, measured=1.3))
+    assert kept["runtime"][1] == pytest.approx(1.3 - 0.78 + 0.007)
+
+
 def test_a_stored_model_predicts_as_the_fitted_one() -> None:
     X, y, programs = suite(np.random.default_rng(19))
     fitted = RuntimeEstimator(calibrate=True).fit(X, y, groups=programs)
