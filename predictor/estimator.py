@@ -379,7 +379,10 @@ class RuntimeEstimator(BaseEstimator, RegressorMixin):
         high = runtime_seconds(outside_high, fs_high, factor)
         traced_row = column("traced", False, dtype=bool)
         relative = evidence == "measured"
-        other_fs = np.zeros(len(X))  # the traced candidate's filesystem part, in the relative form
+        # What a second table of the traced candidate moves a relative row by, in seconds: its
+        # filesystem part where the time outside rests on it; where the parts were scaled up to
+        # the measurement (`beyond`), the row's own part, in proportion.
+        other_fs = np.zeros(len(X))
         if relative.any():
             measured = column("measured_s", dtype=float)
             traced_factor = np.array([self.factor(k)["factor"] if isinstance(k, str) else 1.0
@@ -395,11 +398,14 @@ class RuntimeEstimator(BaseEstimator, RegressorMixin):
                              np.where(beyond, (measured - told_high) / per_traced, 1.0))
             outside = np.where(relative, np.where(beyond, told_high, np.maximum(measured - traced, 0.0)), outside)
             fs = np.where(relative, scale * fs, fs)
-            other_fs = np.where(relative, scale * traced, 0.0)
+            other_fs = np.where(relative, np.where(beyond, fs, scale * traced), 0.0)
             # The costs' spread of the difference between two candidates; none on the traced one.
             own = scale * factor * (fs_high - fs_low) / 2
             there = scale * traced_factor * (column("traced_fs_high_s", dtype=float)
                                              - column("traced_fs_low_s", dtype=float)) / 2
+            # Scaled up to the measurement, a candidate's part moves with the traced part's price
+            # in proportion, not by its seconds: the time outside no longer rests on it.
+            there = np.where(beyond, fs * there / np.where(scale * traced > 0, scale * traced, 1.0), there)
             half = np.where(traced_row, 0.0, np.hypot(own, there))
             centre = runtime_seconds(outside, fs)
             low = np.where(relative, np.maximum(centre - half, 0.0), low)

@@ -169,6 +169,10 @@ def test_the_relative_form_gives_the_filesystem_what_a_plain_trace_cannot_hold_o
     assert parts["runtime"][0] == pytest.approx(1.3)
     assert parts["outside"] == pytest.approx([top, top])
     assert parts["runtime"][1] == pytest.approx(top + 0.007 * (1.3 - top) / 0.78)
+    # The traced part's spread moves the candidate's part in proportion, not by its seconds.
+    spread = model.predict_parts(relative_rows(copy.assign(fs_low_s=lambda f: 0.8 * f["fs_s"],
+                                                           fs_high_s=lambda f: 1.2 * f["fs_s"]), traced=0, measured=1.3))
+    assert 0 < spread["low"][1] < spread["runtime"][1] < spread["high"][1] < 1.5 * spread["runtime"][1]
     # Within the band's top, or a recording's exact time outside: the difference stays outside.
     near = model.predict_parts(relative_rows(copy, traced=0, measured=0.78 + 0.0101))
     assert near["runtime"][1] == pytest.approx(0.0101 + 0.007)
