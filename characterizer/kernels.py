@@ -45,7 +45,7 @@ def library() -> ctypes.CDLL:
     lib.fsbm_windows.argtypes = [_I64, _P, _I64, _P, _P, _I64, _I64, _P, _P, _P, _P, _P, _P]
     lib.fsbm_windows.restype = _I64
     lib.fsbm_data_classes.argtypes = [_I64, _P, _P, _P, _P, _I8, _P, _P, _P, _P, _P, _P, _I64,
-                                      _P, _P, _P, _P, _P, _P, _P, _P, _P, _P]
+                                      _P, _P, _P, _P, _P, _P, _P, _P, _P, _P, _P]
     lib.fsbm_data_classes.restype = None
     lib.fsbm_ops.argtypes = [_I64, _P, _I64, _P, _P, _P, _P, _P, _P, _P, _P, _P, _P, _P, _P, _P, _P, _P]
     lib.fsbm_ops.restype = ctypes.c_int

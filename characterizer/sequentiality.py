@@ -28,8 +28,10 @@ from fsbm.characterizer.kernels import library
 NFS_RUN_GAP_NS = 30 * 1_000_000_000
 # An access's classification, as the bits sequence.c sets: consecutive and sequential
 # (above); interleaved: the actor made other costed calls since the run's previous access;
-# resumes: consecutive, after an access this way since the open that was not.
-FLAGS = {"consecutive": 1, "sequential": 2, "interleaved": 8, "resumes": 16}
+# resumes: consecutive, after an access this way since the open that was not; in_stream: the
+# access before it this way since the open skipped at most 16 KiB (access_flags.h's
+# STREAM_GAP_BYTES), so readahead may be riding a stream it is in.
+FLAGS = {"consecutive": 1, "sequential": 2, "interleaved": 8, "resumes": 16, "in_stream": 32}
 
 
 @dataclass

@@ -56,6 +56,9 @@ class ClassCount(_Open):
     bytes: NonNegativeInt
     gap_bytes: NonNegativeInt = 0             # forward reads: the bytes skipped before them
     gap_log2: Optional[dict[str, NonNegativeInt]] = None  # ... by power of two of the gap
+    # ... of those, the reads in a stream (the read before them skipped at most 16 KiB), by
+    # power of two of the gap: readahead may be riding them (characterizer/sequentiality.py).
+    stream_gap_log2: Optional[dict[str, NonNegativeInt]] = None
     interleaved: NonNegativeInt = 0           # sequential reads made after other calls
     resumes: NonNegativeInt = 0               # sequential reads right after a read that skipped
     straddles: NonNegativeInt = 0             # requests crossing a page boundary they need not

@@ -387,7 +387,7 @@ def _data_lines(profile: Profile, pricer: Pricer, hits: float, first_hits: float
                     elif order == "forward":
                         gap = _mean_gap(counts)
                         detail = f"{readable_bytes(size)} forward, {readable_bytes(gap)} apart"
-                        miss = pricer.forward_read(round(size), gap, counts.gap_log2)
+                        miss = pricer.forward_read(round(size), gap, counts.gap_log2, counts.stream_gap_log2)
                         hit = pricer.data(op, "random", "warm", round(size))
                     else:
                         miss = pricer.data(op, order, "cold", round(size))

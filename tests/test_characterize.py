@@ -79,7 +79,8 @@ def test_random_preads_are_nearly_never_sequential(tmp_path: Path, data_file: Pa
 
 def test_sorted_lookups_are_forward_reads_with_their_gaps(tmp_path: Path, data_file: Path) -> None:
     """Reads of a sorted random sample of blocks (an SQL IN list): past the last read's end,
-    not at it.  They are their own class, with the bytes skipped, which prices them."""
+    not at it.  They are their own class, with the bytes skipped, which prices them, and
+    apart those in a stream: the read before them skipped at most 16 KiB."""
     profile = traced_profile(tmp_path, """
         import os, random
         random.seed(5)
@@ -93,9 +94,13 @@ def test_sorted_lookups_are_forward_reads_with_their_gaps(tmp_path: Path, data_f
     gaps = [(b - a - 1) * 4096 for a, b in zip([-1] + blocks, blocks)]  # the first read counts from 0
     reads = profile.body["classes"]["data"]["read"]
     by_power = Counter(1 << (g.bit_length() - 1) for g in gaps if g > 0)
+    in_stream = Counter(1 << (g.bit_length() - 1) for k, g in enumerate(gaps)
+                        if g > 0 and k > 0 and 0 <= gaps[k - 1] <= 16384)
+    assert in_stream and sum(in_stream.values()) < sum(by_power.values())
     assert without_durations(reads["forward"]["4096"]) == {"count": sum(g > 0 for g in gaps), "bytes": 4096 * sum(g > 0 for g in gaps),
                                         "gap_bytes": sum(gaps),
                                         "gap_log2": {str(lo): n for lo, n in sorted(by_power.items())},
+                                        "stream_gap_log2": {str(lo): n for lo, n in sorted(in_stream.items())},
                                         "reread_fraction": 0.0}  # every block read once
     assert reads["sequential"]["4096"]["count"] == sum(g == 0 for g in gaps)
     assert reads["random"]["4096"]["count"] == 1  # back to the start
@@ -679,10 +684,11 @@ def test_the_sequence_kernel_agrees_with_a_plain_walk(tmp_path: Path, log: str) 
     runs: dict[tuple[int, int], int] = {}
     calls: Counter = Counter()  # costed calls so far, per actor
     calls_then: dict[tuple[int, int], int] = {}  # the actor's, up to the run's last access
-    expected, interleaved, resumes = [], [], []
+    expected, interleaved, resumes, in_stream = [], [], [], []
     per_run: list[dict[str, int]] = []  # reads, writes, broken, end, file
     file_size: Counter = Counter()
     gapped: dict[tuple[int, int], list[bool]] = {}  # per direction: the last access since the open was not consecutive
+    streamed: dict[tuple[int, int], list[bool]] = {}  # per direction: the last access since the open skipped <= 16 KiB
     counted = costed(ev)
     for i in range(ev.n):  # strace: trace order is time order
         group, op = (int(ev.actor[i]), int(ev.file[i])), int(ev.op[i])
@@ -691,6 +697,7 @@ def test_the_sequence_kernel_agrees_with_a_plain_walk(tmp_path: Path, log: str) 
         if op in (OP_INDEX["open"], OP_INDEX["create"]):
             ends[group] = [0, 0]
             gapped[group] = [False, False]
+            streamed[group] = [False, False]
             runs.pop(group, None)
             calls_then.pop(group, None)
         elif op in (OP_INDEX["read"], OP_INDEX["write"]) and ev.offset[i] != MISSING and not ev.failed[i]:
@@ -702,6 +709,9 @@ def test_the_sequence_kernel_agrees_with_a_plain_walk(tmp_path: Path, log: str) 
             skipped = gapped.setdefault(group, [False, False])
             resumes.append(bool(ev.offset[i] == last[d] and skipped[d]))
             skipped[d] = bool(ev.offset[i] != last[d])
+            near = streamed.setdefault(group, [False, False])
+            in_stream.append(near[d])
+            near[d] = bool(0 <= ev.offset[i] - last[d] <= 16384)
             last[d] = ev.offset[i] + length
             interleaved.append(group in calls_then and before > calls_then[group])
             calls_then[group] = calls[group[0]]
@@ -728,6 +738,7 @@ def test_the_sequence_kernel_agrees_with_a_plain_walk(tmp_path: Path, log: str) 
     assert {f: n for f, n in enumerate(got.entire.tolist()) if n} == dict(whole) and whole
     assert acc.flag("interleaved").tolist() == interleaved and 0 < sum(interleaved) < len(interleaved)
     assert acc.flag("resumes").tolist() == resumes
+    assert acc.flag("in_stream").tolist() == in_stream and any(in_stream)
 
 
 def test_a_profiles_recording_adds_its_logs_times_and_keeps_a_flag_only_where_every_log_set_it() -> None:

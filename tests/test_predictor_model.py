@@ -803,6 +803,15 @@ def test_where_readahead_does_not_follow_gapped_streams_a_forward_read_is_priced
     priced = not_following.forward_read(4096, 20000, mix)
     assert priced.ns == pytest.approx(not_following.forward_read(4096, 20000).ns)  # the mean gap's price
     assert "does not follow streams 16384 B apart: 14%" in priced.source
+    # Its reads in a stream (the read before them skipped little) each as a stream of their own
+    # gap by the mean-gap curve; the rest at the mean gap's price, as before.
+    streamed = {"8192": 2}
+    in_stream = not_following.forward_read(4096, 20000, mix, streamed)
+    alone = not_following.forward_read(4096, 8192).ns
+    assert in_stream.ns == pytest.approx((2 * alone + 4 * priced.ns) / 6)
+    assert in_stream.ns < priced.ns and "in a stream each as fsbench's stream of its own gap" in in_stream.source
+    assert following.forward_read(4096, 20000, mix, streamed).ns == pytest.approx(following.forward_read(4096, 20000,
+                                                                                                         mix).ns)
     assert Pricer(table()).follows_gapped_streams(4096) is None  # no forward streams measured
 
 

@@ -41,7 +41,8 @@ static int straddles(int64_t offset, int64_t length, int64_t page)
  * sequence.c sets them, and gap: offset less where the previous access its way ended), add
  * to each sum at the access's code: its count, bytes, timed calls and their ns, the
  * straddling requests, the interleaved and resuming ones, and for forward reads the bytes
- * skipped and, at code * BITS + the gap's bit length, how many skipped that much.
+ * skipped and, at code * BITS + the gap's bit length, how many skipped that much (and in
+ * stream_gap_log2 the same of those IN_STREAM: the read before them skipped little).
  * copy_orig[orig] marks the in-kernel copies among the original calls.  Where codes is not
  * NULL, each access's code is also written at its row (codes[rows[k]]; every code fits in
  * 16 bits: 3 classes x 3 orders x BITS).
@@ -50,7 +51,8 @@ void fsbm_data_classes(int64_t n, const int64_t *rows, const uint8_t *flags, con
 		       int8_t op_read, const int32_t *orig, const uint8_t *copy_orig, const int64_t *offset,
 		       const int64_t *size, const int64_t *ret, const int64_t *dur, int64_t page, int64_t *count,
 		       int64_t *bytes, int64_t *timed, int64_t *timed_ns, int64_t *straddled, int64_t *interleaved_sum,
-		       int64_t *resumes_sum, int64_t *gap_bytes, int64_t *gap_log2, int16_t *codes)
+		       int64_t *resumes_sum, int64_t *gap_bytes, int64_t *gap_log2, int64_t *stream_gap_log2,
+		       int16_t *codes)
 {
 	for (int64_t k = 0; k < n; k++) {
 		int64_t i = rows[k];
@@ -77,6 +79,8 @@ void fsbm_data_classes(int64_t n, const int64_t *rows, const uint8_t *flags, con
 		if (forward) {
 			gap_bytes[code] += gap[k];
 			gap_log2[code * BITS + bit_length(gap[k])]++;
+			if (flags[k] & IN_STREAM)
+				stream_gap_log2[code * BITS + bit_length(gap[k])]++;
 		}
 	}
 }

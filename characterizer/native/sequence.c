@@ -38,6 +38,7 @@ struct group {
 	int64_t key;       /* -1: empty slot */
 	int64_t end[2];    /* where the last read, the last write ended */
 	uint8_t gapped[2]; /* whether the last read, the last write since the open was not consecutive */
+	uint8_t streamed[2]; /* whether the last read, the last write skipped at most STREAM_GAP_BYTES */
 	uint8_t run;       /* the open run's RUN_ bits; 0: no run open */
 	int64_t last_clock;
 	int64_t run_end;   /* where the open run's last access ended */
@@ -107,7 +108,7 @@ static int table_init(struct table *t, uint64_t capacity, int dense)
 	if (!t->slots)
 		return -1;
 	for (uint64_t i = 0; i < capacity; i++)
-		t->slots[i] = (struct group){ .key = dense ? (int64_t)i : -1, .end = { 0, 0 }, .gapped = { 0, 0 },
+		t->slots[i] = (struct group){ .key = dense ? (int64_t)i : -1, .end = { 0, 0 }, .gapped = { 0, 0 }, .streamed = { 0, 0 },
 					      .run = 0, .last_clock = MISSING, .run_end = 0, .calls_then = 0 };
 	t->mask = capacity - 1;
 	t->used = 0;
@@ -226,6 +227,7 @@ int64_t fsbm_sequence(int64_t n, const int64_t *order, const int8_t *op, const u
 			if (is_open) {
 				g->end[0] = g->end[1] = 0;
 				g->gapped[0] = g->gapped[1] = 0;
+				g->streamed[0] = g->streamed[1] = 0;
 				continue;
 			}
 		}
@@ -235,8 +237,10 @@ int64_t fsbm_sequence(int64_t n, const int64_t *order, const int8_t *op, const u
 		uint8_t flags = (consecutive ? CONSECUTIVE : 0) |
 				(offset[i] >= g->end[direction] ? SEQUENTIAL : 0) |
 				(g->run && calls_before > g->calls_then ? INTERLEAVED : 0) |
-				(consecutive && g->gapped[direction] ? RESUMES : 0);
+				(consecutive && g->gapped[direction] ? RESUMES : 0) |
+				(g->streamed[direction] ? IN_STREAM : 0);
 		g->gapped[direction] = !consecutive;
+		g->streamed[direction] = offset[i] >= g->end[direction] && offset[i] - g->end[direction] <= STREAM_GAP_BYTES;
 		g->run |= RUN_OPEN | (direction ? RUN_WRITES : RUN_READS) | (consecutive ? 0 : RUN_BROKEN);
 		acc_gap[accesses] = offset[i] - g->end[direction];
 		g->end[direction] = offset[i] + length;
