@@ -261,7 +261,7 @@ def _less_file_calls(outside: Outside, names: list[str], times: list[FsTime], tr
         in_gaps[op] = in_gaps.get(op, 0.0) + line.total_ns * timeline.share_in_gaps(line.op)
     calibration = tracing or TracingCalibration()
     loop = max(filter(None, (timeline.untimed_bare_gap_ns, calibration.start_to_start_ns)), default=None)
-    held = {op: min(ns, timeline.held_in_medians_ns(op, calibration.untimed_cap_ns, loop)) if loop else 0.0
+    held = {op: min(ns, timeline.held_in_medians_ns(op, calibration.untimed_cap_for(timeline), loop)) if loop else 0.0
             for op, ns in in_gaps.items()}
     in_gaps_ns, held_ns, all_ns = sum(in_gaps.values()), sum(held.values()), sum(line.total_ns for line in lines)
     which = "file calls' but its syncs'" if syncs_apart else "file calls'"

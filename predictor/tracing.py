@@ -281,6 +281,19 @@ class TracingCalibration:
         loop = self.start_to_start_ns
         return float(PARSER_UNTIMED_CAP_NS) if loop is None else UNTIMED_CAP_SHARE * loop
 
+    def untimed_cap_for(self, timeline: Timeline) -> float:
+        """untimed_cap_ns for one log without -T: UNTIMED_CAP_SHARE of the slower of this
+        calibration's loops and the log's own gaps from one bare call to the next
+        (Timeline.untimed_bare_gap_ns), which say how fast tracing ran while the log was made.
+        A calibration timed while tracing ran at its fast speed (a loop at 21 us from one
+        call's start to the next, where most hours give 90-240) would count each gap of a
+        log made at the slow speed as work: a test run's logs were told 2-12 times their
+        time outside that way."""
+        own = timeline.untimed_bare_gap_ns
+        if own is None or self.start_to_start_ns is None:
+            return self.untimed_cap_ns
+        return UNTIMED_CAP_SHARE * max(self.start_to_start_ns, own)
+
     def gap_over_call_of(self, timeline: Timeline) -> float:
         """What the rule takes off each gap of `timeline`'s trace over its process's median
         call (gap_over_call_told, which also says where it came from)."""
@@ -495,7 +508,8 @@ def untraced_outside(timeline: Timeline, calibration: TracingCalibration | None)
     lean_s = timeline.lean_off_ns / 1e9
     warning = stall_warning(timeline, calibration, lean_s)
     if not timeline.timed:
-        seconds = timeline.untimed_outside_ns(calibration.untimed_cap_ns) / 1e9
+        cap_ns = calibration.untimed_cap_for(timeline)
+        seconds = timeline.untimed_outside_ns(cap_ns) / 1e9
         lean = timeline.untimed_lean_ns
         leaned = (f", and {lean / 1e3:.1f} us, how far the gaps from one of its {timeline.untimed_bare_gaps:,} bare "
                   "calls to the next lay above their median on average" if lean is not None else "")
@@ -503,7 +517,7 @@ def untraced_outside(timeline: Timeline, calibration: TracingCalibration | None)
                   "left out, as the flushes' time is the cost model's" if timeline.untimed_sync_gaps else "")
         evidence = (f"the trace read without call durations (as strace without -T writes it): the time from "
                     f"each call's start to the next's, less what tracing cost it then (the median of its process's last 32, at most "
-                    f"{calibration.untimed_cap_ns / 1e3:.0f} us{leaned}){synced}, {at_once}: "
+                    f"{cap_ns / 1e3:.0f} us{leaned}){synced}, {at_once}: "
                     f"{seconds:.3f} s from a traced span of {timeline.span_ns / 1e9:.3f} s{shared}")
         # What tracing cost a gap is a median taken off each gap the estimate counts: each ns it
         # is off moves the estimate by this many seconds (0 is its floor, not its truth).

@@ -565,6 +565,17 @@ def test_a_log_without_call_durations_is_told_with_the_cap_the_calibration_gives
     told = untraced_outside(untimed, slow)
     assert told is not None and told.seconds == pytest.approx(untimed.untimed_outside_ns(slow.untimed_cap_ns) / 1e9)
     assert untraced_outside(untimed, TracingCalibration()).seconds == pytest.approx(0.08)
+    # A log whose own bare gaps ran slower than the calibration's loops (its median bare gap
+    # 150 us, in its bin of 149-150) is capped at twice its own: the calibration's loops were
+    # timed while tracing ran fast.  Faster own gaps leave the calibration's cap.
+    fast = TracingCalibration(measured_start_to_start_ns=21_000)
+    own_slow = untimed.model_copy(update={"untimed_bare_gap_us": [0] * 149 + [20]})
+    assert fast.untimed_cap_for(own_slow) == pytest.approx(UNTIMED_CAP_SHARE * 149_500)
+    assert untraced_outside(own_slow, fast).seconds == pytest.approx(
+        own_slow.untimed_outside_ns(UNTIMED_CAP_SHARE * 149_500) / 1e9)
+    assert untraced_outside(own_slow, fast).seconds < untraced_outside(untimed, fast).seconds
+    assert slow.untimed_cap_for(untimed.model_copy(update={"untimed_bare_gap_us": [0] * 10 + [20]})) == \
+        pytest.approx(slow.untimed_cap_ns)
     # A profile from a parser that kept no sums by cap is told as before.
     older = untimed.model_copy(update={"untimed_signed_by_cap_ns": []})
     assert older.untimed_outside_ns(400_000) == pytest.approx(80 * ms)
