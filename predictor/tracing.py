@@ -373,7 +373,8 @@ class TracingCalibration:
     @property
     def untimed_errors(self) -> list[float]:
         """The same from each trace without -T, where the calibration kept one."""
-        return [e for e in (r.untimed_error_at(self.untimed_cap_ns) for r in self.runs) if e is not None]
+        return [e for e in (r.untimed_error_at(self.untimed_cap_for(r.untimed)) for r in self.runs if r.untimed)
+                if e is not None]
 
     @property
     def error_band(self) -> tuple[float, float]:

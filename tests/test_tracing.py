@@ -934,7 +934,7 @@ def test_the_calibration_judges_each_trace_without_call_durations_too(calibrated
         assert run.untimed.calls == run.timeline.calls and not run.untimed.timed and run.timeline.timed
     assert len(calibration.untimed_errors) == len(calibration.runs) == len(body["untimed_errors"])
     untimed = calibration.runs[0].untimed
-    seconds = untimed.untimed_outside_ns(calibration.untimed_cap_ns) / 1e9
+    seconds = untimed.untimed_outside_ns(calibration.untimed_cap_for(untimed)) / 1e9
     told = untraced_outside(untimed, calibration)
     low, high = calibration.untimed_error_band
     assert told.kind == "trace-untimed" and told.lean_s == pytest.approx(untimed.lean_off_ns / 1e9)
