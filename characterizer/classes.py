@@ -13,8 +13,9 @@ the window a consecutive pair started, a long one misses), not on their mean, so
 predictor prices the mix of gaps.  Of those, it counts apart the reads in a stream
 (stream_gap_log2: the read before them skipped at most 16 KiB): SQLite's VACUUM walks its
 B-tree in page order, 97% of its forward reads a page past a read a page past another, where
-a point lookup's short skip follows a long jump, with no stream for readahead to follow.  A sequential read keeps how many of its class came
-after other calls by the same actor since the previous read of its run (interleaved): tar
+a point lookup's short skip follows a long jump, with no stream for readahead to follow.
+A sequential read keeps how many of its class came after other calls by the same actor
+since the previous read of its run (interleaved): tar
 reads its archive 10 KiB at a time between the files it writes, and readahead brings the
 next reads in meanwhile, where grep reads a file's chunks back to back.  It keeps, too, how
 many resumed a stream (resumes): came right after a read of the same file that skipped
@@ -115,6 +116,11 @@ def _bucket_of(lengths: np.ndarray) -> np.ndarray:
     return np.where(lengths > 0, np.left_shift(1, np.maximum(lengths - 1, 0)), 0)
 
 
+def _by_power_of_two(by_bit_length: np.ndarray) -> dict[str, int]:
+    """Counts kept by bit length as a profile keeps them: {power of two: count}, the nonzero."""
+    return {str(int(_bucket_of(g))): int(by_bit_length[g]) for g in np.flatnonzero(by_bit_length)}
+
+
 def _copies(ev: EventArrays, rows: np.ndarray) -> np.ndarray:
     """Which of the accesses at `rows` are in-kernel copies."""
     return copy_calls(ev)[ev.orig[rows]]
@@ -191,7 +197,8 @@ def data_classes(ev: EventArrays, acc: Access, mapped: Regions,
         OP_INDEX["read"], orig.ctypes.data, copy_orig.ctypes.data, offset.ctypes.data, length.ctypes.data,
         ret.ctypes.data, dur.ctypes.data, PAGE_BYTES,
         *(a.ctypes.data for a in (count, nbytes, timed, timed_ns, straddled, interleaved, resumes, gap_bytes,
-                                  gap_log2, stream_gap_log2)), None if codes is None else _out_codes(codes, ev.n).ctypes.data)
+                                  gap_log2, stream_gap_log2)),
+        None if codes is None else _out_codes(codes, ev.n).ctypes.data)
     for c in np.flatnonzero(count):
         cls, rank, bucket = class_of_code(int(c))
         entry = {"count": int(count[c]), "bytes": int(nbytes[c])}
@@ -202,12 +209,11 @@ def data_classes(ev: EventArrays, acc: Access, mapped: Regions,
         if cls == "read" and rank == "sequential":
             entry.update(interleaved=int(interleaved[c]), resumes=int(resumes[c]))
         if rank == "forward":
-            by_gap = gap_log2[c * BITS:(c + 1) * BITS]
             entry["gap_bytes"] = int(gap_bytes[c])
-            entry["gap_log2"] = {str(int(_bucket_of(g))): int(by_gap[g]) for g in np.flatnonzero(by_gap)}
-            in_stream = stream_gap_log2[c * BITS:(c + 1) * BITS]
-            if in_stream.any():
-                entry["stream_gap_log2"] = {str(int(_bucket_of(g))): int(in_stream[g]) for g in np.flatnonzero(in_stream)}
+            entry["gap_log2"] = _by_power_of_two(gap_log2[c * BITS:(c + 1) * BITS])
+            in_stream = _by_power_of_two(stream_gap_log2[c * BITS:(c + 1) * BITS])
+            if in_stream:
+                entry["stream_gap_log2"] = in_stream
         out.setdefault(cls, {}).setdefault(rank, {})[bucket] = entry
     return out
 

@@ -244,7 +244,7 @@ class CostTable:
                 **({"gap_costs": r["gap_costs"]} if r.get("gap_costs") else {}),
                 **{key: r[key] for key in ("entries_per_op", "listed_bytes_per_op", "file_sizes", "request_sizes")
                    if r.get(key)},
-                **({"files": counted_among(r)} if counted_among(r) else {}),
+                **({"files": among} if (among := counted_among(r)) else {}),
                 **({"objects": r["objects"]} if r.get("file_sizes") and r.get("objects") else {}),
             }
             for r in doc.get("results", [])

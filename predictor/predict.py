@@ -241,9 +241,9 @@ def _less_file_calls(outside: Outside, names: list[str], times: list[FsTime], tr
     its file calls has a median that holds a typical one, and taking the modelled time off
     again would count it twice.  What tracing cost a gap is the slower of the trace's own bare
     gaps (Timeline.untimed_bare_gap_ns: how fast tracing ran while it was made) and the
-    calibration's loop (start_to_start_ns): a file call's stops cost tracing more than a bare
-    call's (its path and buffer decoded), so the trace's bare gaps alone understate them; with
-    neither, nothing is held.  Where the parser left the gaps after syncs out of it
+    calibration's loop (start_to_start_ns), TracingCalibration.bare_gap_for: a file call's
+    stops cost tracing more than a bare call's (its path and buffer decoded), so the trace's
+    bare gaps alone understate them; with neither, nothing is held.  Where the parser left the gaps after syncs out of it
     (Timeline.untimed_sync_gaps), the syncs' modelled time stays in: the trace does not hold it.
 
     A log with -T read as if it had none still says how long its long file calls took where
@@ -260,7 +260,7 @@ def _less_file_calls(outside: Outside, names: list[str], times: list[FsTime], tr
         op = COPY_OPERATION.get(line.op, line.op)
         in_gaps[op] = in_gaps.get(op, 0.0) + line.total_ns * timeline.share_in_gaps(line.op)
     calibration = tracing or TracingCalibration()
-    loop = max(filter(None, (timeline.untimed_bare_gap_ns, calibration.start_to_start_ns)), default=None)
+    loop = calibration.bare_gap_for(timeline)
     held = {op: min(ns, timeline.held_in_medians_ns(op, calibration.untimed_cap_for(timeline), loop)) if loop else 0.0
             for op, ns in in_gaps.items()}
     in_gaps_ns, held_ns, all_ns = sum(in_gaps.values()), sum(held.values()), sum(line.total_ns for line in lines)

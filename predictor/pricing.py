@@ -75,6 +75,11 @@ class Price:
         return Price(self.ns * factor, self.low_ns * factor, self.high_ns * factor, source or self.source,
                      None if self.cpu_ns is None else self.cpu_ns * factor)
 
+    def at(self, ns: float, source: str) -> "Price":
+        """This price moved to `ns`, its interval and CPU part in proportion; exactly `ns`
+        where this price is 0 (nothing to be in proportion to)."""
+        return self.scaled(ns / self.ns, source) if self.ns > 0 else Price(ns, ns, ns, source)
+
     def cpu_scaled(self, factor: float) -> "Price":
         """This price with its CPU part `factor` times as large, the wait for the device as
         it was (outside.cpu_scales says why); a price without a CPU part is left as it is."""
@@ -567,7 +572,7 @@ class Pricer:
                   + (reads - streamed) * by_mean.ns) / reads
             source = (f"{by_mean.source}, but its {streamed / reads:.0%} in a stream each as fsbench's stream of its "
                       f"own gap ({unfollowed})")
-            return by_mean.scaled(ns / by_mean.ns, source) if by_mean.ns > 0 else Price(ns, ns, ns, source)
+            return by_mean.at(ns, source)
         measured = min(streams, key=lambda s: (abs(math.log(s / max(size, 1))), -s))
         costs = _pooled_by_gap(streams[measured])
         if not costs:
@@ -579,9 +584,7 @@ class Pricer:
             reference = self._forward_at_mean_gap(measured, gap).ns
             ns *= by_mean.ns / reference if reference > 0 else 1.0
             source += f", scaled to {size} B as the mean-gap price scales"
-        if by_mean.ns <= 0:
-            return Price(ns, ns, ns, source)
-        return by_mean.scaled(ns / by_mean.ns, source)
+        return by_mean.at(ns, source)
 
     def resumed_read(self, size: int, stream_gap: float) -> Price | None:
         """A cold read of `size` bytes at the previous read's end, made right after a read that

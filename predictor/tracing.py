@@ -281,18 +281,22 @@ class TracingCalibration:
         loop = self.start_to_start_ns
         return float(PARSER_UNTIMED_CAP_NS) if loop is None else UNTIMED_CAP_SHARE * loop
 
+    def bare_gap_for(self, timeline: Timeline) -> float | None:
+        """What tracing cost a gap from one call's start to the next's in a log without -T:
+        the slower of this calibration's loops (start_to_start_ns) and the log's own gaps from
+        one bare call to the next (Timeline.untimed_bare_gap_ns), which say how fast tracing
+        ran while the log was made; None where neither says."""
+        return max(filter(None, (timeline.untimed_bare_gap_ns, self.start_to_start_ns)), default=None)
+
     def untimed_cap_for(self, timeline: Timeline) -> float:
-        """untimed_cap_ns for one log without -T: UNTIMED_CAP_SHARE of the slower of this
-        calibration's loops and the log's own gaps from one bare call to the next
-        (Timeline.untimed_bare_gap_ns), which say how fast tracing ran while the log was made.
-        A calibration timed while tracing ran at its fast speed (a loop at 21 us from one
-        call's start to the next, where most hours give 90-240) would count each gap of a
-        log made at the slow speed as work: a test run's logs were told 2-12 times their
-        time outside that way."""
-        own = timeline.untimed_bare_gap_ns
-        if own is None or self.start_to_start_ns is None:
+        """untimed_cap_ns for one log without -T: UNTIMED_CAP_SHARE of bare_gap_for, where the
+        calibration timed its loops (else untimed_cap_ns).  A calibration timed while tracing
+        ran at its fast speed (a loop at 21 us from one call's start to the next, where most
+        hours give 90-240) would count each gap of a log made at the slow speed as work: a
+        test run's logs were told 2-12 times their time outside that way."""
+        if self.start_to_start_ns is None:
             return self.untimed_cap_ns
-        return UNTIMED_CAP_SHARE * max(self.start_to_start_ns, own)
+        return UNTIMED_CAP_SHARE * self.bare_gap_for(timeline)
 
     def gap_over_call_of(self, timeline: Timeline) -> float:
         """What the rule takes off each gap of `timeline`'s trace over its process's median
