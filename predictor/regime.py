@@ -7,7 +7,8 @@ small files.  The writeback a sync starts runs in large extents, which direct wr
 1 MiB do not show (on btrfs they cost several times as much a byte).  So the profile is
 priced once on the candidate's table, every case a price reached beyond the table's
 largest measured size is kept (pricing.Unmeasured), and fsbench measures exactly those, at
-the workload's size (at most fsbench's largest request).  The table grows by those cases
+the workload's size (at most fsbench's largest request; a copy, whole, where the target has
+room for it and its source).  The table grows by those cases
 and is kept as the candidate's newest, so a second profile in the same regime finds them
 measured.
 """

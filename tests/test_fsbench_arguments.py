@@ -27,6 +27,7 @@ def run(fsbench: Path, *args: str) -> subprocess.CompletedProcess[str]:
         (("--target", "/nonexistent/dir"), "No such file or directory"),
         (("--target", "/etc/hostname"), "is not a directory"),
         (("--target", "/tmp", "--sizes", "4q"), "'4q' is not a request size"),
+        (("--target", "/tmp", "--sizes", "2T"), "'2T' is not a request size between 1 B and 1024G"),
         (("--target", "/tmp", "--only", "teleport"), "neither a family"),
         (("--target", "/tmp", "--caches", "lukewarm"), "unknown value 'lukewarm'"),
         (("--target", "/tmp", "--reps", "0"), "--reps expects a whole number >= 1"),
@@ -45,6 +46,12 @@ def test_bad_arguments_exit_2_with_a_clear_message(fsbench: Path, args: tuple[st
     assert message in done.stderr
     assert done.stderr.startswith("fsbench: ")
     assert "Traceback" not in done.stderr
+
+
+def test_bad_sizes_are_refused_before_a_work_directory_is_made(fsbench: Path, tmp_path: Path) -> None:
+    done = run(fsbench, "--target", str(tmp_path), "--sizes", "4k,64q")
+    assert done.returncode == 2 and "'64q' is not a request size" in done.stderr
+    assert not list(tmp_path.iterdir())
 
 
 def test_an_existing_json_file_is_never_overwritten(fsbench: Path, tmp_path: Path) -> None:

@@ -288,6 +288,23 @@ def test_copy_is_a_read_and_write_on_ext4_and_a_clone_on_xfs(fsbench: Path, ext4
     assert xfs[1 << 20] < ext4[1 << 20] / 4, (xfs, ext4)
 
 
+def test_a_copy_is_measured_whole_beyond_a_requests_64_mib_where_the_target_has_room(fsbench: Path,
+                                                                                    ext4_fs: ScratchFs) -> None:
+    """A copy's size is a whole file's: a 96 MiB one is measured as one copy_file_range of
+    96 MiB, where a read of that size is refused; one that, with its source, would not fit the
+    1 GiB image is skipped, said why, rather than failing on a full filesystem."""
+    doc = fsbench_json(fsbench, ext4_fs.mount_point, "--only", "copy,read", "--sizes", "96M,600M",
+                       "--orders", "sequential", "--caches", "cold", "--reps", "2", "--file-size", "2400M")
+    assert not doc["errors"]
+    copied = result(doc, "copy", 96 << 20, "sequential", "cold")
+    assert copied["latency_ns"]["p50"] > 0 and copied["size"] == 96 << 20
+    skipped = {s["case"]: s["reason"] for s in doc["skipped"]}
+    assert "a request stops at 64M" in skipped["read 100663296 B sequential cold"]
+    assert "twice its size free" in skipped["copy 629145600 B sequential cold"]
+    assert not [r for r in doc["results"] if r["bench"] == "read"]
+    assert not list(ext4_fs.mount_point.rglob("fsbench.*"))  # its work directory is gone
+
+
 def empty_and_with_data(fsbench: Path, fs: ScratchFs, op: str) -> tuple[float, float]:
     """The mean warm `op` (create or unlink) on empty files, and its {op}_written case's
     among files of 64 KiB; both measured sizes (4 and 64 KiB) must be there."""

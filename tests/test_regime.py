@@ -13,7 +13,7 @@ from tests.conftest import QUICK_BENCH_FLAGS, Calibrated, give_calibration, run_
 from fsbm.microbench.fsbench import QUICK_REPS, REGIME_CASE_SECONDS, REGIME_REPS, TableEffort, options_measuring
 from fsbm.microbench.scratch import ScratchFs
 from fsbm.predictor.cost_table import CostTable
-from fsbm.predictor.pricing import MAX_REQUEST_BYTES, Pricer, Unmeasured
+from fsbm.predictor.pricing import MAX_COPY_BYTES, MAX_REQUEST_BYTES, Pricer, Unmeasured
 from fsbm.predictor.regime import unmeasured_cases
 from fsbm.store import ResultsStore
 from tests.test_predictor_model import curve, entry, profile, table
@@ -33,6 +33,20 @@ def test_a_sync_after_more_than_the_table_measured_is_kept_as_the_case_to_measur
     pricer.data("read", "random", "cold", 6 * MIB)
     pricer.data("read", "random", "cold", 65536)  # measured: nothing to add
     assert Unmeasured("read", "random", "cold", 6 * MIB) in pricer.unmeasured and len(pricer.unmeasured) == 3
+
+
+def test_a_copy_beyond_a_requests_largest_size_is_kept_to_measure_whole() -> None:
+    """A copy's size is a whole file's: a 1 GiB copy is the case to measure, where a 1 GiB
+    read is measured at fsbench's largest request and carried on from there."""
+    copying = table("ext4")
+    copying.entries += [entry("copy", "sequential", "cold", s, 1000.0 * s / 4096) for s in (4096, MAX_REQUEST_BYTES)]
+    pricer = Pricer(copying)
+    pricer.data("copy", "sequential", "cold", 1 << 30)
+    pricer.data("read", "sequential", "cold", 1 << 30)
+    assert pricer.unmeasured == {Unmeasured("copy", "sequential", "cold", 1 << 30),
+                                 Unmeasured("read", "sequential", "cold", MAX_REQUEST_BYTES)}
+    pricer.data("copy", "sequential", "cold", 4 * MAX_COPY_BYTES)
+    assert Unmeasured("copy", "sequential", "cold", MAX_COPY_BYTES) in pricer.unmeasured
 
 
 def test_a_sync_measured_at_the_workloads_size_is_priced_from_that_curve() -> None:

@@ -495,7 +495,8 @@ static int run_directory_sync(struct bench_ctx *ctx, size_t i)
  * clones the file; elsewhere it reads and writes it, so what this costs is the
  * filesystem's answer, not ours.  Sources are Tang App. C leaves "s" written once; each
  * copy goes to the leaf "c" beside its source, made before and removed after the timed
- * call.  The source files take at most a quarter of --file-size.
+ * call.  The source files take at most a quarter of --file-size, and there is always one:
+ * a copy's size is a whole file's, and may be larger than a request (fsbench.c).
  */
 static int setup_copy(struct bench_ctx *ctx)
 {
@@ -507,8 +508,6 @@ static int setup_copy(struct bench_ctx *ctx)
 	tree_init(&ctx->tree, ctx->n);
 	if (tree_make_dirs(&ctx->tree, ctx->dirfd) != 0)
 		return -1;
-	ctx->buf = xaligned(4096, size);
-	memset(ctx->buf, 0x3c, size);
 	for (size_t i = 0; i < ctx->n && rc == 0; i++) {
 		int fd;
 
@@ -516,7 +515,7 @@ static int setup_copy(struct bench_ctx *ctx)
 		fd = openat(ctx->dirfd, path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
 		if (fd < 0)
 			return fail_errno("openat(O_CREAT)", path);
-		rc = check_transfer(pwrite(fd, ctx->buf, size, 0), size, "pwrite (laying out)", path);
+		rc = lay_out(fd, path, size, size < FILL_CHUNK ? (size_t)size : FILL_CHUNK);
 		close(fd);
 	}
 	if (rc == 0 && syncfs(ctx->dirfd) != 0)

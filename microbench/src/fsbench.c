@@ -26,10 +26,24 @@
 #define FSBENCH_VERSION "0.1.0"
 enum { SCHEMA_VERSION = 1, MAX_SIZES = 64, MAX_GAPS = 8, MAX_CASES = 4096 };
 
+/* A request stops at 64 MiB; a copy, whose size is a whole file's, goes on to 1 TiB. */
+#define MAX_REQUEST_BYTES (64ULL << 20)
+#define MAX_COPY_BYTES (1ULL << 40)
+
+/* What the target allows, found once before the plan is made. */
+struct target_facts {
+	int direct_ok;       /* the filesystem takes O_DIRECT */
+	int can_drop;        /* this user may drop the page cache */
+	int memory_only;     /* tmpfs or ramfs: no device, no cold state */
+	uint64_t free_bytes; /* free to this user when the plan was made */
+};
+
 struct options {
 	struct suite_config cfg;
 	const char *only;        /* families or benchmark names, comma separated */
 	const char *sizes_text;  /* explicit request sizes, or NULL for the defaults */
+	uint64_t sizes[MAX_SIZES]; /* the request sizes swept, once the block size is known */
+	size_t nsizes;
 	unsigned orders, caches;
 	uint64_t gaps[MAX_GAPS]; /* forward order: the gaps it is measured at */
 	size_t ngaps;
@@ -137,11 +151,12 @@ static unsigned parse_choices(const char *text, const char *option, const char *
 }
 
 /*
- * A comma-separated list of at most `max` sizes from `min` bytes to 64 MiB (--sizes, --gaps).
- * Where `d` is not 0, "d-1", "d" and "d+1" are relative to it, the block size.
+ * A comma-separated list of at most `max` sizes from `min` bytes to `most` (--sizes,
+ * --gaps, the mixes).  Where `d` is not 0, "d-1", "d" and "d+1" are relative to it, the
+ * block size.
  */
 static size_t parse_byte_list(const char *text, const char *option, const char *noun, uint64_t d, uint64_t min,
-			      size_t max, uint64_t *out)
+			      uint64_t most, size_t max, uint64_t *out)
 {
 	char *copy = xstrdup(text), *save = NULL;
 	size_t n = 0;
@@ -157,9 +172,10 @@ static size_t parse_byte_list(const char *text, const char *option, const char *
 			v = d - 1;
 		else if (d && strcmp(tok, "d+1") == 0)
 			v = d + 1;
-		else if (parse_size(tok, &v) != 0 || v < min || v > (64ULL << 20))
-			usage_error("--%s: '%s' is not a %s between %llu B and 64M", option, tok, noun,
-				    (unsigned long long)min);
+		else if (parse_size(tok, &v) != 0 || v < min || v > most)
+			usage_error("--%s: '%s' is not a %s between %llu B and %llu%s", option, tok, noun,
+				    (unsigned long long)min, (unsigned long long)(most >> (most >> 30 ? 30 : 20)),
+				    most >> 30 ? "G" : "M");
 		out[n++] = v;
 	}
 	free(copy);
@@ -206,15 +222,15 @@ static void parse_options(int argc, char **argv, struct options *o)
 		case 'F': o->force = 1; break;
 		case 's': o->sizes_text = optarg; break;
 		case 'M':
-			o->cfg.nfile_sizes = parse_byte_list(optarg, "file-sizes", "file size", 0, 0, MAX_FILE_SIZES,
-							     o->cfg.file_sizes);
+			o->cfg.nfile_sizes = parse_byte_list(optarg, "file-sizes", "file size", 0, 0, MAX_REQUEST_BYTES,
+							     MAX_FILE_SIZES, o->cfg.file_sizes);
 			break;
 		case 'W':
 			o->cfg.nrequest_sizes = parse_byte_list(optarg, "request-sizes", "request size", 0, 1,
-								MAX_FILE_SIZES, o->cfg.request_sizes);
+								MAX_REQUEST_BYTES, MAX_FILE_SIZES, o->cfg.request_sizes);
 			break;
 		case 'O': o->orders = parse_choices(optarg, "orders", order_names, order_bits, 6); break;
-		case 'g': o->ngaps = parse_byte_list(optarg, "gaps", "gap", 0, 512, MAX_GAPS, o->gaps); break;
+		case 'g': o->ngaps = parse_byte_list(optarg, "gaps", "gap", 0, 512, MAX_REQUEST_BYTES, MAX_GAPS, o->gaps); break;
 		case 'c': o->caches = parse_choices(optarg, "caches", cache_names, cache_bits, 3); break;
 		case 'r': o->cfg.reps = (size_t)parse_count(optarg, "reps", 1); break;
 		case 'u': o->cfg.rounds = (size_t)parse_count(optarg, "rounds", 1); break;
@@ -338,29 +354,34 @@ struct plan {
 };
 
 /* What keeps a case from running here, or NULL if it can run. */
-static const char *why_not(const struct options *o, const struct bench_case *c, int direct_ok, int can_drop,
-			   int memory_only)
+static const char *why_not(const struct options *o, const struct bench_case *c, const struct target_facts *t)
 {
+	int copy = strcmp(c->bench->name, "copy") == 0;
+
 	/* tmpfs keeps everything in the page cache: labelling any of it cold would be false. */
-	if (memory_only && c->cache == CACHE_COLD)
+	if (t->memory_only && c->cache == CACHE_COLD)
 		return "tmpfs lives in memory: there is no cold state (cold costs are the warm costs)";
-	if (memory_only && c->cache == CACHE_DIRECT)
+	if (t->memory_only && c->cache == CACHE_DIRECT)
 		return "tmpfs has no device: O_DIRECT is buffered there, the same as warm";
-	if (c->cache == CACHE_COLD && c->bench->family == FAMILY_META && !can_drop)
+	if (c->cache == CACHE_COLD && c->bench->family == FAMILY_META && !t->can_drop)
 		return "cold metadata needs root to write /proc/sys/vm/drop_caches";
-	if (c->cache == CACHE_DIRECT && !direct_ok)
+	if (c->cache == CACHE_DIRECT && !t->direct_ok)
 		return "the filesystem refuses O_DIRECT";
 	if (c->cache == CACHE_DIRECT && c->size % 512 != 0)
 		return "O_DIRECT needs request sizes that are multiples of 512 bytes";
 	if (c->bench->family == FAMILY_DATA && c->size > o->cfg.file_size)
 		return "request size larger than the data file";
+	if (!copy && c->size > MAX_REQUEST_BYTES)
+		return "a request stops at 64M (only copy, which copies a whole file, goes beyond)";
+	/* A source and its copy, which a filesystem that cannot share extents writes out whole. */
+	if (copy && c->size > t->free_bytes / 2)
+		return "a copy needs twice its size free (its source and the copy), more than the target has";
 	return NULL;
 }
 
-static void add_case(struct plan *p, const struct options *o, struct bench_case *c, int direct_ok, int can_drop,
-		     int memory_only)
+static void add_case(struct plan *p, const struct options *o, struct bench_case *c, const struct target_facts *t)
 {
-	const char *reason = why_not(o, c, direct_ok, can_drop, memory_only);
+	const char *reason = why_not(o, c, t);
 
 	if (p->ncases == MAX_CASES || p->nskips == MAX_CASES)
 		usage_error("the plan has more than %d cases; narrow it with --only or --sizes", MAX_CASES);
@@ -428,26 +449,35 @@ static size_t default_sizes(uint64_t d, int quick, uint64_t *out)
 	return kept;
 }
 
-static void build_plan(struct plan *p, const struct options *o, int direct_ok, int can_drop, int memory_only)
+/* The request sizes swept: --sizes (refused here, before any work directory is made, where
+ * a value is not a size), else the defaults at the block size. */
+static void set_sizes(struct options *o)
+{
+	uint64_t d = o->cfg.block_size;
+
+	o->nsizes = o->sizes_text
+		? parse_byte_list(o->sizes_text, "sizes", "request size", d, 1, MAX_COPY_BYTES, MAX_SIZES, o->sizes)
+		: default_sizes(d, o->cfg.quick, o->sizes);
+}
+
+static void build_plan(struct plan *p, const struct options *o, const struct target_facts *facts)
 {
 	const struct bench *tables[] = { meta_benches, data_benches };
 	const size_t counts[] = { meta_bench_count, data_bench_count };
-	uint64_t d = o->cfg.block_size, sizes[MAX_SIZES], sync_sizes[3] = { d, 65536, 1048576 };
+	uint64_t d = o->cfg.block_size, sync_sizes[3] = { d, 65536, 1048576 };
+	const uint64_t *sizes = o->sizes;
 	uint64_t written_sizes[2] = { d, 65536 };
 	uint64_t mix_mean = mean_u64(o->cfg.file_sizes, o->cfg.nfile_sizes);
 	uint64_t request_mean = mean_u64(o->cfg.request_sizes, o->cfg.nrequest_sizes);
-	size_t nsizes, nsync = o->cfg.quick ? 1 : 3;
+	size_t nsizes = o->nsizes, nsync = o->cfg.quick ? 1 : 3;
 
 	/* A mix's case is named by its mean, at least a byte (a mix of empty files too). */
 	if (o->cfg.nfile_sizes && !mix_mean)
 		mix_mean = 1;
 
 	if (o->sizes_text) {
-		nsizes = parse_byte_list(o->sizes_text, "sizes", "request size", d, 1, MAX_SIZES, sizes);
 		memcpy(sync_sizes, sizes, sizeof(uint64_t) * (nsizes < 3 ? nsizes : 3));
 		nsync = nsizes < 3 ? nsizes : 3;
-	} else {
-		nsizes = default_sizes(d, o->cfg.quick, sizes);
 	}
 	memset(p, 0, sizeof(*p));
 	for (size_t t = 0; t < 2; t++) {
@@ -472,7 +502,7 @@ static void build_plan(struct plan *p, const struct options *o, int direct_ok, i
 						if (!(b->orders & ord & o->orders) || !(b->caches & cm & o->caches))
 							continue;
 						if (ord != ORDER_FORWARD) {
-							add_case(p, o, &c, direct_ok, can_drop, memory_only);
+							add_case(p, o, &c, facts);
 							continue;
 						}
 						/* What readahead does for gapped reads is only seen
@@ -481,7 +511,7 @@ static void build_plan(struct plan *p, const struct options *o, int direct_ok, i
 							continue;
 						for (size_t g = 0; g < o->ngaps; g++) {
 							c.gap = o->gaps[g];
-							add_case(p, o, &c, direct_ok, can_drop, memory_only);
+							add_case(p, o, &c, facts);
 						}
 					}
 		}
@@ -694,6 +724,7 @@ int main(int argc, char **argv)
 	struct options o;
 	struct environment env;
 	static struct plan plan;
+	struct target_facts facts;
 	struct json j;
 	char started[32], finished[32], label[160];
 	size_t failures;
@@ -707,10 +738,13 @@ int main(int argc, char **argv)
 		return EXIT_RUNTIME;
 	if (!o.cfg.block_size)
 		o.cfg.block_size = env.fs_block_size;
+	set_sizes(&o);
 	snprintf(env.aging_state, sizeof(env.aging_state), "%s", o.aging_state);
 	make_workdir(&o.cfg);
-	build_plan(&plan, &o, probe_direct_io(o.cfg.workdir_fd), cache_can_drop_all(),
-		   strcmp(env.fs_type, "tmpfs") == 0 || strcmp(env.fs_type, "ramfs") == 0);
+	facts = (struct target_facts){ .direct_ok = probe_direct_io(o.cfg.workdir_fd), .can_drop = cache_can_drop_all(),
+				       .memory_only = strcmp(env.fs_type, "tmpfs") == 0 || strcmp(env.fs_type, "ramfs") == 0,
+				       .free_bytes = env.fs_free_bytes };
+	build_plan(&plan, &o, &facts);
 	fprintf(stderr, "fsbench: %zu cases (%zu not applicable here), %zu repetitions of at most %g s each in %zu "
 		"rounds, estimated at most %.0f s\n", plan.ncases, plan.nskips, o.cfg.reps, o.cfg.case_seconds,
 		o.cfg.rounds, plan.estimate_seconds);
