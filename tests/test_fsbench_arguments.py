@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -46,6 +47,12 @@ def test_bad_arguments_exit_2_with_a_clear_message(fsbench: Path, args: tuple[st
     assert message in done.stderr
     assert done.stderr.startswith("fsbench: ")
     assert "Traceback" not in done.stderr
+
+
+def test_a_cpu_it_may_not_run_on_is_refused_before_a_work_directory_is_made(fsbench: Path, tmp_path: Path) -> None:
+    done = run(fsbench, "--target", str(tmp_path), "--cpu", str(os.cpu_count() + 64), "--only", "stat_file")
+    assert done.returncode == 2 and "is not a CPU this process may run on" in done.stderr
+    assert not list(tmp_path.iterdir())
 
 
 def test_bad_sizes_are_refused_before_a_work_directory_is_made(fsbench: Path, tmp_path: Path) -> None:

@@ -81,7 +81,7 @@ static const struct option_help option_table[] = {
 	{ { "min-rep-seconds", required_argument, 0, 'm' }, "S", "warm repetitions pass over their objects again until this long (default 0.1, quick 0.05; 0: one pass)" },
 	{ { "block-size", required_argument, 0, 'b' }, "N", "block size d (default: the filesystem's f_bsize)" },
 	{ { "seed", required_argument, 0, 'R' }, "N", "seed of every random order and forward stream (default 1)" },
-	{ { "cpu", required_argument, 0, 'C' }, "N|none", "pin to this CPU (default: the last one allowed)" },
+	{ { "cpu", required_argument, 0, 'C' }, "N|none", "pin to this CPU (default: none, not pinned, as the programs it prices run)" },
 	{ { "data-file", required_argument, 0, 'D' }, "PATH", "an existing file for the read benchmarks (never written)" },
 	{ { "aging-state", required_argument, 0, 'A' }, "TEXT", "how the filesystem was aged, recorded with the results" },
 	{ { "progress-fd", required_argument, 0, 'P' }, "FD", "write 'progress DONE TOTAL LABEL' lines to this descriptor" },
@@ -209,7 +209,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 	o->gaps[3] = 256 << 10;
 	o->ngaps = 4;
 	o->caches = CACHE_COLD | CACHE_WARM | CACHE_DIRECT;
-	o->cpu = -2; /* choose automatically */
+	o->cpu = -1; /* not pinned, as the programs it prices run */
 	o->progress_fd = -1;
 	o->aging_state = "unknown";
 	opterr = 0;
@@ -532,29 +532,22 @@ static int probe_direct_io(int workdir_fd)
 	return 1;
 }
 
+/* Pin to CPU `requested` where it is one (--cpu N); the CPU, or -1 where not pinned. */
 static int pick_cpu(int requested)
 {
 	cpu_set_t allowed, one;
-	int chosen = -1;
 
-	if (requested == -1 || sched_getaffinity(0, sizeof(allowed), &allowed) != 0)
+	if (requested < 0)
 		return -1;
-	if (requested >= 0) {
-		if (!CPU_ISSET(requested, &allowed))
-			usage_error("--cpu %d is not a CPU this process may run on", requested);
-		chosen = requested;
-	} else {
-		for (int c = 0; c < CPU_SETSIZE; c++)
-			if (CPU_ISSET(c, &allowed))
-				chosen = c;
-	}
+	if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0 || !CPU_ISSET(requested, &allowed))
+		usage_error("--cpu %d is not a CPU this process may run on", requested);
 	CPU_ZERO(&one);
-	CPU_SET(chosen, &one);
+	CPU_SET(requested, &one);
 	if (sched_setaffinity(0, sizeof(one), &one) != 0) {
 		fail_errno("sched_setaffinity", NULL);
 		return -1;
 	}
-	return chosen;
+	return requested;
 }
 
 static void iso_now(char *buf, size_t len)
@@ -739,6 +732,7 @@ int main(int argc, char **argv)
 	if (!o.cfg.block_size)
 		o.cfg.block_size = env.fs_block_size;
 	set_sizes(&o);
+	env.pinned_cpu = pick_cpu(o.cpu);
 	snprintf(env.aging_state, sizeof(env.aging_state), "%s", o.aging_state);
 	make_workdir(&o.cfg);
 	facts = (struct target_facts){ .direct_ok = probe_direct_io(o.cfg.workdir_fd), .can_drop = cache_can_drop_all(),
@@ -758,7 +752,6 @@ int main(int argc, char **argv)
 		return remove_workdir(&o.cfg) == 0 ? 0 : EXIT_RUNTIME;
 	}
 	stop_on_signals();
-	env.pinned_cpu = pick_cpu(o.cpu);
 	env.clock.timer_ns = timer_overhead_ns();
 	env.clock.cpu_ns = cpu_overhead_ns();
 	out = open_output(&o);
