@@ -81,12 +81,12 @@ def test_environment_is_recorded(fsbench: Path, tmpfs_fs: ScratchFs) -> None:
     assert env["mount_point"] == str(tmpfs_fs.mount_point)
     assert env["kernel"].startswith("Linux ") and env["cpu_model"] and env["memory_bytes"] > 0
     assert 0 < env["timer_overhead_ns"] < 1000
-    assert env["pinned_cpu"] is None  # not pinned unless --cpu says so, as a program is not
+    assert env["pinned_cpu"] == max(os.sched_getaffinity(0))  # the last CPU allowed
     assert env["aging_state"] == "fresh"
     assert env["fs_block_size"] == 4096
-    pinned = fsbench_json(fsbench, tmpfs_fs.mount_point, "--only", "close", "--files", "100", "--reps", "2",
-                          "--cpu", "0")
-    assert pinned["environment"]["pinned_cpu"] == 0
+    free = fsbench_json(fsbench, tmpfs_fs.mount_point, "--only", "close", "--files", "100", "--reps", "2",
+                        "--cpu", "none")
+    assert free["environment"]["pinned_cpu"] is None
 
 
 def test_environment_names_the_mount_on_btrfs_too(fsbench: Path, btrfs_fs: ScratchFs) -> None:
