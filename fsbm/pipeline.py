@@ -254,7 +254,7 @@ def add_workload_cases(target: PathLike, table: "CostTable", profiles: Sequence[
                                      effort=effort or TableEffort()):
         doc, _ = measure_costs(target, options, table.candidate, store, console=console, show=show, keep_table=False)
         runs.append(doc)
-        if completed(doc):
+        if completed(doc) and doc.get("results"):  # a run whose every case was skipped adds nothing
             table = table.with_measurements(doc, doc["run_id"])
     return runs, table
 

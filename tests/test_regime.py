@@ -209,6 +209,22 @@ def synced_write_log(path: Path, mib: int) -> Path:
     return path
 
 
+def copy_log(path: Path, mib: int) -> Path:
+    """An strace -f -tt -T -y log of cp copying a file of `mib` MiB with one copy_file_range."""
+    size = mib * MIB
+    path.write_text(
+        '100 10:00:00.000000 openat(AT_FDCWD, "/w/big.bin", O_RDONLY) = 3</w/big.bin> <0.000010>\n'
+        '100 10:00:00.000100 openat(AT_FDCWD, "/w/copy.bin", O_WRONLY|O_CREAT|O_EXCL, 0644) = 4</w/copy.bin> '
+        '<0.000020>\n'
+        f'100 10:00:00.000200 copy_file_range(3</w/big.bin>, NULL, 4</w/copy.bin>, NULL, 9223372035781033984, 0) '
+        f'= {size} <0.500000>\n'
+        '100 10:00:00.500300 copy_file_range(3</w/big.bin>, NULL, 4</w/copy.bin>, NULL, 9223372035781033984, 0) '
+        '= 0 <0.000010>\n'
+        '100 10:00:00.500400 close(4</w/copy.bin>) = 0 <0.000010>\n'
+        '100 10:00:00.500500 close(3</w/big.bin>) = 0 <0.000010>\n')
+    return path
+
+
 @pytest.mark.slow(seconds=75)
 def test_bench_for_measures_the_workloads_sync_on_ext4_and_predict_then_uses_it(ext4_fs: ScratchFs, fsbm_home: Path,
                                                                                calibrated: Calibrated,
@@ -242,3 +258,14 @@ def test_bench_for_measures_the_workloads_sync_on_ext4_and_predict_then_uses_it(
         store.save_document("cost_table", first, name=ext4_fs.name)
     named = run_fsbm("bench", "--fs", ext4_fs.name, "--for", str(log), "--dry-run")
     assert named.returncode == 0 and f"fsync {24 * MIB} B sequential warm" in named.stdout, named.stdout
+    # A copy the 1 GiB image has no room for twice (its source and the copy) is not measured:
+    # said why, and the table is kept as it was.
+    copying = copy_log(tmp_path / "copy.strace", 600)
+    with ResultsStore(fsbm_home / "fsbm.sqlite") as store:
+        before = store.newest_document_id("cost_table", ext4_fs.name)
+    unroomy = run_fsbm("bench", "--fs", ext4_fs.name, "--for", str(copying))
+    assert unroomy.returncode == 0, unroomy.stderr
+    assert f"not measured here: copy {600 * MIB} B sequential cold" in unroomy.stderr
+    assert "twice its size free" in unroomy.stderr and "the cost table is as it was" in unroomy.stderr
+    with ResultsStore(fsbm_home / "fsbm.sqlite") as store:
+        assert store.newest_document_id("cost_table", ext4_fs.name) == before

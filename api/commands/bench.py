@@ -128,6 +128,9 @@ def _bench_for(settings: Settings, directory: Path, candidate: str, fs_name: Opt
     for doc in runs:
         for t in render.results_tables(doc):
             console.print(t)
+    for skip in (s for doc in runs for s in doc.get("skipped", ())):
+        errors.print(f"not measured here: {escape(skip['case'])}: {escape(skip['reason'])}; predictions price it "
+                     "from the cases the table has", highlight=False)
     if table_id is None and not runs:
         console.print(f"nothing to measure: the cost table of {escape(candidate)} covers this workload's sizes")
     elif table_id is None:
