@@ -374,11 +374,15 @@ class TracingCalibration:
         """The rule's relative error on each calibration program, from its trace with -T."""
         return [r.error_at(self.gap_over_call_of(r.timeline)) for r in self.runs]
 
+    def untimed_error_of(self, run: CalibrationRun) -> float | None:
+        """The rule's error on `run`'s trace without -T, at the cap this calibration takes for
+        that log (untimed_cap_for); None where the run kept no such trace."""
+        return run.untimed_error_at(self.untimed_cap_for(run.untimed)) if run.untimed is not None else None
+
     @property
     def untimed_errors(self) -> list[float]:
         """The same from each trace without -T, where the calibration kept one."""
-        return [e for e in (r.untimed_error_at(self.untimed_cap_for(r.untimed)) for r in self.runs if r.untimed)
-                if e is not None]
+        return [e for e in map(self.untimed_error_of, self.runs) if e is not None]
 
     @property
     def error_band(self) -> tuple[float, float]:

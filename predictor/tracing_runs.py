@@ -198,7 +198,7 @@ def calibrate(base: Path, *, untraced_runs: int = FULL_CALIBRATION_RUNS[0], trac
                      f"traced, {middle.calls} calls; told from the trace "
                      f"{middle.outside_ns_at(rule, runs[-1].lean_ns) / 1e6:.1f} ms, "
                      f"a gap {rule / 1e3:.1f} us over its calls ({100 * runs[-1].error_at(rule):+.0f}%; "
-                     f"without -T {100 * _untimed_error(so_far, runs[-1]):+.0f}%)")
+                     f"without -T {100 * (so_far.untimed_error_of(runs[-1]) or 0):+.0f}%)")
         cold_start = None
         if cold_start_runs:
             def tell(log: Path) -> float:
@@ -216,11 +216,3 @@ def calibrate(base: Path, *, untraced_runs: int = FULL_CALIBRATION_RUNS[0], trac
     progress(f"each process more at once makes a traced gap {calibration.contention_ns / 1e3:.1f} us longer "
              "(a trace's own median holds that already; taken off only where a profile has no such median)")
     return calibration
-
-
-def _untimed_error(calibration: TracingCalibration, run: CalibrationRun) -> float:
-    """How far the rule for a log without -T tells `run` off its runtime, at the cap it would
-    take for that log (TracingCalibration.untimed_cap_for); 0 where the run kept no such log."""
-    if run.untimed is None:
-        return 0.0
-    return run.untimed_error_at(calibration.untimed_cap_for(run.untimed)) or 0.0
