@@ -108,8 +108,9 @@ static int table_init(struct table *t, uint64_t capacity, int dense)
 	if (!t->slots)
 		return -1;
 	for (uint64_t i = 0; i < capacity; i++)
-		t->slots[i] = (struct group){ .key = dense ? (int64_t)i : -1, .end = { 0, 0 }, .gapped = { 0, 0 }, .streamed = { 0, 0 },
-					      .run = 0, .last_clock = MISSING, .run_end = 0, .calls_then = 0 };
+		t->slots[i] = (struct group){ .key = dense ? (int64_t)i : -1, .end = { 0, 0 }, .gapped = { 0, 0 },
+					      .streamed = { 0, 0 }, .run = 0, .last_clock = MISSING, .run_end = 0,
+					      .calls_then = 0 };
 	t->mask = capacity - 1;
 	t->used = 0;
 	t->dense = dense;
