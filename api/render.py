@@ -427,10 +427,13 @@ def observed_table(prediction: Prediction, top: int = 6) -> Optional[Table]:
     table = Table(title=f"the trace's own call durations on {traced.candidate}, against its cost table",
                   caption="as traced: strace -T or NFS reply times, tracing's share included (under strace, "
                           "15-100 us a call here)")
-    for name in ("operation", "as traced", f"count x cost on {traced.candidate}"):
+    told = prediction.told_s
+    names = ("operation", "as traced", *(("less tracing",) if told else ()), f"count x cost on {traced.candidate}")
+    for name in names:
         table.add_column(escape(name), justify="left" if name == "operation" else "right")
     for op, seconds in list(prediction.observed_s.items())[:top]:
-        table.add_row(escape(op), format_seconds(seconds), format_seconds(modelled.get(op, 0.0)))
+        less = (format_seconds(told.get(op, 0.0)),) if told else ()
+        table.add_row(escape(op), format_seconds(seconds), *less, format_seconds(modelled.get(op, 0.0)))
     return table
 
 

@@ -777,6 +777,12 @@ class Prediction(_Closed):
         "took where the workload was traced, tracing's share included (15-100 us a call under strace on this "
         "machine). Set beside the traced candidate's count x cost by operation (lines), it shows where its cost "
         "table and the trace disagree. Empty: the trace timed nothing."))
+    told_s: dict[str, float] = Field({}, description=(
+        "Per operation, observed_s less each call's share of tracing (its process's median call and the trace's "
+        "lean), never below 0: what the durations tell the operation took where the workload was traced. "
+        "Where a measured runtime leaves more outside than the trace told, the relative form gives up to what "
+        "these exceed the traced candidate's count x cost by to those operations. Empty: a trace without call "
+        "durations, or an NFS capture."))
     traced_on: Optional[str] = None
     absolute: bool = Field(description="Whether runtime_s holds the time outside the filesystem too. False where "
                                        "nothing tells it (a trace without timestamps, a capture without replies): "

@@ -25,12 +25,16 @@ X holds one row per (workload, candidate); COLUMNS names its columns:
   relative fitness: only the filesystem part changes).  Where the model prices the
   filesystem above the whole measured runtime, nothing is left outside and the filesystem
   times are scaled down to the measurement.  Where it leaves more outside than a plain trace
-  told at the top of its band (`outside_evidence`, the trace's evidence, and the band
-  `gap_shift_` gives it, _outside_band), the rest is the traced filesystem's time that the
-  model priced low: the time outside is the band's top, and the filesystem times are scaled
-  up to the measurement (a 1 GiB copy that ext4 copied in 1.3 s and the model priced at 0.78
-  s is no 0.5 s of work that a candidate cloning it in 6 ms would do too).  A recording's or
-  a capture's difference stays outside, as the rest of this form's.
+  told (`outside_evidence`, the trace's evidence), the trace's call durations say which
+  operations were priced low on the traced candidate, and by how much (EXCESS_COLUMN,
+  told_costs.TracedExcess): up to that much of the difference is theirs, carried to each
+  candidate by its own price of those operations (CARRY_COLUMN): 8,000 copies that ext4
+  made slower than priced are no work that xfs, cloning the same files, does too.  What is
+  still left outside beyond the top of the trace's band (the band `gap_shift_` gives it,
+  _outside_band) is the traced filesystem's time too, of no operation the durations name:
+  the time outside is the band's top, and the filesystem times are scaled up to the
+  measurement alike.  A recording's or a capture's difference stays outside, as the rest of
+  this form's.
 
 y: measured runtimes, in seconds.  What `fit` learns from it:
 - `factors_`: with `calibrate`, one factor for every candidate (kept under POOLED): the
@@ -121,6 +125,11 @@ LEAN_COLUMN = "outside_lean_s"
 # Optional: a recording's time outside as the recording made before the runs told it, where
 # outside_s is the runs' own (host_drift_).
 THEN_COLUMN = "outside_then_s"
+# Optional, relative form: what a trace's call durations told its operations took beyond their
+# prices on the traced candidate, seconds (told_costs.TracedExcess), and per second of it
+# there, the seconds it carries to on this row's candidate (TracedExcess.carry).
+EXCESS_COLUMN = "traced_told_excess_s"
+CARRY_COLUMN = "told_carry"
 # A program tells how far the per-gap constant strays only where a microsecond more of it moves
 # its runtime by at least this share (on the development set's afternoon runs, checkpoint's 455
 # calls moved it 0.3% and said -99 us; every program of thousands of calls moved it 1-13%).
@@ -388,24 +397,29 @@ class RuntimeEstimator(BaseEstimator, RegressorMixin):
             traced_factor = np.array([self.factor(k)["factor"] if isinstance(k, str) else 1.0
                                       for k in column("traced_key")], float)
             traced = traced_factor * column("traced_fs_s", dtype=float)
-            # More left outside than a plain trace told at the top of its band: the rest is the
-            # traced filesystem's time, which the model priced low (module docstring).
+            # More left outside than a plain trace told: the durations' excess goes to the
+            # operations they name (by_class); beyond the top of its band, the rest is the
+            # traced filesystem's time alike (module docstring).
+            told = column("outside_s", dtype=float)
             told_banded = self._gap_banded(column, column("outside_evidence", "none"))
-            _, told_high = self._outside_band(column, told_banded, column("outside_s", dtype=float))
-            beyond = relative & told_banded & (traced > 0) & (measured - traced > told_high)
+            _, told_high = self._outside_band(column, told_banded, told)
+            named = np.minimum(measured - traced - told, np.nan_to_num(column(EXCESS_COLUMN, 0.0, dtype=float)))
+            by_class = np.where(relative & told_banded & (traced > 0), np.maximum(named, 0.0), 0.0)
+            beyond = relative & told_banded & (traced > 0) & (measured - traced - by_class > told_high)
             per_traced = np.where(traced > 0, traced, 1.0)
             scale = np.where(traced > measured, measured / per_traced,
-                             np.where(beyond, (measured - told_high) / per_traced, 1.0))
-            outside = np.where(relative, np.where(beyond, told_high, np.maximum(measured - traced, 0.0)), outside)
-            fs = np.where(relative, scale * fs, fs)
+                             np.where(beyond, (measured - told_high - by_class) / per_traced, 1.0))
+            outside = np.where(relative, np.where(beyond, told_high, np.maximum(measured - traced - by_class, 0.0)),
+                               outside)
+            fs = np.where(relative, scale * fs + by_class * np.nan_to_num(column(CARRY_COLUMN, 0.0, dtype=float)), fs)
             other_fs = np.where(relative, np.where(beyond, fs, scale * traced), 0.0)
             # The costs' spread of the difference between two candidates; none on the traced one.
             own = scale * factor * (fs_high - fs_low) / 2
-            there = scale * traced_factor * (column("traced_fs_high_s", dtype=float)
-                                             - column("traced_fs_low_s", dtype=float)) / 2
+            there = traced_factor * (column("traced_fs_high_s", dtype=float)
+                                     - column("traced_fs_low_s", dtype=float)) / 2
             # Scaled up to the measurement, a candidate's part moves with the traced part's price
             # in proportion, not by its seconds: the time outside no longer rests on it.
-            there = np.where(beyond, fs * there / np.where(scale * traced > 0, scale * traced, 1.0), there)
+            there = np.where(beyond, fs * there / per_traced, scale * there)
             half = np.where(traced_row, 0.0, np.hypot(own, there))
             centre = runtime_seconds(outside, fs)
             low = np.where(relative, np.maximum(centre - half, 0.0), low)

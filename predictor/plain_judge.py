@@ -29,7 +29,7 @@ from fsbm.predictor.estimator import LEFT_OUT_INTERVALS, TABLE_COLUMN, RuntimeEs
 from fsbm.predictor.judge import (against_steady_runs, measured_pairs, provenance, real_by_round, real_runs,
                                   same_round_ratio, target_images_sentence)
 from fsbm.predictor.model import price_workload
-from fsbm.predictor.predict import Workload, relative_rows
+from fsbm.predictor.predict import Workload
 from fsbm.predictor.pricing import Pricer
 from fsbm.predictor.targets import TARGETS, form_bound, targets_sentence
 from fsbm.predictor.unsteady_runs import unsteady_runs_section
@@ -128,7 +128,7 @@ def _suite(doc: dict[str, Any], pricers: dict[str, Pricer], each_pricers: dict[s
         workload = priced("profile")
         measured = statistics.median(runs[(name, labels[traced_name])])
         forms["absolute"].append(workload.rows.assign(**{TABLE_COLUMN: diffs}))
-        forms["relative"].append(relative_rows(workload.rows, names.index(traced_name), measured)
+        forms["relative"].append(workload.relative_rows(names.index(traced_name), measured)
                                  .assign(**{TABLE_COLUMN: diffs}))
         if untimed:
             forms["untimed"].append(priced("profile_untimed").rows.assign(**{TABLE_COLUMN: diffs}))

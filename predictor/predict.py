@@ -18,7 +18,7 @@ outside.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
@@ -30,10 +30,12 @@ from fsbm.errors import UsageError
 from fsbm.predictor.capture_cost import CaptureCost
 from fsbm.predictor.confidence import cost_log_sds, order_confidence
 from fsbm.predictor.cost_table import MEMORY_ONLY_FILESYSTEMS, CostTable
-from fsbm.predictor.estimator import GAP_COLUMN, LEAN_COLUMN, STRETCH_COLUMN, UNTIMED_EVIDENCE, RuntimeEstimator
+from fsbm.predictor.estimator import (CARRY_COLUMN, EXCESS_COLUMN, GAP_COLUMN, LEAN_COLUMN, STRETCH_COLUMN,
+                                      UNTIMED_EVIDENCE, RuntimeEstimator)
 from fsbm.predictor.model import CpuScales, FsTime, price_workload, stream_calls, stream_waits_hidden
 from fsbm.predictor.outside import Outside, calls_cpu_seconds, cpu_scales, outside_features, outside_seconds
 from fsbm.predictor.pricing import Pricer
+from fsbm.predictor.told_costs import ToldDurations, TracedExcess
 from fsbm.predictor.tracing import CAPTURE, TracingCalibration, both_readings, capture_outside, untraced_outside
 
 SCHEMA_VERSION = 2
@@ -151,6 +153,8 @@ class Workload:
     scales: CpuScales
     outside_features: dict[str, float] | None
     at_once: float = 1.0  # the processes working at once (concurrency)
+    # What the trace's call durations tell each operation took where it was traced.
+    told: ToldDurations = field(default_factory=ToldDurations)
 
     @classmethod
     def priced(cls, profile: Profile | dict[str, Any], pricers: list[Pricer], *, cache_bytes: int, start: str = "cold",
@@ -197,12 +201,22 @@ class Workload:
                                                           observed_ns=timeline.file_calls_long_ns))
         outside = _with_cold_start(outside, tracing, start)
         rows = [feature_row(pricer.table, fs, outside, at_once) for pricer, fs in zip(pricers, times)]
-        return cls(rows, times, outside, scales, features, at_once)
+        return cls(rows, times, outside, scales, features, at_once, ToldDurations.of(profile, tracing))
 
     @cached_property
     def rows(self) -> pd.DataFrame:
         """The runtime model's X: a row per candidate."""
         return pd.DataFrame(self.features)
+
+    def relative_rows(self, traced: int, measured: float) -> pd.DataFrame:
+        """The rows in the relative form (relative_rows), `measured` a runtime on candidate
+        `traced`, with what the trace's call durations told beyond that candidate's prices and
+        how it carries to each candidate (told_costs.TracedExcess), over the processes working
+        at once as the filesystem times are."""
+        excess = TracedExcess.of(self.told, self.times[traced])
+        return relative_rows(self.rows, traced, measured).assign(**{
+            EXCESS_COLUMN: excess.total_ns / 1e9 / self.at_once,
+            CARRY_COLUMN: [excess.carry(time) for time in self.times]})
 
 
 def _less_priced(outside: Outside, reading: Timeline, names: list[str], times: list[FsTime], traced_on: str | None,
@@ -430,6 +444,7 @@ def predict(profile: Profile | dict[str, Any], tables: list[tuple[int | None, Pr
         "warnings": [outside.warning] if outside.warning else [], "concurrency": workload.at_once,
         "observed_s": {op: ns / 1e9 for op, (_, ns) in sorted(profile.classes.observed_ns().items(),
                                                               key=lambda kv: -kv[1][1])},
+        "told_s": {op: ns / 1e9 for op, (_, ns) in workload.told.ops.items()},
         "traced_on": traced_on,
         "absolute": outside.kind != "none", "candidates": entries,
     }
@@ -437,7 +452,7 @@ def predict(profile: Profile | dict[str, Any], tables: list[tuple[int | None, Pr
     spreads = cost_log_sds(row_of, parts["fs"], parts["runtime"])
     doc["ranking"] = _ranking(entries, "runtime_s", dict(zip(names, spreads)), model.ratio_log_sd(evidence))
     if measured is not None:
-        relative = model.predict_parts(relative_rows(workload.rows, names.index(traced_on), measured))
+        relative = model.predict_parts(workload.relative_rows(names.index(traced_on), measured))
         for i, e in enumerate(entries):
             e["relative_s"], e["relative_low_s"], e["relative_high_s"] = (
                 float(relative[key][i]) for key in ("runtime", "low", "high"))

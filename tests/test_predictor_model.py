@@ -1431,6 +1431,14 @@ def test_the_traces_own_durations_are_set_beside_the_traced_candidates_count_tim
     assert headers[2] == "count x cost on ext4" and [r[0] for r in rows] == ["read", "fsync"]
     assert observed_table(predict(timed, [(None, Pricer(table("ext4")))], cache_bytes=1 << 30)) is None
     assert predict(profile(), [(None, Pricer(table("ext4")))], cache_bytes=1 << 30).observed_s == {}
+    # Where the trace says what a call took under tracing (its process's median call, 10 us
+    # here), the durations less that much a call are set beside them.
+    timed["timeline"] = {"calls": 2000, "timed_calls": 2000, "span_ns": 10**9, "lifetimes_ns": 10**9,
+                         "timed_gaps": 100, "timed_gaps_call_median_ns": 100 * 10_000}
+    told = predict(timed, [(None, Pricer(table("ext4")))], cache_bytes=1 << 30, traced_on="ext4")
+    assert told.told_s == {"read": pytest.approx(0.04 - 1000 * 10e-6), "fsync": pytest.approx(0.009 - 3 * 10e-6)}
+    headers, rows = plain_cells(observed_table(told))
+    assert headers[1:] == ["as traced", "less tracing", "count x cost on ext4"]
 
 
 def test_two_traces_of_one_program_are_compared_by_the_runtimes_they_predict() -> None:
