@@ -113,6 +113,12 @@ class TableEffort:
 REGIME_REQUESTS_PER_FILE = 4
 REGIME_REPS = 10
 REGIME_CASE_SECONDS = 5.0
+# A metadata case measured at a workload's count whose calls cost more the longer the stream
+# before them (a stream of unlinks: on btrfs 24,000 cost 37-47 us each, a thousand 20-29 us),
+# timed whole: no call left out as warm-up, and a budget of WHOLE_STREAM_CAP_NS a call, which
+# no such call here nears, so that no repetition is cut short.
+WHOLE_STREAM_BENCHES = frozenset({"unlink"})
+WHOLE_STREAM_CAP_NS = 1_000_000
 
 
 def options_measuring(cases: Iterable[tuple[str, str, str, int, tuple[int, ...], tuple[int, ...], int | None]], *,
@@ -127,8 +133,9 @@ def options_measuring(cases: Iterable[tuple[str, str, str, int, tuple[int, ...],
     at its mix of request sizes), its size being the mean, in quick's repetitions: each makes
     a thousand files, which on btrfs hold some fifteen of the waits the case is there to
     measure.  A metadata case at a workload's count (size 0: readdir_entries) takes no
-    --sizes.  `effort` holds every run to a command's --table-reps and --table-case-seconds
-    (TableEffort.held_to)."""
+    --sizes; one of WHOLE_STREAM_BENCHES is timed whole, in quick's repetitions.  `effort`
+    holds every run to a command's --table-reps and --table-case-seconds (TableEffort.held_to),
+    but for a whole stream's seconds, which a cut would make another measurement."""
     groups: dict[tuple[str, str, str, tuple[int, ...], tuple[int, ...], int], set[int]] = {}
     for bench, order, cache, size, file_sizes, request_sizes, files in cases:
         key = (bench, order, cache, tuple(file_sizes), tuple(request_sizes), files or 0)
@@ -139,13 +146,16 @@ def options_measuring(cases: Iterable[tuple[str, str, str, int, tuple[int, ...],
         mix = ",".join(map(str, file_sizes)) or None
         for start in range(0, len(ordered), 3):
             chunk = ordered[start:start + 3]
-            reps, case_seconds = effort.held_to(None if mix else REGIME_REPS, REGIME_CASE_SECONDS)
+            whole = bench in WHOLE_STREAM_BENCHES and bool(files)
+            reps, case_seconds = effort.held_to(None if mix or whole else REGIME_REPS, REGIME_CASE_SECONDS)
+            if whole:
+                case_seconds = (reps or QUICK_REPS) * files * WHOLE_STREAM_CAP_NS / 1e9
             runs.append(FsbenchOptions(quick=True, only=bench, sizes=None if mix or not any(chunk) else
                                        ",".join(map(str, chunk)),
                                        orders=order, caches=cache, reps=reps,
                                        file_size=str(max(REGIME_REQUESTS_PER_FILE * chunk[-1], 64 << 20)),
-                                       case_seconds=case_seconds, seed=seed, aging_state=aging_state,
-                                       files=files or None,
+                                       case_seconds=case_seconds, warmup=0 if whole else None, seed=seed,
+                                       aging_state=aging_state, files=files or None,
                                        file_sizes=mix, request_sizes=",".join(map(str, request_sizes)) or None))
     return runs
 

@@ -90,9 +90,11 @@ class LatencyBucket(_Part):
 # costs ext4 a cold listing some 27 times one of a hundred).  A mix's case is known by the
 # count asked for, not the count made: fsbench makes fewer where the asked count of the mix
 # would hold more than it writes a repetition, and the count asked for is the one a
-# workload's price looks for (pricing.written_files, pricing.listed_files).
+# workload's price looks for (pricing.written_files, pricing.listed_files).  And the files unlink
+# ran among, which are the length of its stream of unlinks: on btrfs 24,000 unlinks cost 37-47
+# us each where the quick table's thousand cost 20-29 us (pricing.Pricer.unlink_among).
 FILE_COUNT_BENCHES = {"stat_listed_mix": "files_asked", "create_written_mix": "files_asked",
-                      "readdir_entries": "entries_per_op"}
+                      "readdir_entries": "entries_per_op", "unlink": "files_asked"}
 
 
 def counted_among(result: dict[str, Any]) -> int | None:

@@ -487,6 +487,12 @@ def _without(buckets: dict[str, SizeBucket], taken: dict[str, SizeBucket]) -> di
     return left
 
 
+def _plain_price(op: str, counts: MetadataCount, pricer: Pricer, cache: str) -> Price:
+    """A metadata call's price with nothing known of the file's data: an unlink's in a stream as
+    long as the workload's unlinks (Pricer.unlink_among), any other's fsbench's own."""
+    return pricer.unlink_among(counts.done, cache) if op == "unlink" else pricer.metadata(op, cache)
+
+
 def _with_data_lines(op: str, counts: MetadataCount, pricer: Pricer, cold_share: float) -> list[Line]:
     """The lines of a metadata operation some of whose calls were on files holding data
     (WITH_DATA): the rest priced as on an empty file, those by the bytes a file; a create's
@@ -494,8 +500,8 @@ def _with_data_lines(op: str, counts: MetadataCount, pricer: Pricer, cold_share:
     (SYNCED_CREATES), apart from the other written ones."""
     count_key, bytes_key, sizes_key, detail, price = WITH_DATA[op]
     with_data, nbytes, sizes = getattr(counts, count_key), getattr(counts, bytes_key), getattr(counts, sizes_key) or {}
-    lines = _split(op, "metadata", "", counts.done - with_data, cold_share, pricer.metadata(op, "cold"),
-                   pricer.metadata(op, "warm"))
+    lines = _split(op, "metadata", "", counts.done - with_data, cold_share, _plain_price(op, counts, pricer, "cold"),
+                   _plain_price(op, counts, pricer, "warm"))
     groups = []
     if op == "create":
         for files, files_bytes, files_sizes, said in ((counts.renamed, counts.renamed_bytes, counts.renamed_log2,
@@ -561,8 +567,8 @@ def _metadata_lines(profile: Profile, pricer: Pricer, start: str) -> list[Line]:
         elif op == "readdir" and counts.done:
             lines += _listing_lines(counts, profile.namespace.directories_touched, pricer, cold_share)
         elif counts.done:
-            lines += _split(op, "metadata", "", counts.done, cold_share, pricer.metadata(op, "cold"),
-                            pricer.metadata(op, "warm"))
+            lines += _split(op, "metadata", "", counts.done, cold_share, _plain_price(op, counts, pricer, "cold"),
+                            _plain_price(op, counts, pricer, "warm"))
         if counts.failed:
             lines += _split(op, "metadata", "failed", counts.failed, cold_share, pricer.failed_lookup("cold"),
                             pricer.failed_lookup("warm"))

@@ -196,6 +196,12 @@ def _case_count(count: float, bounds: tuple[int, int]) -> int:
     return int(float(f"{min(max(count, low), high):.2g}"))
 
 
+# A stream of unlinks more than this many times the files fsbench's unlink ran among is measured
+# at its own count (Pricer.unlink_among), and the fewest and most files it is asked to run among.
+UNLINKS_BEYOND = 4.0
+UNLINKED_FILES_RANGE = (1_000, 100_000)
+
+
 # A listing more than this many times the bytes of the largest fsbench measured is measured at
 # its own count of entries (readdir_entries), and the fewest and most entries it is asked to
 # list a directory (listed_entries).
@@ -375,6 +381,32 @@ class Pricer:
             return mixed
         instead = otherwise()
         return instead.labelled(f"{instead.source} (for {bench}, not measured at these files' sizes)")
+
+    def unlink_among(self, count: float, cache: str) -> Price:
+        """An unlink of a file the trace did not show holding data, in a workload that made
+        `count` unlinks: fsbench's unlink.  An unlink costs more the longer the stream before
+        it (on btrfs, 24,000 cost 37-47 us each where the quick table's thousand cost 20-29
+        us), so a stream more than UNLINKS_BEYOND times the files the table's unlink ran among
+        is priced at its own count (to two figures, within UNLINKED_FILES_RANGE) where the
+        table measured it there, timed whole (`fsbm bench --for`); else the table's own, said
+        so, and the case kept as unmeasured."""
+        return self._kept(("unlink_among", round(count), cache), lambda: self._unlink_among(count, cache))
+
+    def _unlink_among(self, count: float, cache: str) -> Price:
+        plain = self.metadata("unlink", cache)
+        own = self.table.entry("unlink", METADATA_ORDER, cache)
+        if own is None or not own.files or count <= UNLINKS_BEYOND * own.files:
+            return plain
+        files = _case_count(count, UNLINKED_FILES_RANGE)
+        measured_cache = self.table.measured_cache(cache)
+        at_count = next((e for e in self.table.entries
+                         if e.bench == "unlink" and e.cache == measured_cache and e.files == files), None)
+        if at_count is not None:
+            return _measured(at_count, f"fsbench unlink {measured_cache}, among {files} files (the workload's "
+                                       f"{count:.0f} unlinks, timed whole)")
+        self.unmeasured.add(Unmeasured("unlink", METADATA_ORDER, measured_cache, 0, files=files))
+        return plain.labelled(f"{plain.source}, among {own.files} files (not the workload's {count:.0f} unlinks: "
+                              "`fsbm bench --for` measures it)")
 
     def unlink_written(self, files: WrittenFiles, cache: str) -> Price:
         """An unlink of one of `files`, each holding data: fsbench's unlink_written

@@ -16,6 +16,7 @@ from fsbm.predictor.cost_table import CostTable
 from fsbm.predictor.pricing import MAX_COPY_BYTES, MAX_REQUEST_BYTES, Pricer, Unmeasured
 from fsbm.predictor.regime import unmeasured_cases
 from fsbm.store import ResultsStore
+from fsbm.predictor.model import price_workload
 from tests.test_predictor_model import curve, entry, profile, table
 
 pytestmark = pytest.mark.cores_shared  # asserts nothing on a time it measures
@@ -182,6 +183,48 @@ def test_a_listing_at_a_workloads_count_is_one_run_of_readdir_entries_without_si
     assert "--sizes" not in runs[0].arguments() and "--files" in runs[0].arguments()
 
 
+def _unlinking(done: int) -> dict:
+    """profile(), with `done` unlinks of files the trace did not show holding data (rm -rf)."""
+    workload = profile()
+    workload["classes"]["metadata"]["unlink"] = {"done": done, "failed": 0, "empty": 0}
+    return workload
+
+
+def test_a_stream_of_unlinks_far_longer_than_fsbenchs_is_priced_at_its_own_count() -> None:
+    """A workload's unlinks within UNLINKS_BEYOND times the files fsbench's unlink ran among
+    take its price; 23,850 of them, four times and more a thousand, are the case to measure at
+    their count (to two figures), and once measured, at that count, take its price."""
+    counted = table("ext4")
+    counted.entries = [e.model_copy(update={"files": 1000}) if e.bench == "unlink" else e for e in counted.entries]
+    pricer = Pricer(counted)
+    short = price_workload(_unlinking(3000), pricer, cache_bytes=1 << 30)
+    assert not pricer.unmeasured and "among" not in next(l for l in short.lines if l.op == "unlink").price.source
+    long = price_workload(_unlinking(23_850), pricer, cache_bytes=1 << 30)
+    assert pricer.unmeasured == {Unmeasured("unlink", "creation", c, 0, files=24_000) for c in ("cold", "warm")}
+    said = next(l for l in long.lines if l.op == "unlink").price.source
+    assert "not the workload's 23850 unlinks" in said
+    measured = CostTable(counted.candidate, counted.environment, counted.measured_at,
+                         counted.entries + [entry("unlink", "creation", c, None, 40_000.0, files=24_000)
+                                            for c in ("cold", "warm")])
+    again = Pricer(measured)
+    line = next(l for l in price_workload(_unlinking(23_850), again, cache_bytes=1 << 30).lines if l.op == "unlink")
+    assert line.price.ns == pytest.approx(40_000.0) and "among 24000 files" in line.price.source
+    assert not again.unmeasured
+    assert again.metadata("unlink", "cold").ns == pytest.approx(10_000)  # the table's own stays its own
+    # A table measured before unlink said the files it ran among prices every stream alike.
+    assert not Pricer(table("ext4")).unlink_among(23_850, "cold").source.endswith("measures it)")
+
+
+def test_a_stream_of_unlinks_at_a_workloads_count_is_timed_whole() -> None:
+    """No unlink of the stream is left out as warm-up or cut by the case's budget, whatever
+    effort the command holds the other cases to: each costs more the longer the stream."""
+    for effort in (TableEffort(), TableEffort(2, 0.02)):
+        run, = options_measuring([("unlink", "creation", "cold", 0, (), (), 24_000)], effort=effort)
+        assert (run.only, run.files, run.warmup, run.sizes) == ("unlink", 24_000, 0, None)
+        assert run.case_seconds >= (run.reps or QUICK_REPS) * 24_000 * 1e-3
+        assert "--warmup" in run.arguments()
+
+
 def test_a_tables_new_measurements_replace_the_same_cases_and_add_the_rest() -> None:
     base = table("ext4")
     doc = {"environment": base.environment, "finished": "later", "results": [
@@ -222,6 +265,14 @@ def copy_log(path: Path, mib: int) -> Path:
         '= 0 <0.000010>\n'
         '100 10:00:00.500400 close(4</w/copy.bin>) = 0 <0.000010>\n'
         '100 10:00:00.500500 close(3</w/big.bin>) = 0 <0.000010>\n')
+    return path
+
+
+def unlink_log(path: Path, files: int) -> Path:
+    """An strace -f -tt -T -y log of rm unlinking `files` files it never opened (rm -rf)."""
+    lines = [f'100 10:00:{k // 100_000:02d}.{k % 100_000 * 10:06d} unlinkat(3</w/tree>, "f{k}", 0) = 0 <0.000020>'
+             for k in range(files)]
+    path.write_text("\n".join(lines) + "\n")
     return path
 
 
@@ -269,3 +320,16 @@ def test_bench_for_measures_the_workloads_sync_on_ext4_and_predict_then_uses_it(
     assert "twice its size free" in unroomy.stderr and "the cost table is as it was" in unroomy.stderr
     with ResultsStore(fsbm_home / "fsbm.sqlite") as store:
         assert store.newest_document_id("cost_table", ext4_fs.name) == before
+    # A stream of unlinks five times the 200 files the table's unlink ran among: measured at its
+    # own count, timed whole, and priced from that case.
+    unlinking = unlink_log(tmp_path / "rm.strace", 1000)
+    streamed = run_fsbm("bench", "--fs", ext4_fs.name, "--for", str(unlinking), "--json", str(tmp_path / "rm.json"))
+    assert streamed.returncode == 0, streamed.stderr
+    results = [r for doc in json.loads((tmp_path / "rm.json").read_text())["runs"] for r in doc["results"]]
+    assert {(r["bench"], r["cache"], r["files_asked"]) for r in results} == {("unlink", "cold", 1000),
+                                                                             ("unlink", "warm", 1000)}
+    assert all(r["ops"] == 1000 * r["reps"] for r in results)  # every unlink of every repetition timed
+    priced = run_fsbm("predict", str(unlinking), "--candidates", ext4_fs.name, "--json", str(tmp_path / "rm-p.json"))
+    assert priced.returncode == 0, priced.stderr
+    lines = json.loads((tmp_path / "rm-p.json").read_text())["candidates"][0]["lines"]
+    assert all("among 1000 files" in line["source"] for line in lines if line["op"] == "unlink")
