@@ -73,8 +73,10 @@ class TracedExcess:
         beyond that price (ToldDurations.beyond_chance_ns).  An operation priced at nothing
         there has no ratio to carry it by, and is left to the uniform rest (estimator)."""
         return cls({op: told.beyond_chance_ns(op, ns) for op, ns in traced.by_op().items() if ns > 0}, traced)
+
     @property
     def total_ns(self) -> float:
+        """The excess of every operation together: the most of the rest the operations take."""
         return sum(self.ns.values())
 
     def carry(self, candidate: FsTime) -> float:
