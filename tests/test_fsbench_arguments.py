@@ -135,6 +135,24 @@ def test_a_reader_that_goes_away_stops_the_run_and_leaves_nothing_behind(fsbench
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_reader_gone_before_the_plan_line_leaves_no_work_directory(fsbench: Path, tmp_path: Path) -> None:
+    """fsbench 2>&1 | tail -0: the reader of standard error is gone before fsbench writes
+    its plan, just after it made its work directory; killed by SIGPIPE there, it left the
+    directory beneath the target.  It stops as interrupted, keeps its (empty) results and
+    removes the directory, unpinned or pinned alike."""
+    for cpu in ("none", None):
+        read, write = os.pipe()
+        os.close(read)
+        out = tmp_path / f"stopped-{cpu}.json"
+        pinning = ("--cpu", cpu) if cpu else ()
+        done = subprocess.run([str(fsbench), "--target", str(tmp_path), "--quick", "--only", "unlink", "--caches", "warm",
+                               *pinning, "--json", str(out)], stdout=subprocess.DEVNULL, stderr=write, timeout=120)
+        os.close(write)
+        assert done.returncode == 130
+        assert json.loads(out.read_text())["interrupted"] is True
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["stopped-None.json", "stopped-none.json"]
+
+
 def traced_writes(fsbench: Path, tmp_path: Path, *args: str) -> tuple[dict, list[int]]:
     """fsbench --quick with `args` on a new target beneath tmp_path, traced: its one result,
     and the bytes each write call it made returned.  --seccomp-bpf: only the writes stop the

@@ -748,6 +748,9 @@ int main(int argc, char **argv)
 	set_sizes(&o);
 	env.pinned_cpu = pick_cpu(o.cpu);
 	snprintf(env.aging_state, sizeof(env.aging_state), "%s", o.aging_state);
+	/* From here on the target holds our work directory: a stop, or a reader of the plan line
+	 * that went away, ends the run with it removed rather than killing us beside it. */
+	stop_on_signals();
 	make_workdir(&o.cfg);
 	facts = (struct target_facts){ .direct_ok = probe_direct_io(o.cfg.workdir_fd), .can_drop = cache_can_drop_all(),
 				       .memory_only = strcmp(env.fs_type, "tmpfs") == 0 || strcmp(env.fs_type, "ramfs") == 0,
@@ -765,7 +768,6 @@ int main(int argc, char **argv)
 			printf("skip %s: %s\n", plan.skips[i].label, plan.skips[i].reason);
 		return remove_workdir(&o.cfg) == 0 ? 0 : EXIT_RUNTIME;
 	}
-	stop_on_signals();
 	env.clock.timer_ns = timer_overhead_ns();
 	env.clock.cpu_ns = cpu_overhead_ns();
 	out = open_output(&o);
