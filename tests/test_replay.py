@@ -459,9 +459,14 @@ def test_a_cold_replay_that_skips_the_syncs_still_reads_its_tree_cold(tmp_path: 
         assert report["operations"]["read"]["errors"]["failed_unexpectedly"] == 0
         return report["operations"]["read"]["latency_ns"]["total"]
 
-    warm = read_ns()
-    cold = read_ns(cold=True, skip_syncs=True)
-    assert cold > 3 * warm, (cold, warm)
+    # Three of each, interleaved, the quickest of each compared: a stall of the shared host
+    # during one replay (a warm one once took 26 ms, its cold partner 23) says nothing of
+    # where the reads came from.
+    warm, cold = [], []
+    for _ in range(3):
+        warm.append(read_ns())
+        cold.append(read_ns(cold=True, skip_syncs=True))
+    assert min(cold) > 3 * min(warm), (cold, warm)
 
 
 def test_a_directory_named_with_a_trailing_slash_replays_as_traced(tmp_path: Path) -> None:
