@@ -43,6 +43,7 @@ class CaseComparison:
     file_sizes: tuple[int, ...]  # a *_mix case's mix of file sizes; () for every other case
     request_sizes: tuple[int, ...]  # write_new_mix's mix of request sizes, or a sync's written in them; else ()
     files: int | None  # the files a case was measured among (cost_table.FILE_COUNT_BENCHES); else None
+    placement: str  # where fsbench ran: pinned to a CPU or unpinned (cost_table.placement_of)
     a_ns: float | None
     b_ns: float | None
 

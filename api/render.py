@@ -245,6 +245,8 @@ def cost_table_comparison(rows: list[Any], a_label: str, b_label: str, overall: 
     """Two cost tables' cases side by side: each one's mean latency, and B over A; under them,
     how far the warm cases moved (cost_table.WarmShift, where given): what the processor's
     speed in the minutes each table was measured accounts for."""
+    from fsbm.predictor.cost_table import UNPINNED
+
     summary = f"; B over A, geometric mean of the cases both measured: {overall:.2f}" if overall else ""
     caption = (f"the {warm.cases} warm cases, served from memory (the processor's speed, no device): B over A "
                f"{warm.ratio:.2f} at the median, each {100 * warm.spread:.0f}% either way at the median") if warm else None
@@ -258,6 +260,7 @@ def cost_table_comparison(rows: list[Any], a_label: str, b_label: str, overall: 
             shown = f"[bold]{shown}[/]"
         mix = f", {file_sizes_text(row.file_sizes, row.request_sizes)}" if row.file_sizes or row.request_sizes else ""
         mix += f", among {row.files} files" if row.files else ""
+        mix += ", unpinned" if row.placement == UNPINNED else ""
         table.add_row(escape(f"{row.bench} ({row.op}{mix})"), format_bytes(row.size) if row.size else "",
                       escape(row.order), row.cache, format_ns(row.a_ns) if row.a_ns is not None else "-",
                       format_ns(row.b_ns) if row.b_ns is not None else "-", shown)

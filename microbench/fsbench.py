@@ -118,6 +118,10 @@ REGIME_CASE_SECONDS = 5.0
 # timed whole: no call left out as warm-up, and a budget of WHOLE_STREAM_CAP_NS a call, five
 # times the dearest such stream's mean here (rm -rf on xfs, 44 us an unlink), so that no
 # repetition is cut short and the run's estimate (its cap) stays within reach of its length.
+# Measured unpinned (--cpu none), as the programs that make such streams run: the unlinks
+# defer work to other CPUs (xfs inactivates its inodes in per-CPU workers), and pinned,
+# fsbench's xfs unlinks of files holding 4 KiB cost 18 us where rm -rf paid 26-28; unpinned,
+# fsbench paid 24-27.
 WHOLE_STREAM_BENCHES = frozenset({"unlink"})
 WHOLE_STREAM_CAP_NS = 200_000
 
@@ -157,6 +161,7 @@ def options_measuring(cases: Iterable[tuple[str, str, str, int, tuple[int, ...],
                                        file_size=str(max(REGIME_REQUESTS_PER_FILE * chunk[-1], 64 << 20)),
                                        case_seconds=case_seconds, warmup=0 if whole else None, seed=seed,
                                        aging_state=aging_state, files=files or None,
+                                       cpu="none" if whole else None,
                                        file_sizes=mix, request_sizes=",".join(map(str, request_sizes)) or None))
     return runs
 

@@ -97,6 +97,23 @@ FILE_COUNT_BENCHES = {"stat_listed_mix": "files_asked", "create_written_mix": "f
                       "readdir_entries": "entries_per_op", "unlink": "files_asked"}
 
 
+# Where fsbench ran while it measured a case: pinned to one CPU (its default, --cpu N), or
+# unpinned (--cpu none), free to move as the programs it prices are.  Part of a case's
+# definition: the same unlinks in xfs's directories of 2,000 entries cost 17 us pinned and
+# 29 us unpinned, where programs (unpinned) paid the latter, while a cold random read costs
+# an unpinned fsbench some 1.3x what a program waiting for it pays.  A case measured by an
+# fsbench that did not record its placement was measured as its run's environment says.
+PINNED = "pinned"
+UNPINNED = "unpinned"
+
+
+def placement_of(environment: dict[str, Any]) -> str:
+    """The placement of every case of a run measured in `environment` (fsbench's
+    pinned_cpu: None when it ran unpinned; absent from runs older than the field, which
+    pinned)."""
+    return UNPINNED if "pinned_cpu" in environment and environment["pinned_cpu"] is None else PINNED
+
+
 def counted_among(result: dict[str, Any]) -> int | None:
     """The count fsbench's `result` is known by (FILE_COUNT_BENCHES), None for a benchmark not
     measured at a workload's count.  A result of an fsbench that did not yet write
@@ -128,6 +145,8 @@ class Case(_Part):
     order: str
     gap: Optional[int] = None
     cache: str
+    # PINNED or UNPINNED (placement_of); a table fills it in from its run's environment.
+    placement: str = PINNED
     ops: int = 0
     latency_ns: Latency
     cpu_ns: Optional[CpuTime] = None
@@ -143,12 +162,12 @@ class Case(_Part):
         return self.model_dump(exclude_none=True)
 
     @property
-    def key(self) -> tuple[str, str, int | None, str, str, tuple[int, ...], tuple[int, ...], int | None]:
+    def key(self) -> tuple[str, str, int | None, str, str, tuple[int, ...], tuple[int, ...], int | None, str]:
         """What makes two measurements the same case: benchmark, operation, size, order (with
-        a forward stream's gap), cache, mixes of file and request sizes, and the files it was
-        measured among (FILE_COUNT_BENCHES)."""
+        a forward stream's gap), cache, mixes of file and request sizes, the files it was
+        measured among (FILE_COUNT_BENCHES), and where fsbench ran (its placement)."""
         return (self.bench, self.op, self.size, order_label(self.as_result()), self.cache, tuple(self.file_sizes or ()),
-                tuple(self.request_sizes or ()), self.files)
+                tuple(self.request_sizes or ()), self.files, self.placement)
 
 
 def pooled_gap_costs(rows: list[GapCost]) -> list[GapCost]:
@@ -230,7 +249,9 @@ class CostTable:
     seed: int | None = None
 
     def __post_init__(self) -> None:
-        self.entries = [e if isinstance(e, Case) else Case.model_validate(e) for e in self.entries]
+        placement = placement_of(self.environment)
+        self.entries = [e if isinstance(e, Case) else Case.model_validate({"placement": placement, **e})
+                        for e in self.entries]
 
     @classmethod
     def from_fsbench(cls, doc: dict[str, Any], candidate: str | None = None,
@@ -276,10 +297,12 @@ class CostTable:
         A case measured in a workload's request sizes is not one of these: it is found by
         its request sizes (pricing)."""
         cache = self.measured_cache(cache)
-        # Indexed on first use (a prediction looks up thousands of cases).
+        # Indexed on first use (a prediction looks up thousands of cases); a case measured
+        # pinned before one measured unpinned, which only a table measured unpinned throughout
+        # prices by (the cases a workload has measured unpinned are found by Pricer).
         def index() -> dict[tuple, Case]:
             keyed: dict[tuple, Case] = {}
-            for e in self.one_request_entries():
+            for e in sorted(self.one_request_entries(), key=lambda e: e.placement != PINNED):
                 keyed.setdefault((e.bench, e.order, e.cache, e.size, e.gap), e)
             return keyed
         return self._of_entries("_index", index).get((bench, order, cache, size, gap))

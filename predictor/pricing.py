@@ -25,7 +25,7 @@ from typing import Any
 
 from fsbm.errors import UsageError
 from fsbm.lru import LruCache
-from fsbm.predictor.cost_table import Case, CostTable, GapCost, pooled_gap_costs
+from fsbm.predictor.cost_table import UNPINNED, Case, CostTable, GapCost, pooled_gap_costs
 from fsbm.predictor.park_lipton import evaluate, nonnegative_fit, order_label
 from fsbm.units import readable_bytes
 
@@ -388,8 +388,10 @@ class Pricer:
         it (on btrfs, 24,000 cost 37-47 us each where the quick table's thousand cost 20-29
         us), so a stream more than UNLINKS_BEYOND times the files the table's unlink ran among
         is priced at its own count (to two figures, within UNLINKED_FILES_RANGE) where the
-        table measured it there, timed whole (`fsbm bench --for`); else the table's own, said
-        so, and the case kept as unmeasured."""
+        table measured it there, timed whole and unpinned as rm runs (`fsbm bench --for`;
+        options_measuring); else the table's own, said so, and the case kept as unmeasured.
+        A case at that count measured pinned is not taken for it: on xfs an unpinned stream
+        costs up to a quarter more."""
         return self._kept(("unlink_among", round(count), cache), lambda: self._unlink_among(count, cache))
 
     def _unlink_among(self, count: float, cache: str) -> Price:
@@ -399,11 +401,11 @@ class Pricer:
             return plain
         files = _case_count(count, UNLINKED_FILES_RANGE)
         measured_cache = self.table.measured_cache(cache)
-        at_count = next((e for e in self.table.entries
-                         if e.bench == "unlink" and e.cache == measured_cache and e.files == files), None)
+        at_count = next((e for e in self.table.entries if e.bench == "unlink" and e.cache == measured_cache
+                         and e.files == files and e.placement == UNPINNED), None)
         if at_count is not None:
             return _measured(at_count, f"fsbench unlink {measured_cache}, among {files} files (the workload's "
-                                       f"{count:.0f} unlinks, timed whole)")
+                                       f"{count:.0f} unlinks, timed whole, unpinned)")
         self.unmeasured.add(Unmeasured("unlink", METADATA_ORDER, measured_cache, 0, files=files))
         return plain.labelled(f"{plain.source}, among {own.files} files (not the workload's {count:.0f} unlinks: "
                               "`fsbm bench --for` measures it)")

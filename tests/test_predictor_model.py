@@ -1015,6 +1015,29 @@ def test_median_of_tables_takes_each_case_from_the_middle_measurement_and_spans_
         CostTable.median_of([table("ext4"), table("xfs")])
 
 
+def test_where_fsbench_ran_is_part_of_a_case_and_a_table_measured_unpinned_still_prices() -> None:
+    """A run's placement (pinned to a CPU or not) comes from its environment and reaches every
+    case, old documents without the field included; the same case measured both ways is two
+    cases, which the median keeps apart; plain lookups take the pinned one where both exist,
+    and a table measured unpinned throughout prices from its own."""
+    from fsbm.predictor.cost_table import PINNED, UNPINNED, placement_of
+    assert placement_of({"pinned_cpu": 1}) == PINNED and placement_of({}) == PINNED
+    assert placement_of({"pinned_cpu": None}) == UNPINNED
+    base = table()
+    free = CostTable.from_json({**base.to_json(), "environment": {"pinned_cpu": None},
+                                "entries": [{k: v for k, v in e.as_result().items() if k != "placement"}
+                                            for e in base.entries]})
+    assert {e.placement for e in free.entries} == {UNPINNED}
+    assert Pricer(free).data("read", "random", "cold", 4096).ns == pytest.approx(8 * curve(4096))
+    doubled = [e.model_copy(update={"placement": UNPINNED, "latency_ns": scaled(e.latency_ns, 3.0)})
+               for e in base.entries]
+    both = CostTable(base.candidate, base.environment, base.measured_at, doubled + base.entries)
+    assert both.entry("read", "random", "cold", 4096).placement == PINNED
+    merged = CostTable.median_of([both, both])
+    assert len(merged.entries) == 2 * len(base.entries)
+    assert merged.entry("read", "random", "cold", 4096).latency_ns.mean == pytest.approx(8 * curve(4096))
+
+
 def test_the_median_of_two_tables_pools_both_rather_than_taking_the_cheaper() -> None:
     from fsbm.predictor.cost_table import GapCost, LatencyBucket, pooled_case
     slow, fast = table(scale=1.2), table(scale=0.8)

@@ -13,7 +13,7 @@ from tests.conftest import QUICK_BENCH_FLAGS, Calibrated, give_calibration, run_
 from fsbm.microbench.fsbench import (QUICK_REPS, REGIME_CASE_SECONDS, REGIME_REPS, WHOLE_STREAM_CAP_NS, TableEffort,
                                      options_measuring)
 from fsbm.microbench.scratch import ScratchFs
-from fsbm.predictor.cost_table import CostTable
+from fsbm.predictor.cost_table import PINNED, UNPINNED, CostTable
 from fsbm.predictor.pricing import MAX_COPY_BYTES, MAX_REQUEST_BYTES, Pricer, Unmeasured
 from fsbm.predictor.regime import unmeasured_cases
 from fsbm.store import ResultsStore
@@ -204,13 +204,25 @@ def test_a_stream_of_unlinks_far_longer_than_fsbenchs_is_priced_at_its_own_count
     assert pricer.unmeasured == {Unmeasured("unlink", "creation", c, 0, files=24_000) for c in ("cold", "warm")}
     said = next(l for l in long.lines if l.op == "unlink").price.source
     assert "not the workload's 23850 unlinks" in said
+    # Measured at that count pinned to a CPU, the case is not the one asked for: programs make
+    # their streams unpinned, and xfs's unlinks cost them more.
+    pinned = CostTable(counted.candidate, counted.environment, counted.measured_at,
+                       counted.entries + [entry("unlink", "creation", c, None, 30_000.0, files=24_000)
+                                          for c in ("cold", "warm")])
+    still = Pricer(pinned)
+    price_workload(_unlinking(23_850), still, cache_bytes=1 << 30)
+    assert still.unmeasured == pricer.unmeasured
     measured = CostTable(counted.candidate, counted.environment, counted.measured_at,
-                         counted.entries + [entry("unlink", "creation", c, None, 40_000.0, files=24_000)
-                                            for c in ("cold", "warm")])
+                         pinned.entries + [entry("unlink", "creation", c, None, 40_000.0, files=24_000,
+                                                 placement=UNPINNED) for c in ("cold", "warm")])
     again = Pricer(measured)
     line = next(l for l in price_workload(_unlinking(23_850), again, cache_bytes=1 << 30).lines if l.op == "unlink")
     assert line.price.ns == pytest.approx(40_000.0) and "among 24000 files" in line.price.source
-    assert not again.unmeasured
+    assert "unpinned" in line.price.source and not again.unmeasured
+    # Kept and read back, each case keeps its placement, and both stay in the table.
+    kept = CostTable.from_json(measured.to_json())
+    assert {(e.placement, e.latency_ns.mean) for e in kept.entries if e.bench == "unlink" and e.files == 24_000} == \
+        {(PINNED, 30_000.0), (UNPINNED, 40_000.0)}
     assert again.metadata("unlink", "cold").ns == pytest.approx(10_000)  # the table's own stays its own
     # A table measured before unlink said the files it ran among prices every stream alike.
     assert not Pricer(table("ext4")).unlink_among(23_850, "cold").source.endswith("measures it)")
@@ -221,7 +233,7 @@ def test_a_stream_of_unlinks_at_a_workloads_count_is_timed_whole() -> None:
     effort the command holds the other cases to: each costs more the longer the stream."""
     for effort in (TableEffort(), TableEffort(2, 0.02)):
         run, = options_measuring([("unlink", "creation", "cold", 0, (), (), 24_000)], effort=effort)
-        assert (run.only, run.files, run.warmup, run.sizes) == ("unlink", 24_000, 0, None)
+        assert (run.only, run.files, run.warmup, run.sizes, run.cpu) == ("unlink", 24_000, 0, None, "none")
         assert run.case_seconds >= (run.reps or QUICK_REPS) * 24_000 * WHOLE_STREAM_CAP_NS / 1e9
         assert "--warmup" in run.arguments()
 
@@ -330,6 +342,7 @@ def test_bench_for_measures_the_workloads_sync_on_ext4_and_predict_then_uses_it(
     assert {(r["bench"], r["cache"], r["files_asked"]) for r in results} == {("unlink", "cold", 1000),
                                                                              ("unlink", "warm", 1000)}
     assert all(r["ops"] == 1000 * r["reps"] for r in results)  # every unlink of every repetition timed
+    assert all(doc["environment"]["pinned_cpu"] is None for doc in json.loads((tmp_path / "rm.json").read_text())["runs"])
     priced = run_fsbm("predict", str(unlinking), "--candidates", ext4_fs.name, "--json", str(tmp_path / "rm-p.json"))
     assert priced.returncode == 0, priced.stderr
     lines = json.loads((tmp_path / "rm-p.json").read_text())["candidates"][0]["lines"]
