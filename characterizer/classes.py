@@ -80,6 +80,7 @@ Counts add, so classes merge like every other part of a profile (partial.py).
 
 from __future__ import annotations
 
+import posixpath
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -445,11 +446,56 @@ def metadata_classes(ev: EventArrays, ops: dict[str, OpStats]) -> dict[str, dict
         listed = (ev.op == OP_INDEX["readdir"]) & (ev.ret > 0)
         if listed.any():
             out["readdir"]["listed_bytes"] = int(ev.ret[listed].sum())
+    if "unlink" in out and (by_directory := unlinks_by_directory(ev)):
+        out["unlink"][IN_DIRECTORY] = by_directory
     entries = _of_calls(ev, "stat", (LISTED_ENTRY_ORIG,))  # sized by the file's bytes, where known
     if "stat" in out and entries.any():
         sizes = ev.size[entries]
         out["stat"].update(listed=int(entries.sum()), listed_log2=size_buckets(sizes[sizes != MISSING]))
     return out
+
+
+# The unlinks by the directory each was made in, as the parts of a trace count them and add
+# them up (metadata_classes); the profile keeps only how many directories saw how many
+# (with_directory_unlinks), not their names.
+IN_DIRECTORY = "in_directory"
+
+
+def unlinks_by_directory(ev: EventArrays) -> dict[str, int]:
+    """The successful unlinks of named files, by the directory each was made in."""
+    done = (ev.op == OP_INDEX["unlink"]) & ~ev.failed & (ev.file >= 0)
+    files, counts = np.unique(ev.file[done], return_counts=True)
+    out: dict[str, int] = {}
+    for file, n in zip(files.tolist(), counts.tolist()):
+        name = ev.files[file]
+        if name and not name.startswith("?"):
+            directory = posixpath.dirname(name)
+            out[directory] = out.get(directory, 0) + n
+    return out
+
+
+def directory_size(unlinks: int) -> int:
+    """A directory's unlinks as the profile counts directories by them: to two figures (a
+    directory emptied of 17,888 files is one of 18,000), so that a tree's directories fall
+    into a few sizes, each a case fsbench can measure."""
+    return int(float(f"{unlinks:.2g}"))
+
+
+def with_directory_unlinks(classes: dict) -> dict:
+    """The classes with the unlinks' directories (IN_DIRECTORY, by name) replaced by how many
+    directories saw how many unlinks (directory_unlinks: {unlinks, to two figures: directories}).
+    An unlink costs xfs more in a large directory (fsbench's unlink_entries), and rm -rf
+    empties each directory it lists; the names say nothing more and would make the profile
+    as large as the tree."""
+    unlink = classes.get("metadata", {}).get("unlink")
+    if not unlink or IN_DIRECTORY not in unlink:
+        return classes
+    sizes: dict[str, int] = {}
+    for n in unlink[IN_DIRECTORY].values():
+        key = str(directory_size(n))
+        sizes[key] = sizes.get(key, 0) + 1
+    counted = {k: v for k, v in unlink.items() if k != IN_DIRECTORY}
+    return {**classes, "metadata": {**classes["metadata"], "unlink": {**counted, "directory_unlinks": sizes}}}
 
 
 def with_written_creates(classes: dict[str, dict], created: CreatedFiles) -> dict[str, dict]:

@@ -31,7 +31,7 @@ from fsbm.characterizer.arrays import (OP_INDEX, EventArrays, costed, of_operati
                                       under)
 from fsbm.characterizer.classes import (DATA_OPERATIONS, CreatedFiles, created_files_written, data_classes,
                                         mapped_codes, metadata_classes, with_created_writes, with_reread_fractions,
-                                        with_unlinked_data, with_written_creates)
+                                        with_directory_unlinks, with_unlinked_data, with_written_creates)
 from fsbm.characterizer.histograms import ValueCounts
 from fsbm.characterizer.in_place import in_place_writes, rewrites_in_place, with_rewrites
 from fsbm.characterizer.kernels import library
@@ -467,7 +467,7 @@ def finalize(part: Partial) -> dict[str, object]:
     reuse = part.reuse or ReferenceSummary.of(part.references).outcome()  # type: ignore[arg-type]
     # The curve's per-class counts go to the classes they describe, not into the curve's document.
     curve = {name: value for name, value in reuse.curve.items() if name != CLASS_READS}
-    classes = with_reread_fractions(with_unlinked_data(part.classes, reuse.unlinked),
+    classes = with_reread_fractions(with_directory_unlinks(with_unlinked_data(part.classes, reuse.unlinked)),
                                     reuse.curve.get(CLASS_READS, {}))  # type: ignore[arg-type]
     sizes = ValueCounts.of(part.files.size)
     inside = inside_outside(part.inside, part.core.events)

@@ -129,6 +129,8 @@ class MetadataCount(_Open):
     with_data: NonNegativeInt = 0       # unlinks of files holding data ...
     data_bytes: NonNegativeInt = 0      # ... and the bytes they held,
     data_log2: Optional[dict[str, SizeBucket]] = None     # ... by power of two of a file's
+    # unlinks: how many directories saw how many of them ({unlinks, to two figures: directories})
+    directory_unlinks: Optional[dict[str, NonNegativeInt]] = None
     listed_bytes: Optional[NonNegativeInt] = None  # listings: the bytes of entries returned
     listed: NonNegativeInt = 0          # stats of entries a listing returned with attributes ...
     listed_log2: Optional[dict[str, SizeBucket]] = None   # ... by power of two of a file's bytes

@@ -122,8 +122,17 @@ REGIME_CASE_SECONDS = 5.0
 # defer work to other CPUs (xfs inactivates its inodes in per-CPU workers), and pinned,
 # fsbench's xfs unlinks of files holding 4 KiB cost 18 us where rm -rf paid 26-28; unpinned,
 # fsbench paid 24-27.
-WHOLE_STREAM_BENCHES = frozenset({"unlink"})
+WHOLE_STREAM_BENCHES = frozenset({"unlink", "unlink_entries"})
 WHOLE_STREAM_CAP_NS = 200_000
+# unlink_entries empties readdir_entries' directories: about LISTED_ENTRIES (40,000) entries
+# in all, and at least MIN_LISTINGS (4) directories of the entries asked for (meta.c).
+EMPTIED_ENTRIES, EMPTIED_DIRECTORIES = 40_000, 4
+
+
+def whole_stream_calls(bench: str, files: int) -> int:
+    """The most calls a repetition of a whole stream makes at a workload's count `files`: an
+    unlink's stream that many, unlink_entries' directories of that many entries each."""
+    return max(EMPTIED_ENTRIES, EMPTIED_DIRECTORIES * files) if bench == "unlink_entries" else files
 
 
 def options_measuring(cases: Iterable[tuple[str, str, str, int, tuple[int, ...], tuple[int, ...], int | None]], *,
@@ -154,7 +163,7 @@ def options_measuring(cases: Iterable[tuple[str, str, str, int, tuple[int, ...],
             whole = bench in WHOLE_STREAM_BENCHES and bool(files)
             reps, case_seconds = effort.held_to(None if mix or whole else REGIME_REPS, REGIME_CASE_SECONDS)
             if whole:
-                case_seconds = (reps or QUICK_REPS) * files * WHOLE_STREAM_CAP_NS / 1e9
+                case_seconds = (reps or QUICK_REPS) * whole_stream_calls(bench, files) * WHOLE_STREAM_CAP_NS / 1e9
             runs.append(FsbenchOptions(quick=True, only=bench, sizes=None if mix or not any(chunk) else
                                        ",".join(map(str, chunk)),
                                        orders=order, caches=cache, reps=reps,

@@ -92,9 +92,10 @@ class LatencyBucket(_Part):
 # would hold more than it writes a repetition, and the count asked for is the one a
 # workload's price looks for (pricing.written_files, pricing.listed_files).  And the files unlink
 # ran among, which are the length of its stream of unlinks: on btrfs 24,000 unlinks cost 37-47
-# us each where the quick table's thousand cost 20-29 us (pricing.Pricer.unlink_among).
+# us each where the quick table's thousand cost 20-29 us (pricing.Pricer.unlink_among); and
+# the entries of each directory unlink_entries emptied (pricing.Pricer.unlink_emptying).
 FILE_COUNT_BENCHES = {"stat_listed_mix": "files_asked", "create_written_mix": "files_asked",
-                      "readdir_entries": "entries_per_op", "unlink": "files_asked"}
+                      "readdir_entries": "entries_per_op", "unlink": "files_asked", "unlink_entries": "files_asked"}
 
 
 # Where fsbench ran while it measured a case: pinned to one CPU (its default, --cpu N), or

@@ -61,7 +61,10 @@ Which price each class gets:
   workload then writes is priced among files written as they are made (fsbench
   create_written, at the mean bytes written into each), which on btrfs costs several
   times an empty create; an unlink of a file the trace showed holding data at fsbench's
-  unlink_written, at the mean bytes such a file held.  Where the table measured either at
+  unlink_written, at the mean bytes such a file held; of the other unlinks, those in a
+  directory that saw hundreds of them at fsbench's unlink_entries at that directory's size
+  (rm -rf empties each directory it lists), the rest at a stream as long as the workload's
+  (Pricer.unlink_among).  Where the table measured either at
   the workload's own mix of file sizes (create_written_mix, unlink_written_mix: `fsbm bench
   --for`), that price instead: on btrfs a mix costs more a create than its mean size does,
   and a create among more written files more, so create_written_mix is measured among as
@@ -82,7 +85,7 @@ from typing import Any
 from fsbm.characterizer.classes import MAPPED_CLASS
 from fsbm.documents import (ClassCount, Fsync, MetadataCount, PriceLine, Profile, Reuse, ReusePoint, SizeBucket,
                             SyncCount, SyncKind, size_mix)
-from fsbm.predictor.pricing import Price, Pricer, WrittenFiles
+from fsbm.predictor.pricing import UNLINK_DIRECTORY_BEYOND, Price, Pricer, WrittenFiles
 from fsbm.units import readable_bytes
 from fsbm.traces.vocabulary import GROUPS
 
@@ -493,6 +496,27 @@ def _plain_price(op: str, counts: MetadataCount, pricer: Pricer, cache: str) -> 
     return pricer.unlink_among(counts.done, cache) if op == "unlink" else pricer.metadata(op, cache)
 
 
+def _plain_lines(op: str, counts: MetadataCount, pricer: Pricer, cold_share: float, count: float) -> list[Line]:
+    """`count` of an operation's calls with nothing known of the file's data.  Of an unlink's,
+    those made in directories that saw more than UNLINK_DIRECTORY_BEYOND unlinks each are
+    priced at that directory's size (Pricer.unlink_emptying: rm -rf empties each directory it
+    lists), as many as the directories held, within `count`; the rest at _plain_price."""
+    lines: list[Line] = []
+    sizes = (counts.directory_unlinks or {}) if op == "unlink" else {}
+    for entries, directories in sorted(((int(k), n) for k, n in sizes.items()), reverse=True):
+        if entries <= UNLINK_DIRECTORY_BEYOND or count <= 0:
+            break
+        emptied = min(entries * directories, count)
+        lines += _split(op, "metadata", f"in a directory of {entries} entries emptied", emptied, cold_share,
+                        pricer.unlink_emptying(entries, counts.done, "cold"),
+                        pricer.unlink_emptying(entries, counts.done, "warm"))
+        count -= emptied
+    if count > 0:
+        lines += _split(op, "metadata", "", count, cold_share, _plain_price(op, counts, pricer, "cold"),
+                        _plain_price(op, counts, pricer, "warm"))
+    return lines
+
+
 def _with_data_lines(op: str, counts: MetadataCount, pricer: Pricer, cold_share: float) -> list[Line]:
     """The lines of a metadata operation some of whose calls were on files holding data
     (WITH_DATA): the rest priced as on an empty file, those by the bytes a file; a create's
@@ -500,8 +524,7 @@ def _with_data_lines(op: str, counts: MetadataCount, pricer: Pricer, cold_share:
     (SYNCED_CREATES), apart from the other written ones."""
     count_key, bytes_key, sizes_key, detail, price = WITH_DATA[op]
     with_data, nbytes, sizes = getattr(counts, count_key), getattr(counts, bytes_key), getattr(counts, sizes_key) or {}
-    lines = _split(op, "metadata", "", counts.done - with_data, cold_share, _plain_price(op, counts, pricer, "cold"),
-                   _plain_price(op, counts, pricer, "warm"))
+    lines = _plain_lines(op, counts, pricer, cold_share, counts.done - with_data)
     groups = []
     if op == "create":
         for files, files_bytes, files_sizes, said in ((counts.renamed, counts.renamed_bytes, counts.renamed_log2,
@@ -567,8 +590,7 @@ def _metadata_lines(profile: Profile, pricer: Pricer, start: str) -> list[Line]:
         elif op == "readdir" and counts.done:
             lines += _listing_lines(counts, profile.namespace.directories_touched, pricer, cold_share)
         elif counts.done:
-            lines += _split(op, "metadata", "", counts.done, cold_share, _plain_price(op, counts, pricer, "cold"),
-                            _plain_price(op, counts, pricer, "warm"))
+            lines += _plain_lines(op, counts, pricer, cold_share, counts.done)
         if counts.failed:
             lines += _split(op, "metadata", "failed", counts.failed, cold_share, pricer.failed_lookup("cold"),
                             pricer.failed_lookup("warm"))

@@ -202,6 +202,14 @@ UNLINKS_BEYOND = 4.0
 UNLINKED_FILES_RANGE = (1_000, 100_000)
 
 
+# Unlinks in a directory that saw more than this many of them are priced at the directory's size
+# (Pricer.unlink_emptying): UNLINKS_BEYOND times the hundred entries of each directory of
+# fsbench's tree (Tang's App. C fan-out, microbench/src/tree.h); and the fewest and most
+# entries of each directory unlink_entries is asked to empty.
+UNLINK_DIRECTORY_BEYOND = 400
+UNLINK_ENTRIES_RANGE = (500, 100_000)
+
+
 # A listing more than this many times the bytes of the largest fsbench measured is measured at
 # its own count of entries (readdir_entries), and the fewest and most entries it is asked to
 # list a directory (listed_entries).
@@ -400,15 +408,44 @@ class Pricer:
         if own is None or not own.files or count <= UNLINKS_BEYOND * own.files:
             return plain
         files = _case_count(count, UNLINKED_FILES_RANGE)
-        measured_cache = self.table.measured_cache(cache)
-        at_count = next((e for e in self.table.entries if e.bench == "unlink" and e.cache == measured_cache
-                         and e.files == files and e.placement == UNPINNED), None)
+        at_count = self._whole_stream("unlink", files, cache)
         if at_count is not None:
-            return _measured(at_count, f"fsbench unlink {measured_cache}, among {files} files (the workload's "
+            return _measured(at_count, f"fsbench unlink {at_count.cache}, among {files} files (the workload's "
                                        f"{count:.0f} unlinks, timed whole, unpinned)")
-        self.unmeasured.add(Unmeasured("unlink", METADATA_ORDER, measured_cache, 0, files=files))
         return plain.labelled(f"{plain.source}, among {own.files} files (not the workload's {count:.0f} unlinks: "
                               "`fsbm bench --for` measures it)")
+
+    def _whole_stream(self, bench: str, files: int, cache: str) -> Case | None:
+        """The table's case of `bench` (a stream timed whole: fsbench.WHOLE_STREAM_BENCHES) at
+        `files`, measured unpinned as the programs making such streams run; None where it has
+        none, the case then kept as unmeasured for `fsbm bench --for`."""
+        measured_cache = self.table.measured_cache(cache)
+        case = next((e for e in self.table.entries if e.bench == bench and e.cache == measured_cache
+                     and e.files == files and e.placement == UNPINNED), None)
+        if case is None:
+            self.unmeasured.add(Unmeasured(bench, METADATA_ORDER, measured_cache, 0, files=files))
+        return case
+
+    def unlink_emptying(self, entries: int, count: float, cache: str) -> Price:
+        """An unlink of one of the `entries` of a directory rm -rf empties, in a workload of
+        `count` unlinks: fsbench's unlink_entries at that many entries (to two figures, within
+        UNLINK_ENTRIES_RANGE), timed whole and unpinned as rm runs (`fsbm bench --for`).  On
+        xfs an unlink in a directory of thousands of entries costs an unpinned program 40-55%
+        more than in one of a hundred; pinned to a CPU, fsbench sees none of it, so a case
+        measured pinned is not taken.  Where the table lacks the case: the stream's price
+        (unlink_among), said so, and the case kept as unmeasured."""
+        return self._kept(("unlink_emptying", entries, round(count), cache),
+                          lambda: self._unlink_emptying(entries, count, cache))
+
+    def _unlink_emptying(self, entries: int, count: float, cache: str) -> Price:
+        files = _case_count(entries, UNLINK_ENTRIES_RANGE)
+        case = self._whole_stream("unlink_entries", files, cache)
+        if case is not None:
+            return _measured(case, f"fsbench unlink_entries {case.cache}, emptying directories of {files} "
+                                   "entries (timed whole, unpinned)")
+        stream = self.unlink_among(count, cache)
+        return stream.labelled(f"{stream.source} (not in directories of {files} entries: `fsbm bench --for` "
+                               "measures it)")
 
     def unlink_written(self, files: WrittenFiles, cache: str) -> Price:
         """An unlink of one of `files`, each holding data: fsbench's unlink_written

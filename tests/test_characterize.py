@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
 from fsbm.characterizer import Profile, characterize, characterize_file
@@ -27,16 +28,20 @@ from tests.conftest import SHARED_DATA, run_fsbm
 pytestmark = pytest.mark.cores_shared
 
 
-def traced_profile(tmp_path: Path, program: str, kept: str = "data.bin") -> Profile:
-    """The profile of `program` run under strace, of the events on files whose names hold
-    `kept` (the program's own files, not the interpreter loading its libraries)."""
+def traced_events(tmp_path: Path, program: str, kept: str = "data.bin") -> pa.Table:
+    """The events of `program` run under strace on files whose names hold `kept` (the
+    program's own files, not the interpreter loading its libraries)."""
     (tmp_path / "program.py").write_text(textwrap.dedent(program))
     recording = record([sys.executable, "program.py"], tmp_path / "t.strace", cwd=tmp_path)
     assert recording.returncode == 0
     ingest([recording.log], tmp_path / "e.parquet")
     table = read_events(tmp_path / "e.parquet")
-    keep = [kept in str(f) for f in table["file"].to_pylist()]
-    return characterize(table.filter(keep))
+    return table.filter([kept in str(f) for f in table["file"].to_pylist()])
+
+
+def traced_profile(tmp_path: Path, program: str, kept: str = "data.bin") -> Profile:
+    """The profile of `program` run under strace, of its events on files whose names hold `kept`."""
+    return characterize(traced_events(tmp_path, program, kept))
 
 
 @pytest.fixture
@@ -325,7 +330,7 @@ def test_unlinks_count_the_files_that_held_data_whoever_wrote_them(tmp_path: Pat
     from fsbm.characterizer.arrays import subset, to_arrays
     from fsbm.characterizer.partial import finalize, summarize
 
-    (tmp_path / "program.py").write_text(textwrap.dedent("""
+    table = traced_events(tmp_path, """
         import os, subprocess
         for i, size in enumerate((5000, 70000, 300)):
             with open(f"w{i}.data.bin", "wb") as f:
@@ -337,12 +342,7 @@ def test_unlinks_count_the_files_that_held_data_whoever_wrote_them(tmp_path: Pat
         os.unlink("again.data.bin")
         open("again.data.bin", "wb").close()
         os.unlink("again.data.bin")
-    """))
-    recording = record([sys.executable, "program.py"], tmp_path / "t.strace", cwd=tmp_path)
-    assert recording.returncode == 0
-    ingest([recording.log], tmp_path / "e.parquet")
-    table = read_events(tmp_path / "e.parquet")
-    table = table.filter([".data.bin" in str(f) for f in table["file"].to_pylist()])
+    """, ".data.bin")
     unlink = characterize(table).body["classes"]["metadata"]["unlink"]
     assert unlink["done"] == 6
     assert unlink["with_data"] == 4 and unlink["data_bytes"] == 5000 + 70000 + 300 + 4096
@@ -353,6 +353,35 @@ def test_unlinks_count_the_files_that_held_data_whoever_wrote_them(tmp_path: Pat
     assert len({tuple(np.unique(subset(ev, pick).actor)) for pick in (writer, ~writer)}) == 2
     whole = finalize(summarize(ev, nfs=False, origin=origin))
     assert json.dumps(finalize(parts[0].merge(parts[1])), sort_keys=True) == json.dumps(whole, sort_keys=True)
+
+
+def test_unlinks_count_how_many_directories_saw_how_many_of_them(tmp_path: Path) -> None:
+    """rm -rf of a directory of 620 files, and of two of 40 and one of 3 by another rm: the
+    profile keeps how many directories saw how many unlinks (to two figures), not their names,
+    and summarized in parts that split the two rm processes and merged, the same."""
+    from fsbm.characterizer.arrays import OP_INDEX, subset, to_arrays
+    from fsbm.characterizer.partial import finalize, summarize
+
+    table = traced_events(tmp_path, """
+        import os, subprocess
+        for name, files in (("big", 620), ("a/one", 40), ("a/two", 40), ("a/three", 3)):
+            os.makedirs(f"tree/{name}")
+            for i in range(files):
+                open(f"tree/{name}/f{i}", "wb").close()
+        subprocess.run(["rm", "-rf", "tree/big"], check=True)
+        subprocess.run(["rm", "-rf", "tree/a"], check=True)
+    """, "/tree/")
+    unlink = characterize(table).body["classes"]["metadata"]["unlink"]
+    assert unlink["done"] == 703
+    assert unlink["directory_unlinks"] == {"620": 1, "40": 2, "3": 1}
+    ev = to_arrays(table)
+    origin = int(ev.ts.min())
+    one = ev.actor == ev.actor[np.flatnonzero(ev.op == OP_INDEX["unlink"])[-1]]  # the second rm
+    parts = [summarize(subset(ev, pick), nfs=False, origin=origin) for pick in (one, ~one)]
+    whole = finalize(summarize(ev, nfs=False, origin=origin))
+    merged = finalize(parts[0].merge(parts[1]))
+    assert merged["classes"]["metadata"]["unlink"] == whole["classes"]["metadata"]["unlink"]
+    assert json.dumps(merged, sort_keys=True) == json.dumps(whole, sort_keys=True)
 
 
 def test_an_untar_creates_exactly_the_trees_files(tmp_path: Path) -> None:

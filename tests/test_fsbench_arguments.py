@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from fsbm.microbench.fsbench import QUICK_CASE_SECONDS, QUICK_REPS
-from fsbm.predictor.cost_table import CostTable
+from fsbm.predictor.cost_table import PINNED, UNPINNED, CostTable
 from fsbm.predictor.pricing import Pricer, WrittenFiles, written_files
 
 pytestmark = pytest.mark.cores_shared  # asserts nothing on a time it measures
@@ -428,5 +428,29 @@ def test_readdir_entries_runs_only_where_named_and_lists_directories_of_the_aske
     assert result["bench"] == "readdir_entries" and result["entries_per_op"] == 300
     assert result["listed_bytes_per_op"] > 300 * 10 and result["objects"] >= 4  # names, "." and ".."; 4+ directories
     [case] = CostTable.from_fsbench(doc, "tmp").entries
-    assert case.files == 300 and case.key[-1] == 300
+    assert case.files == 300 and case.key[-2:] == (300, PINNED)
     assert [p.name for p in tmp_path.iterdir()] == ["listing.json"], "fsbench left its work directory behind"
+
+
+def test_unlink_entries_runs_only_where_named_and_empties_directories_of_the_asked_count(fsbench: Path,
+                                                                                         tmp_path: Path) -> None:
+    """unlink_entries is a workload's own case too: named, it empties readdir_entries'
+    directories of --files entries each, every file of them in turn, and a cost table keeps
+    that count and where fsbench ran (here unpinned) as the case's."""
+    from fsbm.predictor.cost_table import CostTable
+
+    plain = run(fsbench, "--target", str(tmp_path), "--quick", "--dry-run")
+    assert "unlink_entries" not in plain.stdout and "unlink_written" in plain.stdout
+    out = tmp_path / "emptied.json"
+    done = run(fsbench, "--target", str(tmp_path), "--quick", "--only", "unlink_entries", "--files", "300",
+               "--caches", "warm", "--reps", "1", "--warmup", "0", "--case-seconds", "30", "--cpu", "none",
+               "--json", str(out))
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(out.read_text())
+    [result] = doc["results"]
+    assert (result["bench"], result["op"], result["files_asked"]) == ("unlink_entries", "unlink", 300)
+    assert result["objects"] == 20 * 300 and result["ops"] == result["objects"]  # 40,000 / 300: at most 20 directories
+    assert doc["environment"]["pinned_cpu"] is None
+    [case] = CostTable.from_fsbench(doc, "tmp").entries
+    assert case.key[-2:] == (300, UNPINNED)
+    assert [p.name for p in tmp_path.iterdir()] == ["emptied.json"], "fsbench left its work directory behind"

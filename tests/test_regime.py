@@ -184,11 +184,61 @@ def test_a_listing_at_a_workloads_count_is_one_run_of_readdir_entries_without_si
     assert "--sizes" not in runs[0].arguments() and "--files" in runs[0].arguments()
 
 
-def _unlinking(done: int) -> dict:
-    """profile(), with `done` unlinks of files the trace did not show holding data (rm -rf)."""
+def _unlinking(done: int, directory_unlinks: dict[str, int] | None = None) -> dict:
+    """profile(), with `done` unlinks of files the trace did not show holding data (rm -rf),
+    made in directories that saw `directory_unlinks` ({unlinks: directories}) of them."""
     workload = profile()
-    workload["classes"]["metadata"]["unlink"] = {"done": done, "failed": 0, "empty": 0}
+    workload["classes"]["metadata"]["unlink"] = {"done": done, "failed": 0, "empty": 0,
+                                                 **({"directory_unlinks": directory_unlinks} if directory_unlinks else {})}
     return workload
+
+
+def test_unlinks_in_a_large_directory_are_priced_at_its_size_measured_unpinned() -> None:
+    """Of 23,850 unlinks, the 18,000 rm made emptying one directory are priced at fsbench's
+    unlink_entries in directories of 18,000 entries, once measured there unpinned; the rest,
+    in directories of a hundred or so, at the stream's own count.  Until then (or where only a
+    pinned case is stored) the stream's price stands in, said so, and the case is asked for."""
+    counted = table("ext4")
+    counted.entries = [e.model_copy(update={"files": 1000}) if e.bench == "unlink" else e for e in counted.entries]
+    workload = _unlinking(23_850, {"18000": 1, "120": 40, "30": 6})
+
+    def unlink_lines(pricer: Pricer) -> list:
+        return [l for l in price_workload(workload, pricer, cache_bytes=1 << 30).lines if l.op == "unlink"]
+    pricer = Pricer(counted)
+    lines = unlink_lines(pricer)
+    assert sum(l.count for l in lines) == pytest.approx(23_850)
+    assert sum(l.count for l in lines if "18000 entries" in l.detail) == pytest.approx(18_000)
+    assert {u for u in pricer.unmeasured if u.bench == "unlink_entries"} == {
+        Unmeasured("unlink_entries", "creation", c, 0, files=18_000) for c in ("cold", "warm")}
+    assert all("not in directories of 18000 entries" in l.price.source for l in lines if "18000" in l.detail)
+    stored = [entry("unlink", "creation", c, None, 40_000.0, files=24_000, placement=UNPINNED) for c in ("cold", "warm")]
+    pinned = [entry("unlink_entries", "creation", c, None, 20_000.0, files=18_000) for c in ("cold", "warm")]
+    with_pinned = CostTable("ext4", counted.environment, "t", counted.entries + stored + pinned)
+    still = Pricer(with_pinned)
+    unlink_lines(still)
+    assert {u.bench for u in still.unmeasured} == {"unlink_entries"}
+    measured = CostTable("ext4", counted.environment, "t", with_pinned.entries + [
+        entry("unlink_entries", "creation", c, None, 70_000.0, files=18_000, placement=UNPINNED) for c in ("cold", "warm")])
+    again = Pricer(measured)
+    lines = unlink_lines(again)
+    assert not again.unmeasured
+    large = [l for l in lines if "18000 entries" in l.detail]
+    assert all(l.price.ns == pytest.approx(70_000.0) and "emptying directories of 18000" in l.price.source
+               for l in large)
+    rest = [l for l in lines if l not in large]
+    assert sum(l.count for l in rest) == pytest.approx(5_850) and all(l.price.ns == pytest.approx(40_000.0)
+                                                                       for l in rest)
+    # Directories of a few hundred unlinks each are fsbench's own shape: the stream's price.
+    small = [l for l in price_workload(_unlinking(23_850, {"300": 79}), again, cache_bytes=1 << 30).lines
+             if l.op == "unlink"]
+    assert all(l.price.ns == pytest.approx(40_000.0) and "entries" not in l.detail for l in small)
+
+
+def test_directories_emptied_are_measured_whole_and_unpinned() -> None:
+    for effort in (TableEffort(), TableEffort(2, 0.02)):
+        run, = options_measuring([("unlink_entries", "creation", "cold", 0, (), (), 18_000)], effort=effort)
+        assert (run.only, run.files, run.warmup, run.sizes, run.cpu) == ("unlink_entries", 18_000, 0, None, "none")
+        assert run.case_seconds >= (run.reps or QUICK_REPS) * 4 * 18_000 * WHOLE_STREAM_CAP_NS / 1e9
 
 
 def test_a_stream_of_unlinks_far_longer_than_fsbenchs_is_priced_at_its_own_count() -> None:
@@ -281,10 +331,11 @@ def copy_log(path: Path, mib: int) -> Path:
     return path
 
 
-def unlink_log(path: Path, files: int) -> Path:
-    """An strace -f -tt -T -y log of rm unlinking `files` files it never opened (rm -rf)."""
-    lines = [f'100 10:00:{k // 100_000:02d}.{k % 100_000 * 10:06d} unlinkat(3</w/tree>, "f{k}", 0) = 0 <0.000020>'
-             for k in range(files)]
+def unlink_log(path: Path, files: int, per_directory: int = 100) -> Path:
+    """An strace -f -tt -T -y log of rm unlinking `files` files it never opened (rm -rf), in
+    directories of `per_directory` each."""
+    lines = [f'100 10:00:{k // 100_000:02d}.{k % 100_000 * 10:06d} unlinkat(3</w/tree/d{k // per_directory}>, '
+             f'"f{k}", 0) = 0 <0.000020>' for k in range(files)]
     path.write_text("\n".join(lines) + "\n")
     return path
 
@@ -347,3 +398,18 @@ def test_bench_for_measures_the_workloads_sync_on_ext4_and_predict_then_uses_it(
     assert priced.returncode == 0, priced.stderr
     lines = json.loads((tmp_path / "rm-p.json").read_text())["candidates"][0]["lines"]
     assert all("among 1000 files" in line["source"] for line in lines if line["op"] == "unlink")
+    # A directory of 500 emptied: unlink_entries in directories of 500 entries, every unlink
+    # timed, unpinned, and its price the one predict takes.
+    emptying = unlink_log(tmp_path / "rm-dir.strace", 500, per_directory=500)
+    emptied = run_fsbm("bench", "--fs", ext4_fs.name, "--for", str(emptying), "--json", str(tmp_path / "dir.json"))
+    assert emptied.returncode == 0, emptied.stderr
+    runs = json.loads((tmp_path / "dir.json").read_text())["runs"]
+    results = [r for doc in runs for r in doc["results"]]
+    assert {(r["bench"], r["cache"], r["files_asked"]) for r in results} == {("unlink_entries", "cold", 500),
+                                                                             ("unlink_entries", "warm", 500)}
+    assert all(r["ops"] == r["objects"] * r["reps"] for r in results)
+    assert all(doc["environment"]["pinned_cpu"] is None for doc in runs)
+    priced = run_fsbm("predict", str(emptying), "--candidates", ext4_fs.name, "--json", str(tmp_path / "dir-p.json"))
+    assert priced.returncode == 0, priced.stderr
+    lines = json.loads((tmp_path / "dir-p.json").read_text())["candidates"][0]["lines"]
+    assert all("emptying directories of 500 entries" in line["source"] for line in lines if line["op"] == "unlink")
