@@ -204,10 +204,19 @@ UNLINKED_FILES_RANGE = (1_000, 100_000)
 
 # Unlinks in a directory that saw more than this many of them are priced at the directory's size
 # (Pricer.unlink_emptying): UNLINKS_BEYOND times the hundred entries of each directory of
-# fsbench's tree (Tang's App. C fan-out, microbench/src/tree.h); and the fewest and most
-# entries of each directory unlink_entries is asked to empty.
+# fsbench's tree (Tang's App. C fan-out, microbench/src/tree.h); and the sizes unlink_entries
+# is asked to empty directories of, a 1-2-5 series.
 UNLINK_DIRECTORY_BEYOND = 400
-UNLINK_ENTRIES_RANGE = (500, 100_000)
+EMPTIED_DIRECTORY_SIZES = (500, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000)
+
+
+def emptied_directory_size(entries: int) -> int:
+    """The size of directory unlink_entries measures a workload's directory of `entries` at:
+    the nearest of EMPTIED_DIRECTORY_SIZES, by ratio.  Each case unlinks tens of thousands of
+    files three times over, and an unlink's cost moves little within a factor of two of a
+    directory's size (xfs, unpinned: 28-31 us from 2,000 entries to 14,000), so a tree's
+    directories of 500, 590 and 600 entries are one case, not three."""
+    return min(EMPTIED_DIRECTORY_SIZES, key=lambda size: abs(math.log(entries / size)))
 
 
 # A listing more than this many times the bytes of the largest fsbench measured is measured at
@@ -428,8 +437,8 @@ class Pricer:
 
     def unlink_emptying(self, entries: int, count: float, cache: str) -> Price:
         """An unlink of one of the `entries` of a directory rm -rf empties, in a workload of
-        `count` unlinks: fsbench's unlink_entries at that many entries (to two figures, within
-        UNLINK_ENTRIES_RANGE), timed whole and unpinned as rm runs (`fsbm bench --for`).  On
+        `count` unlinks: fsbench's unlink_entries at about that many entries
+        (emptied_directory_size), timed whole and unpinned as rm runs (`fsbm bench --for`).  On
         xfs an unlink in a directory of thousands of entries costs an unpinned program 40-55%
         more than in one of a hundred; pinned to a CPU, fsbench sees none of it, so a case
         measured pinned is not taken.  Where the table lacks the case: the stream's price
@@ -438,7 +447,7 @@ class Pricer:
                           lambda: self._unlink_emptying(entries, count, cache))
 
     def _unlink_emptying(self, entries: int, count: float, cache: str) -> Price:
-        files = _case_count(entries, UNLINK_ENTRIES_RANGE)
+        files = emptied_directory_size(entries)
         case = self._whole_stream("unlink_entries", files, cache)
         if case is not None:
             return _measured(case, f"fsbench unlink_entries {case.cache}, emptying directories of {files} "

@@ -14,7 +14,7 @@ from fsbm.microbench.fsbench import (QUICK_REPS, REGIME_CASE_SECONDS, REGIME_REP
                                      options_measuring)
 from fsbm.microbench.scratch import ScratchFs
 from fsbm.predictor.cost_table import PINNED, UNPINNED, CostTable
-from fsbm.predictor.pricing import MAX_COPY_BYTES, MAX_REQUEST_BYTES, Pricer, Unmeasured
+from fsbm.predictor.pricing import MAX_COPY_BYTES, MAX_REQUEST_BYTES, Pricer, Unmeasured, emptied_directory_size
 from fsbm.predictor.regime import unmeasured_cases
 from fsbm.store import ResultsStore
 from fsbm.predictor.model import price_workload
@@ -195,9 +195,10 @@ def _unlinking(done: int, directory_unlinks: dict[str, int] | None = None) -> di
 
 def test_unlinks_in_a_large_directory_are_priced_at_its_size_measured_unpinned() -> None:
     """Of 23,850 unlinks, the 18,000 rm made emptying one directory are priced at fsbench's
-    unlink_entries in directories of 18,000 entries, once measured there unpinned; the rest,
-    in directories of a hundred or so, at the stream's own count.  Until then (or where only a
-    pinned case is stored) the stream's price stands in, said so, and the case is asked for."""
+    unlink_entries in directories of 20,000 entries (the nearest of its sizes), once measured
+    there unpinned; the rest, in directories of a hundred or so, at the stream's own count.
+    Until then (or where only a pinned case is stored) the stream's price stands in, said so,
+    and the case is asked for."""
     counted = table("ext4")
     counted.entries = [e.model_copy(update={"files": 1000}) if e.bench == "unlink" else e for e in counted.entries]
     workload = _unlinking(23_850, {"18000": 1, "120": 40, "30": 6})
@@ -209,25 +210,27 @@ def test_unlinks_in_a_large_directory_are_priced_at_its_size_measured_unpinned()
     assert sum(l.count for l in lines) == pytest.approx(23_850)
     assert sum(l.count for l in lines if "18000 entries" in l.detail) == pytest.approx(18_000)
     assert {u for u in pricer.unmeasured if u.bench == "unlink_entries"} == {
-        Unmeasured("unlink_entries", "creation", c, 0, files=18_000) for c in ("cold", "warm")}
-    assert all("not in directories of 18000 entries" in l.price.source for l in lines if "18000" in l.detail)
+        Unmeasured("unlink_entries", "creation", c, 0, files=20_000) for c in ("cold", "warm")}
+    assert all("not in directories of 20000 entries" in l.price.source for l in lines if "18000" in l.detail)
     stored = [entry("unlink", "creation", c, None, 40_000.0, files=24_000, placement=UNPINNED) for c in ("cold", "warm")]
-    pinned = [entry("unlink_entries", "creation", c, None, 20_000.0, files=18_000) for c in ("cold", "warm")]
+    pinned = [entry("unlink_entries", "creation", c, None, 20_000.0, files=20_000) for c in ("cold", "warm")]
     with_pinned = CostTable("ext4", counted.environment, "t", counted.entries + stored + pinned)
     still = Pricer(with_pinned)
     unlink_lines(still)
     assert {u.bench for u in still.unmeasured} == {"unlink_entries"}
     measured = CostTable("ext4", counted.environment, "t", with_pinned.entries + [
-        entry("unlink_entries", "creation", c, None, 70_000.0, files=18_000, placement=UNPINNED) for c in ("cold", "warm")])
+        entry("unlink_entries", "creation", c, None, 70_000.0, files=20_000, placement=UNPINNED) for c in ("cold", "warm")])
     again = Pricer(measured)
     lines = unlink_lines(again)
     assert not again.unmeasured
     large = [l for l in lines if "18000 entries" in l.detail]
-    assert all(l.price.ns == pytest.approx(70_000.0) and "emptying directories of 18000" in l.price.source
+    assert all(l.price.ns == pytest.approx(70_000.0) and "emptying directories of 20000" in l.price.source
                for l in large)
     rest = [l for l in lines if l not in large]
     assert sum(l.count for l in rest) == pytest.approx(5_850) and all(l.price.ns == pytest.approx(40_000.0)
                                                                        for l in rest)
+    assert [emptied_directory_size(n) for n in (401, 590, 760, 2_400, 18_000, 400_000)] == \
+        [500, 500, 1_000, 2_000, 20_000, 100_000]
     # Directories of a few hundred unlinks each are fsbench's own shape: the stream's price.
     small = [l for l in price_workload(_unlinking(23_850, {"300": 79}), again, cache_bytes=1 << 30).lines
              if l.op == "unlink"]
