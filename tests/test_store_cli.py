@@ -105,3 +105,25 @@ def test_two_tables_compare_case_by_case_with_a_mix_of_file_sizes_a_case_of_its_
     assert rows[("create_written_mix", (500, 9000, 60_500))].ratio == 1.5
     assert rows[("create_written_mix", (20_000, 20_000, 30_000))].b_ns is None
     assert all(r.ratio == 2.0 for r in compare_tables(a, b) if r.bench == "stat_file")
+
+
+def test_a_case_measured_unpinned_is_a_row_of_its_own_and_says_so() -> None:
+    """The same unlinks measured pinned in one table and unpinned in the other are two cases,
+    and the table of the comparison says which row was measured unpinned."""
+    from rich.console import Console
+
+    from fsbm.api import render
+    from fsbm.api.compare import compare_tables
+    from fsbm.predictor.cost_table import UNPINNED
+    from tests.test_predictor_model import entry, table
+
+    a, b = table("xfs"), table("xfs")
+    a.entries.append(entry("unlink", "creation", "cold", None, 20_000.0, files=24_000))
+    b.entries.append(entry("unlink", "creation", "cold", None, 30_000.0, files=24_000, placement=UNPINNED))
+    rows = [r for r in compare_tables(a, b) if r.files == 24_000]
+    assert sorted((r.placement, r.a_ns, r.b_ns) for r in rows) == [("pinned", 20_000.0, None),
+                                                                  (UNPINNED, None, 30_000.0)]
+    console = Console(width=200, record=True)
+    console.print(render.cost_table_comparison(rows, "a", "b", None))
+    shown = console.export_text()
+    assert "among 24000 files, unpinned" in shown and shown.count("unpinned") == 1
