@@ -91,6 +91,7 @@ from fsbm.characterizer.kernels import library
 from fsbm.characterizer.mapped import Regions
 from fsbm.characterizer.sequentiality import Access
 from fsbm.traces.vocabulary import COPY_CALLS, LISTED_ENTRY_ORIG
+from fsbm.units import to_figures
 
 if TYPE_CHECKING:
     from fsbm.characterizer.partial import OpStats
@@ -478,7 +479,7 @@ def directory_size(unlinks: int) -> int:
     """A directory's unlinks as the profile counts directories by them: to two figures (a
     directory emptied of 17,888 files is one of 18,000), so that a tree's directories fall
     into a few sizes, each a case fsbench can measure."""
-    return int(float(f"{unlinks:.2g}"))
+    return to_figures(unlinks, 2)
 
 
 def with_directory_unlinks(classes: dict) -> dict:

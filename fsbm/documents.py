@@ -17,6 +17,7 @@ from typing import Any, Literal, Optional
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat, NonNegativeInt, field_validator, model_validator
 
 from fsbm.characterizer.classes import COSTED_OPERATIONS, DATA_CLASSES, MAPPED_CLASS
+from fsbm.units import to_figures
 
 ORDERS = ("sequential", "forward", "random")
 PROFILE_SCHEMA = 3
@@ -107,7 +108,7 @@ def size_mix(buckets: dict[str, SizeBucket], groups: int = MIX_GROUPS) -> tuple[
                 room, held = per_group, 0.0
     if len(sizes) < groups:  # rounding left the last group a hair short
         sizes.append(held / per_group)
-    return tuple(int(float(f"{size:.3g}")) for size in sizes[:groups])
+    return tuple(to_figures(size, 3) for size in sizes[:groups])
 
 
 class MetadataCount(_Open):

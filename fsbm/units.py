@@ -18,6 +18,13 @@ def percents(*fractions: float | None, digits: int = 1) -> str:
     return " / ".join(percent(fraction, digits=digits) for fraction in fractions)
 
 
+def to_figures(value: float, figures: int) -> int:
+    """`value` rounded to `figures` significant figures, as a whole number: 17,612 to two is
+    18,000.  Counts kept or measured at a few figures fall into a few values, so that
+    workloads of nearly as many share one case (a profile's sizes, a regime case's count)."""
+    return int(float(f"{value:.{figures}g}"))
+
+
 def readable_bytes(size: float) -> str:
     """A byte count as a person reads it: 37 KiB, 1.5 MiB, 2 GiB, 120 B."""
     for scale, unit in ((1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")):

@@ -27,7 +27,7 @@ from fsbm.errors import UsageError
 from fsbm.lru import LruCache
 from fsbm.predictor.cost_table import UNPINNED, Case, CostTable, GapCost, pooled_gap_costs
 from fsbm.predictor.park_lipton import evaluate, nonnegative_fit, order_label
-from fsbm.units import readable_bytes
+from fsbm.units import readable_bytes, to_figures
 
 # fsbench's largest request size: a case beyond it is measured at this size and extrapolated.
 MAX_REQUEST_BYTES = 64 << 20
@@ -193,7 +193,7 @@ def _case_count(count: float, bounds: tuple[int, int]) -> int:
     """A workload's count as a case is measured at: to two significant figures, so that
     workloads of nearly as many share a case, within `bounds` (fewest, most)."""
     low, high = bounds
-    return int(float(f"{min(max(count, low), high):.2g}"))
+    return to_figures(min(max(count, low), high), 2)
 
 
 # A stream of unlinks more than this many times the files fsbench's unlink ran among is measured
