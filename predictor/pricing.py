@@ -411,27 +411,30 @@ class Pricer:
         costs up to a quarter more."""
         return self._kept(("unlink_among", round(count), cache), lambda: self._unlink_among(count, cache))
 
-    def _unlink_among(self, count: float, cache: str) -> Price:
+    def _unlink_among(self, count: float, cache: str, ask: bool = True) -> Price:
+        """unlink_among's price, the case at the workload's count kept as unmeasured where
+        the table lacks it and `ask` (not where the price only stands in for another case's)."""
         plain = self.metadata("unlink", cache)
         own = self.table.entry("unlink", METADATA_ORDER, cache)
         if own is None or not own.files or count <= UNLINKS_BEYOND * own.files:
             return plain
         files = _case_count(count, UNLINKED_FILES_RANGE)
-        at_count = self._whole_stream("unlink", files, cache)
+        at_count = self._whole_stream("unlink", files, cache, ask)
         if at_count is not None:
             return _measured(at_count, f"fsbench unlink {at_count.cache}, among {files} files (the workload's "
                                        f"{count:.0f} unlinks, timed whole, unpinned)")
-        return plain.labelled(f"{plain.source}, among {own.files} files (not the workload's {count:.0f} unlinks: "
-                              "`fsbm bench --for` measures it)")
+        measures = ": `fsbm bench --for` measures it" if ask else ""
+        return plain.labelled(f"{plain.source}, among {own.files} files (not the workload's {count:.0f} unlinks"
+                              f"{measures})")
 
-    def _whole_stream(self, bench: str, files: int, cache: str) -> Case | None:
+    def _whole_stream(self, bench: str, files: int, cache: str, ask: bool = True) -> Case | None:
         """The table's case of `bench` (a stream timed whole: fsbench.WHOLE_STREAM_BENCHES) at
         `files`, measured unpinned as the programs making such streams run; None where it has
-        none, the case then kept as unmeasured for `fsbm bench --for`."""
+        none, the case then kept as unmeasured for `fsbm bench --for` if `ask`."""
         measured_cache = self.table.measured_cache(cache)
         case = next((e for e in self.table.entries if e.bench == bench and e.cache == measured_cache
                      and e.files == files and e.placement == UNPINNED), None)
-        if case is None:
+        if case is None and ask:
             self.unmeasured.add(Unmeasured(bench, METADATA_ORDER, measured_cache, 0, files=files))
         return case
 
@@ -442,7 +445,8 @@ class Pricer:
         xfs an unlink in a directory of thousands of entries costs an unpinned program 40-55%
         more than in one of a hundred; pinned to a CPU, fsbench sees none of it, so a case
         measured pinned is not taken.  Where the table lacks the case: the stream's price
-        (unlink_among), said so, and the case kept as unmeasured."""
+        (unlink_among), said so, and this case kept as unmeasured; the stream's own case is not
+        asked for here, since once this one is measured nothing uses it."""
         return self._kept(("unlink_emptying", entries, round(count), cache),
                           lambda: self._unlink_emptying(entries, count, cache))
 
@@ -452,7 +456,7 @@ class Pricer:
         if case is not None:
             return _measured(case, f"fsbench unlink_entries {case.cache}, emptying directories of {files} "
                                    "entries (timed whole, unpinned)")
-        stream = self.unlink_among(count, cache)
+        stream = self._unlink_among(count, cache, ask=False)
         return stream.labelled(f"{stream.source} (not in directories of {files} entries: `fsbm bench --for` "
                                "measures it)")
 

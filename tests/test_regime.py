@@ -237,6 +237,21 @@ def test_unlinks_in_a_large_directory_are_priced_at_its_size_measured_unpinned()
     assert all(l.price.ns == pytest.approx(40_000.0) and "entries" not in l.detail for l in small)
 
 
+def test_unlinks_all_in_large_directories_ask_for_no_stream_of_their_count() -> None:
+    """A workload whose 12,000 unlinks all emptied three directories of 4,000 entries asks
+    only for unlink_entries at 5,000: the stream's price stands in meanwhile, said so, but the
+    stream's case at 12,000 would go unused once that case is measured, so it is not asked for."""
+    counted = table("ext4")
+    counted.entries = [e.model_copy(update={"files": 1000}) if e.bench == "unlink" else e for e in counted.entries]
+    pricer = Pricer(counted)
+    lines = [l for l in price_workload(_unlinking(12_000, {"4000": 3}), pricer, cache_bytes=1 << 30).lines
+             if l.op == "unlink"]
+    assert sum(l.count for l in lines) == pytest.approx(12_000) and all("4000 entries" in l.detail for l in lines)
+    assert all("not in directories of 5000 entries" in l.price.source and "12000 unlinks)" in l.price.source
+               for l in lines)
+    assert {(u.bench, u.files) for u in pricer.unmeasured} == {("unlink_entries", 5_000)}
+
+
 def test_directories_emptied_are_measured_whole_and_unpinned() -> None:
     for effort in (TableEffort(), TableEffort(2, 0.02)):
         run, = options_measuring([("unlink_entries", "creation", "cold", 0, (), (), 18_000)], effort=effort)
