@@ -240,6 +240,15 @@ def file_sizes_text(sizes: tuple[int, ...] | list[int], requests: tuple[int, ...
     return ", ".join(said + ([f"requests of {', '.join(map(str, requests))} B"] if requests else []))
 
 
+def case_files_text(bench: str, files: int | None) -> str:
+    """How many files a case ran among, as a listing of cases says it after its other words:
+    a *_entries case's directories of that many entries (readdir_entries, unlink_entries),
+    any other's count of files; empty for fsbench's own count."""
+    if not files:
+        return ""
+    return f" in directories of {files} entries" if bench.endswith("_entries") else f" among {files} files"
+
+
 def cost_table_comparison(rows: list[Any], a_label: str, b_label: str, overall: float | None,
                           warm: WarmShift | None = None) -> Table:
     """Two cost tables' cases side by side: each one's mean latency, and B over A; under them,
@@ -259,7 +268,7 @@ def cost_table_comparison(rows: list[Any], a_label: str, b_label: str, overall: 
         if ratio is not None and not 0.8 <= ratio <= 1.25:
             shown = f"[bold]{shown}[/]"
         mix = f", {file_sizes_text(row.file_sizes, row.request_sizes)}" if row.file_sizes or row.request_sizes else ""
-        mix += f", among {row.files} files" if row.files else ""
+        mix += ("," + case_files_text(row.bench, row.files)) if row.files else ""
         mix += ", unpinned" if row.placement == UNPINNED else ""
         table.add_row(escape(f"{row.bench} ({row.op}{mix})"), format_bytes(row.size) if row.size else "",
                       escape(row.order), row.cache, format_ns(row.a_ns) if row.a_ns is not None else "-",

@@ -114,7 +114,7 @@ def test_a_case_measured_unpinned_is_a_row_of_its_own_and_says_so() -> None:
 
     from fsbm.api import render
     from fsbm.api.compare import compare_tables
-    from fsbm.predictor.cost_table import UNPINNED
+    from fsbm.predictor.cost_table import UNPINNED, CostTable
     from tests.test_predictor_model import entry, table
 
     a, b = table("xfs"), table("xfs")
@@ -127,3 +127,7 @@ def test_a_case_measured_unpinned_is_a_row_of_its_own_and_says_so() -> None:
     console.print(render.cost_table_comparison(rows, "a", "b", None))
     shown = console.export_text()
     assert "among 24000 files, unpinned" in shown and shown.count("unpinned") == 1
+    emptied = [entry("unlink_entries", "creation", "cold", None, 50_000.0, files=5_000, placement=UNPINNED)]
+    console.print(render.cost_table_comparison(compare_tables(table("xfs"), CostTable(
+        "xfs", b.environment, "t", b.entries + emptied)), "a", "b", None))
+    assert "in directories of 5000 entries, unpinned" in console.export_text()

@@ -119,8 +119,7 @@ def _bench_for(settings: Settings, directory: Path, candidate: str, fs_name: Opt
             console.print("\n".join(f"{c.bench} {c.size} B {c.order} {c.cache}"
                                     + (f" ({render.file_sizes_text(c.file_sizes, c.request_sizes)})"
                                        if c.file_sizes or c.request_sizes else "")
-                                    + (f" in directories of {c.files} entries" if c.files and
-                                       c.bench.endswith("_entries") else f" among {c.files} files" if c.files else "")
+                                    + render.case_files_text(c.bench, c.files)
                                     for c in cases)
                           or f"nothing: the cost table of {escape(candidate)} covers this workload")
             return
