@@ -236,7 +236,7 @@ def judge_plain(doc: dict[str, Any], model: RuntimeEstimator | None = None) -> P
     verdicts = _verdicts(suite, parts, by_round, labels, judged_by)
     for form in forms:
         summary[form]["verdicts"] = asdict(reliability_of(verdicts, form))
-    traces = _trace_reproducibility(doc, suite, median_pricers, labels, traced_name)
+    traces = _trace_reproducibility(suite, labels)
     if len(traces):
         summary["trace_reproducibility"] = {"median": float(traces["spread"].median()),
                                             "largest": float(traces["spread"].max()), "n": int(len(traces)),
@@ -376,26 +376,22 @@ def error_stats(errors: pd.Series) -> dict[str, float]:
             "largest": float(size.max()) if len(size) else float("nan"), "n": int(len(size))}
 
 
-def _trace_reproducibility(doc: dict[str, Any], suite: _Suite, pricers: dict[str, Pricer], labels: dict[str, str],
-                           traced_name: str) -> pd.DataFrame:
+def _trace_reproducibility(suite: _Suite, labels: dict[str, str]) -> pd.DataFrame:
     """Per program traced twice (measure_plain) and target: the absolute form's runtimes from
-    each trace, by the unfitted model (the time outside plus count x cost; the first trace's
-    from the suite's rows, already priced), and how far apart they are (the larger over the
-    smaller, less 1)."""
-    names, rows = list(labels), []
+    each trace by the unfitted model (the time outside plus count x cost), both priced as the
+    suite priced them, with the run's tracing calibration, and how far apart they are (the
+    larger over the smaller, less 1)."""
+    if not len(suite.again):
+        return pd.DataFrame()
     model = RuntimeEstimator.unfitted()
-    first_traces = model.predict(suite.forms["absolute"])
-    for program in doc["programs"]:
-        if "profile_again" not in program:
-            continue
-        again = Workload.priced(program["profile_again"], [pricers[c] for c in names], cache_bytes=CACHE_BYTES,
-                                start="cold", traced_on=traced_name)
-        firsts = first_traces[suite.programs == program["name"]]
-        for candidate, first, second in zip(names, firsts, model.predict(again.rows)):
-            if min(first, second) > 0:
-                rows.append({"where": f"{program['name']} on {labels[candidate]}", "first_s": float(first),
-                             "second_s": float(second), "spread": max(first, second) / min(first, second) - 1})
-    return pd.DataFrame(rows)
+    firsts = model.predict(suite.forms["absolute"][suite.traced_twice].reset_index(drop=True))
+    seconds = model.predict(suite.again)
+    candidates = [labels[c] for c in labels] * (len(suite.programs) // len(labels))
+    wheres = [f"{program} on {candidate}" for program, candidate, twice
+              in zip(suite.programs, candidates, suite.traced_twice) if twice]
+    return pd.DataFrame([{"where": where, "first_s": float(first), "second_s": float(second),
+                          "spread": max(first, second) / min(first, second) - 1}
+                         for where, first, second in zip(wheres, firsts, seconds) if min(first, second) > 0])
 
 
 def _summary(rows: pd.DataFrame, pairs: pd.DataFrame, repro: pd.DataFrame, forms: list[str]) -> dict[str, Any]:

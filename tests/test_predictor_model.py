@@ -1465,8 +1465,12 @@ def test_the_traces_own_durations_are_set_beside_the_traced_candidates_count_tim
 
 
 def test_two_traces_of_one_program_are_compared_by_the_runtimes_they_predict() -> None:
+    """Both traces are priced as the judge prices the first, with the run's tracing
+    calibration: here its cold start (0.1 s), which the second trace's runtime holds too."""
+    from fsbm.predictor.cold_start import ColdStart, ColdStartRun
     from fsbm.predictor.plain_judge import CACHE_BYTES, _suite, _trace_reproducibility
     from fsbm.predictor.predict import Workload
+    from fsbm.predictor.tracing import TracingCalibration
 
     def traced(outside_ns: int) -> dict:
         return {**profile(), "timeline": {"processes": 1, "calls": 2000, "timed_calls": 2000, "span_ns": 10**9,
@@ -1474,16 +1478,18 @@ def test_two_traces_of_one_program_are_compared_by_the_runtimes_they_predict() -
 
     pricers = {"ext4": Pricer(table("ext4")), "xfs": Pricer(table("xfs", scale=2.0))}
     labels = {"ext4": "ext4 fresh", "xfs": "xfs fresh"}
-    doc = {"programs": [{"name": "p", "profile": traced(400_000_000), "profile_again": traced(500_000_000)},
-                        {"name": "once", "profile": traced(400_000_000)}]}
+    calibration = TracingCalibration(cold_start=ColdStart([ColdStartRun("start", [200_000_000], [100_000_000])]))
+    doc = {"programs": [{"name": "once", "profile": traced(400_000_000)},
+                        {"name": "p", "profile": traced(400_000_000), "profile_again": traced(500_000_000)}],
+           "tracing_calibration": calibration.to_json()}
     runs = {(p["name"], label): [1.0] for p in doc["programs"] for label in labels.values()}
     each = {name: [pricer] for name, pricer in pricers.items()}
-    found = _trace_reproducibility(doc, _suite(doc, pricers, each, runs, labels, "ext4"), pricers, labels, "ext4")
+    found = _trace_reproducibility(_suite(doc, pricers, each, runs, labels, "ext4"), labels)
     assert list(found["where"]) == ["p on ext4 fresh", "p on xfs fresh"]
     for candidate, row in zip(pricers, found.itertuples()):
         fs = Workload.priced(traced(0), [pricers[candidate]], cache_bytes=CACHE_BYTES).times[0].total_ns / 1e9
-        assert (row.first_s, row.second_s) == (pytest.approx(0.4 + fs), pytest.approx(0.5 + fs))
-        assert row.spread == pytest.approx((0.5 + fs) / (0.4 + fs) - 1)
+        assert (row.first_s, row.second_s) == (pytest.approx(0.5 + fs), pytest.approx(0.6 + fs))
+        assert row.spread == pytest.approx((0.6 + fs) / (0.5 + fs) - 1)
 
 
 def test_a_programs_second_trace_is_learnt_from_but_not_judged() -> None:
