@@ -337,7 +337,9 @@ def test_stat_listed_mix_reads_each_directorys_files_in_the_order_its_listing_ga
     newfstatat calls strace shows), every file once a repetition, and its result carries the
     mix and the files it ran among."""
     plain = run(fsbench, "--target", str(tmp_path), "--only", "meta", "--dry-run")
-    assert "stat_listed_mix" not in plain.stdout
+    assert "stat_listed_mix" not in plain.stdout and "read_listed_mix" not in plain.stdout
+    at_mix = run(fsbench, "--target", str(tmp_path), "--only", "meta", "--file-sizes", "1k", "--dry-run")
+    assert "stat_listed_mix" in at_mix.stdout and "read_listed_mix" in at_mix.stdout
     out, log, target = tmp_path / "listed.json", tmp_path / "listed.strace", tmp_path / "target"
     target.mkdir()
     done = subprocess.run(["strace", "-f", "-qq", "-v", "--seccomp-bpf", "-e", "trace=getdents64,newfstatat",

@@ -132,9 +132,10 @@ struct bench_ctx {
  * on where the last one stopped, wrapping after pass_span slots. */
 uint64_t data_offset(const struct bench_ctx *ctx, size_t i);
 
-/* ctx->buf, filled, as large as the largest request the case writes: its size, or the
- * largest of the workload's mix it writes in (SWEEP_MIX: --file-sizes; SWEEP_MIX_REQUESTS:
- * --request-sizes). */
+/* The largest request a case makes: its size, or the largest of the workload's mix it
+ * writes or reads in (SWEEP_MIX: --file-sizes; SWEEP_MIX_REQUESTS: --request-sizes). */
+uint64_t buffer_bytes(const struct bench_ctx *ctx);
+/* ctx->buf, filled, buffer_bytes long. */
 void fill_write_buffer(struct bench_ctx *ctx);
 
 /* Whether a benchmark runs at a workload's mix of sizes (--file-sizes). */

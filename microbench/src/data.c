@@ -46,7 +46,7 @@ static int open_flags(const struct bench_ctx *ctx, int flags)
 	return flags | O_CLOEXEC | (ctx->c->cache == CACHE_DIRECT ? O_DIRECT : 0);
 }
 
-void fill_write_buffer(struct bench_ctx *ctx)
+uint64_t buffer_bytes(const struct bench_ctx *ctx)
 {
 	enum size_sweep sweep = ctx->c->bench->sweep;
 	const uint64_t *mix = sweep == SWEEP_MIX ? ctx->cfg->file_sizes
@@ -58,6 +58,13 @@ void fill_write_buffer(struct bench_ctx *ctx)
 	for (size_t i = 0; i < nmix; i++)
 		if (mix[i] > largest)
 			largest = mix[i];
+	return largest;
+}
+
+void fill_write_buffer(struct bench_ctx *ctx)
+{
+	uint64_t largest = buffer_bytes(ctx);
+
 	ctx->buf = xaligned(4096, largest ? largest : 1);
 	memset(ctx->buf, 0x5a, largest);
 }
