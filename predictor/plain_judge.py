@@ -386,7 +386,7 @@ def _trace_reproducibility(suite: _Suite, labels: dict[str, str]) -> pd.DataFram
     model = RuntimeEstimator.unfitted()
     firsts = model.predict(suite.forms["absolute"][suite.traced_twice].reset_index(drop=True))
     seconds = model.predict(suite.again)
-    candidates = [labels[c] for c in labels] * (len(suite.programs) // len(labels))
+    candidates = list(labels.values()) * (len(suite.programs) // len(labels))  # the suite's rows: names in turn
     wheres = [f"{program} on {candidate}" for program, candidate, twice
               in zip(suite.programs, candidates, suite.traced_twice) if twice]
     return pd.DataFrame([{"where": where, "first_s": float(first), "second_s": float(second),

@@ -353,13 +353,12 @@ def test_an_unlink_of_a_file_holding_data_costs_more_than_an_empty_files_on_ext4
     assert holding > 1.3 * empty, (empty, holding)
 
 
-
 def test_a_small_files_first_read_is_cheap_where_btrfs_keeps_it_inline(fsbench: Path, ext4_fs: ScratchFs,
                                                                        btrfs_fs: ScratchFs) -> None:
     """read_listed_mix reads each file of a directory once, cold, in the order its listing
     gave.  btrfs keeps a file of up to 2 KiB inline in the metadata leaf its open has read
     already, so a 1 KiB file's first read costs a fraction of an 8 KiB file's there; on ext4
-    both wait for the device.  Medians, each pair measured on one filesystem in one run."""
+    both wait for the device.  Medians, each pair measured on one filesystem, one after the other."""
     def first_reads(fs: ScratchFs) -> dict[str, float]:
         medians = {}
         for mix in ("1k", "8k"):
