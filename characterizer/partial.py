@@ -30,8 +30,9 @@ import pyarrow.compute as pc
 from fsbm.characterizer.arrays import (OP_INDEX, EventArrays, costed, of_operations, present, pseudo_kinds, subset,
                                       under)
 from fsbm.characterizer.classes import (DATA_OPERATIONS, CreatedFiles, created_files_written, data_classes,
-                                        mapped_codes, metadata_classes, with_created_writes, with_reread_fractions,
-                                        with_directory_unlinks, with_unlinked_data, with_written_creates)
+                                        mapped_codes, metadata_classes, size_buckets, with_created_writes,
+                                        with_directory_unlinks, with_reread_fractions, with_unlinked_data,
+                                        with_written_creates)
 from fsbm.characterizer.histograms import ValueCounts
 from fsbm.characterizer.in_place import in_place_writes, rewrites_in_place, with_rewrites
 from fsbm.characterizer.kernels import library
@@ -102,11 +103,13 @@ class Core:
 
 @dataclass
 class FileState:
-    """Per file that saw data: its size (max offset + length) and its whole-file runs at that size."""
+    """Per file that saw data: its size (max offset + length), its whole-file runs at that
+    size, and whether any part wrote it."""
 
     names: pa.Array
     size: np.ndarray
     entire: np.ndarray
+    written: np.ndarray
 
     def merge(self, other: "FileState") -> "FileState":
         encoded = pc.dictionary_encode(pa.concat_arrays([self.names, other.names]))
@@ -117,7 +120,13 @@ class FileState:
         np.maximum.at(largest, ids, size)
         kept = np.zeros(len(largest), np.int64)
         np.add.at(kept, ids, np.where(size == largest[ids], entire, 0))
-        return FileState(encoded.dictionary, largest, kept)
+        written = np.zeros(len(largest), bool)
+        np.logical_or.at(written, ids, np.concatenate((self.written, other.written)))
+        return FileState(encoded.dictionary, largest, kept, written)
+
+    def read_only_sizes(self) -> np.ndarray:
+        """The sizes of the files only read: for a file read to its end, its bytes."""
+        return self.size[~self.written]
 
 
 @dataclass
@@ -403,7 +412,9 @@ def summarize(ev: EventArrays, *, nfs: bool, origin: int, first_seq: int = 0, ev
     # the reference log, made last, is the largest thing a part keeps, and at its making
     # only the events and the open-file changes are held beside it.
     run_counts, sizes, entire = acc.runs.counts, acc.runs.file_size, acc.runs.entire
-    with_data = present(ev.file[acc.index], len(ev.files))
+    accessed = ev.file[acc.index]
+    with_data = present(accessed, len(ev.files))
+    wrote = present(accessed[ev.op[acc.index] == OP_INDEX["write"]], len(ev.files))
     mapped = mapped_regions(ev)
     codes = np.full(ev.n, NO_CODE, np.int16)
     data = data_classes(ev, acc, mapped, codes)
@@ -419,7 +430,7 @@ def summarize(ev: EventArrays, *, nfs: bool, origin: int, first_seq: int = 0, ev
         nfs=nfs, has_time=ev.has_time, every=every, actors=actors,
         core=core, checkpoints=checkpoints, run_counts=run_counts,
         files=FileState(pa.array(ev.files, pa.string()).filter(pa.array(with_data)), sizes[with_data],
-                        entire[with_data]),
+                        entire[with_data], wrote[with_data]),
         touched=touched, directories=directories, ops=ops, origs=origs,
         fsyncs=ops["fsync"].count if "fsync" in ops else 0, written=ops["write"].bytes if "write" in ops else 0,
         syncs={},
@@ -456,6 +467,15 @@ def level_windows(part: Partial) -> tuple[dict[int, tuple[int, int]], dict[int, 
             {w: core.open_changes for w, core in cores.items()})
 
 
+def with_read_files(runs: dict[str, object], files: FileState) -> dict[str, object]:
+    """Ellard's run classes and, where the workload read files it never wrote, those files by
+    power of two of their bytes (read_files_log2): whether a first read touches a data extent
+    at all depends on the file's size, not the request's (btrfs keeps a file of up to 2 KiB
+    inline beside its inode)."""
+    sizes = files.read_only_sizes()
+    return {**runs, "read_files_log2": size_buckets(sizes)} if len(sizes) else runs
+
+
 def finalize(part: Partial) -> dict[str, object]:
     """The profile body (JSON) of a whole trace, or of several merged."""
     if part.open_levels is None and part.levels is None:
@@ -481,7 +501,7 @@ def finalize(part: Partial) -> dict[str, object]:
         "has_timestamps": part.has_time,
         "tang": core["tang"],
         "sequentiality": core["sequentiality"],
-        "runs": run_classes(part.run_counts, int(part.files.entire.sum())),
+        "runs": with_read_files(run_classes(part.run_counts, int(part.files.entire.sum())), part.files),
         "operations": _operations(part.ops),
         "original_calls": {name: part.origs[name] for name in sorted(part.origs)},
         "namespace": {"files_touched": len(part.touched), "directories_touched": len(part.directories),

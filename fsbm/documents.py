@@ -246,6 +246,9 @@ class Fsync(_Open):
 class Runs(_Open):
     read_only: NonNegativeInt = 0
     read_write: NonNegativeInt = 0
+    # Files the workload read and never wrote, by power of two of the furthest byte a read
+    # reached (a file read to its end: its size); None in profiles made before.
+    read_files_log2: Optional[dict[str, SizeBucket]] = None
 
 
 class Recording(_Open):

@@ -384,6 +384,38 @@ def test_unlinks_count_how_many_directories_saw_how_many_of_them(tmp_path: Path)
     assert json.dumps(merged, sort_keys=True) == json.dumps(whole, sort_keys=True)
 
 
+def test_files_only_read_are_kept_by_their_size_and_a_file_written_anywhere_is_not(tmp_path: Path) -> None:
+    """cat reads 30 files of 1,000 bytes and 10 of 9,000 whole; a second process appends to
+    one of the small ones and reads it again.  The profile keeps the 39 files only read by
+    power of two of their bytes (their sizes: each was read to its end), without the one
+    written, and summarized in parts that split the two processes and merged, the same: a
+    file written in one part and only read in the other was written."""
+    from fsbm.characterizer.arrays import OP_INDEX, subset, to_arrays
+    from fsbm.characterizer.partial import finalize, summarize
+
+    table = traced_events(tmp_path, """
+        import os, subprocess
+        os.makedirs("tree")
+        for i in range(40):
+            with open(f"tree/f{i}", "wb") as f:
+                f.write(b"x" * (1000 if i < 30 else 9000))
+        names = [f"tree/f{i}" for i in range(40)]
+        subprocess.run(["cat", *names], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(["sh", "-c", "echo more >> tree/f0 && cat tree/f0 > /dev/null"], check=True)
+    """, "/tree/")
+    ev = to_arrays(table)
+    first_writer = ev.actor[np.flatnonzero(ev.op == OP_INDEX["write"])[0]]
+    reading = (ev.actor != first_writer) & (ev.op != OP_INDEX["create"])
+    ev = subset(ev, reading)  # the files as the two readers found them
+    origin = int(ev.ts.min())
+    whole = finalize(summarize(ev, nfs=False, origin=origin))
+    assert whole["runs"]["read_files_log2"] == {"512": {"files": 29, "bytes": 29_000},
+                                                "8192": {"files": 10, "bytes": 90_000}}
+    appender = ev.actor == ev.actor[np.flatnonzero(ev.op == OP_INDEX["write"])[-1]]
+    parts = [summarize(subset(ev, pick), nfs=False, origin=origin) for pick in (appender, ~appender)]
+    assert json.dumps(finalize(parts[0].merge(parts[1])), sort_keys=True) == json.dumps(whole, sort_keys=True)
+
+
 def test_an_untar_creates_exactly_the_trees_files(tmp_path: Path) -> None:
     tree = tmp_path / "tree"
     rng = random.Random(3)
