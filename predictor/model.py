@@ -11,7 +11,11 @@ Which price each class gets:
   that misses is a random read, not a sequential one (fsbench's sequential price is a long
   stream's, whose readahead the first read lacks), of as much of the file as the readahead
   it begins takes in (the bytes a stream reads on average, up to the kernel's initial
-  window for a read of the sequential reads' mean size: Pricer.first_read_bytes);
+  window for a read of the sequential reads' mean size: Pricer.first_read_bytes), but
+  where the table measured fsbench's read_listed_mix at the mix of the workload's files
+  only read under SMALL_FILE_BYTES, that share of the first reads is priced as that case
+  less the sequential read it replaces (Pricer.first_read_listed: btrfs keeps a small
+  file inline beside its inode, and its first read costs a tenth of one from an extent);
   a sequential cold read made after other calls since the stream's last read has its wait
   for the device overlapped by readahead, up to the time of the workload's calls outside
   the reads (readahead_overlap), and in an NFS capture a stream's back-to-back cold reads
@@ -255,6 +259,51 @@ def _stream_starts(profile: Profile, hits: float, first_hits: float | None = Non
     return min(streams * (1 - stream_hits), count * (1 - hits)), size, nbytes / streams if streams else size
 
 
+# The files a workload only read that a program reads whole in one request (cat asks 128 KiB,
+# grep 96 KiB, sha256sum 32 KiB): fsbench's read_listed_mix reads each of its files in one
+# request of the mix's largest size, so a larger file's first read would be priced whole.
+SMALL_FILE_BYTES = 32 << 10
+
+
+def _small_files_read(profile: Profile) -> tuple[float, tuple[int, ...], float]:
+    """Of the files the workload only read (runs.read_files_log2), the share holding less
+    than SMALL_FILE_BYTES, their mix of sizes (documents.size_mix) and their mean bytes;
+    (0, (), 0) where the profile does not say."""
+    buckets = profile.runs.read_files_log2 or {}
+    small = {bucket: files for bucket, files in buckets.items() if int(bucket) < SMALL_FILE_BYTES}
+    count = sum(files.files for files in small.values())
+    if not count:
+        return 0.0, (), 0.0
+    return (count / sum(files.files for files in buckets.values()), size_mix(small),
+            sum(files.bytes for files in small.values()) / count)
+
+
+def _first_read_lines(profile: Profile, pricer: Pricer, seeks: float, size: float, stream_bytes: float) -> list[Line]:
+    """The extra cost of the `seeks` first reads of files that miss (_stream_starts): a small
+    file's, where the table measured read_listed_mix at the mix of the workload's small files
+    (_small_files_read), that case less the sequential cold read of their mean size; any
+    other's the random cold read of what the first read brings in (Pricer.first_read_bytes)
+    less the sequential cold read it replaces."""
+    lines = []
+    share, mix, mean = _small_files_read(profile)
+    listed = pricer.first_read_listed(mix) if share else None
+    if listed is not None:
+        streamed = pricer.data("read", "sequential", "cold", max(round(mean), 1))
+        lines.append(Line("read", "read", f"first read of a small file from a cold cache, whole: "
+                                          f"{readable_bytes(mean)} on average", seeks * share,
+                          listed.minus(streamed, f"{listed.source} less {streamed.source}")))
+        seeks *= 1 - share
+    if seeks > 0:
+        first = pricer.first_read_bytes(size, stream_bytes)
+        seek = pricer.data("read", "random", "cold", round(first))
+        streamed = pricer.data("read", "sequential", "cold", round(size))
+        asked = f" ({readable_bytes(size)} asked, the rest read ahead)" if first > size else ""
+        lines.append(Line("read", "read", f"first read of a file from a cold cache: a random {readable_bytes(first)} "
+                                          f"read{asked}", seeks, seek.minus(streamed, f"{seek.source} less "
+                                                                                      f"{streamed.source}")))
+    return lines
+
+
 def _mean_gap(counts: ClassCount | None) -> float:
     """The mean gap before a forward read class's reads (0 for no class)."""
     return counts.gap_bytes / counts.count if counts and counts.count else 0.0
@@ -361,14 +410,7 @@ def _data_lines(profile: Profile, pricer: Pricer, hits: float, first_hits: float
     lines = []
     seeks, size, stream_bytes = _stream_starts(profile, hits, first_hits)
     if seeks > 0:
-        # The random cold read of what the first read brings in, less the sequential cold read it replaces.
-        first = pricer.first_read_bytes(size, stream_bytes)
-        seek = pricer.data("read", "random", "cold", round(first))
-        streamed = pricer.data("read", "sequential", "cold", round(size))
-        extra = seek.minus(streamed, f"{seek.source} less {streamed.source}")
-        asked = f" ({readable_bytes(size)} asked, the rest read ahead)" if first > size else ""
-        lines.append(Line("read", "read", f"first read of a file from a cold cache: a random {readable_bytes(first)} "
-                                          f"read{asked}", seeks, extra))
+        lines += _first_read_lines(profile, pricer, seeks, size, stream_bytes)
     for op, orders in profile.classes.data.items():
         for order, buckets in orders.items():
             rewrites, buckets = _in_place_lines(op, order, buckets, pricer)

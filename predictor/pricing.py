@@ -541,6 +541,18 @@ class Pricer:
         return self.metadata("stat", cache).labelled(f"fsbench stat_file {cache} (not measured among the "
                                                      f"listed files' sizes: stat_listed_mix)")
 
+    def first_read_listed(self, mix: tuple[int, ...]) -> Price | None:
+        """The first read of a file, cold and whole, among files of `mix` sizes
+        (documents.size_mix of a workload's small files only read): fsbench's read_listed_mix
+        at that mix, which reads each file whole after its open, in its directory's listing
+        order.  btrfs keeps a file of up to 2 KiB inline in the metadata leaf its open read,
+        so such a first read costs it 8-17 us against 120-170 us from a data extent, which a
+        read of fsbench's one large file cannot show.  None where the table did not measure
+        it at this mix (kept as unmeasured: `fsbm bench --for` measures it) or the files are
+        all of one size."""
+        return self._kept(("first_read_listed", mix), lambda: self._at_mix(
+            "read_listed_mix", METADATA_ORDER, "cold", mix, "sizes of files only read"))
+
     def failed_lookup(self, cache: str) -> Price:
         return self.metadata("stat", cache).labelled(f"fsbench stat_file {cache} (a failed call walks the path)")
 
