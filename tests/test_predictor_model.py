@@ -696,6 +696,38 @@ def test_the_first_read_of_a_file_is_a_random_read_of_its_size() -> None:
     assert first[0].price.ns == pytest.approx((3 - 1) * 8 * curve(65536))  # random less sequential, both cold
 
 
+def test_first_reads_of_small_files_are_priced_at_read_listed_mix_at_their_mix() -> None:
+    """grep reads 900 files of 0.7 and 1.5 KiB and 100 of 100 KB, each once from a cold cache.
+    Until the table has read_listed_mix at the small files' mix, every first read is priced
+    as a random cold read (and the case is asked for); once it has, the small files' share of
+    the first reads (0.9) is priced as that case less a sequential cold read of their mean
+    size, and the rest as before."""
+    small = {"512": SizeBucket(files=450, bytes=450 * 700), "1024": SizeBucket(files=450, bytes=450 * 1500)}
+    files = profile(reads=0)
+    files["classes"]["data"] = {"read": {"sequential": {"1024": {"count": 1000, "bytes": 1000 * 1100}}}}
+    files["runs"] = {"read_only": 1000, "read_write": 0,
+                     "read_files_log2": {**{k: b.model_dump() for k, b in small.items()},
+                                         "65536": {"files": 100, "bytes": 100 * 100_000}}}
+    mix = size_mix(small)
+
+    def first_reads(t: CostTable) -> tuple[list[Line], Pricer]:
+        pricer = Pricer(t)
+        return [line for line in price_workload(files, pricer, cache_bytes=0).lines
+                if line.detail.startswith("first read")], pricer
+
+    lines, pricer = first_reads(table())
+    assert [line.count for line in lines] == [pytest.approx(1000)] and "random" in lines[0].detail
+    assert Unmeasured("read_listed_mix", "creation", "cold", round(sum(mix) / len(mix)), mix) in pricer.unmeasured
+    measured = table()
+    measured.entries.append(entry("read_listed_mix", "creation", "cold", round(sum(mix) / len(mix)), 30_000.0,
+                                  file_sizes=list(mix)))
+    lines, pricer = first_reads(measured)
+    assert [line.count for line in lines] == [pytest.approx(900), pytest.approx(100)]
+    assert lines[0].price.ns == pytest.approx(30_000.0 - pricer.data("read", "sequential", "cold", 1100).ns)
+    assert "read_listed_mix" in lines[0].price.source and "small file" in lines[0].detail
+    assert "random" in lines[1].detail and not {u for u in pricer.unmeasured if u.bench == "read_listed_mix"}
+
+
 def test_the_first_read_of_a_small_file_brings_in_the_readahead_it_starts() -> None:
     """tar reads 600 files of 40 KiB in 8 KiB reads: each first read starts the kernel's
     initial readahead (8 pages for a 2-page read on a device reading 2,560 KiB ahead), so the
