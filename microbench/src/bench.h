@@ -125,6 +125,7 @@ struct bench_ctx {
 	int listed_fd;         /* stat_listed_mix: the directory being walked (-1: none), */
 	char *names;           /* its files' names in listing order, each ending in NUL, */
 	size_t names_len, names_cap, next_name; /* their bytes, room, and the next one's offset */
+	size_t read_bytes;     /* read_listed_mix: what each first read asks for (the mix's largest) */
 };
 
 /* The offset of operation i of the current pass: consecutive for sequential, a permuted

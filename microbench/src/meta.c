@@ -597,13 +597,21 @@ static int list_next_directory(struct bench_ctx *ctx, size_t i)
 	return ctx->names_len ? 0 : fail_msg("stat_listed_mix: %s lists no files", path);
 }
 
-static int run_stat_listed(struct bench_ctx *ctx, size_t i)
+/* The listing's next name, moving past it. */
+static const char *take_listed_name(struct bench_ctx *ctx)
 {
 	const char *name = ctx->names + ctx->next_name;
+
+	ctx->next_name += strlen(name) + 1;
+	return name;
+}
+
+static int run_stat_listed(struct bench_ctx *ctx, size_t i)
+{
+	const char *name = take_listed_name(ctx);
 	struct stat st;
 
 	(void)i;
-	ctx->next_name += strlen(name) + 1;
 	return fstatat(ctx->listed_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : fail_errno("fstatat", name);
 }
 
@@ -617,24 +625,29 @@ static int run_stat_listed(struct bench_ctx *ctx, size_t i)
  * KiB); a read of one large file, fsbench's read, never sees that.  The listing and each
  * open and close are untimed; each read is timed alone.
  */
+static int setup_listed_reads(struct bench_ctx *ctx)
+{
+	uint64_t largest = buffer_bytes(ctx);
+
+	ctx->read_bytes = largest ? largest : 1;
+	return setup_files_with_data(ctx);
+}
+
 static int open_next_listed(struct bench_ctx *ctx, size_t i)
 {
 	const char *name;
 
 	if (list_next_directory(ctx, i) != 0)
 		return -1;
-	name = ctx->names + ctx->next_name;
-	ctx->next_name += strlen(name) + 1;
+	name = take_listed_name(ctx);
 	ctx->pending_fd = openat(ctx->listed_fd, name, O_RDONLY | O_CLOEXEC);
 	return ctx->pending_fd < 0 ? fail_errno("openat", name) : 0;
 }
 
 static int run_read_listed(struct bench_ctx *ctx, size_t i)
 {
-	uint64_t asked = buffer_bytes(ctx);
-
 	(void)i;
-	return read(ctx->pending_fd, ctx->buf, asked ? asked : 1) >= 0 ? 0 : fail_errno("read", NULL);
+	return read(ctx->pending_fd, ctx->buf, ctx->read_bytes) >= 0 ? 0 : fail_errno("read", NULL);
 }
 
 /* Every repetition walks the directories from the first, with caches as the case says. */
@@ -788,7 +801,7 @@ const struct bench meta_benches[] = {
 	  "a file's first read, asking for all of it, in its directory's listing order (grep -r, an import), "
 	  "among files holding a workload's mix of bytes (--file-sizes, cycled)",
 	  ORDER_SEQ, META_CACHES, SWEEP_MIX, 1, 0,
-	  setup_files_with_data, prepare_stat_listed, open_next_listed, run_read_listed, close_pending,
+	  setup_listed_reads, prepare_stat_listed, open_next_listed, run_read_listed, close_pending,
 	  teardown_stat_listed, NULL, 0 },
 	{ "stat_dir", FAMILY_META, "stat", "name lookup plus attribute read of a directory",
 	  BOTH_ORDERS, META_CACHES, SWEEP_NONE, 1, 1,
